@@ -1,0 +1,27 @@
+/* Subcommands of the `ltx2` binary and the small argument helpers they share. Exit codes:
+ * 0 success, 1 a check failed (e.g. compare out of tolerance), 2 bad input or usage. */
+#ifndef LTX2_CLI_H
+#define LTX2_CLI_H
+
+#include <stdbool.h>
+
+#include "ltx2/ltx2.h"
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_BAD_INPUT 2
+
+int cli_inspect(ltx2_context *ctx, int argc, char **argv);
+int cli_compare(ltx2_context *ctx, int argc, char **argv);
+
+/* Parses a strictly numeric double; prints "ltx2 <cmd>: <flag> expects a number, got '...'" on failure. */
+bool cli_parse_double(const char *cmd, const char *flag, const char *text, double *out);
+/* argv[*i] is a flag that takes a value: returns argv[++*i] or prints an error and returns NULL. */
+const char *cli_flag_value(const char *cmd, int argc, char **argv, int *i);
+/* Prints the context's last error as "ltx2 <cmd>: error: ..." */
+void cli_report_error(const char *cmd, const ltx2_context *ctx);
+/* Human-readable count: 1.23 M, 4.5 G. */
+const char *cli_human_count(double v, char *buf, int cap);
+const char *cli_human_bytes(double v, char *buf, int cap);
+
+#endif

@@ -1,0 +1,314 @@
+/* `ltx2 compare A B`: match tensors by name across .safetensors/.npy/.npz/dump directories and
+ * report, per tensor, how far B is from the reference A. Exit 0 iff every compared tensor is within
+ * tolerance, 1 if any is not, 2 on bad input (unreadable file, nothing in common, bad flags). */
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/metrics.h"
+#include "io/json.h"
+#include "io/tensor_set.h"
+
+/* Defaults suit fp32 parity runs (our CPU reference vs PyTorch fp32): rounding-order noise in fp32
+ * is ~1e-7 relative, deep pipelines accumulate to ~1e-5. bf16 runs want --atol 1e-2 --rtol 2e-2. */
+#define COMPARE_DEFAULT_ATOL 1e-5
+#define COMPARE_DEFAULT_RTOL 1e-4
+/* Longest name column before names are left to overflow the table. */
+#define COMPARE_MAX_NAME_COL 64
+
+typedef struct compare_opts {
+    const char *a, *b;
+    double atol, rtol;
+    const char *only;
+    bool json, require_all;
+} compare_opts;
+
+typedef struct row {
+    const ltx2_named_tensor *ta, *tb;
+    bool shape_ok, squeezed, pass;
+    ltx2_diff_stats st;
+} row;
+
+static void compare_usage(FILE *out) {
+    fprintf(out,
+            "usage: ltx2 compare [options] A B\n"
+            "\n"
+            "A is the reference, B the tensors under test. Each may be a .safetensors file, a\n"
+            "*.safetensors.index.json, a .npy, a .npz, or a directory of these (a dump: a .npy at\n"
+            "DIR/blocks/0/out.npy is named 'blocks.0.out'; .safetensors/.npz inside contribute their keys).\n"
+            "Tensors are matched by name; dtypes may differ (all math is in float64); shapes must match,\n"
+            "or differ only by size-1 dims (JAX [1,S,D] vs [S,D]).\n"
+            "\n"
+            "An element is within tolerance when |a - b| <= atol + rtol*|a|; NaN matches NaN.\n"
+            "  --atol X        absolute tolerance (default %g)\n"
+            "  --rtol X        relative tolerance (default %g)\n"
+            "  --only REGEX    compare only names matching this extended regex\n"
+            "  --require-all   tensors present on one side only count as failures\n"
+            "  --json          print one JSON object instead of the table\n"
+            "  -h, --help      this text\n"
+            "\n"
+            "Reported per tensor: max |a-b|, mean |a-b|, rel-L2 = ||a-b||/||a||, cosine, the fraction of\n"
+            "elements within tolerance, and the worst element (index, a, b).\n"
+            "Exit status: 0 all within tolerance, 1 some are not, 2 bad input.\n",
+            COMPARE_DEFAULT_ATOL, COMPARE_DEFAULT_RTOL);
+}
+
+/* Shapes equal after dropping size-1 dims. */
+static bool squeeze_equal(const ltx2_tensor *a, const ltx2_tensor *b) {
+    int i = 0, j = 0;
+    for (;;) {
+        while (i < a->ndim && a->shape[i] == 1) i++;
+        while (j < b->ndim && b->shape[j] == 1) j++;
+        if (i == a->ndim || j == b->ndim) return i == a->ndim && j == b->ndim;
+        if (a->shape[i] != b->shape[j]) return false;
+        i++;
+        j++;
+    }
+}
+
+static void json_num(ltx2_sbuf *s, const char *key, double v) {
+    if (isfinite(v)) ltx2_sbuf_printf(s, "\"%s\": %.9g", key, v);
+    else ltx2_sbuf_printf(s, "\"%s\": null", key);
+}
+
+static void json_shape(ltx2_sbuf *s, const char *key, const ltx2_tensor *t) {
+    ltx2_sbuf_printf(s, "\"%s\": [", key);
+    for (int d = 0; d < t->ndim; d++) ltx2_sbuf_printf(s, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+    ltx2_sbuf_printf(s, "]");
+}
+
+static void print_json(const compare_opts *o, const row *rows, size_t n, const ltx2_tensor_set *A,
+                       const ltx2_tensor_set *B, const bool *matched_b, const regex_t *re, bool pass) {
+    ltx2_sbuf s = {0};
+    ltx2_sbuf_printf(&s, "{\"a\": ");
+    ltx2_sbuf_json_string(&s, o->a, strlen(o->a));
+    ltx2_sbuf_printf(&s, ", \"b\": ");
+    ltx2_sbuf_json_string(&s, o->b, strlen(o->b));
+    ltx2_sbuf_printf(&s, ", ");
+    json_num(&s, "atol", o->atol);
+    ltx2_sbuf_printf(&s, ", ");
+    json_num(&s, "rtol", o->rtol);
+    ltx2_sbuf_printf(&s, ", \"tensors\": [");
+    for (size_t i = 0; i < n; i++) {
+        const row *r = &rows[i];
+        ltx2_sbuf_printf(&s, "%s\n  {\"name\": ", i ? "," : "");
+        ltx2_sbuf_json_string(&s, r->ta->name, strlen(r->ta->name));
+        ltx2_sbuf_printf(&s, ", \"pass\": %s, ", r->pass ? "true" : "false");
+        json_shape(&s, "shape_a", &r->ta->t);
+        ltx2_sbuf_printf(&s, ", ");
+        json_shape(&s, "shape_b", &r->tb->t);
+        ltx2_sbuf_printf(&s, ", \"dtype_a\": \"%s\", \"dtype_b\": \"%s\"", ltx2_dtype_name(r->ta->t.dtype),
+                         ltx2_dtype_name(r->tb->t.dtype));
+        if (!r->shape_ok) {
+            ltx2_sbuf_printf(&s, ", \"error\": \"shape mismatch\"}");
+            continue;
+        }
+        ltx2_sbuf_printf(&s, ", \"n\": %lld, ", (long long)r->st.n);
+        json_num(&s, "max_abs", r->st.max_abs);
+        ltx2_sbuf_printf(&s, ", ");
+        json_num(&s, "mean_abs", r->st.mean_abs);
+        ltx2_sbuf_printf(&s, ", ");
+        json_num(&s, "rel_l2", r->st.rel_l2);
+        ltx2_sbuf_printf(&s, ", ");
+        json_num(&s, "cosine", r->st.cosine);
+        ltx2_sbuf_printf(&s, ", ");
+        json_num(&s, "within_fraction", r->st.n ? (double)r->st.n_within / (double)r->st.n : 1.0);
+        ltx2_sbuf_printf(&s, ", \"n_within\": %lld, \"n_nonfinite_mismatch\": %lld",
+                         (long long)r->st.n_within, (long long)r->st.n_nonfinite_mismatch);
+        if (r->st.worst_index >= 0) {
+            char idx[256];
+            ltx2_index_str(r->st.worst_index, r->ta->t.shape, r->ta->t.ndim, idx, sizeof(idx));
+            ltx2_sbuf_printf(&s, ", \"worst_index\": %s, \"worst_flat_index\": %lld, ", idx,
+                             (long long)r->st.worst_index);
+            json_num(&s, "worst_a", r->st.worst_ref);
+            ltx2_sbuf_printf(&s, ", ");
+            json_num(&s, "worst_b", r->st.worst_out);
+        }
+        ltx2_sbuf_printf(&s, "}");
+    }
+    ltx2_sbuf_printf(&s, "],\n \"only_in_a\": [");
+    size_t k = 0;
+    for (size_t i = 0; i < A->n; i++) {
+        if (re && regexec(re, A->items[i].name, 0, NULL, 0) != 0) continue;
+        if (ltx2_tensor_set_find(B, A->items[i].name)) continue;
+        ltx2_sbuf_printf(&s, "%s", k++ ? ", " : "");
+        ltx2_sbuf_json_string(&s, A->items[i].name, strlen(A->items[i].name));
+    }
+    ltx2_sbuf_printf(&s, "], \"only_in_b\": [");
+    k = 0;
+    for (size_t i = 0; i < B->n; i++) {
+        if (matched_b[i] || (re && regexec(re, B->items[i].name, 0, NULL, 0) != 0)) continue;
+        ltx2_sbuf_printf(&s, "%s", k++ ? ", " : "");
+        ltx2_sbuf_json_string(&s, B->items[i].name, strlen(B->items[i].name));
+    }
+    ltx2_sbuf_printf(&s, "], \"pass\": %s}\n", pass ? "true" : "false");
+    if (s.oom) fprintf(stderr, "ltx2 compare: out of memory writing JSON\n");
+    else fputs(s.buf, stdout);
+    ltx2_sbuf_free(&s);
+}
+
+static void print_row(const row *r, int name_w, const compare_opts *o) {
+    char shape[96], dt[32];
+    ltx2_shape_str(r->ta->t.shape, r->ta->t.ndim, shape, sizeof(shape));
+    snprintf(dt, sizeof(dt), "%s/%s", ltx2_dtype_name(r->ta->t.dtype), ltx2_dtype_name(r->tb->t.dtype));
+    if (!r->shape_ok) {
+        char sb[96];
+        printf("  %-6s %-*s %-18s %-10s shape mismatch: A %s vs B %s\n", "FAIL", name_w, r->ta->name, shape, dt,
+               shape, ltx2_shape_str(r->tb->t.shape, r->tb->t.ndim, sb, sizeof(sb)));
+        return;
+    }
+    double frac = r->st.n ? 100.0 * (double)r->st.n_within / (double)r->st.n : 100.0;
+    printf("  %-6s %-*s %-18s %-10s %-10.3e %-10.3e %-10.3e %-12.8f %.4f%%", r->pass ? "ok" : "FAIL", name_w,
+           r->ta->name, shape, dt, r->st.max_abs, r->st.mean_abs, r->st.rel_l2, r->st.cosine, frac);
+    if (r->squeezed) printf("  (B shape differs by size-1 dims)");
+    printf("\n");
+    if (!r->pass && r->st.worst_index >= 0) {
+        char idx[256];
+        ltx2_index_str(r->st.worst_index, r->ta->t.shape, r->ta->t.ndim, idx, sizeof(idx));
+        double tol = o->atol + o->rtol * fabs(r->st.worst_ref);
+        printf("  %-6s %-*s worst at %s: a=%.9g b=%.9g |a-b|=%.3e > tol %.3e; %lld of %lld elements outside",
+               "", name_w, "", idx, r->st.worst_ref, r->st.worst_out, fabs(r->st.worst_ref - r->st.worst_out), tol,
+               (long long)(r->st.n - r->st.n_within), (long long)r->st.n);
+        if (r->st.n_nonfinite_mismatch)
+            printf(" (%lld NaN/Inf mismatches)", (long long)r->st.n_nonfinite_mismatch);
+        printf("\n");
+    }
+}
+
+int cli_compare(ltx2_context *ctx, int argc, char **argv) {
+    compare_opts o = {.atol = COMPARE_DEFAULT_ATOL, .rtol = COMPARE_DEFAULT_RTOL};
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+            compare_usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(arg, "--atol") || !strcmp(arg, "--rtol")) {
+            double *dst = arg[2] == 'a' ? &o.atol : &o.rtol;
+            if (!(v = cli_flag_value("compare", argc, argv, &i)) || !cli_parse_double("compare", arg, v, dst))
+                return CLI_EXIT_BAD_INPUT;
+            if (*dst < 0) {
+                fprintf(stderr, "ltx2 compare: %s must be >= 0, got %s\n", arg, v);
+                return CLI_EXIT_BAD_INPUT;
+            }
+        } else if (!strcmp(arg, "--only")) {
+            if (!(o.only = cli_flag_value("compare", argc, argv, &i))) return CLI_EXIT_BAD_INPUT;
+        } else if (!strcmp(arg, "--json")) {
+            o.json = true;
+        } else if (!strcmp(arg, "--require-all")) {
+            o.require_all = true;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            fprintf(stderr, "ltx2 compare: unknown option '%s' (see ltx2 compare --help)\n", arg);
+            return CLI_EXIT_BAD_INPUT;
+        } else if (!o.a) {
+            o.a = arg;
+        } else if (!o.b) {
+            o.b = arg;
+        } else {
+            fprintf(stderr, "ltx2 compare: expected two inputs A B, got a third: '%s'\n", arg);
+            return CLI_EXIT_BAD_INPUT;
+        }
+    }
+    if (!o.a || !o.b) {
+        compare_usage(stderr);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    regex_t re;
+    if (o.only) {
+        int rc = regcomp(&re, o.only, REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            char msg[256];
+            regerror(rc, &re, msg, sizeof(msg));
+            fprintf(stderr, "ltx2 compare: --only '%s' is not a valid extended regex: %s\n", o.only, msg);
+            return CLI_EXIT_BAD_INPUT;
+        }
+    }
+    ltx2_tensor_set *A = NULL, *B = NULL;
+    row *rows = NULL;
+    bool *matched_b = NULL;
+    int rc = CLI_EXIT_BAD_INPUT;
+    if (ltx2_tensor_set_open(ctx, o.a, &A) != LTX2_OK || ltx2_tensor_set_open(ctx, o.b, &B) != LTX2_OK) {
+        cli_report_error("compare", ctx);
+        goto done;
+    }
+    rows = calloc(A->n + 1, sizeof(*rows));
+    matched_b = calloc(B->n + 1, sizeof(*matched_b));
+    if (!rows || !matched_b) {
+        fprintf(stderr, "ltx2 compare: out of memory\n");
+        goto done;
+    }
+    size_t n_rows = 0, n_only_a = 0, n_only_b = 0, n_fail = 0;
+    int name_w = 4;
+    for (size_t i = 0; i < A->n; i++) {
+        const ltx2_named_tensor *ta = &A->items[i];
+        if (o.only && regexec(&re, ta->name, 0, NULL, 0) != 0) continue;
+        const ltx2_named_tensor *tb = ltx2_tensor_set_find(B, ta->name);
+        if (!tb) {
+            n_only_a++;
+            continue;
+        }
+        matched_b[tb - B->items] = true;
+        row *r = &rows[n_rows++];
+        r->ta = ta;
+        r->tb = tb;
+        r->shape_ok = ltx2_tensor_same_shape(&ta->t, &tb->t);
+        if (!r->shape_ok && squeeze_equal(&ta->t, &tb->t)) r->shape_ok = r->squeezed = true;
+        if (r->shape_ok) {
+            ltx2_diff(&ta->t, &tb->t, o.atol, o.rtol, &r->st);
+            r->pass = r->st.n_within == r->st.n;
+        }
+        if (!r->pass) n_fail++;
+        int len = (int)strlen(ta->name);
+        if (len > name_w) name_w = len < COMPARE_MAX_NAME_COL ? len : COMPARE_MAX_NAME_COL;
+    }
+    for (size_t i = 0; i < B->n; i++)
+        if (!matched_b[i] && !(o.only && regexec(&re, B->items[i].name, 0, NULL, 0) != 0)) n_only_b++;
+    if (n_rows == 0) {
+        fprintf(stderr, "ltx2 compare: error: no tensor names in common between %s (%zu tensors) and %s "
+                        "(%zu tensors)%s%s%s\n",
+                o.a, A->n, o.b, B->n, o.only ? " matching --only '" : "", o.only ? o.only : "", o.only ? "'" : "");
+        if (A->n && B->n)
+            fprintf(stderr, "  e.g. A has '%s', B has '%s'\n", A->items[0].name, B->items[0].name);
+        goto done;
+    }
+    bool pass = n_fail == 0 && !(o.require_all && (n_only_a || n_only_b));
+    rc = pass ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    if (o.json) {
+        print_json(&o, rows, n_rows, A, B, matched_b, o.only ? &re : NULL, pass);
+        goto done;
+    }
+    printf("A (reference): %s (%s, %zu tensors)\n", o.a, A->kind, A->n);
+    printf("B:             %s (%s, %zu tensors)\n", o.b, B->kind, B->n);
+    printf("within tolerance: |a - b| <= atol + rtol*|a|, atol=%g rtol=%g\n\n", o.atol, o.rtol);
+    printf("  %-6s %-*s %-18s %-10s %-10s %-10s %-10s %-12s %s\n", "result", name_w, "name", "shape", "dtype A/B",
+           "max|a-b|", "mean|a-b|", "rel-L2", "cosine", "within");
+    for (size_t i = 0; i < n_rows; i++) print_row(&rows[i], name_w, &o);
+    if (n_only_a || n_only_b) printf("\n");
+    for (size_t i = 0, k = 0; i < A->n && n_only_a; i++) {
+        if (o.only && regexec(&re, A->items[i].name, 0, NULL, 0) != 0) continue;
+        if (ltx2_tensor_set_find(B, A->items[i].name)) continue;
+        if (k++ == 0) printf("only in A (%zu):", n_only_a);
+        printf(" %s", A->items[i].name);
+    }
+    if (n_only_a) printf("\n");
+    for (size_t i = 0, k = 0; i < B->n && n_only_b; i++) {
+        if (matched_b[i] || (o.only && regexec(&re, B->items[i].name, 0, NULL, 0) != 0)) continue;
+        if (k++ == 0) printf("only in B (%zu):", n_only_b);
+        printf(" %s", B->items[i].name);
+    }
+    if (n_only_b) printf("\n");
+    printf("\nsummary: %zu compared, %zu within tolerance, %zu FAIL", n_rows, n_rows - n_fail, n_fail);
+    if (n_only_a || n_only_b)
+        printf("; %zu only in A, %zu only in B%s", n_only_a, n_only_b,
+               o.require_all ? " (counted as failures: --require-all)" : "");
+    printf("\n");
+done:
+    if (o.only) regfree(&re);
+    free(rows);
+    free(matched_b);
+    ltx2_tensor_set_free(A);
+    ltx2_tensor_set_free(B);
+    return rc;
+}

@@ -1,0 +1,122 @@
+/* `ltx2`: one binary, several subcommands (inspect, compare; generate/decode/bench arrive with later
+ * issues and are only listed once they exist). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "ltx2 %s: native C/CUDA engine for LTX-2 / LTX-2.3\n"
+            "\n"
+            "usage: ltx2 <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  inspect FILE|DIR     what a checkpoint or tensor file holds (format, LTX-2 version,\n"
+            "                       components, dtypes, parameters, config); --tensors lists them\n"
+            "  compare A B          match tensors by name across .safetensors/.npy/.npz/dump dirs and\n"
+            "                       report errors; exit 0 iff all are within tolerance\n"
+            "  help [COMMAND]       this text, or a command's own help\n"
+            "  version              print the version\n"
+            "\n"
+            "Run 'ltx2 <command> --help' for a command's options.\n",
+            ltx2_version());
+}
+
+bool cli_parse_double(const char *cmd, const char *flag, const char *text, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno != 0 || end == text || *end != '\0' || !isfinite(v)) {
+        fprintf(stderr, "ltx2 %s: %s expects a number, got '%s'\n", cmd, flag, text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+const char *cli_flag_value(const char *cmd, int argc, char **argv, int *i) {
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "ltx2 %s: %s needs a value\n", cmd, argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+void cli_report_error(const char *cmd, const ltx2_context *ctx) {
+    fprintf(stderr, "ltx2 %s: error: %s\n", cmd, ltx2_last_error(ctx));
+}
+
+const char *cli_human_count(double v, char *buf, int cap) {
+    static const char *const units[] = {"", " K", " M", " B", " T"};
+    int u = 0;
+    while (v >= 1000.0 && u < 4) {
+        v /= 1000.0;
+        u++;
+    }
+    snprintf(buf, (size_t)cap, u ? "%.2f%s" : "%.0f%s", v, units[u]);
+    return buf;
+}
+
+const char *cli_human_bytes(double v, char *buf, int cap) {
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, (size_t)cap, u ? "%.2f %s" : "%.0f %s", v, units[u]);
+    return buf;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    char *help_argv[4];
+    if (!strcmp(cmd, "help")) {
+        if (argc < 3) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        }
+        help_argv[0] = argv[0];
+        help_argv[1] = argv[2];
+        help_argv[2] = "--help";
+        help_argv[3] = NULL;
+        argv = help_argv;
+        argc = 3;
+        cmd = argv[1];
+    }
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("ltx2 %s\n", ltx2_version());
+        return CLI_EXIT_OK;
+    }
+    ltx2_context_params p;
+    ltx2_context_params_init(&p);
+    ltx2_context *ctx = ltx2_context_create(&p);
+    if (!ctx) {
+        fprintf(stderr, "ltx2: out of memory\n");
+        return CLI_EXIT_BAD_INPUT;
+    }
+    int rc;
+    if (!strcmp(cmd, "inspect")) {
+        rc = cli_inspect(ctx, argc - 2, argv + 2);
+    } else if (!strcmp(cmd, "compare")) {
+        rc = cli_compare(ctx, argc - 2, argv + 2);
+    } else {
+        fprintf(stderr, "ltx2: unknown command '%s'\n\n", cmd);
+        usage(stderr);
+        rc = CLI_EXIT_BAD_INPUT;
+    }
+    ltx2_context_free(ctx);
+    return rc;
+}

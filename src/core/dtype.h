@@ -1,0 +1,34 @@
+/* Scalar and bulk conversions between f32 and bf16 / f16 / fp8 (e4m3fn, e5m2), round-to-nearest-even.
+ * Overflow follows PyTorch's casts so our files match torch-written ones bit for bit:
+ *   f32->bf16, f32->f16, f32->e5m2: overflow rounds to +-inf; NaN stays NaN (quiet).
+ *   f32->e4m3fn: e4m3fn has no inf; |x| that rounds above 448 becomes NaN (0x7F|sign), as in torch.
+ *   ltx2_f32_to_fp8e4m3_sat: the saturating variant (clamp to +-448) used when quantizing weights. */
+#ifndef LTX2_CORE_DTYPE_H
+#define LTX2_CORE_DTYPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ltx2/ltx2.h"
+#include "ltx2/tensor.h"
+
+float ltx2_bf16_to_f32(uint16_t h);
+uint16_t ltx2_f32_to_bf16(float f);
+float ltx2_f16_to_f32(uint16_t h);
+uint16_t ltx2_f32_to_f16(float f);
+float ltx2_fp8e4m3_to_f32(uint8_t v);
+uint8_t ltx2_f32_to_fp8e4m3(float f);
+uint8_t ltx2_f32_to_fp8e4m3_sat(float f);
+float ltx2_fp8e5m2_to_f32(uint8_t v);
+uint8_t ltx2_f32_to_fp8e5m2(float f);
+
+/* Converts n elements from src (dtype s) to dst (dtype d). Any pair of supported dtypes works
+ * (floats, ints, bool; ints convert via f64 like numpy's astype). src and dst may be unaligned
+ * (mmap'd safetensors data), must not overlap. OpenMP-parallel for large n. */
+ltx2_status ltx2_convert(ltx2_context *ctx, void *dst, ltx2_dtype d, const void *src, ltx2_dtype s,
+                         size_t n);
+
+/* Reads element i of a contiguous buffer of dtype dt as double (for compare tools). */
+double ltx2_load_as_f64(const void *data, ltx2_dtype dt, size_t i);
+
+#endif

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `ltx2 compare` on NumPy-written files (tests/data/compare, from gen_compare_data.py): it must flag
+# the planted error (tensor b, index [2, 5], |diff| 0.5), pass the benign 1e-7 noise in a, and
+# return 0/1/2 exactly as documented.
+set -u
+LTX2=$1; SRC=$2
+D=$SRC/tests/data/compare
+pass=0; fail=0
+ok() { pass=$((pass+1)); }
+bad() { fail=$((fail+1)); echo "FAIL: $*" >&2; }
+expect_rc() { # want_rc description cmd...
+  local want=$1 what=$2; shift 2
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" -eq "$want" ]; then ok; else bad "$what: exit $rc, want $want"; echo "$out" >&2; fi
+}
+has() { # pattern description
+  if grep -qE -- "$1" <<<"$out"; then ok; else bad "$2: output lacks /$1/"; echo "$out" >&2; fi
+}
+
+expect_rc 1 "dirs with planted error" "$LTX2" compare "$D/ref" "$D/out"
+has '^  FAIL +b ' "b flagged"
+has 'worst at \[2, 5\]: a=1\.59011209 b=2\.09011221' "worst element located"
+has '^  ok +a ' "benign noise in a passes"
+has '^  ok +h ' "identical f16 passes"
+has '^  ok +v ' "identical 3-D passes"
+has 'summary: 4 compared, 3 within tolerance, 1 FAIL' "summary line"
+has ' 5\.000e-01 ' "max abs error measured"
+
+expect_rc 1 "npz vs npz" "$LTX2" compare "$D/ref.npz" "$D/out.npz"
+has '^  FAIL +b ' "b flagged in npz"
+expect_rc 1 "dir vs npz" "$LTX2" compare "$D/ref" "$D/out.npz"
+expect_rc 0 "same files" "$LTX2" compare "$D/ref" "$D/ref.npz"
+expect_rc 0 "--only skips b" "$LTX2" compare --only '^(a|h|v)$' "$D/ref" "$D/out"
+has 'summary: 3 compared, 3 within tolerance, 0 FAIL' "--only summary"
+expect_rc 0 "looser atol passes b" "$LTX2" compare --atol 0.6 "$D/ref" "$D/out"
+expect_rc 1 "tight atol fails the benign noise" "$LTX2" compare --atol 0 --rtol 0 --only '^a$' "$D/ref" "$D/out"
+expect_rc 1 "single npy files" "$LTX2" compare "$D/ref/b.npy" "$D/out/b.npy"
+
+expect_rc 1 "json" "$LTX2" compare --json "$D/ref" "$D/out"
+has '"name": "b", "pass": false' "json marks b"
+has '"worst_index": \[2, 5\]' "json worst index"
+has '"max_abs": 0\.500000119' "json max abs"
+has '"pass": false\}$' "json overall"
+
+expect_rc 2 "missing file" "$LTX2" compare "$D/ref" "$D/nope"
+has 'nope' "missing file named"
+expect_rc 2 "bad number" "$LTX2" compare --atol abc "$D/ref" "$D/out"
+expect_rc 2 "negative tol" "$LTX2" compare --rtol -1 "$D/ref" "$D/out"
+expect_rc 2 "bad regex" "$LTX2" compare --only '(' "$D/ref" "$D/out"
+expect_rc 2 "unknown flag" "$LTX2" compare --frobnicate "$D/ref" "$D/out"
+expect_rc 2 "one input" "$LTX2" compare "$D/ref"
+expect_rc 2 "nothing in common" "$LTX2" compare --only '^zzz$' "$D/ref" "$D/out"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+head -c 70 "$D/ref/b.npy" > "$tmp/b.npy"
+expect_rc 2 "truncated npy" "$LTX2" compare "$D/ref/b.npy" "$tmp/b.npy"
+has 'b\.npy' "truncated file named"
+mkdir "$tmp/shape"; cp "$D/ref/a.npy" "$tmp/shape/b.npy"
+expect_rc 1 "shape mismatch" "$LTX2" compare --only '^b$' "$D/ref" "$tmp/shape"
+has 'shape mismatch' "shape mismatch reported"
+expect_rc 0 "help" "$LTX2" compare --help
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Regenerate every committed golden / tiny checkpoint from the pinned reference versions.
+# Usage: tests/golden/regen.sh            (uses $GOLDEN_VENV or tests/golden/.venv; creates it if missing)
+#        GOLDEN_VENV=/work/venv tests/golden/regen.sh
+# CI never runs this: it only reads the committed outputs.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="${GOLDEN_VENV:-$here/.venv}"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --upgrade pip
+    "$venv/bin/pip" install -r "$here/requirements.txt"
+fi
+py="$venv/bin/python"
+cd "$root"
+# Order matters: the diffusers export and the README read the tiny checkpoints.
+for gen in gen_ops.py gen_dtype.py gen_tiny_ltx2.py gen_tiny_diffusers.py gen_tiny_readme.py; do
+    echo "== $gen"
+    "$py" "$here/$gen"
+done
+echo "== gen_compare_data.py"
+"$py" "$root/tests/data/compare/gen_compare_data.py"
+echo "done; review 'git status' / 'git diff --stat' before committing"

@@ -1,8 +1,10 @@
 /* Scalar and bulk conversions between f32 and bf16 / f16 / fp8 (e4m3fn, e5m2), round-to-nearest-even.
- * Overflow follows PyTorch's casts so our files match torch-written ones bit for bit:
+ * Overflow follows PyTorch's casts (checked bit for bit by tests/test_golden_dtype.c against torch
+ * 2.15) so our files match torch-written ones:
  *   f32->bf16, f32->f16, f32->e5m2: overflow rounds to +-inf; NaN stays NaN (quiet).
- *   f32->e4m3fn: e4m3fn has no inf; |x| that rounds above 448 becomes NaN (0x7F|sign), as in torch.
- *   ltx2_f32_to_fp8e4m3_sat: the saturating variant (clamp to +-448) used when quantizing weights. */
+ *   f32->e4m3fn: e4m3fn has no inf; |x| that rounds above 448, and +-inf, saturate to +-448.
+ *   ltx2_f32_to_fp8e4m3_nosat: overflow and inf become NaN (0x7F|sign) instead, as CUDA's
+ *   __nv_cvt_float_to_fp8(..., __NV_NOSAT, ...) does; kept to check GPU conversions against. */
 #ifndef LTX2_CORE_DTYPE_H
 #define LTX2_CORE_DTYPE_H
 
@@ -18,7 +20,7 @@ float ltx2_f16_to_f32(uint16_t h);
 uint16_t ltx2_f32_to_f16(float f);
 float ltx2_fp8e4m3_to_f32(uint8_t v);
 uint8_t ltx2_f32_to_fp8e4m3(float f);
-uint8_t ltx2_f32_to_fp8e4m3_sat(float f);
+uint8_t ltx2_f32_to_fp8e4m3_nosat(float f);
 float ltx2_fp8e5m2_to_f32(uint8_t v);
 uint8_t ltx2_f32_to_fp8e5m2(float f);
 

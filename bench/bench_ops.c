@@ -1,0 +1,185 @@
+/* Memory-bound ops (norms, softmax, activations, broadcast add/mul, conversion) in GB/s of ideal
+ * traffic (each input read once, each output written once), against the measured copy bandwidth
+ * of the same device (memcpy on the CPU, device-to-device copy on CUDA) as the roofline. The
+ * baseline column is a copy moving the same bytes: x baseline = copy time / op time. */
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "bench.h"
+#include "core/dtype.h"
+#include "core/rng.h"
+
+/* GPU: launches per timed sample (amortises launch gaps and the closing sync). */
+#define GPU_INNER 20
+/* Bytes per copy-bandwidth sample: well beyond any last-level cache (CPU L3 ~100 MB, H100/H200
+ * L2 50 MB), so it measures DRAM/HBM. */
+#define COPY_BYTES_CPU ((size_t)512 << 20)
+#define COPY_BYTES_GPU ((size_t)1 << 30)
+
+typedef struct op_job {
+    const ltx2_backend *be;
+    ltx2_context *ctx;
+    ltx2_op op;
+    ltx2_tensor x, y, w, b, vec; /* vec: [D] broadcast operand */
+    int inner;
+    ltx2_status st;
+} op_job;
+
+static void run_op(void *u) {
+    op_job *j = u;
+    for (int i = 0; i < j->inner && j->st == LTX2_OK; i++) {
+        switch (j->op) {
+        case LTX2_OP_RMS_NORM: j->st = ltx2_backend_rms_norm(j->be, j->ctx, &j->x, &j->w, 1e-6f, &j->y); break;
+        case LTX2_OP_LAYER_NORM: j->st = ltx2_backend_layer_norm(j->be, j->ctx, &j->x, &j->w, &j->b, 1e-6f, &j->y); break;
+        case LTX2_OP_SOFTMAX: j->st = ltx2_backend_softmax(j->be, j->ctx, &j->x, &j->y); break;
+        case LTX2_OP_GELU_TANH:
+        case LTX2_OP_SILU: j->st = ltx2_backend_unary(j->be, j->ctx, j->op, &j->x, &j->y); break;
+        case LTX2_OP_ADD: j->st = ltx2_backend_binary(j->be, j->ctx, j->op, &j->x, &j->vec, &j->y); break;
+        case LTX2_OP_MUL: j->st = ltx2_backend_binary(j->be, j->ctx, j->op, &j->x, &j->x, &j->y); break;
+        default: j->st = LTX2_ERR_INTERNAL; break;
+        }
+    }
+    if (j->st == LTX2_OK) j->st = j->be->sync(j->be, j->ctx);
+}
+
+typedef struct copy_job {
+    const ltx2_backend *be;
+    ltx2_context *ctx;
+    void *dst;
+    const void *src;
+    size_t bytes;
+    int inner;
+} copy_job;
+
+static void run_copy(void *u) {
+    copy_job *j = u;
+    if (j->be->device == LTX2_DEVICE_CPU) {
+        /* memcpy split across threads: one thread cannot saturate a multi-channel memory system */
+#pragma omp parallel
+        {
+            int t = omp_get_thread_num(), n = omp_get_num_threads();
+            size_t chunk = (j->bytes / (size_t)n + 63) & ~(size_t)63;
+            size_t lo = (size_t)t * chunk, hi = lo + chunk < j->bytes ? lo + chunk : j->bytes;
+            if (lo < hi) memcpy((char *)j->dst + lo, (const char *)j->src + lo, hi - lo);
+        }
+        return;
+    }
+    for (int i = 0; i < j->inner; i++) j->be->copy(j->be, j->ctx, j->dst, j->src, j->bytes);
+    j->be->sync(j->be, j->ctx);
+}
+
+/* Measured copy bandwidth in B/s (read + write bytes per second). */
+static double copy_bandwidth(const bench_opts *o, const ltx2_backend *be, ltx2_context *ctx, size_t bytes) {
+    copy_job j = {be, ctx, NULL, NULL, bytes, be->device == LTX2_DEVICE_CPU ? 1 : GPU_INNER};
+    void *a = NULL, *b = NULL;
+    double bw = 0.0;
+    if (be->alloc(be, ctx, bytes, &a) == LTX2_OK && be->alloc(be, ctx, bytes, &b) == LTX2_OK) {
+        if (be->device == LTX2_DEVICE_CPU) memset(a, 1, bytes);
+        j.dst = b;
+        j.src = a;
+        bench_stats st = bench_measure(o, run_copy, &j, j.inner);
+        bw = 2.0 * (double)bytes / st.median_s;
+    }
+    be->free(be, a);
+    be->free(be, b);
+    return bw;
+}
+
+static void *dev_fill(const ltx2_backend *be, ltx2_context *ctx, ltx2_dtype dt, int64_t n, uint64_t stream) {
+    float *h = malloc((size_t)n * sizeof(float));
+    void *hc = malloc((size_t)n * ltx2_dtype_size(dt));
+    void *d = NULL;
+    if (h && hc) {
+        ltx2_rng_normal(11, stream, 0, (size_t)n, h);
+        if (ltx2_convert(ctx, hc, dt, h, LTX2_F32, (size_t)n) == LTX2_OK &&
+            be->alloc(be, ctx, (size_t)n * ltx2_dtype_size(dt), &d) == LTX2_OK &&
+            be->upload(be, ctx, d, hc, (size_t)n * ltx2_dtype_size(dt)) != LTX2_OK) {
+            be->free(be, d);
+            d = NULL;
+        }
+    }
+    free(h);
+    free(hc);
+    return d;
+}
+
+static void bench_device(const bench_opts *o, bench_report *r, const ltx2_backend *be, ltx2_context *ctx,
+                         ltx2_dtype dt, int64_t rows, int64_t dim, double copy_bw) {
+    static const ltx2_op ops[] = {LTX2_OP_RMS_NORM, LTX2_OP_LAYER_NORM, LTX2_OP_SOFTMAX, LTX2_OP_GELU_TANH,
+                                  LTX2_OP_SILU,     LTX2_OP_ADD,        LTX2_OP_MUL};
+    int64_t n = rows * dim, shape[2] = {rows, dim};
+    size_t es = ltx2_dtype_size(dt);
+    void *px = dev_fill(be, ctx, dt, n, 1), *pw = dev_fill(be, ctx, dt, dim, 2), *pb = dev_fill(be, ctx, dt, dim, 3);
+    void *py = NULL;
+    be->alloc(be, ctx, (size_t)n * es, &py);
+    if (!px || !pw || !pb || !py) {
+        bench_report_note(r, "%s: allocation failed: %s", be->name, ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+        goto done;
+    }
+    for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+        op_job j = {.be = be, .ctx = ctx, .op = ops[k], .inner = be->device == LTX2_DEVICE_CPU ? 1 : GPU_INNER};
+        j.x = ltx2_tensor_make(px, dt, 2, shape);
+        j.y = ltx2_tensor_make(py, dt, 2, shape);
+        j.w = ltx2_tensor_make(pw, dt, 1, &dim);
+        j.b = ltx2_tensor_make(pb, dt, 1, &dim);
+        j.vec = j.w;
+        j.x.device = j.y.device = j.w.device = j.b.device = j.vec.device = be->device;
+        /* ideal traffic: x read, y written (+ x read again as the second mul operand is the
+         * same buffer: counted once, as a fused kernel would); per-channel vectors are negligible */
+        double bytes = 2.0 * (double)n * (double)es;
+        char name[96];
+        snprintf(name, sizeof(name), "%s %s [%lld,%lld]", ltx2_op_name(ops[k]), ltx2_dtype_name(dt),
+                 (long long)rows, (long long)dim);
+        bench_row row = {.bench = "ops", .name = name, .device = be->name, .bytes = bytes,
+                         .baseline = be->device == LTX2_DEVICE_CPU ? "memcpy" : "d2d_copy",
+                         .baseline_s = bytes / copy_bw, .roof_rate = copy_bw, .roof = "copy_bw"};
+        row.st = bench_measure(o, run_op, &j, j.inner);
+        if (j.st != LTX2_OK) {
+            bench_report_note(r, "%s: %s", name, ltx2_last_error(ctx));
+            ltx2_clear_error(ctx);
+            continue;
+        }
+        bench_report_row(r, &row);
+    }
+done:
+    be->free(be, px);
+    be->free(be, pw);
+    be->free(be, pb);
+    be->free(be, py);
+}
+
+int main(int argc, char **argv) {
+    bench_opts o;
+    int rc = bench_parse_args(argc, argv, &o, "norms/softmax/activations/elementwise GB/s vs copy bandwidth\n");
+    if (rc >= 0) return rc;
+    bench_report r;
+    if (!bench_report_open(&r, &o)) return 1;
+    ltx2_context *ctx = ltx2_context_create(NULL);
+
+    const ltx2_backend *cpu = ltx2_backend_cpu();
+    double cbw = copy_bandwidth(&o, cpu, ctx, o.quick ? COPY_BYTES_CPU / 4 : COPY_BYTES_CPU);
+    bench_report_note(&r, "cpu: memcpy bandwidth %.1f GB/s (read+write) on %d threads", cbw * 1e-9,
+                      omp_get_max_threads());
+    /* LTX-2 tokens x hidden scaled down (4096/4): 16K x 1024 f32 = 64 MB per tensor. */
+    bench_device(&o, &r, cpu, ctx, LTX2_F32, o.quick ? 4096 : 16384, 1024, cbw);
+
+    ltx2_backend *cuda = NULL;
+    if (ltx2_backend_cuda_create(ctx, 0, &cuda) == LTX2_OK) {
+        double gbw = copy_bandwidth(&o, cuda, ctx, COPY_BYTES_GPU);
+        bench_report_note(&r, "cuda: device-to-device copy bandwidth %.1f GB/s (read+write)", gbw * 1e-9);
+        /* Full-size LTX-2 video tokens x hidden: 2 x 6144 tokens x 4096. */
+        bench_device(&o, &r, cuda, ctx, LTX2_BF16, 12288, 4096, gbw);
+        bench_device(&o, &r, cuda, ctx, LTX2_F32, 12288, 4096, gbw);
+        ltx2_backend_free(cuda);
+    } else {
+        bench_report_note(&r, "cuda: skipped (%s)", ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+    }
+    ltx2_context_free(ctx);
+    bench_report_close(&r);
+    return 0;
+}

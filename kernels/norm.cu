@@ -1,0 +1,140 @@
+// RMSNorm and LayerNorm over the last dim: one warp per row for short rows, one block per row
+// for long ones; 16-byte vector accesses when the row layout allows; fp32 accumulation for f32
+// and bf16 storage.
+#include "common.cuh"
+
+template <typename T, int V, bool WARP>
+__global__ void __launch_bounds__(LTX2_K_THREADS)
+ltx2_rms_norm_kernel(const T *__restrict__ x, T *y, const T *__restrict__ w, int64_t rows,
+                     int64_t dim, float eps) {
+    __shared__ float smem[32];
+    ltx2_row_group<WARP> g;
+    if (g.row >= rows) return;  // whole warps leave together; block mode never takes this
+    const T *xr = x + g.row * dim;
+    T *yr = y + g.row * dim;
+    float ss = 0.0f;
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V];
+        ltx2_load<V>(xr + i, v);
+#pragma unroll
+        for (int j = 0; j < V; j++) ss += v[j] * v[j];
+    }
+    ss = g.sum(ss, smem);
+    float inv = rsqrtf(ss / (float)dim + eps);
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V], wv[V];
+        ltx2_load<V>(xr + i, v);
+        if (w) {
+            ltx2_load<V>(w + i, wv);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++) wv[j] = 1.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = v[j] * inv * wv[j];
+        ltx2_store<V>(yr + i, v);
+    }
+}
+
+template <typename T, int V, bool WARP>
+__global__ void __launch_bounds__(LTX2_K_THREADS)
+ltx2_layer_norm_kernel(const T *__restrict__ x, T *y, const T *__restrict__ w,
+                       const T *__restrict__ b, int64_t rows, int64_t dim, float eps) {
+    __shared__ float smem[32];
+    ltx2_row_group<WARP> g;
+    if (g.row >= rows) return;
+    const T *xr = x + g.row * dim;
+    T *yr = y + g.row * dim;
+    float s = 0.0f;
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V];
+        ltx2_load<V>(xr + i, v);
+#pragma unroll
+        for (int j = 0; j < V; j++) s += v[j];
+    }
+    float mean = g.sum(s, smem) / (float)dim;
+    // Second pass over (x - mean): avoids the cancellation of E[x^2] - mean^2.
+    float sq = 0.0f;
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V];
+        ltx2_load<V>(xr + i, v);
+#pragma unroll
+        for (int j = 0; j < V; j++) sq += (v[j] - mean) * (v[j] - mean);
+    }
+    float inv = rsqrtf(g.sum(sq, smem) / (float)dim + eps);
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V], wv[V], bv[V];
+        ltx2_load<V>(xr + i, v);
+        if (w) {
+            ltx2_load<V>(w + i, wv);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++) wv[j] = 1.0f;
+        }
+        if (b) {
+            ltx2_load<V>(b + i, bv);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++) bv[j] = 0.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = (v[j] - mean) * inv * wv[j] + bv[j];
+        ltx2_store<V>(yr + i, v);
+    }
+}
+
+template <typename T, int V>
+static void ltx2_norm_launch(cudaStream_t s, bool layer, const T *x, T *y, const T *w,
+                             const T *b, int64_t rows, int64_t dim, float eps) {
+    bool warp = ltx2_k_row_use_warp(dim);
+    unsigned blocks = ltx2_k_row_blocks(rows, warp);
+    if (layer) {
+        if (warp)
+            ltx2_layer_norm_kernel<T, V, true><<<blocks, LTX2_K_THREADS, 0, s>>>(x, y, w, b, rows, dim, eps);
+        else
+            ltx2_layer_norm_kernel<T, V, false><<<blocks, LTX2_K_THREADS, 0, s>>>(x, y, w, b, rows, dim, eps);
+    } else {
+        if (warp)
+            ltx2_rms_norm_kernel<T, V, true><<<blocks, LTX2_K_THREADS, 0, s>>>(x, y, w, rows, dim, eps);
+        else
+            ltx2_rms_norm_kernel<T, V, false><<<blocks, LTX2_K_THREADS, 0, s>>>(x, y, w, rows, dim, eps);
+    }
+}
+
+template <typename T>
+static int ltx2_norm_t(void *stream, bool layer, const void *xv, void *yv, const void *wv,
+                       const void *bv, int64_t rows, int64_t dim, float eps) {
+    const T *x = (const T *)xv, *w = (const T *)wv, *b = (const T *)bv;
+    T *y = (T *)yv;
+    const int VN = ltx2_vec<T>::n;
+    bool vec = dim % VN == 0 && ltx2_k_aligned16(x) && ltx2_k_aligned16(y) &&
+               (!w || ltx2_k_aligned16(w)) && (!b || ltx2_k_aligned16(b));
+    cudaStream_t s = (cudaStream_t)stream;
+    if (vec)
+        ltx2_norm_launch<T, ltx2_vec<T>::n>(s, layer, x, y, w, b, rows, dim, eps);
+    else
+        ltx2_norm_launch<T, 1>(s, layer, x, y, w, b, rows, dim, eps);
+    LTX2_K_RETURN_LAUNCH();
+}
+
+static int ltx2_norm_dispatch(void *stream, int dtype, bool layer, const void *x, void *y,
+                              const void *w, const void *b, int64_t rows, int64_t dim, float eps) {
+    if (rows < 0 || dim <= 0 || rows > INT32_MAX) LTX2_K_BAD_ARG();
+    if (rows == 0) return 0;
+    if (!x || !y) LTX2_K_BAD_ARG();
+    if (dtype == LTX2_KDT_F32) return ltx2_norm_t<float>(stream, layer, x, y, w, b, rows, dim, eps);
+    if (dtype == LTX2_KDT_BF16)
+        return ltx2_norm_t<__nv_bfloat16>(stream, layer, x, y, w, b, rows, dim, eps);
+    LTX2_K_BAD_ARG();
+}
+
+extern "C" int ltx2_k_rms_norm(void *stream, int dtype, const void *x, void *y, const void *weight,
+                               int64_t rows, int64_t dim, float eps) {
+    return ltx2_norm_dispatch(stream, dtype, false, x, y, weight, NULL, rows, dim, eps);
+}
+
+extern "C" int ltx2_k_layer_norm(void *stream, int dtype, const void *x, void *y,
+                                 const void *weight, const void *bias, int64_t rows, int64_t dim,
+                                 float eps) {
+    return ltx2_norm_dispatch(stream, dtype, true, x, y, weight, bias, rows, dim, eps);
+}

@@ -1,0 +1,453 @@
+/* The CUDA op table: kernels/ launchers for norms, softmax, activations, broadcasting binary ops
+ * and conversion; cuBLASLt for GEMM (bf16 or f32 in, fp32 accumulate, bias epilogue, a
+ * workspace, plans cached per shape). The only C file that includes CUDA headers. Built as a stub
+ * that reports LTX2_ERR_UNSUPPORTED when the build has no CUDA.
+ * A CUDA backend is used from one host thread at a time (its plan cache is not locked). */
+#include "backend/backend.h"
+
+#ifndef LTX2_HAVE_CUDA
+
+ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_backend **out) {
+    if (out) *out = NULL;
+    return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                      "CUDA backend requested (device %d) but this build has no CUDA "
+                      "(configure with -DLTX2_CUDA=ON and nvcc on PATH)",
+                      device_index);
+}
+
+ltx2_status ltx2_backend_cuda_gemm_baseline(const ltx2_backend *be, ltx2_context *ctx,
+                                            ltx2_dtype dt, int64_t M, int64_t N, int64_t K,
+                                            const void *x, const void *w, void *y, int iters) {
+    (void)be, (void)dt, (void)M, (void)N, (void)K, (void)x, (void)w, (void)y, (void)iters;
+    return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "cuBLASLt baseline: this build has no CUDA");
+}
+
+#else
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/broadcast.h"
+#include "ltx2_kernels.h"
+
+/* cuBLASLt workspace: NVIDIA recommends 32 MiB on Hopper so split-K / stream-K algorithms are
+ * available; smaller devices lose nothing but memory. */
+#define CUDA_GEMM_WORKSPACE_BYTES ((size_t)32 << 20)
+/* Cached GEMM plans (descriptors + heuristic algorithm) per shape; a DiT block uses a handful of
+ * distinct linear shapes, so a small round-robin cache covers a forward pass. */
+#define CUDA_GEMM_PLAN_CACHE 16
+/* cuBLASLt assumes 256-byte aligned operands unless told otherwise; we tell it the real alignment
+ * (a power of two up to this) so offset views still get a valid algorithm. */
+#define CUDA_GEMM_MAX_ALIGN 256
+
+/* Every CUDA / cuBLASLt call goes through these: on failure they record the error name, the
+ * failing statement, the device and (via LTX2_ERROR) file:line, and return LTX2_ERR_DEVICE. */
+#define CUDA_CHECK(ctx, dev, stmt)                                                                 \
+    do {                                                                                           \
+        cudaError_t cuda_e_ = (stmt);                                                              \
+        if (cuda_e_ != cudaSuccess)                                                                \
+            return LTX2_ERROR((ctx), LTX2_ERR_DEVICE, "CUDA error %s (%s) in `%s` on device %d",   \
+                              cudaGetErrorName(cuda_e_), cudaGetErrorString(cuda_e_), #stmt, (dev)); \
+    } while (0)
+/* Same, for kernel launchers (which return a cudaError_t as int). */
+#define KERNEL_CHECK(ctx, dev, call) CUDA_CHECK(ctx, dev, (cudaError_t)(call))
+/* Variants that record the error into `st` and jump to `done:` so the caller can clean up. */
+#define CUDA_TRY(ctx, dev, stmt)                                                                   \
+    do {                                                                                           \
+        cudaError_t cuda_e_ = (stmt);                                                              \
+        if (cuda_e_ != cudaSuccess) {                                                              \
+            st = LTX2_ERROR((ctx), LTX2_ERR_DEVICE, "CUDA error %s (%s) in `%s` on device %d",     \
+                            cudaGetErrorName(cuda_e_), cudaGetErrorString(cuda_e_), #stmt, (dev)); \
+            goto done;                                                                             \
+        }                                                                                          \
+    } while (0)
+#define CUBLAS_TRY(ctx, dev, stmt)                                                                 \
+    do {                                                                                           \
+        cublasStatus_t cublas_s_ = (stmt);                                                         \
+        if (cublas_s_ != CUBLAS_STATUS_SUCCESS) {                                                  \
+            st = LTX2_ERROR((ctx), LTX2_ERR_DEVICE, "cuBLASLt error %s (%d) in `%s` on device %d", \
+                            cublasLtGetStatusString(cublas_s_), (int)cublas_s_, #stmt, (dev));     \
+            goto done;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+typedef struct gemm_plan {
+    bool valid;
+    /* key */
+    cudaDataType_t dt;
+    int64_t M, N, K;
+    ltx2_b_layout layout;
+    bool has_bias;
+    unsigned align;
+    /* value */
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+} gemm_plan;
+
+typedef struct cuda_impl {
+    int dev;
+    cudaStream_t stream;
+    cublasLtHandle_t lt;
+    void *workspace;
+    gemm_plan plans[CUDA_GEMM_PLAN_CACHE];
+    int next_plan; /* round-robin eviction */
+} cuda_impl;
+
+static cuda_impl *impl_of(const ltx2_backend *be) { return (cuda_impl *)be->impl; }
+
+static int kdt(ltx2_dtype dt) { return dt == LTX2_BF16 ? LTX2_KDT_BF16 : LTX2_KDT_F32; }
+
+static bool cuda_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
+    (void)be;
+    return op >= 0 && op < LTX2_OP_COUNT && (dt == LTX2_F32 || dt == LTX2_BF16);
+}
+
+static ltx2_status cuda_alloc(const ltx2_backend *be, ltx2_context *ctx, size_t nbytes, void **out) {
+    cuda_impl *ci = impl_of(be);
+    *out = NULL;
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    CUDA_CHECK(ctx, ci->dev, cudaMalloc(out, nbytes ? nbytes : 1));
+    return LTX2_OK;
+}
+
+static void cuda_free(const ltx2_backend *be, void *ptr) {
+    if (!ptr) return;
+    cudaSetDevice(impl_of(be)->dev);
+    cudaFree(ptr); /* errors here are sticky and surface at the next checked call */
+}
+
+static ltx2_status cuda_upload(const ltx2_backend *be, ltx2_context *ctx, void *dst, const void *src,
+                               size_t nbytes) {
+    cuda_impl *ci = impl_of(be);
+    if (!nbytes) return LTX2_OK;
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    CUDA_CHECK(ctx, ci->dev, cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, ci->stream));
+    CUDA_CHECK(ctx, ci->dev, cudaStreamSynchronize(ci->stream));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_download(const ltx2_backend *be, ltx2_context *ctx, void *dst,
+                                 const void *src, size_t nbytes) {
+    cuda_impl *ci = impl_of(be);
+    if (!nbytes) return LTX2_OK;
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    CUDA_CHECK(ctx, ci->dev, cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, ci->stream));
+    CUDA_CHECK(ctx, ci->dev, cudaStreamSynchronize(ci->stream));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_copy(const ltx2_backend *be, ltx2_context *ctx, void *dst, const void *src,
+                             size_t nbytes) {
+    cuda_impl *ci = impl_of(be);
+    if (!nbytes) return LTX2_OK;
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    CUDA_CHECK(ctx, ci->dev, cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, ci->stream));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_sync(const ltx2_backend *be, ltx2_context *ctx) {
+    cuda_impl *ci = impl_of(be);
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    CUDA_CHECK(ctx, ci->dev, cudaStreamSynchronize(ci->stream));
+    CUDA_CHECK(ctx, ci->dev, cudaGetLastError());
+    return LTX2_OK;
+}
+
+/* ---- GEMM (cuBLASLt) ----
+ * Row-major y[M,N] = x[M,K] op(w) is, in cuBLASLt's column-major terms, y^T[N,M] = op(w)^T x^T:
+ * A = w (column-major [K,N] for a row-major [N,K] weight, so transa = T; a row-major [K,N]
+ * matrix is column-major [N,K], transa = N), B = x (column-major [K,M], transb = N), D = y
+ * (column-major [N,M]). The bias epilogue adds a vector along D's rows, i.e. along our N. */
+
+static void gemm_plan_release(gemm_plan *p) {
+    if (p->lc) cublasLtMatrixLayoutDestroy(p->lc);
+    if (p->lb) cublasLtMatrixLayoutDestroy(p->lb);
+    if (p->la) cublasLtMatrixLayoutDestroy(p->la);
+    if (p->op) cublasLtMatmulDescDestroy(p->op);
+    memset(p, 0, sizeof(*p));
+}
+
+static unsigned ptr_align(const void *p) {
+    unsigned a = CUDA_GEMM_MAX_ALIGN;
+    while (a > 1 && ((uintptr_t)p % a) != 0) a >>= 1;
+    return a;
+}
+
+static ltx2_status gemm_plan_build(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, int64_t M,
+                                   int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias,
+                                   unsigned align, gemm_plan *p) {
+    ltx2_status st = LTX2_OK;
+    cublasLtMatmulPreference_t pref = NULL;
+    memset(p, 0, sizeof(*p));
+    p->dt = dt;
+    p->M = M;
+    p->N = N;
+    p->K = K;
+    p->layout = layout;
+    p->has_bias = has_bias;
+    p->align = align;
+    /* Pure fp32 accumulation for both dtypes (no TF32), so f32 matches the CPU reference. */
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t ta = layout == LTX2_B_NK ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+    if (has_bias) {
+        cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &dt, sizeof(dt)));
+    }
+    if (layout == LTX2_B_NK)
+        CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->la, dt, (uint64_t)K, (uint64_t)N, K));
+    else
+        CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->la, dt, (uint64_t)N, (uint64_t)K, N));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->lb, dt, (uint64_t)K, (uint64_t)M, K));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->lc, dt, (uint64_t)N, (uint64_t)M, N));
+
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceCreate(&pref));
+    uint64_t ws = CUDA_GEMM_WORKSPACE_BYTES;
+    uint32_t al = align;
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al, sizeof(al)));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al, sizeof(al)));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al, sizeof(al)));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al, sizeof(al)));
+
+    cublasLtMatmulHeuristicResult_t heur;
+    int n_found = 0;
+    memset(&heur, 0, sizeof(heur));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulAlgoGetHeuristic(ci->lt, p->op, p->la, p->lb, p->lc, p->lc, pref, 1, &heur, &n_found));
+    if (n_found < 1) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                        "cuBLASLt has no algorithm for gemm M=%lld N=%lld K=%lld (%s, align %u) on device %d",
+                        (long long)M, (long long)N, (long long)K, dt == CUDA_R_16BF ? "bf16" : "f32",
+                        align, ci->dev);
+        goto done;
+    }
+    p->algo = heur.algo;
+    p->valid = true;
+done:
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (st != LTX2_OK) gemm_plan_release(p);
+    return st;
+}
+
+static ltx2_status gemm_plan_get(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, int64_t M,
+                                 int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias,
+                                 unsigned align, gemm_plan **out) {
+    for (int i = 0; i < CUDA_GEMM_PLAN_CACHE; i++) {
+        gemm_plan *p = &ci->plans[i];
+        if (p->valid && p->dt == dt && p->M == M && p->N == N && p->K == K && p->layout == layout &&
+            p->has_bias == has_bias && p->align == align) {
+            *out = p;
+            return LTX2_OK;
+        }
+    }
+    gemm_plan *slot = &ci->plans[ci->next_plan];
+    ci->next_plan = (ci->next_plan + 1) % CUDA_GEMM_PLAN_CACHE;
+    if (slot->valid) gemm_plan_release(slot);
+    LTX2_TRY(gemm_plan_build(ci, ctx, dt, M, N, K, layout, has_bias, align, slot));
+    *out = slot;
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_gemm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                             const ltx2_tensor *w, ltx2_b_layout w_layout, const ltx2_tensor *bias,
+                             ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    ltx2_status st = LTX2_OK;
+    int64_t K = x->shape[x->ndim - 1];
+    int64_t N = y->shape[y->ndim - 1];
+    int64_t M = 1;
+    for (int i = 0; i + 1 < x->ndim; i++) M *= x->shape[i];
+    if (M == 0 || N == 0) return LTX2_OK;
+    if (K == 0) {
+        /* No product: y = bias (or 0). cuBLASLt rejects K == 0. */
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "cuda gemm: K == 0 is not supported (x has an empty last dim)");
+    }
+    cudaDataType_t dt = x->dtype == LTX2_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    unsigned align = ptr_align(x->data);
+    unsigned a2 = ptr_align(w->data), a3 = ptr_align(y->data);
+    if (a2 < align) align = a2;
+    if (a3 < align) align = a3;
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    gemm_plan *p = NULL;
+    LTX2_TRY(gemm_plan_get(ci, ctx, dt, M, N, K, w_layout, bias != NULL, align, &p));
+    if (bias) {
+        const void *bp = bias->data;
+        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof(bp)));
+    }
+    const float alpha = 1.0f, beta = 0.0f;
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, p->op, &alpha, w->data, p->la, x->data, p->lb, &beta, y->data, p->lc,
+                                            y->data, p->lc, &p->algo, ci->workspace, CUDA_GEMM_WORKSPACE_BYTES, ci->stream));
+done:
+    return st;
+}
+
+ltx2_status ltx2_backend_cuda_gemm_baseline(const ltx2_backend *be, ltx2_context *ctx,
+                                            ltx2_dtype dt, int64_t M, int64_t N, int64_t K,
+                                            const void *x, const void *w, void *y, int iters) {
+    if (!be || be->device != LTX2_DEVICE_CUDA)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "cuBLASLt baseline needs a CUDA backend");
+    if (dt != LTX2_F32 && dt != LTX2_BF16)
+        return LTX2_ERROR(ctx, LTX2_ERR_DTYPE, "cuBLASLt baseline: dtype %s (want f32 or bf16)", ltx2_dtype_name(dt));
+    if (M <= 0 || N <= 0 || K <= 0 || !x || !w || !y)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "cuBLASLt baseline: bad arguments M=%lld N=%lld K=%lld",
+                          (long long)M, (long long)N, (long long)K);
+    cuda_impl *ci = impl_of(be);
+    ltx2_status st = LTX2_OK;
+    gemm_plan plan;
+    memset(&plan, 0, sizeof(plan));
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    LTX2_TRY(gemm_plan_build(ci, ctx, dt == LTX2_BF16 ? CUDA_R_16BF : CUDA_R_32F, M, N, K, LTX2_B_NK, false,
+                             CUDA_GEMM_MAX_ALIGN, &plan));
+    const float alpha = 1.0f, beta = 0.0f;
+    for (int i = 0; i < iters; i++)
+        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, plan.op, &alpha, w, plan.la, x, plan.lb, &beta, y, plan.lc, y,
+                                                plan.lc, &plan.algo, ci->workspace, CUDA_GEMM_WORKSPACE_BYTES, ci->stream));
+done:
+    gemm_plan_release(&plan);
+    return st;
+}
+
+/* ---- memory-bound ops: kernels/ launchers ---- */
+
+static ltx2_status cuda_rms_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                 const ltx2_tensor *weight, float eps, ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    int64_t d = x->shape[x->ndim - 1];
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev, ltx2_k_rms_norm(ci->stream, kdt(x->dtype), x->data, y->data,
+                                               weight ? weight->data : NULL,
+                                               ltx2_tensor_numel(x) / d, d, eps));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_layer_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                   const ltx2_tensor *weight, const ltx2_tensor *bias, float eps,
+                                   ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    int64_t d = x->shape[x->ndim - 1];
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev, ltx2_k_layer_norm(ci->stream, kdt(x->dtype), x->data, y->data,
+                                                 weight ? weight->data : NULL, bias ? bias->data : NULL,
+                                                 ltx2_tensor_numel(x) / d, d, eps));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_softmax(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    int64_t d = x->shape[x->ndim - 1];
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev, ltx2_k_softmax(ci->stream, kdt(x->dtype), x->data, y->data,
+                                              ltx2_tensor_numel(x) / d, d));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
+                              const ltx2_tensor *x, ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    int kop = op == LTX2_OP_GELU_TANH ? LTX2_KUNARY_GELU_TANH : LTX2_KUNARY_SILU;
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev, ltx2_k_unary(ci->stream, kdt(x->dtype), kop, x->data, y->data,
+                                            ltx2_tensor_numel(x)));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_binary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
+                               const ltx2_tensor *a, const ltx2_tensor *b, ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    ltx2_broadcast_plan p;
+    LTX2_TRY(ltx2_broadcast_plan_make(ctx, a, b, y, &p));
+    if (p.numel == 0) return LTX2_OK;
+    int kop = op == LTX2_OP_ADD ? LTX2_KBINARY_ADD : LTX2_KBINARY_MUL;
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev, ltx2_k_binary(ci->stream, kdt(a->dtype), kop, a->data, b->data, y->data,
+                                             p.ndim, p.shape, p.a_strides, p.b_strides, p.out_strides));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_convert(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev, ltx2_k_convert(ci->stream, kdt(x->dtype), x->data, kdt(y->dtype), y->data,
+                                              ltx2_tensor_numel(x)));
+    return LTX2_OK;
+}
+
+static void cuda_destroy(ltx2_backend *be) {
+    if (!be) return;
+    cuda_impl *ci = impl_of(be);
+    if (ci) {
+        cudaSetDevice(ci->dev);
+        if (ci->stream) cudaStreamSynchronize(ci->stream);
+        for (int i = 0; i < CUDA_GEMM_PLAN_CACHE; i++)
+            if (ci->plans[i].valid) gemm_plan_release(&ci->plans[i]);
+        if (ci->workspace) cudaFree(ci->workspace);
+        if (ci->lt) cublasLtDestroy(ci->lt);
+        if (ci->stream) cudaStreamDestroy(ci->stream);
+        free(ci);
+    }
+    free(be);
+}
+
+ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_backend **out) {
+    if (!out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "cuda backend: out is NULL");
+    *out = NULL;
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess)
+        return LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "no usable CUDA device: cudaGetDeviceCount failed with %s (%s)",
+                          cudaGetErrorName(e), cudaGetErrorString(e));
+    if (count == 0) return LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "no CUDA device present");
+    if (device_index < 0 || device_index >= count)
+        return LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "CUDA device index %d out of range (%d device%s present)",
+                          device_index, count, count == 1 ? "" : "s");
+
+    ltx2_status st = LTX2_OK;
+    ltx2_backend *be = calloc(1, sizeof(*be));
+    cuda_impl *ci = calloc(1, sizeof(*ci));
+    if (!be || !ci) {
+        free(be);
+        free(ci);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "cuda backend: out of host memory");
+    }
+    ci->dev = device_index;
+    be->name = "cuda";
+    be->device = LTX2_DEVICE_CUDA;
+    be->device_index = device_index;
+    be->impl = ci;
+    be->supports = cuda_supports;
+    be->alloc = cuda_alloc;
+    be->free = cuda_free;
+    be->upload = cuda_upload;
+    be->download = cuda_download;
+    be->copy = cuda_copy;
+    be->sync = cuda_sync;
+    be->gemm = cuda_gemm;
+    be->rms_norm = cuda_rms_norm;
+    be->layer_norm = cuda_layer_norm;
+    be->softmax = cuda_softmax;
+    be->unary = cuda_unary;
+    be->binary = cuda_binary;
+    be->convert = cuda_convert;
+    be->destroy = cuda_destroy;
+
+    CUDA_TRY(ctx, device_index, cudaSetDevice(device_index));
+    CUDA_TRY(ctx, device_index, cudaStreamCreateWithFlags(&ci->stream, cudaStreamNonBlocking));
+    CUBLAS_TRY(ctx, device_index, cublasLtCreate(&ci->lt));
+    CUDA_TRY(ctx, device_index, cudaMalloc(&ci->workspace, CUDA_GEMM_WORKSPACE_BYTES));
+done:
+    if (st != LTX2_OK) {
+        cuda_destroy(be);
+        return st;
+    }
+    *out = be;
+    return LTX2_OK;
+}
+
+#endif

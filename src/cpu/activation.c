@@ -1,0 +1,38 @@
+/* Pointwise activations, fp32: GELU with torch's tanh approximation, and SiLU. */
+#include "cpu/cpu_ops.h"
+
+#include <math.h>
+
+/* sqrt(2/pi) and the cubic coefficient of the tanh approximation (Hendrycks & Gimpel), the
+ * constants torch uses for gelu(approximate='tanh'). */
+#define GELU_SQRT_2_OVER_PI 0.7978845608028654f
+#define GELU_COEF_A 0.044715f
+
+static ltx2_status check_n(ltx2_context *ctx, const char *op, const float *x, const float *y,
+                           int64_t n) {
+    if (n < 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "cpu %s: negative element count %lld", op, (long long)n);
+    if (n > 0 && (!x || !y)) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "cpu %s: NULL input or output", op);
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_cpu_gelu_tanh(ltx2_context *ctx, const float *x, float *y, int64_t n) {
+    LTX2_TRY(check_n(ctx, "gelu_tanh", x, y, n));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        float inner = GELU_SQRT_2_OVER_PI * (v + GELU_COEF_A * v * v * v);
+        y[i] = 0.5f * v * (1.0f + tanhf(inner));
+    }
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_cpu_silu(ltx2_context *ctx, const float *x, float *y, int64_t n) {
+    LTX2_TRY(check_n(ctx, "silu", x, y, n));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        y[i] = v / (1.0f + expf(-v));
+    }
+    return LTX2_OK;
+}

@@ -1,0 +1,60 @@
+/* CPU reference ops (fp32, OpenMP): the oracle every other backend is tested against.
+ * Raw-pointer APIs on contiguous row-major data, except the broadcasting binary ops, which take
+ * strided ltx2_tensor views. Every function validates its arguments and returns an ltx2_status. */
+#ifndef LTX2_CPU_CPU_OPS_H
+#define LTX2_CPU_CPU_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/context.h"
+#include "ltx2/tensor.h"
+
+/* How the second GEMM operand is stored. NK is a torch Linear weight ([out, in]: y = x W^T);
+ * KN is a plain [K, N] matrix (y = x B). */
+typedef enum ltx2_b_layout { LTX2_B_NK = 0, LTX2_B_KN = 1 } ltx2_b_layout;
+
+/* C[M,N] = alpha * A[M,K] * op(B) + beta * C + bias[N] (bias may be NULL; it is not scaled by
+ * alpha). Row-major with leading dimensions lda, ldb, ldc (in elements). When beta == 0, C is
+ * not read (it may hold garbage/NaN), as in BLAS. */
+ltx2_status ltx2_cpu_gemm(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, float alpha,
+                          const float *A, int64_t lda, const float *B, int64_t ldb,
+                          ltx2_b_layout b_layout, float beta, float *C, int64_t ldc,
+                          const float *bias);
+
+/* Row-wise over the last dim of x[rows, dim]; y may alias x.
+ * RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight            (weight may be NULL = ones)
+ * LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias (biased var, as torch; both NULLable) */
+ltx2_status ltx2_cpu_rms_norm(ltx2_context *ctx, const float *x, float *y, int64_t rows,
+                              int64_t dim, const float *weight, float eps);
+ltx2_status ltx2_cpu_layer_norm(ltx2_context *ctx, const float *x, float *y, int64_t rows,
+                                int64_t dim, const float *weight, const float *bias, float eps);
+
+/* Numerically stable softmax over the last dim of x[rows, dim]; y may alias x. */
+ltx2_status ltx2_cpu_softmax(ltx2_context *ctx, const float *x, float *y, int64_t rows,
+                             int64_t dim);
+
+/* Elementwise activations over n values; y may alias x.
+ * gelu_tanh matches torch.nn.functional.gelu(x, approximate='tanh'). */
+ltx2_status ltx2_cpu_gelu_tanh(ltx2_context *ctx, const float *x, float *y, int64_t n);
+ltx2_status ltx2_cpu_silu(ltx2_context *ctx, const float *x, float *y, int64_t n);
+
+typedef enum ltx2_binary_op { LTX2_BINARY_ADD = 0, LTX2_BINARY_MUL = 1 } ltx2_binary_op;
+
+/* out = a (op) b with numpy broadcasting (shapes aligned at the trailing dim; a size-1 dim or a
+ * missing leading dim broadcasts). All three are f32 CPU views with arbitrary strides; out must
+ * have exactly the broadcast shape and must not partially overlap a or b. */
+ltx2_status ltx2_cpu_binary(ltx2_context *ctx, ltx2_binary_op op, const ltx2_tensor *a,
+                            const ltx2_tensor *b, ltx2_tensor *out);
+
+/* Machine fp32 peak, measured (for benches): independent FMA chains of the widest vector this
+ * build targets, on all OpenMP threads, for at least min_seconds. Returns FLOP/s. */
+double ltx2_cpu_measure_fma_peak(double min_seconds);
+/* Core clock in Hz from a chain of dependent integer adds (1 cycle each on x86); 0 when it cannot
+ * be measured on this architecture. */
+double ltx2_cpu_measure_clock_hz(void);
+/* fp32 FLOPs per cycle per core this build's vector ISA allows, assuming two FMA pipes
+ * (AVX-512: 2*16*2 = 64, AVX2: 2*8*2 = 32, otherwise 2). */
+int ltx2_cpu_flops_per_cycle(void);
+
+#endif

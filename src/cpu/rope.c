@@ -1,0 +1,176 @@
+/* RoPE tables and rotation (split and interleaved), fp32, following ltx-core's rope.py operation
+ * by operation: the angle of the highest frequency reaches ~1.5e4 rad, where one fp32 rounding
+ * step of the angle is ~1e-3 rad, so the order of the fp32 products matters more than the
+ * accuracy of cos/sin (which are evaluated in double and rounded once). */
+#include "cpu/cpu_rope.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* pi as the double Python's math.pi holds (strict C11 has no M_PI). */
+#define LTX2_ROPE_PI 3.14159265358979311600
+
+static ltx2_status check_params(ltx2_context *ctx, const ltx2_rope_params *p) {
+    if (!p) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "rope: NULL params");
+    if (p->n_axes < 1 || p->n_axes > LTX2_ROPE_MAX_AXES)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "rope: n_axes must be 1..%d, got %d", LTX2_ROPE_MAX_AXES,
+                          p->n_axes);
+    if (p->dim <= 0 || p->dim % 2 != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "rope: dim must be positive and even, got %lld", (long long)p->dim);
+    if (p->dim / (2 * p->n_axes) < 2)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "rope: dim %lld gives fewer than 2 frequencies per axis (%d axes)",
+                          (long long)p->dim, p->n_axes);
+    if (p->type == LTX2_ROPE_SPLIT && (p->heads <= 0 || (p->dim / 2) % p->heads != 0))
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "rope split: dim/2 = %lld must be a multiple of heads = %lld",
+                          (long long)(p->dim / 2), (long long)p->heads);
+    if (!(p->theta > 1.0))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "rope: theta must be > 1, got %g", p->theta);
+    for (int a = 0; a < p->n_axes; a++)
+        if (!(p->max_pos[a] > 0.0f))
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "rope: max_pos[%d] must be > 0, got %g", a,
+                              (double)p->max_pos[a]);
+    return LTX2_OK;
+}
+
+int64_t ltx2_cpu_rope_n_freqs(const ltx2_rope_params *p) { return p->dim / (2 * p->n_axes); }
+
+ltx2_status ltx2_cpu_rope_freqs(ltx2_context *ctx, const ltx2_rope_params *p, float *out) {
+    LTX2_TRY(check_params(ctx, p));
+    int64_t nf = ltx2_cpu_rope_n_freqs(p);
+    if (p->double_precision) {
+        /* numpy: linspace(0, 1, nf) = k * (1 / (nf - 1)) with the last entry exactly 1, then
+         * theta ** y * pi / 2 in float64, cast to fp32 (generate_freq_grid_np). */
+        double step = 1.0 / (double)(nf - 1);
+        for (int64_t k = 0; k < nf; k++) {
+            double y = (k == nf - 1) ? 1.0 : (double)k * step;
+            out[k] = (float)(pow(p->theta, y) * LTX2_ROPE_PI / 2.0);
+        }
+    } else {
+        /* torch.linspace in fp32 (first half from the start, second half from the end), then
+         * fp32 pow, * pi, / 2 (generate_freq_grid_pytorch). */
+        float step = 1.0f / (float)(nf - 1);
+        float theta = (float)p->theta;
+        for (int64_t k = 0; k < nf; k++) {
+            float y = (k < nf / 2) ? (float)k * step : 1.0f - (float)(nf - 1 - k) * step;
+            float w = (float)pow((double)theta, (double)y);
+            w = w * (float)LTX2_ROPE_PI;
+            out[k] = w / 2.0f;
+        }
+    }
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_cpu_rope_tables(ltx2_context *ctx, const ltx2_rope_params *p, const float *positions,
+                                 int64_t B, int64_t T, int64_t pos_last, float *cos_out, float *sin_out) {
+    LTX2_TRY(check_params(ctx, p));
+    if (B < 0 || T < 0 || (pos_last != 1 && pos_last != 2))
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "rope tables: bad B=%lld T=%lld pos_last=%lld", (long long)B,
+                          (long long)T, (long long)pos_last);
+    if (p->use_middle && pos_last != 2)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "rope tables: use_middle needs [start, end) bounds (pos_last 2)");
+    if (B * T > 0 && (!positions || !cos_out || !sin_out))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "rope tables: NULL buffer");
+    const int n = p->n_axes;
+    const int64_t nf = ltx2_cpu_rope_n_freqs(p);
+    float freqs[4096];
+    float *fr = nf <= 4096 ? freqs : malloc((size_t)nf * sizeof(float));
+    if (!fr) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "rope tables: %lld frequencies", (long long)nf);
+    ltx2_status st = ltx2_cpu_rope_freqs(ctx, p, fr);
+    if (st != LTX2_OK) {
+        if (fr != freqs) free(fr);
+        return st;
+    }
+    const int64_t n_ang = n * nf;
+    const int64_t half = p->dim / 2;
+    const int64_t pad = p->type == LTX2_ROPE_SPLIT ? half - n_ang : p->dim % (2 * n);
+    const int64_t per_head = p->type == LTX2_ROPE_SPLIT ? half / p->heads : 0;
+
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t b = 0; b < B; b++) {
+        for (int64_t t = 0; t < T; t++) {
+            float u[LTX2_ROPE_MAX_AXES];
+            for (int a = 0; a < n; a++) {
+                const float *pp = positions + (((b * n + a) * T) + t) * pos_last;
+                float pos = p->use_middle ? (pp[0] + pp[1]) / 2.0f : pp[0];
+                float frac = pos / p->max_pos[a];
+                u[a] = frac * 2.0f - 1.0f;
+            }
+            for (int64_t j = 0; j < (p->type == LTX2_ROPE_SPLIT ? half : pad + n_ang); j++) {
+                float c = 1.0f, s = 0.0f;
+                if (j >= pad) {
+                    int64_t i = j - pad; /* flat angle index = k * n + axis */
+                    float ang = fr[i / n] * u[i % n];
+                    c = (float)cos((double)ang);
+                    s = (float)sin((double)ang);
+                }
+                if (p->type == LTX2_ROPE_SPLIT) {
+                    int64_t h = j / per_head, r = j % per_head;
+                    int64_t o = ((b * p->heads + h) * T + t) * per_head + r;
+                    cos_out[o] = c;
+                    sin_out[o] = s;
+                } else if (j < pad) {
+                    /* interleaved: the pad covers dim % (2n) single entries at the front */
+                    int64_t o = (b * T + t) * p->dim + j;
+                    cos_out[o] = 1.0f;
+                    sin_out[o] = 0.0f;
+                } else {
+                    int64_t o = (b * T + t) * p->dim + pad + 2 * (j - pad);
+                    cos_out[o] = cos_out[o + 1] = c;
+                    sin_out[o] = sin_out[o + 1] = s;
+                }
+            }
+        }
+    }
+    if (fr != freqs) free(fr);
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_cpu_rope_apply_split(ltx2_context *ctx, float *x, const float *cos_t, const float *sin_t,
+                                      int64_t B, int64_t T, int64_t heads, int64_t head_dim) {
+    if (B < 0 || T < 0 || heads <= 0 || head_dim <= 0 || head_dim % 2 != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "rope split: bad B=%lld T=%lld heads=%lld head_dim=%lld (even)",
+                          (long long)B, (long long)T, (long long)heads, (long long)head_dim);
+    if (B * T > 0 && (!x || !cos_t || !sin_t))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "rope split: NULL buffer");
+    const int64_t hd = head_dim / 2;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t b = 0; b < B; b++) {
+        for (int64_t t = 0; t < T; t++) {
+            for (int64_t h = 0; h < heads; h++) {
+                float *xa = x + ((b * T + t) * heads + h) * head_dim;
+                float *xb = xa + hd;
+                const float *c = cos_t + ((b * heads + h) * T + t) * hd;
+                const float *s = sin_t + ((b * heads + h) * T + t) * hd;
+                for (int64_t i = 0; i < hd; i++) {
+                    float a = xa[i], bb = xb[i];
+                    /* the reference multiplies by cos first, then adds the sin term (addcmul) */
+                    float ra = a * c[i];
+                    float rb = bb * c[i];
+                    xa[i] = ra + (-s[i]) * bb;
+                    xb[i] = rb + s[i] * a;
+                }
+            }
+        }
+    }
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_cpu_rope_apply_interleaved(ltx2_context *ctx, float *x, const float *cos_t,
+                                            const float *sin_t, int64_t B, int64_t T, int64_t dim) {
+    if (B < 0 || T < 0 || dim <= 0 || dim % 2 != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "rope interleaved: bad B=%lld T=%lld dim=%lld (even)",
+                          (long long)B, (long long)T, (long long)dim);
+    if (B * T > 0 && (!x || !cos_t || !sin_t))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "rope interleaved: NULL buffer");
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < B * T; r++) {
+        float *xr = x + r * dim;
+        const float *c = cos_t + r * dim, *s = sin_t + r * dim;
+        for (int64_t i = 0; i < dim; i += 2) {
+            float x0 = xr[i], x1 = xr[i + 1];
+            xr[i] = x0 * c[i] + (-x1) * s[i];
+            xr[i + 1] = x1 * c[i + 1] + x0 * s[i + 1];
+        }
+    }
+    return LTX2_OK;
+}

@@ -1,0 +1,854 @@
+/* Video VAE decoder on the CPU (see video_vae.h). Reference: ltx-core 1.0.0
+ * model/video_vae/video_vae.py VideoDecoder.forward, resnet.py ResnetBlock3D / UNetMidBlock3D,
+ * sampling.py DepthToSpaceUpsample, ops.py unpatchify / PerChannelStatistics,
+ * convolution.py CausalConv3d. Activations are NDHWC fp32 buffers owned by the forward. */
+#include "model/video_vae.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+#include "core/dtype.h"
+#include "cpu/cpu_ops.h"
+
+/* PixelNorm epsilon (ltx-core common/normalization.py PixelNorm default; the video VAE uses it
+ * unchanged, the audio VAE passes 1e-6). */
+#define VAE_PIXEL_NORM_EPS 1e-8f
+/* Every video-VAE conv is 3x3x3 (CausalConv3d kernel_size=3). */
+#define VAE_KERNEL 3
+/* Longest key we build: prefix + "decoder.up_blocks.NN.res_blocks.NN.convN.conv.weight". */
+#define VAE_KEY_CAP 256
+
+/* ---------------------------------------------------------------------------------------------
+ * Loading
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct loader {
+    ltx2_context *ctx;
+    const ltx2_st_set *set;
+    const char *prefix;
+    const char *part; /* "decoder" or "encoder" */
+    const ltx2_st_tensor **used;
+    size_t n_used, cap_used;
+} loader;
+
+static ltx2_status find_tensor(loader *L, const char *key, int ndim, const int64_t *shape,
+                               const ltx2_st_tensor **out) {
+    const ltx2_st_tensor *t = ltx2_st_set_find(L->set, key, NULL);
+    if (!t) return LTX2_ERROR(L->ctx, LTX2_ERR_NOT_FOUND, "video VAE: missing tensor %s", key);
+    char got[96], want[96];
+    bool ok = t->ndim == ndim;
+    for (int i = 0; ok && i < ndim; i++) ok = t->shape[i] == shape[i];
+    if (!ok)
+        return LTX2_ERROR(L->ctx, LTX2_ERR_SHAPE, "video VAE: tensor %s has shape %s, expected %s", key,
+                          ltx2_shape_str(t->shape, t->ndim, got, sizeof(got)),
+                          ltx2_shape_str(shape, ndim, want, sizeof(want)));
+    if (!ltx2_dtype_is_float(t->dtype))
+        return LTX2_ERROR(L->ctx, LTX2_ERR_DTYPE, "video VAE: tensor %s has dtype %s, expected a float type",
+                          key, ltx2_dtype_name(t->dtype));
+    if (L->n_used == L->cap_used) {
+        size_t cap = L->cap_used ? 2 * L->cap_used : 64;
+        const ltx2_st_tensor **p = realloc(L->used, cap * sizeof(*p));
+        if (!p) return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "video VAE: key list");
+        L->used = p;
+        L->cap_used = cap;
+    }
+    L->used[L->n_used++] = t;
+    *out = t;
+    return LTX2_OK;
+}
+
+/* Loads tensor `key` of the given shape, converted to a fresh f32 buffer. */
+static ltx2_status load_f32(loader *L, const char *key, int ndim, const int64_t *shape, float **out) {
+    const ltx2_st_tensor *t;
+    LTX2_TRY(find_tensor(L, key, ndim, shape, &t));
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    float *buf = malloc((size_t)n * sizeof(float));
+    if (!buf) return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "video VAE: %s (%lld floats)", key, (long long)n);
+    ltx2_status st = ltx2_convert(L->ctx, buf, LTX2_F32, t->data, t->dtype, (size_t)n);
+    if (st != LTX2_OK) {
+        free(buf);
+        ltx2_error_prefix(L->ctx, "video VAE: %s", key);
+        return st;
+    }
+    *out = buf;
+    return LTX2_OK;
+}
+
+static void conv_free(ltx2_vae_conv *c) {
+    free(c->weight);
+    free(c->bias);
+    c->weight = c->bias = NULL;
+}
+
+/* `<prefix><part>.<path>.conv.{weight,bias}`: a CausalConv3d (the nn.Conv3d sits at `.conv`). */
+static ltx2_status load_conv(loader *L, const char *path, int64_t c_in, int64_t c_out, ltx2_conv_tpad tpad,
+                             ltx2_conv_spad spad, ltx2_vae_conv *c) {
+    char key[VAE_KEY_CAP];
+    memset(c, 0, sizeof(*c));
+    c->desc = (ltx2_conv3d_desc){.c_in = c_in, .c_out = c_out, .kt = VAE_KERNEL, .kh = VAE_KERNEL,
+                                 .kw = VAE_KERNEL, .st = 1, .sh = 1, .sw = 1, .tpad = tpad, .spad = spad};
+    const int64_t wshape[5] = {c_out, c_in, VAE_KERNEL, VAE_KERNEL, VAE_KERNEL};
+    float *w = NULL;
+    snprintf(key, sizeof(key), "%s%s.%s.conv.weight", L->prefix, L->part, path);
+    LTX2_TRY(load_f32(L, key, 5, wshape, &w));
+    c->weight = malloc((size_t)ltx2_cpu_conv3d_packed_numel(&c->desc) * sizeof(float));
+    if (!c->weight) {
+        free(w);
+        return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "video VAE: packed %s", key);
+    }
+    ltx2_status st = ltx2_cpu_conv3d_pack_weight(L->ctx, &c->desc, w, c->weight);
+    free(w);
+    if (st != LTX2_OK) return st;
+    snprintf(key, sizeof(key), "%s%s.%s.conv.bias", L->prefix, L->part, path);
+    return load_f32(L, key, 1, &c_out, &c->bias);
+}
+
+void ltx2_video_decoder_free(ltx2_video_decoder *dec) {
+    if (!dec) return;
+    free(dec->mean_of_means);
+    free(dec->std_of_means);
+    conv_free(&dec->conv_in);
+    conv_free(&dec->conv_out);
+    for (int i = 0; i < dec->n_blocks; i++) {
+        ltx2_vae_dec_block *b = &dec->blocks[i];
+        if (b->res)
+            for (int j = 0; j < 2 * b->n_layers; j++) conv_free(&b->res[j]);
+        free(b->res);
+        conv_free(&b->up);
+    }
+    free(dec->blocks);
+    free(dec);
+}
+
+static bool has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+/* Every `<prefix><part>.*` tensor must have been used: an extra one means the config and the
+ * file disagree (e.g. conditioning tensors with timestep_conditioning false, or more layers). */
+static ltx2_status check_all_used(loader *L) {
+    char key[VAE_KEY_CAP];
+    snprintf(key, sizeof(key), "%s%s.", L->prefix, L->part);
+    for (size_t i = 0; i < L->set->n_tensors; i++) {
+        const ltx2_st_tensor *t = L->set->tensors[i];
+        if (!has_prefix(t->name, key)) continue;
+        size_t j = 0;
+        while (j < L->n_used && L->used[j] != t) j++;
+        if (j == L->n_used)
+            return LTX2_ERROR(L->ctx, LTX2_ERR_FORMAT,
+                              "video VAE: unexpected tensor %s (not part of a %s with this config: check "
+                              "vae.%s_blocks / timestep_conditioning)",
+                              t->name, L->part, L->part);
+    }
+    return LTX2_OK;
+}
+
+/* Checks the block list and fills the shapes of every up block (no tensors touched). */
+static ltx2_status plan_blocks(ltx2_context *ctx, ltx2_video_decoder *dec) {
+    const ltx2_vae_config *cfg = &dec->cfg;
+    int64_t c = cfg->decoder_base_channels * 8; /* ltx-core: `feature_channels = base_channels * 8` */
+    dec->time_factor = 1;
+    dec->space_factor = cfg->patch_size;
+    for (int i = 0; i < dec->n_blocks; i++) {
+        const ltx2_vae_block *src = &cfg->decoder_blocks[cfg->n_decoder_blocks - 1 - i];
+        ltx2_vae_dec_block *b = &dec->blocks[i];
+        b->kind = src->kind;
+        b->c_in = c;
+        b->stride[0] = b->stride[1] = b->stride[2] = 1;
+        switch (src->kind) {
+        case LTX2_VAE_RES_X:
+            if (src->inject_noise)
+                return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                                  "video VAE: decoder.up_blocks.%d: inject_noise is not supported yet", i);
+            b->n_layers = (int)src->num_layers;
+            b->c_out = c;
+            break;
+        case LTX2_VAE_COMPRESS_TIME:
+        case LTX2_VAE_COMPRESS_SPACE:
+        case LTX2_VAE_COMPRESS_ALL: {
+            if (src->kind != LTX2_VAE_COMPRESS_SPACE) b->stride[0] = 2;
+            if (src->kind != LTX2_VAE_COMPRESS_TIME) b->stride[1] = b->stride[2] = 2;
+            const int64_t prod = b->stride[0] * b->stride[1] * b->stride[2], m = src->multiplier;
+            /* ltx-core reads `residual` only for compress_all. */
+            b->residual = src->kind == LTX2_VAE_COMPRESS_ALL && src->residual;
+            if (c % m != 0 || (prod * c) % m != 0)
+                return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
+                                  "video VAE: decoder.up_blocks.%d (%s): %lld channels not divisible by multiplier %lld",
+                                  i, ltx2_vae_block_name(src->kind), (long long)c, (long long)m);
+            if (b->residual && (c % prod != 0 || prod % m != 0))
+                return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
+                                  "video VAE: decoder.up_blocks.%d residual needs %lld channels and stride product "
+                                  "%lld to divide by %lld and multiplier %lld",
+                                  i, (long long)c, (long long)prod, (long long)prod, (long long)m);
+            b->c_out = c / m;
+            dec->time_factor *= b->stride[0];
+            dec->space_factor *= b->stride[1];
+            break;
+        }
+        default:
+            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                              "video VAE: decoder block \"%s\" (up_blocks.%d) is not supported (not used by LTX-2)",
+                              ltx2_vae_block_name(src->kind), i);
+        }
+        c = b->c_out;
+    }
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_video_decoder_load(ltx2_context *ctx, const ltx2_st_set *weights, const char *prefix,
+                                    const ltx2_vae_config *cfg, ltx2_video_decoder **out) {
+    if (!weights || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");
+    *out = NULL;
+    if (!prefix) prefix = "";
+    if (cfg->n_decoder_blocks < 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
+                          "video VAE: the config has no vae.decoder_blocks (ltx-core would build an empty decoder)");
+    if (cfg->in_channels != 3 || cfg->out_channels < 1 || cfg->patch_size < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "video VAE: in_channels %lld / patch_size %lld unsupported",
+                          (long long)cfg->in_channels, (long long)cfg->patch_size);
+
+    /* Timestep conditioning: the config wins when it says; when absent (ltx-core would default to
+     * true) the presence of the conditioning tensors decides. */
+    char key[VAE_KEY_CAP];
+    snprintf(key, sizeof(key), "%sdecoder.last_scale_shift_table", prefix);
+    const bool has_tc_keys = ltx2_st_set_find(weights, key, NULL) != NULL;
+    const int tc = cfg->timestep_conditioning < 0 ? (has_tc_keys ? 1 : 0) : cfg->timestep_conditioning;
+    if (tc)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                          "video VAE: timestep-conditioned decoder is not supported yet (%s)",
+                          cfg->timestep_conditioning < 0 ? "config lacks timestep_conditioning and "
+                                                           "decoder.last_scale_shift_table is present"
+                                                         : "config says timestep_conditioning: true");
+
+    ltx2_video_decoder *dec = calloc(1, sizeof(*dec));
+    if (!dec) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: decoder struct");
+    dec->cfg = *cfg;
+    dec->cfg.timestep_conditioning = 0;
+    dec->n_blocks = cfg->n_decoder_blocks;
+    dec->blocks = calloc((size_t)(dec->n_blocks ? dec->n_blocks : 1), sizeof(*dec->blocks));
+    loader L = {.ctx = ctx, .set = weights, .prefix = prefix, .part = "decoder"};
+    ltx2_status st = dec->blocks ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: blocks");
+    if (st == LTX2_OK) st = plan_blocks(ctx, dec);
+
+    const ltx2_conv_tpad tpad = cfg->causal_decoder ? LTX2_CONV_TPAD_CAUSAL : LTX2_CONV_TPAD_SYMMETRIC;
+    const ltx2_conv_spad spad = cfg->decoder_padding == LTX2_VAE_PAD_REFLECT ? LTX2_CONV_SPAD_REFLECT
+                                                                             : LTX2_CONV_SPAD_ZEROS;
+    const int64_t lc = cfg->latent_channels;
+    if (st == LTX2_OK) {
+        snprintf(key, sizeof(key), "%sper_channel_statistics.mean-of-means", prefix);
+        st = load_f32(&L, key, 1, &lc, &dec->mean_of_means);
+    }
+    if (st == LTX2_OK) {
+        snprintf(key, sizeof(key), "%sper_channel_statistics.std-of-means", prefix);
+        st = load_f32(&L, key, 1, &lc, &dec->std_of_means);
+    }
+    if (st == LTX2_OK) st = load_conv(&L, "conv_in", lc, cfg->decoder_base_channels * 8, tpad, spad, &dec->conv_in);
+    for (int i = 0; i < dec->n_blocks && st == LTX2_OK; i++) {
+        ltx2_vae_dec_block *b = &dec->blocks[i];
+        char path[VAE_KEY_CAP];
+        if (b->kind == LTX2_VAE_RES_X) {
+            b->res = calloc((size_t)(2 * b->n_layers), sizeof(*b->res));
+            if (!b->res) {
+                st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: res blocks");
+                break;
+            }
+            for (int j = 0; j < 2 * b->n_layers && st == LTX2_OK; j++) {
+                snprintf(path, sizeof(path), "up_blocks.%d.res_blocks.%d.conv%d", i, j / 2, j % 2 + 1);
+                st = load_conv(&L, path, b->c_in, b->c_in, tpad, spad, &b->res[j]);
+            }
+        } else {
+            const int64_t prod = b->stride[0] * b->stride[1] * b->stride[2];
+            snprintf(path, sizeof(path), "up_blocks.%d.conv", i);
+            st = load_conv(&L, path, b->c_in, prod * b->c_out, tpad, spad, &b->up);
+        }
+    }
+    const int64_t c_last = dec->n_blocks ? dec->blocks[dec->n_blocks - 1].c_out : cfg->decoder_base_channels * 8;
+    if (st == LTX2_OK)
+        st = load_conv(&L, "conv_out", c_last, cfg->out_channels * cfg->patch_size * cfg->patch_size, tpad, spad,
+                       &dec->conv_out);
+
+    if (st == LTX2_OK) st = check_all_used(&L);
+    free(L.used);
+    if (st != LTX2_OK) {
+        ltx2_video_decoder_free(dec);
+        return st;
+    }
+    *out = dec;
+    return LTX2_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Shapes
+ * ------------------------------------------------------------------------------------------- */
+
+ltx2_status ltx2_video_decoder_out_shape(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                         const int64_t latent_ndhwc[5], int64_t video_ndhwc[5]) {
+    if (!dec || !latent_ndhwc || !video_ndhwc)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");
+    for (int i = 0; i < 4; i++)
+        if (latent_ndhwc[i] < 1)
+            return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE: latent dim %d is %lld, must be >= 1", i,
+                              (long long)latent_ndhwc[i]);
+    if (latent_ndhwc[4] != dec->cfg.latent_channels)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
+                          "video VAE: latent has %lld channels (last dim of NDHWC), the decoder expects %lld",
+                          (long long)latent_ndhwc[4], (long long)dec->cfg.latent_channels);
+    video_ndhwc[0] = latent_ndhwc[0];
+    video_ndhwc[1] = dec->time_factor * (latent_ndhwc[1] - 1) + 1;
+    video_ndhwc[2] = dec->space_factor * latent_ndhwc[2];
+    video_ndhwc[3] = dec->space_factor * latent_ndhwc[3];
+    video_ndhwc[4] = dec->cfg.out_channels;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_video_decoder_latent_grid(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                           int64_t frames, int64_t height, int64_t width,
+                                           int64_t latent_fhw[3]) {
+    if (!dec || !latent_fhw) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");
+    const int64_t tf = dec->time_factor, sf = dec->space_factor;
+    if (frames < 1 || (frames - 1) % tf != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
+                          "video VAE: %lld frames is not %lld*k+1 (e.g. %lld or %lld)", (long long)frames,
+                          (long long)tf, (long long)(frames < 1 ? 1 : ((frames - 1) / tf) * tf + 1),
+                          (long long)(frames < 1 ? tf + 1 : ((frames - 1) / tf + 1) * tf + 1));
+    if (height < sf || width < sf || height % sf != 0 || width % sf != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE: %lldx%lld (HxW) is not a multiple of %lld",
+                          (long long)height, (long long)width, (long long)sf);
+    latent_fhw[0] = (frames - 1) / tf + 1;
+    latent_fhw[1] = height / sf;
+    latent_fhw[2] = width / sf;
+    return LTX2_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Forward
+ * ------------------------------------------------------------------------------------------- */
+
+/* One NDHWC activation. */
+typedef struct act {
+    float *d;
+    int64_t n, t, h, w, c;
+} act;
+
+static int64_t act_numel(const act *a) { return a->n * a->t * a->h * a->w * a->c; }
+
+static ltx2_status act_alloc(ltx2_context *ctx, act *a, int64_t n, int64_t t, int64_t h, int64_t w, int64_t c) {
+    a->n = n, a->t = t, a->h = h, a->w = w, a->c = c;
+    a->d = malloc((size_t)act_numel(a) * sizeof(float));
+    if (!a->d)
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: activation [%lld, %lld, %lld, %lld, %lld]",
+                          (long long)n, (long long)t, (long long)h, (long long)w, (long long)c);
+    return LTX2_OK;
+}
+
+static void act_free(act *a) {
+    free(a->d);
+    a->d = NULL;
+}
+
+static void dump_act(ltx2_vae_dump_fn dump, void *user, const char *name, const act *a) {
+    if (!dump) return;
+    const int64_t shape[5] = {a->n, a->t, a->h, a->w, a->c};
+    ltx2_tensor v = ltx2_tensor_make(a->d, LTX2_F32, 5, shape);
+    dump(name, &v, user);
+}
+
+static ltx2_status run_conv(ltx2_context *ctx, const ltx2_vae_conv *c, const act *x, act *y) {
+    int64_t o[3];
+    LTX2_TRY(ltx2_cpu_conv3d_out_shape(ctx, &c->desc, x->t, x->h, x->w, o));
+    LTX2_TRY(act_alloc(ctx, y, x->n, o[0], o[1], o[2], c->desc.c_out));
+    ltx2_status st = ltx2_cpu_conv3d(ctx, &c->desc, x->d, x->n, x->t, x->h, x->w, c->weight, c->bias, y->d);
+    if (st != LTX2_OK) act_free(y);
+    return st;
+}
+
+/* In place: PixelNorm over channels (RMS norm of the last NDHWC dim) then SiLU. */
+static ltx2_status norm_silu(ltx2_context *ctx, act *a) {
+    const int64_t rows = a->n * a->t * a->h * a->w;
+    LTX2_TRY(ltx2_cpu_rms_norm(ctx, a->d, a->d, rows, a->c, NULL, VAE_PIXEL_NORM_EPS));
+    return ltx2_cpu_silu(ctx, a->d, a->d, rows * a->c);
+}
+
+/* ResnetBlock3D (no conditioning, in == out): x += conv2(silu(norm(conv1(silu(norm(x)))))). */
+static ltx2_status res_block(ltx2_context *ctx, const ltx2_vae_conv *conv1, const ltx2_vae_conv *conv2, act *x) {
+    act h = {0}, h1 = {0}, h2 = {0};
+    LTX2_TRY(act_alloc(ctx, &h, x->n, x->t, x->h, x->w, x->c));
+    memcpy(h.d, x->d, (size_t)act_numel(x) * sizeof(float));
+    ltx2_status st = norm_silu(ctx, &h);
+    if (st == LTX2_OK) st = run_conv(ctx, conv1, &h, &h1);
+    act_free(&h);
+    if (st == LTX2_OK) st = norm_silu(ctx, &h1);
+    if (st == LTX2_OK) st = run_conv(ctx, conv2, &h1, &h2);
+    act_free(&h1);
+    if (st != LTX2_OK) return st;
+    const int64_t n = act_numel(x);
+    float *xd = x->d;
+    const float *hd = h2.d;
+#pragma omp parallel for simd schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; i++) xd[i] += hd[i];
+    act_free(&h2);
+    return LTX2_OK;
+}
+
+/* DepthToSpaceUpsample: y = conv(x) rearranged "b (c p1 p2 p3) d h w -> b c (d p1) (h p2) (w p3)"
+ * (channel ((c*s_t + a)*s_h + b)*s_w + e), first frame dropped when s_t == 2; with `residual`,
+ * plus the same rearrangement of x repeated along channels (out channel j reads x's rearranged
+ * channel j mod (C_in / prod(s))). */
+static ltx2_status upsample_block(ltx2_context *ctx, const ltx2_vae_dec_block *b, act *x) {
+    act y = {0}, out = {0};
+    LTX2_TRY(run_conv(ctx, &b->up, x, &y));
+    const int64_t s0 = b->stride[0], s1 = b->stride[1], s2 = b->stride[2];
+    const int64_t drop = s0 == 2 ? 1 : 0;
+    const int64_t C = b->c_out, Cr = b->c_in / (s0 * s1 * s2);
+    ltx2_status st = act_alloc(ctx, &out, x->n, x->t * s0 - drop, x->h * s1, x->w * s2, C);
+    if (st != LTX2_OK) {
+        act_free(&y);
+        return st;
+    }
+    const int64_t T = out.t, H = out.h, W = out.w, n = x->n;
+    const int64_t yc = y.c, xc = x->c, th = x->h, tw = x->w, tt_in = x->t;
+    const bool residual = b->residual;
+    const float *yd = y.d, *xd = x->d;
+    float *od = out.d;
+#pragma omp parallel for collapse(2) schedule(static) if (act_numel(&out) > 65536)
+    for (int64_t bn = 0; bn < n; bn++)
+        for (int64_t t2 = 0; t2 < T; t2++) {
+            const int64_t tt = t2 + drop, ti = tt / s0, a = tt % s0;
+            for (int64_t h2 = 0; h2 < H; h2++) {
+                const int64_t hi = h2 / s1, bb = h2 % s1;
+                for (int64_t w2 = 0; w2 < W; w2++) {
+                    const int64_t wi = w2 / s2, e = w2 % s2;
+                    const int64_t vox = ((bn * tt_in + ti) * th + hi) * tw + wi;
+                    const float *ys = yd + vox * yc;
+                    const float *xs = xd + vox * xc;
+                    float *dst = od + (((bn * T + t2) * H + h2) * W + w2) * C;
+                    for (int64_t c = 0; c < C; c++) {
+                        float v = ys[((c * s0 + a) * s1 + bb) * s2 + e];
+                        if (residual) v += xs[(((c % Cr) * s0 + a) * s1 + bb) * s2 + e];
+                        dst[c] = v;
+                    }
+                }
+            }
+        }
+    act_free(&y);
+    act_free(x);
+    *x = out;
+    return LTX2_OK;
+}
+
+static bool is_f32_ndhwc(const ltx2_tensor *t) {
+    return t && t->data && t->dtype == LTX2_F32 && t->device == LTX2_DEVICE_CPU && t->ndim == 5 &&
+           ltx2_tensor_is_contiguous(t);
+}
+
+ltx2_status ltx2_video_decoder_decode(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                      const ltx2_tensor *latent, ltx2_tensor *video,
+                                      ltx2_vae_dump_fn dump, void *user) {
+    if (!dec) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE decode: NULL decoder");
+    if (!is_f32_ndhwc(latent))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "video VAE decode: latent must be a contiguous f32 CPU tensor [B, F', H', W', C]");
+    if (!is_f32_ndhwc(video))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "video VAE decode: video must be a contiguous f32 CPU tensor [B, F, H, W, 3]");
+    int64_t want[5];
+    LTX2_TRY(ltx2_video_decoder_out_shape(ctx, dec, latent->shape, want));
+    for (int i = 0; i < 5; i++)
+        if (video->shape[i] != want[i]) {
+            char got[96], exp[96];
+            return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE decode: video buffer is %s, expected %s",
+                              ltx2_shape_str(video->shape, 5, got, sizeof(got)),
+                              ltx2_shape_str(want, 5, exp, sizeof(exp)));
+        }
+
+    act x = {0}, y = {0};
+    LTX2_TRY(act_alloc(ctx, &x, latent->shape[0], latent->shape[1], latent->shape[2], latent->shape[3],
+                       latent->shape[4]));
+    memcpy(x.d, latent->data, (size_t)act_numel(&x) * sizeof(float));
+    dump_act(dump, user, "decoder.in", &x);
+    {
+        const int64_t rows = x.n * x.t * x.h * x.w, C = x.c;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < C; c++)
+                x.d[r * C + c] = x.d[r * C + c] * dec->std_of_means[c] + dec->mean_of_means[c];
+    }
+    dump_act(dump, user, "decoder.un_normalize.out", &x);
+
+    ltx2_status st = run_conv(ctx, &dec->conv_in, &x, &y);
+    act_free(&x);
+    if (st != LTX2_OK) {
+        ltx2_error_prefix(ctx, "video VAE decode: decoder.conv_in");
+        return st;
+    }
+    x = y;
+    dump_act(dump, user, "decoder.conv_in.out", &x);
+
+    char name[VAE_KEY_CAP];
+    for (int i = 0; i < dec->n_blocks && st == LTX2_OK; i++) {
+        const ltx2_vae_dec_block *b = &dec->blocks[i];
+        if (b->kind == LTX2_VAE_RES_X) {
+            for (int j = 0; j < b->n_layers && st == LTX2_OK; j++) {
+                st = res_block(ctx, &b->res[2 * j], &b->res[2 * j + 1], &x);
+                if (st == LTX2_OK && b->n_layers > 1) {
+                    snprintf(name, sizeof(name), "decoder.up_blocks.%d.res_blocks.%d.out", i, j);
+                    dump_act(dump, user, name, &x);
+                }
+            }
+        } else {
+            st = upsample_block(ctx, b, &x);
+        }
+        if (st != LTX2_OK) {
+            ltx2_error_prefix(ctx, "video VAE decode: decoder.up_blocks.%d", i);
+            break;
+        }
+        snprintf(name, sizeof(name), "decoder.up_blocks.%d.out", i);
+        dump_act(dump, user, name, &x);
+    }
+    if (st == LTX2_OK) {
+        const int64_t rows = x.n * x.t * x.h * x.w;
+        st = ltx2_cpu_rms_norm(ctx, x.d, x.d, rows, x.c, NULL, VAE_PIXEL_NORM_EPS);
+        if (st == LTX2_OK) dump_act(dump, user, "decoder.conv_norm_out.out", &x);
+        if (st == LTX2_OK) st = ltx2_cpu_silu(ctx, x.d, x.d, rows * x.c);
+    }
+    if (st == LTX2_OK) {
+        st = run_conv(ctx, &dec->conv_out, &x, &y);
+        if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE decode: decoder.conv_out");
+    }
+    act_free(&x);
+    if (st != LTX2_OK) return st;
+
+    /* unpatchify "b (c p r q) f h w -> b c (f p) (h q) (w r)": channel c*P*P + w_off*P + h_off. */
+    const int64_t P = dec->cfg.patch_size, OC = dec->cfg.out_channels;
+    const int64_t T = want[1], H = want[2], W = want[3], yc = y.c, yh = y.h, yw = y.w;
+    float *vd = video->data;
+    const float *yd = y.d;
+#pragma omp parallel for collapse(2) schedule(static) if (want[0] * T * H * W > 65536)
+    for (int64_t bn = 0; bn < want[0]; bn++)
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t w = 0; w < W; w++) {
+                    const float *src = yd + (((bn * T + t) * yh + h / P) * yw + w / P) * yc;
+                    float *dst = vd + (((bn * T + t) * H + h) * W + w) * OC;
+                    for (int64_t c = 0; c < OC; c++) dst[c] = src[(c * P + w % P) * P + h % P];
+                }
+    act_free(&y);
+    if (dump) dump("decoder.out", video, user);
+    return LTX2_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Encoder
+ * ------------------------------------------------------------------------------------------- */
+
+void ltx2_video_encoder_free(ltx2_video_encoder *enc) {
+    if (!enc) return;
+    free(enc->mean_of_means);
+    free(enc->std_of_means);
+    conv_free(&enc->conv_in);
+    conv_free(&enc->conv_out);
+    for (int i = 0; i < enc->n_blocks; i++) {
+        ltx2_vae_enc_block *b = &enc->blocks[i];
+        if (b->res)
+            for (int j = 0; j < 2 * b->n_layers; j++) conv_free(&b->res[j]);
+        free(b->res);
+        conv_free(&b->down);
+    }
+    free(enc->blocks);
+    free(enc);
+}
+
+static ltx2_status plan_encoder(ltx2_context *ctx, ltx2_video_encoder *enc) {
+    const ltx2_vae_config *cfg = &enc->cfg;
+    int64_t c = cfg->latent_channels; /* ltx-core: conv_in width = latent channels */
+    enc->time_factor = 1;
+    enc->space_factor = cfg->patch_size;
+    for (int i = 0; i < enc->n_blocks; i++) {
+        const ltx2_vae_block *src = &cfg->encoder_blocks[i];
+        ltx2_vae_enc_block *b = &enc->blocks[i];
+        b->kind = src->kind;
+        b->c_in = c;
+        b->stride[0] = b->stride[1] = b->stride[2] = 1;
+        switch (src->kind) {
+        case LTX2_VAE_RES_X:
+            b->n_layers = (int)src->num_layers;
+            b->c_out = c;
+            break;
+        case LTX2_VAE_COMPRESS_TIME_RES:
+        case LTX2_VAE_COMPRESS_SPACE_RES:
+        case LTX2_VAE_COMPRESS_ALL_RES: {
+            if (src->kind != LTX2_VAE_COMPRESS_SPACE_RES) b->stride[0] = 2;
+            if (src->kind != LTX2_VAE_COMPRESS_TIME_RES) b->stride[1] = b->stride[2] = 2;
+            const int64_t prod = b->stride[0] * b->stride[1] * b->stride[2];
+            b->c_out = c * src->multiplier;
+            if (b->c_out % prod != 0 || (c * prod) % b->c_out != 0)
+                return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
+                                  "video VAE: encoder.down_blocks.%d (%s): %lld -> %lld channels do not divide "
+                                  "by the stride product %lld",
+                                  i, ltx2_vae_block_name(src->kind), (long long)c, (long long)b->c_out,
+                                  (long long)prod);
+            b->group = c * prod / b->c_out;
+            enc->time_factor *= b->stride[0];
+            enc->space_factor *= b->stride[1];
+            break;
+        }
+        default:
+            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                              "video VAE: encoder block \"%s\" (down_blocks.%d) is not supported (not used by LTX-2)",
+                              ltx2_vae_block_name(src->kind), i);
+        }
+        c = b->c_out;
+    }
+    return LTX2_OK;
+}
+
+static int64_t encoder_out_channels(const ltx2_vae_config *cfg) {
+    switch (cfg->latent_log_var) {
+    case LTX2_VAE_LOGVAR_PER_CHANNEL: return 2 * cfg->latent_channels;
+    case LTX2_VAE_LOGVAR_NONE: return cfg->latent_channels;
+    default: return cfg->latent_channels + 1; /* uniform / constant: one shared logvar channel */
+    }
+}
+
+ltx2_status ltx2_video_encoder_load(ltx2_context *ctx, const ltx2_st_set *weights, const char *prefix,
+                                    const ltx2_vae_config *cfg, ltx2_video_encoder **out) {
+    if (!weights || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");
+    *out = NULL;
+    if (!prefix) prefix = "";
+    if (cfg->n_encoder_blocks < 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
+                          "video VAE: the config has no vae.encoder_blocks (ltx-core would build an empty encoder)");
+    if (cfg->in_channels < 1 || cfg->patch_size < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "video VAE: in_channels %lld / patch_size %lld unsupported",
+                          (long long)cfg->in_channels, (long long)cfg->patch_size);
+    ltx2_video_encoder *enc = calloc(1, sizeof(*enc));
+    if (!enc) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: encoder struct");
+    enc->cfg = *cfg;
+    enc->n_blocks = cfg->n_encoder_blocks;
+    enc->blocks = calloc((size_t)(enc->n_blocks ? enc->n_blocks : 1), sizeof(*enc->blocks));
+    loader L = {.ctx = ctx, .set = weights, .prefix = prefix, .part = "encoder"};
+    ltx2_status st = enc->blocks ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: blocks");
+    if (st == LTX2_OK) st = plan_encoder(ctx, enc);
+    const ltx2_conv_tpad tpad = LTX2_CONV_TPAD_CAUSAL;
+    const ltx2_conv_spad spad = cfg->encoder_padding == LTX2_VAE_PAD_REFLECT ? LTX2_CONV_SPAD_REFLECT
+                                                                             : LTX2_CONV_SPAD_ZEROS;
+    const int64_t lc = cfg->latent_channels;
+    char key[VAE_KEY_CAP];
+    if (st == LTX2_OK) {
+        snprintf(key, sizeof(key), "%sper_channel_statistics.mean-of-means", prefix);
+        st = load_f32(&L, key, 1, &lc, &enc->mean_of_means);
+    }
+    if (st == LTX2_OK) {
+        snprintf(key, sizeof(key), "%sper_channel_statistics.std-of-means", prefix);
+        st = load_f32(&L, key, 1, &lc, &enc->std_of_means);
+    }
+    if (st == LTX2_OK)
+        st = load_conv(&L, "conv_in", cfg->in_channels * cfg->patch_size * cfg->patch_size, lc, tpad, spad,
+                       &enc->conv_in);
+    for (int i = 0; i < enc->n_blocks && st == LTX2_OK; i++) {
+        ltx2_vae_enc_block *b = &enc->blocks[i];
+        char path[VAE_KEY_CAP];
+        if (b->kind == LTX2_VAE_RES_X) {
+            b->res = calloc((size_t)(2 * b->n_layers), sizeof(*b->res));
+            if (!b->res) {
+                st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: res blocks");
+                break;
+            }
+            for (int j = 0; j < 2 * b->n_layers && st == LTX2_OK; j++) {
+                snprintf(path, sizeof(path), "down_blocks.%d.res_blocks.%d.conv%d", i, j / 2, j % 2 + 1);
+                st = load_conv(&L, path, b->c_in, b->c_in, tpad, spad, &b->res[j]);
+            }
+        } else {
+            const int64_t prod = b->stride[0] * b->stride[1] * b->stride[2];
+            snprintf(path, sizeof(path), "down_blocks.%d.conv", i);
+            st = load_conv(&L, path, b->c_in, b->c_out / prod, tpad, spad, &b->down);
+        }
+    }
+    const int64_t c_last = enc->n_blocks ? enc->blocks[enc->n_blocks - 1].c_out : lc;
+    if (st == LTX2_OK) st = load_conv(&L, "conv_out", c_last, encoder_out_channels(cfg), tpad, spad, &enc->conv_out);
+    if (st == LTX2_OK) st = check_all_used(&L);
+    free(L.used);
+    if (st != LTX2_OK) {
+        ltx2_video_encoder_free(enc);
+        return st;
+    }
+    *out = enc;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_video_encoder_out_shape(ltx2_context *ctx, const ltx2_video_encoder *enc,
+                                         const int64_t video_ndhwc[5], int64_t latent_ndhwc[5]) {
+    if (!enc || !video_ndhwc || !latent_ndhwc)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");
+    const int64_t tf = enc->time_factor, sf = enc->space_factor;
+    const int64_t B = video_ndhwc[0], F = video_ndhwc[1], H = video_ndhwc[2], W = video_ndhwc[3];
+    if (video_ndhwc[4] != enc->cfg.in_channels)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE encode: video has %lld channels, expected %lld",
+                          (long long)video_ndhwc[4], (long long)enc->cfg.in_channels);
+    if (B < 1 || F < 1 || (F - 1) % tf != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE encode: %lld frames is not %lld*k+1", (long long)F,
+                          (long long)tf);
+    if (H < sf || W < sf || H % sf != 0 || W % sf != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE encode: %lldx%lld (HxW) is not a multiple of %lld",
+                          (long long)H, (long long)W, (long long)sf);
+    latent_ndhwc[0] = B;
+    latent_ndhwc[1] = (F - 1) / tf + 1;
+    latent_ndhwc[2] = H / sf;
+    latent_ndhwc[3] = W / sf;
+    latent_ndhwc[4] = enc->cfg.latent_channels;
+    return LTX2_OK;
+}
+
+/* SpaceToDepthDownsample: with s_t == 2 frame 0 is duplicated in front; out = s2d(conv(x)) +
+ * mean over consecutive groups of s2d(x), s2d channel ((c*s_t + a)*s_h + b)*s_w + e. */
+static ltx2_status downsample_block(ltx2_context *ctx, const ltx2_vae_enc_block *b, act *x) {
+    const int64_t s0 = b->stride[0], s1 = b->stride[1], s2 = b->stride[2];
+    act xd = {0}, y = {0}, out = {0};
+    const int64_t dup = s0 == 2 ? 1 : 0;
+    LTX2_TRY(act_alloc(ctx, &xd, x->n, x->t + dup, x->h, x->w, x->c));
+    const int64_t frame = x->h * x->w * x->c;
+    for (int64_t bn = 0; bn < x->n; bn++) {
+        float *dst = xd.d + bn * xd.t * frame;
+        const float *src = x->d + bn * x->t * frame;
+        if (dup) memcpy(dst, src, (size_t)frame * sizeof(float));
+        memcpy(dst + dup * frame, src, (size_t)(x->t * frame) * sizeof(float));
+    }
+    ltx2_status st = LTX2_OK;
+    if (xd.t % s0 != 0 || xd.h % s1 != 0 || xd.w % s2 != 0)
+        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "space-to-depth: %lldx%lldx%lld not divisible by stride %lldx%lldx%lld",
+                        (long long)xd.t, (long long)xd.h, (long long)xd.w, (long long)s0, (long long)s1, (long long)s2);
+    if (st == LTX2_OK) st = run_conv(ctx, &b->down, &xd, &y);
+    if (st == LTX2_OK) st = act_alloc(ctx, &out, x->n, xd.t / s0, xd.h / s1, xd.w / s2, b->c_out);
+    if (st == LTX2_OK) {
+        const int64_t T = out.t, H = out.h, W = out.w, C = out.c, g = b->group, cx = xd.c, cy = y.c;
+        const int64_t ti = xd.t, hi = xd.h, wi = xd.w, n = x->n;
+        const float *yd = y.d, *xdd = xd.d;
+        float *od = out.d;
+#pragma omp parallel for collapse(2) schedule(static) if (act_numel(&out) > 65536)
+        for (int64_t bn = 0; bn < n; bn++)
+            for (int64_t t = 0; t < T; t++)
+                for (int64_t h = 0; h < H; h++)
+                    for (int64_t w = 0; w < W; w++) {
+                        float *dst = od + (((bn * T + t) * H + h) * W + w) * C;
+                        for (int64_t k = 0; k < C; k++) {
+                            /* conv branch: channel k = ((cc*s0 + a)*s1 + bb)*s2 + e */
+                            int64_t r = k;
+                            const int64_t e = r % s2; r /= s2;
+                            const int64_t bb = r % s1; r /= s1;
+                            const int64_t a = r % s0;
+                            const int64_t cc = r / s0;
+                            float v = yd[(((bn * ti + t * s0 + a) * hi + h * s1 + bb) * wi + w * s2 + e) * cy + cc];
+                            float sum = 0.0f;
+                            for (int64_t q = k * g; q < (k + 1) * g; q++) {
+                                int64_t rq = q;
+                                const int64_t eq = rq % s2; rq /= s2;
+                                const int64_t bq = rq % s1; rq /= s1;
+                                const int64_t aq = rq % s0;
+                                const int64_t cq = rq / s0;
+                                sum += xdd[(((bn * ti + t * s0 + aq) * hi + h * s1 + bq) * wi + w * s2 + eq) * cx + cq];
+                            }
+                            dst[k] = v + sum / (float)g;
+                        }
+                    }
+    }
+    act_free(&xd);
+    act_free(&y);
+    if (st != LTX2_OK) {
+        act_free(&out);
+        return st;
+    }
+    act_free(x);
+    *x = out;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_video_encoder_encode(ltx2_context *ctx, const ltx2_video_encoder *enc,
+                                      const ltx2_tensor *video, ltx2_tensor *latent,
+                                      ltx2_vae_dump_fn dump, void *user) {
+    if (!enc) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE encode: NULL encoder");
+    if (!is_f32_ndhwc(video))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "video VAE encode: video must be a contiguous f32 CPU tensor [B, F, H, W, 3]");
+    if (!is_f32_ndhwc(latent))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "video VAE encode: latent must be a contiguous f32 CPU tensor [B, F', H', W', C]");
+    int64_t want[5];
+    LTX2_TRY(ltx2_video_encoder_out_shape(ctx, enc, video->shape, want));
+    for (int i = 0; i < 5; i++)
+        if (latent->shape[i] != want[i]) {
+            char got[96], exp[96];
+            return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE encode: latent buffer is %s, expected %s",
+                              ltx2_shape_str(latent->shape, 5, got, sizeof(got)),
+                              ltx2_shape_str(want, 5, exp, sizeof(exp)));
+        }
+    if (dump) dump("encoder.in", video, user);
+
+    /* patchify "b c (f p) (h q) (w r) -> b (c p r q) f h w" (p = 1): channel c*P*P + w_off*P + h_off. */
+    const int64_t P = enc->cfg.patch_size, IC = enc->cfg.in_channels;
+    const int64_t B = video->shape[0], T = video->shape[1], H = video->shape[2], W = video->shape[3];
+    act x = {0}, y = {0};
+    LTX2_TRY(act_alloc(ctx, &x, B, T, H / P, W / P, IC * P * P));
+    {
+        const float *vd = video->data;
+        const int64_t xh = x.h, xw = x.w, xc = x.c;
+        float *xdat = x.d;
+#pragma omp parallel for collapse(2) schedule(static) if (B * T * H * W > 65536)
+        for (int64_t bn = 0; bn < B; bn++)
+            for (int64_t t = 0; t < T; t++)
+                for (int64_t h = 0; h < H; h++)
+                    for (int64_t w = 0; w < W; w++) {
+                        const float *src = vd + (((bn * T + t) * H + h) * W + w) * IC;
+                        float *dst = xdat + (((bn * T + t) * xh + h / P) * xw + w / P) * xc;
+                        for (int64_t c = 0; c < IC; c++) dst[(c * P + w % P) * P + h % P] = src[c];
+                    }
+    }
+    ltx2_status st = run_conv(ctx, &enc->conv_in, &x, &y);
+    act_free(&x);
+    if (st != LTX2_OK) {
+        ltx2_error_prefix(ctx, "video VAE encode: encoder.conv_in");
+        return st;
+    }
+    x = y;
+    dump_act(dump, user, "encoder.conv_in.out", &x);
+
+    char name[VAE_KEY_CAP];
+    for (int i = 0; i < enc->n_blocks && st == LTX2_OK; i++) {
+        const ltx2_vae_enc_block *b = &enc->blocks[i];
+        if (b->kind == LTX2_VAE_RES_X) {
+            for (int j = 0; j < b->n_layers && st == LTX2_OK; j++) {
+                st = res_block(ctx, &b->res[2 * j], &b->res[2 * j + 1], &x);
+                if (st == LTX2_OK && b->n_layers > 1) {
+                    snprintf(name, sizeof(name), "encoder.down_blocks.%d.res_blocks.%d.out", i, j);
+                    dump_act(dump, user, name, &x);
+                }
+            }
+        } else {
+            st = downsample_block(ctx, b, &x);
+        }
+        if (st != LTX2_OK) {
+            ltx2_error_prefix(ctx, "video VAE encode: encoder.down_blocks.%d", i);
+            break;
+        }
+        snprintf(name, sizeof(name), "encoder.down_blocks.%d.out", i);
+        dump_act(dump, user, name, &x);
+    }
+    if (st == LTX2_OK) st = norm_silu(ctx, &x);
+    if (st == LTX2_OK) {
+        st = run_conv(ctx, &enc->conv_out, &x, &y);
+        if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE encode: encoder.conv_out");
+    }
+    act_free(&x);
+    if (st != LTX2_OK) return st;
+    dump_act(dump, user, "encoder.conv_out.out", &y);
+
+    /* The mean is the first latent_channels channels (uniform/constant: then one logvar channel;
+     * per_channel: then latent_channels logvars); normalize with the per-channel statistics. */
+    const int64_t L = enc->cfg.latent_channels, rows = y.n * y.t * y.h * y.w, yc = y.c;
+    float *ld = latent->data;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < L; c++)
+            ld[r * L + c] = (y.d[r * yc + c] - enc->mean_of_means[c]) / enc->std_of_means[c];
+    act_free(&y);
+    if (dump) dump("encoder.out", latent, user);
+    return LTX2_OK;
+}

@@ -1,0 +1,113 @@
+/* LTX-2 video VAE on the CPU (fp32, channels-last NDHWC): weights loaded by checkpoint name and
+ * validated against the config, and the decoder forward of ltx-core's VideoDecoder
+ * (un-normalise, conv_in, up blocks, PixelNorm, SiLU, conv_out, unpatchify). A dump callback sees
+ * every block output under the reference module path, for golden comparisons. */
+#ifndef LTX2_MODEL_VIDEO_VAE_H
+#define LTX2_MODEL_VIDEO_VAE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpu/cpu_conv3d.h"
+#include "io/safetensors.h"
+#include "ltx2/tensor.h"
+#include "model/vae_config.h"
+
+/* Called with the tensor after each named stage, e.g. "decoder.conv_in.out",
+ * "decoder.up_blocks.3.out", "decoder.up_blocks.0.res_blocks.1.out", "decoder.out". The view is a
+ * contiguous f32 NDHWC tensor [B, T, H, W, C], valid only during the call. */
+typedef void (*ltx2_vae_dump_fn)(const char *name, const ltx2_tensor *t, void *user);
+
+typedef struct ltx2_vae_conv {
+    ltx2_conv3d_desc desc;
+    float *weight; /* packed [kt, kh, kw, c_in][c_out] (cpu_conv3d.h) */
+    float *bias;   /* [c_out] */
+} ltx2_vae_conv;
+
+typedef struct ltx2_vae_dec_block {
+    ltx2_vae_block_kind kind;
+    int64_t c_in, c_out;
+    int n_layers;          /* res_x: resnet layers; res[2j] = conv1, res[2j+1] = conv2 */
+    ltx2_vae_conv *res;
+    ltx2_vae_conv up;      /* compress_*: conv to prod(stride) * c_out channels, then depth-to-space */
+    int64_t stride[3];     /* (t, h, w) */
+    bool residual;         /* compress_all with residual: add the tiled depth-to-space of the input */
+} ltx2_vae_dec_block;
+
+typedef struct ltx2_video_decoder {
+    ltx2_vae_config cfg;
+    float *mean_of_means, *std_of_means; /* [latent_channels] */
+    ltx2_vae_conv conv_in, conv_out;
+    int n_blocks;
+    ltx2_vae_dec_block *blocks; /* up_blocks in execution order (= reversed decoder_blocks) */
+    int64_t time_factor;        /* latent frame step: F = time_factor * (F' - 1) + 1 */
+    int64_t space_factor;       /* pixels per latent along H and W (patch x spatial strides) */
+} ltx2_video_decoder;
+
+/* Loads `<prefix>decoder.*` and `<prefix>per_channel_statistics.{mean-of-means,std-of-means}`
+ * (prefix "vae." for single-file checkpoints, "" for split VAE files). Every expected tensor must
+ * exist with the shape the config implies, and every `<prefix>decoder.*` tensor must be used.
+ * Timestep conditioning and noise injection are refused as unsupported for now. */
+ltx2_status ltx2_video_decoder_load(ltx2_context *ctx, const ltx2_st_set *weights, const char *prefix,
+                                    const ltx2_vae_config *cfg, ltx2_video_decoder **out);
+void ltx2_video_decoder_free(ltx2_video_decoder *dec);
+
+/* Video shape [B, F, H, W, out_channels] for a latent of NDHWC shape [B, F', H', W', C]. */
+ltx2_status ltx2_video_decoder_out_shape(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                         const int64_t latent_ndhwc[5], int64_t video_ndhwc[5]);
+
+/* Latent grid (F', H', W') for a pixel video of frames x height x width: frames must be
+ * time_factor*k + 1 and height/width multiples of space_factor, else LTX2_ERR_SHAPE. */
+ltx2_status ltx2_video_decoder_latent_grid(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                           int64_t frames, int64_t height, int64_t width,
+                                           int64_t latent_fhw[3]);
+
+/* Decodes a normalized latent (contiguous f32 CPU NDHWC [B, F', H', W', latent_channels]) into
+ * `video` (contiguous f32 CPU NDHWC of ltx2_video_decoder_out_shape; RGB, nominally [-1, 1]).
+ * dump may be NULL. */
+ltx2_status ltx2_video_decoder_decode(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                      const ltx2_tensor *latent, ltx2_tensor *video,
+                                      ltx2_vae_dump_fn dump, void *user);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Encoder (ltx-core VideoEncoder): patchify, conv_in, down blocks (res_x, SpaceToDepthDownsample
+ * `compress_*_res`), PixelNorm, SiLU, conv_out, mean channels, normalize with per-channel stats.
+ * Always causal (frame 0 replicated in front). Names: "encoder.in", "encoder.conv_in.out",
+ * "encoder.down_blocks.<i>.out", "encoder.conv_out.out", "encoder.out". */
+
+typedef struct ltx2_vae_enc_block {
+    ltx2_vae_block_kind kind;
+    int64_t c_in, c_out;
+    int n_layers;          /* res_x */
+    ltx2_vae_conv *res;
+    ltx2_vae_conv down;    /* compress_*_res: conv to c_out / prod(stride) channels, then space-to-depth */
+    int64_t stride[3];
+    int64_t group;         /* skip path: space-to-depth channels averaged in consecutive groups of this size */
+} ltx2_vae_enc_block;
+
+typedef struct ltx2_video_encoder {
+    ltx2_vae_config cfg;
+    float *mean_of_means, *std_of_means;
+    ltx2_vae_conv conv_in, conv_out;
+    int n_blocks;
+    ltx2_vae_enc_block *blocks;
+    int64_t time_factor, space_factor;
+} ltx2_video_encoder;
+
+/* Loads `<prefix>encoder.*` and the shared per-channel statistics (same rules as the decoder). */
+ltx2_status ltx2_video_encoder_load(ltx2_context *ctx, const ltx2_st_set *weights, const char *prefix,
+                                    const ltx2_vae_config *cfg, ltx2_video_encoder **out);
+void ltx2_video_encoder_free(ltx2_video_encoder *enc);
+
+/* Latent shape [B, F', H', W', latent_channels] for a video [B, F, H, W, in_channels]. Unlike
+ * ltx-core (which crops extra frames with a warning) frames must be time_factor*k + 1 and H, W
+ * multiples of space_factor, else LTX2_ERR_SHAPE. */
+ltx2_status ltx2_video_encoder_out_shape(ltx2_context *ctx, const ltx2_video_encoder *enc,
+                                         const int64_t video_ndhwc[5], int64_t latent_ndhwc[5]);
+
+/* Encodes a video (contiguous f32 CPU NDHWC, RGB in [-1, 1]) into the normalized mean latent. */
+ltx2_status ltx2_video_encoder_encode(ltx2_context *ctx, const ltx2_video_encoder *enc,
+                                      const ltx2_tensor *video, ltx2_tensor *latent,
+                                      ltx2_vae_dump_fn dump, void *user);
+
+#endif

@@ -16,7 +16,7 @@ py="$venv/bin/python"
 cd "$root"
 # Order matters: the diffusers export and the README read the tiny checkpoints.
 for gen in gen_ops.py gen_dtype.py gen_tiny_ltx2.py gen_tiny_diffusers.py gen_tiny_readme.py \
-           gen_vae_goldens.py; do
+           gen_dit_goldens.py gen_vae_goldens.py; do
     echo "== $gen"
     "$py" "$here/$gen"
 done

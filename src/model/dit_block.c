@@ -1,0 +1,247 @@
+/* The attention module and the audio-video transformer block of the DiT (ltx-core
+ * transformer.py BasicAVTransformerBlock.forward and attention.py Attention.forward), in fp32.
+ * Modulation values are table[j] + adaln[j] added first, then x * (1 + scale) + shift, in the
+ * reference's order of operations. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_attention.h"
+#include "cpu/cpu_ops.h"
+#include "cpu/cpu_rope.h"
+#include "model/dit_internal.h"
+
+/* Where a modulation value comes from: a learned table row plus an AdaLN output row chosen per
+ * token (row_tok) or per sample (row_tok NULL). */
+typedef struct ada_src {
+    const float *table; /* [rows, D] */
+    const float *mod;   /* [U, W] */
+    int64_t W;
+    const int64_t *row_tok;
+} ada_src;
+
+static inline int64_t ada_row(const ada_src *s, int64_t b, int64_t t, int64_t T) {
+    return s->row_tok ? s->row_tok[b * T + t] : b;
+}
+
+/* out = xn * (1 + (table[js] + mod[js])) + (table[jh] + mod[jh]) */
+static void modulate(float *out, const float *xn, int64_t B, int64_t T, int64_t D, const ada_src *s, int64_t js,
+                     int64_t jh) {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t t = 0; t < T; t++) {
+            const float *m = s->mod + ada_row(s, b, t, T) * s->W;
+            const float *xr = xn + (b * T + t) * D;
+            float *o = out + (b * T + t) * D;
+            for (int64_t c = 0; c < D; c++) {
+                float scale = s->table[js * D + c] + m[js * D + c];
+                float shift = s->table[jh * D + c] + m[jh * D + c];
+                o[c] = xr[c] * (1.0f + scale) + shift;
+            }
+        }
+}
+
+/* x += y * (table[jg] + mod[jg]) */
+static void gated_add(float *x, const float *y, int64_t B, int64_t T, int64_t D, const ada_src *s, int64_t jg) {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t t = 0; t < T; t++) {
+            const float *m = s->mod + ada_row(s, b, t, T) * s->W;
+            float *xr = x + (b * T + t) * D;
+            const float *yr = y + (b * T + t) * D;
+            for (int64_t c = 0; c < D; c++) xr[c] = xr[c] + yr[c] * (s->table[jg * D + c] + m[jg * D + c]);
+        }
+}
+
+static void add_inplace(float *x, const float *y, int64_t n) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) x[i] = x[i] + y[i];
+}
+
+/* Attention.forward: x [B,Tq,query_dim], c [B,Tk,context_dim] -> out [B,Tq,query_dim]. Tables are
+ * NULL for no RoPE (text cross-attention). */
+static ltx2_status attn_forward(dit_run *r, const char *name, const ltx2_dit_attn_w *a, const float *x, int64_t B,
+                                int64_t Tq, const float *c, int64_t Tk, const uint8_t *mask, const float *qcos,
+                                const float *qsin, const float *kcos, const float *ksin, float *out) {
+    ltx2_context *ctx = r->ctx;
+    const ltx2_dit_config *cfg = &r->w->cfg;
+    const int64_t H = a->heads, d = a->head_dim, inner = H * d;
+    char nm[160];
+    snprintf(nm, sizeof nm, "%s.in", name);
+    dit_dump3(r, nm, x, B, Tq, a->query_dim);
+    if (c != x) {
+        snprintf(nm, sizeof nm, "%s.context", name);
+        dit_dump3(r, nm, c, B, Tk, a->context_dim);
+    }
+    size_t nq = (size_t)(B * Tq * inner), nk = (size_t)(B * Tk * inner);
+    float *buf = malloc((2 * nq + 2 * nk + (size_t)(B * Tq * H)) * sizeof(float));
+    if (!buf) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit %s: attention buffers", name);
+    float *q = buf, *k = q + nq, *v = k + nk, *o = v + nk, *g = o + nq;
+    ltx2_status st = LTX2_OK;
+#define TRY_(e)                         \
+    do {                                \
+        if ((st = (e)) != LTX2_OK) goto done; \
+    } while (0)
+    TRY_(dit_linear(r, &a->v, c, B * Tk, v));
+    TRY_(dit_linear(r, &a->q, x, B * Tq, q));
+    TRY_(dit_linear(r, &a->k, c, B * Tk, k));
+    TRY_(ltx2_cpu_rms_norm(ctx, q, q, B * Tq, inner, a->q_norm, cfg->norm_eps));
+    TRY_(ltx2_cpu_rms_norm(ctx, k, k, B * Tk, inner, a->k_norm, cfg->norm_eps));
+    if (qcos) {
+        if (cfg->rope_type == LTX2_ROPE_SPLIT) {
+            TRY_(ltx2_cpu_rope_apply_split(ctx, q, qcos, qsin, B, Tq, H, d));
+            TRY_(ltx2_cpu_rope_apply_split(ctx, k, kcos, ksin, B, Tk, H, d));
+        } else {
+            TRY_(ltx2_cpu_rope_apply_interleaved(ctx, q, qcos, qsin, B, Tq, inner));
+            TRY_(ltx2_cpu_rope_apply_interleaved(ctx, k, kcos, ksin, B, Tk, inner));
+        }
+    }
+    TRY_(ltx2_cpu_attention(ctx, q, k, v, o, B, Tq, Tk, H, d, mask, (float)(1.0 / sqrt((double)d))));
+    if (a->gate.w) {
+        /* per-head gate 2 * sigmoid(x W_g + b_g) from the query-side input */
+        TRY_(dit_linear(r, &a->gate, x, B * Tq, g));
+#pragma omp parallel for schedule(static)
+        for (int64_t rr = 0; rr < B * Tq; rr++)
+            for (int64_t h = 0; h < H; h++) {
+                float gv = 2.0f * (float)(1.0 / (1.0 + exp(-(double)g[rr * H + h])));
+                float *oh = o + rr * inner + h * d;
+                for (int64_t j = 0; j < d; j++) oh[j] = oh[j] * gv;
+            }
+    }
+    TRY_(dit_linear(r, &a->o, o, B * Tq, out));
+    snprintf(nm, sizeof nm, "%s.out", name);
+    dit_dump3(r, nm, out, B, Tq, a->query_dim);
+#undef TRY_
+done:
+    free(buf);
+    return st;
+}
+
+static ltx2_status ff_forward(dit_run *r, const char *name, const ltx2_dit_ff_w *f, const float *x, int64_t B,
+                              int64_t T, int64_t D, float *out) {
+    const int64_t rows = B * T;
+    char nm[160];
+    snprintf(nm, sizeof nm, "%s.in", name);
+    dit_dump3(r, nm, x, B, T, D);
+    float *h = malloc((size_t)(rows * f->proj_in.out) * sizeof(float));
+    if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit %s: FFN hidden", name);
+    ltx2_status st = dit_linear(r, &f->proj_in, x, rows, h);
+    if (st == LTX2_OK) st = ltx2_cpu_gelu_tanh(r->ctx, h, h, rows * f->proj_in.out);
+    if (st == LTX2_OK) st = dit_linear(r, &f->proj_out, h, rows, out);
+    free(h);
+    snprintf(nm, sizeof nm, "%s.out", name);
+    if (st == LTX2_OK) dit_dump3(r, nm, out, B, T, D);
+    return st;
+}
+
+/* Self-attention + text cross-attention of one stream (steps 1-2 of the block). */
+static ltx2_status stream_attn(dit_run *r, const char *blk, const char *pre, dit_stream *s, const float *sst,
+                               const float *prompt_sst, const ltx2_dit_attn_w *a1, const ltx2_dit_attn_w *a2,
+                               float *xn, float *tmp, float *y, float *ctx_mod) {
+    const ltx2_dit_config *cfg = &r->w->cfg;
+    const int64_t B = s->B, T = s->T, D = s->D, n = B * T * D;
+    ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
+    char nm[128];
+    LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
+    modulate(tmp, xn, B, T, D, &src, 1, 0);
+    snprintf(nm, sizeof nm, "%s.%sattn1", blk, pre);
+    LTX2_TRY(attn_forward(r, nm, a1, tmp, B, T, tmp, T, NULL, s->pe_cos, s->pe_sin, s->pe_cos, s->pe_sin, y));
+    gated_add(s->x, y, B, T, D, &src, 2);
+
+    snprintf(nm, sizeof nm, "%s.%sattn2", blk, pre);
+    LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
+    if (!cfg->cross_attention_adaln) {
+        LTX2_TRY(attn_forward(r, nm, a2, xn, B, T, s->context, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, y));
+        add_inplace(s->x, y, n);
+        return LTX2_OK;
+    }
+    modulate(tmp, xn, B, T, D, &src, 7, 6);
+    /* prompt AdaLN: context * (1 + scale_kv) + shift_kv, per sample (row 0 shift, row 1 scale) */
+    for (int64_t b = 0; b < B; b++) {
+        const float *pm = s->prompt_mod + b * 2 * D;
+        for (int64_t t = 0; t < s->S; t++) {
+            const float *cr = s->context + (b * s->S + t) * D;
+            float *o = ctx_mod + (b * s->S + t) * D;
+            for (int64_t c = 0; c < D; c++) {
+                float shift = prompt_sst[c] + pm[c];
+                float scale = prompt_sst[D + c] + pm[D + c];
+                o[c] = cr[c] * (1.0f + scale) + shift;
+            }
+        }
+    }
+    LTX2_TRY(attn_forward(r, nm, a2, tmp, B, T, ctx_mod, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, y));
+    gated_add(s->x, y, B, T, D, &src, 8);
+    return LTX2_OK;
+}
+
+static ltx2_status stream_ff(dit_run *r, const char *blk, const char *name, dit_stream *s, const float *sst,
+                             const ltx2_dit_ff_w *f, float *xn, float *tmp, float *y) {
+    const ltx2_dit_config *cfg = &r->w->cfg;
+    const int64_t B = s->B, T = s->T, D = s->D;
+    ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
+    char nm[128];
+    LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
+    modulate(tmp, xn, B, T, D, &src, 4, 3);
+    snprintf(nm, sizeof nm, "%s.%s", blk, name);
+    LTX2_TRY(ff_forward(r, nm, f, tmp, B, T, D, y));
+    gated_add(s->x, y, B, T, D, &src, 5);
+    return LTX2_OK;
+}
+
+ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *a) {
+    const ltx2_dit_block_w *bw = &r->w->blocks[i];
+    const ltx2_dit_config *cfg = &r->w->cfg;
+    const int64_t B = v->B, nv = B * v->T * v->D, na = B * a->T * a->D;
+    const int64_t Sv = v->S, Sa = a->S;
+    /* video: xn, tmp, y, norm3, scaled (5 nv); audio likewise; modulated contexts */
+    size_t total = (size_t)(5 * nv + 5 * na + B * Sv * v->D + B * Sa * a->D);
+    float *buf = malloc(total * sizeof(float));
+    if (!buf) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit block %lld: %zu floats", (long long)i, total);
+    float *vxn = buf, *vtmp = vxn + nv, *vy = vtmp + nv, *vn3 = vy + nv, *vsc = vn3 + nv;
+    float *axn = vsc + nv, *atmp = axn + na, *ay = atmp + na, *an3 = ay + na, *asc = an3 + na;
+    float *vctx = asc + na, *actx = vctx + B * Sv * v->D;
+    char blk[64], nm[128];
+    snprintf(blk, sizeof blk, "transformer_blocks.%lld", (long long)i);
+    ltx2_status st = LTX2_OK;
+#define TRY_(e)                         \
+    do {                                \
+        if ((st = (e)) != LTX2_OK) goto done; \
+    } while (0)
+    TRY_(stream_attn(r, blk, "", v, bw->sst, bw->prompt_sst, &bw->attn1, &bw->attn2, vxn, vtmp, vy, vctx));
+    TRY_(stream_attn(r, blk, "audio_", a, bw->audio_sst, bw->audio_prompt_sst, &bw->audio_attn1, &bw->audio_attn2,
+                     axn, atmp, ay, actx));
+
+    /* Audio <-> video exchange: both directions read the normalised snapshot taken here. */
+    TRY_(ltx2_cpu_rms_norm(r->ctx, v->x, vn3, B * v->T, v->D, NULL, cfg->norm_eps));
+    TRY_(ltx2_cpu_rms_norm(r->ctx, a->x, an3, B * a->T, a->D, NULL, cfg->norm_eps));
+    ada_src vss = {bw->sst_a2v_video, v->cross_ss, 4 * v->D, v->row_cross_ss};
+    ada_src ass = {bw->sst_a2v_audio, a->cross_ss, 4 * a->D, a->row_cross_ss};
+    ada_src vgate = {bw->sst_a2v_video + 4 * v->D, v->cross_gate, v->D, NULL};
+    ada_src agate = {bw->sst_a2v_audio + 4 * a->D, a->cross_gate, a->D, NULL};
+    /* a2v: Q video (rows 0 scale, 1 shift), K/V audio (rows 0, 1), gate row 4 */
+    modulate(vsc, vn3, B, v->T, v->D, &vss, 0, 1);
+    modulate(asc, an3, B, a->T, a->D, &ass, 0, 1);
+    snprintf(nm, sizeof nm, "%s.audio_to_video_attn", blk);
+    TRY_(attn_forward(r, nm, &bw->a2v, vsc, B, v->T, asc, a->T, NULL, v->xpe_cos, v->xpe_sin, a->xpe_cos,
+                      a->xpe_sin, vy));
+    gated_add(v->x, vy, B, v->T, v->D, &vgate, 0);
+    /* v2a: Q audio (rows 2 scale, 3 shift), K/V video (rows 2, 3), gate row 4 */
+    modulate(asc, an3, B, a->T, a->D, &ass, 2, 3);
+    modulate(vsc, vn3, B, v->T, v->D, &vss, 2, 3);
+    snprintf(nm, sizeof nm, "%s.video_to_audio_attn", blk);
+    TRY_(attn_forward(r, nm, &bw->v2a, asc, B, a->T, vsc, v->T, NULL, a->xpe_cos, a->xpe_sin, v->xpe_cos,
+                      v->xpe_sin, ay));
+    gated_add(a->x, ay, B, a->T, a->D, &agate, 0);
+
+    TRY_(stream_ff(r, blk, "ff", v, bw->sst, &bw->ff, vxn, vtmp, vy));
+    TRY_(stream_ff(r, blk, "audio_ff", a, bw->audio_sst, &bw->audio_ff, axn, atmp, ay));
+    snprintf(nm, sizeof nm, "%s.out.video", blk);
+    dit_dump3(r, nm, v->x, B, v->T, v->D);
+    snprintf(nm, sizeof nm, "%s.out.audio", blk);
+    dit_dump3(r, nm, a->x, B, a->T, a->D);
+#undef TRY_
+done:
+    free(buf);
+    return st;
+}

@@ -4,7 +4,6 @@
  * compared with ours (NDHWC). Also: bad inputs give clear errors (wrong latent channels, frames
  * not 8k+1, a missing or mis-shaped tensor, a config without decoder blocks, a latent too small
  * for reflect padding). */
-#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

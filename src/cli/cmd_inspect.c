@@ -1,6 +1,5 @@
 /* `ltx2 inspect FILE|DIR`: what a checkpoint or tensor file holds. For LTX-2 checkpoints it names
  * the layout, the version (and why), the components, and summarises the `config` metadata. */
-#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,4 @@
 /* Context lifetime, status names, last-error recording and logging. */
-#define _POSIX_C_SOURCE 200809L /* strnlen */
 #include "core/context.h"
 
 #include <omp.h>

@@ -1,5 +1,4 @@
 /* Progress bar (see progress.h): pure formatting plus a small TTY-aware driver. */
-#define _POSIX_C_SOURCE 200809L /* fileno, isatty */
 #include "core/progress.h"
 
 #include <math.h>

@@ -1,5 +1,4 @@
 /* Monotonic clock via clock_gettime(CLOCK_MONOTONIC) (POSIX; C11 only has wall-clock time). */
-#define _POSIX_C_SOURCE 200809L
 #include "core/timer.h"
 
 #include <time.h>

@@ -2,7 +2,10 @@
  * tensor sets spanning several files (diffusers' sharded `*.safetensors.index.json`, or a directory).
  * Validation: header length vs file size, JSON syntax, known dtype, non-negative shape,
  * numel x itemsize == end - begin, offsets inside the data section, no two tensors overlapping.
- * `__metadata__` is kept as string pairs (LTX-2 stores its `config` JSON as one such string). */
+ * `__metadata__` is kept as string pairs (LTX-2 stores its `config` JSON as one such string).
+ * Also refused: duplicate names, unknown keys in an entry, names or metadata containing NUL.
+ * Gaps between tensors and bytes after the last one are tolerated (the reference library refuses
+ * them; they cannot make us read out of bounds). */
 #ifndef LTX2_IO_SAFETENSORS_H
 #define LTX2_IO_SAFETENSORS_H
 
@@ -58,7 +61,11 @@ ltx2_status ltx2_st_writer_add(ltx2_context *ctx, ltx2_st_writer *w, const char 
                                const ltx2_tensor *t);
 ltx2_status ltx2_st_writer_set_meta(ltx2_context *ctx, ltx2_st_writer *w, const char *key,
                                     const char *value);
-/* Writes `path.tmp.<pid>` then renames to path; on failure nothing is left behind. */
+/* Writes `path.tmp.<pid>` then renames to path; on failure nothing is left behind. The header
+ * holds `__metadata__` (when any) then the tensors sorted by name, padded with spaces so the data
+ * section starts 8-byte aligned; data is laid out by item size (largest first) then name, with
+ * no gaps, so every tensor is naturally aligned (as the reference library does). Names and
+ * metadata must be valid UTF-8. */
 ltx2_status ltx2_st_writer_write(ltx2_context *ctx, ltx2_st_writer *w, const char *path);
 void ltx2_st_writer_free(ltx2_st_writer *w);
 

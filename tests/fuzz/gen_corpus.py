@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora for the io fuzz targets under tests/fuzz/corpus/<target>/: a handful
+of tiny valid files and a few invalid ones each. Pure standard library (no numpy), deterministic.
+Run from anywhere:  python3 tests/fuzz/gen_corpus.py   (outputs are committed)."""
+import io
+import json
+import os
+import struct
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def out(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+
+
+def st_file(header, data, pad=True):
+    h = json.dumps(header, separators=(",", ":")).encode()
+    if pad:
+        h += b" " * ((8 - (8 + len(h)) % 8) % 8)
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def npy_bytes(descr, shape, payload, version=(1, 0), fortran=False):
+    shape_txt = "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape_txt)
+    pre = 10 if version[0] == 1 else 12
+    total = (pre + len(d) + 1 + 63) // 64 * 64
+    hdr = d + " " * (total - pre - len(d) - 1) + "\n"
+    lenfmt = "<H" if version[0] == 1 else "<I"
+    return b"\x93NUMPY" + bytes(version) + struct.pack(lenfmt, len(hdr)) + hdr.encode() + payload
+
+
+def npz_bytes(members, method=zipfile.ZIP_STORED, comment=b""):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=method) as z:
+        for name, data in members:
+            zi = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            zi.compress_type = method
+            z.writestr(zi, data)
+        z.comment = comment
+    return buf.getvalue()
+
+
+def main():
+    # JSON
+    out("fuzz_json", "object", '{"a": [1, 2.5, -3e2, true, false, null], "b": {"c": "d\\n\\u00e9"}}')
+    out("fuzz_json", "surrogates", '["\\ud83d\\ude00", "\\u0000", "caf\u00e9"]')
+    out("fuzz_json", "numbers", "[0, -0, 9223372036854775807, -9223372036854775808, "
+        "9223372036854775808, 1e308, 1.5e-300, 0.1]")
+    out("fuzz_json", "config", '{"_class_name": "LTXModel", "num_layers": 48, "eps": 1e-06, '
+        '"patch_size": [1, 2, 2], "nested": {"x": [[[]]], "y": {}}}')
+    out("fuzz_json", "bad_trailing", '{"a": 1} x')
+    out("fuzz_json", "bad_unterminated", '{"a": [1, 2')
+    out("fuzz_json", "bad_escape", '"\\ud800 \\x"')
+    out("fuzz_json", "deep", "[" * 130 + "]" * 130)
+
+    # safetensors
+    f32 = struct.pack("<6f", *[0.5 * i for i in range(6)])
+    out("fuzz_safetensors", "two_tensors", st_file(
+        {"__metadata__": {"format": "pt", "config": "{\"a\": 1}"},
+         "w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
+         "b": {"dtype": "BF16", "shape": [4], "data_offsets": [24, 32]}},
+        f32 + b"\x80\x3f" * 4))
+    out("fuzz_safetensors", "scalar_and_empty", st_file(
+        {"s": {"dtype": "I64", "shape": [], "data_offsets": [0, 8]},
+         "e": {"dtype": "F16", "shape": [0, 5], "data_offsets": [8, 8]},
+         "q": {"dtype": "F8_E4M3", "shape": [3], "data_offsets": [8, 11]}},
+        struct.pack("<q", -7) + b"\x38\x40\xb8"))
+    out("fuzz_safetensors", "bad_overlap", st_file(
+        {"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},
+         "b": {"dtype": "U8", "shape": [4], "data_offsets": [2, 6]}}, b"\0" * 6))
+    out("fuzz_safetensors", "bad_size", st_file(
+        {"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, b"\0" * 8))
+    out("fuzz_safetensors", "bad_header_len", struct.pack("<Q", 1 << 40) + b"{}")
+    out("fuzz_safetensors", "empty_header", st_file({}, b""))
+
+    # npy
+    out("fuzz_npy", "f32_2x3.npy", npy_bytes("<f4", (2, 3), f32))
+    out("fuzz_npy", "scalar_f64.npy", npy_bytes("<f8", (), struct.pack("<d", 3.25)))
+    out("fuzz_npy", "u8_1d.npy", npy_bytes("|u1", (5,), bytes(range(5))))
+    out("fuzz_npy", "bf16_v2.npy", npy_bytes("<V2", (2,), b"\x80\x3f\x00\xc0"))
+    out("fuzz_npy", "v2_i32.npy", npy_bytes("<i4", (2,), struct.pack("<2i", 1, -1), version=(2, 0)))
+    out("fuzz_npy", "v3_bool.npy", npy_bytes("|b1", (3,), b"\1\0\1", version=(3, 0)))
+    out("fuzz_npy", "bad_fortran.npy", npy_bytes("<f4", (2, 3), f32, fortran=True))
+    out("fuzz_npy", "bad_bigendian.npy", npy_bytes(">f4", (1,), b"\0\0\0\0"))
+
+    # npz
+    m1 = ("a.npy", npy_bytes("<f4", (2, 3), f32))
+    m2 = ("b.npy", npy_bytes("<i8", (2,), struct.pack("<2q", 5, -5)))
+    out("fuzz_npz", "stored.npz", npz_bytes([m1, m2]))
+    out("fuzz_npz", "deflated.npz", npz_bytes([m1, m2], method=zipfile.ZIP_DEFLATED))
+    out("fuzz_npz", "comment.npz", npz_bytes([m2], comment=b"a zip comment"))
+    out("fuzz_npz", "bad_not_npy.npz", npz_bytes([("readme.txt", b"hello")]))
+    out("fuzz_npz", "empty.npz", npz_bytes([]))
+
+
+if __name__ == "__main__":
+    main()

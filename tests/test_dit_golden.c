@@ -2,6 +2,7 @@
  * loaded through the user-facing loader, the forward runs on the recorded inputs, and every
  * intermediate the dump hook emits is compared with tests/golden/data/dit_blocks_<v>.safetensors
  * (tests/golden/gen_dit_goldens.py); the whole-forward golden dit_tiny_<v> (gen_tiny_ltx2.py) too.
+ * STG / modality-isolation perturbations against dit_stg_<v>.safetensors (gen_stg_goldens.py).
  * Also: broken checkpoints (missing key, wrong shape, missing rope_type) give errors naming the key. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <stdint.h>
@@ -131,6 +132,92 @@ static bool load_inputs(const ltx2_st_file *f, const char *pfx, const char *mask
     return true;
 }
 
+/* Dump names prefixed with the perturbation run's name ("mixed." / "all."). */
+typedef struct prefixed {
+    golden *g;
+    const char *run;
+} prefixed;
+
+static void dump_prefixed(const char *name, const ltx2_tensor *t, void *user) {
+    prefixed *p = user;
+    char nm[192];
+    snprintf(nm, sizeof nm, "%s.%s", p->run, name);
+    compare(p->g, nm, (const float *)t->data, ltx2_tensor_numel(t));
+}
+
+/* The perturbation runs of gen_stg_goldens.py: per-sample (sample, block) flags. */
+static void set_run(const char *run, int64_t L, uint32_t *m) {
+    const int64_t b0[1] = {0}, b1[1] = {1};
+    memset(m, 0, (size_t)(2 * L) * sizeof *m);
+    if (strcmp(run, "mixed") == 0) {
+        ltx2_dit_perturb_set(g_ctx, m, L, 0, LTX2_DIT_SKIP_VIDEO_SELF_ATTN | LTX2_DIT_SKIP_AUDIO_SELF_ATTN, b1, 1);
+        ltx2_dit_perturb_set(g_ctx, m, L, 1, LTX2_DIT_SKIP_A2V_CROSS_ATTN | LTX2_DIT_SKIP_V2A_CROSS_ATTN, NULL, 0);
+    } else {
+        for (int64_t b = 0; b < 2; b++) {
+            ltx2_dit_perturb_set(g_ctx, m, L, b, LTX2_DIT_SKIP_VIDEO_SELF_ATTN | LTX2_DIT_SKIP_AUDIO_SELF_ATTN, b0, 1);
+            ltx2_dit_perturb_set(g_ctx, m, L, b, LTX2_DIT_SKIP_A2V_CROSS_ATTN, b1, 1);
+        }
+    }
+}
+
+static void run_stg(const char *version, const ltx2_dit_weights *w) {
+    char spath[1024];
+    snprintf(spath, sizeof spath, "%s/tests/golden/data/dit_stg_%s.safetensors", LTX2_SOURCE_DIR, version);
+    golden g;
+    memset(&g, 0, sizeof g);
+    ltx2_status st = ltx2_st_open(g_ctx, spath, &g.f);
+    CHECK(st == LTX2_OK, "%s: %s", spath, ltx2_last_error(g_ctx));
+    if (st != LTX2_OK) return;
+    inputs in;
+    memset(&in, 0, sizeof in);
+    ltx2_dit_forward_params p;
+    if (load_inputs(g.f, "input.", "input.context_mask", &in, &p) && p.batch == 2) {
+        const int64_t L = w->cfg.num_layers, nv = p.batch * p.video.T * w->cfg.out_channels,
+                      na = p.batch * p.audio.T * w->cfg.audio_out_channels;
+        uint32_t *mask = calloc((size_t)(2 * L), sizeof *mask);
+        float *vo = calloc((size_t)nv, sizeof(float)), *ao = calloc((size_t)na, sizeof(float));
+        float *v0 = calloc((size_t)nv, sizeof(float)), *a0 = calloc((size_t)na, sizeof(float));
+        st = ltx2_dit_forward(g_ctx, w, &p, v0, a0); /* unperturbed, to see that each run changes something */
+        CHECK(st == LTX2_OK, "%s: forward: %s", version, ltx2_last_error(g_ctx));
+        const char *runs[2] = {"mixed", "all"};
+        for (int k = 0; k < 2; k++) {
+            set_run(runs[k], L, mask);
+            p.perturb = mask;
+            prefixed pf = {&g, runs[k]};
+            p.dump = dump_prefixed;
+            p.dump_user = &pf;
+            int before = g.n_compared;
+            st = ltx2_dit_forward(g_ctx, w, &p, vo, ao);
+            CHECK(st == LTX2_OK, "%s %s: forward: %s", version, runs[k], ltx2_last_error(g_ctx));
+            char nm[64];
+            snprintf(nm, sizeof nm, "%s.output.video", runs[k]);
+            compare(&g, nm, vo, nv);
+            snprintf(nm, sizeof nm, "%s.output.audio", runs[k]);
+            compare(&g, nm, ao, na);
+            CHECK(g.n_compared - before == (int)(2 * L + 2), "%s %s: %d tensors compared, expected %lld", version,
+                  runs[k], g.n_compared - before, (long long)(2 * L + 2));
+            /* per sample: every sample of both runs is perturbed, so its output must move */
+            for (int64_t b = 0; b < 2; b++) {
+                double dv = 0, ref = 0;
+                for (int64_t i = b * nv / 2; i < (b + 1) * nv / 2; i++)
+                    dv += (double)(vo[i] - v0[i]) * (vo[i] - v0[i]), ref += (double)v0[i] * v0[i];
+                CHECK(dv > 1e-6 * ref, "%s %s: sample %lld video output unchanged by the perturbation", version,
+                      runs[k], (long long)b);
+            }
+        }
+        printf("%s: STG/isolation %d tensors compared, worst rel-L2 %.3g (%s)\n", version, g.n_compared, g.worst,
+               g.worst_name);
+        int64_t bad_block[1] = {L};
+        CHECK(ltx2_dit_perturb_set(g_ctx, mask, L, 0, LTX2_DIT_SKIP_VIDEO_SELF_ATTN, bad_block, 1) ==
+                      LTX2_ERR_INVALID_ARG &&
+                  strstr(ltx2_last_error(g_ctx), "out of range"),
+              "out-of-range perturbation block: %s", ltx2_last_error(g_ctx));
+        free(mask), free(vo), free(ao), free(v0), free(a0);
+    }
+    inputs_free(&in);
+    ltx2_st_close(g.f);
+}
+
 static void run_version(const char *version) {
     char path[1024], gpath[1024], tpath[1024];
     snprintf(path, sizeof path, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
@@ -205,6 +292,7 @@ static void run_version(const char *version) {
         inputs_free(&in);
         ltx2_st_close(t.f);
     }
+    run_stg(version, w);
     ltx2_dit_weights_free(w);
 }
 

@@ -21,6 +21,23 @@ void ltx2_dit_forward_params_init(ltx2_dit_forward_params *p) {
     p->av_timestep = LTX2_DIT_AV_TS_CROSS_SIGMA;
 }
 
+ltx2_status ltx2_dit_perturb_set(ltx2_context *ctx, uint32_t *perturb, int64_t num_layers, int64_t b, uint32_t flags,
+                                 const int64_t *blocks, int64_t n_blocks) {
+    if (!perturb || num_layers <= 0 || b < 0 || (!blocks && n_blocks))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit perturbation: bad arguments");
+    if (!blocks) {
+        for (int64_t i = 0; i < num_layers; i++) perturb[b * num_layers + i] |= flags;
+        return LTX2_OK;
+    }
+    for (int64_t j = 0; j < n_blocks; j++) {
+        if (blocks[j] < 0 || blocks[j] >= num_layers)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit perturbation: block %lld out of range [0, %lld)",
+                              (long long)blocks[j], (long long)num_layers);
+        perturb[b * num_layers + blocks[j]] |= flags;
+    }
+    return LTX2_OK;
+}
+
 ltx2_status dit_linear(dit_run *r, const ltx2_dit_linear *L, const float *x, int64_t rows, float *y) {
     if (rows == 0) return LTX2_OK;
     return ltx2_cpu_gemm(r->ctx, rows, L->out, L->in, 1.0f, x, L->in, L->w, L->in, LTX2_B_NK, 0.0f, y, L->out, L->b);
@@ -342,7 +359,7 @@ ltx2_status ltx2_dit_forward(ltx2_context *ctx, const ltx2_dit_weights *w, const
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: NULL argument");
     if (p->batch <= 0) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: batch must be > 0");
     const ltx2_dit_config *cfg = &w->cfg;
-    dit_run r = {ctx, w, p->dump, p->dump_user};
+    dit_run r = {ctx, w, p->dump, p->dump_user, p->perturb};
     modality_desc vd = {"video", "", &w->patchify, &w->caption1, &w->caption2, &w->adaln, &w->prompt_adaln,
                         &w->av_video_ss, &w->av_a2v_gate, cfg->in_channels, cfg->inner_dim, cfg->heads, 3,
                         cfg->max_pos};

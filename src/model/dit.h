@@ -33,15 +33,34 @@ typedef struct ltx2_dit_modality {
     int64_t T, S;
 } ltx2_dit_modality;
 
+/* Per-sample, per-block attention perturbations (STG and modality isolation), as ltx-core's
+ * BatchedPerturbationConfig: a skipped self-attention outputs its value projection instead of
+ * attention (gate, to_out and the AdaLN gate still apply); a skipped A/V cross-attention adds
+ * nothing to its stream. */
+typedef enum ltx2_dit_perturb_flag {
+    LTX2_DIT_SKIP_VIDEO_SELF_ATTN = 1u << 0, /* "skip_video_self_attn" (video STG) */
+    LTX2_DIT_SKIP_AUDIO_SELF_ATTN = 1u << 1, /* "skip_audio_self_attn" (audio STG) */
+    LTX2_DIT_SKIP_A2V_CROSS_ATTN = 1u << 2,  /* "skip_a2v_cross_attn" (modality isolation) */
+    LTX2_DIT_SKIP_V2A_CROSS_ATTN = 1u << 3   /* "skip_v2a_cross_attn" (modality isolation) */
+} ltx2_dit_perturb_flag;
+
 typedef struct ltx2_dit_forward_params {
     int64_t batch;
     ltx2_dit_modality video, audio;
     ltx2_dit_av_timestep av_timestep;
+    /* [batch * num_layers] OR of ltx2_dit_perturb_flag for (sample b, block i) at b * num_layers + i;
+     * NULL = no perturbation. Fill with ltx2_dit_perturb_set. */
+    const uint32_t *perturb;
     ltx2_dit_dump_fn dump;  /* may be NULL */
     void *dump_user;
 } ltx2_dit_forward_params;
 
 void ltx2_dit_forward_params_init(ltx2_dit_forward_params *p);
+
+/* ORs flags into perturb[b * num_layers + i] for each i in blocks[0..n_blocks) (blocks NULL = every
+ * block, like ltx-core's Perturbation(blocks=None)). Out-of-range blocks are an error. */
+ltx2_status ltx2_dit_perturb_set(ltx2_context *ctx, uint32_t *perturb, int64_t num_layers, int64_t b, uint32_t flags,
+                                 const int64_t *blocks, int64_t n_blocks);
 
 /* video_out [B, Tv, out_channels], audio_out [B, Ta, audio_out_channels]. */
 ltx2_status ltx2_dit_forward(ltx2_context *ctx, const ltx2_dit_weights *w, const ltx2_dit_forward_params *p,

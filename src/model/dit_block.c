@@ -59,11 +59,30 @@ static void add_inplace(float *x, const float *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) x[i] = x[i] + y[i];
 }
 
+/* skip[b] = 1 when sample b has `flag` in block i; returns how many samples do. */
+static int64_t perturbed(const dit_run *r, int64_t i, int64_t B, uint32_t flag, uint8_t *skip) {
+    int64_t n = 0;
+    for (int64_t b = 0; b < B; b++) {
+        skip[b] = r->perturb && (r->perturb[b * r->w->cfg.num_layers + i] & flag) ? 1 : 0;
+        n += skip[b];
+    }
+    return n;
+}
+
+/* Zeroes the rows of skipped samples: x + 0 * gate == x, what ltx-core's `* mask` gives. */
+static void zero_skipped(float *y, int64_t B, int64_t per_sample, const uint8_t *skip) {
+    for (int64_t b = 0; b < B; b++)
+        if (skip[b]) memset(y + b * per_sample, 0, (size_t)per_sample * sizeof(float));
+}
+
 /* Attention.forward: x [B,Tq,query_dim], c [B,Tk,context_dim] -> out [B,Tq,query_dim]. Tables are
- * NULL for no RoPE (text cross-attention). */
+ * NULL for no RoPE (text cross-attention). skip (NULL = none) [B], self-attention only: samples
+ * whose attention output is replaced by the value projection (STG); when all are, Q/K are never
+ * computed, as in ltx-core (all_perturbed). */
 static ltx2_status attn_forward(dit_run *r, const char *name, const ltx2_dit_attn_w *a, const float *x, int64_t B,
                                 int64_t Tq, const float *c, int64_t Tk, const uint8_t *mask, const float *qcos,
-                                const float *qsin, const float *kcos, const float *ksin, float *out) {
+                                const float *qsin, const float *kcos, const float *ksin, const uint8_t *skip,
+                                float *out) {
     ltx2_context *ctx = r->ctx;
     const ltx2_dit_config *cfg = &r->w->cfg;
     const int64_t H = a->heads, d = a->head_dim, inner = H * d;
@@ -84,6 +103,12 @@ static ltx2_status attn_forward(dit_run *r, const char *name, const ltx2_dit_att
         if ((st = (e)) != LTX2_OK) goto done; \
     } while (0)
     TRY_(dit_linear(r, &a->v, c, B * Tk, v));
+    int64_t n_skip = 0;
+    for (int64_t b = 0; skip && b < B; b++) n_skip += skip[b] != 0;
+    if (n_skip == B) {
+        memcpy(o, v, nq * sizeof(float)); /* self-attention: Tq == Tk */
+        goto gate;
+    }
     TRY_(dit_linear(r, &a->q, x, B * Tq, q));
     TRY_(dit_linear(r, &a->k, c, B * Tk, k));
     TRY_(ltx2_cpu_rms_norm(ctx, q, q, B * Tq, inner, a->q_norm, cfg->norm_eps));
@@ -98,6 +123,9 @@ static ltx2_status attn_forward(dit_run *r, const char *name, const ltx2_dit_att
         }
     }
     TRY_(ltx2_cpu_attention(ctx, q, k, v, o, B, Tq, Tk, H, d, mask, (float)(1.0 / sqrt((double)d))));
+    for (int64_t b = 0; n_skip && b < B; b++)
+        if (skip[b]) memcpy(o + b * Tq * inner, v + b * Tk * inner, (size_t)(Tq * inner) * sizeof(float));
+gate:
     if (a->gate.w) {
         /* per-head gate 2 * sigmoid(x W_g + b_g) from the query-side input */
         TRY_(dit_linear(r, &a->gate, x, B * Tq, g));
@@ -138,7 +166,7 @@ static ltx2_status ff_forward(dit_run *r, const char *name, const ltx2_dit_ff_w 
 /* Self-attention + text cross-attention of one stream (steps 1-2 of the block). */
 static ltx2_status stream_attn(dit_run *r, const char *blk, const char *pre, dit_stream *s, const float *sst,
                                const float *prompt_sst, const ltx2_dit_attn_w *a1, const ltx2_dit_attn_w *a2,
-                               float *xn, float *tmp, float *y, float *ctx_mod) {
+                               const uint8_t *skip_self, float *xn, float *tmp, float *y, float *ctx_mod) {
     const ltx2_dit_config *cfg = &r->w->cfg;
     const int64_t B = s->B, T = s->T, D = s->D, n = B * T * D;
     ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
@@ -146,13 +174,14 @@ static ltx2_status stream_attn(dit_run *r, const char *blk, const char *pre, dit
     LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
     modulate(tmp, xn, B, T, D, &src, 1, 0);
     snprintf(nm, sizeof nm, "%s.%sattn1", blk, pre);
-    LTX2_TRY(attn_forward(r, nm, a1, tmp, B, T, tmp, T, NULL, s->pe_cos, s->pe_sin, s->pe_cos, s->pe_sin, y));
+    LTX2_TRY(attn_forward(r, nm, a1, tmp, B, T, tmp, T, NULL, s->pe_cos, s->pe_sin, s->pe_cos, s->pe_sin, skip_self,
+                          y));
     gated_add(s->x, y, B, T, D, &src, 2);
 
     snprintf(nm, sizeof nm, "%s.%sattn2", blk, pre);
     LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
     if (!cfg->cross_attention_adaln) {
-        LTX2_TRY(attn_forward(r, nm, a2, xn, B, T, s->context, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, y));
+        LTX2_TRY(attn_forward(r, nm, a2, xn, B, T, s->context, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, NULL, y));
         add_inplace(s->x, y, n);
         return LTX2_OK;
     }
@@ -170,7 +199,7 @@ static ltx2_status stream_attn(dit_run *r, const char *blk, const char *pre, dit
             }
         }
     }
-    LTX2_TRY(attn_forward(r, nm, a2, tmp, B, T, ctx_mod, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, y));
+    LTX2_TRY(attn_forward(r, nm, a2, tmp, B, T, ctx_mod, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, NULL, y));
     gated_add(s->x, y, B, T, D, &src, 8);
     return LTX2_OK;
 }
@@ -197,7 +226,12 @@ ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *
     /* video: xn, tmp, y, norm3, scaled (5 nv); audio likewise; modulated contexts */
     size_t total = (size_t)(5 * nv + 5 * na + B * Sv * v->D + B * Sa * a->D);
     float *buf = malloc(total * sizeof(float));
-    if (!buf) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit block %lld: %zu floats", (long long)i, total);
+    uint8_t *skips = malloc((size_t)(4 * B)); /* per-sample perturbation masks */
+    if (!buf || !skips) {
+        free(buf);
+        free(skips);
+        return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit block %lld: %zu floats", (long long)i, total);
+    }
     float *vxn = buf, *vtmp = vxn + nv, *vy = vtmp + nv, *vn3 = vy + nv, *vsc = vn3 + nv;
     float *axn = vsc + nv, *atmp = axn + na, *ay = atmp + na, *an3 = ay + na, *asc = an3 + na;
     float *vctx = asc + na, *actx = vctx + B * Sv * v->D;
@@ -208,9 +242,14 @@ ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *
     do {                                \
         if ((st = (e)) != LTX2_OK) goto done; \
     } while (0)
-    TRY_(stream_attn(r, blk, "", v, bw->sst, bw->prompt_sst, &bw->attn1, &bw->attn2, vxn, vtmp, vy, vctx));
+    uint8_t *skip_v = skips, *skip_a = skips + B, *skip_a2v = skips + 2 * B, *skip_v2a = skips + 3 * B;
+    perturbed(r, i, B, LTX2_DIT_SKIP_VIDEO_SELF_ATTN, skip_v);
+    perturbed(r, i, B, LTX2_DIT_SKIP_AUDIO_SELF_ATTN, skip_a);
+    const int64_t n_a2v = perturbed(r, i, B, LTX2_DIT_SKIP_A2V_CROSS_ATTN, skip_a2v);
+    const int64_t n_v2a = perturbed(r, i, B, LTX2_DIT_SKIP_V2A_CROSS_ATTN, skip_v2a);
+    TRY_(stream_attn(r, blk, "", v, bw->sst, bw->prompt_sst, &bw->attn1, &bw->attn2, skip_v, vxn, vtmp, vy, vctx));
     TRY_(stream_attn(r, blk, "audio_", a, bw->audio_sst, bw->audio_prompt_sst, &bw->audio_attn1, &bw->audio_attn2,
-                     axn, atmp, ay, actx));
+                     skip_a, axn, atmp, ay, actx));
 
     /* Audio <-> video exchange: both directions read the normalised snapshot taken here. */
     TRY_(ltx2_cpu_rms_norm(r->ctx, v->x, vn3, B * v->T, v->D, NULL, cfg->norm_eps));
@@ -219,20 +258,27 @@ ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *
     ada_src ass = {bw->sst_a2v_audio, a->cross_ss, 4 * a->D, a->row_cross_ss};
     ada_src vgate = {bw->sst_a2v_video + 4 * v->D, v->cross_gate, v->D, NULL};
     ada_src agate = {bw->sst_a2v_audio + 4 * a->D, a->cross_gate, a->D, NULL};
-    /* a2v: Q video (rows 0 scale, 1 shift), K/V audio (rows 0, 1), gate row 4 */
-    modulate(vsc, vn3, B, v->T, v->D, &vss, 0, 1);
-    modulate(asc, an3, B, a->T, a->D, &ass, 0, 1);
-    snprintf(nm, sizeof nm, "%s.audio_to_video_attn", blk);
-    TRY_(attn_forward(r, nm, &bw->a2v, vsc, B, v->T, asc, a->T, NULL, v->xpe_cos, v->xpe_sin, a->xpe_cos,
-                      a->xpe_sin, vy));
-    gated_add(v->x, vy, B, v->T, v->D, &vgate, 0);
+    /* a2v: Q video (rows 0 scale, 1 shift), K/V audio (rows 0, 1), gate row 4; not run at all when
+     * every sample skips it (modality isolation) */
+    if (n_a2v < B) {
+        modulate(vsc, vn3, B, v->T, v->D, &vss, 0, 1);
+        modulate(asc, an3, B, a->T, a->D, &ass, 0, 1);
+        snprintf(nm, sizeof nm, "%s.audio_to_video_attn", blk);
+        TRY_(attn_forward(r, nm, &bw->a2v, vsc, B, v->T, asc, a->T, NULL, v->xpe_cos, v->xpe_sin, a->xpe_cos,
+                          a->xpe_sin, NULL, vy));
+        zero_skipped(vy, B, v->T * v->D, skip_a2v);
+        gated_add(v->x, vy, B, v->T, v->D, &vgate, 0);
+    }
     /* v2a: Q audio (rows 2 scale, 3 shift), K/V video (rows 2, 3), gate row 4 */
-    modulate(asc, an3, B, a->T, a->D, &ass, 2, 3);
-    modulate(vsc, vn3, B, v->T, v->D, &vss, 2, 3);
-    snprintf(nm, sizeof nm, "%s.video_to_audio_attn", blk);
-    TRY_(attn_forward(r, nm, &bw->v2a, asc, B, a->T, vsc, v->T, NULL, a->xpe_cos, a->xpe_sin, v->xpe_cos,
-                      v->xpe_sin, ay));
-    gated_add(a->x, ay, B, a->T, a->D, &agate, 0);
+    if (n_v2a < B) {
+        modulate(asc, an3, B, a->T, a->D, &ass, 2, 3);
+        modulate(vsc, vn3, B, v->T, v->D, &vss, 2, 3);
+        snprintf(nm, sizeof nm, "%s.video_to_audio_attn", blk);
+        TRY_(attn_forward(r, nm, &bw->v2a, asc, B, a->T, vsc, v->T, NULL, a->xpe_cos, a->xpe_sin, v->xpe_cos,
+                          v->xpe_sin, NULL, ay));
+        zero_skipped(ay, B, a->T * a->D, skip_v2a);
+        gated_add(a->x, ay, B, a->T, a->D, &agate, 0);
+    }
 
     TRY_(stream_ff(r, blk, "ff", v, bw->sst, &bw->ff, vxn, vtmp, vy));
     TRY_(stream_ff(r, blk, "audio_ff", a, bw->audio_sst, &bw->audio_ff, axn, atmp, ay));
@@ -243,5 +289,6 @@ ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *
 #undef TRY_
 done:
     free(buf);
+    free(skips);
     return st;
 }

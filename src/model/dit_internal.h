@@ -27,6 +27,7 @@ typedef struct dit_run {
     const ltx2_dit_weights *w;
     ltx2_dit_dump_fn dump;
     void *dump_user;
+    const uint32_t *perturb; /* [B * num_layers] ltx2_dit_perturb_flag, or NULL */
 } dit_run;
 
 /* y[rows, L.out] = x[rows, L.in] W^T + b */

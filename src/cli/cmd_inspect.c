@@ -18,17 +18,21 @@
 typedef struct inspect_opts {
     const char *path;
     bool list_tensors;
+    const char *sharding, *mesh;
 } inspect_opts;
 
 static void inspect_usage(FILE *out) {
     fprintf(out,
-            "usage: ltx2 inspect [--tensors] FILE|DIR\n"
+            "usage: ltx2 inspect [--tensors] [--sharding PROFILE --mesh D,F,C,T] FILE|DIR\n"
             "\n"
             "FILE|DIR: a .safetensors file (an LTX-2 single-file checkpoint, an upsampler, or any other),\n"
             "a *.safetensors.index.json, a diffusers directory (model_index.json with component folders,\n"
             "or one component folder with config.json), a .npy or .npz file, or a dump directory.\n"
             "\n"
             "  --tensors    list every tensor: name, dtype, shape, bytes\n"
+            "  --sharding PROFILE  with --mesh: each weight's mesh axes, per-rank shape and bytes under\n"
+            "               MaxDiffusion's sharding profile PROFILE (ironwood, trillium, gpu, default)\n"
+            "  --mesh D,F,C,T      mesh sizes over the data, fsdp, context and tensor axes, e.g. 1,1,2,4\n"
             "  -h, --help   this text\n");
 }
 
@@ -324,6 +328,9 @@ int cli_inspect(ltx2_context *ctx, int argc, char **argv) {
             return CLI_EXIT_OK;
         } else if (!strcmp(argv[i], "--tensors")) {
             o.list_tensors = true;
+        } else if (!strcmp(argv[i], "--sharding") || !strcmp(argv[i], "--mesh")) {
+            const char **dst = argv[i][2] == 's' ? &o.sharding : &o.mesh;
+            if (!(*dst = cli_flag_value("inspect", argc, argv, &i))) return CLI_EXIT_BAD_INPUT;
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "ltx2 inspect: unknown option '%s'\n", argv[i]);
             inspect_usage(stderr);
@@ -339,6 +346,11 @@ int cli_inspect(ltx2_context *ctx, int argc, char **argv) {
         inspect_usage(stderr);
         return CLI_EXIT_BAD_INPUT;
     }
+    if (!o.sharding != !o.mesh) {
+        fprintf(stderr, "ltx2 inspect: --sharding and --mesh go together (e.g. --sharding trillium --mesh 1,1,2,2)\n");
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (o.sharding) return cli_inspect_sharding(ctx, o.sharding, o.mesh, o.path);
     if (ltx2_path_is_dir(o.path)) return inspect_dir(ctx, &o);
     if (!ltx2_path_is_file(o.path)) {
         fprintf(stderr, "ltx2 inspect: error: %s: no such file or directory\n", o.path);

@@ -19,6 +19,7 @@ static void usage(FILE *out) {
             "                       components, dtypes, parameters, config); --tensors lists them\n"
             "  compare A B          match tensors by name across .safetensors/.npy/.npz/dump dirs and\n"
             "                       report errors; exit 0 iff all are within tolerance\n"
+            "  decode LATENT.npy    decode a video latent to PNG frames (--checkpoint, --png-dir; tiled)\n"
             "  help [COMMAND]       this text, or a command's own help\n"
             "  version              print the version\n"
             "\n"
@@ -112,6 +113,8 @@ int main(int argc, char **argv) {
         rc = cli_inspect(ctx, argc - 2, argv + 2);
     } else if (!strcmp(cmd, "compare")) {
         rc = cli_compare(ctx, argc - 2, argv + 2);
+    } else if (!strcmp(cmd, "decode")) {
+        rc = cli_decode(ctx, argc - 2, argv + 2);
     } else {
         fprintf(stderr, "ltx2: unknown command '%s'\n\n", cmd);
         usage(stderr);

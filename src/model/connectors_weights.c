@@ -166,7 +166,7 @@ ltx2_status ltx2_connectors_weights_load(ltx2_context *ctx, const ltx2_st_file *
             ltx2_shape_str(t->shape, t->ndim, got, sizeof got);
             ltx2_shape_str(s->shape, s->ndim, want, sizeof want);
             if (!n_shape++)
-                snprintf(first_shape, sizeof first_shape, "%s (expected %s, got %s)", s->name, want, got);
+                snprintf(first_shape, sizeof first_shape, "%.160s (expected %.40s, got %.40s)", s->name, want, got);
             continue;
         }
         if (t->dtype != LTX2_F32 && t->dtype != LTX2_BF16 && t->dtype != LTX2_F16) {

@@ -385,7 +385,7 @@ static ltx2_status res_block(ltx2_context *ctx, const ltx2_vae_conv *conv1, cons
     const int64_t n = act_numel(x);
     float *xd = x->d;
     const float *hd = h2.d;
-#pragma omp parallel for simd schedule(static) if (n > 65536)
+#pragma omp parallel for schedule(static) if (n > 65536)
     for (int64_t i = 0; i < n; i++) xd[i] += hd[i];
     act_free(&h2);
     return LTX2_OK;

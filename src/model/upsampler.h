@@ -1,0 +1,44 @@
+/* LTX-2 latent upsampler on the CPU (ltx-core model/upsampler LatentUpsampler, dims 3, fp32,
+ * NDHWC): initial conv + GroupNorm + SiLU, res blocks, the upsampler (plain conv + pixel shuffle
+ * x2, rational resampler conv + pixel shuffle + binomial blur-downsample for x1.5 / x2, or
+ * temporal conv + shuffle dropping the first frame), post res blocks, final conv. Every conv is
+ * zero padded in all axes (plain nn.Conv3d / Conv2d, not the VAE's causal convs). */
+#ifndef LTX2_MODEL_UPSAMPLER_H
+#define LTX2_MODEL_UPSAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "io/safetensors.h"
+#include "ltx2/tensor.h"
+#include "model/video_vae.h"
+
+typedef struct ltx2_upsampler_config {
+    int64_t in_channels, mid_channels, num_blocks_per_stage, dims;
+    bool spatial_upsample, temporal_upsample, rational_resampler;
+    double spatial_scale;
+} ltx2_upsampler_config;
+
+typedef struct ltx2_upsampler ltx2_upsampler;
+
+/* Reads the file's metadata "config" (ltx-core defaults for absent keys; the weight shapes are
+ * checked against it, so a wrong default fails naming the tensor) and loads the unprefixed
+ * weights. Spatial+temporal together and dims 2 are refused as unsupported (not shipped). */
+ltx2_status ltx2_upsampler_load(ltx2_context *ctx, const ltx2_st_set *weights, ltx2_upsampler **out);
+void ltx2_upsampler_free(ltx2_upsampler *u);
+const ltx2_upsampler_config *ltx2_upsampler_get_config(const ltx2_upsampler *u);
+
+/* Output NDHWC shape for an input latent [B, F, H, W, C]. */
+ltx2_status ltx2_upsampler_out_shape(ltx2_context *ctx, const ltx2_upsampler *u, const int64_t in[5],
+                                     int64_t out[5]);
+
+/* Raw forward on an un-normalised latent (contiguous f32 CPU NDHWC). */
+ltx2_status ltx2_upsampler_forward(ltx2_context *ctx, const ltx2_upsampler *u, const ltx2_tensor *x,
+                                   ltx2_tensor *y);
+
+/* ltx-core upsample_video: un-normalise with the VAE's per-channel statistics (mean/std of
+ * means, [C]), upsample, normalise again. Inputs and outputs are normalised latents. */
+ltx2_status ltx2_upsampler_upsample_latent(ltx2_context *ctx, const ltx2_upsampler *u, const float *mean_of_means,
+                                           const float *std_of_means, const ltx2_tensor *x, ltx2_tensor *y);
+
+#endif

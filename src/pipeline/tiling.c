@@ -1,0 +1,598 @@
+/* Tiled / tile-batched video-VAE decode and encode (see tiling.h). Reference: ltx-core 1.0.0
+ * model/video_vae/video_vae.py (VideoDecoder._prepare_tiles / tiled_decode /
+ * _accumulate_temporal_group_into_buffer, VideoEncoder.tiled_encode, prepare_tiles_for_encoding,
+ * split_* and map_* helpers) and model/video_vae/tiling.py (mask builders, tile product order). */
+#include "pipeline/tiling.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+
+/* ltx-core divides the blended sum by the accumulated weights clamped to this. */
+#define TILE_WEIGHT_EPS 1e-8f
+/* Spatial tiles and decode temporal tiles must span at least this many latents (ltx-core:
+ * tile_size_in_pixels >= 64, tile_size_in_frames >= 16 for 32x / 8x factors). */
+#define TILE_MIN_LATENTS 2
+/* Encode overlaps below this many latents are raised by ltx-core (64 px, 16 frames); refused here. */
+#define ENCODE_MIN_OVERLAP_LATENTS 2
+
+typedef struct interval {
+    int64_t s, e, lr, rr; /* [s, e) and blend ramps, in the split axis' units */
+} interval;
+
+typedef struct axis_plan {
+    int n;
+    interval *iv;
+} axis_plan;
+
+typedef struct tile {
+    int64_t in0[3], in1[3];   /* input slice (t, h, w) */
+    int64_t out0[3], out1[3]; /* output slice */
+    float *mask[3];           /* per-axis 1-D masks over the output slice */
+    int group;                /* temporal interval index */
+    float *result;            /* decoded / encoded tile while waiting to be blended */
+} tile;
+
+typedef struct plan {
+    axis_plan ax[3];
+    int64_t n_tiles;
+    tile *tiles;
+} plan;
+
+static void plan_free(plan *p) {
+    for (int64_t i = 0; i < p->n_tiles; i++) {
+        for (int a = 0; a < 3; a++) free(p->tiles[i].mask[a]);
+        free(p->tiles[i].result);
+    }
+    free(p->tiles);
+    for (int a = 0; a < 3; a++) free(p->ax[a].iv);
+    memset(p, 0, sizeof(*p));
+}
+
+/* split_with_symmetric_overlaps(size, overlap)(L); size <= 0 means "one interval". */
+static ltx2_status split_symmetric(ltx2_context *ctx, int64_t L, int64_t size, int64_t ov, axis_plan *out) {
+    int64_t amount = 1;
+    if (size > 0 && L > size) amount = (L + size - 2 * ov - 1) / (size - ov);
+    out->iv = calloc((size_t)amount, sizeof(interval));
+    if (!out->iv) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: %lld intervals", (long long)amount);
+    out->n = (int)amount;
+    if (amount == 1) {
+        out->iv[0] = (interval){0, L, 0, 0};
+        return LTX2_OK;
+    }
+    for (int64_t i = 0; i < amount; i++) {
+        interval *v = &out->iv[i];
+        v->s = i * (size - ov);
+        v->e = i == amount - 1 ? L : v->s + size;
+        v->lr = i == 0 ? 0 : ov;
+        v->rr = i == amount - 1 ? 0 : ov;
+    }
+    return LTX2_OK;
+}
+
+/* torch.linspace(a, b, steps)[i] in float32 (the CPU kernel's two-sided formula). */
+static float linspace_at(float a, float b, int64_t steps, int64_t i) {
+    if (steps == 1) return a;
+    const float step = (b - a) / (float)(steps - 1);
+    return i < steps / 2 ? a + step * (float)i : b - step * (float)(steps - i - 1);
+}
+
+/* compute_trapezoidal_mask_1d(len, left, right, left_starts_from_0). */
+static float *trapezoid(int64_t len, int64_t left, int64_t right, bool from0) {
+    float *m = malloc((size_t)len * sizeof(float));
+    if (!m) return NULL;
+    left = left < 0 ? 0 : (left > len ? len : left);
+    right = right < 0 ? 0 : (right > len ? len : right);
+    for (int64_t i = 0; i < len; i++) m[i] = 1.0f;
+    if (left > 0) {
+        const int64_t steps = from0 ? left + 1 : left + 2, off = from0 ? 0 : 1;
+        for (int64_t i = 0; i < left; i++) m[i] *= linspace_at(0.0f, 1.0f, steps, i + off);
+    }
+    if (right > 0)
+        for (int64_t i = 0; i < right; i++) m[len - right + i] *= linspace_at(1.0f, 0.0f, right + 2, i + 1);
+    for (int64_t i = 0; i < len; i++) m[i] = m[i] < 0.0f ? 0.0f : (m[i] > 1.0f ? 1.0f : m[i]);
+    return m;
+}
+
+/* compute_rectangular_mask_1d(len, left zeros, right zeros). */
+static float *rectangle(int64_t len, int64_t left, int64_t right) {
+    float *m = malloc((size_t)len * sizeof(float));
+    if (!m) return NULL;
+    for (int64_t i = 0; i < len; i++) m[i] = (i < left || i >= len - right) ? 0.0f : 1.0f;
+    return m;
+}
+
+/* Tiles in itertools.product order (T slowest, then H, then W). */
+static ltx2_status make_tiles(ltx2_context *ctx, plan *p) {
+    p->n_tiles = (int64_t)p->ax[0].n * p->ax[1].n * p->ax[2].n;
+    p->tiles = calloc((size_t)p->n_tiles, sizeof(tile));
+    if (!p->tiles) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: %lld tiles", (long long)p->n_tiles);
+    int64_t k = 0;
+    for (int a = 0; a < p->ax[0].n; a++)
+        for (int b = 0; b < p->ax[1].n; b++)
+            for (int c = 0; c < p->ax[2].n; c++, k++) {
+                const interval *v[3] = {&p->ax[0].iv[a], &p->ax[1].iv[b], &p->ax[2].iv[c]};
+                for (int d = 0; d < 3; d++) {
+                    p->tiles[k].in0[d] = v[d]->s;
+                    p->tiles[k].in1[d] = v[d]->e;
+                }
+                p->tiles[k].group = a;
+            }
+    return LTX2_OK;
+}
+
+static ltx2_status check_axis(ltx2_context *ctx, const char *what, const char *unit, int64_t size, int64_t ov,
+                              int64_t factor, int64_t min_ov_latents) {
+    if (size == 0 && ov == 0) return LTX2_OK;
+    if (size < 0 || ov < 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiling: %s tile %lld / overlap %lld %s must not be negative",
+                          what, (long long)size, (long long)ov, unit);
+    if (size == 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiling: %s overlap %lld %s given without a tile size", what,
+                          (long long)ov, unit);
+    if (size % factor != 0 || ov % factor != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "VAE tiling: %s tile %lld and overlap %lld %s must be multiples of %lld (one latent)", what,
+                          (long long)size, (long long)ov, unit, (long long)factor);
+    if (size < TILE_MIN_LATENTS * factor)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiling: %s tile %lld %s is below the minimum %lld", what,
+                          (long long)size, unit, (long long)(TILE_MIN_LATENTS * factor));
+    if (ov >= size)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiling: %s overlap %lld must be smaller than the tile %lld %s",
+                          what, (long long)ov, (long long)size, unit);
+    if (ov < min_ov_latents * factor)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "VAE tiling: %s overlap %lld %s is below the encode minimum %lld (ltx-core would silently "
+                          "raise it)",
+                          what, (long long)ov, unit, (long long)(min_ov_latents * factor));
+    return LTX2_OK;
+}
+
+static ltx2_status check_batch(ltx2_context *ctx, const ltx2_vae_tiling *t) {
+    if (!t) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiling: NULL tiling settings");
+    if (t->tile_batch < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiling: tile batch %d must be >= 1", t->tile_batch);
+    return LTX2_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Decode plan
+ * ------------------------------------------------------------------------------------------- */
+
+static ltx2_status decode_plan(ltx2_context *ctx, const ltx2_video_decoder *dec, const int64_t ls[5],
+                               const ltx2_vae_tiling *t, plan *p) {
+    memset(p, 0, sizeof(*p));
+    LTX2_TRY(check_batch(ctx, t));
+    int64_t vs[5];
+    LTX2_TRY(ltx2_video_decoder_out_shape(ctx, dec, ls, vs));
+    const int64_t sf = dec->space_factor, tf = dec->time_factor;
+    LTX2_TRY(check_axis(ctx, "spatial", "px", t->tile_px, t->overlap_px, sf, 0));
+    LTX2_TRY(check_axis(ctx, "temporal", "frames", t->tile_frames, t->overlap_frames, tf, 0));
+    ltx2_status st = LTX2_OK;
+    /* Temporal: split_temporal_latents (later tiles start one latent early, left ramp + 1). */
+    const int64_t tsz = t->tile_frames / tf, tov = t->overlap_frames / tf;
+    st = split_symmetric(ctx, ls[1], tsz, tov, &p->ax[0]);
+    if (st == LTX2_OK && p->ax[0].n > 1)
+        for (int i = 1; i < p->ax[0].n; i++) {
+            p->ax[0].iv[i].s -= 1;
+            p->ax[0].iv[i].lr += 1;
+        }
+    /* Spatial: the tile size per axis follows the aspect ratio of the latent (Python round, i.e.
+     * half to even, of a correctly rounded quotient), at least max(2, overlap + 1). */
+    const int64_t ssz = t->tile_px / sf, sov = t->overlap_px / sf;
+    const int64_t long_side = ls[2] > ls[3] ? ls[2] : ls[3];
+    for (int a = 1; a < 3 && st == LTX2_OK; a++) {
+        int64_t size = 0;
+        if (ssz > 0) {
+            const int64_t lower = sov + 1 > TILE_MIN_LATENTS ? sov + 1 : TILE_MIN_LATENTS;
+            const int64_t scaled = (int64_t)nearbyint((double)(ssz * ls[a + 1]) / (double)long_side);
+            size = scaled > lower ? scaled : lower;
+        }
+        st = split_symmetric(ctx, ls[a + 1], size, sov, &p->ax[a]);
+    }
+    if (st == LTX2_OK) st = make_tiles(ctx, p);
+    const bool reflect = dec->cfg.decoder_padding == LTX2_VAE_PAD_REFLECT;
+    for (int64_t k = 0; k < p->n_tiles && st == LTX2_OK; k++) {
+        tile *tl = &p->tiles[k];
+        const interval *v[3] = {&p->ax[0].iv[tl->group], NULL, NULL};
+        const int64_t ih = (k / p->ax[2].n) % p->ax[1].n, iw = k % p->ax[2].n;
+        v[1] = &p->ax[1].iv[ih];
+        v[2] = &p->ax[2].iv[iw];
+        if (reflect && (tl->in1[1] - tl->in0[1] < 2 || tl->in1[2] - tl->in0[2] < 2)) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                            "VAE tiling: tile %lld is %lldx%lld latents (HxW); the decoder's reflect padding needs "
+                            ">= 2 per side: choose another tile size / overlap",
+                            (long long)k, (long long)(tl->in1[1] - tl->in0[1]), (long long)(tl->in1[2] - tl->in0[2]));
+            break;
+        }
+        /* map_temporal_interval_to_frame / map_spatial_interval_to_pixel */
+        tl->out0[0] = v[0]->s * tf;
+        tl->out1[0] = 1 + (v[0]->e - 1) * tf;
+        tl->mask[0] = trapezoid(tl->out1[0] - tl->out0[0], v[0]->lr ? 1 + (v[0]->lr - 1) * tf : 0, v[0]->rr * tf,
+                                true);
+        for (int d = 1; d < 3; d++) {
+            tl->out0[d] = v[d]->s * sf;
+            tl->out1[d] = v[d]->e * sf;
+            tl->mask[d] = trapezoid(tl->out1[d] - tl->out0[d], v[d]->lr * sf, v[d]->rr * sf, false);
+        }
+        if (!tl->mask[0] || !tl->mask[1] || !tl->mask[2]) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: masks");
+    }
+    if (st != LTX2_OK) plan_free(p);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Batched tile execution (shared by decode and encode)
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct runner {
+    const ltx2_video_decoder *dec; /* exactly one of dec / enc */
+    const ltx2_video_encoder *enc;
+    const ltx2_tensor *input;      /* full NDHWC input */
+    int batch;
+    int64_t calls;
+} runner;
+
+static bool same_shape(const tile *a, const tile *b) {
+    for (int d = 0; d < 3; d++)
+        if (a->in1[d] - a->in0[d] != b->in1[d] - b->in0[d]) return false;
+    return true;
+}
+
+/* Makes sure tiles[k] has its result: if not, runs it together with the next up to batch-1
+ * not-yet-run tiles of the same shape among tiles[k+1 .. end). Output per tile: NDHWC
+ * [B, out_t, out_h, out_w, C] as the VAE produces it for the tile's input. */
+static ltx2_status ensure_result(ltx2_context *ctx, runner *r, tile *tiles, int64_t k, int64_t end) {
+    if (tiles[k].result) return LTX2_OK;
+    int64_t *members = malloc((size_t)r->batch * sizeof(int64_t));
+    if (!members) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: batch list");
+    int n = 0;
+    members[n++] = k;
+    for (int64_t j = k + 1; j < end && n < r->batch; j++)
+        if (!tiles[j].result && same_shape(&tiles[k], &tiles[j])) members[n++] = j;
+
+    const ltx2_tensor *x = r->input;
+    const int64_t B = x->shape[0], C = x->shape[4], XT = x->shape[1], XH = x->shape[2], XW = x->shape[3];
+    const tile *t0 = &tiles[k];
+    const int64_t tl = t0->in1[0] - t0->in0[0], hl = t0->in1[1] - t0->in0[1], wl = t0->in1[2] - t0->in0[2];
+    int64_t ins[5] = {n * B, tl, hl, wl, C}, outs[5];
+    ltx2_status st = r->dec ? ltx2_video_decoder_out_shape(ctx, r->dec, ins, outs)
+                            : ltx2_video_encoder_out_shape(ctx, r->enc, ins, outs);
+    if (st != LTX2_OK) {
+        free(members);
+        return st;
+    }
+    const int64_t in_per = B * tl * hl * wl * C, out_per = B * outs[1] * outs[2] * outs[3] * outs[4];
+    float *in = malloc((size_t)(n * in_per) * sizeof(float));
+    float *out = malloc((size_t)(n * out_per) * sizeof(float));
+    if (!in || !out) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: batch of %d tiles", n);
+    if (st == LTX2_OK) {
+        const float *xd = x->data;
+        for (int m = 0; m < n; m++) {
+            const tile *tt = &tiles[members[m]];
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t t = 0; t < tl; t++)
+                    for (int64_t h = 0; h < hl; h++) {
+                        const float *src =
+                            xd + (((b * XT + tt->in0[0] + t) * XH + tt->in0[1] + h) * XW + tt->in0[2]) * C;
+                        float *dst = in + m * in_per + ((b * tl + t) * hl + h) * wl * C;
+                        memcpy(dst, src, (size_t)(wl * C) * sizeof(float));
+                    }
+        }
+        ltx2_tensor ti = ltx2_tensor_make(in, LTX2_F32, 5, ins), to = ltx2_tensor_make(out, LTX2_F32, 5, outs);
+        st = r->dec ? ltx2_video_decoder_decode(ctx, r->dec, &ti, &to, NULL, NULL)
+                    : ltx2_video_encoder_encode(ctx, r->enc, &ti, &to, NULL, NULL);
+        r->calls++;
+        if (st != LTX2_OK) ltx2_error_prefix(ctx, "VAE tiling: tile %lld (batch of %d)", (long long)k, n);
+    }
+    free(in);
+    for (int m = 0; m < n && st == LTX2_OK; m++) {
+        float *res = malloc((size_t)out_per * sizeof(float));
+        if (!res) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: tile result");
+            break;
+        }
+        memcpy(res, out + m * out_per, (size_t)out_per * sizeof(float));
+        tiles[members[m]].result = res;
+    }
+    free(out);
+    free(members);
+    return st;
+}
+
+static int64_t count_shapes(const tile *tiles, int64_t n) {
+    int64_t shapes = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (int64_t j = 0; j < i && !seen; j++) seen = same_shape(&tiles[i], &tiles[j]);
+        if (!seen) shapes++;
+    }
+    return shapes;
+}
+
+static bool is_f32_ndhwc(const ltx2_tensor *t) {
+    return t && t->data && t->dtype == LTX2_F32 && t->device == LTX2_DEVICE_CPU && t->ndim == 5 &&
+           ltx2_tensor_is_contiguous(t);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Decode
+ * ------------------------------------------------------------------------------------------- */
+
+ltx2_status ltx2_vae_tiled_decode_plan(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                       const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
+                                       ltx2_vae_tiling_stats *stats) {
+    if (!dec || !latent_ndhwc) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiling: NULL argument");
+    plan p;
+    LTX2_TRY(decode_plan(ctx, dec, latent_ndhwc, tiling, &p));
+    if (stats) {
+        stats->n_tiles = p.n_tiles;
+        stats->n_shapes = count_shapes(p.tiles, p.n_tiles);
+        stats->n_temporal = p.ax[0].n;
+        /* calls: per temporal group, per shape, ceil(count / batch) */
+        int64_t calls = 0, per_group = p.ax[1].n * p.ax[2].n;
+        for (int g = 0; g < p.ax[0].n; g++) {
+            const tile *gt = p.tiles + g * per_group;
+            for (int64_t i = 0; i < per_group; i++) {
+                bool seen = false;
+                int64_t cnt = 0;
+                for (int64_t j = 0; j < i && !seen; j++) seen = same_shape(&gt[i], &gt[j]);
+                if (seen) continue;
+                for (int64_t j = i; j < per_group; j++) cnt += same_shape(&gt[i], &gt[j]);
+                calls += (cnt + tiling->tile_batch - 1) / tiling->tile_batch;
+            }
+        }
+        stats->n_vae_calls = calls;
+    }
+    plan_free(&p);
+    return LTX2_OK;
+}
+
+/* Frames [f0, f1) of the running blend: sum buffer and weights. */
+typedef struct blend_buf {
+    int64_t f0, f1;
+    float *sum; /* [B, f1-f0, H, W, C] */
+    float *w;   /* [f1-f0, H, W] */
+} blend_buf;
+
+static ltx2_status emit_frames(ltx2_context *ctx, const blend_buf *bb, int64_t n_frames, const int64_t vs[5],
+                               ltx2_vae_frames_fn emit, void *user) {
+    if (n_frames <= 0) return LTX2_OK;
+    const int64_t B = vs[0], H = vs[2], W = vs[3], C = vs[4], F = bb->f1 - bb->f0;
+    float *o = malloc((size_t)(B * n_frames * H * W * C) * sizeof(float));
+    if (!o) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: %lld output frames", (long long)n_frames);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t f = 0; f < n_frames; f++)
+            for (int64_t p = 0; p < H * W; p++) {
+                float wt = bb->w[f * H * W + p];
+                wt = wt < TILE_WEIGHT_EPS ? TILE_WEIGHT_EPS : wt;
+                const float *s = bb->sum + ((b * F + f) * H * W + p) * C;
+                float *d = o + ((b * n_frames + f) * H * W + p) * C;
+                for (int64_t c = 0; c < C; c++) d[c] = s[c] / wt;
+            }
+    const int64_t shape[5] = {B, n_frames, H, W, C};
+    ltx2_tensor t = ltx2_tensor_make(o, LTX2_F32, 5, shape);
+    ltx2_status st = emit(ctx, &t, bb->f0, user);
+    free(o);
+    return st;
+}
+
+/* buffer[chunk] += decoded * mask; weights[chunk] += mask, with mask = (m_t * m_h) * m_w. */
+static void blend_tile(const tile *tl, const float *res, blend_buf *bb, const int64_t vs[5]) {
+    const int64_t B = vs[0], H = vs[2], W = vs[3], C = vs[4], F = bb->f1 - bb->f0;
+    const int64_t tt = tl->out1[0] - tl->out0[0], th = tl->out1[1] - tl->out0[1], tw = tl->out1[2] - tl->out0[2];
+    const int64_t toff = tl->out0[0] - bb->f0;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t t = 0; t < tt; t++)
+            for (int64_t h = 0; h < th; h++) {
+                const float mth = tl->mask[0][t] * tl->mask[1][h];
+                const int64_t row = ((toff + t) * H + tl->out0[1] + h) * W + tl->out0[2];
+                float *s = bb->sum + (b * F * H * W + row) * C;
+                const float *r = res + ((b * tt + t) * th + h) * tw * C;
+                for (int64_t w = 0; w < tw; w++) {
+                    const float m = mth * tl->mask[2][w];
+                    for (int64_t c = 0; c < C; c++) s[w * C + c] += r[w * C + c] * m;
+                    if (b == 0) bb->w[row + w] += m;
+                }
+            }
+}
+
+ltx2_status ltx2_vae_tiled_decode_stream(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                         const ltx2_tensor *latent, const ltx2_vae_tiling *tiling,
+                                         ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats) {
+    if (!dec || !emit) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiled decode: NULL decoder or callback");
+    if (!is_f32_ndhwc(latent))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "VAE tiled decode: latent must be a contiguous f32 CPU tensor [B, F', H', W', C]");
+    plan p;
+    LTX2_TRY(decode_plan(ctx, dec, latent->shape, tiling, &p));
+    int64_t vs[5];
+    ltx2_status st = ltx2_video_decoder_out_shape(ctx, dec, latent->shape, vs);
+    runner r = {.dec = dec, .input = latent, .batch = tiling->tile_batch};
+    blend_buf run = {0};
+    const int64_t per_group = (int64_t)p.ax[1].n * p.ax[2].n, HWC = vs[2] * vs[3] * vs[4], HW = vs[2] * vs[3];
+    for (int g = 0; g < p.ax[0].n && st == LTX2_OK; g++) {
+        tile *gt = p.tiles + g * per_group;
+        blend_buf cur = {.f0 = gt[0].out0[0], .f1 = gt[0].out1[0]};
+        const int64_t F = cur.f1 - cur.f0;
+        cur.sum = calloc((size_t)(vs[0] * F * HWC), sizeof(float));
+        cur.w = calloc((size_t)(F * HW), sizeof(float));
+        if (!cur.sum || !cur.w) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: buffer of %lld frames", (long long)F);
+        for (int64_t k = 0; k < per_group && st == LTX2_OK; k++) {
+            st = ensure_result(ctx, &r, gt, k, per_group);
+            if (st != LTX2_OK) break;
+            blend_tile(&gt[k], gt[k].result, &cur, vs);
+            free(gt[k].result);
+            gt[k].result = NULL;
+        }
+        if (st == LTX2_OK && run.sum) {
+            /* Overlap with the previous group: prev += cur, then cur takes prev's values there. */
+            const int64_t ov = run.f1 > cur.f0 ? run.f1 - cur.f0 : 0, RF = run.f1 - run.f0, off = cur.f0 - run.f0;
+            for (int64_t b = 0; b < vs[0]; b++)
+                for (int64_t f = 0; f < ov; f++) {
+                    float *ps = run.sum + (b * RF + off + f) * HWC, *cs = cur.sum + (b * F + f) * HWC;
+                    for (int64_t i = 0; i < HWC; i++) cs[i] = ps[i] + cs[i];
+                }
+            for (int64_t f = 0; f < ov; f++) {
+                float *pw = run.w + (off + f) * HW, *cw = cur.w + f * HW;
+                for (int64_t i = 0; i < HW; i++) cw[i] = pw[i] + cw[i];
+            }
+            st = emit_frames(ctx, &run, cur.f0 - run.f0, vs, emit, user);
+        }
+        free(run.sum);
+        free(run.w);
+        run = cur;
+    }
+    if (st == LTX2_OK && run.sum) st = emit_frames(ctx, &run, run.f1 - run.f0, vs, emit, user);
+    free(run.sum);
+    free(run.w);
+    if (st == LTX2_OK && stats) {
+        stats->n_tiles = p.n_tiles;
+        stats->n_shapes = count_shapes(p.tiles, p.n_tiles);
+        stats->n_temporal = p.ax[0].n;
+        stats->n_vae_calls = r.calls;
+    }
+    plan_free(&p);
+    return st;
+}
+
+typedef struct copy_sink {
+    ltx2_tensor *video;
+} copy_sink;
+
+static ltx2_status copy_frames(ltx2_context *ctx, const ltx2_tensor *frames, int64_t first, void *user) {
+    (void)ctx;
+    ltx2_tensor *v = ((copy_sink *)user)->video;
+    const int64_t B = frames->shape[0], n = frames->shape[1], fs = v->shape[2] * v->shape[3] * v->shape[4];
+    for (int64_t b = 0; b < B; b++)
+        memcpy((float *)v->data + (b * v->shape[1] + first) * fs, (const float *)frames->data + b * n * fs,
+               (size_t)(n * fs) * sizeof(float));
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_vae_tiled_decode(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
+                                  const ltx2_vae_tiling *tiling, ltx2_tensor *video, ltx2_vae_tiling_stats *stats) {
+    if (!dec || !is_f32_ndhwc(latent) || !is_f32_ndhwc(video))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "VAE tiled decode: decoder, latent and video must be given (contiguous f32 CPU NDHWC)");
+    int64_t want[5];
+    LTX2_TRY(ltx2_video_decoder_out_shape(ctx, dec, latent->shape, want));
+    for (int i = 0; i < 5; i++)
+        if (video->shape[i] != want[i]) {
+            char a[96], b[96];
+            return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "VAE tiled decode: video buffer is %s, expected %s",
+                              ltx2_shape_str(video->shape, 5, a, sizeof(a)), ltx2_shape_str(want, 5, b, sizeof(b)));
+        }
+    copy_sink s = {video};
+    return ltx2_vae_tiled_decode_stream(ctx, dec, latent, tiling, copy_frames, &s, stats);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Encode
+ * ------------------------------------------------------------------------------------------- */
+
+static ltx2_status encode_plan(ltx2_context *ctx, const ltx2_video_encoder *enc, const int64_t vs[5],
+                               const ltx2_vae_tiling *t, plan *p) {
+    memset(p, 0, sizeof(*p));
+    LTX2_TRY(check_batch(ctx, t));
+    int64_t ls[5];
+    LTX2_TRY(ltx2_video_encoder_out_shape(ctx, enc, vs, ls));
+    const int64_t sf = enc->space_factor, tf = enc->time_factor;
+    LTX2_TRY(check_axis(ctx, "spatial", "px", t->tile_px, t->overlap_px, sf, ENCODE_MIN_OVERLAP_LATENTS));
+    LTX2_TRY(check_axis(ctx, "temporal", "frames", t->tile_frames, t->overlap_frames, tf, ENCODE_MIN_OVERLAP_LATENTS));
+    /* Temporal: split_temporal_frames (every tile but the last gets one more frame, no right ramp). */
+    ltx2_status st = split_symmetric(ctx, vs[1], t->tile_frames, t->overlap_frames, &p->ax[0]);
+    if (st == LTX2_OK && p->ax[0].n > 1)
+        for (int i = 0; i < p->ax[0].n; i++) {
+            if (i < p->ax[0].n - 1) p->ax[0].iv[i].e += 1;
+            p->ax[0].iv[i].rr = 0;
+        }
+    for (int a = 1; a < 3 && st == LTX2_OK; a++) st = split_symmetric(ctx, vs[a + 1], t->tile_px, t->overlap_px, &p->ax[a]);
+    if (st == LTX2_OK) st = make_tiles(ctx, p);
+    for (int64_t k = 0; k < p->n_tiles && st == LTX2_OK; k++) {
+        tile *tl = &p->tiles[k];
+        const int64_t ih = (k / p->ax[2].n) % p->ax[1].n, iw = k % p->ax[2].n;
+        const interval *v[3] = {&p->ax[0].iv[tl->group], &p->ax[1].iv[ih], &p->ax[2].iv[iw]};
+        int64_t tin[5] = {vs[0], tl->in1[0] - tl->in0[0], tl->in1[1] - tl->in0[1], tl->in1[2] - tl->in0[2], vs[4]}, tout[5];
+        st = ltx2_video_encoder_out_shape(ctx, enc, tin, tout);
+        if (st != LTX2_OK) {
+            ltx2_error_prefix(ctx, "VAE tiled encode: tile %lld", (long long)k);
+            break;
+        }
+        /* map_temporal_interval_to_latent / map_spatial_interval_to_latent */
+        tl->out0[0] = v[0]->s / tf;
+        tl->out1[0] = (v[0]->e - 1) / tf + 1;
+        tl->mask[0] = rectangle(tl->out1[0] - tl->out0[0], v[0]->lr ? 1 + (v[0]->lr - 1) / tf : 0, 0);
+        for (int d = 1; d < 3; d++) {
+            tl->out0[d] = v[d]->s / sf;
+            tl->out1[d] = v[d]->e / sf;
+            const int64_t left = v[d]->lr / sf - 1;
+            tl->mask[d] = rectangle(tl->out1[d] - tl->out0[d], left > 0 ? left : 0, v[d]->rr ? 1 : 0);
+        }
+        if (!tl->mask[0] || !tl->mask[1] || !tl->mask[2]) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: masks");
+    }
+    if (st != LTX2_OK) plan_free(p);
+    return st;
+}
+
+ltx2_status ltx2_vae_tiled_encode(ltx2_context *ctx, const ltx2_video_encoder *enc, const ltx2_tensor *video,
+                                  const ltx2_vae_tiling *tiling, ltx2_tensor *latent, ltx2_vae_tiling_stats *stats) {
+    if (!enc || !is_f32_ndhwc(video) || !is_f32_ndhwc(latent))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "VAE tiled encode: encoder, video and latent must be given (contiguous f32 CPU NDHWC)");
+    int64_t ls[5];
+    LTX2_TRY(ltx2_video_encoder_out_shape(ctx, enc, video->shape, ls));
+    for (int i = 0; i < 5; i++)
+        if (latent->shape[i] != ls[i]) {
+            char a[96], b[96];
+            return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "VAE tiled encode: latent buffer is %s, expected %s",
+                              ltx2_shape_str(latent->shape, 5, a, sizeof(a)), ltx2_shape_str(ls, 5, b, sizeof(b)));
+        }
+    plan p;
+    LTX2_TRY(encode_plan(ctx, enc, video->shape, tiling, &p));
+    const int64_t B = ls[0], T = ls[1], H = ls[2], W = ls[3], C = ls[4];
+    float *w = calloc((size_t)(T * H * W), sizeof(float));
+    float *sum = calloc((size_t)(B * T * H * W * C), sizeof(float));
+    ltx2_status st = w && sum ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled encode: accumulators");
+    runner r = {.enc = enc, .input = video, .batch = tiling->tile_batch};
+    for (int64_t k = 0; k < p.n_tiles && st == LTX2_OK; k++) {
+        st = ensure_result(ctx, &r, p.tiles, k, p.n_tiles);
+        if (st != LTX2_OK) break;
+        tile *tl = &p.tiles[k];
+        const int64_t tt = tl->out1[0] - tl->out0[0], th = tl->out1[1] - tl->out0[1], tw = tl->out1[2] - tl->out0[2];
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t t = 0; t < tt; t++)
+                for (int64_t h = 0; h < th; h++)
+                    for (int64_t x = 0; x < tw; x++) {
+                        const float m = tl->mask[0][t] * tl->mask[1][h] * tl->mask[2][x];
+                        const int64_t vox = ((tl->out0[0] + t) * H + tl->out0[1] + h) * W + tl->out0[2] + x;
+                        const float *src = tl->result + (((b * tt + t) * th + h) * tw + x) * C;
+                        float *dst = sum + (b * T * H * W + vox) * C;
+                        for (int64_t c = 0; c < C; c++) dst[c] += src[c] * m;
+                        if (b == 0) w[vox] += m;
+                    }
+        free(tl->result);
+        tl->result = NULL;
+    }
+    if (st == LTX2_OK) {
+        float *ld = latent->data;
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t v = 0; v < T * H * W; v++) {
+                const float wt = w[v] < TILE_WEIGHT_EPS ? TILE_WEIGHT_EPS : w[v];
+                for (int64_t c = 0; c < C; c++) ld[(b * T * H * W + v) * C + c] = sum[(b * T * H * W + v) * C + c] / wt;
+            }
+        if (stats) {
+            stats->n_tiles = p.n_tiles;
+            stats->n_shapes = count_shapes(p.tiles, p.n_tiles);
+            stats->n_temporal = p.ax[0].n;
+            stats->n_vae_calls = r.calls;
+        }
+    }
+    free(w);
+    free(sum);
+    plan_free(&p);
+    return st;
+}

@@ -1,0 +1,63 @@
+/* Tiled (and tile-batched) video-VAE decode and encode on the CPU, reproducing ltx-core 1.0.0
+ * `VideoDecoder.tiled_decode` / `VideoEncoder.tiled_encode` (tile geometry, blend masks, the
+ * division by accumulated weights). Decode streams: one temporal group of tiles is decoded and
+ * blended at a time, finished frames are handed to a callback, so working memory is bounded by
+ * one temporal tile (plus up to `tile_batch` decoded tiles per tile shape), not by the video.
+ * Tile batching (after LTX-2 PR #215): same-shape tiles are stacked along the batch dimension
+ * and run in one VAE call; blending still happens in the original tile order, so any batch size
+ * gives bit-identical output to batch size 1. */
+#ifndef LTX2_PIPELINE_TILING_H
+#define LTX2_PIPELINE_TILING_H
+
+#include <stdint.h>
+
+#include "ltx2/tensor.h"
+#include "model/video_vae.h"
+
+/* Sizes are in output units for decode (pixels, frames) and input units for encode, as in
+ * ltx-core's SpatialTilingConfig / TemporalTilingConfig. A size of 0 disables tiling on that
+ * axis. Sizes and overlaps must be multiples of the VAE's space (32) / time (8) factor, the
+ * overlap smaller than the tile, the tile at least two latents. Encode overlaps must also be at
+ * least two latents (64 px / 16 frames for the real VAE): ltx-core's tiled_encode silently
+ * raises smaller ones (its rectangular masks drop one latent per side); here that is an error. */
+typedef struct ltx2_vae_tiling {
+    int64_t tile_px, overlap_px;         /* spatial (H and W) */
+    int64_t tile_frames, overlap_frames; /* temporal */
+    int tile_batch;                      /* tiles per VAE call, >= 1 */
+} ltx2_vae_tiling;
+
+/* Receives finished frames in order: `frames` is f32 NDHWC [B, n, H, W, C] (valid during the
+ * call) holding video frames first_frame .. first_frame+n-1. */
+typedef ltx2_status (*ltx2_vae_frames_fn)(ltx2_context *ctx, const ltx2_tensor *frames, int64_t first_frame,
+                                          void *user);
+
+/* Statistics of one tiled run (may be NULL). */
+typedef struct ltx2_vae_tiling_stats {
+    int64_t n_tiles;      /* tiles in the plan */
+    int64_t n_shapes;     /* distinct tile shapes summed over temporal groups (decode) / overall (encode) */
+    int64_t n_vae_calls;  /* decoder / encoder invocations */
+    int64_t n_temporal;   /* temporal tiles */
+} ltx2_vae_tiling_stats;
+
+/* Validates the tiling against the decoder and a latent shape (NDHWC) and reports the plan's
+ * tile counts, without decoding. Every error a tiled decode could raise from its settings or
+ * geometry is raised here. */
+ltx2_status ltx2_vae_tiled_decode_plan(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                       const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
+                                       ltx2_vae_tiling_stats *stats);
+
+/* Decodes `latent` (contiguous f32 CPU NDHWC) tile by tile, emitting frames through `emit`. */
+ltx2_status ltx2_vae_tiled_decode_stream(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                         const ltx2_tensor *latent, const ltx2_vae_tiling *tiling,
+                                         ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats);
+
+/* Same, into a full video tensor of ltx2_video_decoder_out_shape. */
+ltx2_status ltx2_vae_tiled_decode(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
+                                  const ltx2_vae_tiling *tiling, ltx2_tensor *video, ltx2_vae_tiling_stats *stats);
+
+/* Tiled encode (ltx-core 1.0.0 tiled_encode: pixel-space split, rectangular masks in latent
+ * units, division by the accumulated weights) into `latent` of ltx2_video_encoder_out_shape. */
+ltx2_status ltx2_vae_tiled_encode(ltx2_context *ctx, const ltx2_video_encoder *enc, const ltx2_tensor *video,
+                                  const ltx2_vae_tiling *tiling, ltx2_tensor *latent, ltx2_vae_tiling_stats *stats);
+
+#endif

@@ -16,6 +16,7 @@
 #include "io/safetensors.h"
 #include "model/connectors.h"
 #include "test_util.h"
+#include "ckpt_edit.h"
 
 /* fp32 vs fp32 with the same weights: only summation order and libm rounding differ. */
 #define CONN_REL_L2_TOL 1e-5
@@ -154,44 +155,7 @@ static ltx2_status load_broken(const char *dir, const char *version, const char 
     char src[1024], dst[1024];
     snprintf(src, sizeof src, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
     snprintf(dst, sizeof dst, "%s/broken.safetensors", dir);
-    ltx2_context *wctx = ltx2_context_create(NULL);
-    ltx2_st_file *f = NULL;
-    ltx2_st_writer *wr = NULL;
-    if (ltx2_st_open(wctx, src, &f) != LTX2_OK || ltx2_st_writer_create(wctx, &wr) != LTX2_OK) {
-        CHECK(0, "setup: %s", ltx2_last_error(wctx));
-        ltx2_st_close(f);
-        ltx2_context_free(wctx);
-        return LTX2_ERR_INTERNAL;
-    }
-    for (size_t i = 0; i < f->n_tensors; i++) {
-        const ltx2_st_tensor *t = &f->tensors[i];
-        if (drop && strcmp(t->name, drop) == 0) continue;
-        ltx2_tensor v = ltx2_st_view(t);
-        if (reshape && strcmp(t->name, reshape) == 0 && v.ndim == 2) {
-            int64_t s[2] = {v.shape[1], v.shape[0]};
-            v = ltx2_tensor_make(v.data, v.dtype, 2, s);
-        }
-        ltx2_st_writer_add(wctx, wr, t->name, &v);
-    }
-    const char *cfg = ltx2_st_meta_get(f, "config");
-    char *edited = NULL;
-    if (cfg && cfg_from) {
-        const char *at = strstr(cfg, cfg_from);
-        CHECK(at != NULL, "config has no %s", cfg_from);
-        edited = malloc(strlen(cfg) + strlen(cfg_to) + 1);
-        size_t pre = at ? (size_t)(at - cfg) : strlen(cfg);
-        memcpy(edited, cfg, pre);
-        strcpy(edited + pre, cfg_to);
-        if (at) strcat(edited, at + strlen(cfg_from));
-        cfg = edited;
-    }
-    ltx2_st_writer_set_meta(wctx, wr, "config", cfg);
-    ltx2_status wst = ltx2_st_writer_write(wctx, wr, dst);
-    CHECK(wst == LTX2_OK, "write %s: %s", dst, ltx2_last_error(wctx));
-    ltx2_st_writer_free(wr);
-    ltx2_st_close(f);
-    free(edited);
-    ltx2_context_free(wctx);
+    if (!ckpt_write_broken(src, dst, drop, reshape, cfg_from, cfg_to)) return LTX2_ERR_INTERNAL;
     ltx2_connectors_weights *w = NULL;
     ltx2_clear_error(g_ctx);
     ltx2_status st = ltx2_connectors_weights_load_file(g_ctx, dst, &w);

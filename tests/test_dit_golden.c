@@ -19,6 +19,7 @@
 #include "model/dit_config.h"
 #include "model/dit_weights.h"
 #include "test_util.h"
+#include "ckpt_edit.h"
 
 /* fp32 vs fp32 with the same weights: only summation order and libm rounding differ. Measured
  * worst ~3e-6 (the timestep sinusoid at t = 1000 inherits torch's 1-ulp exp differences). */
@@ -303,45 +304,7 @@ static ltx2_status load_broken(const char *dir, const char *name, const char *dr
     char src[1024], dst[1024];
     snprintf(src, sizeof src, "%s/weights/tiny/ltx2-tiny-2.0.safetensors", LTX2_SOURCE_DIR);
     snprintf(dst, sizeof dst, "%s/%s", dir, name);
-    ltx2_context *wctx = ltx2_context_create(NULL);
-    ltx2_st_file *f = NULL;
-    ltx2_st_writer *wr = NULL;
-    if (ltx2_st_open(wctx, src, &f) != LTX2_OK || ltx2_st_writer_create(wctx, &wr) != LTX2_OK) {
-        CHECK(0, "setup: %s", ltx2_last_error(wctx));
-        ltx2_st_close(f);
-        ltx2_context_free(wctx);
-        return LTX2_ERR_INTERNAL;
-    }
-    for (size_t i = 0; i < f->n_tensors; i++) {
-        const ltx2_st_tensor *t = &f->tensors[i];
-        if (drop && strcmp(t->name, drop) == 0) continue;
-        ltx2_tensor v = ltx2_st_view(t);
-        if (reshape && strcmp(t->name, reshape) == 0 && v.ndim == 2) {
-            /* same bytes, rows and columns swapped in the header */
-            int64_t s[2] = {v.shape[1], v.shape[0]};
-            v = ltx2_tensor_make(v.data, v.dtype, 2, s);
-        }
-        ltx2_st_writer_add(wctx, wr, t->name, &v);
-    }
-    const char *cfg = ltx2_st_meta_get(f, "config");
-    char *edited = NULL;
-    if (cfg && cfg_from) {
-        const char *at = strstr(cfg, cfg_from);
-        CHECK(at != NULL, "config has no %s", cfg_from);
-        edited = malloc(strlen(cfg) + strlen(cfg_to) + 1);
-        size_t pre = at ? (size_t)(at - cfg) : strlen(cfg);
-        memcpy(edited, cfg, pre);
-        strcpy(edited + pre, cfg_to);
-        if (at) strcat(edited, at + strlen(cfg_from));
-        cfg = edited;
-    }
-    ltx2_st_writer_set_meta(wctx, wr, "config", cfg);
-    ltx2_status wst = ltx2_st_writer_write(wctx, wr, dst);
-    CHECK(wst == LTX2_OK, "write %s: %s", dst, ltx2_last_error(wctx));
-    ltx2_st_writer_free(wr);
-    ltx2_st_close(f);
-    free(edited);
-    ltx2_context_free(wctx);
+    if (!ckpt_write_broken(src, dst, drop, reshape, cfg_from, cfg_to)) return LTX2_ERR_INTERNAL;
     ltx2_dit_weights *w = NULL;
     ltx2_clear_error(g_ctx);
     ltx2_status st = ltx2_dit_weights_load_file(g_ctx, dst, &w);

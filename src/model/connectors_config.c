@@ -6,6 +6,7 @@
 
 #include "core/context.h"
 #include "model/connectors.h"
+#include "model/dit_config.h"
 
 /* ltx-core's connector defaults (used when a key is absent, as it does). */
 #define CONN_DEFAULT_HEADS 30
@@ -109,31 +110,7 @@ ltx2_status ltx2_connectors_config_parse(ltx2_context *ctx, const ltx2_json *o, 
     c.max_pos = (float)mp0->number;
     c.rope_theta = CONN_ROPE_THETA;
 
-    const char *rope = ltx2_json_get_str(o, "rope_type");
-    if (!rope)
-        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
-                          "%s: transformer config: missing string \"rope_type\" (ltx-core would silently use "
-                          "\"interleaved\" for the connectors; LTX-2 checkpoints are \"split\")",
-                          label);
-    if (strcmp(rope, "split") == 0) c.rope_type = LTX2_ROPE_SPLIT;
-    else if (strcmp(rope, "interleaved") == 0) c.rope_type = LTX2_ROPE_INTERLEAVED;
-    else
-        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
-                          "%s: transformer config: \"rope_type\" is \"%s\", expected \"split\" or \"interleaved\"",
-                          label, rope);
-    const char *prec = ltx2_json_get_str(o, "frequencies_precision");
-    if (!prec)
-        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
-                          "%s: transformer config: missing string \"frequencies_precision\" (ltx-core would "
-                          "silently use float32; LTX-2 checkpoints say \"float64\")",
-                          label);
-    if (strcmp(prec, "float64") == 0) c.rope_double_precision = true;
-    else if (strcmp(prec, "float32") == 0) c.rope_double_precision = false;
-    else
-        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
-                          "%s: transformer config: \"frequencies_precision\" is \"%s\", expected \"float64\" or "
-                          "\"float32\"",
-                          label, prec);
+    LTX2_TRY(ltx2_config_rope(ctx, o, label, " for the connectors", &c.rope_type, &c.rope_double_precision));
     if (c.fe == LTX2_TEXT_FE_V2) {
         int64_t h, d, ah, ad;
         LTX2_TRY(opt_int(ctx, o, label, "num_attention_heads", 0, &h));

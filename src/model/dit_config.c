@@ -120,6 +120,38 @@ static ltx2_status check_fixed(ltx2_context *ctx, const ltx2_json *o, const char
     return LTX2_OK;
 }
 
+/* rope_type and frequencies_precision are required: ltx-core's defaults ("interleaved", float32)
+ * are wrong for every LTX-2 checkpoint, for the DiT and the connectors alike. */
+ltx2_status ltx2_config_rope(ltx2_context *ctx, const ltx2_json *o, const char *label, const char *what,
+                             ltx2_rope_type *type, bool *double_precision) {
+    const char *rope = ltx2_json_get_str(o, "rope_type");
+    if (!rope)
+        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
+                          "%s: transformer config: missing string \"rope_type\" (ltx-core would silently use "
+                          "\"interleaved\"%s; LTX-2 checkpoints are \"split\")",
+                          label, what);
+    if (strcmp(rope, "split") == 0) *type = LTX2_ROPE_SPLIT;
+    else if (strcmp(rope, "interleaved") == 0) *type = LTX2_ROPE_INTERLEAVED;
+    else
+        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
+                          "%s: transformer config: \"rope_type\" is \"%s\", expected \"split\" or \"interleaved\"",
+                          label, rope);
+    const char *prec = ltx2_json_get_str(o, "frequencies_precision");
+    if (!prec)
+        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
+                          "%s: transformer config: missing string \"frequencies_precision\" (ltx-core would "
+                          "silently use float32%s; LTX-2 checkpoints say \"float64\")",
+                          label, what);
+    if (strcmp(prec, "float64") == 0) *double_precision = true;
+    else if (strcmp(prec, "float32") == 0) *double_precision = false;
+    else
+        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
+                          "%s: transformer config: \"frequencies_precision\" is \"%s\", expected \"float64\" or "
+                          "\"float32\"",
+                          label, prec);
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_dit_config_parse(ltx2_context *ctx, const ltx2_json *o, const char *label,
                                   ltx2_dit_config *out) {
     if (!label) label = "checkpoint";
@@ -152,31 +184,7 @@ ltx2_status ltx2_dit_config_parse(ltx2_context *ctx, const ltx2_json *o, const c
     LTX2_TRY(req_pos_list(ctx, o, label, "positional_embedding_max_pos", 3, c.max_pos));
     LTX2_TRY(req_pos_list(ctx, o, label, "audio_positional_embedding_max_pos", 1, &c.audio_max_pos));
 
-    const char *rope = ltx2_json_get_str(o, "rope_type");
-    if (!rope)
-        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
-                          "%s: transformer config: missing string \"rope_type\" (ltx-core would silently use "
-                          "\"interleaved\"; LTX-2 checkpoints are \"split\")",
-                          label);
-    if (strcmp(rope, "split") == 0) c.rope_type = LTX2_ROPE_SPLIT;
-    else if (strcmp(rope, "interleaved") == 0) c.rope_type = LTX2_ROPE_INTERLEAVED;
-    else
-        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
-                          "%s: transformer config: \"rope_type\" is \"%s\", expected \"split\" or \"interleaved\"",
-                          label, rope);
-    const char *prec = ltx2_json_get_str(o, "frequencies_precision");
-    if (!prec)
-        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
-                          "%s: transformer config: missing string \"frequencies_precision\" (ltx-core would "
-                          "silently use float32; LTX-2 checkpoints say \"float64\")",
-                          label);
-    if (strcmp(prec, "float64") == 0) c.rope_double_precision = true;
-    else if (strcmp(prec, "float32") == 0) c.rope_double_precision = false;
-    else
-        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
-                          "%s: transformer config: \"frequencies_precision\" is \"%s\", expected \"float64\" or "
-                          "\"float32\"",
-                          label, prec);
+    LTX2_TRY(ltx2_config_rope(ctx, o, label, "", &c.rope_type, &c.rope_double_precision));
 
     LTX2_TRY(opt_bool(ctx, o, label, "apply_gated_attention", &c.apply_gated_attention));
     LTX2_TRY(opt_bool(ctx, o, label, "cross_attention_adaln", &c.cross_attention_adaln));

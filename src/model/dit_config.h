@@ -51,4 +51,9 @@ ltx2_status ltx2_dit_config_parse(ltx2_context *ctx, const ltx2_json *transforme
 /* Reads `config` from the file's metadata, parses it and its "transformer" section. */
 ltx2_status ltx2_dit_config_from_st(ltx2_context *ctx, const ltx2_st_file *f, ltx2_dit_config *out);
 
+/* Parses the required "rope_type" and "frequencies_precision" of a transformer config object (also
+ * used by the connectors); `what` is appended to the "ltx-core would default" note. */
+ltx2_status ltx2_config_rope(ltx2_context *ctx, const ltx2_json *o, const char *label, const char *what,
+                             ltx2_rope_type *type, bool *double_precision);
+
 #endif

@@ -58,6 +58,74 @@ void ltx2_clear_error(ltx2_context *ctx);
 
 const char *ltx2_version(void);
 
+/* ---- end-to-end generation (src/pipeline/generate.c) ----------------------------------------- */
+
+/* Called after each denoising step: step in 1..steps, seconds since the loop started. */
+typedef void (*ltx2_progress_fn)(int step, int steps, double seconds, void *user);
+
+typedef enum ltx2_generate_semantics {
+    LTX2_GENERATE_SEM_LTX_CORE = 0, /* Lightricks' ltx-core / ltx-pipelines (default) */
+    LTX2_GENERATE_SEM_DIFFUSERS = 1,
+    LTX2_GENERATE_SEM_MAXDIFFUSION = 2
+} ltx2_generate_semantics;
+
+typedef struct ltx2_generate_params {
+    const char *checkpoint;             /* Lightricks single-file .safetensors (required) */
+    /* Precomputed Gemma-3 hidden states: a .safetensors/.npz holding "hidden_states" [1, S, D, L]
+     * (S a multiple of 128, layer axis last) and "attention_mask" [1, S] (1 = token), or a lone
+     * .npy of hidden states (mask all ones). negative_prompt_embeds NULL: CFG needs it, so the
+     * CFG scales must then be 1. */
+    const char *prompt_embeds;
+    const char *negative_prompt_embeds;
+    uint64_t seed;                      /* Philox key of the initial noise (streams: 0 video, 1 audio) */
+    const char *noise;                  /* optional file with "video_noise" [1, C, F', H', W'] and
+                                           "audio_noise" [1, z, T', F'] replacing the Philox noise */
+    int steps;                          /* >= 2 (the stretched schedule needs two) */
+    int height, width, frames;          /* multiples of 32; frames = 8k + 1 */
+    double fps;
+    /* Guidance, per modality (ltx-pipelines LTX_2_PARAMS defaults): cfg 1 / stg 0 / rescale 0 /
+     * modality 1 turn a term off. */
+    double video_cfg, video_stg, video_rescale, video_modality;
+    double audio_cfg, audio_stg, audio_rescale, audio_modality;
+    int stg_block;                      /* -1: ltx-pipelines' block (29 for 2.0, 28 for 2.3), or the
+                                           last block of smaller models */
+    ltx2_generate_semantics semantics;
+    int latent_bf16;                    /* -1: as the semantics say; 0/1 force fp32/bf16 latents */
+    int decode_video, decode_audio;     /* 1 (default): run the VAE decoders */
+    int vae_tile_px, vae_tile_frames;   /* 0: decode the whole latent at once */
+    const char *dump_dir;               /* optional: every intermediate as .npy files here */
+    ltx2_progress_fn progress;          /* may be NULL */
+    void *progress_user;
+} ltx2_generate_params;
+
+void ltx2_generate_params_init(ltx2_generate_params *p);
+
+/* Seconds spent per stage. */
+typedef struct ltx2_generate_timings {
+    double load, text, noise, denoise, video_decode, audio_decode, total;
+} ltx2_generate_timings;
+
+typedef struct ltx2_generate_result {
+    uint64_t seed;
+    int steps;                 /* denoising steps run */
+    float *video;              /* [frames, height, width, 3] RGB in about [-1, 1]; NULL if not decoded */
+    int64_t frames, height, width;
+    double fps;
+    float *audio;              /* planar [audio_channels][audio_samples] in [-1, 1]; NULL if not decoded */
+    int64_t audio_channels, audio_samples, audio_rate;
+    float *video_latent;       /* final normalised latent, channels-last [1, F', H', W', C] */
+    int64_t video_latent_shape[5];
+    float *audio_latent;       /* final normalised latent [1, z, T', F'] */
+    int64_t audio_latent_shape[4];
+    const char *model_version; /* "2.0" / "2.3" (static string) */
+    ltx2_generate_timings timings;
+} ltx2_generate_result;
+
+/* Runs the whole pipeline. On failure the result holds nothing and the context says why. */
+ltx2_status ltx2_generate(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_generate_result *result);
+/* Frees the buffers of a result (the library allocated them); safe on a zeroed result. */
+void ltx2_generate_result_free(ltx2_generate_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,7 @@ int cli_compare(ltx2_context *ctx, int argc, char **argv);
 /* `ltx2 inspect --sharding PROFILE --mesh d,f,c,t FILE` (src/cli/cmd_inspect_sharding.c). */
 int cli_inspect_sharding(ltx2_context *ctx, const char *profile, const char *mesh, const char *path);
 int cli_decode(ltx2_context *ctx, int argc, char **argv);
+int cli_generate(ltx2_context *ctx, int argc, char **argv);
 
 /* Parses a strictly numeric double; prints "ltx2 <cmd>: <flag> expects a number, got '...'" on failure. */
 bool cli_parse_double(const char *cmd, const char *flag, const char *text, double *out);

@@ -15,6 +15,7 @@ static void usage(FILE *out) {
             "usage: ltx2 <command> [options]\n"
             "\n"
             "commands:\n"
+            "  generate             text (prompt embeddings) -> MP4/PNG/WAV; no flags: the embedded tiny model\n"
             "  inspect FILE|DIR     what a checkpoint or tensor file holds (format, LTX-2 version,\n"
             "                       components, dtypes, parameters, config); --tensors lists them\n"
             "  compare A B          match tensors by name across .safetensors/.npy/.npz/dump dirs and\n"
@@ -113,6 +114,8 @@ int main(int argc, char **argv) {
         rc = cli_inspect(ctx, argc - 2, argv + 2);
     } else if (!strcmp(cmd, "compare")) {
         rc = cli_compare(ctx, argc - 2, argv + 2);
+    } else if (!strcmp(cmd, "generate")) {
+        rc = cli_generate(ctx, argc - 2, argv + 2);
     } else if (!strcmp(cmd, "decode")) {
         rc = cli_decode(ctx, argc - 2, argv + 2);
     } else {

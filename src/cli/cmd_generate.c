@@ -1,0 +1,504 @@
+/* `ltx2 generate`: text (precomputed Gemma hidden states) to video + audio with ltx2_generate,
+ * written as MP4 (H.264 + AAC), PNG frames and/or WAV. Every flag is checked before any model is
+ * loaded (exit 2 with the reason); a run that fails later removes what it had written. Without
+ * --checkpoint it runs the embedded tiny model (weights/tiny/) found next to the executable or in
+ * the source tree. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/progress.h"
+#include "core/timer.h"
+#include "io/file.h"
+#include "io/mp4.h"
+#include "io/png.h"
+#include "io/wav.h"
+#include "pipeline/semantics.h"
+
+#define CMD "generate"
+#define TINY_CKPT "weights/tiny/ltx2-tiny-2.0.safetensors"
+#define TINY_POS "weights/tiny/prompt_embeds_positive.safetensors"
+#define TINY_NEG "weights/tiny/prompt_embeds_negative.safetensors"
+/* The embedded model is a 2-block random-weight test model: these keep its demo run short on two
+ * cores (latent 4 x 8 x 12, 26 audio latents) while exercising every stage. Real checkpoints
+ * default to ltx-pipelines' 512x768x121 and 40 / 30 steps. */
+#define TINY_HEIGHT 256
+#define TINY_WIDTH 384
+#define TINY_FRAMES 25
+#define TINY_STEPS 4
+#define VIDEO_FACTOR_SPACE 32
+#define VIDEO_FACTOR_TIME 8
+#define PATH_CAP 4096
+/* Output files one run may write: mp4, wav, and frames. */
+#define MAX_WRITTEN 4
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: ltx2 generate [options]\n"
+            "\n"
+            "Generates a video with audio from precomputed prompt embeddings (Gemma-3 hidden states).\n"
+            "With no --checkpoint the embedded tiny test model is used (random weights: the output is\n"
+            "abstract, the pipeline is real).\n"
+            "\n"
+            "model and prompt:\n"
+            "  --checkpoint FILE              LTX-2 / LTX-2.3 single-file .safetensors\n"
+            "  --prompt-embeds FILE           .safetensors/.npz with hidden_states [1,S,D,L] + attention_mask [1,S]\n"
+            "  --negative-prompt-embeds FILE  same, for CFG (required when a CFG scale != 1)\n"
+            "sampling:\n"
+            "  --seed N                       noise seed (default 10, as ltx-pipelines)\n"
+            "  --steps N                      denoising steps, >= 2 (default 40 for 2.0, 30 for 2.3)\n"
+            "  --guidance-scale X             video CFG (default 3)\n"
+            "  --audio-guidance-scale X       audio CFG (default 7)\n"
+            "  --stg-scale X                  STG for both streams (default 1; 0 = off)\n"
+            "  --rescale X                    guidance rescale, both streams (default 0.7)\n"
+            "  --modality-scale X             audio<->video modality guidance (default 3; 1 = off)\n"
+            "  --stg-block N                  DiT block STG perturbs (default: ltx-pipelines' 29 / 28)\n"
+            "  --semantics NAME               ltx-core (default) | diffusers | maxdiffusion\n"
+            "  --noise FILE                   initial noise (video_noise, audio_noise) instead of the seed\n"
+            "shape:\n"
+            "  --height N --width N           multiples of 32 (default 512 x 768)\n"
+            "  --frames N                     8k+1 (default 121)\n"
+            "  --fps X                        frame rate (default 24)\n"
+            "output:\n"
+            "  -o, --output FILE.mp4          H.264 + AAC (default ltx2.mp4 when no output is given)\n"
+            "  --png-dir DIR                  one PNG per frame\n"
+            "  --wav FILE.wav                 the audio track\n"
+            "  --dump DIR                     every intermediate tensor as .npy\n"
+            "  --vae-tile PX                  decode the video in spatial tiles of PX pixels\n"
+            "  --threads N                    CPU threads (default: all)\n"
+            "exit codes: 0 ok, 2 bad input (nothing written)\n");
+}
+
+/* Directory containing the running executable, "" when unknown. */
+static void exe_dir(char *buf, size_t cap) {
+    buf[0] = '\0';
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    if (n <= 0) {
+        buf[0] = '\0';
+        return;
+    }
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (slash) *slash = '\0';
+}
+
+/* Finds rel under the executable's dir, its parent, or the source tree. */
+static bool find_embedded(const char *rel, char *out, size_t cap) {
+    char dir[PATH_CAP];
+    exe_dir(dir, sizeof dir);
+    const char *bases[3] = {dir, NULL, NULL};
+    char parent[PATH_CAP + 4];
+    snprintf(parent, sizeof parent, "%s/..", dir);
+    bases[1] = parent;
+#ifdef LTX2_SOURCE_DIR
+    bases[2] = LTX2_SOURCE_DIR;
+#endif
+    for (int i = 0; i < 3; i++) {
+        if (!bases[i] || !bases[i][0]) continue;
+        int n = snprintf(out, cap, "%s/%s", bases[i], rel);
+        if (n < 0 || (size_t)n >= cap) continue;
+        if (ltx2_path_is_file(out)) return true;
+    }
+    return false;
+}
+
+static bool parse_int(const char *flag, const char *text, long long lo, long long *out) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < lo) {
+        fprintf(stderr, "ltx2 %s: %s expects an integer >= %lld, got '%s'\n", CMD, flag, lo, text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* The directory that will hold path must exist and be writable. */
+static bool parent_writable(const char *flag, const char *path) {
+    char dir[PATH_CAP];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    if (!ltx2_path_is_dir(dir) || access(dir, W_OK) != 0) {
+        fprintf(stderr, "ltx2 %s: %s %s: directory '%s' does not exist or is not writable\n", CMD, flag, path, dir);
+        return false;
+    }
+    if (ltx2_path_is_dir(path)) {
+        fprintf(stderr, "ltx2 %s: %s %s is a directory\n", CMD, flag, path);
+        return false;
+    }
+    return true;
+}
+
+static bool dir_usable(const char *flag, const char *path) {
+    if (ltx2_path_is_dir(path)) {
+        if (access(path, W_OK) != 0) {
+            fprintf(stderr, "ltx2 %s: %s %s is not writable\n", CMD, flag, path);
+            return false;
+        }
+        return true;
+    }
+    if (ltx2_path_is_file(path)) {
+        fprintf(stderr, "ltx2 %s: %s %s exists and is not a directory\n", CMD, flag, path);
+        return false;
+    }
+    return parent_writable(flag, path);
+}
+
+static bool input_file(const char *flag, const char *path) {
+    if (!ltx2_path_is_file(path) || access(path, R_OK) != 0) {
+        fprintf(stderr, "ltx2 %s: %s %s: no such readable file\n", CMD, flag, path);
+        return false;
+    }
+    return true;
+}
+
+typedef struct cli_progress {
+    ltx2_progress bar;
+    bool started;
+} cli_progress;
+
+static void on_step(int step, int steps, double seconds, void *user) {
+    cli_progress *cp = user;
+    (void)seconds;
+    if (!cp->started) {
+        ltx2_progress_begin(&cp->bar, "denoise", steps, stderr);
+        cp->bar.summary = true;
+        cp->started = true;
+    }
+    ltx2_progress_update(&cp->bar, step);
+}
+
+/* What this run wrote, removed again if a later stage fails. */
+typedef struct written {
+    char *files[MAX_WRITTEN];
+    int n_files;
+    const char *png_dir;
+    bool png_dir_created;
+    int64_t n_png;
+} written;
+
+static void undo_written(written *w) {
+    for (int i = 0; i < w->n_files; i++) {
+        unlink(w->files[i]);
+        free(w->files[i]);
+    }
+    w->n_files = 0;
+    if (w->png_dir) {
+        char path[PATH_CAP];
+        for (int64_t f = 0; f < w->n_png; f++) {
+            snprintf(path, sizeof path, "%s/frame_%05lld.png", w->png_dir, (long long)f);
+            unlink(path);
+        }
+        if (w->png_dir_created) rmdir(w->png_dir);
+    }
+}
+
+static void forget_written(written *w) {
+    for (int i = 0; i < w->n_files; i++) free(w->files[i]);
+    w->n_files = 0;
+}
+
+int cli_generate(ltx2_context *ctx, int argc, char **argv) {
+    ltx2_generate_params p;
+    ltx2_generate_params_init(&p);
+    const char *ckpt = NULL, *pos = NULL, *neg = NULL, *output = NULL, *png_dir = NULL, *wav = NULL;
+    long long threads = 0, steps = -1, height = -1, width = -1, frames = -1, seed = -1, stg_block = -1, tile = 0;
+    double cfg = NAN, acfg = NAN, stg = NAN, rescale = NAN, modality = NAN, fps = NAN;
+    ltx2_semantics sem = LTX2_SEM_LTX_CORE;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        }
+#define VALUE() \
+    do { if (!(v = cli_flag_value(CMD, argc, argv, &i))) return CLI_EXIT_BAD_INPUT; } while (0)
+#define NUM(dst) do { VALUE(); if (!cli_parse_double(CMD, a, v, &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
+#define INT(dst, lo) do { VALUE(); if (!parse_int(a, v, (lo), &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
+        if (!strcmp(a, "--checkpoint")) { VALUE(); ckpt = v; }
+        else if (!strcmp(a, "--prompt-embeds")) { VALUE(); pos = v; }
+        else if (!strcmp(a, "--negative-prompt-embeds")) { VALUE(); neg = v; }
+        else if (!strcmp(a, "--seed")) INT(seed, 0);
+        else if (!strcmp(a, "--steps")) INT(steps, 1);
+        else if (!strcmp(a, "--guidance-scale")) NUM(cfg);
+        else if (!strcmp(a, "--audio-guidance-scale")) NUM(acfg);
+        else if (!strcmp(a, "--stg-scale")) NUM(stg);
+        else if (!strcmp(a, "--rescale")) NUM(rescale);
+        else if (!strcmp(a, "--modality-scale")) NUM(modality);
+        else if (!strcmp(a, "--stg-block")) INT(stg_block, 0);
+        else if (!strcmp(a, "--height")) INT(height, 1);
+        else if (!strcmp(a, "--width")) INT(width, 1);
+        else if (!strcmp(a, "--frames")) INT(frames, 1);
+        else if (!strcmp(a, "--fps")) NUM(fps);
+        else if (!strcmp(a, "--output") || !strcmp(a, "-o")) { VALUE(); output = v; }
+        else if (!strcmp(a, "--png-dir")) { VALUE(); png_dir = v; }
+        else if (!strcmp(a, "--wav")) { VALUE(); wav = v; }
+        else if (!strcmp(a, "--dump")) { VALUE(); p.dump_dir = v; }
+        else if (!strcmp(a, "--noise")) { VALUE(); p.noise = v; }
+        else if (!strcmp(a, "--vae-tile")) INT(tile, 0);
+        else if (!strcmp(a, "--threads")) INT(threads, 0);
+        else if (!strcmp(a, "--semantics")) {
+            VALUE();
+            if (!ltx2_sem_parse(v, &sem)) {
+                fprintf(stderr, "ltx2 %s: --semantics expects ltx-core, diffusers or maxdiffusion, got '%s'\n", CMD, v);
+                return CLI_EXIT_BAD_INPUT;
+            }
+        } else {
+            fprintf(stderr, "ltx2 %s: unknown option '%s' (see ltx2 generate --help)\n", CMD, a);
+            return CLI_EXIT_BAD_INPUT;
+        }
+#undef VALUE
+#undef NUM
+#undef INT
+    }
+
+    /* ---- model and prompts ---- */
+    char ckpt_buf[PATH_CAP], pos_buf[PATH_CAP], neg_buf[PATH_CAP];
+    const bool embedded = ckpt == NULL;
+    if (embedded) {
+        if (!find_embedded(TINY_CKPT, ckpt_buf, sizeof ckpt_buf)) {
+            fprintf(stderr, "ltx2 %s: no --checkpoint given and the embedded tiny model (%s) was not found next to "
+                    "the executable or in the source tree\n", CMD, TINY_CKPT);
+            return CLI_EXIT_BAD_INPUT;
+        }
+        ckpt = ckpt_buf;
+        if (!pos) {
+            if (!find_embedded(TINY_POS, pos_buf, sizeof pos_buf)) {
+                fprintf(stderr, "ltx2 %s: embedded prompt embeddings %s not found\n", CMD, TINY_POS);
+                return CLI_EXIT_BAD_INPUT;
+            }
+            pos = pos_buf;
+            if (!neg && find_embedded(TINY_NEG, neg_buf, sizeof neg_buf)) neg = neg_buf;
+        }
+    }
+    if (!pos) {
+        fprintf(stderr, "ltx2 %s: --prompt-embeds is required with --checkpoint (ltx2c does not run Gemma yet)\n", CMD);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (!input_file("--checkpoint", ckpt) || !input_file("--prompt-embeds", pos)) return CLI_EXIT_BAD_INPUT;
+    if (neg && !input_file("--negative-prompt-embeds", neg)) return CLI_EXIT_BAD_INPUT;
+    if (p.noise && !input_file("--noise", p.noise)) return CLI_EXIT_BAD_INPUT;
+
+    /* ---- numbers ---- */
+    if (embedded) {
+        p.height = TINY_HEIGHT;
+        p.width = TINY_WIDTH;
+        p.frames = TINY_FRAMES;
+        p.steps = TINY_STEPS;
+    }
+    if (height >= 0) p.height = (int)height;
+    if (width >= 0) p.width = (int)width;
+    if (frames >= 0) p.frames = (int)frames;
+    if (steps >= 0) p.steps = (int)steps;
+    if (seed >= 0) p.seed = (uint64_t)seed;
+    if (p.height % VIDEO_FACTOR_SPACE || p.width % VIDEO_FACTOR_SPACE || p.height > INT_MAX / 2 ||
+        p.width > INT_MAX / 2) {
+        fprintf(stderr, "ltx2 %s: --height and --width must be multiples of %d, got %d x %d\n", CMD, VIDEO_FACTOR_SPACE,
+                p.height, p.width);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if ((p.frames - 1) % VIDEO_FACTOR_TIME) {
+        fprintf(stderr, "ltx2 %s: --frames must be 8k+1 (1, 9, 17, ..., 121), got %d\n", CMD, p.frames);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (steps >= 0 && steps < 2) {
+        fprintf(stderr, "ltx2 %s: --steps must be >= 2 (the stretched sigma schedule needs two), got %lld\n", CMD, steps);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (!isnan(fps)) {
+        if (!(fps > 0.0)) {
+            fprintf(stderr, "ltx2 %s: --fps must be > 0, got %g\n", CMD, fps);
+            return CLI_EXIT_BAD_INPUT;
+        }
+        p.fps = fps;
+    }
+    if (!isnan(cfg)) p.video_cfg = cfg;
+    if (!isnan(acfg)) p.audio_cfg = acfg;
+    if (!isnan(stg)) p.video_stg = p.audio_stg = stg;
+    if (!isnan(rescale)) p.video_rescale = p.audio_rescale = rescale;
+    if (!isnan(modality)) p.video_modality = p.audio_modality = modality;
+    if (!neg && (p.video_cfg != 1.0 || p.audio_cfg != 1.0)) {
+        fprintf(stderr, "ltx2 %s: CFG (--guidance-scale %g, --audio-guidance-scale %g) needs --negative-prompt-embeds; "
+                "give it or set both scales to 1\n", CMD, p.video_cfg, p.audio_cfg);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    p.stg_block = (int)stg_block;
+    p.vae_tile_px = (int)tile;
+    if (tile && (tile % VIDEO_FACTOR_SPACE || tile < 2 * VIDEO_FACTOR_SPACE)) {
+        fprintf(stderr, "ltx2 %s: --vae-tile must be a multiple of %d and >= %d, got %lld\n", CMD, VIDEO_FACTOR_SPACE,
+                2 * VIDEO_FACTOR_SPACE, tile);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    p.semantics = (ltx2_generate_semantics)sem;
+    p.checkpoint = ckpt;
+    p.prompt_embeds = pos;
+    p.negative_prompt_embeds = neg;
+
+    /* ---- outputs ---- */
+    if (!output && !png_dir && !wav) {
+        if (!ltx2_mp4_available()) {
+            fprintf(stderr, "ltx2 %s: this build has no FFmpeg, so no default MP4: give --png-dir and/or --wav\n", CMD);
+            return CLI_EXIT_BAD_INPUT;
+        }
+        output = "ltx2.mp4";
+    }
+    if (output) {
+        if (!ltx2_str_ends_with(output, ".mp4")) {
+            fprintf(stderr, "ltx2 %s: --output must end in .mp4, got %s\n", CMD, output);
+            return CLI_EXIT_BAD_INPUT;
+        }
+        if (!ltx2_mp4_available()) {
+            fprintf(stderr, "ltx2 %s: --output needs FFmpeg, which this build lacks (apt-get install libavformat-dev "
+                    "libavcodec-dev libswscale-dev libswresample-dev, then re-run cmake); use --png-dir/--wav\n", CMD);
+            return CLI_EXIT_BAD_INPUT;
+        }
+        if (!parent_writable("--output", output)) return CLI_EXIT_BAD_INPUT;
+    }
+    if (wav && (!ltx2_str_ends_with(wav, ".wav") || !parent_writable("--wav", wav))) {
+        if (!ltx2_str_ends_with(wav, ".wav")) fprintf(stderr, "ltx2 %s: --wav must end in .wav, got %s\n", CMD, wav);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (png_dir) {
+        if (!ltx2_png_available()) {
+            fprintf(stderr, "ltx2 %s: --png-dir needs libpng, which this build lacks (apt-get install libpng-dev)\n", CMD);
+            return CLI_EXIT_BAD_INPUT;
+        }
+        if (!dir_usable("--png-dir", png_dir)) return CLI_EXIT_BAD_INPUT;
+    }
+    if (p.dump_dir && !dir_usable("--dump", p.dump_dir)) return CLI_EXIT_BAD_INPUT;
+    if (threads > 0) omp_set_num_threads((int)threads);
+
+    /* ---- run ---- */
+    printf("model: %s%s\n", ckpt, embedded ? " (embedded tiny test model: random weights)" : "");
+    printf("prompt: %s%s%s\n", pos, neg ? ", negative: " : "", neg ? neg : "");
+    printf("seed: %llu%s, %dx%d, %d frames @ %g fps, semantics %s\n", (unsigned long long)p.seed,
+           p.noise ? " (noise from file)" : "", p.width, p.height, p.frames, p.fps, ltx2_sem_name(sem));
+    fflush(stdout);
+    if (p.dump_dir && !ltx2_path_is_dir(p.dump_dir) && mkdir(p.dump_dir, 0777) != 0) {
+        fprintf(stderr, "ltx2 %s: cannot create --dump %s: %s\n", CMD, p.dump_dir, strerror(errno));
+        return CLI_EXIT_BAD_INPUT;
+    }
+    cli_progress cp;
+    memset(&cp, 0, sizeof cp);
+    p.progress = on_step;
+    p.progress_user = &cp;
+    p.decode_video = output || png_dir;
+    p.decode_audio = output || wav;
+    ltx2_generate_result r;
+    ltx2_status st = ltx2_generate(ctx, &p, &r);
+    if (cp.started) ltx2_progress_end(&cp.bar);
+    if (st != LTX2_OK) {
+        cli_report_error(CMD, ctx);
+        return CLI_EXIT_BAD_INPUT;
+    }
+
+    /* ---- write ---- */
+    const double t_write = ltx2_timer_now();
+    written w;
+    memset(&w, 0, sizeof w);
+    char seed_s[32], params_s[512];
+    snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)r.seed);
+    snprintf(params_s, sizeof params_s,
+             "ltx2c %s; model LTX-%s %.256s; seed %llu; steps %d; %dx%dx%d @ %g fps; cfg %g/%g stg %g rescale %g "
+             "modality %g; semantics %s", ltx2_version(), r.model_version, ckpt, (unsigned long long)r.seed,
+             r.steps, p.width, p.height, p.frames, p.fps, p.video_cfg, p.audio_cfg, p.video_stg, p.video_rescale,
+             p.video_modality, ltx2_sem_name(sem));
+    uint8_t *rgb = NULL;
+    int rc = CLI_EXIT_OK;
+    if (r.video) {
+        const int64_t n = r.frames * r.height * r.width * 3;
+        rgb = malloc((size_t)n);
+        if (!rgb) {
+            fprintf(stderr, "ltx2 %s: out of memory\n", CMD);
+            rc = CLI_EXIT_FAIL;
+            goto out;
+        }
+        ltx2_png_frame_to_rgb8(r.video, n, rgb);
+    }
+    if (output) {
+        ltx2_mp4_params mp;
+        ltx2_mp4_params_init(&mp);
+        mp.width = (int)r.width;
+        mp.height = (int)r.height;
+        mp.frames = (int)r.frames;
+        mp.fps = r.fps;
+        mp.audio_channels = (int)r.audio_channels;
+        mp.audio_rate = (int)r.audio_rate;
+        mp.audio_samples = r.audio_samples;
+        const char *keys[2] = {"seed", "comment"}, *vals[2] = {seed_s, params_s};
+        mp.n_meta = 2;
+        mp.meta_keys = keys;
+        mp.meta_values = vals;
+        const float *chans[2] = {r.audio, r.audio + r.audio_samples};
+        if (ltx2_mp4_write(ctx, output, &mp, rgb, chans) != LTX2_OK) {
+            cli_report_error(CMD, ctx);
+            rc = CLI_EXIT_BAD_INPUT;
+            goto out;
+        }
+        w.files[w.n_files++] = strdup(output);
+        printf("wrote %s (%lld frames %lldx%lld, %lld Hz stereo)\n", output, (long long)r.frames, (long long)r.width,
+               (long long)r.height, (long long)r.audio_rate);
+    }
+    if (wav) {
+        if (ltx2_wav_write(ctx, wav, r.audio, r.audio_channels, r.audio_samples, r.audio_rate, LTX2_WAV_PCM16) !=
+            LTX2_OK) {
+            cli_report_error(CMD, ctx);
+            rc = CLI_EXIT_BAD_INPUT;
+            goto out;
+        }
+        w.files[w.n_files++] = strdup(wav);
+        printf("wrote %s (%lld samples x %lld channels, %lld Hz)\n", wav, (long long)r.audio_samples,
+               (long long)r.audio_channels, (long long)r.audio_rate);
+    }
+    if (png_dir) {
+        w.png_dir = png_dir;
+        if (!ltx2_path_is_dir(png_dir)) {
+            if (mkdir(png_dir, 0777) != 0) {
+                fprintf(stderr, "ltx2 %s: cannot create %s: %s\n", CMD, png_dir, strerror(errno));
+                rc = CLI_EXIT_BAD_INPUT;
+                goto out;
+            }
+            w.png_dir_created = true;
+        }
+        const ltx2_png_text text[2] = {{"seed", seed_s}, {"parameters", params_s}};
+        const int64_t fsz = r.height * r.width * 3;
+        for (int64_t f = 0; f < r.frames; f++) {
+            char path[PATH_CAP];
+            snprintf(path, sizeof path, "%s/frame_%05lld.png", png_dir, (long long)f);
+            w.n_png = f + 1;
+            if (ltx2_png_write_rgb8(ctx, path, rgb + f * fsz, r.width, r.height, text, 2) != LTX2_OK) {
+                cli_report_error(CMD, ctx);
+                rc = CLI_EXIT_BAD_INPUT;
+                goto out;
+            }
+        }
+        printf("wrote %lld PNG frames to %s\n", (long long)r.frames, png_dir);
+    }
+    {
+        const double tw = ltx2_timer_now() - t_write;
+        const ltx2_generate_timings *t = &r.timings;
+        printf("timings: load %.2fs | text %.2fs | noise %.2fs | denoise %.2fs (%d steps, %.2f it/s) | "
+               "video decode %.2fs | audio decode %.2fs | write %.2fs | total %.2fs\n",
+               t->load, t->text, t->noise, t->denoise, r.steps, t->denoise > 0 ? r.steps / t->denoise : 0.0,
+               t->video_decode, t->audio_decode, tw, t->total + tw);
+        printf("seed: %s\n", seed_s);
+    }
+out:
+    if (rc != CLI_EXIT_OK) undo_written(&w);
+    else forget_written(&w);
+    free(rgb);
+    ltx2_generate_result_free(&r);
+    return rc;
+}

@@ -1,0 +1,93 @@
+/* The text-to-audio+video pipeline behind ltx2_generate: the models of one single-file checkpoint,
+ * the latent geometry ltx-pipelines derives from (height, width, frames, fps), prompt hidden
+ * states from files, the initial noise, and the sampling loop. Every rule here follows
+ * ltx-pipelines 1.0.0 (ti2vid_one_stage.py -> utils/helpers.py denoise_audio_video ->
+ * ltx_core tools.py / components/patchifiers.py / types.py); PARITY.md cites each one. */
+#ifndef LTX2_PIPELINE_PIPELINE_H
+#define LTX2_PIPELINE_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "io/safetensors.h"
+#include "ltx2/ltx2.h"
+#include "model/audio_vae.h"
+#include "model/connectors.h"
+#include "model/dit.h"
+#include "model/video_vae.h"
+#include "model/vocoder.h"
+
+/* ltx_core types.py AudioLatentShape.from_duration defaults (the pipelines never override them):
+ * 16 kHz mel frames every 160 samples, 4 mel frames per latent -> 25 latents per second. */
+#define LTX2_PIPE_AUDIO_SAMPLE_RATE 16000
+#define LTX2_PIPE_AUDIO_HOP 160
+#define LTX2_PIPE_AUDIO_DOWNSAMPLE 4
+/* Philox streams of the initial noise (core/rng.h), one per modality. */
+#define LTX2_PIPE_NOISE_STREAM_VIDEO 0
+#define LTX2_PIPE_NOISE_STREAM_AUDIO 1
+/* ltx-pipelines' STG blocks (constants.py LTX_2_PARAMS / LTX_2_3_PARAMS stg_blocks). */
+#define LTX2_PIPE_STG_BLOCK_2_0 29
+#define LTX2_PIPE_STG_BLOCK_2_3 28
+
+typedef struct ltx2_pipe_models {
+    ltx2_st_set *set;
+    bool is_2_3;
+    ltx2_dit_weights *dit;
+    ltx2_connectors_weights *conn;
+    ltx2_video_decoder *vdec;
+    ltx2_audio_decoder *adec;
+    ltx2_vocoder *voc;
+} ltx2_pipe_models;
+
+/* Loads every component (the decoders also define the latent geometry, so they always load). */
+ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, ltx2_pipe_models *out);
+void ltx2_pipe_models_free(ltx2_pipe_models *m);
+
+/* Latent geometry of one generation. */
+typedef struct ltx2_pipe_geometry {
+    int64_t lf, lh, lw, lc;  /* video latent F', H', W', channels */
+    int64_t video_tokens;    /* F' * H' * W' */
+    int64_t at, az, afreq;   /* audio latent T', channels z, frequency bins F' */
+    int64_t audio_feat;      /* z * F' (DiT audio token width) */
+} ltx2_pipe_geometry;
+
+/* VideoLatentShape.from_pixel_shape + AudioLatentShape.from_video_pixel_shape. time/space are
+ * the VAE's factors (8, 32); audio_z/audio_feat come from the checkpoint. */
+ltx2_status ltx2_pipe_geometry_make(ltx2_context *ctx, int64_t frames, int64_t height, int64_t width, double fps,
+                                    int64_t time_factor, int64_t space_factor, int64_t latent_channels,
+                                    int64_t audio_z, int64_t audio_feat, ltx2_pipe_geometry *g);
+/* round(frames / fps * 25) with Python's round-half-even. */
+int64_t ltx2_pipe_audio_latent_frames(int64_t frames, double fps);
+
+/* Video positions [1, 3, T, 2] (VideoLatentTools.create_initial_state: latent bounds x scale
+ * factors, causal fix on time, time / fps); bf16 rounds them as the pipelines' bf16 dtype does. */
+void ltx2_pipe_video_positions(const ltx2_pipe_geometry *g, int64_t time_factor, int64_t space_factor,
+                               double fps, bool bf16, float *out);
+/* Audio positions [1, 1, T', 2] in seconds (AudioPatchifier._compute_audio_timings, causal). */
+void ltx2_pipe_audio_positions(const ltx2_pipe_geometry *g, float *out);
+
+/* Hidden states + mask read from a file (see ltx2_generate_params.prompt_embeds). */
+typedef struct ltx2_pipe_text {
+    float *hidden;   /* [1, S, D, L] */
+    uint8_t *mask;   /* [1, S] */
+    int64_t S, D, L;
+} ltx2_pipe_text;
+
+ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t text_dim, ltx2_pipe_text *out);
+void ltx2_pipe_text_free(ltx2_pipe_text *t);
+
+/* Initial noise in token order: video [Tv, C] (== NDHWC), audio [T', z * F'] (patchified
+ * "b c t f -> b t (c f)"). From Philox (seed, stream) or from a file (torch layouts
+ * [1, C, F', H', W'] / [1, z, T', F'], patchified here). */
+void ltx2_pipe_noise_philox(const ltx2_pipe_geometry *g, uint64_t seed, float *video, float *audio);
+ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, const ltx2_pipe_geometry *g, float *video,
+                                 float *audio);
+
+/* Audio tokens [T', z*F'] <-> latent [z, T', F']. */
+void ltx2_pipe_audio_unpatchify(const ltx2_pipe_geometry *g, const float *tokens, float *latent);
+
+/* Writes t as DIR/<name>.npy (no-op when dir is NULL). */
+ltx2_status ltx2_pipe_dump(ltx2_context *ctx, const char *dir, const char *name, const float *data, int ndim,
+                           const int64_t *shape);
+
+#endif

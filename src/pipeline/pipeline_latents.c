@@ -1,0 +1,241 @@
+/* Latent geometry, positions, initial noise, prompt hidden states from files, and intermediate
+ * dumps for the generation pipeline (rules cited in pipeline.h and PARITY.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+#include "core/dtype.h"
+#include "core/rng.h"
+#include "io/npy.h"
+#include "io/tensor_set.h"
+#include "pipeline/pipeline.h"
+
+int64_t ltx2_pipe_audio_latent_frames(int64_t frames, double fps) {
+    const double per_s = (double)LTX2_PIPE_AUDIO_SAMPLE_RATE / (double)LTX2_PIPE_AUDIO_HOP /
+                         (double)LTX2_PIPE_AUDIO_DOWNSAMPLE;
+    /* Python's round() on a float rounds half to even: nearbyint in the default rounding mode. */
+    return (int64_t)nearbyint((double)frames / fps * per_s);
+}
+
+ltx2_status ltx2_pipe_geometry_make(ltx2_context *ctx, int64_t frames, int64_t height, int64_t width, double fps,
+                                    int64_t time_factor, int64_t space_factor, int64_t latent_channels,
+                                    int64_t audio_z, int64_t audio_feat, ltx2_pipe_geometry *g) {
+    memset(g, 0, sizeof *g);
+    if (frames < 1 || (frames - 1) % time_factor)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "frames must be %lld*k + 1, got %lld", (long long)time_factor,
+                          (long long)frames);
+    if (height < space_factor || width < space_factor || height % space_factor || width % space_factor)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "height and width must be positive multiples of %lld, got %lldx%lld",
+                          (long long)space_factor, (long long)height, (long long)width);
+    if (!(fps > 0.0) || !isfinite(fps)) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "fps must be > 0, got %g", fps);
+    if (audio_z < 1 || audio_feat % audio_z)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "audio token width %lld is not a multiple of the audio VAE's %lld channels",
+                          (long long)audio_feat, (long long)audio_z);
+    g->lf = (frames - 1) / time_factor + 1;
+    g->lh = height / space_factor;
+    g->lw = width / space_factor;
+    g->lc = latent_channels;
+    g->video_tokens = g->lf * g->lh * g->lw;
+    g->at = ltx2_pipe_audio_latent_frames(frames, fps);
+    if (g->at < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%lld frames at %g fps give no audio latent frame", (long long)frames, fps);
+    g->az = audio_z;
+    g->afreq = audio_feat / audio_z;
+    g->audio_feat = audio_feat;
+    return LTX2_OK;
+}
+
+void ltx2_pipe_video_positions(const ltx2_pipe_geometry *g, int64_t time_factor, int64_t space_factor,
+                               double fps, bool bf16, float *out) {
+    const int64_t T = g->video_tokens;
+    const float fps_f = (float)fps; /* torch divides the fp32 tensor by the scalar in fp32 */
+    int64_t i = 0;
+    for (int64_t f = 0; f < g->lf; f++)
+        for (int64_t h = 0; h < g->lh; h++)
+            for (int64_t w = 0; w < g->lw; w++, i++) {
+                int64_t lo[3] = {f, h, w};
+                int64_t scale[3] = {time_factor, space_factor, space_factor};
+                for (int a = 0; a < 3; a++) {
+                    for (int e = 0; e < 2; e++) {
+                        int64_t px = (lo[a] + e) * scale[a];
+                        float v;
+                        if (a == 0) {
+                            px = px + 1 - time_factor; /* causal fix: frame 0 covers one pixel frame */
+                            if (px < 0) px = 0;
+                            v = (float)px / fps_f;
+                        } else {
+                            v = (float)px;
+                        }
+                        if (bf16) v = ltx2_bf16_to_f32(ltx2_f32_to_bf16(v));
+                        out[(a * T + i) * 2 + e] = v;
+                    }
+                }
+            }
+}
+
+static float audio_time(int64_t latent) {
+    int64_t mel = latent * LTX2_PIPE_AUDIO_DOWNSAMPLE + 1 - LTX2_PIPE_AUDIO_DOWNSAMPLE;
+    if (mel < 0) mel = 0;
+    return (float)(mel * LTX2_PIPE_AUDIO_HOP) / (float)LTX2_PIPE_AUDIO_SAMPLE_RATE;
+}
+
+void ltx2_pipe_audio_positions(const ltx2_pipe_geometry *g, float *out) {
+    for (int64_t t = 0; t < g->at; t++) {
+        out[t * 2 + 0] = audio_time(t);
+        out[t * 2 + 1] = audio_time(t + 1);
+    }
+}
+
+void ltx2_pipe_noise_philox(const ltx2_pipe_geometry *g, uint64_t seed, float *video, float *audio) {
+    ltx2_rng_normal(seed, LTX2_PIPE_NOISE_STREAM_VIDEO, 0, (size_t)(g->video_tokens * g->lc), video);
+    ltx2_rng_normal(seed, LTX2_PIPE_NOISE_STREAM_AUDIO, 0, (size_t)(g->at * g->audio_feat), audio);
+}
+
+static ltx2_status to_f32(ltx2_context *ctx, const ltx2_named_tensor *nt, float *dst) {
+    return ltx2_convert(ctx, dst, LTX2_F32, nt->t.data, nt->t.dtype, (size_t)ltx2_tensor_numel(&nt->t));
+}
+
+static bool shape_is(const ltx2_tensor *t, int ndim, const int64_t *shape) {
+    if (t->ndim != ndim) return false;
+    for (int i = 0; i < ndim; i++)
+        if (t->shape[i] != shape[i]) return false;
+    return true;
+}
+
+ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, const ltx2_pipe_geometry *g, float *video,
+                                 float *audio) {
+    ltx2_tensor_set *set = NULL;
+    LTX2_TRY(ltx2_tensor_set_open(ctx, path, &set));
+    ltx2_status st = LTX2_OK;
+    float *tmp = NULL;
+    const ltx2_named_tensor *vn = ltx2_tensor_set_find(set, "video_noise");
+    const ltx2_named_tensor *an = ltx2_tensor_set_find(set, "audio_noise");
+    const int64_t vshape[5] = {1, g->lc, g->lf, g->lh, g->lw};
+    const int64_t ashape[4] = {1, g->az, g->at, g->afreq};
+    char b1[96], b2[96];
+    if (!vn || !an) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "noise file %s: needs tensors \"video_noise\" and \"audio_noise\"", path);
+        goto done;
+    }
+    if (!shape_is(&vn->t, 5, vshape) || !ltx2_dtype_is_float(vn->t.dtype)) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "noise file %s: video_noise has shape %s, expected float %s", path,
+                        ltx2_shape_str(vn->t.shape, vn->t.ndim, b1, sizeof b1), ltx2_shape_str(vshape, 5, b2, sizeof b2));
+        goto done;
+    }
+    if (!shape_is(&an->t, 4, ashape) || !ltx2_dtype_is_float(an->t.dtype)) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "noise file %s: audio_noise has shape %s, expected float %s", path,
+                        ltx2_shape_str(an->t.shape, an->t.ndim, b1, sizeof b1), ltx2_shape_str(ashape, 4, b2, sizeof b2));
+        goto done;
+    }
+    const int64_t nv = ltx2_tensor_numel(&vn->t), na = ltx2_tensor_numel(&an->t);
+    tmp = malloc((size_t)(nv > na ? nv : na) * sizeof(float));
+    if (!tmp) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "noise file %s: out of memory", path);
+        goto done;
+    }
+    if ((st = to_f32(ctx, vn, tmp)) != LTX2_OK) goto done;
+    const int64_t T = g->video_tokens;
+    for (int64_t c = 0; c < g->lc; c++)
+        for (int64_t t = 0; t < T; t++) video[t * g->lc + c] = tmp[c * T + t];
+    if ((st = to_f32(ctx, an, tmp)) != LTX2_OK) goto done;
+    for (int64_t z = 0; z < g->az; z++)
+        for (int64_t t = 0; t < g->at; t++)
+            for (int64_t f = 0; f < g->afreq; f++)
+                audio[t * g->audio_feat + z * g->afreq + f] = tmp[(z * g->at + t) * g->afreq + f];
+done:
+    free(tmp);
+    ltx2_tensor_set_free(set);
+    return st;
+}
+
+void ltx2_pipe_audio_unpatchify(const ltx2_pipe_geometry *g, const float *tokens, float *latent) {
+    for (int64_t z = 0; z < g->az; z++)
+        for (int64_t t = 0; t < g->at; t++)
+            for (int64_t f = 0; f < g->afreq; f++)
+                latent[(z * g->at + t) * g->afreq + f] = tokens[t * g->audio_feat + z * g->afreq + f];
+}
+
+ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t text_dim, ltx2_pipe_text *out) {
+    memset(out, 0, sizeof *out);
+    ltx2_tensor_set *set = NULL;
+    LTX2_TRY(ltx2_tensor_set_open(ctx, path, &set));
+    ltx2_status st = LTX2_OK;
+    const ltx2_named_tensor *h = ltx2_tensor_set_find(set, "hidden_states");
+    const ltx2_named_tensor *m = ltx2_tensor_set_find(set, "attention_mask");
+    if (!h && set->n == 1 && !strcmp(set->kind, "npy")) h = &set->items[0];
+    char b1[96];
+    if (!h) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "prompt embeds %s: no tensor \"hidden_states\"", path);
+        goto done;
+    }
+    const ltx2_tensor *ht = &h->t;
+    int off = ht->ndim == 4 ? 1 : 0;
+    if ((ht->ndim != 4 && ht->ndim != 3) || (ht->ndim == 4 && ht->shape[0] != 1) || !ltx2_dtype_is_float(ht->dtype)) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "prompt embeds %s: hidden_states must be float [1, S, D, L], got %s %s",
+                        path, ltx2_dtype_name(ht->dtype), ltx2_shape_str(ht->shape, ht->ndim, b1, sizeof b1));
+        goto done;
+    }
+    out->S = ht->shape[off];
+    out->D = ht->shape[off + 1];
+    out->L = ht->shape[off + 2];
+    if (out->S < 1 || out->S % LTX2_CONNECTOR_REGISTERS) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "prompt embeds %s: sequence length %lld is not a multiple of %d "
+                        "(pad the prompt to it, as the Gemma tokenizer does)", path, (long long)out->S,
+                        LTX2_CONNECTOR_REGISTERS);
+        goto done;
+    }
+    if (out->D * out->L != text_dim) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "prompt embeds %s: D x L = %lld x %lld = %lld, but the checkpoint's text "
+                        "projection takes %lld", path, (long long)out->D, (long long)out->L,
+                        (long long)(out->D * out->L), (long long)text_dim);
+        goto done;
+    }
+    const int64_t n = out->S * out->D * out->L;
+    out->hidden = malloc((size_t)n * sizeof(float));
+    out->mask = malloc((size_t)out->S);
+    if (!out->hidden || !out->mask) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
+        goto done;
+    }
+    if ((st = to_f32(ctx, h, out->hidden)) != LTX2_OK) goto done;
+    if (!m) {
+        memset(out->mask, 1, (size_t)out->S);
+    } else {
+        if (ltx2_tensor_numel(&m->t) != out->S) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "prompt embeds %s: attention_mask has %lld elements, expected %lld",
+                            path, (long long)ltx2_tensor_numel(&m->t), (long long)out->S);
+            goto done;
+        }
+        int64_t real = 0;
+        for (int64_t s = 0; s < out->S; s++) {
+            out->mask[s] = ltx2_load_as_f64(m->t.data, m->t.dtype, (size_t)s) != 0.0;
+            real += out->mask[s];
+        }
+        if (!real) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "prompt embeds %s: attention_mask has no real token", path);
+            goto done;
+        }
+    }
+done:
+    ltx2_tensor_set_free(set);
+    if (st != LTX2_OK) ltx2_pipe_text_free(out);
+    return st;
+}
+
+void ltx2_pipe_text_free(ltx2_pipe_text *t) {
+    free(t->hidden);
+    free(t->mask);
+    memset(t, 0, sizeof *t);
+}
+
+ltx2_status ltx2_pipe_dump(ltx2_context *ctx, const char *dir, const char *name, const float *data, int ndim,
+                           const int64_t *shape) {
+    if (!dir) return LTX2_OK;
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    if (n < 0 || (size_t)n >= sizeof path) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dump path too long: %s", dir);
+    ltx2_tensor t = ltx2_tensor_make((void *)data, LTX2_F32, ndim, shape);
+    return ltx2_npy_write(ctx, path, &t);
+}

@@ -1,0 +1,53 @@
+/* Loads every model the generation pipeline needs from one Lightricks single-file checkpoint:
+ * DiT, text projection + connectors, video VAE decoder, audio VAE decoder and vocoder. */
+#include <string.h>
+
+#include "core/context.h"
+#include "pipeline/pipeline.h"
+
+ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, ltx2_pipe_models *out) {
+    memset(out, 0, sizeof *out);
+    ltx2_status st = ltx2_st_set_open(ctx, path, &out->set);
+    if (st != LTX2_OK) return st;
+    if (out->set->n_files != 1) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: generation needs a single-file checkpoint, got %zu shards",
+                        path, out->set->n_files);
+        goto fail;
+    }
+    const ltx2_st_file *f = out->set->files[0];
+    ltx2_dit_config dcfg;
+    ltx2_connectors_config ccfg;
+    if ((st = ltx2_dit_config_from_st(ctx, f, &dcfg)) != LTX2_OK) goto fail;
+    if ((st = ltx2_dit_weights_load(ctx, f, NULL, &dcfg, &out->dit)) != LTX2_OK) goto fail;
+    if ((st = ltx2_connectors_config_from_st(ctx, f, &ccfg)) != LTX2_OK) goto fail;
+    if ((st = ltx2_connectors_weights_load(ctx, f, &ccfg, &out->conn)) != LTX2_OK) goto fail;
+    out->is_2_3 = ccfg.fe == LTX2_TEXT_FE_V2;
+    {
+        ltx2_vae_config vcfg;
+        if ((st = ltx2_vae_config_from_file(ctx, f, &vcfg)) != LTX2_OK) goto fail;
+        if ((st = ltx2_video_decoder_load(ctx, out->set, "vae.", &vcfg, &out->vdec)) != LTX2_OK) goto fail;
+    }
+    {
+        ltx2_audio_vae_config acfg;
+        ltx2_vocoder_config vocfg;
+        if ((st = ltx2_audio_vae_config_from_file(ctx, f, &acfg)) != LTX2_OK) goto fail;
+        if ((st = ltx2_audio_decoder_load(ctx, out->set, "audio_vae.", &acfg, &out->adec)) != LTX2_OK) goto fail;
+        if ((st = ltx2_vocoder_config_from_file(ctx, f, &vocfg)) != LTX2_OK) goto fail;
+        if ((st = ltx2_vocoder_load(ctx, out->set, "vocoder.", &vocfg, &out->voc)) != LTX2_OK) goto fail;
+    }
+    return LTX2_OK;
+fail:
+    ltx2_error_prefix(ctx, "loading %s", path);
+    ltx2_pipe_models_free(out);
+    return st;
+}
+
+void ltx2_pipe_models_free(ltx2_pipe_models *m) {
+    if (m->voc) ltx2_vocoder_free(m->voc);
+    if (m->adec) ltx2_audio_decoder_free(m->adec);
+    if (m->vdec) ltx2_video_decoder_free(m->vdec);
+    if (m->conn) ltx2_connectors_weights_free(m->conn);
+    if (m->dit) ltx2_dit_weights_free(m->dit);
+    if (m->set) ltx2_st_set_close(m->set);
+    memset(m, 0, sizeof *m);
+}

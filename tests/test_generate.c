@@ -1,0 +1,186 @@
+/* End-to-end generation against tests/golden/gen_e2e_golden.py (ltx-pipelines' one-stage path
+ * composed from ltx-core on the tiny checkpoints, 2 steps, CFG + STG + modality + rescale, fp32):
+ * final video and audio latents, decoded video and waveform, for LTX-2.0 and LTX-2.3. The golden's
+ * own file is the --noise input. Also: geometry rules, Philox determinism, and refusals. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/safetensors.h"
+#include "ltx2/ltx2.h"
+#include "pipeline/pipeline.h"
+#include "test_util.h"
+
+/* fp32 vs fp32 over 2 steps x 4 passes and two decoders: differences come only from summation
+ * order (measured ~1e-6); 1e-4 leaves room for other BLAS/OpenMP splits yet catches any rule
+ * error (a wrong position, sigma or guidance term moves these by > 1e-2). */
+#define E2E_REL_L2_TOL 1e-4
+
+static double rel_l2(const float *got, const float *ref, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = (double)got[i] - ref[i];
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+    }
+    return sqrt(num / (den > 0 ? den : 1e-30));
+}
+
+static const float *golden(const ltx2_st_file *f, const char *name, int64_t numel) {
+    const ltx2_st_tensor *t = ltx2_st_find(f, name);
+    if (!t || t->dtype != LTX2_F32) return NULL;
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n == numel ? t->data : NULL;
+}
+
+static void base_params(ltx2_generate_params *p, const char *ckpt) {
+    ltx2_generate_params_init(p);
+    p->checkpoint = ckpt;
+    p->prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_positive.safetensors";
+    p->negative_prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_negative.safetensors";
+    p->steps = 2;
+    p->height = 64;
+    p->width = 96;
+    p->frames = 9;
+    p->fps = 24.0;
+    p->stg_block = 1;
+    p->latent_bf16 = 0; /* the golden runs the pipeline in fp32 */
+}
+
+static void check_version(ltx2_context *ctx, const char *v) {
+    char ckpt[1024], gold[1024];
+    snprintf(ckpt, sizeof ckpt, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
+    snprintf(gold, sizeof gold, "%s/tests/golden/data/e2e_%s.safetensors", LTX2_SOURCE_DIR, v);
+    ltx2_st_file *f = NULL;
+    if (ltx2_st_open(ctx, gold, &f) != LTX2_OK) {
+        CHECK(0, "open %s: %s", gold, ltx2_last_error(ctx));
+        return;
+    }
+    ltx2_generate_params p;
+    base_params(&p, ckpt);
+    p.noise = gold;
+    ltx2_generate_result r;
+    ltx2_status st = ltx2_generate(ctx, &p, &r);
+    CHECK(st == LTX2_OK, "%s: generate: %s", v, ltx2_last_error(ctx));
+    if (st == LTX2_OK) {
+        const int64_t *ls = r.video_latent_shape; /* [1, F', H', W', C] */
+        const int64_t F = ls[1], H = ls[2], W = ls[3], C = ls[4], nvl = F * H * W * C;
+        CHECK(F == 2 && H == 2 && W == 3 && C == 8, "%s: video latent grid", v);
+        const float *gvl = golden(f, "video_latent", nvl);
+        CHECK(gvl != NULL, "%s: golden video_latent", v);
+        if (gvl) {
+            float *t = malloc((size_t)nvl * sizeof(float));
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t i = 0; i < F * H * W; i++) t[c * F * H * W + i] = r.video_latent[i * C + c];
+            double e = rel_l2(t, gvl, nvl);
+            CHECK(e <= E2E_REL_L2_TOL, "%s: video latent rel-L2 %.3g", v, e);
+            printf("%s: video latent rel-L2 %.3g\n", v, e);
+            free(t);
+        }
+        const int64_t nal = r.audio_latent_shape[0] * r.audio_latent_shape[1] * r.audio_latent_shape[2] *
+                            r.audio_latent_shape[3];
+        CHECK(r.audio_latent_shape[2] == 9, "%s: audio latent frames %lld, expected round(9/24*25) = 9", v,
+              (long long)r.audio_latent_shape[2]);
+        const float *gal = golden(f, "audio_latent", nal);
+        CHECK(gal != NULL, "%s: golden audio_latent", v);
+        if (gal) {
+            double e = rel_l2(r.audio_latent, gal, nal);
+            CHECK(e <= E2E_REL_L2_TOL, "%s: audio latent rel-L2 %.3g", v, e);
+            printf("%s: audio latent rel-L2 %.3g\n", v, e);
+        }
+        const int64_t npx = r.frames * r.height * r.width, nvid = npx * 3;
+        CHECK(r.frames == 9 && r.height == 64 && r.width == 96, "%s: video %lldx%lldx%lld", v, (long long)r.frames,
+              (long long)r.height, (long long)r.width);
+        const float *gv = golden(f, "video", nvid);
+        CHECK(gv != NULL && r.video, "%s: golden video", v);
+        if (gv && r.video) {
+            float *t = malloc((size_t)nvid * sizeof(float));
+            for (int64_t c = 0; c < 3; c++)
+                for (int64_t i = 0; i < npx; i++) t[c * npx + i] = r.video[i * 3 + c];
+            double e = rel_l2(t, gv, nvid);
+            CHECK(e <= E2E_REL_L2_TOL, "%s: video rel-L2 %.3g", v, e);
+            printf("%s: decoded video rel-L2 %.3g\n", v, e);
+            free(t);
+        }
+        const int64_t nw = r.audio_channels * r.audio_samples;
+        const float *gw = golden(f, "waveform", nw);
+        CHECK(gw != NULL && r.audio && r.audio_channels == 2, "%s: golden waveform (%lld x %lld)", v,
+              (long long)r.audio_channels, (long long)r.audio_samples);
+        if (gw && r.audio) {
+            double e = rel_l2(r.audio, gw, nw);
+            CHECK(e <= E2E_REL_L2_TOL, "%s: waveform rel-L2 %.3g", v, e);
+            printf("%s: waveform rel-L2 %.3g (%lld Hz)\n", v, e, (long long)r.audio_rate);
+        }
+        CHECK(!strcmp(r.model_version, v), "%s: detected version %s", v, r.model_version);
+    }
+    ltx2_generate_result_free(&r);
+    ltx2_st_close(f);
+}
+
+/* Philox noise: same seed -> same output; another seed -> another; bf16 semantics default runs. */
+static void check_philox(ltx2_context *ctx) {
+    ltx2_generate_params p;
+    base_params(&p, LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors");
+    p.decode_video = p.decode_audio = 0;
+    p.latent_bf16 = -1;
+    p.seed = 7;
+    ltx2_generate_result a, b, c;
+    CHECK(ltx2_generate(ctx, &p, &a) == LTX2_OK, "philox a: %s", ltx2_last_error(ctx));
+    CHECK(ltx2_generate(ctx, &p, &b) == LTX2_OK, "philox b: %s", ltx2_last_error(ctx));
+    p.seed = 8;
+    CHECK(ltx2_generate(ctx, &p, &c) == LTX2_OK, "philox c: %s", ltx2_last_error(ctx));
+    if (a.video_latent && b.video_latent && c.video_latent) {
+        const size_t n = 2 * 2 * 3 * 8 * sizeof(float);
+        CHECK(!memcmp(a.video_latent, b.video_latent, n), "same seed, same latent");
+        CHECK(memcmp(a.video_latent, c.video_latent, n) != 0, "other seed, other latent");
+        CHECK(a.video == NULL && a.audio == NULL, "decoders skipped when asked");
+        CHECK(a.seed == 7, "seed reported");
+    }
+    ltx2_generate_result_free(&a);
+    ltx2_generate_result_free(&b);
+    ltx2_generate_result_free(&c);
+}
+
+static void check_refusals(ltx2_context *ctx) {
+    ltx2_generate_params p;
+    ltx2_generate_result r;
+    base_params(&p, LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors");
+    p.frames = 10;
+    CHECK(ltx2_generate(ctx, &p, &r) == LTX2_ERR_SHAPE && strstr(ltx2_last_error(ctx), "8*k + 1"),
+          "frames 10 refused: %s", ltx2_last_error(ctx));
+    base_params(&p, LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors");
+    p.width = 100;
+    CHECK(ltx2_generate(ctx, &p, &r) == LTX2_ERR_SHAPE, "width 100 refused: %s", ltx2_last_error(ctx));
+    base_params(&p, LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors");
+    p.negative_prompt_embeds = NULL;
+    CHECK(ltx2_generate(ctx, &p, &r) == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), "negative"),
+          "CFG without negative refused: %s", ltx2_last_error(ctx));
+    base_params(&p, LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors");
+    p.steps = 1;
+    CHECK(ltx2_generate(ctx, &p, &r) == LTX2_ERR_INVALID_ARG, "1 step refused");
+    base_params(&p, LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors");
+    p.stg_block = 5;
+    CHECK(ltx2_generate(ctx, &p, &r) == LTX2_ERR_INVALID_ARG, "STG block 5 of 2 refused");
+    base_params(&p, LTX2_SOURCE_DIR "/weights/tiny/does-not-exist.safetensors");
+    CHECK(ltx2_generate(ctx, &p, &r) != LTX2_OK && r.video == NULL, "missing checkpoint refused");
+    /* Audio length rule: round-half-even of frames / fps * 25. */
+    CHECK(ltx2_pipe_audio_latent_frames(121, 24.0) == 126, "121 @ 24 fps -> 126 audio latents");
+    CHECK(ltx2_pipe_audio_latent_frames(9, 25.0) == 9, "9 @ 25 fps -> 9");
+    CHECK(ltx2_pipe_audio_latent_frames(1, 50.0) == 0, "0.5 rounds to even 0");
+    CHECK(ltx2_pipe_audio_latent_frames(3, 50.0) == 2, "1.5 rounds to even 2");
+}
+
+int main(void) {
+    ltx2_context_params cp;
+    ltx2_context_params_init(&cp);
+    cp.log_level = LTX2_LOG_WARN;
+    ltx2_context *ctx = ltx2_context_create(&cp);
+    check_version(ctx, "2.0");
+    check_version(ctx, "2.3");
+    check_philox(ctx);
+    check_refusals(ctx);
+    ltx2_context_free(ctx);
+    return test_finish();
+}

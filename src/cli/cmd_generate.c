@@ -53,7 +53,7 @@ static void usage(FILE *out) {
             "  --negative-prompt-embeds FILE  same, for CFG (required when a CFG scale != 1)\n"
             "sampling:\n"
             "  --seed N                       noise seed (default 10, as ltx-pipelines)\n"
-            "  --steps N                      denoising steps, >= 2 (default 40 for 2.0, 30 for 2.3)\n"
+            "  --steps N                      denoising steps, >= 2 (default 40 for 2.0, 30 for 2.3; 4 embedded)\n"
             "  --guidance-scale X             video CFG (default 3)\n"
             "  --audio-guidance-scale X       audio CFG (default 7)\n"
             "  --stg-scale X                  STG for both streams (default 1; 0 = off)\n"
@@ -63,8 +63,8 @@ static void usage(FILE *out) {
             "  --semantics NAME               ltx-core (default) | diffusers | maxdiffusion\n"
             "  --noise FILE                   initial noise (video_noise, audio_noise) instead of the seed\n"
             "shape:\n"
-            "  --height N --width N           multiples of 32 (default 512 x 768)\n"
-            "  --frames N                     8k+1 (default 121)\n"
+            "  --height N --width N           multiples of 32 (default 512 x 768; 256 x 384 embedded)\n"
+            "  --frames N                     8k+1 (default 121; 25 embedded)\n"
             "  --fps X                        frame rate (default 24)\n"
             "output:\n"
             "  -o, --output FILE.mp4          H.264 + AAC (default ltx2.mp4 when no output is given)\n"
@@ -442,6 +442,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         mp.meta_keys = keys;
         mp.meta_values = vals;
         const float *chans[2] = {r.audio, r.audio + r.audio_samples};
+        ltx2_mp4_set_quiet(true);
         if (ltx2_mp4_write(ctx, output, &mp, rgb, chans) != LTX2_OK) {
             cli_report_error(CMD, ctx);
             rc = CLI_EXIT_BAD_INPUT;

@@ -57,6 +57,8 @@ void ltx2_mp4_params_init(ltx2_mp4_params *p) {
 
 bool ltx2_mp4_available(void) { return true; }
 
+void ltx2_mp4_set_quiet(bool quiet) { av_log_set_level(quiet ? AV_LOG_ERROR : AV_LOG_INFO); }
+
 /* Everything one write owns; mp4_close frees whatever was created, in any state. */
 typedef struct mp4_stream {
     AVStream *st;
@@ -427,6 +429,8 @@ ltx2_status ltx2_mp4_write(ltx2_context *ctx, const char *path, const ltx2_mp4_p
 #else
 
 bool ltx2_mp4_available(void) { return false; }
+
+void ltx2_mp4_set_quiet(bool quiet) { (void)quiet; }
 
 ltx2_status ltx2_mp4_write(ltx2_context *ctx, const char *path, const ltx2_mp4_params *p, const uint8_t *rgb,
                            const float *const *audio) {

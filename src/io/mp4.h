@@ -31,6 +31,9 @@ void ltx2_mp4_params_init(ltx2_mp4_params *p);
 
 /* True when this build can write MP4 (built with FFmpeg). */
 bool ltx2_mp4_available(void);
+/* FFmpeg's log level is process-wide (libx264 prints per-encode statistics at INFO): tools call
+ * this once; errors are reported through ltx2 statuses either way. */
+void ltx2_mp4_set_quiet(bool quiet);
 
 /* rgb: frames x height x width x 3 bytes (RGB24, row-major). audio: planar float in [-1, 1],
  * audio_channels rows of audio_samples each (may be NULL when audio_channels == 0). */

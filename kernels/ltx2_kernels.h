@@ -42,6 +42,63 @@ int ltx2_k_binary(void *stream, int dtype, int op, const void *a, const void *b,
 int ltx2_k_convert(void *stream, int src_dtype, const void *src, int dst_dtype, void *dst,
                    int64_t n);
 
+/* ---- RoPE, attention, VAE ops ---- */
+
+enum { LTX2_KROPE_NONE = 0, LTX2_KROPE_SPLIT = 1, LTX2_KROPE_INTERLEAVED = 2 };
+
+/* y = RoPE(x) over x[B, S, heads*head_dim] (y may alias x), tables f32: split [B, H, S, d/2],
+ * interleaved [B, S, H*d] (src/cpu/cpu_rope.h). dtype f32 or bf16. */
+int ltx2_k_rope(void *stream, int dtype, int rope, const void *x, void *y, const float *cos_t,
+                const float *sin_t, int64_t B, int64_t S, int64_t heads, int64_t head_dim);
+
+/* Flash attention forward, bf16 in/out, fp32 softmax and accumulation, never forming S x S.
+ * q/out [B, Sq, heads*head_dim], k/v [B, Skv, heads*head_dim] token-major; head_dim 64 or 128;
+ * 16-byte aligned pointers. key_mask [B, Skv] (nonzero = attend) or NULL; a row whose keys are
+ * all masked averages every value. q_norm/k_norm: bf16 RMSNorm weights [heads*head_dim] over the
+ * whole inner dim (both or neither); rope: LTX2_KROPE_* with f32 tables for q and k. Norm and
+ * RoPE need `workspace` of ltx2_k_attention_workspace() bytes (device memory, 256-aligned). */
+typedef struct ltx2_k_attn_args {
+    const void *q, *k, *v;
+    void *out;
+    int64_t B, Sq, Skv, heads, head_dim;
+    float scale;
+    const uint8_t *key_mask;
+    const void *q_norm, *k_norm;
+    float norm_eps;
+    int rope;
+    const float *q_cos, *q_sin, *k_cos, *k_sin;
+    void *workspace;
+    size_t workspace_bytes;
+} ltx2_k_attn_args;
+size_t ltx2_k_attention_workspace(const ltx2_k_attn_args *a);
+int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a);
+
+/* Implicit-GEMM conv3d, bf16 NDHWC in/out, fp32 accumulation: y[n, to, ho, wo, co] = bias[co] +
+ * sum x[n, t, h, w, ci] * w[((a*kh + b)*kw + e)*c_in + ci][co], then SiLU when silu. Time index
+ * to*st + a - t_front is clamped into [0, T) (edge frames replicated); spatial padding kh/2, kw/2
+ * is zeros or reflect. c_in and c_out multiples of 8, 16-byte aligned x, w, y. */
+typedef struct ltx2_k_conv3d_args {
+    const void *x, *w, *bias; /* bias may be NULL */
+    void *y;
+    int64_t n, t, h, w_, c_in, c_out;
+    int64_t kt, kh, kw, st, sh, sw;
+    int64_t t_front;
+    int reflect;
+    int64_t to, ho, wo;
+    int silu;
+} ltx2_k_conv3d_args;
+int ltx2_k_conv3d(void *stream, const ltx2_k_conv3d_args *a);
+
+/* y = x * rsqrt(mean(x^2) + eps) over the last dim (then SiLU when silu); y may alias x. */
+int ltx2_k_pixel_norm(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t dim,
+                      float eps, int silu);
+
+/* DepthToSpaceUpsample rearrangement (src/cpu/cpu_depth_to_space.h): x [n, t, h, w, c*s0*s1*s2]
+ * -> y [n, t*s0 - drop, h*s1, w*s2, c] (+ residual [n, t, h, w, rc*s0*s1*s2] or NULL). */
+int ltx2_k_depth_to_space(void *stream, int dtype, const void *x, const void *residual, void *y,
+                          int64_t n, int64_t t, int64_t h, int64_t w, int64_t c, int64_t s0,
+                          int64_t s1, int64_t s2, int drop, int64_t rc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -50,6 +50,27 @@
 #define BINARY_F32_RTOL 2.4e-7
 /* bf16 device results vs the f32 CPU: fp32 noise (atol) then one bf16 rounding (rtol). */
 #define BF16_ATOL 1e-4
+/* Attention, f32 CPU vs naive double: the CPU reference accumulates in double but normalises and
+ * rotates q/k in fp32 (~1e-7 relative per element), which moves a score by ~1e-7*sqrt(d) and an
+ * output (a convex combination of unit-scale values) by about as much; 1e-5 leaves margin. */
+#define ATTN_F32_ATOL 1e-5
+#define ATTN_F32_RTOL 1e-5
+/* Attention, bf16 device vs f32 CPU. The device rounds the normalised/rotated q and k to bf16
+ * (2^-9 relative each) before QK^T, which moves a unit-variance score by ~2^-9 * sqrt(2) ~ 3e-3
+ * at most (typically 1e-3); it also rounds the softmax weights P to bf16 before PV (2^-9
+ * relative, averaging out over keys) and the output to bf16 (rtol). Outputs are averages of
+ * unit-normal values, |o| <~ 1, so 4e-3 absolute covers a 3e-3 score shift with margin. */
+#define ATTN_BF16_ATOL 4e-3
+/* RoPE in fp32: (a c - b s) rounds two products and a sum of terms up to |x| ~ 5: ~3 half-ulps of
+ * 5 = 1e-6; 2e-6 absolute for outputs that cancel to ~0. */
+#define ROPE_F32_ATOL 2e-6
+#define ROPE_F32_RTOL 1e-6
+/* Weight scale of conv cases: 1/sqrt(K) keeps outputs O(1), like trained convs. */
+#define CONV_W_SCALE_PER_SQRT_K 1.0
+/* PixelNorm epsilon of the video VAE (ltx-core PixelNorm default). */
+#define PIXEL_NORM_EPS 1e-8f
+/* QK RMSNorm epsilon of the LTX-2 attention (torch RMSNorm eps=1e-6 in ltx-core). */
+#define QK_NORM_EPS 1e-6f
 /* pi, spelled out because strict C11 <math.h> has no M_PI */
 #define PI_D 3.14159265358979323846
 
@@ -68,13 +89,24 @@
 #define F_KN 4u        /* gemm weight stored [K, N] */
 #define F_STRIDED 8u   /* binary: a is a view with last-dim stride 2 */
 #define F_SPECIAL 16u  /* convert: first inputs are NaN, +-inf, -0, ties, overflow */
+#define F_MASK 32u     /* attention: key padding mask (batch 1: every key masked) */
+#define F_ROPE 64u     /* attention: split RoPE on q and k; rope op: split */
+#define F_ROPE_IL 128u /* attention / rope: interleaved RoPE */
+#define F_QKNORM 256u  /* attention: RMSNorm across heads on q and k */
+#define F_SILU 512u    /* conv3d / pixel_norm: SiLU epilogue */
+#define F_DROP 1024u   /* depth_to_space: drop the first frame */
+#define F_RESID 2048u  /* depth_to_space: residual with .n channels before the stride product */
+#define F_REFLECT 4096u /* conv3d: reflect spatial padding (else zeros) */
 
 typedef struct op_case {
     ltx2_op op;
     ltx2_dtype dtype; /* device dtype; convert: the destination (source is the other one) */
     int ndim;
-    int64_t shape[4]; /* x (or a) */
-    int64_t n;        /* gemm: N */
+    int64_t shape[5]; /* x (or a); attention: q [B, Sq, H*d]; conv3d: x NDHWC */
+    int64_t n;        /* gemm: N; conv3d: c_out; depth_to_space: residual channels / prod */
+    int64_t heads, sk; /* attention / rope: heads; attention: S_kv */
+    int64_t k3[3];     /* conv3d kernel (t, h, w); depth_to_space: strides */
+    int tpad;          /* conv3d: ltx2_conv_tpad */
     int b_ndim;       /* binary: b shape */
     int64_t b_shape[4];
     unsigned flags;
@@ -169,6 +201,66 @@ static void build_registry(void) {
     add2((op_case){.op = LTX2_OP_CONVERT, .ndim = 1, .shape = {37}, .flags = F_SPECIAL, .scale = 1e3f});
     add2((op_case){.op = LTX2_OP_CONVERT, .ndim = 2, .shape = {77, 1024}});
     add2((op_case){.op = LTX2_OP_CONVERT, .ndim = 1, .shape = {4099}, .scale = 1e-30f});
+
+    /* Attention (device: bf16 only; LTX-2 heads are 128 wide for video, 64 for audio): odd
+     * lengths that are not multiples of any tile, cross-attention with a text padding mask, split
+     * and interleaved RoPE, QK RMSNorm across heads, and LTX-2 shapes scaled down (video
+     * self-attention H32 S6144 d128 -> H4 S384; text cross-attention S_kv 1024 -> 128). */
+    const ltx2_op A = LTX2_OP_ATTENTION;
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 77, 2 * 64}, .heads = 2, .sk = 77});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 130, 2 * 128}, .heads = 2, .sk = 130,
+                  .flags = F_ROPE});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 64, 4 * 64}, .heads = 4, .sk = 77,
+                  .flags = F_MASK});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 5, 64}, .heads = 1, .sk = 1});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 100, 3 * 64}, .heads = 3, .sk = 100,
+                  .flags = F_ROPE_IL | F_QKNORM});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 130, 2 * 128}, .heads = 2, .sk = 200,
+                  .flags = F_QKNORM | F_ROPE});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 384, 4 * 128}, .heads = 4, .sk = 384,
+                  .flags = F_QKNORM | F_ROPE}); /* video self-attn, scaled */
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 192, 4 * 128}, .heads = 4, .sk = 128,
+                  .flags = F_QKNORM | F_MASK}); /* video -> text cross-attn, scaled */
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 126, 4 * 64}, .heads = 4, .sk = 126,
+                  .flags = F_ROPE, .scale = 2.0f}); /* audio self-attn, scaled; peaky softmax */
+
+    /* RoPE alone, both layouts, f32 and bf16. */
+    add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {2, 77, 2 * 64}, .heads = 2, .flags = F_ROPE});
+    add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {1, 130, 4 * 128}, .heads = 4, .flags = F_ROPE});
+    add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {2, 33, 3 * 64}, .heads = 3, .flags = F_ROPE_IL});
+
+    /* conv3d (device: bf16 only): VAE layer shapes scaled down (decoder channels 1024/512/256/128
+     * -> 64/32; latent 128 -> 32; conv_out 3*4*4 = 48), causal and symmetric time padding, zeros
+     * and reflect spatial padding, 1x1x1, bias, SiLU epilogue, odd spatial sizes. */
+    const ltx2_op C3 = LTX2_OP_CONV3D;
+    const ltx2_conv_tpad CAUSAL = LTX2_CONV_TPAD_CAUSAL, SYM = LTX2_CONV_TPAD_SYMMETRIC;
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 3, 6, 5, 32}, .n = 64, .k3 = {3, 3, 3},
+                  .tpad = CAUSAL, .flags = F_BIAS}); /* conv_in */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 4, 8, 8, 64}, .n = 64, .k3 = {3, 3, 3},
+                  .tpad = CAUSAL, .flags = F_BIAS | F_REFLECT | F_SILU}); /* res block conv */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {2, 5, 5, 7, 16}, .n = 24, .k3 = {3, 3, 3},
+                  .tpad = SYM, .flags = F_BIAS}); /* non-causal decoder */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 3, 7, 9, 64}, .n = 48, .k3 = {3, 3, 3},
+                  .tpad = CAUSAL, .flags = F_BIAS | F_REFLECT}); /* conv_out */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {2, 2, 4, 5, 64}, .n = 32, .k3 = {1, 1, 1},
+                  .tpad = CAUSAL, .flags = F_BIAS}); /* 1x1x1 shortcut */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 1, 3, 3, 8}, .n = 8, .k3 = {3, 3, 3},
+                  .tpad = CAUSAL, .flags = F_REFLECT | F_SILU}); /* tiny, no bias */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 2, 16, 16, 128}, .n = 128, .k3 = {3, 3, 3},
+                  .tpad = CAUSAL, .flags = F_BIAS}); /* several K and M tiles */
+
+    /* PixelNorm (+ SiLU), the VAE's norm over channels. */
+    add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {1, 3, 4, 5, 64}, .flags = F_SILU});
+    add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {2, 2, 3, 3, 128}});
+    add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {1, 1, 2, 2, 7}, .flags = F_SILU});
+    add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {1, 2, 2, 2, 1024}, .flags = F_SILU});
+
+    /* DepthToSpaceUpsample: (2,2,2) with first-frame drop and residual, spatial-only (1,2,2),
+     * temporal-only (2,1,1) with a full-width residual. */
+    const ltx2_op DS = LTX2_OP_DEPTH_TO_SPACE;
+    add2((op_case){.op = DS, .ndim = 5, .shape = {1, 3, 4, 5, 4 * 8}, .k3 = {2, 2, 2}, .n = 2, .flags = F_DROP | F_RESID});
+    add2((op_case){.op = DS, .ndim = 5, .shape = {2, 2, 3, 3, 3 * 4}, .k3 = {1, 2, 2}});
+    add2((op_case){.op = DS, .ndim = 5, .shape = {1, 2, 2, 3, 16 * 2}, .k3 = {2, 1, 1}, .n = 16, .flags = F_DROP | F_RESID});
 }
 
 /* ---- helpers ---- */
@@ -195,6 +287,30 @@ static void case_name(const op_case *c, char *buf, size_t cap) {
     case LTX2_OP_MUL:
         snprintf(buf, cap, "%s %s a%s%s b%s", ltx2_op_name(c->op), ltx2_dtype_name(c->dtype), s1,
                  c->flags & F_STRIDED ? "(stride 2)" : "", shape_s(c->b_ndim, c->b_shape, s2, sizeof(s2)));
+        break;
+    case LTX2_OP_ATTENTION:
+        snprintf(buf, cap, "attention %s q%s H%lld Skv=%lld%s%s%s%s", ltx2_dtype_name(c->dtype), s1,
+                 (long long)c->heads, (long long)c->sk, c->flags & F_MASK ? " +mask" : "",
+                 c->flags & F_ROPE ? " +rope" : "", c->flags & F_ROPE_IL ? " +rope_il" : "",
+                 c->flags & F_QKNORM ? " +qknorm" : "");
+        break;
+    case LTX2_OP_ROPE:
+        snprintf(buf, cap, "rope %s x%s H%lld %s", ltx2_dtype_name(c->dtype), s1, (long long)c->heads,
+                 c->flags & F_ROPE_IL ? "interleaved" : "split");
+        break;
+    case LTX2_OP_CONV3D:
+        snprintf(buf, cap, "conv3d %s x%s Cout=%lld k%lldx%lldx%lld %s %s%s%s", ltx2_dtype_name(c->dtype), s1,
+                 (long long)c->n, (long long)c->k3[0], (long long)c->k3[1], (long long)c->k3[2],
+                 c->tpad == LTX2_CONV_TPAD_CAUSAL ? "causal" : "sym", c->flags & F_REFLECT ? "reflect" : "zeros",
+                 c->flags & F_BIAS ? " +bias" : "", c->flags & F_SILU ? " +silu" : "");
+        break;
+    case LTX2_OP_PIXEL_NORM:
+        snprintf(buf, cap, "pixel_norm %s x%s%s", ltx2_dtype_name(c->dtype), s1, c->flags & F_SILU ? " +silu" : "");
+        break;
+    case LTX2_OP_DEPTH_TO_SPACE:
+        snprintf(buf, cap, "depth_to_space %s x%s s%lldx%lldx%lld%s%s", ltx2_dtype_name(c->dtype), s1,
+                 (long long)c->k3[0], (long long)c->k3[1], (long long)c->k3[2], c->flags & F_DROP ? " drop" : "",
+                 c->flags & F_RESID ? " +residual" : "");
         break;
     case LTX2_OP_CONVERT:
         snprintf(buf, cap, "convert %s->%s %s%s", c->dtype == LTX2_BF16 ? "f32" : "bf16",
@@ -223,12 +339,22 @@ static float naive_bf16_round(float f) {
     return r;
 }
 
+static ltx2_conv3d_desc conv_desc_of(const op_case *c) {
+    return (ltx2_conv3d_desc){.c_in = c->shape[4], .c_out = c->n, .kt = c->k3[0], .kh = c->k3[1], .kw = c->k3[2],
+                              .st = 1, .sh = 1, .sw = 1, .tpad = (ltx2_conv_tpad)c->tpad,
+                              .spad = c->flags & F_REFLECT ? LTX2_CONV_SPAD_REFLECT : LTX2_CONV_SPAD_ZEROS};
+}
+
 /* Host inputs (f32, already rounded to bf16 values for bf16 cases). */
 typedef struct inputs {
     int64_t nx, nx_storage, nw, nb, nout;
     float *x, *w, *bias, *b; /* x holds nx_storage values for strided views */
     int out_ndim;
-    int64_t out_shape[4];
+    int64_t out_shape[5];
+    /* attention: k, v [B, Sk, D], norm weights [D], RoPE tables for q and k (f32), mask [B, Sk] */
+    float *k, *v, *wq, *wk, *qc, *qs, *kc, *ks;
+    int64_t nkv, ntq, ntk;
+    uint8_t *mask;
 } inputs;
 
 static float *gen(uint64_t stream, int64_t n, float scale, float offset, bool round_bf16) {
@@ -292,6 +418,88 @@ static void inputs_make(const op_case *c, int idx, inputs *in) {
             }
         }
         break;
+    case LTX2_OP_ATTENTION: {
+        const int64_t B = c->shape[0], Sq = c->shape[1], D = c->shape[2], Sk = c->sk, d = D / c->heads;
+        in->out_shape[1] = Sq;
+        in->nkv = B * Sk * D;
+        in->k = gen(st + 1, in->nkv, c->scale, 0.0f, rb);
+        in->v = gen(st + 2, in->nkv, c->scale, 0.0f, rb);
+        if (c->flags & F_QKNORM) {
+            in->wq = gen(st + 3, D, 0.2f, 1.0f, rb);
+            in->wk = gen(st + 4, D, 0.2f, 1.0f, rb);
+        }
+        if (c->flags & (F_ROPE | F_ROPE_IL)) {
+            /* split [B, H, S, d/2], interleaved [B, S, D] (the pair's angle repeated) */
+            bool il = c->flags & F_ROPE_IL;
+            in->ntq = il ? B * Sq * D : B * c->heads * Sq * (d / 2);
+            in->ntk = il ? B * Sk * D : B * c->heads * Sk * (d / 2);
+            float *aq = gen(st + 5, in->ntq, 2.0f, 0.0f, false), *ak = gen(st + 6, in->ntk, 2.0f, 0.0f, false);
+            in->qc = malloc((size_t)in->ntq * sizeof(float));
+            in->qs = malloc((size_t)in->ntq * sizeof(float));
+            in->kc = malloc((size_t)in->ntk * sizeof(float));
+            in->ks = malloc((size_t)in->ntk * sizeof(float));
+            for (int64_t i = 0; i < in->ntq; i++) {
+                float a = aq[il ? i & ~(int64_t)1 : i];
+                in->qc[i] = (float)cos(a);
+                in->qs[i] = (float)sin(a);
+            }
+            for (int64_t i = 0; i < in->ntk; i++) {
+                float a = ak[il ? i & ~(int64_t)1 : i];
+                in->kc[i] = (float)cos(a);
+                in->ks[i] = (float)sin(a);
+            }
+            free(aq);
+            free(ak);
+        }
+        if (c->flags & F_MASK) {
+            /* batch 0: a text padding pattern; batch 1: every key masked (uniform average) */
+            in->mask = malloc((size_t)(B * Sk));
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t j = 0; j < Sk; j++) in->mask[b * Sk + j] = b == 1 ? 0 : (j < (2 * Sk) / 3 || j % 5 == 0);
+        }
+        break;
+    }
+    case LTX2_OP_ROPE: {
+        const int64_t B = c->shape[0], S = c->shape[1], D = c->shape[2], d = D / c->heads;
+        bool il = c->flags & F_ROPE_IL;
+        in->ntq = il ? B * S * D : B * c->heads * S * (d / 2);
+        float *aq = gen(st + 5, in->ntq, 2.0f, 0.0f, false);
+        in->qc = malloc((size_t)in->ntq * sizeof(float));
+        in->qs = malloc((size_t)in->ntq * sizeof(float));
+        for (int64_t i = 0; i < in->ntq; i++) {
+            float a = aq[il ? i & ~(int64_t)1 : i];
+            in->qc[i] = (float)cos(a);
+            in->qs[i] = (float)sin(a);
+        }
+        free(aq);
+        break;
+    }
+    case LTX2_OP_CONV3D: {
+        ltx2_conv3d_desc d = conv_desc_of(c);
+        int64_t o[3];
+        ltx2_cpu_conv3d_out_shape(NULL, &d, c->shape[1], c->shape[2], c->shape[3], o);
+        int64_t K = ltx2_cpu_conv3d_packed_numel(&d) / d.c_out;
+        in->nw = K * d.c_out;
+        in->w = gen(st + 1, in->nw, (float)(CONV_W_SCALE_PER_SQRT_K / sqrt((double)K)), 0.0f, rb);
+        if (c->flags & F_BIAS) in->bias = gen(st + 2, d.c_out, 0.5f, 0.0f, rb);
+        in->out_shape[1] = o[0];
+        in->out_shape[2] = o[1];
+        in->out_shape[3] = o[2];
+        in->out_shape[4] = d.c_out;
+        break;
+    }
+    case LTX2_OP_DEPTH_TO_SPACE: {
+        const int64_t *sd = c->k3, prod = sd[0] * sd[1] * sd[2];
+        in->out_shape[1] = c->shape[1] * sd[0] - (c->flags & F_DROP ? 1 : 0);
+        in->out_shape[2] = c->shape[2] * sd[1];
+        in->out_shape[3] = c->shape[3] * sd[2];
+        in->out_shape[4] = c->shape[4] / prod;
+        if (c->flags & F_RESID) {
+            in->nb = c->shape[0] * c->shape[1] * c->shape[2] * c->shape[3] * c->n * prod;
+            in->b = gen(st + 1, in->nb, 1.0f, 0.0f, rb);
+        }
+        break;
+    }
     default:
         break;
     }
@@ -303,9 +511,130 @@ static void inputs_free(inputs *in) {
     free(in->w);
     free(in->bias);
     free(in->b);
+    free(in->k);
+    free(in->v);
+    free(in->wq);
+    free(in->wk);
+    free(in->qc);
+    free(in->qs);
+    free(in->kc);
+    free(in->ks);
+    free(in->mask);
 }
 
 /* ---- naive double-precision references ---- */
+
+/* q or k after RMSNorm across the whole inner dim and RoPE, in double: [B, S, D]. */
+static double *naive_prep_qk(const op_case *c, const float *x, int64_t S, const float *w, const float *tc,
+                             const float *ts) {
+    const int64_t B = c->shape[0], D = c->shape[2], H = c->heads, d = D / H;
+    double *o = malloc((size_t)(B * S * D) * sizeof(double));
+    for (int64_t r = 0; r < B * S; r++) {
+        const float *xr = x + r * D;
+        double *orow = o + r * D;
+        double inv = 1.0;
+        if (w) {
+            double ss = 0;
+            for (int64_t i = 0; i < D; i++) ss += (double)xr[i] * xr[i];
+            inv = 1.0 / sqrt(ss / (double)D + (double)QK_NORM_EPS);
+        }
+        for (int64_t i = 0; i < D; i++) orow[i] = xr[i] * inv * (w ? (double)w[i] : 1.0);
+        if (!tc) continue;
+        const int64_t b = r / S, t = r % S;
+        if (c->flags & F_ROPE_IL) {
+            const float *cr = tc + r * D, *sr = ts + r * D;
+            for (int64_t i = 0; i < D; i += 2) {
+                double a0 = orow[i], a1 = orow[i + 1];
+                orow[i] = a0 * cr[i] - a1 * sr[i];
+                orow[i + 1] = a1 * cr[i + 1] + a0 * sr[i + 1];
+            }
+        } else {
+            for (int64_t h = 0; h < H; h++) {
+                const float *cr = tc + ((b * H + h) * S + t) * (d / 2), *sr = ts + ((b * H + h) * S + t) * (d / 2);
+                double *xh = orow + h * d;
+                for (int64_t i = 0; i < d / 2; i++) {
+                    double a0 = xh[i], a1 = xh[i + d / 2];
+                    xh[i] = a0 * cr[i] - a1 * sr[i];
+                    xh[i + d / 2] = a1 * cr[i] + a0 * sr[i];
+                }
+            }
+        }
+    }
+    return o;
+}
+
+static void naive_attention(const op_case *c, const inputs *in, double *ref) {
+    const int64_t B = c->shape[0], Sq = c->shape[1], D = c->shape[2], Sk = c->sk, H = c->heads, d = D / H;
+    double *q = naive_prep_qk(c, in->x, Sq, in->wq, in->qc, in->qs);
+    double *k = naive_prep_qk(c, in->k, Sk, in->wk, in->kc, in->ks);
+    const double scale = 1.0 / sqrt((double)d);
+#pragma omp parallel for collapse(2)
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++) {
+            double *p = malloc((size_t)Sk * sizeof(double));
+            int64_t kept = 0;
+            for (int64_t j = 0; j < Sk; j++) kept += !in->mask || in->mask[b * Sk + j];
+            for (int64_t i = 0; i < Sq; i++) {
+                const double *qi = q + (b * Sq + i) * D + h * d;
+                double mx = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < Sk; j++) {
+                    bool keep = !in->mask || in->mask[b * Sk + j] || kept == 0;
+                    double sc = 0;
+                    for (int64_t e = 0; e < d; e++) sc += qi[e] * k[(b * Sk + j) * D + h * d + e];
+                    /* all keys masked: the reference's additive -max bias cancels -> uniform */
+                    p[j] = !keep ? -INFINITY : (kept == 0 ? 0.0 : sc * scale);
+                    if (p[j] > mx) mx = p[j];
+                }
+                for (int64_t j = 0; j < Sk; j++) sum += p[j] = exp(p[j] - mx);
+                for (int64_t e = 0; e < d; e++) {
+                    double o = 0;
+                    for (int64_t j = 0; j < Sk; j++) o += p[j] * in->v[(b * Sk + j) * D + h * d + e];
+                    ref[(b * Sq + i) * D + h * d + e] = o / sum;
+                }
+            }
+            free(p);
+        }
+    free(q);
+    free(k);
+}
+
+static void naive_conv3d(const op_case *c, const inputs *in, double *ref) {
+    const ltx2_conv3d_desc dd = conv_desc_of(c);
+    const int64_t N = c->shape[0], T = c->shape[1], Hh = c->shape[2], W = c->shape[3], Ci = dd.c_in, Co = dd.c_out;
+    const int64_t To = in->out_shape[1], Ho = in->out_shape[2], Wo = in->out_shape[3];
+    const int64_t front = dd.tpad == LTX2_CONV_TPAD_CAUSAL ? dd.kt - 1
+                          : dd.tpad == LTX2_CONV_TPAD_SYMMETRIC ? (dd.kt - 1) / 2 : 0;
+    const int64_t ph = dd.kh / 2, pw = dd.kw / 2;
+    const bool reflect = dd.spad == LTX2_CONV_SPAD_REFLECT;
+#pragma omp parallel for collapse(2)
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t to = 0; to < To; to++)
+            for (int64_t ho = 0; ho < Ho; ho++)
+                for (int64_t wo = 0; wo < Wo; wo++) {
+                    double *y = ref + (((n * To + to) * Ho + ho) * Wo + wo) * Co;
+                    for (int64_t o = 0; o < Co; o++) y[o] = in->bias ? in->bias[o] : 0.0;
+                    for (int64_t a = 0; a < dd.kt; a++) {
+                        int64_t ts = to + a - front;
+                        ts = ts < 0 ? 0 : ts > T - 1 ? T - 1 : ts; /* edge frames replicated */
+                        for (int64_t bb = 0; bb < dd.kh; bb++)
+                            for (int64_t e = 0; e < dd.kw; e++) {
+                                int64_t hs = ho + bb - ph, ws = wo + e - pw;
+                                if (reflect) {
+                                    hs = hs < 0 ? -hs : hs >= Hh ? 2 * (Hh - 1) - hs : hs;
+                                    ws = ws < 0 ? -ws : ws >= W ? 2 * (W - 1) - ws : ws;
+                                } else if (hs < 0 || hs >= Hh || ws < 0 || ws >= W) {
+                                    continue;
+                                }
+                                const float *xs = in->x + (((n * T + ts) * Hh + hs) * W + ws) * Ci;
+                                const float *wt = in->w + ((a * dd.kh + bb) * dd.kw + e) * Ci * Co;
+                                for (int64_t i = 0; i < Ci; i++)
+                                    for (int64_t o = 0; o < Co; o++) y[o] += (double)xs[i] * wt[i * Co + o];
+                            }
+                    }
+                    if (c->flags & F_SILU)
+                        for (int64_t o = 0; o < Co; o++) y[o] = y[o] / (1.0 + exp(-y[o]));
+                }
+}
 
 static void naive_ref(const op_case *c, const inputs *in, double *ref) {
     int64_t last = c->shape[c->ndim - 1];
@@ -391,6 +720,52 @@ static void naive_ref(const op_case *c, const inputs *in, double *ref) {
         for (int64_t i = 0; i < in->nx; i++)
             ref[i] = c->dtype == LTX2_BF16 ? naive_bf16_round(in->x[i]) : in->x[i];
         break;
+    case LTX2_OP_ATTENTION:
+        naive_attention(c, in, ref);
+        break;
+    case LTX2_OP_ROPE: {
+        op_case cc = *c;
+        cc.flags &= ~(unsigned)F_QKNORM;
+        double *r = naive_prep_qk(&cc, in->x, c->shape[1], NULL, in->qc, in->qs);
+        memcpy(ref, r, (size_t)in->nout * sizeof(double));
+        free(r);
+        break;
+    }
+    case LTX2_OP_CONV3D:
+        naive_conv3d(c, in, ref);
+        break;
+    case LTX2_OP_PIXEL_NORM:
+        for (int64_t r = 0; r < in->nx / last; r++) {
+            const float *x = in->x + r * last;
+            double ss = 0;
+            for (int64_t i = 0; i < last; i++) ss += (double)x[i] * x[i];
+            double inv = 1.0 / sqrt(ss / (double)last + (double)PIXEL_NORM_EPS);
+            for (int64_t i = 0; i < last; i++) {
+                double v = x[i] * inv;
+                ref[r * last + i] = c->flags & F_SILU ? v / (1.0 + exp(-v)) : v;
+            }
+        }
+        break;
+    case LTX2_OP_DEPTH_TO_SPACE: {
+        /* walk the output and find each source element from the einops pattern */
+        const int64_t *sd = c->k3, C = in->out_shape[4], T = in->out_shape[1], H = in->out_shape[2],
+                      W = in->out_shape[3], drop = c->flags & F_DROP ? 1 : 0;
+        const int64_t t0 = c->shape[1], h0 = c->shape[2], w0 = c->shape[3], xc = c->shape[4];
+        const int64_t rcp = c->n * sd[0] * sd[1] * sd[2];
+        int64_t o = 0;
+        for (int64_t n = 0; n < c->shape[0]; n++)
+            for (int64_t t = 0; t < T; t++)
+                for (int64_t y = 0; y < H; y++)
+                    for (int64_t x = 0; x < W; x++)
+                        for (int64_t ch = 0; ch < C; ch++, o++) {
+                            int64_t tt = t + drop, p1 = tt % sd[0], p2 = y % sd[1], p3 = x % sd[2];
+                            int64_t vox = ((n * t0 + tt / sd[0]) * h0 + y / sd[1]) * w0 + x / sd[2];
+                            double v = in->x[vox * xc + ((ch * sd[0] + p1) * sd[1] + p2) * sd[2] + p3];
+                            if (in->b) v += in->b[vox * rcp + (((ch % c->n) * sd[0] + p1) * sd[1] + p2) * sd[2] + p3];
+                            ref[o] = v;
+                        }
+        break;
+    }
     default:
         break;
     }
@@ -424,6 +799,28 @@ static tol tol_for(const op_case *c, ltx2_dtype dt) {
         break;
     case LTX2_OP_ADD:
     case LTX2_OP_MUL:
+        t = (tol){0.0, BINARY_F32_RTOL};
+        break;
+    case LTX2_OP_ATTENTION: {
+        /* score errors scale with |q||k| (scale^2) and move outputs of scale |v| (scale^1) */
+        double s3 = (double)c->scale * c->scale * c->scale;
+        t = bf ? (tol){ATTN_BF16_ATOL * s3, 0.0} /* + EPS_BF16 below */ : (tol){ATTN_F32_ATOL * s3, ATTN_F32_RTOL};
+        break;
+    }
+    case LTX2_OP_ROPE:
+        t = (tol){ROPE_F32_ATOL, ROPE_F32_RTOL};
+        break;
+    case LTX2_OP_CONV3D: {
+        const ltx2_conv3d_desc d = conv_desc_of(c);
+        double sK = sqrt((double)(ltx2_cpu_conv3d_packed_numel(&d) / d.c_out));
+        t.atol = (bf ? GEMM_BF16_ATOL_PER_SQRT_K : GEMM_F32_ATOL_PER_SQRT_K) * sK;
+        t.rtol = GEMM_F32_RTOL;
+        break;
+    }
+    case LTX2_OP_PIXEL_NORM:
+        t = (tol){ROW_F32_ATOL, ROW_F32_RTOL + ACT_F32_RTOL};
+        break;
+    case LTX2_OP_DEPTH_TO_SPACE:
         t = (tol){0.0, BINARY_F32_RTOL};
         break;
     default: /* convert: exact */
@@ -513,9 +910,26 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
     if (c->op == LTX2_OP_CONVERT) in_dt = dt == LTX2_BF16 ? LTX2_F32 : LTX2_BF16;
     dev_buf bx = {0}, bw = {0}, bbias = {0}, bb = {0}, bo = {0};
     ltx2_status st = upload_as(be, ctx, in->x, in->nx_storage, in_dt, &bx);
-    if (st == LTX2_OK && in->w) st = upload_as(be, ctx, in->w, c->op == LTX2_OP_GEMM ? in->nw : c->shape[c->ndim - 1], dt, &bw);
-    if (st == LTX2_OK && in->bias) st = upload_as(be, ctx, in->bias, c->op == LTX2_OP_GEMM ? c->n : c->shape[c->ndim - 1], dt, &bbias);
+    const bool wide_w = c->op == LTX2_OP_GEMM || c->op == LTX2_OP_CONV3D; /* w is a matrix, bias [n] */
+    if (st == LTX2_OK && in->w) st = upload_as(be, ctx, in->w, wide_w ? in->nw : c->shape[c->ndim - 1], dt, &bw);
+    if (st == LTX2_OK && in->bias) st = upload_as(be, ctx, in->bias, wide_w ? c->n : c->shape[c->ndim - 1], dt, &bbias);
     if (st == LTX2_OK && in->b) st = upload_as(be, ctx, in->b, in->nb, dt, &bb);
+    /* attention / rope extras: k, v, norm weights in dt; RoPE tables always f32; the mask u8 */
+    dev_buf bk = {0}, bv = {0}, bwq = {0}, bwk = {0}, bqc = {0}, bqs = {0}, bkc = {0}, bks = {0}, bm = {0};
+    const int64_t Dm = c->shape[c->ndim - 1];
+    if (st == LTX2_OK && in->k) st = upload_as(be, ctx, in->k, in->nkv, dt, &bk);
+    if (st == LTX2_OK && in->v) st = upload_as(be, ctx, in->v, in->nkv, dt, &bv);
+    if (st == LTX2_OK && in->wq) st = upload_as(be, ctx, in->wq, Dm, dt, &bwq);
+    if (st == LTX2_OK && in->wk) st = upload_as(be, ctx, in->wk, Dm, dt, &bwk);
+    if (st == LTX2_OK && in->qc) st = upload_as(be, ctx, in->qc, in->ntq, LTX2_F32, &bqc);
+    if (st == LTX2_OK && in->qs) st = upload_as(be, ctx, in->qs, in->ntq, LTX2_F32, &bqs);
+    if (st == LTX2_OK && in->kc) st = upload_as(be, ctx, in->kc, in->ntk, LTX2_F32, &bkc);
+    if (st == LTX2_OK && in->ks) st = upload_as(be, ctx, in->ks, in->ntk, LTX2_F32, &bks);
+    if (st == LTX2_OK && in->mask) {
+        size_t mb = (size_t)(c->shape[0] * c->sk);
+        st = be->alloc(be, ctx, mb, &bm.p);
+        if (st == LTX2_OK) st = be->upload(be, ctx, bm.p, in->mask, mb);
+    }
 
     size_t osz = ltx2_dtype_size(out_dt);
     size_t obytes = (size_t)(in->nout + GUARD_ELEMS) * osz;
@@ -532,7 +946,7 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
         }
         ltx2_tensor y = view(bo.p, out_dt, be->device, in->out_ndim, in->out_shape);
         int64_t last = c->shape[c->ndim - 1];
-        int64_t vec_n = c->op == LTX2_OP_GEMM ? c->n : last;
+        int64_t vec_n = wide_w ? c->n : last;
         ltx2_tensor tw = view(bw.p, dt, be->device, 1, &vec_n);
         ltx2_tensor tbias = view(bbias.p, dt, be->device, 1, &vec_n);
         switch (c->op) {
@@ -569,6 +983,55 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
         case LTX2_OP_CONVERT:
             st = ltx2_backend_convert(be, ctx, &x, &y);
             break;
+        case LTX2_OP_ATTENTION: {
+            const int64_t B = c->shape[0], Sq = c->shape[1], Sk = c->sk, H = c->heads, d = Dm / H;
+            const bool il = c->flags & F_ROPE_IL;
+            int64_t kvs[3] = {B, Sk, Dm}, ms[2] = {B, Sk};
+            int64_t tq_sp[4] = {B, H, Sq, d / 2}, tk_sp[4] = {B, H, Sk, d / 2}, tq_il[3] = {B, Sq, Dm},
+                    tk_il[3] = {B, Sk, Dm};
+            ltx2_tensor tk = view(bk.p, dt, be->device, 3, kvs), tv = view(bv.p, dt, be->device, 3, kvs);
+            ltx2_tensor twq = view(bwq.p, dt, be->device, 1, &Dm), twk = view(bwk.p, dt, be->device, 1, &Dm);
+            ltx2_tensor tm = view(bm.p, LTX2_U8, be->device, 2, ms);
+            ltx2_tensor tqc = view(bqc.p, LTX2_F32, be->device, il ? 3 : 4, il ? tq_il : tq_sp);
+            ltx2_tensor tqs = view(bqs.p, LTX2_F32, be->device, il ? 3 : 4, il ? tq_il : tq_sp);
+            ltx2_tensor tkc = view(bkc.p, LTX2_F32, be->device, il ? 3 : 4, il ? tk_il : tk_sp);
+            ltx2_tensor tks = view(bks.p, LTX2_F32, be->device, il ? 3 : 4, il ? tk_il : tk_sp);
+            const bool rope = c->flags & (F_ROPE | F_ROPE_IL);
+            ltx2_attn_args a = {.heads = H, .scale = (float)(1.0 / sqrt((double)d)),
+                                .key_mask = in->mask ? &tm : NULL, .q_norm = in->wq ? &twq : NULL,
+                                .k_norm = in->wk ? &twk : NULL, .norm_eps = QK_NORM_EPS,
+                                .rope_type = il ? LTX2_ROPE_INTERLEAVED : LTX2_ROPE_SPLIT,
+                                .q_cos = rope ? &tqc : NULL, .q_sin = rope ? &tqs : NULL,
+                                .k_cos = rope ? &tkc : NULL, .k_sin = rope ? &tks : NULL};
+            st = ltx2_backend_attention(be, ctx, &x, &tk, &tv, &a, &y);
+            break;
+        }
+        case LTX2_OP_ROPE: {
+            const int64_t B = c->shape[0], S = c->shape[1], H = c->heads, d = Dm / H;
+            const bool il = c->flags & F_ROPE_IL;
+            int64_t sp[4] = {B, H, S, d / 2}, ils[3] = {B, S, Dm};
+            ltx2_tensor tc = view(bqc.p, LTX2_F32, be->device, il ? 3 : 4, il ? ils : sp);
+            ltx2_tensor ts = view(bqs.p, LTX2_F32, be->device, il ? 3 : 4, il ? ils : sp);
+            st = ltx2_backend_rope(be, ctx, &x, il ? LTX2_ROPE_INTERLEAVED : LTX2_ROPE_SPLIT, H, &tc, &ts, &y);
+            break;
+        }
+        case LTX2_OP_CONV3D: {
+            ltx2_conv3d_desc d = conv_desc_of(c);
+            int64_t ws[2] = {in->nw / c->n, c->n};
+            ltx2_tensor tw2 = view(bw.p, dt, be->device, 2, ws);
+            st = ltx2_backend_conv3d(be, ctx, &d, &x, &tw2, in->bias ? &tbias : NULL, c->flags & F_SILU, &y);
+            break;
+        }
+        case LTX2_OP_PIXEL_NORM:
+            st = ltx2_backend_pixel_norm(be, ctx, &x, PIXEL_NORM_EPS, c->flags & F_SILU, &y);
+            break;
+        case LTX2_OP_DEPTH_TO_SPACE: {
+            ltx2_d2s_args a = {.stride = {c->k3[0], c->k3[1], c->k3[2]}, .drop_first = c->flags & F_DROP};
+            int64_t rs[5] = {c->shape[0], c->shape[1], c->shape[2], c->shape[3], c->n * c->k3[0] * c->k3[1] * c->k3[2]};
+            ltx2_tensor tr = view(bb.p, dt, be->device, 5, rs);
+            st = ltx2_backend_depth_to_space(be, ctx, &x, &a, in->b ? &tr : NULL, &y);
+            break;
+        }
         default:
             st = LTX2_ERR_INTERNAL;
             break;
@@ -591,6 +1054,8 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
     be->free(be, bbias.p);
     be->free(be, bb.p);
     be->free(be, bo.p);
+    dev_buf extra[] = {bk, bv, bwq, bwk, bqc, bqs, bkc, bks, bm};
+    for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) be->free(be, extra[i].p);
     return ok;
 }
 

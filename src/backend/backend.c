@@ -2,10 +2,12 @@
  * backend sees the same shape/dtype/device rules and error messages. */
 #include "backend/backend.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const op_names[LTX2_OP_COUNT] = {
     "gemm", "rms_norm", "layer_norm", "softmax", "gelu_tanh", "silu", "add", "mul", "convert",
+    "attention", "rope", "conv3d", "pixel_norm", "depth_to_space",
 };
 
 const char *ltx2_op_name(ltx2_op op) {
@@ -202,4 +204,179 @@ ltx2_status ltx2_backend_convert(const ltx2_backend *be, ltx2_context *ctx, cons
     LTX2_TRY(check_supported(be, ctx, op, y->dtype));
     LTX2_TRY(check_same_shape(be, ctx, op, "x", x, "y", y));
     return be->convert(be, ctx, x, y);
+}
+
+/* A tensor of exactly the given rank and shape. */
+static ltx2_status check_shape(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const char *arg,
+                               const ltx2_tensor *t, int ndim, const int64_t *want) {
+    bool ok = t->ndim == ndim;
+    for (int i = 0; ok && i < ndim; i++) ok = t->shape[i] == want[i];
+    if (!ok) {
+        char sg[128], sw[128];
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: '%s' has shape %s, expected %s", be->name,
+                          ltx2_op_name(op), arg, shape_txt(t, sg, sizeof(sg)),
+                          ltx2_shape_str(want, ndim, sw, sizeof(sw)));
+    }
+    return LTX2_OK;
+}
+
+/* A required or optional (t may be NULL when !required) contiguous input of a given shape/dtype. */
+static ltx2_status check_input(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const char *arg,
+                               const ltx2_tensor *t, ltx2_dtype dt, int ndim, const int64_t *shape) {
+    LTX2_TRY(check_tensor(be, ctx, op, arg, t, true));
+    LTX2_TRY(check_dtype(be, ctx, op, arg, t, dt));
+    return check_shape(be, ctx, op, arg, t, ndim, shape);
+}
+
+/* RoPE tables for tokens [B, S] of `heads` heads of head_dim: split [B, H, S, d/2], interleaved
+ * [B, S, H*d], f32. */
+static ltx2_status check_rope_tables(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const char *which,
+                                     ltx2_rope_type type, const ltx2_tensor *c, const ltx2_tensor *s,
+                                     int64_t B, int64_t S, int64_t heads, int64_t head_dim) {
+    if (type != LTX2_ROPE_SPLIT && type != LTX2_ROPE_INTERLEAVED)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: unknown rope type %d", be->name, ltx2_op_name(op),
+                          (int)type);
+    if (head_dim % 2 != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: rope needs an even head_dim, got %lld", be->name,
+                          ltx2_op_name(op), (long long)head_dim);
+    int64_t split[4] = {B, heads, S, head_dim / 2}, inter[3] = {B, S, heads * head_dim};
+    char nc[32], ns[32];
+    snprintf(nc, sizeof(nc), "%s_cos", which);
+    snprintf(ns, sizeof(ns), "%s_sin", which);
+    bool sp = type == LTX2_ROPE_SPLIT;
+    LTX2_TRY(check_input(be, ctx, op, nc, c, LTX2_F32, sp ? 4 : 3, sp ? split : inter));
+    return check_input(be, ctx, op, ns, s, LTX2_F32, sp ? 4 : 3, sp ? split : inter);
+}
+
+/* [B, S, heads*head_dim] token tensors: returns B, S. */
+static ltx2_status check_tokens(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const char *arg,
+                                const ltx2_tensor *t, int64_t heads, int64_t *B, int64_t *S, int64_t *head_dim) {
+    LTX2_TRY(check_tensor(be, ctx, op, arg, t, true));
+    char sx[128];
+    if (t->ndim != 3 || heads < 1 || t->shape[2] % heads != 0 || t->shape[2] == 0 || t->shape[1] < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: '%s' %s must be [B, S >= 1, heads*head_dim] with heads %lld",
+                          be->name, ltx2_op_name(op), arg, shape_txt(t, sx, sizeof(sx)), (long long)heads);
+    *B = t->shape[0];
+    *S = t->shape[1];
+    *head_dim = t->shape[2] / heads;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_backend_attention(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *q,
+                                   const ltx2_tensor *k, const ltx2_tensor *v,
+                                   const ltx2_attn_args *a, ltx2_tensor *out) {
+    const ltx2_op op = LTX2_OP_ATTENTION;
+    if (!a) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s attention: NULL args", be->name);
+    int64_t B = 0, Sq = 0, d = 0, Bk = 0, Skv = 0, dk = 0;
+    LTX2_TRY(check_tokens(be, ctx, op, "q", q, a->heads, &B, &Sq, &d));
+    LTX2_TRY(check_tokens(be, ctx, op, "k", k, a->heads, &Bk, &Skv, &dk));
+    LTX2_TRY(check_supported(be, ctx, op, q->dtype));
+    if (Bk != B || dk != d) {
+        char sq[128], sk[128];
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s attention: q %s and k %s disagree on batch or inner dim",
+                          be->name, shape_txt(q, sq, sizeof(sq)), shape_txt(k, sk, sizeof(sk)));
+    }
+    LTX2_TRY(check_input(be, ctx, op, "k", k, q->dtype, 3, k->shape));
+    LTX2_TRY(check_input(be, ctx, op, "v", v, q->dtype, 3, k->shape));
+    LTX2_TRY(check_input(be, ctx, op, "out", out, q->dtype, 3, q->shape));
+    if (out->data == q->data || out->data == k->data || out->data == v->data)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s attention: out must not alias q, k or v", be->name);
+    if (a->key_mask) {
+        int64_t ms[2] = {B, Skv};
+        LTX2_TRY(check_tensor(be, ctx, op, "key_mask", a->key_mask, true));
+        if (a->key_mask->dtype != LTX2_U8 && a->key_mask->dtype != LTX2_BOOL)
+            return LTX2_ERROR(ctx, LTX2_ERR_DTYPE, "%s attention: key_mask has dtype %s, expected u8 or bool",
+                              be->name, ltx2_dtype_name(a->key_mask->dtype));
+        LTX2_TRY(check_shape(be, ctx, op, "key_mask", a->key_mask, 2, ms));
+    }
+    if (!a->q_norm != !a->k_norm)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s attention: q_norm and k_norm come together", be->name);
+    if (a->q_norm) {
+        int64_t D = a->heads * d;
+        LTX2_TRY(check_input(be, ctx, op, "q_norm", a->q_norm, q->dtype, 1, &D));
+        LTX2_TRY(check_input(be, ctx, op, "k_norm", a->k_norm, q->dtype, 1, &D));
+    }
+    bool any_rope = a->q_cos || a->q_sin || a->k_cos || a->k_sin;
+    if (any_rope) {
+        if (!a->q_cos || !a->q_sin || !a->k_cos || !a->k_sin)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s attention: RoPE needs q_cos, q_sin, k_cos and k_sin",
+                              be->name);
+        LTX2_TRY(check_rope_tables(be, ctx, op, "q", a->rope_type, a->q_cos, a->q_sin, B, Sq, a->heads, d));
+        LTX2_TRY(check_rope_tables(be, ctx, op, "k", a->rope_type, a->k_cos, a->k_sin, B, Skv, a->heads, d));
+    }
+    if (B == 0) return LTX2_OK;
+    return be->attention(be, ctx, q, k, v, a, out);
+}
+
+ltx2_status ltx2_backend_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                              ltx2_rope_type type, int64_t heads, const ltx2_tensor *cos_t,
+                              const ltx2_tensor *sin_t, ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_ROPE;
+    int64_t B = 0, S = 0, d = 0;
+    LTX2_TRY(check_tokens(be, ctx, op, "x", x, heads, &B, &S, &d));
+    LTX2_TRY(check_supported(be, ctx, op, x->dtype));
+    LTX2_TRY(check_input(be, ctx, op, "y", y, x->dtype, 3, x->shape));
+    LTX2_TRY(check_rope_tables(be, ctx, op, "rope", type, cos_t, sin_t, B, S, heads, d));
+    if (B == 0) return LTX2_OK;
+    return be->rope(be, ctx, x, type, heads, cos_t, sin_t, y);
+}
+
+ltx2_status ltx2_backend_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
+                                const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias,
+                                bool silu, ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_CONV3D;
+    LTX2_TRY(check_tensor(be, ctx, op, "x", x, true));
+    LTX2_TRY(check_supported(be, ctx, op, x->dtype));
+    char sx[128];
+    if (x->ndim != 5 || !d || x->shape[4] != d->c_in || x->shape[0] < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s conv3d: x %s must be [N >= 1, T, H, W, c_in = %lld]", be->name,
+                          shape_txt(x, sx, sizeof(sx)), d ? (long long)d->c_in : -1LL);
+    int64_t o[3];
+    LTX2_TRY(ltx2_cpu_conv3d_out_shape(ctx, d, x->shape[1], x->shape[2], x->shape[3], o));
+    int64_t ws[2] = {ltx2_cpu_conv3d_packed_numel(d) / d->c_out, d->c_out};
+    int64_t ys[5] = {x->shape[0], o[0], o[1], o[2], d->c_out};
+    LTX2_TRY(check_input(be, ctx, op, "w", w, x->dtype, 2, ws));
+    LTX2_TRY(check_vector(be, ctx, op, "bias", bias, d->c_out, x->dtype));
+    LTX2_TRY(check_input(be, ctx, op, "y", y, x->dtype, 5, ys));
+    return be->conv3d(be, ctx, d, x, w, bias, silu, y);
+}
+
+ltx2_status ltx2_backend_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                    float eps, bool silu, ltx2_tensor *y) {
+    LTX2_TRY(check_rowwise(be, ctx, LTX2_OP_PIXEL_NORM, x, y));
+    return be->pixel_norm(be, ctx, x, eps, silu, y);
+}
+
+ltx2_status ltx2_backend_depth_to_space(const ltx2_backend *be, ltx2_context *ctx,
+                                        const ltx2_tensor *x, const ltx2_d2s_args *a,
+                                        const ltx2_tensor *residual, ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_DEPTH_TO_SPACE;
+    LTX2_TRY(check_tensor(be, ctx, op, "x", x, true));
+    LTX2_TRY(check_supported(be, ctx, op, x->dtype));
+    if (!a) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s depth_to_space: NULL args", be->name);
+    const int64_t *s = a->stride;
+    char sx[128];
+    if (s[0] < 1 || s[1] < 1 || s[2] < 1 || x->ndim != 5 || x->shape[4] % (s[0] * s[1] * s[2]) != 0 ||
+        x->shape[1] * s[0] - (a->drop_first ? 1 : 0) < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
+                          "%s depth_to_space: x %s must be [N, T, H, W, C*%lld*%lld*%lld] with frames left", be->name,
+                          shape_txt(x, sx, sizeof(sx)), (long long)s[0], (long long)s[1], (long long)s[2]);
+    const int64_t prod = s[0] * s[1] * s[2], C = x->shape[4] / prod;
+    int64_t ys[5] = {x->shape[0], x->shape[1] * s[0] - (a->drop_first ? 1 : 0), x->shape[2] * s[1],
+                     x->shape[3] * s[2], C};
+    LTX2_TRY(check_input(be, ctx, op, "y", y, x->dtype, 5, ys));
+    if (residual) {
+        LTX2_TRY(check_tensor(be, ctx, op, "residual", residual, true));
+        LTX2_TRY(check_dtype(be, ctx, op, "residual", residual, x->dtype));
+        bool ok = residual->ndim == 5 && residual->shape[4] % prod == 0 && residual->shape[4] > 0 &&
+                  C % (residual->shape[4] / prod) == 0;
+        for (int i = 0; ok && i < 4; i++) ok = residual->shape[i] == x->shape[i];
+        if (!ok)
+            return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
+                              "%s depth_to_space: residual %s must be [N, T, H, W, Cr*%lld] like x with %lld %% Cr == 0",
+                              be->name, shape_txt(residual, sx, sizeof(sx)), (long long)prod, (long long)C);
+    }
+    if (y->data == x->data || (residual && y->data == residual->data))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s depth_to_space: y must not alias x or residual", be->name);
+    return be->depth_to_space(be, ctx, x, a, residual, y);
 }

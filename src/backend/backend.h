@@ -9,7 +9,9 @@
 #include <stddef.h>
 
 #include "core/context.h"
+#include "cpu/cpu_conv3d.h"
 #include "cpu/cpu_ops.h"
+#include "cpu/cpu_rope.h"
 #include "ltx2/tensor.h"
 
 typedef enum ltx2_op {
@@ -22,6 +24,11 @@ typedef enum ltx2_op {
     LTX2_OP_ADD,        /* numpy broadcasting */
     LTX2_OP_MUL,        /* numpy broadcasting */
     LTX2_OP_CONVERT,    /* dtype conversion (f32 <-> bf16); the dtype asked about is the source */
+    LTX2_OP_ATTENTION,  /* multi-head SDPA, optional key mask, QK RMSNorm and RoPE on q/k */
+    LTX2_OP_ROPE,       /* RoPE alone (split or interleaved) */
+    LTX2_OP_CONV3D,     /* NDHWC conv3d with the VAE's padding rules, bias, optional SiLU */
+    LTX2_OP_PIXEL_NORM, /* RMS over channels (no weight), optional SiLU: the VAE's norm + act */
+    LTX2_OP_DEPTH_TO_SPACE, /* the VAE's DepthToSpaceUpsample rearrangement (+ residual) */
     LTX2_OP_COUNT
 } ltx2_op;
 
@@ -31,6 +38,28 @@ const char *ltx2_op_name(ltx2_op op);
 bool ltx2_op_from_name(const char *name, ltx2_op *out);
 
 typedef struct ltx2_backend ltx2_backend;
+
+/* Attention extras (LTX-2 attention: q = rope(q_norm(to_q(x))), k likewise, then SDPA).
+ * q_cos/q_sin and k_cos/k_sin are f32 RoPE tables as ltx2_cpu_rope_tables makes them:
+ * split [B, heads, S, head_dim/2], interleaved [B, S, heads*head_dim]; all four or none.
+ * q_norm/k_norm are RMSNorm weights over the whole inner dim [heads*head_dim] (across heads),
+ * in the dtype of q; both or none; applied before RoPE. key_mask is [B, S_kv] u8 or bool
+ * (nonzero = attend); a row whose keys are all masked averages every value (CPU reference). */
+typedef struct ltx2_attn_args {
+    int64_t heads;
+    float scale; /* usually 1/sqrt(head_dim) */
+    const ltx2_tensor *key_mask;
+    const ltx2_tensor *q_norm, *k_norm;
+    float norm_eps;
+    ltx2_rope_type rope_type;
+    const ltx2_tensor *q_cos, *q_sin, *k_cos, *k_sin;
+} ltx2_attn_args;
+
+/* The VAE's DepthToSpaceUpsample rearrangement (see src/cpu/cpu_depth_to_space.h). */
+typedef struct ltx2_d2s_args {
+    int64_t stride[3];    /* t, h, w factors */
+    bool drop_first;      /* drop the first output frame (the VAE does when stride[0] == 2) */
+} ltx2_d2s_args;
 
 /* The op table. Op entries receive arguments already validated by the wrappers below. */
 struct ltx2_backend {
@@ -69,6 +98,21 @@ struct ltx2_backend {
                           const ltx2_tensor *a, const ltx2_tensor *b, ltx2_tensor *y);
     ltx2_status (*convert)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                            ltx2_tensor *y);
+
+    ltx2_status (*attention)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *q,
+                             const ltx2_tensor *k, const ltx2_tensor *v, const ltx2_attn_args *a,
+                             ltx2_tensor *out);
+    ltx2_status (*rope)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                        ltx2_rope_type type, int64_t heads, const ltx2_tensor *cos_t,
+                        const ltx2_tensor *sin_t, ltx2_tensor *y);
+    ltx2_status (*conv3d)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
+                          const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias,
+                          bool silu, ltx2_tensor *y);
+    ltx2_status (*pixel_norm)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                              float eps, bool silu, ltx2_tensor *y);
+    ltx2_status (*depth_to_space)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                  const ltx2_d2s_args *a, const ltx2_tensor *residual,
+                                  ltx2_tensor *y);
 
     void (*destroy)(ltx2_backend *be); /* NULL for the static CPU backend */
 };
@@ -110,6 +154,36 @@ ltx2_status ltx2_backend_binary(const ltx2_backend *be, ltx2_context *ctx, ltx2_
 /* x, y same shape, contiguous, dtypes may differ (f32 <-> bf16). */
 ltx2_status ltx2_backend_convert(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                  ltx2_tensor *y);
+
+/* out = SDPA over heads: q [B, Sq, H*d], k and v [B, Skv, H*d] (token-major, heads contiguous
+ * inside a token), out like q; all contiguous, same dtype; extras in *a (see ltx2_attn_args).
+ * The CUDA backend runs bf16 with head_dim 64 or 128. out must not alias q, k or v. */
+ltx2_status ltx2_backend_attention(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *q,
+                                   const ltx2_tensor *k, const ltx2_tensor *v,
+                                   const ltx2_attn_args *a, ltx2_tensor *out);
+/* y = RoPE(x), x and y [B, S, heads*head_dim] (y may alias x); cos/sin f32 tables as in
+ * ltx2_attn_args. */
+ltx2_status ltx2_backend_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                              ltx2_rope_type type, int64_t heads, const ltx2_tensor *cos_t,
+                              const ltx2_tensor *sin_t, ltx2_tensor *y);
+/* y [N, To, Ho, Wo, c_out] = conv3d(x [N, T, H, W, c_in]) + bias, then SiLU when silu; w is the
+ * packed weight [kt*kh*kw*c_in, c_out] (ltx2_cpu_conv3d_pack_weight), bias [c_out] or NULL. */
+ltx2_status ltx2_backend_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
+                                const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias,
+                                bool silu, ltx2_tensor *y);
+/* y = x / sqrt(mean(x^2 over the last dim) + eps), then SiLU when silu; y may alias x. */
+ltx2_status ltx2_backend_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                    float eps, bool silu, ltx2_tensor *y);
+/* x [N, T, H, W, C*s0*s1*s2] -> y [N, T*s0 - drop, H*s1, W*s2, C]; residual (NULL or
+ * [N, T, H, W, Cr*s0*s1*s2] with C a multiple of Cr) is rearranged the same way and added with
+ * its channels repeated. */
+ltx2_status ltx2_backend_depth_to_space(const ltx2_backend *be, ltx2_context *ctx,
+                                        const ltx2_tensor *x, const ltx2_d2s_args *a,
+                                        const ltx2_tensor *residual, ltx2_tensor *y);
+
+/* The CUDA backend's stream (a cudaStream_t) for bench baselines that call CUDA libraries
+ * directly; NULL for other backends. */
+void *ltx2_backend_cuda_stream(const ltx2_backend *be);
 
 /* Benchmark baseline only (bench/): one cuBLASLt matmul y[M,N] = x[M,K] w[N,K]^T planned once
  * (descriptors + heuristic algorithm, no bias) and launched `iters` times on the backend's stream

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "cpu/cpu_attention.h"
+#include "cpu/cpu_depth_to_space.h"
 
 /* Host buffers are cache-line aligned, like the packed GEMM panels. */
 #define CPU_ALLOC_ALIGN 64
@@ -13,6 +15,7 @@
 static bool cpu_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
     (void)be;
     if (op == LTX2_OP_CONVERT) return dt == LTX2_F32 || dt == LTX2_BF16;
+    /* every other op, the fused ones included, is the fp32 reference */
     return op >= 0 && op < LTX2_OP_COUNT && dt == LTX2_F32;
 }
 
@@ -101,6 +104,82 @@ static ltx2_status cpu_convert(const ltx2_backend *be, ltx2_context *ctx, const 
     return ltx2_convert(ctx, y->data, y->dtype, x->data, x->dtype, (size_t)ltx2_tensor_numel(x));
 }
 
+/* Applies RMSNorm (weight over the whole inner dim) and RoPE to a private copy of q or k. */
+static ltx2_status cpu_prep_qk(ltx2_context *ctx, const ltx2_attn_args *a, const ltx2_tensor *t,
+                               const ltx2_tensor *norm_w, const ltx2_tensor *c, const ltx2_tensor *s,
+                               float **out) {
+    const int64_t B = t->shape[0], S = t->shape[1], D = t->shape[2];
+    *out = malloc((size_t)(B * S * D) * sizeof(float));
+    if (!*out) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "cpu attention: %lld floats for q/k", (long long)(B * S * D));
+    memcpy(*out, t->data, (size_t)(B * S * D) * sizeof(float));
+    if (norm_w) LTX2_TRY(ltx2_cpu_rms_norm(ctx, *out, *out, B * S, D, norm_w->data, a->norm_eps));
+    if (!c) return LTX2_OK;
+    if (a->rope_type == LTX2_ROPE_SPLIT)
+        return ltx2_cpu_rope_apply_split(ctx, *out, c->data, s->data, B, S, a->heads, D / a->heads);
+    return ltx2_cpu_rope_apply_interleaved(ctx, *out, c->data, s->data, B, S, D);
+}
+
+static ltx2_status cpu_attention(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *q,
+                                 const ltx2_tensor *k, const ltx2_tensor *v, const ltx2_attn_args *a,
+                                 ltx2_tensor *out) {
+    (void)be;
+    float *qp = NULL, *kp = NULL;
+    uint8_t *mask = NULL;
+    ltx2_status st = cpu_prep_qk(ctx, a, q, a->q_norm, a->q_cos, a->q_sin, &qp);
+    if (st == LTX2_OK) st = cpu_prep_qk(ctx, a, k, a->k_norm, a->k_cos, a->k_sin, &kp);
+    if (st == LTX2_OK && a->key_mask) {
+        /* u8 and bool are both one byte per key; normalise to 0/1 for the reference */
+        int64_t n = ltx2_tensor_numel(a->key_mask);
+        mask = malloc((size_t)(n ? n : 1));
+        if (!mask) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "cpu attention: mask copy");
+        for (int64_t i = 0; mask && i < n; i++) mask[i] = ((const uint8_t *)a->key_mask->data)[i] != 0;
+    }
+    if (st == LTX2_OK)
+        st = ltx2_cpu_attention(ctx, qp, kp, v->data, out->data, q->shape[0], q->shape[1], k->shape[1], a->heads,
+                                q->shape[2] / a->heads, mask, a->scale);
+    free(qp);
+    free(kp);
+    free(mask);
+    return st;
+}
+
+static ltx2_status cpu_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                            ltx2_rope_type type, int64_t heads, const ltx2_tensor *cos_t,
+                            const ltx2_tensor *sin_t, ltx2_tensor *y) {
+    (void)be;
+    const int64_t B = x->shape[0], S = x->shape[1], D = x->shape[2];
+    if (y->data != x->data) memcpy(y->data, x->data, (size_t)(B * S * D) * sizeof(float));
+    if (type == LTX2_ROPE_SPLIT)
+        return ltx2_cpu_rope_apply_split(ctx, y->data, cos_t->data, sin_t->data, B, S, heads, D / heads);
+    return ltx2_cpu_rope_apply_interleaved(ctx, y->data, cos_t->data, sin_t->data, B, S, D);
+}
+
+static ltx2_status cpu_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
+                              const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, bool silu,
+                              ltx2_tensor *y) {
+    (void)be;
+    LTX2_TRY(ltx2_cpu_conv3d(ctx, d, x->data, x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->data,
+                             bias ? bias->data : NULL, y->data));
+    return silu ? ltx2_cpu_silu(ctx, y->data, y->data, ltx2_tensor_numel(y)) : LTX2_OK;
+}
+
+static ltx2_status cpu_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float eps,
+                                  bool silu, ltx2_tensor *y) {
+    (void)be;
+    int64_t d = x->shape[x->ndim - 1], n = ltx2_tensor_numel(x);
+    LTX2_TRY(ltx2_cpu_rms_norm(ctx, x->data, y->data, n / d, d, NULL, eps));
+    return silu ? ltx2_cpu_silu(ctx, y->data, y->data, n) : LTX2_OK;
+}
+
+static ltx2_status cpu_depth_to_space(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                      const ltx2_d2s_args *a, const ltx2_tensor *residual, ltx2_tensor *y) {
+    (void)be;
+    const int64_t prod = a->stride[0] * a->stride[1] * a->stride[2];
+    return ltx2_cpu_depth_to_space(ctx, x->data, x->shape[0], x->shape[1], x->shape[2], x->shape[3],
+                                   x->shape[4] / prod, a->stride, a->drop_first, residual ? residual->data : NULL,
+                                   residual ? residual->shape[4] / prod : 0, y->data);
+}
+
 static const ltx2_backend cpu_backend = {
     .name = "cpu",
     .device = LTX2_DEVICE_CPU,
@@ -120,6 +199,11 @@ static const ltx2_backend cpu_backend = {
     .unary = cpu_unary,
     .binary = cpu_binary,
     .convert = cpu_convert,
+    .attention = cpu_attention,
+    .rope = cpu_rope,
+    .conv3d = cpu_conv3d,
+    .pixel_norm = cpu_pixel_norm,
+    .depth_to_space = cpu_depth_to_space,
     .destroy = NULL,
 };
 

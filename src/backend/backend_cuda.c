@@ -22,6 +22,11 @@ ltx2_status ltx2_backend_cuda_gemm_baseline(const ltx2_backend *be, ltx2_context
     return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "cuBLASLt baseline: this build has no CUDA");
 }
 
+void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
+    (void)be;
+    return NULL;
+}
+
 #else
 
 #include <cublasLt.h>
@@ -102,6 +107,8 @@ static int kdt(ltx2_dtype dt) { return dt == LTX2_BF16 ? LTX2_KDT_BF16 : LTX2_KD
 
 static bool cuda_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
     (void)be;
+    /* the tensor-core kernels (attention, conv3d) are bf16 only */
+    if (op == LTX2_OP_ATTENTION || op == LTX2_OP_CONV3D) return dt == LTX2_BF16;
     return op >= 0 && op < LTX2_OP_COUNT && (dt == LTX2_F32 || dt == LTX2_BF16);
 }
 
@@ -379,6 +386,101 @@ static ltx2_status cuda_convert(const ltx2_backend *be, ltx2_context *ctx, const
     return LTX2_OK;
 }
 
+/* ---- attention, RoPE, VAE ops ---- */
+
+static int krope(ltx2_rope_type t) { return t == LTX2_ROPE_INTERLEAVED ? LTX2_KROPE_INTERLEAVED : LTX2_KROPE_SPLIT; }
+
+static ltx2_status cuda_attention(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *q,
+                                  const ltx2_tensor *k, const ltx2_tensor *v, const ltx2_attn_args *a,
+                                  ltx2_tensor *out) {
+    cuda_impl *ci = impl_of(be);
+    ltx2_status st = LTX2_OK;
+    const int64_t d = q->shape[2] / a->heads;
+    if (d != 64 && d != 128)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "cuda attention: head_dim %lld (supported: 64, 128)", (long long)d);
+    ltx2_k_attn_args ka = {
+        .q = q->data, .k = k->data, .v = v->data, .out = out->data,
+        .B = q->shape[0], .Sq = q->shape[1], .Skv = k->shape[1], .heads = a->heads, .head_dim = d,
+        .scale = a->scale, .key_mask = a->key_mask ? a->key_mask->data : NULL,
+        .q_norm = a->q_norm ? a->q_norm->data : NULL, .k_norm = a->k_norm ? a->k_norm->data : NULL,
+        .norm_eps = a->norm_eps, .rope = a->q_cos ? krope(a->rope_type) : LTX2_KROPE_NONE,
+        .q_cos = a->q_cos ? a->q_cos->data : NULL, .q_sin = a->q_sin ? a->q_sin->data : NULL,
+        .k_cos = a->k_cos ? a->k_cos->data : NULL, .k_sin = a->k_sin ? a->k_sin->data : NULL,
+    };
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    ka.workspace_bytes = ltx2_k_attention_workspace(&ka);
+    /* stream-ordered scratch (normalised/rotated K, q inverse RMS): freed after the kernels */
+    if (ka.workspace_bytes) CUDA_CHECK(ctx, ci->dev, cudaMallocAsync(&ka.workspace, ka.workspace_bytes, ci->stream));
+    cudaError_t e = (cudaError_t)ltx2_k_attention(ci->stream, &ka);
+    if (e != cudaSuccess)
+        st = LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "cuda attention B=%lld Sq=%lld Skv=%lld H=%lld d=%lld: %s (%s)",
+                        (long long)ka.B, (long long)ka.Sq, (long long)ka.Skv, (long long)ka.heads, (long long)d,
+                        cudaGetErrorName(e), cudaGetErrorString(e));
+    if (ka.workspace) CUDA_TRY(ctx, ci->dev, cudaFreeAsync(ka.workspace, ci->stream));
+done:
+    return st;
+}
+
+static ltx2_status cuda_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                             ltx2_rope_type type, int64_t heads, const ltx2_tensor *cos_t,
+                             const ltx2_tensor *sin_t, ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev, ltx2_k_rope(ci->stream, kdt(x->dtype), krope(type), x->data, y->data, cos_t->data,
+                                           sin_t->data, x->shape[0], x->shape[1], heads, x->shape[2] / heads));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
+                               const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, bool silu,
+                               ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    if (d->c_in % 8 || d->c_out % 8)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "cuda conv3d: c_in %lld and c_out %lld must be multiples of 8",
+                          (long long)d->c_in, (long long)d->c_out);
+    int64_t front = 0;
+    if (d->tpad == LTX2_CONV_TPAD_CAUSAL) front = d->kt - 1;
+    else if (d->tpad == LTX2_CONV_TPAD_SYMMETRIC) front = (d->kt - 1) / 2;
+    ltx2_k_conv3d_args ka = {
+        .x = x->data, .w = w->data, .bias = bias ? bias->data : NULL, .y = y->data,
+        .n = x->shape[0], .t = x->shape[1], .h = x->shape[2], .w_ = x->shape[3], .c_in = d->c_in, .c_out = d->c_out,
+        .kt = d->kt, .kh = d->kh, .kw = d->kw, .st = d->st, .sh = d->sh, .sw = d->sw, .t_front = front,
+        .reflect = d->spad == LTX2_CONV_SPAD_REFLECT, .to = y->shape[1], .ho = y->shape[2], .wo = y->shape[3],
+        .silu = silu,
+    };
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev, ltx2_k_conv3d(ci->stream, &ka));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float eps,
+                                   bool silu, ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    int64_t d = x->shape[x->ndim - 1];
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev, ltx2_k_pixel_norm(ci->stream, kdt(x->dtype), x->data, y->data,
+                                                 ltx2_tensor_numel(x) / d, d, eps, silu));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_depth_to_space(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                       const ltx2_d2s_args *a, const ltx2_tensor *residual, ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    const int64_t prod = a->stride[0] * a->stride[1] * a->stride[2];
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev,
+                 ltx2_k_depth_to_space(ci->stream, kdt(x->dtype), x->data, residual ? residual->data : NULL, y->data,
+                                       x->shape[0], x->shape[1], x->shape[2], x->shape[3], x->shape[4] / prod,
+                                       a->stride[0], a->stride[1], a->stride[2], a->drop_first,
+                                       residual ? residual->shape[4] / prod : 0));
+    return LTX2_OK;
+}
+
+void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
+    if (!be || be->device != LTX2_DEVICE_CUDA || !be->impl) return NULL;
+    return impl_of(be)->stream;
+}
+
 static void cuda_destroy(ltx2_backend *be) {
     if (!be) return;
     cuda_impl *ci = impl_of(be);
@@ -435,6 +537,11 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
     be->unary = cuda_unary;
     be->binary = cuda_binary;
     be->convert = cuda_convert;
+    be->attention = cuda_attention;
+    be->rope = cuda_rope;
+    be->conv3d = cuda_conv3d;
+    be->pixel_norm = cuda_pixel_norm;
+    be->depth_to_space = cuda_depth_to_space;
     be->destroy = cuda_destroy;
 
     CUDA_TRY(ctx, device_index, cudaSetDevice(device_index));

@@ -1,0 +1,362 @@
+// Flash-style attention forward (FlashAttention-2 schedule) on the portable sm_80+ tensor-core
+// path: mma.sync.m16n8k16 bf16 -> fp32, ldmatrix, cp.async double buffering. One CTA owns
+// ATT_BM query rows of one (batch, head) and streams K/V tiles of ATT_BN keys through shared
+// memory with an online softmax, so the S x S score matrix never exists.
+// QK RMSNorm (across heads) and RoPE: Q is normalised/rotated in the CTA prologue, straight in
+// shared memory, from per-token inverse RMS values a small pre-pass writes to the workspace. K is
+// normalised/rotated once by a pre-pass into a bf16 copy in the workspace: doing it inside the
+// main loop would repeat the work for every one of the S/ATT_BM query blocks.
+// Later step (not here): an sm_90a path with TMA loads and wgmma from a producer warpgroup; this
+// kernel is the correctness baseline it will be tested against.
+#include "common.cuh"
+#include "mma.cuh"
+#include "rope.cuh"
+
+// 4 warps x 16 query rows: each warp owns one m16 row block, so the softmax row statistics stay
+// within a warp (a quad of lanes per row) and no cross-warp reduction is needed.
+#define ATT_WARPS 4
+#define ATT_THREADS (ATT_WARPS * 32)
+#define ATT_BM (ATT_WARPS * 16)
+// 64 keys per tile: S = 16 x 64 fp32 per warp is 32 registers per thread, and with d = 128 the
+// O accumulator (64) and the Q fragments (32) still fit under the 255-register cap.
+#define ATT_BN 64
+// Row padding of the shared tiles in bf16 elements (16 bytes): rows of d + 8 elements start 4
+// banks apart (d = 64: 144 B = 36 words; d = 128: 272 B = 68 words), so the 8 row addresses of
+// an ldmatrix phase (and the 16-byte cp.async stores) hit 8 distinct 4-bank groups.
+#define ATT_PAD 8
+// Pre-pass: one warp per token row; 8 warps per block.
+#define ATT_PREP_WARPS 8
+// Workspace sub-buffers start on this boundary (cp.async needs 16; 256 matches cudaMalloc).
+#define ATT_WS_ALIGN 256
+#define ATT_LOG2E 1.4426950408889634f
+
+typedef __nv_bfloat16 bf16;
+
+struct att_params {
+    const bf16 *q, *k, *v;
+    bf16 *out;
+    int64_t Sq, Skv, H;
+    float scale_log2; // scale * log2(e): scores go through exp2
+    const uint8_t *mask;
+    const float *q_inv_rms; // [B*Sq] or NULL (no QK norm)
+    const bf16 *q_norm;     // [H*D] or NULL
+    int rope;
+    const float *q_cos, *q_sin;
+};
+
+static size_t ws_round(size_t n) { return (n + ATT_WS_ALIGN - 1) / ATT_WS_ALIGN * ATT_WS_ALIGN; }
+
+// Copies rows [row0, row0 + ROWS) x D of one head into smem (row stride LD), zero-filling rows
+// at or beyond n_rows. gbase points at (row 0, this head); rows are ld elements apart.
+template <int D, int ROWS>
+__device__ __forceinline__ void att_load_tile(bf16 *s, const bf16 *gbase, int64_t row0, int64_t n_rows,
+                                              int64_t ld) {
+    constexpr int LD = D + ATT_PAD, CHUNKS = D / 8; // 16-byte chunks per row
+#pragma unroll
+    for (int i = threadIdx.x; i < ROWS * CHUNKS; i += ATT_THREADS) {
+        const int r = i / CHUNKS, c = (i % CHUNKS) * 8;
+        const int64_t gr = row0 + r;
+        const bool ok = gr < n_rows;
+        ltx2_cp_async16(s + r * LD + c, ok ? gbase + gr * ld + c : gbase, ok);
+    }
+}
+
+template <int D>
+__global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
+    constexpr int LD = D + ATT_PAD, KT = D / 16, NT = ATT_BN / 8;
+    extern __shared__ __align__(16) unsigned char att_smem[];
+    bf16 *Qs = reinterpret_cast<bf16 *>(att_smem);
+    bf16 *Ks = Qs + ATT_BM * LD; // [2][ATT_BN][LD]
+    bf16 *Vs = Ks + 2 * ATT_BN * LD;
+
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, qd = lane & 3;
+    const int64_t h = blockIdx.y, b = blockIdx.z, q0 = (int64_t)blockIdx.x * ATT_BM;
+    const int64_t ld = p.H * D; // token stride
+    const bf16 *qg = p.q + b * p.Sq * ld + h * D;
+    const bf16 *kg = p.k + b * p.Skv * ld + h * D;
+    const bf16 *vg = p.v + b * p.Skv * ld + h * D;
+    const uint8_t *mask = p.mask ? p.mask + b * p.Skv : nullptr;
+
+    // cp.async groups: #0 = Q, #1 = K/V tile 0, then one group per later tile (possibly empty).
+    att_load_tile<D, ATT_BM>(Qs, qg, q0, p.Sq, ld);
+    ltx2_cp_async_commit();
+    att_load_tile<D, ATT_BN>(Ks, kg, 0, p.Skv, ld);
+    att_load_tile<D, ATT_BN>(Vs, vg, 0, p.Skv, ld);
+    ltx2_cp_async_commit();
+
+    // All keys masked: the CPU reference then averages every value (uniform weights).
+    bool all_masked = false;
+    if (mask) {
+        int any = 0;
+        for (int64_t j = tid; j < p.Skv; j += ATT_THREADS) any |= mask[j] != 0;
+        all_masked = !__syncthreads_or(any);
+    }
+
+    ltx2_cp_async_wait<1>(); // Q landed (tile 0 may still be in flight)
+    __syncthreads();
+    if (p.q_inv_rms || p.rope != LTX2_KROPE_NONE) {
+        // Prologue: Q rows <- rope(q * inv_rms * w) in fp32, one thread per element pair.
+        const bool il = p.rope == LTX2_KROPE_INTERLEAVED;
+        for (int i = tid; i < ATT_BM * (D / 2); i += ATT_THREADS) {
+            const int r = i / (D / 2), pp = i % (D / 2);
+            const int64_t qi = q0 + r;
+            if (qi >= p.Sq) continue;
+            // pair inside this head: split (pp, pp + D/2), interleaved (2pp, 2pp + 1)
+            const ltx2_rope_pair pr = ltx2_rope_pair_of(pp, D, il);
+            bf16 *row = Qs + r * LD;
+            float a = __bfloat162float(row[pr.c0]), bb = __bfloat162float(row[pr.c1]);
+            if (p.q_inv_rms) {
+                const float inv = p.q_inv_rms[b * p.Sq + qi];
+                a = a * inv * __bfloat162float(p.q_norm[h * D + pr.c0]);
+                bb = bb * inv * __bfloat162float(p.q_norm[h * D + pr.c1]);
+            }
+            if (p.rope == LTX2_KROPE_SPLIT) {
+                const int64_t t = ((b * p.H + h) * p.Sq + qi) * (D / 2) + pr.t0;
+                ltx2_rope_rotate(a, bb, p.q_cos[t], p.q_sin[t], p.q_cos[t], p.q_sin[t]);
+            } else if (il) {
+                const int64_t t = (b * p.Sq + qi) * ld + h * D;
+                ltx2_rope_rotate(a, bb, p.q_cos[t + pr.t0], p.q_sin[t + pr.t0], p.q_cos[t + pr.t1],
+                                 p.q_sin[t + pr.t1]);
+            }
+            row[pr.c0] = __float2bfloat16_rn(a);
+            row[pr.c1] = __float2bfloat16_rn(bb);
+        }
+        __syncthreads();
+    }
+
+    // Q fragments for this warp's 16 rows, all of d (A operand, row-major ldmatrix).
+    uint32_t qf[KT][4];
+#pragma unroll
+    for (int kk = 0; kk < KT; kk++)
+        ltx2_ldmatrix_x4(qf[kk], Qs + (warp * 16 + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8);
+
+    float o[D / 8][4];
+#pragma unroll
+    for (int j = 0; j < D / 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}; // rows g and g + 8
+
+    const int64_t n_tiles = (p.Skv + ATT_BN - 1) / ATT_BN;
+    for (int64_t t = 0; t < n_tiles; t++) {
+        const int stage = (int)(t & 1);
+        if (t + 1 < n_tiles) {
+            // The other stage was last read in iteration t-1, which ended with a barrier.
+            att_load_tile<D, ATT_BN>(Ks + (stage ^ 1) * ATT_BN * LD, kg, (t + 1) * ATT_BN, p.Skv, ld);
+            att_load_tile<D, ATT_BN>(Vs + (stage ^ 1) * ATT_BN * LD, vg, (t + 1) * ATT_BN, p.Skv, ld);
+        }
+        ltx2_cp_async_commit();
+        ltx2_cp_async_wait<1>(); // tile t landed
+        __syncthreads();
+        const bf16 *Kt = Ks + stage * ATT_BN * LD, *Vt = Vs + stage * ATT_BN * LD;
+
+        // S = Q K^T: K tile is [key][d] (d contiguous) = the B operand's [n][k] form.
+        float s[NT][4];
+#pragma unroll
+        for (int j = 0; j < NT; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < KT; kk++) {
+#pragma unroll
+            for (int np = 0; np < NT / 2; np++) {
+                uint32_t bfr[4];
+                ltx2_ldmatrix_x4(bfr, Kt + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 +
+                                          ((lane >> 3) & 1) * 8);
+                ltx2_mma_bf16(s[2 * np], qf[kk], bfr[0], bfr[1]);
+                ltx2_mma_bf16(s[2 * np + 1], qf[kk], bfr[2], bfr[3]);
+            }
+        }
+
+        // Scale into log2 units; masked keys and keys past Skv get -inf (weight 0).
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int64_t key = t * ATT_BN + j * 8 + qd * 2 + (e & 1);
+                bool keep = key < p.Skv;
+                if (keep && mask && !all_masked) keep = mask[key] != 0;
+                s[j][e] = !keep ? -INFINITY : (all_masked ? 0.0f : s[j][e] * p.scale_log2);
+            }
+
+        // Online softmax, per row half r (r = 0: elements 0,1 of row g; r = 1: 2,3 of row g+8).
+        // A row lives in the 4 lanes of a quad, so max/sum reduce with xor-shuffles 1 and 2.
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            float mx = -INFINITY;
+#pragma unroll
+            for (int j = 0; j < NT; j++) mx = fmaxf(mx, fmaxf(s[j][2 * r], s[j][2 * r + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float m_new = fmaxf(m_run[r], mx);
+            // A row with no live key yet keeps m = -inf; subtract 0 then so exp2(-inf) = 0, not NaN.
+            const float base = m_new == -INFINITY ? 0.0f : m_new;
+            const float alpha = exp2f(m_run[r] - base);
+            float sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < NT; j++) {
+                s[j][2 * r] = exp2f(s[j][2 * r] - base);
+                s[j][2 * r + 1] = exp2f(s[j][2 * r + 1] - base);
+                sum += s[j][2 * r] + s[j][2 * r + 1];
+            }
+            l_run[r] = l_run[r] * alpha + sum; // this lane's partial; quad-reduced at the end
+            m_run[r] = m_new;
+#pragma unroll
+            for (int j = 0; j < D / 8; j++) {
+                o[j][2 * r] *= alpha;
+                o[j][2 * r + 1] *= alpha;
+            }
+        }
+
+        // O += P V. The S accumulators of n-tiles 2kk, 2kk+1 are exactly the A fragment of keys
+        // 16kk..16kk+15 (C rows/cols g, 2q match A's a0..a3); V tile [key][d] is the B operand's
+        // [k][n] form, loaded with .trans.
+#pragma unroll
+        for (int kk = 0; kk < ATT_BN / 16; kk++) {
+            uint32_t pa[4];
+            pa[0] = ltx2_pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+            pa[1] = ltx2_pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+            pa[2] = ltx2_pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+            pa[3] = ltx2_pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+            for (int dp = 0; dp < D / 16; dp++) {
+                uint32_t bfr[4];
+                ltx2_ldmatrix_x4_trans(bfr, Vt + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + dp * 16 +
+                                                (lane >> 4) * 8);
+                ltx2_mma_bf16(o[2 * dp], pa, bfr[0], bfr[1]);
+                ltx2_mma_bf16(o[2 * dp + 1], pa, bfr[2], bfr[3]);
+            }
+        }
+        __syncthreads(); // everyone is done with this stage before it is refilled
+    }
+
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
+        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        const int64_t qi = q0 + warp * 16 + g + r * 8;
+        if (qi >= p.Sq) continue;
+        // every row has a live key (Skv >= 1, all-masked rows are uniform), so l > 0
+        const float inv_l = 1.0f / l_run[r];
+        bf16 *orow = p.out + (b * p.Sq + qi) * ld + h * D;
+#pragma unroll
+        for (int j = 0; j < D / 8; j++)
+            *reinterpret_cast<__nv_bfloat162 *>(orow + j * 8 + qd * 2) =
+                __floats2bfloat162_rn(o[j][2 * r] * inv_l, o[j][2 * r + 1] * inv_l);
+    }
+}
+
+// Pre-pass, one warp per token row of x [rows, H*D]: inv_rms[row] = rsqrt(mean(x^2) + eps) when
+// inv_out is set; y (when set) = rope(x * inv_rms * w) as bf16 (norm skipped when w is NULL).
+__global__ void att_prep_kernel(const bf16 *x, bf16 *y, float *inv_out, const bf16 *w, float eps, int rope,
+                                const float *cos_t, const float *sin_t, int64_t rows, int64_t S, int64_t H,
+                                int64_t d) {
+    const int lane = threadIdx.x & 31;
+    const int64_t row = (int64_t)blockIdx.x * ATT_PREP_WARPS + (threadIdx.x >> 5);
+    if (row >= rows) return;
+    const int64_t D = H * d;
+    const bf16 *xr = x + row * D;
+    float inv = 1.0f;
+    if (w) {
+        float ss = 0.0f;
+        for (int64_t c = lane; c < D; c += 32) {
+            const float v = __bfloat162float(xr[c]);
+            ss += v * v;
+        }
+        ss = ltx2_warp_sum(ss);
+        inv = rsqrtf(ss / (float)D + eps);
+        if (inv_out && lane == 0) inv_out[row] = inv;
+    }
+    if (!y) return;
+    const bool il = rope == LTX2_KROPE_INTERLEAVED;
+    const int64_t b = row / S, t = row % S;
+    bf16 *yr = y + row * D;
+    for (int64_t pp = lane; pp < D / 2; pp += 32) {
+        const ltx2_rope_pair pr = ltx2_rope_pair_of(pp, d, il);
+        float a = __bfloat162float(xr[pr.c0]), bb = __bfloat162float(xr[pr.c1]);
+        if (w) {
+            a = a * inv * __bfloat162float(w[pr.c0]);
+            bb = bb * inv * __bfloat162float(w[pr.c1]);
+        }
+        if (rope == LTX2_KROPE_SPLIT) {
+            const int64_t ti = ((b * H + pr.head) * S + t) * (d / 2) + pr.t0;
+            ltx2_rope_rotate(a, bb, cos_t[ti], sin_t[ti], cos_t[ti], sin_t[ti]);
+        } else if (il) {
+            const int64_t ti = row * D;
+            ltx2_rope_rotate(a, bb, cos_t[ti + pr.t0], sin_t[ti + pr.t0], cos_t[ti + pr.t1], sin_t[ti + pr.t1]);
+        }
+        yr[pr.c0] = __float2bfloat16_rn(a);
+        yr[pr.c1] = __float2bfloat16_rn(bb);
+    }
+}
+
+static bool att_needs_prep(const ltx2_k_attn_args *a) { return a->q_norm || a->rope != LTX2_KROPE_NONE; }
+
+extern "C" size_t ltx2_k_attention_workspace(const ltx2_k_attn_args *a) {
+    if (!a || !att_needs_prep(a)) return 0;
+    size_t n = ws_round((size_t)(a->B * a->Skv * a->heads * a->head_dim) * sizeof(bf16)); // K'
+    if (a->q_norm) n += ws_round((size_t)(a->B * a->Sq) * sizeof(float));                 // q inv RMS
+    return n;
+}
+
+template <int D> static int att_launch(cudaStream_t st, const att_params &p, int64_t B, int64_t Sq) {
+    const size_t smem = (size_t)(ATT_BM + 4 * ATT_BN) * (D + ATT_PAD) * sizeof(bf16);
+    cudaError_t e = cudaFuncSetAttribute(att_fwd_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return (int)e;
+    dim3 grid((unsigned)((Sq + ATT_BM - 1) / ATT_BM), (unsigned)p.H, (unsigned)B);
+    att_fwd_kernel<D><<<grid, ATT_THREADS, smem, st>>>(p);
+    LTX2_K_RETURN_LAUNCH();
+}
+
+extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
+    if (!a || !a->q || !a->k || !a->v || !a->out) LTX2_K_BAD_ARG();
+    if (a->head_dim != 64 && a->head_dim != 128) LTX2_K_BAD_ARG();
+    if (a->B < 0 || a->Sq < 0 || a->Skv < 1 || a->heads < 1 || a->heads > 65535 || a->B > 65535) LTX2_K_BAD_ARG();
+    if (!ltx2_k_aligned16(a->q) || !ltx2_k_aligned16(a->k) || !ltx2_k_aligned16(a->v) || !ltx2_k_aligned16(a->out))
+        LTX2_K_BAD_ARG();
+    if (!a->q_norm != !a->k_norm) LTX2_K_BAD_ARG();
+    if (a->rope != LTX2_KROPE_NONE && (!a->q_cos || !a->q_sin || !a->k_cos || !a->k_sin)) LTX2_K_BAD_ARG();
+    if (a->B * a->Sq == 0) return 0;
+    cudaStream_t st = (cudaStream_t)stream;
+    const int64_t D = a->heads * a->head_dim;
+
+    att_params p;
+    p.q = (const bf16 *)a->q;
+    p.k = (const bf16 *)a->k;
+    p.v = (const bf16 *)a->v;
+    p.out = (bf16 *)a->out;
+    p.Sq = a->Sq;
+    p.Skv = a->Skv;
+    p.H = a->heads;
+    p.scale_log2 = a->scale * ATT_LOG2E;
+    p.mask = a->key_mask;
+    p.q_inv_rms = nullptr;
+    p.q_norm = (const bf16 *)a->q_norm;
+    p.rope = a->rope;
+    p.q_cos = a->q_cos;
+    p.q_sin = a->q_sin;
+
+    if (att_needs_prep(a)) {
+        if (!a->workspace || a->workspace_bytes < ltx2_k_attention_workspace(a) ||
+            ((uintptr_t)a->workspace % ATT_WS_ALIGN) != 0)
+            LTX2_K_BAD_ARG();
+        bf16 *k2 = (bf16 *)a->workspace;
+        float *q_inv = a->q_norm ? (float *)((char *)a->workspace + ws_round((size_t)(a->B * a->Skv * D) * sizeof(bf16)))
+                                 : nullptr;
+        const int64_t kr = a->B * a->Skv, qr = a->B * a->Sq;
+        att_prep_kernel<<<(unsigned)((kr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), ATT_PREP_WARPS * 32, 0, st>>>(
+            (const bf16 *)a->k, k2, nullptr, (const bf16 *)a->k_norm, a->norm_eps, a->rope, a->k_cos, a->k_sin, kr,
+            a->Skv, a->heads, a->head_dim);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) return (int)e;
+        if (q_inv) {
+            att_prep_kernel<<<(unsigned)((qr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), ATT_PREP_WARPS * 32, 0, st>>>(
+                (const bf16 *)a->q, nullptr, q_inv, (const bf16 *)a->q_norm, a->norm_eps, LTX2_KROPE_NONE, nullptr,
+                nullptr, qr, a->Sq, a->heads, a->head_dim);
+            e = cudaGetLastError();
+            if (e != cudaSuccess) return (int)e;
+        }
+        p.k = k2;
+        p.q_inv_rms = q_inv;
+    }
+    return a->head_dim == 64 ? att_launch<64>(st, p, a->B, a->Sq) : att_launch<128>(st, p, a->B, a->Sq);
+}

@@ -1,0 +1,67 @@
+// Tensor-core building blocks for the sm_80+ portable path (attention, conv3d): cp.async
+// 16-byte copies with zero fill, ldmatrix and mma.sync.m16n8k16 bf16 -> fp32. Fragment layouts
+// are from the PTX ISA ("Matrix Fragments for mma.m16n8k16", ".bf16"); with g = lane / 4 and
+// q = lane % 4 (groupID / threadID_in_group):
+//   A (16x16, row-major), 4 x .b32 regs of 2 bf16:  a0: (row g,   k 2q..2q+1)
+//                                                  a1: (row g+8, k 2q..2q+1)
+//                                                  a2: (row g,   k 2q+8..2q+9)
+//                                                  a3: (row g+8, k 2q+8..2q+9)
+//   B (16x8, "col"), 2 regs:                        b0: (k 2q..2q+1,   col g)
+//                                                  b1: (k 2q+8..2q+9, col g)
+//   C/D (16x8 fp32), 4 floats:                      c0,c1: (row g,   cols 2q, 2q+1)
+//                                                  c2,c3: (row g+8, cols 2q, 2q+1)
+// ldmatrix.m8n8.x4: lanes 8i..8i+7 give the 8 row addresses (16 bytes each) of matrix i; every
+// lane receives, per matrix i, the pair at (row lane/4, cols 2*(lane%4)..+1) in reg i; with .trans
+// it receives the pair at (rows 2*(lane%4)..+1, col lane/4) instead. So a row-major [16][16]
+// smem tile loaded with lane -> (row lane%16, col 8*(lane/16)) yields exactly a0..a3, and a
+// [n][k] tile (k contiguous) with lane -> (row (lane&7) + 8*(lane>>4), col 8*((lane>>3)&1)) yields
+// b0,b1 of n-tile 0 and b0,b1 of n-tile 1; a [k][n] tile (n contiguous) loaded .trans with
+// lane -> (row (lane&7) + 8*((lane>>3)&1), col 8*(lane>>4)) yields the same.
+#ifndef LTX2_KERNELS_MMA_CUH
+#define LTX2_KERNELS_MMA_CUH
+
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+__device__ __forceinline__ uint32_t ltx2_smem_addr(const void *p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+// 16-byte global -> shared copy that bypasses L1; src_bytes 0 writes 16 zero bytes (the source
+// is not read but must still be a valid address).
+__device__ __forceinline__ void ltx2_cp_async16(void *smem, const void *gmem, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(ltx2_smem_addr(smem)), "l"(gmem),
+                 "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void ltx2_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// Waits until at most N of this thread's committed groups are still in flight.
+template <int N> __device__ __forceinline__ void ltx2_cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ltx2_ldmatrix_x4(uint32_t r[4], const void *smem) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(ltx2_smem_addr(smem)));
+}
+__device__ __forceinline__ void ltx2_ldmatrix_x4_trans(uint32_t r[4], const void *smem) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(ltx2_smem_addr(smem)));
+}
+
+// d += A * B for one m16n8k16 tile (bf16 inputs, fp32 accumulators).
+__device__ __forceinline__ void ltx2_mma_bf16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                 "{%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two floats -> one .b32 of bf16 (lo in the low half = the lower column index of a fragment).
+__device__ __forceinline__ uint32_t ltx2_pack_bf16(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+
+#endif

@@ -9,6 +9,8 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "model/connectors.h"
+#include "model/names.h"
+#include "model/weight_fetch.h"
 
 #define NAME_CAP 192
 /* Tensors one connector block has at most (attn q/k/v/o/gate w+b, 2 norms, ff 2x w+b). */
@@ -169,19 +171,11 @@ ltx2_status ltx2_connectors_weights_load(ltx2_context *ctx, const ltx2_st_file *
                 snprintf(first_shape, sizeof first_shape, "%.160s (expected %.40s, got %.40s)", s->name, want, got);
             continue;
         }
-        if (t->dtype != LTX2_F32 && t->dtype != LTX2_BF16 && t->dtype != LTX2_F16) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_DTYPE, "%s: tensor %s has unsupported dtype %s (need f32/bf16/f16)", label,
-                            s->name, ltx2_dtype_name(t->dtype));
-            goto done;
-        }
-        st = ltx2_convert(ctx, *s->dst, LTX2_F32, t->data, t->dtype, (size_t)numel(s));
-        if (st != LTX2_OK) {
-            ltx2_error_prefix(ctx, "%s: tensor %s", label, s->name);
-            goto done;
-        }
+        st = ltx2_weight_to_f32(ctx, f, t, *s->dst, (size_t)numel(s));
+        if (st != LTX2_OK) goto done;
     }
     for (size_t i = 0; i < f->n_tensors; i++) {
-        if (used[i] || !owned_prefix(f->tensors[i].name)) continue;
+        if (used[i] || !owned_prefix(f->tensors[i].name) || ltx2_weight_is_fp8_aux(f, f->tensors[i].name)) continue;
         if (!n_unexp++) snprintf(first_unexp, sizeof first_unexp, "%s", f->tensors[i].name);
     }
     if (n_missing || n_shape || n_unexp) {
@@ -209,6 +203,18 @@ done:
 ltx2_status ltx2_connectors_weights_load_file(ltx2_context *ctx, const char *path, ltx2_connectors_weights **out) {
     if (!path || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "connectors weights: NULL argument");
     *out = NULL;
+    if (ltx2_names_is_diffusers_dir(path)) {
+        ltx2_df_view *v = NULL;
+        LTX2_TRY(ltx2_df_view_open(ctx, path, &v));
+        ltx2_status st = LTX2_OK;
+        if (!ltx2_df_view_has_connectors(v))
+            st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "%s: diffusers directory has no connectors/config.json", path);
+        ltx2_connectors_config cfg;
+        if (st == LTX2_OK) st = ltx2_connectors_config_from_st(ctx, ltx2_df_view_file(v), &cfg);
+        if (st == LTX2_OK) st = ltx2_connectors_weights_load(ctx, ltx2_df_view_file(v), &cfg, out);
+        ltx2_df_view_close(v);
+        return st;
+    }
     ltx2_st_file *f = NULL;
     LTX2_TRY(ltx2_st_open(ctx, path, &f));
     ltx2_connectors_config cfg;

@@ -155,6 +155,7 @@ typedef struct modality_state {
     adaln_res ada, prompt, cross_ss, cross_gate;
     float *pe_cos, *pe_sin, *xpe_cos, *xpe_sin, *xpos;
     float *t_scaled, *cross_t, *gate_t, *prompt_t, *prompt_rows;
+    int64_t n_gate; /* B (per-sample gate) or B * T (LTX2_DIT_AV_TS_OWN) */
 } modality_state;
 
 static void modality_state_free(modality_state *m) {
@@ -206,7 +207,7 @@ static ltx2_status prepare(dit_run *r, const ltx2_dit_forward_params *p, const m
     m->context = malloc((size_t)(B * S * D) * sizeof(float));
     m->t_scaled = malloc((size_t)(B * T) * sizeof(float));
     m->cross_t = malloc((size_t)(B * T) * sizeof(float));
-    m->gate_t = malloc((size_t)B * sizeof(float));
+    m->gate_t = malloc((size_t)(B * T) * sizeof(float));
     m->prompt_t = malloc((size_t)B * sizeof(float));
     if (!m->x || !m->context || !m->t_scaled || !m->cross_t || !m->gate_t || !m->prompt_t)
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: %s buffers", md->name);
@@ -224,9 +225,18 @@ static ltx2_status prepare(dit_run *r, const ltx2_dit_forward_params *p, const m
         snprintf(nm, sizeof nm, "%sprompt_adaln_single", md->pfx);
         LTX2_TRY(adaln_run(r, nm, md->prompt_adaln, m->prompt_t, B, &m->prompt));
     }
-    /* A/V cross-attention AdaLN: the gate always from the other modality's sigma */
+    /* A/V cross-attention AdaLN: the gate from the other modality's sigma, except in the
+     * diffusers use_cross_timestep=False mode (own per-token timesteps for everything) */
+    if ((unsigned)p->av_timestep > (unsigned)LTX2_DIT_AV_TS_OWN)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: unknown av_timestep mode %d", (int)p->av_timestep);
     const float av_factor = (float)((double)cfg->av_ca_timestep_scale_multiplier / (double)mult);
-    for (int64_t b = 0; b < B; b++) m->gate_t[b] = (other->sigma[b] * mult) * av_factor;
+    if (p->av_timestep == LTX2_DIT_AV_TS_OWN) {
+        for (int64_t i = 0; i < B * T; i++) m->gate_t[i] = m->t_scaled[i] * av_factor;
+        m->n_gate = B * T;
+    } else {
+        for (int64_t b = 0; b < B; b++) m->gate_t[b] = (other->sigma[b] * mult) * av_factor;
+        m->n_gate = B;
+    }
     int64_t n_cross;
     if (p->av_timestep == LTX2_DIT_AV_TS_CROSS_SIGMA) {
         for (int64_t b = 0; b < B; b++) m->cross_t[b] = other->sigma[b] * mult;
@@ -239,7 +249,7 @@ static ltx2_status prepare(dit_run *r, const ltx2_dit_forward_params *p, const m
     snprintf(nm, sizeof nm, "av_ca_%s_scale_shift_adaln_single", side);
     LTX2_TRY(adaln_run(r, nm, md->cross_ss_adaln, m->cross_t, n_cross, &m->cross_ss));
     snprintf(nm, sizeof nm, "av_ca_%s_gate_adaln_single", md->pfx[0] ? "v2a" : "a2v");
-    LTX2_TRY(adaln_run(r, nm, md->cross_gate_adaln, m->gate_t, B, &m->cross_gate));
+    LTX2_TRY(adaln_run(r, nm, md->cross_gate_adaln, m->gate_t, m->n_gate, &m->cross_gate));
 
     /* context (LTX-2.0: caption projection linear_1 -> GELU-tanh -> linear_2) */
     if (cfg->caption_projection) {
@@ -355,6 +365,11 @@ static ltx2_status output_head(dit_run *r, const char *pfx, const float *sst, co
 
 ltx2_status ltx2_dit_forward(ltx2_context *ctx, const ltx2_dit_weights *w, const ltx2_dit_forward_params *p,
                              float *video_out, float *audio_out) {
+    return dit_forward_blocks(ctx, w, p, NULL, NULL, video_out, audio_out);
+}
+
+ltx2_status dit_forward_blocks(ltx2_context *ctx, const ltx2_dit_weights *w, const ltx2_dit_forward_params *p,
+                               dit_block_fn block, void *block_user, float *video_out, float *audio_out) {
     if (!w || !p || !video_out || !audio_out)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: NULL argument");
     if (p->batch <= 0) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: batch must be > 0");
@@ -384,12 +399,18 @@ ltx2_status ltx2_dit_forward(ltx2_context *ctx, const ltx2_dit_weights *w, const
         ag = malloc((size_t)(B * Da) * sizeof(float));
         float *vss = NULL, *ass = NULL;
         if (!vg || !ag) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: gates");
-        for (int64_t b = 0; st == LTX2_OK && b < B; b++) {
-            memcpy(vg + b * Dv, vm.cross_gate.mod + vm.cross_gate.row[b] * Dv, (size_t)Dv * sizeof(float));
-            memcpy(ag + b * Da, am.cross_gate.mod + am.cross_gate.row[b] * Da, (size_t)Da * sizeof(float));
+        if (st == LTX2_OK && vm.n_gate == B) {
+            for (int64_t b = 0; b < B; b++) {
+                memcpy(vg + b * Dv, vm.cross_gate.mod + vm.cross_gate.row[b] * Dv, (size_t)Dv * sizeof(float));
+                memcpy(ag + b * Da, am.cross_gate.mod + am.cross_gate.row[b] * Da, (size_t)Da * sizeof(float));
+            }
+            vs.cross_gate = vg;
+            as.cross_gate = ag;
+        } else if (st == LTX2_OK) {
+            /* per-token gates: the blocks pick each token's deduplicated row */
+            vs.row_cross_gate = vm.cross_gate.row;
+            as.row_cross_gate = am.cross_gate.row;
         }
-        vs.cross_gate = vg;
-        as.cross_gate = ag;
         /* per-sample scale/shift rows: index by sample through a [B] row map */
         if (st == LTX2_OK && !vs.row_cross_ss) {
             vss = malloc((size_t)(B * 4 * Dv) * sizeof(float));
@@ -414,7 +435,8 @@ ltx2_status ltx2_dit_forward(ltx2_context *ctx, const ltx2_dit_weights *w, const
             }
         }
     }
-    for (int64_t i = 0; st == LTX2_OK && i < cfg->num_layers; i++) st = dit_block_forward(&r, i, &vs, &as);
+    for (int64_t i = 0; st == LTX2_OK && i < cfg->num_layers; i++)
+        st = block ? block(&r, i, &vs, &as, block_user) : dit_block_forward(&r, i, &vs, &as);
     if (st == LTX2_OK) st = output_head(&r, "", w->sst, &vm.ada, &w->proj_out, &vs, video_out);
     if (st == LTX2_OK) st = output_head(&r, "audio_", w->audio_sst, &am.ada, &w->audio_proj_out, &as, audio_out);
     free(vg);

@@ -20,7 +20,11 @@ typedef enum ltx2_dit_av_timestep {
     LTX2_DIT_AV_TS_CROSS_SIGMA = 0,
     /* ltx-core HEAD since 203d484: scale/shift from the modality's own per-token timesteps, gate
      * from the other modality's sigma. */
-    LTX2_DIT_AV_TS_OWN_SCALE_CROSS_GATE = 1
+    LTX2_DIT_AV_TS_OWN_SCALE_CROSS_GATE = 1,
+    /* diffusers use_cross_timestep=False (its transformer's default; MaxDiffusion's LTX-2.0 yml;
+     * ltx-core 9ce438b): scale/shift AND gate from the modality's own per-token timesteps (gate
+     * x av_ca_timestep_scale_multiplier / timestep_scale_multiplier). */
+    LTX2_DIT_AV_TS_OWN = 2
 } ltx2_dit_av_timestep;
 
 typedef struct ltx2_dit_modality {

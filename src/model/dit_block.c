@@ -256,8 +256,8 @@ ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *
     TRY_(ltx2_cpu_rms_norm(r->ctx, a->x, an3, B * a->T, a->D, NULL, cfg->norm_eps));
     ada_src vss = {bw->sst_a2v_video, v->cross_ss, 4 * v->D, v->row_cross_ss};
     ada_src ass = {bw->sst_a2v_audio, a->cross_ss, 4 * a->D, a->row_cross_ss};
-    ada_src vgate = {bw->sst_a2v_video + 4 * v->D, v->cross_gate, v->D, NULL};
-    ada_src agate = {bw->sst_a2v_audio + 4 * a->D, a->cross_gate, a->D, NULL};
+    ada_src vgate = {bw->sst_a2v_video + 4 * v->D, v->cross_gate, v->D, v->row_cross_gate};
+    ada_src agate = {bw->sst_a2v_audio + 4 * a->D, a->cross_gate, a->D, a->row_cross_gate};
     /* a2v: Q video (rows 0 scale, 1 shift), K/V audio (rows 0, 1), gate row 4; not run at all when
      * every sample skips it (modality isolation) */
     if (n_a2v < B) {

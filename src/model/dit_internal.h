@@ -17,7 +17,8 @@ typedef struct dit_stream {
     const float *prompt_mod;   /* [B, 2 * D] (LTX-2.3) */
     const float *cross_ss;     /* [U, 4 * D] A/V scale/shift */
     const int64_t *row_cross_ss; /* [B * T] */
-    const float *cross_gate;   /* [B, D] A/V gate */
+    const float *cross_gate;   /* [B, D] A/V gate, or [U, D] with row_cross_gate */
+    const int64_t *row_cross_gate; /* [B * T] per-token gate rows (LTX2_DIT_AV_TS_OWN), else NULL */
     const float *pe_cos, *pe_sin;       /* self-attention RoPE */
     const float *xpe_cos, *xpe_sin;     /* A/V cross-attention RoPE */
 } dit_stream;
@@ -38,5 +39,12 @@ void dit_dump3(dit_run *r, const char *name, const float *data, int64_t a, int64
 
 /* One transformer block (index i) over both streams, in place. */
 ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *a);
+
+/* The forward with every block run by `block` instead of dit_block_forward (block NULL = the
+ * default); the rest (embeddings, AdaLN, RoPE tables, output head) is unchanged. The hook lets
+ * src/dist/dit_parallel.c run sharded blocks on a rank's slice of the tokens. */
+typedef ltx2_status (*dit_block_fn)(dit_run *r, int64_t i, dit_stream *v, dit_stream *a, void *user);
+ltx2_status dit_forward_blocks(ltx2_context *ctx, const ltx2_dit_weights *w, const ltx2_dit_forward_params *p,
+                               dit_block_fn block, void *block_user, float *video_out, float *audio_out);
 
 #endif

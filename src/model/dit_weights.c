@@ -10,6 +10,8 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "model/names.h"
+#include "model/weight_fetch.h"
 
 /* Sub-trees under model.diffusion_model. that belong to the text connectors, not the DiT. */
 static const char *const k_connector_prefixes[] = {"video_embeddings_connector.", "audio_embeddings_connector."};
@@ -242,21 +244,20 @@ ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, cons
             note(&shapes, &n_shape, "%s%s", full, both);
             continue;
         }
-        if (t->dtype != LTX2_F32 && t->dtype != LTX2_BF16 && t->dtype != LTX2_F16) {
+        if (!ltx2_weight_dtype_ok(t->dtype)) {
             char what[64];
             snprintf(what, sizeof what, " (%s)", ltx2_dtype_name(t->dtype));
             note(&dtypes, &n_dtype, "%s%s", full, what);
             continue;
         }
-        st = ltx2_convert(ctx, *s->dst, LTX2_F32, t->data, t->dtype, (size_t)spec_numel(s));
-        if (st != LTX2_OK) {
-            ltx2_error_prefix(ctx, "%s: tensor %s", label, full);
-            goto done;
-        }
+        st = ltx2_weight_to_f32(ctx, f, t, *s->dst, (size_t)spec_numel(s));
+        if (st != LTX2_OK) goto done;
     }
     for (size_t i = 0; i < f->n_tensors; i++) {
         const char *name = f->tensors[i].name;
-        if (used[i] || strncmp(name, prefix, plen) != 0 || is_connector(name + plen)) continue;
+        if (used[i] || strncmp(name, prefix, plen) != 0 || is_connector(name + plen) ||
+            ltx2_weight_is_fp8_aux(f, name))
+            continue;
         note(&unexpected, &n_unexpected, "%s%s", name, "");
     }
     if (missing.oom || shapes.oom || unexpected.oom || dtypes.oom) {
@@ -300,6 +301,16 @@ done:
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out) {
     if (!path || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
     *out = NULL;
+    if (ltx2_names_is_diffusers_dir(path)) {
+        /* diffusers layout: the same loader over a view with the Lightricks names and config */
+        ltx2_df_view *v = NULL;
+        LTX2_TRY(ltx2_df_view_open(ctx, path, &v));
+        ltx2_dit_config cfg;
+        ltx2_status st = ltx2_dit_config_from_st(ctx, ltx2_df_view_file(v), &cfg);
+        if (st == LTX2_OK) st = ltx2_dit_weights_load(ctx, ltx2_df_view_file(v), NULL, &cfg, out);
+        ltx2_df_view_close(v);
+        return st;
+    }
     ltx2_st_file *f = NULL;
     LTX2_TRY(ltx2_st_open(ctx, path, &f));
     ltx2_dit_config cfg;

@@ -41,6 +41,8 @@ ltx2_sem_rules ltx2_sem_rules_for(ltx2_semantics s) {
         r.rescale_std_per_sample = true;
         r.rescale_std_biased = true;
         r.rescale_std_floor = SEM_MAXDIFF_STD_FLOOR;
+        r.dit_av_timestep[0] = LTX2_DIT_AV_TS_OWN; /* ltx2_video.yml use_cross_timestep: false */
+        r.dit_av_timestep[1] = LTX2_DIT_AV_TS_CROSS_SIGMA;
         break;
     case LTX2_SEM_LTX_CORE:
     case LTX2_SEM_COUNT:
@@ -56,6 +58,10 @@ ltx2_sem_rules ltx2_sem_rules_for(ltx2_semantics s) {
         break;
     }
     return r;
+}
+
+ltx2_dit_av_timestep ltx2_sem_dit_av_timestep(const ltx2_sem_rules *rules, bool is_v23) {
+    return rules ? rules->dit_av_timestep[is_v23 ? 1 : 0] : LTX2_DIT_AV_TS_CROSS_SIGMA;
 }
 
 static bool eq_nocase(const char *a, const char *b) {

@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "model/dit.h"
+
 typedef enum ltx2_semantics {
     LTX2_SEM_LTX_CORE = 0, /* default: Lightricks' reference */
     LTX2_SEM_DIFFUSERS,
@@ -109,7 +111,18 @@ typedef struct ltx2_sem_rules {
     /* LC keeps latents, x0 predictions and velocities in bf16 between ops (pipelines run bf16);
      * DF/MD keep fp32. When set, ltx2c rounds those values to bf16 where LC casts. */
     bool latent_bf16;
+
+    /* ---- model (consumed by the DiT through ltx2_dit_forward_params.av_timestep) ---- */
+    /* Which timesteps drive the A/V cross-attention AdaLN (spec section 6 #1, PARITY #6), per
+     * checkpoint: [0] LTX-2.0, [1] LTX-2.3. LC 1.0.0 (installed, golden-tested): other modality's
+     * sigma for scale/shift and gate (LTX2_DIT_AV_TS_CROSS_SIGMA); DF: LTX2Pipeline passes
+     * use_cross_timestep=True, the same; MD: use_cross_timestep from the yml, false for 2.0
+     * (LTX2_DIT_AV_TS_OWN), true for 2.3. Pick LTX2_DIT_AV_TS_OWN_SCALE_CROSS_GATE for ltx-core HEAD. */
+    ltx2_dit_av_timestep dit_av_timestep[2];
 } ltx2_sem_rules;
+
+/* rules->dit_av_timestep for a checkpoint (is_v23: LTX-2.3, i.e. cross_attention_adaln). */
+ltx2_dit_av_timestep ltx2_sem_dit_av_timestep(const ltx2_sem_rules *rules, bool is_v23);
 
 /* The rules of one reference. */
 ltx2_sem_rules ltx2_sem_rules_for(ltx2_semantics s);

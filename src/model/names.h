@@ -1,0 +1,44 @@
+/* Checkpoint key tables for both layouts: the Lightricks single file (`model.diffusion_model.*`,
+ * `text_embedding_projection.*`, config JSON in `__metadata__["config"]`) and the diffusers
+ * directory (`transformer/` + `connectors/`, each with config.json and sharded safetensors). A
+ * diffusers directory is opened as a *view*: an in-memory ltx2_st_file whose tensors carry the
+ * Lightricks names (data still mapped from the shards) and whose metadata holds an equivalent
+ * Lightricks config, so the one loader per model (dit_weights.c, connectors_weights.c) serves
+ * both layouts. Every rename is one row of the table in names.c (spec sections 1.1, 2.2-2.4). */
+#ifndef LTX2_MODEL_NAMES_H
+#define LTX2_MODEL_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "io/safetensors.h"
+#include "ltx2/ltx2.h"
+
+/* Which diffusers component a key belongs to (the renames differ: `transformer_blocks` is the DiT's
+ * name in both layouts but the connectors' `transformer_1d_blocks`). */
+typedef enum ltx2_df_component { LTX2_DF_TRANSFORMER = 0, LTX2_DF_CONNECTORS = 1 } ltx2_df_component;
+
+/* Lightricks name of a diffusers tensor name (full, with `model.diffusion_model.` where the single
+ * file has it). Names no row matches keep their path under the component's default prefix, so the
+ * loader reports them as unexpected. False if it does not fit in cap. */
+bool ltx2_names_df_to_lt(ltx2_df_component comp, const char *df, char *out, size_t cap);
+/* The inverse: diffusers name (without the component folder) of a Lightricks name; *comp says which
+ * folder. False for names outside the DiT / connectors / text projection, or when cap is short. */
+bool ltx2_names_lt_to_df(const char *lt, ltx2_df_component *comp, char *out, size_t cap);
+
+typedef struct ltx2_df_view ltx2_df_view;
+
+/* Opens `dir/transformer` (required) and `dir/connectors` (optional). The view's file is usable
+ * with ltx2_dit_config_from_st / ltx2_connectors_config_from_st and the weight loaders. Configs
+ * are translated key by key; a value the Lightricks model cannot express (other patch sizes,
+ * per-modality differences the single-file config has one key for, registers != 128) is an error
+ * naming the diffusers key. */
+ltx2_status ltx2_df_view_open(ltx2_context *ctx, const char *dir, ltx2_df_view **out);
+const ltx2_st_file *ltx2_df_view_file(const ltx2_df_view *v);
+bool ltx2_df_view_has_connectors(const ltx2_df_view *v);
+void ltx2_df_view_close(ltx2_df_view *v);
+
+/* True when path is a directory laid out like a diffusers model (has transformer/config.json). */
+bool ltx2_names_is_diffusers_dir(const char *path);
+
+#endif

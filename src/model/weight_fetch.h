@@ -1,0 +1,29 @@
+/* Converting one checkpoint tensor into fp32 at load time, shared by the DiT and connector
+ * loaders: f32 / bf16 / f16 convert exactly; fp8 e4m3 weights as Lightricks ships them
+ * (`ltx-2-19b-*-fp8.safetensors`) are dequantised with their per-tensor sibling
+ * `<layer>.weight_scale` as ltx-core does (`weight.to(float32) * weight_scale`,
+ * ltx_core/loader/fuse_loras.py `_fuse_delta_with_scaled_fp8`; the file keeps the torch [out, in]
+ * layout, ltx_core/quantization/fp8_scaled_mm.py transposes only in memory). An fp8 tensor without
+ * a scale is upcast as is (ltx-core's fp8_cast policy). The activation `input_scale` is accepted
+ * and ignored: we compute in fp32, not in fp8 scaled-mm. */
+#ifndef LTX2_MODEL_WEIGHT_FETCH_H
+#define LTX2_MODEL_WEIGHT_FETCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "io/safetensors.h"
+
+#define LTX2_FP8_WEIGHT_SCALE_SUFFIX ".weight_scale"
+#define LTX2_FP8_INPUT_SCALE_SUFFIX ".input_scale"
+
+/* Dtypes the loaders accept for a weight (f32, bf16, f16, fp8 e4m3). */
+bool ltx2_weight_dtype_ok(ltx2_dtype dt);
+/* dst[n] = t in fp32; t->name is the key in f (for the scale lookup and messages). */
+ltx2_status ltx2_weight_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, float *dst,
+                               size_t n);
+/* True for a `.weight_scale` / `.input_scale` tensor whose `.weight` sibling is fp8 in f: consumed by
+ * that weight, not an unexpected tensor. */
+bool ltx2_weight_is_fp8_aux(const ltx2_st_file *f, const char *name);
+
+#endif

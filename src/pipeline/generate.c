@@ -90,6 +90,7 @@ typedef struct gen_loop {
     const gen_context *pos, *neg;
     const float *vpos, *apos;   /* positions of one sample */
     int64_t stg_block;
+    ltx2_dit_av_timestep av_timestep; /* the semantics' cross-modal timestep rule */
     float *v_video[LTX2_PASS_COUNT], *v_audio[LTX2_PASS_COUNT]; /* per-pass velocities */
 } gen_loop;
 
@@ -147,6 +148,7 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
     fp.video = (ltx2_dit_modality){vl, vp, vt, sg, vc, NULL, Tv, S};
     fp.audio = (ltx2_dit_modality){al, ap, at, sg, ac, NULL, Ta, S};
     fp.perturb = any_pert ? pert : NULL;
+    fp.av_timestep = L->av_timestep;
     if ((st = ltx2_dit_forward(ctx, L->m->dit, &fp, vo, ao)) != LTX2_OK) goto done;
     for (int b = 0; b < nb; b++) {
         const ltx2_guidance_pass pass = L->plan->order[slots[b]];
@@ -344,6 +346,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, lt
     L.vpos = vpos;
     L.apos = apos;
     L.stg_block = stg_block;
+    L.av_timestep = ltx2_sem_dit_av_timestep(&rules, m->dit->cfg.cross_attention_adaln);
     for (int i = 0; i < steps; i++) {
         const float sigma = sigmas[i], sigma_grid = ltx2_sched_grid_sigma(&rules, steps, i);
         if ((st = run_step(ctx, &L, xv, xa, sigma)) != LTX2_OK) goto done;

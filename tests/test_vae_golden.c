@@ -138,6 +138,13 @@ static int encode_case(ltx2_context *ctx, const ltx2_video_encoder *enc, const l
     /* Pixel side of the encoder: frames must be 8k+1. */
     vs[1] -= 1;
     check_error(ctx, ltx2_video_encoder_out_shape(ctx, enc, vs, ls), LTX2_ERR_SHAPE, "8*k+1", "encode 8 frames");
+    /* ... and H / W multiples of 32. */
+    vs[1] += 1;
+    vs[2] += 8;
+    check_error(ctx, ltx2_video_encoder_out_shape(ctx, enc, vs, ls), LTX2_ERR_SHAPE, "multiple of 32", "encode H+8");
+    vs[2] -= 8;
+    vs[3] = 16;
+    check_error(ctx, ltx2_video_encoder_out_shape(ctx, enc, vs, ls), LTX2_ERR_SHAPE, "multiple of 32", "encode W 16");
     free(vid);
     free(lat);
     return d.compared;

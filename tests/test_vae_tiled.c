@@ -24,8 +24,8 @@
 /* A batch size larger than any shape group. */
 #define BIG_BATCH 64
 
-static const ltx2_vae_tiling DEC_TILING = {96, 32, 24, 8, 1};
-static const ltx2_vae_tiling ENC_TILING = {96, 64, 24, 16, 1};
+static const ltx2_vae_tiling DEC_TILING = {.tile_px = 96, .overlap_px = 32, .tile_frames = 24, .overlap_frames = 8, .tile_batch = 1};
+static const ltx2_vae_tiling ENC_TILING = {.tile_px = 96, .overlap_px = 64, .tile_frames = 24, .overlap_frames = 16, .tile_batch = 1};
 
 static float *ncdhw_to_ndhwc(const ltx2_st_tensor *g, int64_t s[5]) {
     if (!g || g->ndim != 5 || g->dtype != LTX2_F32) return NULL;
@@ -109,7 +109,7 @@ static void decode_checks(ltx2_context *ctx, const char *v, const ltx2_video_dec
     }
     /* untiled settings (0 = off) equal the plain decoder */
     {
-        ltx2_vae_tiling off = {0, 0, 0, 0, 1};
+        ltx2_vae_tiling off = {.tile_batch = 1};
         ltx2_tensor vt = ltx2_tensor_make(vid, LTX2_F32, 5, vs);
         CHECK(ltx2_vae_tiled_decode(ctx, dec, &lt, &off, &vt, NULL) == LTX2_OK, "%s: untiled: %s", v,
               ltx2_last_error(ctx));

@@ -1,7 +1,7 @@
 /* CPU reference 3-D convolution over channels-last (NDHWC) fp32 activations, with the padding
  * rules of LTX-2's video VAE (ltx-core CausalConv3d): time is padded by replicating edge frames
- * (never zeros), H/W by zeros or reflection. Implemented as an implicit GEMM: im2col of a tile of
- * output voxels into a bounded buffer, then ltx2_cpu_gemm against the packed weight. */
+ * (never zeros), H/W by zeros or reflection. Implemented as an implicit GEMM: the input patches are
+ * packed straight into the GEMM A panels (no im2col buffer), register-tiled FMA kernel, OpenMP. */
 #ifndef LTX2_CPU_CPU_CONV3D_H
 #define LTX2_CPU_CPU_CONV3D_H
 

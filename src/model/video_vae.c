@@ -4,12 +4,14 @@
  * convolution.py CausalConv3d. Activations are NDHWC fp32 buffers owned by the forward. */
 #include "model/video_vae.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/rng.h"
 #include "cpu/cpu_ops.h"
 
 /* PixelNorm epsilon (ltx-core common/normalization.py PixelNorm default; the video VAE uses it
@@ -17,6 +19,8 @@
 #define VAE_PIXEL_NORM_EPS 1e-8f
 /* Every video-VAE conv is 3x3x3 (CausalConv3d kernel_size=3). */
 #define VAE_KERNEL 3
+/* Timestep sinusoid max period (ltx-core get_timestep_embedding default). */
+#define VAE_TIME_MAX_PERIOD 10000.0
 /* Longest key we build: prefix + "decoder.up_blocks.NN.res_blocks.NN.convN.conv.weight". */
 #define VAE_KEY_CAP 256
 
@@ -106,6 +110,62 @@ static ltx2_status load_conv(loader *L, const char *path, int64_t c_in, int64_t 
     return load_f32(L, key, 1, &c_out, &c->bias);
 }
 
+/* `<prefix><part>.<path>` as f32. */
+static ltx2_status load_part(loader *L, const char *path, int ndim, const int64_t *shape, float **out) {
+    char key[2 * VAE_KEY_CAP];
+    if (snprintf(key, sizeof(key), "%s%s.%s", L->prefix, L->part, path) >= (int)sizeof(key))
+        return LTX2_ERROR(L->ctx, LTX2_ERR_INVALID_ARG, "video VAE: tensor name too long (%s)", path);
+    return load_f32(L, key, ndim, shape, out);
+}
+
+/* `<path>.timestep_embedder.linear_{1,2}.{weight,bias}` of a PixArtAlphaCombinedTimestepSizeEmbeddings. */
+static ltx2_status load_time_embed(loader *L, const char *path, int64_t dim, ltx2_vae_time_embed *e) {
+    char key[VAE_KEY_CAP];
+    const int64_t w1[2] = {dim, LTX2_VAE_TIME_PROJ_DIM}, w2[2] = {dim, dim};
+    e->dim = dim;
+    snprintf(key, sizeof(key), "%s.timestep_embedder.linear_1.weight", path);
+    LTX2_TRY(load_part(L, key, 2, w1, &e->w1));
+    snprintf(key, sizeof(key), "%s.timestep_embedder.linear_1.bias", path);
+    LTX2_TRY(load_part(L, key, 1, &dim, &e->b1));
+    snprintf(key, sizeof(key), "%s.timestep_embedder.linear_2.weight", path);
+    LTX2_TRY(load_part(L, key, 2, w2, &e->w2));
+    snprintf(key, sizeof(key), "%s.timestep_embedder.linear_2.bias", path);
+    return load_part(L, key, 1, &dim, &e->b2);
+}
+
+static void time_embed_free(ltx2_vae_time_embed *e) {
+    free(e->w1);
+    free(e->b1);
+    free(e->w2);
+    free(e->b2);
+    memset(e, 0, sizeof(*e));
+}
+
+/* Per-layer conditioning tensors of res_x block i (scale_shift_table, per_channel_scale{1,2}). */
+static ltx2_status load_res_conditioning(loader *L, int i, bool tc, ltx2_vae_dec_block *b) {
+    char path[VAE_KEY_CAP];
+    const int64_t C = b->c_in, sst[2] = {4, C}, pcs[3] = {C, 1, 1};
+    if (tc) {
+        snprintf(path, sizeof(path), "up_blocks.%d.time_embedder", i);
+        LTX2_TRY(load_time_embed(L, path, 4 * C, &b->temb));
+        b->scale_shift = calloc((size_t)b->n_layers, sizeof(float *));
+        if (!b->scale_shift) return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "video VAE: scale_shift tables");
+        for (int j = 0; j < b->n_layers; j++) {
+            snprintf(path, sizeof(path), "up_blocks.%d.res_blocks.%d.scale_shift_table", i, j);
+            LTX2_TRY(load_part(L, path, 2, sst, &b->scale_shift[j]));
+        }
+    }
+    if (b->inject_noise) {
+        b->noise_scale = calloc((size_t)(2 * b->n_layers), sizeof(float *));
+        if (!b->noise_scale) return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "video VAE: noise scales");
+        for (int j = 0; j < 2 * b->n_layers; j++) {
+            snprintf(path, sizeof(path), "up_blocks.%d.res_blocks.%d.per_channel_scale%d", i, j / 2, j % 2 + 1);
+            LTX2_TRY(load_part(L, path, 3, pcs, &b->noise_scale[j]));
+        }
+    }
+    return LTX2_OK;
+}
+
 void ltx2_video_decoder_free(ltx2_video_decoder *dec) {
     if (!dec) return;
     free(dec->mean_of_means);
@@ -118,8 +178,17 @@ void ltx2_video_decoder_free(ltx2_video_decoder *dec) {
             for (int j = 0; j < 2 * b->n_layers; j++) conv_free(&b->res[j]);
         free(b->res);
         conv_free(&b->up);
+        if (b->noise_scale)
+            for (int j = 0; j < 2 * b->n_layers; j++) free(b->noise_scale[j]);
+        free(b->noise_scale);
+        if (b->scale_shift)
+            for (int j = 0; j < b->n_layers; j++) free(b->scale_shift[j]);
+        free(b->scale_shift);
+        time_embed_free(&b->temb);
     }
     free(dec->blocks);
+    time_embed_free(&dec->last_temb);
+    free(dec->last_scale_shift);
     free(dec);
 }
 
@@ -158,9 +227,8 @@ static ltx2_status plan_blocks(ltx2_context *ctx, ltx2_video_decoder *dec) {
         b->stride[0] = b->stride[1] = b->stride[2] = 1;
         switch (src->kind) {
         case LTX2_VAE_RES_X:
-            if (src->inject_noise)
-                return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                                  "video VAE: decoder.up_blocks.%d: inject_noise is not supported yet", i);
+            b->inject_noise = src->inject_noise;
+            if (b->inject_noise) dec->needs_noise = true;
             b->n_layers = (int)src->num_layers;
             b->c_out = c;
             break;
@@ -214,17 +282,13 @@ ltx2_status ltx2_video_decoder_load(ltx2_context *ctx, const ltx2_st_set *weight
     snprintf(key, sizeof(key), "%sdecoder.last_scale_shift_table", prefix);
     const bool has_tc_keys = ltx2_st_set_find(weights, key, NULL) != NULL;
     const int tc = cfg->timestep_conditioning < 0 ? (has_tc_keys ? 1 : 0) : cfg->timestep_conditioning;
-    if (tc)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                          "video VAE: timestep-conditioned decoder is not supported yet (%s)",
-                          cfg->timestep_conditioning < 0 ? "config lacks timestep_conditioning and "
-                                                           "decoder.last_scale_shift_table is present"
-                                                         : "config says timestep_conditioning: true");
 
     ltx2_video_decoder *dec = calloc(1, sizeof(*dec));
     if (!dec) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: decoder struct");
     dec->cfg = *cfg;
-    dec->cfg.timestep_conditioning = 0;
+    dec->cfg.timestep_conditioning = tc;
+    dec->timestep_conditioning = tc != 0;
+    dec->needs_noise = tc != 0;
     dec->n_blocks = cfg->n_decoder_blocks;
     dec->blocks = calloc((size_t)(dec->n_blocks ? dec->n_blocks : 1), sizeof(*dec->blocks));
     loader L = {.ctx = ctx, .set = weights, .prefix = prefix, .part = "decoder"};
@@ -257,6 +321,7 @@ ltx2_status ltx2_video_decoder_load(ltx2_context *ctx, const ltx2_st_set *weight
                 snprintf(path, sizeof(path), "up_blocks.%d.res_blocks.%d.conv%d", i, j / 2, j % 2 + 1);
                 st = load_conv(&L, path, b->c_in, b->c_in, tpad, spad, &b->res[j]);
             }
+            if (st == LTX2_OK) st = load_res_conditioning(&L, i, tc != 0, b);
         } else {
             const int64_t prod = b->stride[0] * b->stride[1] * b->stride[2];
             snprintf(path, sizeof(path), "up_blocks.%d.conv", i);
@@ -267,6 +332,15 @@ ltx2_status ltx2_video_decoder_load(ltx2_context *ctx, const ltx2_st_set *weight
     if (st == LTX2_OK)
         st = load_conv(&L, "conv_out", c_last, cfg->out_channels * cfg->patch_size * cfg->patch_size, tpad, spad,
                        &dec->conv_out);
+    if (st == LTX2_OK && tc) {
+        float *mult = NULL;
+        st = load_part(&L, "timestep_scale_multiplier", 0, NULL, &mult);
+        if (st == LTX2_OK) dec->timestep_scale_multiplier = mult[0];
+        free(mult);
+        const int64_t sst[2] = {2, c_last};
+        if (st == LTX2_OK) st = load_time_embed(&L, "last_time_embedder", 2 * c_last, &dec->last_temb);
+        if (st == LTX2_OK) st = load_part(&L, "last_scale_shift_table", 2, sst, &dec->last_scale_shift);
+    }
 
     if (st == LTX2_OK) st = check_all_used(&L);
     free(L.used);
@@ -370,7 +444,8 @@ static ltx2_status norm_silu(ltx2_context *ctx, act *a) {
     return ltx2_cpu_silu(ctx, a->d, a->d, rows * a->c);
 }
 
-/* ResnetBlock3D (no conditioning, in == out): x += conv2(silu(norm(conv1(silu(norm(x)))))). */
+/* ResnetBlock3D (in == out) without conditioning: x += conv2(silu(norm(conv1(silu(norm(x)))))).
+ * The encoder uses this form; the decoder goes through dec_res_block. */
 static ltx2_status res_block(ltx2_context *ctx, const ltx2_vae_conv *conv1, const ltx2_vae_conv *conv2, act *x) {
     act h = {0}, h1 = {0}, h2 = {0};
     LTX2_TRY(act_alloc(ctx, &h, x->n, x->t, x->h, x->w, x->c));
@@ -382,6 +457,134 @@ static ltx2_status res_block(ltx2_context *ctx, const ltx2_vae_conv *conv1, cons
     if (st == LTX2_OK) st = run_conv(ctx, conv2, &h1, &h2);
     act_free(&h1);
     if (st != LTX2_OK) return st;
+    const int64_t n = act_numel(x);
+    float *xd = x->d;
+    const float *hd = h2.d;
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; i++) xd[i] += hd[i];
+    act_free(&h2);
+    return LTX2_OK;
+}
+
+/* Where the decoder's noise comes from (see ltx2_vae_noise_fn); counts draws for Philox streams. */
+typedef struct noise_src {
+    const ltx2_vae_decode_opts *o;
+    uint64_t k;
+} noise_src;
+
+static ltx2_status draw_noise(ltx2_context *ctx, noise_src *ns, const char *name, int ndim, const int64_t *shape,
+                              float *out) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    ltx2_status st = LTX2_OK;
+    if (ns->o->noise) {
+        st = ns->o->noise(ctx, name, ndim, shape, out, ns->o->noise_user);
+        if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE decode: noise %s", name);
+    } else {
+        ltx2_rng_normal(ns->o->seed, ns->o->stream_base + ns->k, 0, (size_t)n, out);
+    }
+    ns->k++;
+    return st;
+}
+
+/* PixArtAlphaCombinedTimestepSizeEmbeddings(t): sinusoid (flip_sin_to_cos, shift 0, max period
+ * 10000) -> linear_1 -> SiLU -> linear_2, in ltx-core's fp32 operation order for the sinusoid. */
+static ltx2_status time_embed(ltx2_context *ctx, const ltx2_vae_time_embed *e, float t, float *out) {
+    enum { HALF = LTX2_VAE_TIME_PROJ_DIM / 2 };
+    float proj[LTX2_VAE_TIME_PROJ_DIM];
+    const float neg_log_period = (float)-log(VAE_TIME_MAX_PERIOD);
+    for (int i = 0; i < HALF; i++) {
+        const float freq = expf(neg_log_period * (float)i / (float)HALF);
+        const float arg = t * freq;
+        proj[i] = (float)cos((double)arg); /* flip_sin_to_cos: cos half first */
+        proj[HALF + i] = (float)sin((double)arg);
+    }
+    float *h = malloc((size_t)e->dim * sizeof(float));
+    if (!h) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: time embedding (%lld)", (long long)e->dim);
+    for (int64_t o = 0; o < e->dim; o++) {
+        double acc = 0.0;
+        for (int i = 0; i < LTX2_VAE_TIME_PROJ_DIM; i++) acc += (double)e->w1[o * LTX2_VAE_TIME_PROJ_DIM + i] * proj[i];
+        const float v = (float)acc + e->b1[o];
+        h[o] = v / (1.0f + expf(-v));
+    }
+    for (int64_t o = 0; o < e->dim; o++) {
+        double acc = 0.0;
+        for (int64_t i = 0; i < e->dim; i++) acc += (double)e->w2[o * e->dim + i] * h[i];
+        out[o] = (float)acc + e->b2[o];
+    }
+    free(h);
+    return LTX2_OK;
+}
+
+/* In place: x = x * (1 + scale[c]) + shift[c]. */
+static void modulate(act *x, const float *shift, const float *scale) {
+    const int64_t rows = x->n * x->t * x->h * x->w, C = x->c;
+    float *d = x->d;
+#pragma omp parallel for schedule(static) if (rows * C > 65536)
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < C; c++) d[r * C + c] = d[r * C + c] * (1.0f + scale[c]) + shift[c];
+}
+
+/* In place: x[n, t, h, w, c] += noise[h, w] * scale[c] (ltx-core _feed_spatial_noise). */
+static ltx2_status feed_spatial_noise(ltx2_context *ctx, noise_src *ns, const char *name, act *x, const float *scale) {
+    const int64_t shape[2] = {x->h, x->w};
+    float *noise = malloc((size_t)(x->h * x->w) * sizeof(float));
+    if (!noise) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: spatial noise %lldx%lld", (long long)x->h,
+                                  (long long)x->w);
+    ltx2_status st = draw_noise(ctx, ns, name, 2, shape, noise);
+    if (st == LTX2_OK) {
+        const int64_t frames = x->n * x->t, HW = x->h * x->w, C = x->c;
+        float *d = x->d;
+#pragma omp parallel for schedule(static) if (frames * HW * C > 65536)
+        for (int64_t f = 0; f < frames; f++)
+            for (int64_t p = 0; p < HW; p++)
+                for (int64_t c = 0; c < C; c++) d[(f * HW + p) * C + c] += noise[p] * scale[c];
+    }
+    free(noise);
+    return st;
+}
+
+/* Decoder ResnetBlock3D layer j of block bi: as res_block plus, when present, the timestep
+ * modulation after each norm (ada = scale_shift_table + embedding, rows shift1, scale1, shift2,
+ * scale2) and spatial noise after each conv. */
+static ltx2_status dec_res_block(ltx2_context *ctx, const ltx2_vae_dec_block *b, int bi, int j, const float *emb,
+                                 noise_src *ns, act *x) {
+    const int64_t C = x->c;
+    float *ada = NULL;
+    if (emb) {
+        ada = malloc((size_t)(4 * C) * sizeof(float));
+        if (!ada) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: ada values");
+        for (int64_t i = 0; i < 4 * C; i++) ada[i] = b->scale_shift[j][i] + emb[i];
+    }
+    char name[VAE_KEY_CAP];
+    act h = {0}, h1 = {0}, h2 = {0};
+    ltx2_status st = act_alloc(ctx, &h, x->n, x->t, x->h, x->w, x->c);
+    if (st == LTX2_OK) {
+        memcpy(h.d, x->d, (size_t)act_numel(x) * sizeof(float));
+        st = ltx2_cpu_rms_norm(ctx, h.d, h.d, h.n * h.t * h.h * h.w, C, NULL, VAE_PIXEL_NORM_EPS);
+    }
+    if (st == LTX2_OK && ada) modulate(&h, ada, ada + C);
+    if (st == LTX2_OK) st = ltx2_cpu_silu(ctx, h.d, h.d, act_numel(&h));
+    if (st == LTX2_OK) st = run_conv(ctx, &b->res[2 * j], &h, &h1);
+    act_free(&h);
+    if (st == LTX2_OK && b->inject_noise) {
+        snprintf(name, sizeof(name), "decoder.up_blocks.%d.res_blocks.%d.noise1", bi, j);
+        st = feed_spatial_noise(ctx, ns, name, &h1, b->noise_scale[2 * j]);
+    }
+    if (st == LTX2_OK) st = ltx2_cpu_rms_norm(ctx, h1.d, h1.d, h1.n * h1.t * h1.h * h1.w, C, NULL, VAE_PIXEL_NORM_EPS);
+    if (st == LTX2_OK && ada) modulate(&h1, ada + 2 * C, ada + 3 * C);
+    if (st == LTX2_OK) st = ltx2_cpu_silu(ctx, h1.d, h1.d, act_numel(&h1));
+    if (st == LTX2_OK) st = run_conv(ctx, &b->res[2 * j + 1], &h1, &h2);
+    act_free(&h1);
+    if (st == LTX2_OK && b->inject_noise) {
+        snprintf(name, sizeof(name), "decoder.up_blocks.%d.res_blocks.%d.noise2", bi, j);
+        st = feed_spatial_noise(ctx, ns, name, &h2, b->noise_scale[2 * j + 1]);
+    }
+    free(ada);
+    if (st != LTX2_OK) {
+        act_free(&h2);
+        return st;
+    }
     const int64_t n = act_numel(x);
     float *xd = x->d;
     const float *hd = h2.d;
@@ -442,9 +645,23 @@ static bool is_f32_ndhwc(const ltx2_tensor *t) {
            ltx2_tensor_is_contiguous(t);
 }
 
+ltx2_vae_decode_opts ltx2_vae_decode_opts_default(void) {
+    return (ltx2_vae_decode_opts){.timestep = LTX2_VAE_DECODE_TIMESTEP_DEFAULT,
+                                  .noise_scale = LTX2_VAE_DECODE_NOISE_SCALE_DEFAULT};
+}
+
 ltx2_status ltx2_video_decoder_decode(ltx2_context *ctx, const ltx2_video_decoder *dec,
                                       const ltx2_tensor *latent, ltx2_tensor *video,
                                       ltx2_vae_dump_fn dump, void *user) {
+    return ltx2_video_decoder_decode_ex(ctx, dec, latent, video, NULL, dump, user);
+}
+
+ltx2_status ltx2_video_decoder_decode_ex(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                         const ltx2_tensor *latent, ltx2_tensor *video,
+                                         const ltx2_vae_decode_opts *opts, ltx2_vae_dump_fn dump, void *user) {
+    const ltx2_vae_decode_opts defaults = ltx2_vae_decode_opts_default();
+    if (!opts) opts = &defaults;
+    noise_src ns = {.o = opts};
     if (!dec) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE decode: NULL decoder");
     if (!is_f32_ndhwc(latent))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
@@ -467,6 +684,28 @@ ltx2_status ltx2_video_decoder_decode(ltx2_context *ctx, const ltx2_video_decode
                        latent->shape[4]));
     memcpy(x.d, latent->data, (size_t)act_numel(&x) * sizeof(float));
     dump_act(dump, user, "decoder.in", &x);
+    if (dec->timestep_conditioning) {
+        /* sample = noise * s + (1 - s) * sample, fp32 as torch (the scalars rounded to float). */
+        if (!(opts->noise_scale >= 0.0 && opts->noise_scale <= 1.0) || !isfinite(opts->timestep)) {
+            act_free(&x);
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                              "video VAE decode: decode_noise_scale %g must be in [0, 1] and decode_timestep "
+                              "(%g) finite",
+                              opts->noise_scale, opts->timestep);
+        }
+        float *noise = malloc((size_t)act_numel(&x) * sizeof(float));
+        ltx2_status nst = noise ? draw_noise(ctx, &ns, "decoder.noise", 5, latent->shape, noise)
+                                : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE decode: latent noise");
+        if (nst != LTX2_OK) {
+            free(noise);
+            act_free(&x);
+            return nst;
+        }
+        const float s = (float)opts->noise_scale, keep = (float)(1.0 - opts->noise_scale);
+        const int64_t n = act_numel(&x);
+        for (int64_t i = 0; i < n; i++) x.d[i] = noise[i] * s + keep * x.d[i];
+        free(noise);
+    }
     {
         const int64_t rows = x.n * x.t * x.h * x.w, C = x.c;
         for (int64_t r = 0; r < rows; r++)
@@ -484,17 +723,26 @@ ltx2_status ltx2_video_decoder_decode(ltx2_context *ctx, const ltx2_video_decode
     x = y;
     dump_act(dump, user, "decoder.conv_in.out", &x);
 
+    /* ltx-core: scaled_timestep = timestep * timestep_scale_multiplier (fp32). */
+    const float t_scaled = (float)opts->timestep * dec->timestep_scale_multiplier;
     char name[VAE_KEY_CAP];
     for (int i = 0; i < dec->n_blocks && st == LTX2_OK; i++) {
         const ltx2_vae_dec_block *b = &dec->blocks[i];
         if (b->kind == LTX2_VAE_RES_X) {
+            float *emb = NULL;
+            if (dec->timestep_conditioning) {
+                emb = malloc((size_t)b->temb.dim * sizeof(float));
+                st = emb ? time_embed(ctx, &b->temb, t_scaled, emb)
+                         : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: block embedding");
+            }
             for (int j = 0; j < b->n_layers && st == LTX2_OK; j++) {
-                st = res_block(ctx, &b->res[2 * j], &b->res[2 * j + 1], &x);
+                st = dec_res_block(ctx, b, i, j, emb, &ns, &x);
                 if (st == LTX2_OK && b->n_layers > 1) {
                     snprintf(name, sizeof(name), "decoder.up_blocks.%d.res_blocks.%d.out", i, j);
                     dump_act(dump, user, name, &x);
                 }
             }
+            free(emb);
         } else {
             st = upsample_block(ctx, b, &x);
         }
@@ -509,6 +757,18 @@ ltx2_status ltx2_video_decoder_decode(ltx2_context *ctx, const ltx2_video_decode
         const int64_t rows = x.n * x.t * x.h * x.w;
         st = ltx2_cpu_rms_norm(ctx, x.d, x.d, rows, x.c, NULL, VAE_PIXEL_NORM_EPS);
         if (st == LTX2_OK) dump_act(dump, user, "decoder.conv_norm_out.out", &x);
+        if (st == LTX2_OK && dec->timestep_conditioning) {
+            /* ada = last_scale_shift_table + last_time_embedder(t): rows shift, scale. */
+            const int64_t C = x.c;
+            float *emb = malloc((size_t)(2 * C) * sizeof(float));
+            st = emb ? time_embed(ctx, &dec->last_temb, t_scaled, emb)
+                     : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: last embedding");
+            if (st == LTX2_OK) {
+                for (int64_t i = 0; i < 2 * C; i++) emb[i] += dec->last_scale_shift[i];
+                modulate(&x, emb, emb + C);
+            }
+            free(emb);
+        }
         if (st == LTX2_OK) st = ltx2_cpu_silu(ctx, x.d, x.d, rows * x.c);
     }
     if (st == LTX2_OK) {

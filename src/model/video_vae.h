@@ -24,11 +24,26 @@ typedef struct ltx2_vae_conv {
     float *bias;   /* [c_out] */
 } ltx2_vae_conv;
 
+/* PixArtAlphaCombinedTimestepSizeEmbeddings (size_emb_dim 0): 256-wide sinusoidal embedding of the
+ * scaled timestep (cos half first), linear_1 -> SiLU -> linear_2, giving `dim` values. */
+typedef struct ltx2_vae_time_embed {
+    int64_t dim;
+    float *w1, *b1; /* [dim, 256], [dim] (PyTorch Linear layout) */
+    float *w2, *b2; /* [dim, dim], [dim] */
+} ltx2_vae_time_embed;
+
+/* Width of the sinusoidal timestep projection (ltx-core Timesteps(num_channels=256)). */
+#define LTX2_VAE_TIME_PROJ_DIM 256
+
 typedef struct ltx2_vae_dec_block {
     ltx2_vae_block_kind kind;
     int64_t c_in, c_out;
     int n_layers;          /* res_x: resnet layers; res[2j] = conv1, res[2j+1] = conv2 */
     ltx2_vae_conv *res;
+    bool inject_noise;     /* res_x: per layer, add noise[h, w] * per_channel_scale{1,2}[c] after each conv */
+    float **noise_scale;   /* res_x with inject_noise: [2 * n_layers] arrays of c_in (scale1, scale2 per layer) */
+    ltx2_vae_time_embed temb;   /* res_x of a timestep-conditioned decoder: dim = 4 * c_in */
+    float **scale_shift;   /* same: [n_layers] tables [4][c_in] (shift1, scale1, shift2, scale2) */
     ltx2_vae_conv up;      /* compress_*: conv to prod(stride) * c_out channels, then depth-to-space */
     int64_t stride[3];     /* (t, h, w) */
     bool residual;         /* compress_all with residual: add the tiled depth-to-space of the input */
@@ -42,12 +57,44 @@ typedef struct ltx2_video_decoder {
     ltx2_vae_dec_block *blocks; /* up_blocks in execution order (= reversed decoder_blocks) */
     int64_t time_factor;        /* latent frame step: F = time_factor * (F' - 1) + 1 */
     int64_t space_factor;       /* pixels per latent along H and W (patch x spatial strides) */
+    bool timestep_conditioning; /* decided at load (config, or the tensors when the key is absent) */
+    float timestep_scale_multiplier; /* decoder.timestep_scale_multiplier (1000 in ltx-core) */
+    ltx2_vae_time_embed last_temb;   /* dim = 2 * (last block width) */
+    float *last_scale_shift;         /* [2][last width]: shift, scale after conv_norm_out */
+    bool needs_noise;                /* timestep conditioning or any inject_noise block */
 } ltx2_video_decoder;
+
+/* ltx-core VideoDecoder defaults (`decode_timestep`, `decode_noise_scale`). */
+#define LTX2_VAE_DECODE_TIMESTEP_DEFAULT 0.05
+#define LTX2_VAE_DECODE_NOISE_SCALE_DEFAULT 0.025
+
+/* Fills `out` with standard-normal noise for one draw of the decoder, in ltx-core's draw order:
+ * "decoder.noise" (timestep conditioning: the latent noise, NDHWC [B, F', H', W', C], i.e. the
+ * torch draw [B, C, F', H', W'] transposed), then per inject_noise res block, conv1 then conv2,
+ * "decoder.up_blocks.<i>.res_blocks.<j>.noise<1|2>" of shape [H, W] (shared by batch, frames and
+ * channels, as in ltx-core). `ndim`/`shape` describe `out`. */
+typedef ltx2_status (*ltx2_vae_noise_fn)(ltx2_context *ctx, const char *name, int ndim, const int64_t *shape,
+                                         float *out, void *user);
+
+/* Options of a (timestep-conditioned / noise-injecting) decode; ignored by plain decoders. */
+typedef struct ltx2_vae_decode_opts {
+    double timestep;        /* decode_timestep */
+    double noise_scale;     /* decode_noise_scale: latent = noise * s + (1 - s) * latent */
+    ltx2_vae_noise_fn noise; /* NULL: Philox normals, draw k = stream (stream_base + k) of `seed` */
+    void *noise_user;
+    uint64_t seed;
+    uint64_t stream_base;
+} ltx2_vae_decode_opts;
+
+/* ltx-core defaults, Philox seed 0. */
+ltx2_vae_decode_opts ltx2_vae_decode_opts_default(void);
 
 /* Loads `<prefix>decoder.*` and `<prefix>per_channel_statistics.{mean-of-means,std-of-means}`
  * (prefix "vae." for single-file checkpoints, "" for split VAE files). Every expected tensor must
  * exist with the shape the config implies, and every `<prefix>decoder.*` tensor must be used.
- * Timestep conditioning and noise injection are refused as unsupported for now. */
+ * Timestep conditioning (decoder.timestep_scale_multiplier, last_time_embedder,
+ * last_scale_shift_table, per-res_x time_embedder and scale_shift_table) is loaded when the config
+ * says so, or, when the key is absent, when decoder.last_scale_shift_table exists. */
 ltx2_status ltx2_video_decoder_load(ltx2_context *ctx, const ltx2_st_set *weights, const char *prefix,
                                     const ltx2_vae_config *cfg, ltx2_video_decoder **out);
 void ltx2_video_decoder_free(ltx2_video_decoder *dec);
@@ -64,10 +111,15 @@ ltx2_status ltx2_video_decoder_latent_grid(ltx2_context *ctx, const ltx2_video_d
 
 /* Decodes a normalized latent (contiguous f32 CPU NDHWC [B, F', H', W', latent_channels]) into
  * `video` (contiguous f32 CPU NDHWC of ltx2_video_decoder_out_shape; RGB, nominally [-1, 1]).
- * dump may be NULL. */
+ * dump may be NULL. Uses ltx2_vae_decode_opts_default() for conditioned decoders. */
 ltx2_status ltx2_video_decoder_decode(ltx2_context *ctx, const ltx2_video_decoder *dec,
                                       const ltx2_tensor *latent, ltx2_tensor *video,
                                       ltx2_vae_dump_fn dump, void *user);
+
+/* Same with explicit timestep / noise options (opts NULL = defaults). */
+ltx2_status ltx2_video_decoder_decode_ex(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                         const ltx2_tensor *latent, ltx2_tensor *video,
+                                         const ltx2_vae_decode_opts *opts, ltx2_vae_dump_fn dump, void *user);
 
 /* ------------------------------------------------------------------------------------------- */
 /* Encoder (ltx-core VideoEncoder): patchify, conv_in, down blocks (res_x, SpaceToDepthDownsample

@@ -232,6 +232,7 @@ typedef struct runner {
     const ltx2_video_decoder *dec; /* exactly one of dec / enc */
     const ltx2_video_encoder *enc;
     const ltx2_tensor *input;      /* full NDHWC input */
+    const ltx2_vae_decode_opts *opts; /* decode options (never NULL for decode) */
     int batch;
     int64_t calls;
 } runner;
@@ -283,8 +284,13 @@ static ltx2_status ensure_result(ltx2_context *ctx, runner *r, tile *tiles, int6
                     }
         }
         ltx2_tensor ti = ltx2_tensor_make(in, LTX2_F32, 5, ins), to = ltx2_tensor_make(out, LTX2_F32, 5, outs);
-        st = r->dec ? ltx2_video_decoder_decode(ctx, r->dec, &ti, &to, NULL, NULL)
-                    : ltx2_video_encoder_encode(ctx, r->enc, &ti, &to, NULL, NULL);
+        if (r->dec) {
+            ltx2_vae_decode_opts o = *r->opts;
+            if (!o.noise) o.stream_base += (uint64_t)r->calls * LTX2_VAE_TILE_STREAMS;
+            st = ltx2_video_decoder_decode_ex(ctx, r->dec, &ti, &to, &o, NULL, NULL);
+        } else {
+            st = ltx2_video_encoder_encode(ctx, r->enc, &ti, &to, NULL, NULL);
+        }
         r->calls++;
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "VAE tiling: tile %lld (batch of %d)", (long long)k, n);
     }
@@ -334,6 +340,7 @@ ltx2_status ltx2_vae_tiled_decode_plan(ltx2_context *ctx, const ltx2_video_decod
         stats->n_temporal = p.ax[0].n;
         /* calls: per temporal group, per shape, ceil(count / batch) */
         int64_t calls = 0, per_group = p.ax[1].n * p.ax[2].n;
+        const int64_t batch = dec->needs_noise ? 1 : tiling->tile_batch; /* as the stream runs it */
         for (int g = 0; g < p.ax[0].n; g++) {
             const tile *gt = p.tiles + g * per_group;
             for (int64_t i = 0; i < per_group; i++) {
@@ -342,7 +349,7 @@ ltx2_status ltx2_vae_tiled_decode_plan(ltx2_context *ctx, const ltx2_video_decod
                 for (int64_t j = 0; j < i && !seen; j++) seen = same_shape(&gt[i], &gt[j]);
                 if (seen) continue;
                 for (int64_t j = i; j < per_group; j++) cnt += same_shape(&gt[i], &gt[j]);
-                calls += (cnt + tiling->tile_batch - 1) / tiling->tile_batch;
+                calls += (cnt + batch - 1) / batch;
             }
         }
         stats->n_vae_calls = calls;
@@ -400,18 +407,30 @@ static void blend_tile(const tile *tl, const float *res, blend_buf *bb, const in
             }
 }
 
-ltx2_status ltx2_vae_tiled_decode_stream(ltx2_context *ctx, const ltx2_video_decoder *dec,
-                                         const ltx2_tensor *latent, const ltx2_vae_tiling *tiling,
-                                         ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats) {
-    if (!dec || !emit) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiled decode: NULL decoder or callback");
-    if (!is_f32_ndhwc(latent))
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
-                          "VAE tiled decode: latent must be a contiguous f32 CPU tensor [B, F', H', W', C]");
+/* Fills info from a plan's tile k for a latent of shape ls. */
+static ltx2_status tile_info(ltx2_context *ctx, const ltx2_video_decoder *dec, const int64_t ls[5], const tile *tl,
+                             int64_t k, ltx2_vae_tile_info *info) {
+    info->index = k;
+    for (int d = 0; d < 3; d++) {
+        info->in0[d] = tl->in0[d];
+        info->in1[d] = tl->in1[d];
+    }
+    const int64_t ins[5] = {ls[0], tl->in1[0] - tl->in0[0], tl->in1[1] - tl->in0[1], tl->in1[2] - tl->in0[2], ls[4]};
+    return ltx2_video_decoder_out_shape(ctx, dec, ins, info->out_shape);
+}
+
+/* The stream behind ltx2_vae_tiled_decode_stream (source NULL: run the decoder on `latent`) and
+ * ltx2_vae_tiled_decode_stream_from (tiles come from `source`; latent unused). */
+static ltx2_status decode_stream(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
+                                 const int64_t ls[5], const ltx2_vae_tiling *tiling, ltx2_vae_tile_source_fn source,
+                                 void *source_user, ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats) {
     plan p;
-    LTX2_TRY(decode_plan(ctx, dec, latent->shape, tiling, &p));
+    LTX2_TRY(decode_plan(ctx, dec, ls, tiling, &p));
     int64_t vs[5];
-    ltx2_status st = ltx2_video_decoder_out_shape(ctx, dec, latent->shape, vs);
-    runner r = {.dec = dec, .input = latent, .batch = tiling->tile_batch};
+    ltx2_status st = ltx2_video_decoder_out_shape(ctx, dec, ls, vs);
+    const ltx2_vae_decode_opts def_opts = ltx2_vae_decode_opts_default();
+    runner r = {.dec = dec, .input = latent, .opts = tiling->decode_opts ? tiling->decode_opts : &def_opts,
+                .batch = dec->needs_noise ? 1 : tiling->tile_batch};
     blend_buf run = {0};
     const int64_t per_group = (int64_t)p.ax[1].n * p.ax[2].n, HWC = vs[2] * vs[3] * vs[4], HW = vs[2] * vs[3];
     for (int g = 0; g < p.ax[0].n && st == LTX2_OK; g++) {
@@ -422,7 +441,17 @@ ltx2_status ltx2_vae_tiled_decode_stream(ltx2_context *ctx, const ltx2_video_dec
         cur.w = calloc((size_t)(F * HW), sizeof(float));
         if (!cur.sum || !cur.w) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: buffer of %lld frames", (long long)F);
         for (int64_t k = 0; k < per_group && st == LTX2_OK; k++) {
-            st = ensure_result(ctx, &r, gt, k, per_group);
+            if (source) {
+                ltx2_vae_tile_info info;
+                st = tile_info(ctx, dec, ls, &gt[k], g * per_group + k, &info);
+                const int64_t *os = info.out_shape;
+                if (st == LTX2_OK && !(gt[k].result = malloc((size_t)(os[0] * os[1] * os[2] * os[3] * os[4]) *
+                                                             sizeof(float))))
+                    st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: tile %lld result", (long long)info.index);
+                if (st == LTX2_OK) st = source(ctx, &info, gt[k].result, source_user);
+            } else {
+                st = ensure_result(ctx, &r, gt, k, per_group);
+            }
             if (st != LTX2_OK) break;
             blend_tile(&gt[k], gt[k].result, &cur, vs);
             free(gt[k].result);
@@ -456,6 +485,77 @@ ltx2_status ltx2_vae_tiled_decode_stream(ltx2_context *ctx, const ltx2_video_dec
         stats->n_vae_calls = r.calls;
     }
     plan_free(&p);
+    return st;
+}
+
+ltx2_status ltx2_vae_tiled_decode_stream(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                         const ltx2_tensor *latent, const ltx2_vae_tiling *tiling,
+                                         ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats) {
+    if (!dec || !emit) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiled decode: NULL decoder or callback");
+    if (!is_f32_ndhwc(latent))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "VAE tiled decode: latent must be a contiguous f32 CPU tensor [B, F', H', W', C]");
+    return decode_stream(ctx, dec, latent, latent->shape, tiling, NULL, NULL, emit, user, stats);
+}
+
+ltx2_status ltx2_vae_tiled_decode_stream_from(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                              const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
+                                              ltx2_vae_tile_source_fn source, void *source_user,
+                                              ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats) {
+    if (!dec || !latent_ndhwc || !source || !emit)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiled decode: NULL decoder, shape, source or callback");
+    return decode_stream(ctx, dec, NULL, latent_ndhwc, tiling, source, source_user, emit, user, stats);
+}
+
+ltx2_status ltx2_vae_tiled_decode_tiles(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                        const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
+                                        ltx2_vae_tile_info **tiles, int64_t *n_tiles) {
+    if (!dec || !latent_ndhwc || !tiles || !n_tiles)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiling: NULL argument");
+    *tiles = NULL;
+    *n_tiles = 0;
+    plan p;
+    LTX2_TRY(decode_plan(ctx, dec, latent_ndhwc, tiling, &p));
+    ltx2_vae_tile_info *out = malloc((size_t)p.n_tiles * sizeof(*out));
+    ltx2_status st = out ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: %lld tiles", (long long)p.n_tiles);
+    for (int64_t k = 0; k < p.n_tiles && st == LTX2_OK; k++) st = tile_info(ctx, dec, latent_ndhwc, &p.tiles[k], k, &out[k]);
+    if (st == LTX2_OK) {
+        *tiles = out;
+        *n_tiles = p.n_tiles;
+    } else {
+        free(out);
+    }
+    plan_free(&p);
+    return st;
+}
+
+ltx2_status ltx2_vae_tiled_decode_one(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
+                                      const ltx2_vae_tiling *tiling, const ltx2_vae_tile_info *info, float *out) {
+    if (!dec || !info || !out || !tiling)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiled decode: NULL decoder, tiling, tile or output");
+    if (!is_f32_ndhwc(latent))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "VAE tiled decode: latent must be a contiguous f32 CPU tensor [B, F', H', W', C]");
+    tile t;
+    memset(&t, 0, sizeof t);
+    for (int d = 0; d < 3; d++) {
+        t.in0[d] = info->in0[d];
+        t.in1[d] = info->in1[d];
+        if (t.in0[d] < 0 || t.in1[d] <= t.in0[d] || t.in1[d] > latent->shape[d + 1])
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiled decode: tile %lld slice [%lld, %lld) outside axis %d "
+                              "of %lld latents", (long long)info->index, (long long)t.in0[d], (long long)t.in1[d], d,
+                              (long long)latent->shape[d + 1]);
+    }
+    const ltx2_vae_decode_opts def_opts = ltx2_vae_decode_opts_default();
+    /* The stream runs noise decoders one tile per call, so call k is tile k: same streams here. */
+    runner r = {.dec = dec, .input = latent, .opts = tiling->decode_opts ? tiling->decode_opts : &def_opts,
+                .batch = 1, .calls = info->index};
+    ltx2_status st = ensure_result(ctx, &r, &t, 0, 1);
+    if (st == LTX2_OK) {
+        const int64_t *os = info->out_shape;
+        memcpy(out, t.result, (size_t)(os[0] * os[1] * os[2] * os[3] * os[4]) * sizeof(float));
+    }
+    free(t.result);
     return st;
 }
 

@@ -24,7 +24,15 @@ typedef struct ltx2_vae_tiling {
     int64_t tile_px, overlap_px;         /* spatial (H and W) */
     int64_t tile_frames, overlap_frames; /* temporal */
     int tile_batch;                      /* tiles per VAE call, >= 1 */
+    /* Decode only: timestep / noise options for conditioned or noise-injecting decoders (NULL =
+     * ltx2_vae_decode_opts_default()). Such decoders run one tile per call whatever tile_batch
+     * says (ltx-core draws noise per tile call, shared over the batch), and with the default
+     * Philox source tile call k draws streams from stream_base + k * LTX2_VAE_TILE_STREAMS. */
+    const ltx2_vae_decode_opts *decode_opts;
 } ltx2_vae_tiling;
+
+/* Philox streams reserved per tile call (one per noise draw; a decoder makes 1 + 2 x layers). */
+#define LTX2_VAE_TILE_STREAMS 4096
 
 /* Receives finished frames in order: `frames` is f32 NDHWC [B, n, H, W, C] (valid during the
  * call) holding video frames first_frame .. first_frame+n-1. */
@@ -54,6 +62,36 @@ ltx2_status ltx2_vae_tiled_decode_stream(ltx2_context *ctx, const ltx2_video_dec
 /* Same, into a full video tensor of ltx2_video_decoder_out_shape. */
 ltx2_status ltx2_vae_tiled_decode(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
                                   const ltx2_vae_tiling *tiling, ltx2_tensor *video, ltx2_vae_tiling_stats *stats);
+
+/* ---- Tile-level access, for spreading one decode's tiles over ranks (src/dist/vae_parallel.c) ---- */
+
+/* One tile of a decode plan; plans list tiles in itertools.product order (T slowest, then H, W). */
+typedef struct ltx2_vae_tile_info {
+    int64_t index;            /* position in the plan */
+    int64_t in0[3], in1[3];   /* latent slice (t, h, w) */
+    int64_t out_shape[5];     /* the decoded tile, NDHWC [B, t, h, w, C] */
+} ltx2_vae_tile_info;
+
+/* Supplies tile info->index decoded (out_shape elements into out); called once per tile, in plan
+ * order. A non-OK status stops the decode with it. */
+typedef ltx2_status (*ltx2_vae_tile_source_fn)(ltx2_context *ctx, const ltx2_vae_tile_info *info, float *out,
+                                               void *user);
+
+/* The plan's tiles as a malloc'ed array (caller frees), with the checks of ..._decode_plan. */
+ltx2_status ltx2_vae_tiled_decode_tiles(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                        const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
+                                        ltx2_vae_tile_info **tiles, int64_t *n_tiles);
+/* Decodes one tile exactly as the tiled decode would (same slice, same noise streams: bitwise the
+ * values the stream blends, whatever its tile_batch). */
+ltx2_status ltx2_vae_tiled_decode_one(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
+                                      const ltx2_vae_tiling *tiling, const ltx2_vae_tile_info *info, float *out);
+/* ltx2_vae_tiled_decode_stream with every tile's values taken from `source` instead of running the
+ * decoder: the blend (order, masks, division) is the same code, so equal tiles give equal frames.
+ * Stats report 0 VAE calls. */
+ltx2_status ltx2_vae_tiled_decode_stream_from(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                              const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
+                                              ltx2_vae_tile_source_fn source, void *source_user,
+                                              ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats);
 
 /* Tiled encode (ltx-core 1.0.0 tiled_encode: pixel-space split, rectangular masks in latent
  * units, division by the accumulated weights) into `latent` of ltx2_video_encoder_out_shape. */

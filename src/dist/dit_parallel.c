@@ -730,6 +730,7 @@ static ltx2_status make_local(ltx2_context *ctx, const ltx2_dit_weights *w, cons
     ltx2_dit_forward_params_init(lp);
     lp->batch = Bl;
     lp->av_timestep = p->av_timestep;
+    lp->rope_ladder_f32 = p->rope_ladder_f32; /* RoPE tables come from the model's own prepare */
     lp->perturb = l->perturb;
     lp->video = (ltx2_dit_modality){l->v_lat, l->v_pos, l->v_ts, l->v_sig, l->v_ctx, l->v_mask, Tl, Sv};
     lp->audio = (ltx2_dit_modality){l->a_lat, l->a_pos, l->a_ts, l->a_sig, l->a_ctx, l->a_mask, Ta, Sa};
@@ -755,6 +756,8 @@ ltx2_status ltx2_dit_parallel_forward(ltx2_context *ctx, ltx2_dit_parallel *dp, 
                         (long long)B, (long long)Tv, (long long)Ta);
     else if (p->dump)
         st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit parallel forward: dump callbacks are not supported");
+    else if (p->stg_blend_every_block)
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit parallel forward: MaxDiffusion's STG blend is not supported");
     const int64_t Bl = (B + Pb - 1) / Pb, Tl = (Tv + Pc - 1) / Pc, Tp = Tl * Pc;
     pr.Tl = Tl;
     pr.Tp = Tp;

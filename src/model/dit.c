@@ -273,7 +273,8 @@ static ltx2_status prepare(dit_run *r, const ltx2_dit_forward_params *p, const m
 
     /* RoPE: own positions (all axes) and the A/V cross tables (time axis only) */
     ltx2_rope_params rp = {.type = cfg->rope_type, .dim = D, .heads = md->heads, .n_axes = (int)md->n_axes,
-                           .theta = cfg->rope_theta, .double_precision = cfg->rope_double_precision,
+                           .theta = cfg->rope_theta,
+                           .double_precision = cfg->rope_double_precision && !p->rope_ladder_f32,
                            .use_middle = true};
     for (int64_t a = 0; a < md->n_axes; a++) rp.max_pos[a] = md->max_pos[a];
     const int64_t tab = cfg->rope_type == LTX2_ROPE_SPLIT ? B * T * D / 2 : B * T * D;
@@ -374,7 +375,8 @@ ltx2_status dit_forward_blocks(ltx2_context *ctx, const ltx2_dit_weights *w, con
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: NULL argument");
     if (p->batch <= 0) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: batch must be > 0");
     const ltx2_dit_config *cfg = &w->cfg;
-    dit_run r = {ctx, w, p->dump, p->dump_user, p->perturb};
+    /* the text K/V cache serves dit_block_forward only (a block hook computes its own K/V) */
+    dit_run r = {ctx, w, p->dump, p->dump_user, p->perturb, block ? NULL : p->text_cache, p->stg_blend_every_block};
     modality_desc vd = {"video", "", &w->patchify, &w->caption1, &w->caption2, &w->adaln, &w->prompt_adaln,
                         &w->av_video_ss, &w->av_a2v_gate, cfg->in_channels, cfg->inner_dim, cfg->heads, 3,
                         cfg->max_pos};
@@ -435,10 +437,25 @@ ltx2_status dit_forward_blocks(ltx2_context *ctx, const ltx2_dit_weights *w, con
             }
         }
     }
+    int64_t *text_entry = NULL;
+    if (st == LTX2_OK && r.text_cache) {
+        text_entry = malloc((size_t)(2 * p->batch) * sizeof(int64_t));
+        if (!text_entry) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: text cache binding");
+        dit_text_cache_begin(r.text_cache);
+        if (st == LTX2_OK) st = dit_text_cache_bind(ctx, r.text_cache, w, 0, &vs, text_entry);
+        if (st == LTX2_OK) st = dit_text_cache_bind(ctx, r.text_cache, w, 1, &as, text_entry + p->batch);
+        if (st == LTX2_OK) {
+            vs.text_entry = text_entry;
+            vs.text_stream = 0;
+            as.text_entry = text_entry + p->batch;
+            as.text_stream = 1;
+        }
+    }
     for (int64_t i = 0; st == LTX2_OK && i < cfg->num_layers; i++)
         st = block ? block(&r, i, &vs, &as, block_user) : dit_block_forward(&r, i, &vs, &as);
     if (st == LTX2_OK) st = output_head(&r, "", w->sst, &vm.ada, &w->proj_out, &vs, video_out);
     if (st == LTX2_OK) st = output_head(&r, "audio_", w->audio_sst, &am.ada, &w->audio_proj_out, &as, audio_out);
+    free(text_entry);
     free(vg);
     free(ag);
     modality_state_free(&vm);

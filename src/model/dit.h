@@ -5,6 +5,7 @@
 #ifndef LTX2_MODEL_DIT_H
 #define LTX2_MODEL_DIT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ltx2/tensor.h"
@@ -48,6 +49,31 @@ typedef enum ltx2_dit_perturb_flag {
     LTX2_DIT_SKIP_V2A_CROSS_ATTN = 1u << 3   /* "skip_v2a_cross_attn" (modality isolation) */
 } ltx2_dit_perturb_flag;
 
+/* Per-generation cache of the text cross-attention K (after k_norm) and V projections of every
+ * block, both streams (src/model/dit_text_cache.c). The pipeline creates one per generation and
+ * passes it in every forward; an entry is keyed by the exact bytes the projections read for one
+ * sample: the context row block [S, D] after the caption projection and, for LTX-2.3, the sample's
+ * prompt-AdaLN row [2D]. LTX-2.3 modulates the context with sigma before the projections
+ * (context * (1 + scale_kv(sigma)) + shift_kv(sigma)), so there the K/V are reusable only between
+ * passes of one step (same sigma); a new sigma is a new key, never an approximation. A hit is
+ * bitwise equal to recomputing: the GEMM's rows are independent of the batch they are in. */
+typedef struct ltx2_dit_text_cache ltx2_dit_text_cache;
+
+typedef struct ltx2_dit_text_cache_stats {
+    int64_t projections; /* (entry, block, stream) K/V projections computed */
+    int64_t hits;        /* (entry, block, stream) K/V reused */
+    int64_t entries;     /* live entries */
+} ltx2_dit_text_cache_stats;
+
+/* max_entries: distinct (context, sigma) samples kept (least recently used evicted); each costs
+ * num_layers * S * 2 * (inner_dim + audio_inner_dim) floats. Samples of a forward that find no
+ * free slot are computed uncached. */
+ltx2_status ltx2_dit_text_cache_create(ltx2_context *ctx, int64_t max_entries, ltx2_dit_text_cache **out);
+void ltx2_dit_text_cache_free(ltx2_dit_text_cache *c);
+/* Drops every entry (e.g. new prompts or new weights); counters are kept. */
+void ltx2_dit_text_cache_invalidate(ltx2_dit_text_cache *c);
+void ltx2_dit_text_cache_get_stats(const ltx2_dit_text_cache *c, ltx2_dit_text_cache_stats *out);
+
 typedef struct ltx2_dit_forward_params {
     int64_t batch;
     ltx2_dit_modality video, audio;
@@ -57,6 +83,16 @@ typedef struct ltx2_dit_forward_params {
     const uint32_t *perturb;
     ltx2_dit_dump_fn dump;  /* may be NULL */
     void *dump_user;
+    ltx2_dit_text_cache *text_cache; /* NULL = project the text K/V every forward */
+    /* MaxDiffusion's STG scope (spec section 6 #9; attention_ltx2.py LTX2Attention.__call__
+     * `value + perturbation_mask * (attn_output - value)`): when any sample of the batch skips a
+     * stream's self-attention in any block, EVERY block's self-attention of that stream outputs
+     * v + m * (attn - v) (m 0 skipped, 1 kept), one extra rounding where ltx-core / diffusers pass
+     * attn through exactly. false = ltx-core / diffusers. */
+    bool stg_blend_every_block;
+    /* MaxDiffusion builds the RoPE frequency ladder with jnp.float64 without jax_enable_x64, i.e. in
+     * fp32 (spec section 6 #6): true overrides the config's rope_double_precision with false. */
+    bool rope_ladder_f32;
 } ltx2_dit_forward_params;
 
 void ltx2_dit_forward_params_init(ltx2_dit_forward_params *p);

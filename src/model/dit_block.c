@@ -75,6 +75,18 @@ static void zero_skipped(float *y, int64_t B, int64_t per_sample, const uint8_t 
         if (skip[b]) memset(y + b * per_sample, 0, (size_t)per_sample * sizeof(float));
 }
 
+void dit_stg_blend(float *o, const float *v, int64_t n, float m) {
+    for (int64_t j = 0; j < n; j++) o[j] = v[j] + m * (o[j] - v[j]);
+}
+
+/* Whether any sample skips `flag` in any block: MaxDiffusion's "STG is on" for the whole call. */
+static bool stg_on(const dit_run *r, int64_t B, uint32_t flag) {
+    const int64_t n = B * r->w->cfg.num_layers;
+    for (int64_t j = 0; r->perturb && j < n; j++)
+        if (r->perturb[j] & flag) return true;
+    return false;
+}
+
 /* Attention.forward: x [B,Tq,query_dim], c [B,Tk,context_dim] -> out [B,Tq,query_dim]. Tables are
  * NULL for no RoPE (text cross-attention). skip (NULL = none) [B], self-attention only: samples
  * whose attention output is replaced by the value projection (STG); when all are, Q/K are never
@@ -82,7 +94,7 @@ static void zero_skipped(float *y, int64_t B, int64_t per_sample, const uint8_t 
 static ltx2_status attn_forward(dit_run *r, const char *name, const ltx2_dit_attn_w *a, const float *x, int64_t B,
                                 int64_t Tq, const float *c, int64_t Tk, const uint8_t *mask, const float *qcos,
                                 const float *qsin, const float *kcos, const float *ksin, const uint8_t *skip,
-                                float *out) {
+                                const dit_stream *text, int64_t block, bool blend, float *out) {
     ltx2_context *ctx = r->ctx;
     const ltx2_dit_config *cfg = &r->w->cfg;
     const int64_t H = a->heads, d = a->head_dim, inner = H * d;
@@ -102,7 +114,12 @@ static ltx2_status attn_forward(dit_run *r, const char *name, const ltx2_dit_att
     do {                                \
         if ((st = (e)) != LTX2_OK) goto done; \
     } while (0)
-    TRY_(dit_linear(r, &a->v, c, B * Tk, v));
+    /* text cross-attention with a cache bound: K (normed) and V come from dit_text_kv */
+    const bool cached = text && r->text_cache && text->text_entry;
+    if (cached)
+        TRY_(dit_text_kv(r, text, block, a, c, k, v));
+    else
+        TRY_(dit_linear(r, &a->v, c, B * Tk, v));
     int64_t n_skip = 0;
     for (int64_t b = 0; skip && b < B; b++) n_skip += skip[b] != 0;
     if (n_skip == B) {
@@ -110,9 +127,11 @@ static ltx2_status attn_forward(dit_run *r, const char *name, const ltx2_dit_att
         goto gate;
     }
     TRY_(dit_linear(r, &a->q, x, B * Tq, q));
-    TRY_(dit_linear(r, &a->k, c, B * Tk, k));
     TRY_(ltx2_cpu_rms_norm(ctx, q, q, B * Tq, inner, a->q_norm, cfg->norm_eps));
-    TRY_(ltx2_cpu_rms_norm(ctx, k, k, B * Tk, inner, a->k_norm, cfg->norm_eps));
+    if (!cached) {
+        TRY_(dit_linear(r, &a->k, c, B * Tk, k));
+        TRY_(ltx2_cpu_rms_norm(ctx, k, k, B * Tk, inner, a->k_norm, cfg->norm_eps));
+    }
     if (qcos) {
         if (cfg->rope_type == LTX2_ROPE_SPLIT) {
             TRY_(ltx2_cpu_rope_apply_split(ctx, q, qcos, qsin, B, Tq, H, d));
@@ -123,8 +142,13 @@ static ltx2_status attn_forward(dit_run *r, const char *name, const ltx2_dit_att
         }
     }
     TRY_(ltx2_cpu_attention(ctx, q, k, v, o, B, Tq, Tk, H, d, mask, (float)(1.0 / sqrt((double)d))));
-    for (int64_t b = 0; n_skip && b < B; b++)
-        if (skip[b]) memcpy(o + b * Tq * inner, v + b * Tk * inner, (size_t)(Tq * inner) * sizeof(float));
+    if (blend) {
+        for (int64_t b = 0; b < B; b++)
+            dit_stg_blend(o + b * Tq * inner, v + b * Tk * inner, Tq * inner, skip && skip[b] ? 0.0f : 1.0f);
+    } else {
+        for (int64_t b = 0; n_skip && b < B; b++)
+            if (skip[b]) memcpy(o + b * Tq * inner, v + b * Tk * inner, (size_t)(Tq * inner) * sizeof(float));
+    }
 gate:
     if (a->gate.w) {
         /* per-head gate 2 * sigmoid(x W_g + b_g) from the query-side input */
@@ -164,9 +188,10 @@ static ltx2_status ff_forward(dit_run *r, const char *name, const ltx2_dit_ff_w 
 }
 
 /* Self-attention + text cross-attention of one stream (steps 1-2 of the block). */
-static ltx2_status stream_attn(dit_run *r, const char *blk, const char *pre, dit_stream *s, const float *sst,
+static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, const char *pre, dit_stream *s, const float *sst,
                                const float *prompt_sst, const ltx2_dit_attn_w *a1, const ltx2_dit_attn_w *a2,
-                               const uint8_t *skip_self, float *xn, float *tmp, float *y, float *ctx_mod) {
+                               const uint8_t *skip_self, uint32_t skip_flag, float *xn, float *tmp, float *y,
+                               float *ctx_mod) {
     const ltx2_dit_config *cfg = &r->w->cfg;
     const int64_t B = s->B, T = s->T, D = s->D, n = B * T * D;
     ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
@@ -175,13 +200,14 @@ static ltx2_status stream_attn(dit_run *r, const char *blk, const char *pre, dit
     modulate(tmp, xn, B, T, D, &src, 1, 0);
     snprintf(nm, sizeof nm, "%s.%sattn1", blk, pre);
     LTX2_TRY(attn_forward(r, nm, a1, tmp, B, T, tmp, T, NULL, s->pe_cos, s->pe_sin, s->pe_cos, s->pe_sin, skip_self,
-                          y));
+                          NULL, bi, r->stg_blend_every_block && stg_on(r, B, skip_flag), y));
     gated_add(s->x, y, B, T, D, &src, 2);
 
     snprintf(nm, sizeof nm, "%s.%sattn2", blk, pre);
     LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
     if (!cfg->cross_attention_adaln) {
-        LTX2_TRY(attn_forward(r, nm, a2, xn, B, T, s->context, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, NULL, y));
+        LTX2_TRY(attn_forward(r, nm, a2, xn, B, T, s->context, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, NULL, s, bi,
+                              false, y));
         add_inplace(s->x, y, n);
         return LTX2_OK;
     }
@@ -199,7 +225,7 @@ static ltx2_status stream_attn(dit_run *r, const char *blk, const char *pre, dit
             }
         }
     }
-    LTX2_TRY(attn_forward(r, nm, a2, tmp, B, T, ctx_mod, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, NULL, y));
+    LTX2_TRY(attn_forward(r, nm, a2, tmp, B, T, ctx_mod, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, NULL, s, bi, false, y));
     gated_add(s->x, y, B, T, D, &src, 8);
     return LTX2_OK;
 }
@@ -247,9 +273,10 @@ ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *
     perturbed(r, i, B, LTX2_DIT_SKIP_AUDIO_SELF_ATTN, skip_a);
     const int64_t n_a2v = perturbed(r, i, B, LTX2_DIT_SKIP_A2V_CROSS_ATTN, skip_a2v);
     const int64_t n_v2a = perturbed(r, i, B, LTX2_DIT_SKIP_V2A_CROSS_ATTN, skip_v2a);
-    TRY_(stream_attn(r, blk, "", v, bw->sst, bw->prompt_sst, &bw->attn1, &bw->attn2, skip_v, vxn, vtmp, vy, vctx));
-    TRY_(stream_attn(r, blk, "audio_", a, bw->audio_sst, bw->audio_prompt_sst, &bw->audio_attn1, &bw->audio_attn2,
-                     skip_a, axn, atmp, ay, actx));
+    TRY_(stream_attn(r, i, blk, "", v, bw->sst, bw->prompt_sst, &bw->attn1, &bw->attn2, skip_v,
+                     LTX2_DIT_SKIP_VIDEO_SELF_ATTN, vxn, vtmp, vy, vctx));
+    TRY_(stream_attn(r, i, blk, "audio_", a, bw->audio_sst, bw->audio_prompt_sst, &bw->audio_attn1, &bw->audio_attn2,
+                     skip_a, LTX2_DIT_SKIP_AUDIO_SELF_ATTN, axn, atmp, ay, actx));
 
     /* Audio <-> video exchange: both directions read the normalised snapshot taken here. */
     TRY_(ltx2_cpu_rms_norm(r->ctx, v->x, vn3, B * v->T, v->D, NULL, cfg->norm_eps));
@@ -265,7 +292,7 @@ ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *
         modulate(asc, an3, B, a->T, a->D, &ass, 0, 1);
         snprintf(nm, sizeof nm, "%s.audio_to_video_attn", blk);
         TRY_(attn_forward(r, nm, &bw->a2v, vsc, B, v->T, asc, a->T, NULL, v->xpe_cos, v->xpe_sin, a->xpe_cos,
-                          a->xpe_sin, NULL, vy));
+                          a->xpe_sin, NULL, NULL, i, false, vy));
         zero_skipped(vy, B, v->T * v->D, skip_a2v);
         gated_add(v->x, vy, B, v->T, v->D, &vgate, 0);
     }
@@ -275,7 +302,7 @@ ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *
         modulate(vsc, vn3, B, v->T, v->D, &vss, 2, 3);
         snprintf(nm, sizeof nm, "%s.video_to_audio_attn", blk);
         TRY_(attn_forward(r, nm, &bw->v2a, asc, B, a->T, vsc, v->T, NULL, a->xpe_cos, a->xpe_sin, v->xpe_cos,
-                          v->xpe_sin, NULL, ay));
+                          v->xpe_sin, NULL, NULL, i, false, ay));
         zero_skipped(ay, B, a->T * a->D, skip_v2a);
         gated_add(a->x, ay, B, a->T, a->D, &agate, 0);
     }

@@ -21,6 +21,10 @@ typedef struct dit_stream {
     const int64_t *row_cross_gate; /* [B * T] per-token gate rows (LTX2_DIT_AV_TS_OWN), else NULL */
     const float *pe_cos, *pe_sin;       /* self-attention RoPE */
     const float *xpe_cos, *xpe_sin;     /* A/V cross-attention RoPE */
+    /* Text K/V cache binding (dit_text_cache.c): the cache entry of each sample for this stream
+     * ([B], -1 = uncached), or NULL when no cache is in use. */
+    const int64_t *text_entry;
+    int text_stream; /* 0 video, 1 audio */
 } dit_stream;
 
 typedef struct dit_run {
@@ -29,13 +33,30 @@ typedef struct dit_run {
     ltx2_dit_dump_fn dump;
     void *dump_user;
     const uint32_t *perturb; /* [B * num_layers] ltx2_dit_perturb_flag, or NULL */
+    ltx2_dit_text_cache *text_cache; /* NULL = none */
+    bool stg_blend_every_block;      /* ltx2_dit_forward_params.stg_blend_every_block */
 } dit_run;
+
+/* MaxDiffusion's STG blend o = v + m * (o - v) over n floats (m 0 or 1): one rounding more than a
+ * plain select, e.g. o 1e-8, v 3, m 1 gives 0. */
+void dit_stg_blend(float *o, const float *v, int64_t n, float m);
 
 /* y[rows, L.out] = x[rows, L.in] W^T + b */
 ltx2_status dit_linear(dit_run *r, const ltx2_dit_linear *L, const float *x, int64_t rows, float *y);
 /* Dumps a contiguous f32 buffer under name when a dump callback is set. */
 void dit_dump(dit_run *r, const char *name, const float *data, int ndim, const int64_t *shape);
 void dit_dump3(dit_run *r, const char *name, const float *data, int64_t a, int64_t b, int64_t c);
+
+/* Binds the samples of stream s (context [B,S,D] after the caption projection, prompt rows [B,2D]
+ * or NULL) to cache entries, creating empty ones for new keys; entry_out [B]. Call
+ * dit_text_cache_begin once per forward first (entries bound in this forward are never evicted). */
+void dit_text_cache_begin(ltx2_dit_text_cache *c);
+ltx2_status dit_text_cache_bind(ltx2_context *ctx, ltx2_dit_text_cache *c, const ltx2_dit_weights *w, int stream,
+                                const dit_stream *s, int64_t *entry_out);
+/* K [B,S,inner] (after k_norm) and V [B,S,inner] of the text cross-attention `a` of block i,
+ * from the cache where filled, else projected (one projection per entry) and stored. */
+ltx2_status dit_text_kv(dit_run *r, const dit_stream *s, int64_t i, const ltx2_dit_attn_w *a, const float *context,
+                        float *k, float *v);
 
 /* One transformer block (index i) over both streams, in place. */
 ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *a);

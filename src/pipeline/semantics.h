@@ -119,6 +119,14 @@ typedef struct ltx2_sem_rules {
      * use_cross_timestep=True, the same; MD: use_cross_timestep from the yml, false for 2.0
      * (LTX2_DIT_AV_TS_OWN), true for 2.3. Pick LTX2_DIT_AV_TS_OWN_SCALE_CROSS_GATE for ltx-core HEAD. */
     ltx2_dit_av_timestep dit_av_timestep[2];
+    /* STG scope (spec section 6 #9): MD blends v + m * (attn - v) in EVERY block's self-attention
+     * once STG is on (MD models/ltx2/attention_ltx2.py LTX2Attention.__call__); LC/DF pass v or attn
+     * through exactly, only in the STG blocks. -> ltx2_dit_forward_params.stg_blend_every_block */
+    bool dit_stg_blend_every_block;
+    /* RoPE ladder precision (spec section 6 #6): MD asks for jnp.float64 without jax_enable_x64
+     * (attention_ltx2.py LTX2RotaryPosEmbed.__call__ `freqs_dtype`), so its "double" ladder is
+     * fp32; LC/DF honour rope_double_precision. -> ltx2_dit_forward_params.rope_ladder_f32 */
+    bool dit_rope_ladder_f32;
 } ltx2_sem_rules;
 
 /* rules->dit_av_timestep for a checkpoint (is_v23: LTX-2.3, i.e. cross_attention_adaln). */

@@ -1,0 +1,164 @@
+/* The DiT's text K/V cache (ltx2_dit_text_cache): outputs with the cache are bitwise equal to
+ * outputs without it, and the counters show each (context[, sigma]) key's projections ran once per
+ * block and stream. LTX-2.0: the key is the context only, so a new sigma reuses the K/V; LTX-2.3
+ * modulates the context with the sigma's prompt AdaLN first, so a new sigma is a new key. Also:
+ * explicit invalidation, an entry shared by two samples of one batch, and a cache too small for the
+ * batch (the rest computed uncached). Inputs: the golden inputs of tests/golden/gen_dit_goldens.py. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+#include "core/dtype.h"
+#include "io/safetensors.h"
+#include "model/dit.h"
+#include "model/dit_weights.h"
+#include "test_util.h"
+
+static ltx2_context *g_ctx;
+
+static float *load_f32(const ltx2_st_file *f, const char *name) {
+    const ltx2_st_tensor *t = ltx2_st_find(f, name);
+    if (!t) return NULL;
+    ltx2_tensor v = ltx2_st_view(t);
+    int64_t n = ltx2_tensor_numel(&v);
+    float *buf = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (buf) ltx2_convert(g_ctx, buf, LTX2_F32, t->data, t->dtype, (size_t)n);
+    return buf;
+}
+
+typedef struct outs {
+    float *v, *a;
+    size_t nv, na;
+} outs;
+
+static bool same(const outs *x, const outs *y) {
+    return memcmp(x->v, y->v, x->nv * sizeof(float)) == 0 && memcmp(x->a, y->a, x->na * sizeof(float)) == 0;
+}
+
+static void fwd(const ltx2_dit_weights *w, ltx2_dit_forward_params *p, ltx2_dit_text_cache *c, outs *o) {
+    p->text_cache = c;
+    ltx2_status st = ltx2_dit_forward(g_ctx, w, p, o->v, o->a);
+    CHECK(st == LTX2_OK, "forward: %s", ltx2_last_error(g_ctx));
+}
+
+static ltx2_dit_text_cache_stats stats(const ltx2_dit_text_cache *c) {
+    ltx2_dit_text_cache_stats s;
+    ltx2_dit_text_cache_get_stats(c, &s);
+    return s;
+}
+
+static void check_version(const char *version) {
+    char ck[1024], gp[1024];
+    snprintf(ck, sizeof ck, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
+    snprintf(gp, sizeof gp, "%s/tests/golden/data/dit_blocks_%s.safetensors", LTX2_SOURCE_DIR, version);
+    ltx2_dit_weights *w = NULL;
+    ltx2_st_file *g = NULL;
+    if (ltx2_dit_weights_load_file(g_ctx, ck, &w) != LTX2_OK || ltx2_st_open(g_ctx, gp, &g) != LTX2_OK) {
+        CHECK(false, "%s: %s", version, ltx2_last_error(g_ctx));
+        ltx2_dit_weights_free(w);
+        return;
+    }
+    const bool v23 = w->cfg.cross_attention_adaln;
+    const char *names[11] = {"input.video.latent", "input.video.positions", "input.video.timesteps",
+                             "input.video.sigma", "input.video.context", "input.audio.latent",
+                             "input.audio.positions", "input.audio.timesteps", "input.audio.sigma",
+                             "input.audio.context", "input.context_mask"};
+    float *in[11];
+    for (int i = 0; i < 11; i++) in[i] = load_f32(g, names[i]);
+    const ltx2_st_tensor *vl = ltx2_st_find(g, names[0]), *al = ltx2_st_find(g, names[5]),
+                         *vc = ltx2_st_find(g, names[4]), *ac = ltx2_st_find(g, names[9]);
+    const int64_t B = vl->shape[0], Tv = vl->shape[1], Ta = al->shape[1], S = vc->shape[1];
+    const int64_t L = w->cfg.num_layers;
+    uint8_t *mask = malloc((size_t)(B * S));
+    for (int64_t i = 0; i < B * S; i++) mask[i] = in[10][i] != 0.0f;
+    ltx2_dit_forward_params p;
+    ltx2_dit_forward_params_init(&p);
+    p.batch = B;
+    p.video = (ltx2_dit_modality){in[0], in[1], in[2], in[3], in[4], mask, Tv, S};
+    p.audio = (ltx2_dit_modality){in[5], in[6], in[7], in[8], in[9], mask, Ta, S};
+    outs ref = {0}, got = {0}, ref2 = {0};
+    ref.nv = got.nv = ref2.nv = (size_t)(B * Tv * w->cfg.out_channels);
+    ref.na = got.na = ref2.na = (size_t)(B * Ta * w->cfg.audio_out_channels);
+    ref.v = malloc(ref.nv * sizeof(float)), got.v = malloc(ref.nv * sizeof(float)), ref2.v = malloc(ref.nv * sizeof(float));
+    ref.a = malloc(ref.na * sizeof(float)), got.a = malloc(ref.na * sizeof(float)), ref2.a = malloc(ref.na * sizeof(float));
+
+    ltx2_dit_text_cache *c = NULL;
+    CHECK(ltx2_dit_text_cache_create(g_ctx, 8, &c) == LTX2_OK, "create: %s", ltx2_last_error(g_ctx));
+    fwd(w, &p, NULL, &ref);
+    /* three steps' worth of forwards: filled once (2 samples x 2 streams x L blocks), then reused */
+    for (int it = 0; it < 3; it++) {
+        fwd(w, &p, c, &got);
+        CHECK(same(&ref, &got), "%s: cached forward %d differs from uncached", version, it);
+    }
+    ltx2_dit_text_cache_stats s = stats(c);
+    CHECK(s.projections == 4 * L && s.hits == 8 * L && s.entries == 4,
+          "%s: projections %lld (want %lld) hits %lld (want %lld) entries %lld", version, (long long)s.projections,
+          (long long)(4 * L), (long long)s.hits, (long long)(8 * L), (long long)s.entries);
+
+    /* a new sigma: 2.0 reuses the K/V, 2.3 must project again (prompt AdaLN depends on sigma) */
+    float sv[2] = {0.31f, 0.31f}, sa[2] = {0.62f, 0.62f};
+    p.video.sigma = sv;
+    p.audio.sigma = sa;
+    fwd(w, &p, NULL, &ref2);
+    fwd(w, &p, c, &got);
+    CHECK(same(&ref2, &got), "%s: cached forward at a new sigma differs", version);
+    s = stats(c);
+    CHECK(s.projections == (v23 ? 8 : 4) * L, "%s: after a sigma change projections %lld, want %lld", version,
+          (long long)s.projections, (long long)((v23 ? 8 : 4) * L));
+
+    /* both samples with sample 0's context (and equal sigma): one entry per stream serves both */
+    float *vc2 = malloc((size_t)(B * S * vc->shape[2]) * sizeof(float));
+    float *ac2 = malloc((size_t)(B * S * ac->shape[2]) * sizeof(float));
+    uint8_t *mask2 = malloc((size_t)(B * S));
+    for (int64_t b = 0; b < B; b++) {
+        memcpy(vc2 + b * S * vc->shape[2], in[4], (size_t)(S * vc->shape[2]) * sizeof(float));
+        memcpy(ac2 + b * S * ac->shape[2], in[9], (size_t)(S * ac->shape[2]) * sizeof(float));
+        memcpy(mask2 + b * S, mask, (size_t)S);
+    }
+    p.video.context = vc2;
+    p.audio.context = ac2;
+    p.video.context_mask = p.audio.context_mask = mask2;
+    ltx2_dit_text_cache_invalidate(c);
+    CHECK(stats(c).entries == 0, "%s: invalidate left entries", version);
+    const int64_t before = stats(c).projections;
+    fwd(w, &p, NULL, &ref2);
+    fwd(w, &p, c, &got);
+    CHECK(same(&ref2, &got), "%s: shared-entry forward differs", version);
+    s = stats(c);
+    CHECK(s.projections - before == 2 * L && s.entries == 2, "%s: shared entry: %lld projections (want %lld), %lld entries",
+          version, (long long)(s.projections - before), (long long)(2 * L), (long long)s.entries);
+    ltx2_dit_text_cache_free(c);
+
+    /* one slot for a batch needing four: the first key is cached, the rest computed directly */
+    p.video.context = in[4];
+    p.audio.context = in[9];
+    p.video.context_mask = p.audio.context_mask = mask;
+    p.video.sigma = in[3];
+    p.audio.sigma = in[8];
+    CHECK(ltx2_dit_text_cache_create(g_ctx, 1, &c) == LTX2_OK, "create 1");
+    for (int it = 0; it < 2; it++) {
+        fwd(w, &p, c, &got);
+        CHECK(same(&ref, &got), "%s: undersized cache forward %d differs", version, it);
+    }
+    s = stats(c);
+    CHECK(s.projections == L && s.hits == L && s.entries == 1, "%s: undersized: %lld projections %lld hits", version,
+          (long long)s.projections, (long long)s.hits);
+    ltx2_dit_text_cache_free(c);
+    CHECK(ltx2_dit_text_cache_create(g_ctx, 0, &c) == LTX2_ERR_INVALID_ARG, "zero entries must be refused");
+
+    free(vc2), free(ac2), free(mask2), free(mask);
+    free(ref.v), free(ref.a), free(got.v), free(got.a), free(ref2.v), free(ref2.a);
+    for (int i = 0; i < 11; i++) free(in[i]);
+    ltx2_st_close(g);
+    ltx2_dit_weights_free(w);
+}
+
+int main(void) {
+    g_ctx = ltx2_context_create(NULL);
+    check_version("2.0");
+    check_version("2.3");
+    ltx2_context_free(g_ctx);
+    return test_finish();
+}

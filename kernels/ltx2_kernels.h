@@ -99,6 +99,45 @@ int ltx2_k_depth_to_space(void *stream, int dtype, const void *x, const void *re
                           int64_t n, int64_t t, int64_t h, int64_t w, int64_t c, int64_t s0,
                           int64_t s1, int64_t s2, int drop, int64_t rc);
 
+/* ---- fused DiT elementwise (kernels/fused.cu) and fp8 (kernels/fp8.cu) ---- */
+
+enum { LTX2_KNORM_NONE = 0, LTX2_KNORM_RMS = 1, LTX2_KNORM_LAYER = 2 };
+
+/* y[r, :] = norm(x[r, :]) * (1 + scale[m, :]) + shift[m, :] over x, y [rows, dim] (y may alias
+ * x); norm is LTX2_KNORM_* without affine; m = row_idx[r] (int32, device) when row_idx is given,
+ * else r / rows_per_group. scale/shift are f32 rows mod_stride (>= dim) elements apart. */
+typedef struct ltx2_k_modulate_args {
+    const void *x;
+    void *y;
+    int64_t rows, dim;
+    int norm;
+    float eps;
+    const float *scale, *shift;
+    int64_t mod_stride;
+    const int32_t *row_idx;
+    int64_t rows_per_group;
+} ltx2_k_modulate_args;
+int ltx2_k_norm_modulate(void *stream, int dtype, const ltx2_k_modulate_args *a);
+
+/* x[r, :] += y[r, :] * gate[m, :] over [rows, dim], m as above; gate f32 rows gate_stride
+ * apart, or NULL for a plain add. */
+int ltx2_k_gated_add(void *stream, int dtype, void *x, const void *y, const float *gate,
+                     int64_t gate_stride, const int32_t *row_idx, int64_t rows_per_group,
+                     int64_t rows, int64_t dim);
+
+/* o[r, h*head_dim + j] *= 2 * sigmoid(logits[r, h]); o [rows, heads*head_dim], logits
+ * [rows, heads], same dtype. */
+int ltx2_k_head_gate(void *stream, int dtype, void *o, const void *logits, int64_t rows,
+                     int64_t heads, int64_t head_dim);
+
+/* fp8 e4m3fn with a per-tensor scale: dst = decode(src) * scale (dst f32 or bf16), and
+ * dst = encode(src * inv_scale) with torch's saturating cast (|x| > 448 and inf -> +-448, NaN
+ * -> 0x7F | sign), bit-identical to ltx2_f32_to_fp8e4m3. */
+int ltx2_k_fp8_dequant(void *stream, const uint8_t *src, int dst_dtype, void *dst, int64_t n,
+                       float scale);
+int ltx2_k_fp8_quant(void *stream, int src_dtype, const void *src, uint8_t *dst, int64_t n,
+                     float inv_scale);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,12 +2,14 @@
  * backend sees the same shape/dtype/device rules and error messages. */
 #include "backend/backend.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 static const char *const op_names[LTX2_OP_COUNT] = {
     "gemm", "rms_norm", "layer_norm", "softmax", "gelu_tanh", "silu", "add", "mul", "convert",
-    "attention", "rope", "conv3d", "pixel_norm", "depth_to_space",
+    "attention", "rope", "conv3d", "pixel_norm", "depth_to_space", "norm_modulate", "gated_add",
+    "head_gate", "gemm_ex", "gemm_fp8", "fp8",
 };
 
 const char *ltx2_op_name(ltx2_op op) {
@@ -379,4 +381,132 @@ ltx2_status ltx2_backend_depth_to_space(const ltx2_backend *be, ltx2_context *ct
     if (y->data == x->data || (residual && y->data == residual->data))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s depth_to_space: y must not alias x or residual", be->name);
     return be->depth_to_space(be, ctx, x, a, residual, y);
+}
+
+/* ---- fused DiT elementwise, GEMM epilogues, fp8 ---- */
+
+/* A modulation table: f32 [U, D] on the device with unit inner stride and rows >= D apart, and a
+ * row rule that stays inside it for `rows` tokens (row_idx values are checked by the caller that
+ * builds them; here its shape and dtype). */
+static ltx2_status check_mod(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const char *arg,
+                             const ltx2_tensor *t, int64_t D, int64_t rows, const ltx2_mod_rows *m) {
+    char s[128];
+    LTX2_TRY(check_tensor(be, ctx, op, arg, t, false));
+    LTX2_TRY(check_dtype(be, ctx, op, arg, t, LTX2_F32));
+    if (t->ndim != 2 || t->shape[1] != D || t->strides[1] != 1 || t->strides[0] < D || t->shape[0] < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: '%s' %s must be an f32 [U >= 1, %lld] row view", be->name,
+                          ltx2_op_name(op), arg, shape_txt(t, s, sizeof(s)), (long long)D);
+    if (!m) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: no modulation row rule", be->name, ltx2_op_name(op));
+    if (m->row_idx) {
+        LTX2_TRY(check_tensor(be, ctx, op, "row_idx", m->row_idx, true));
+        LTX2_TRY(check_dtype(be, ctx, op, "row_idx", m->row_idx, LTX2_I32));
+        if (ltx2_tensor_numel(m->row_idx) != rows)
+            return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: row_idx has %lld entries, expected %lld rows", be->name,
+                              ltx2_op_name(op), (long long)ltx2_tensor_numel(m->row_idx), (long long)rows);
+    } else if (m->rows_per_group < 1 || (rows + m->rows_per_group - 1) / m->rows_per_group > t->shape[0]) {
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: %lld rows in groups of %lld need more than the %lld rows of '%s'",
+                          be->name, ltx2_op_name(op), (long long)rows, (long long)m->rows_per_group,
+                          (long long)t->shape[0], arg);
+    }
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_backend_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                       ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
+                                       const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_NORM_MODULATE;
+    LTX2_TRY(check_rowwise(be, ctx, op, x, y));
+    if (norm != LTX2_NORM_NONE && norm != LTX2_NORM_RMS && norm != LTX2_NORM_LAYER)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s norm_modulate: unknown norm %d", be->name, (int)norm);
+    const int64_t D = x->shape[x->ndim - 1], rows = ltx2_tensor_numel(x) / D;
+    LTX2_TRY(check_mod(be, ctx, op, "scale", scale, D, rows, m));
+    LTX2_TRY(check_mod(be, ctx, op, "shift", shift, D, rows, m));
+    if (scale->strides[0] != shift->strides[0])
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s norm_modulate: scale and shift rows must be equally far apart",
+                          be->name);
+    if (rows == 0) return LTX2_OK;
+    return be->norm_modulate(be, ctx, x, norm, eps, scale, shift, m, y);
+}
+
+ltx2_status ltx2_backend_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x,
+                                   const ltx2_tensor *y, const ltx2_tensor *gate, const ltx2_mod_rows *m) {
+    const ltx2_op op = LTX2_OP_GATED_ADD;
+    LTX2_TRY(check_rowwise(be, ctx, op, y, x));
+    const int64_t D = x->shape[x->ndim - 1], rows = ltx2_tensor_numel(x) / D;
+    if (gate) LTX2_TRY(check_mod(be, ctx, op, "gate", gate, D, rows, m));
+    if (rows == 0) return LTX2_OK;
+    return be->gated_add(be, ctx, x, y, gate, m);
+}
+
+ltx2_status ltx2_backend_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
+                                   const ltx2_tensor *logits, int64_t heads) {
+    const ltx2_op op = LTX2_OP_HEAD_GATE;
+    LTX2_TRY(check_tensor(be, ctx, op, "o", o, true));
+    LTX2_TRY(check_tensor(be, ctx, op, "logits", logits, true));
+    LTX2_TRY(check_supported(be, ctx, op, o->dtype));
+    LTX2_TRY(check_dtype(be, ctx, op, "logits", logits, o->dtype));
+    char so[128], sl[128];
+    const int64_t inner = o->ndim ? o->shape[o->ndim - 1] : 0;
+    bool ok = o->ndim >= 1 && logits->ndim == o->ndim && heads >= 1 && inner % heads == 0 && inner > 0 &&
+              logits->shape[o->ndim - 1] == heads;
+    for (int i = 0; ok && i + 1 < o->ndim; i++) ok = o->shape[i] == logits->shape[i];
+    if (!ok)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s head_gate: o %s must be [.., %lld*d] and logits %s [.., %lld]",
+                          be->name, shape_txt(o, so, sizeof(so)), (long long)heads,
+                          shape_txt(logits, sl, sizeof(sl)), (long long)heads);
+    if (ltx2_tensor_numel(o) == 0) return LTX2_OK;
+    return be->head_gate(be, ctx, o, logits, heads);
+}
+
+ltx2_status ltx2_backend_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                 const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y) {
+    if (!a) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s gemm_ex: NULL args", be->name);
+    const bool fp8 = x && x->dtype == LTX2_F8_E4M3;
+    const ltx2_op op = fp8 ? LTX2_OP_GEMM_FP8 : LTX2_OP_GEMM_EX;
+    LTX2_TRY(check_tensor(be, ctx, op, "x", x, true));
+    LTX2_TRY(check_tensor(be, ctx, op, "w", w, true));
+    LTX2_TRY(check_tensor(be, ctx, op, "y", y, true));
+    LTX2_TRY(check_supported(be, ctx, op, x->dtype));
+    LTX2_TRY(check_dtype(be, ctx, op, "w", w, x->dtype));
+    const ltx2_dtype ydt = fp8 ? LTX2_BF16 : x->dtype;
+    LTX2_TRY(check_dtype(be, ctx, op, "y", y, ydt));
+    if (a->w_layout != LTX2_B_NK && (fp8 || a->w_layout != LTX2_B_KN))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: weight layout %d not supported%s", be->name,
+                          ltx2_op_name(op), (int)a->w_layout, fp8 ? " (fp8 needs [N, K])" : "");
+    if (a->gelu && a->residual)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: GELU and residual epilogues are exclusive", be->name,
+                          ltx2_op_name(op));
+    char sx[128], sw[128], sy[128];
+    if (x->ndim < 1 || w->ndim != 2 || y->ndim != x->ndim)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: bad ranks x %s, w %s, y %s", be->name, ltx2_op_name(op),
+                          shape_txt(x, sx, sizeof(sx)), shape_txt(w, sw, sizeof(sw)), shape_txt(y, sy, sizeof(sy)));
+    const int64_t K = x->shape[x->ndim - 1];
+    const int64_t N = a->w_layout == LTX2_B_NK ? w->shape[0] : w->shape[1];
+    const int64_t Kw = a->w_layout == LTX2_B_NK ? w->shape[1] : w->shape[0];
+    bool ok = Kw == K && y->shape[y->ndim - 1] == N && K > 0;
+    for (int i = 0; i + 1 < x->ndim; i++) ok = ok && x->shape[i] == y->shape[i];
+    if (!ok)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: x %s, w %s, y %s do not match (K > 0)", be->name,
+                          ltx2_op_name(op), shape_txt(x, sx, sizeof(sx)), shape_txt(w, sw, sizeof(sw)),
+                          shape_txt(y, sy, sizeof(sy)));
+    LTX2_TRY(check_vector(be, ctx, op, "bias", a->bias, N, ydt));
+    if (a->residual) LTX2_TRY(check_input(be, ctx, op, "residual", a->residual, ydt, y->ndim, y->shape));
+    if (ltx2_tensor_numel(y) == 0) return LTX2_OK;
+    return be->gemm_ex(be, ctx, x, w, a, y);
+}
+
+ltx2_status ltx2_backend_fp8_convert(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                     float scale, ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_FP8;
+    LTX2_TRY(check_tensor(be, ctx, op, "x", x, true));
+    LTX2_TRY(check_tensor(be, ctx, op, "y", y, true));
+    LTX2_TRY(check_same_shape(be, ctx, op, "x", x, "y", y));
+    const bool quant = y->dtype == LTX2_F8_E4M3;
+    const ltx2_tensor *wide = quant ? x : y, *narrow = quant ? y : x;
+    LTX2_TRY(check_dtype(be, ctx, op, quant ? "y" : "x", narrow, LTX2_F8_E4M3));
+    LTX2_TRY(check_supported(be, ctx, op, wide->dtype));
+    if (!(scale > 0.0f) || !isfinite(scale))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s fp8: scale %g must be finite and > 0", be->name, (double)scale);
+    if (ltx2_tensor_numel(x) == 0) return LTX2_OK;
+    return be->fp8(be, ctx, x, scale, y);
 }

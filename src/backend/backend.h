@@ -29,6 +29,12 @@ typedef enum ltx2_op {
     LTX2_OP_CONV3D,     /* NDHWC conv3d with the VAE's padding rules, bias, optional SiLU */
     LTX2_OP_PIXEL_NORM, /* RMS over channels (no weight), optional SiLU: the VAE's norm + act */
     LTX2_OP_DEPTH_TO_SPACE, /* the VAE's DepthToSpaceUpsample rearrangement (+ residual) */
+    LTX2_OP_NORM_MODULATE,  /* (none | RMS | LayerNorm, no affine) then x * (1 + scale) + shift */
+    LTX2_OP_GATED_ADD,      /* x += y * gate (gate rows per token or per sample), or x += y */
+    LTX2_OP_HEAD_GATE,      /* o *= 2 * sigmoid(logits) per head (LTX-2.3 gated attention) */
+    LTX2_OP_GEMM_EX,        /* gemm + bias / GELU-tanh epilogue + residual add */
+    LTX2_OP_GEMM_FP8,       /* gemm with fp8 e4m3 x and w, per-tensor scales, bf16 out */
+    LTX2_OP_FP8,            /* fp8 e4m3 quantise / dequantise; the dtype asked about is the wide one */
     LTX2_OP_COUNT
 } ltx2_op;
 
@@ -60,6 +66,28 @@ typedef struct ltx2_d2s_args {
     int64_t stride[3];    /* t, h, w factors */
     bool drop_first;      /* drop the first output frame (the VAE does when stride[0] == 2) */
 } ltx2_d2s_args;
+
+/* Normalisations the fused norm + modulate op runs first (no affine weights). */
+typedef enum ltx2_norm_kind { LTX2_NORM_NONE = 0, LTX2_NORM_RMS = 1, LTX2_NORM_LAYER = 2 } ltx2_norm_kind;
+
+/* AdaLN modulation rows for a token tensor [.., D] of `rows` rows: token r uses row
+ * m = row_idx[r] (i32 [rows]) when row_idx is set, else r / rows_per_group. scale / shift /
+ * gate are f32 [U, D] views whose rows may be further apart than D (strides[0] >= D,
+ * strides[1] == 1), so one [U, k*D] AdaLN table serves k modulation rows. */
+typedef struct ltx2_mod_rows {
+    const ltx2_tensor *row_idx;
+    int64_t rows_per_group;
+} ltx2_mod_rows;
+
+/* GEMM epilogue: y = act(x W^T * alpha + bias) + residual, alpha = x_scale * w_scale for fp8
+ * (1 otherwise). gelu and residual are exclusive (cuBLASLt would apply GELU after the add). */
+typedef struct ltx2_gemm_ex_args {
+    ltx2_b_layout w_layout;
+    const ltx2_tensor *bias;     /* [N] or NULL; bf16 for the fp8 path */
+    bool gelu;                   /* GELU, tanh approximation */
+    const ltx2_tensor *residual; /* like y, may be y itself (in-place), or NULL */
+    float x_scale, w_scale;      /* fp8 dequantisation scales (ignored otherwise) */
+} ltx2_gemm_ex_args;
 
 /* The op table. Op entries receive arguments already validated by the wrappers below. */
 struct ltx2_backend {
@@ -113,6 +141,19 @@ struct ltx2_backend {
     ltx2_status (*depth_to_space)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                   const ltx2_d2s_args *a, const ltx2_tensor *residual,
                                   ltx2_tensor *y);
+
+    ltx2_status (*norm_modulate)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                 ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
+                                 const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y);
+    ltx2_status (*gated_add)(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x,
+                             const ltx2_tensor *y, const ltx2_tensor *gate, const ltx2_mod_rows *m);
+    ltx2_status (*head_gate)(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
+                             const ltx2_tensor *logits, int64_t heads);
+    ltx2_status (*gemm_ex)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                           const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y);
+    /* quantise (y fp8) or dequantise (x fp8) */
+    ltx2_status (*fp8)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float scale,
+                       ltx2_tensor *y);
 
     void (*destroy)(ltx2_backend *be); /* NULL for the static CPU backend */
 };
@@ -180,6 +221,28 @@ ltx2_status ltx2_backend_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, c
 ltx2_status ltx2_backend_depth_to_space(const ltx2_backend *be, ltx2_context *ctx,
                                         const ltx2_tensor *x, const ltx2_d2s_args *a,
                                         const ltx2_tensor *residual, ltx2_tensor *y);
+
+/* ---- fused DiT elementwise, GEMM epilogues, fp8 ---- */
+
+/* y = norm(x) * (1 + scale[m]) + shift[m] over the last dim D; x, y same shape/dtype, contiguous
+ * (y may alias x); scale/shift f32 [U, D] row views, rows chosen by *m. */
+ltx2_status ltx2_backend_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                       ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
+                                       const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y);
+/* x += y * gate[m] (gate f32 [U, D] row view, or NULL: x += y); x, y same shape/dtype. */
+ltx2_status ltx2_backend_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x,
+                                   const ltx2_tensor *y, const ltx2_tensor *gate, const ltx2_mod_rows *m);
+/* o [.., heads*d] *= 2 * sigmoid(logits [.., heads]), per head; same dtype. */
+ltx2_status ltx2_backend_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
+                                   const ltx2_tensor *logits, int64_t heads);
+/* ltx2_backend_gemm with the epilogues of *a. x, w f32/bf16 (y the same), or fp8 e4m3 x and w
+ * with a bf16 y (LTX2_OP_GEMM_FP8; weight layout [N, K] only). */
+ltx2_status ltx2_backend_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                 const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y);
+/* x (f32/bf16) -> y fp8 e4m3 = sat(x / scale), or x fp8 e4m3 -> y (f32/bf16) = x * scale;
+ * same shape, contiguous; the saturating cast is src/core/dtype.c's. */
+ltx2_status ltx2_backend_fp8_convert(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                     float scale, ltx2_tensor *y);
 
 /* The CUDA backend's stream (a cudaStream_t) for bench baselines that call CUDA libraries
  * directly; NULL for other backends. */

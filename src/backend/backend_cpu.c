@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_cpu_fused.h"
 #include "core/dtype.h"
 #include "cpu/cpu_attention.h"
 #include "cpu/cpu_depth_to_space.h"
@@ -15,6 +16,7 @@
 static bool cpu_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
     (void)be;
     if (op == LTX2_OP_CONVERT) return dt == LTX2_F32 || dt == LTX2_BF16;
+    if (op == LTX2_OP_GEMM_FP8) return false; /* the reference dequantises and runs the f32 GEMM */
     /* every other op, the fused ones included, is the fp32 reference */
     return op >= 0 && op < LTX2_OP_COUNT && dt == LTX2_F32;
 }
@@ -204,6 +206,11 @@ static const ltx2_backend cpu_backend = {
     .conv3d = cpu_conv3d,
     .pixel_norm = cpu_pixel_norm,
     .depth_to_space = cpu_depth_to_space,
+    .norm_modulate = ltx2_cpu_be_norm_modulate,
+    .gated_add = ltx2_cpu_be_gated_add,
+    .head_gate = ltx2_cpu_be_head_gate,
+    .gemm_ex = ltx2_cpu_be_gemm_ex,
+    .fp8 = ltx2_cpu_be_fp8,
     .destroy = NULL,
 };
 

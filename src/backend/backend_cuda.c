@@ -86,6 +86,8 @@ typedef struct gemm_plan {
     ltx2_b_layout layout;
     bool has_bias;
     unsigned align;
+    bool gelu;             /* GELU (tanh) epilogue */
+    cudaDataType_t dt_out; /* C / D type: dt, or bf16 for fp8 inputs */
     /* value */
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
@@ -94,6 +96,7 @@ typedef struct gemm_plan {
 
 typedef struct cuda_impl {
     int dev;
+    int cc; /* compute capability major * 10 + minor */
     cudaStream_t stream;
     cublasLtHandle_t lt;
     void *workspace;
@@ -105,8 +108,11 @@ static cuda_impl *impl_of(const ltx2_backend *be) { return (cuda_impl *)be->impl
 
 static int kdt(ltx2_dtype dt) { return dt == LTX2_BF16 ? LTX2_KDT_BF16 : LTX2_KDT_F32; }
 
+/* cuBLASLt fp8 (e4m3) matmuls need Ada / Hopper tensor cores (compute capability 8.9+). */
+#define CUDA_FP8_MIN_CC 89
+
 static bool cuda_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
-    (void)be;
+    if (op == LTX2_OP_GEMM_FP8) return dt == LTX2_F8_E4M3 && be->impl && impl_of(be)->cc >= CUDA_FP8_MIN_CC;
     /* the tensor-core kernels (attention, conv3d) are bf16 only */
     if (op == LTX2_OP_ATTENTION || op == LTX2_OP_CONV3D) return dt == LTX2_BF16;
     return op >= 0 && op < LTX2_OP_COUNT && (dt == LTX2_F32 || dt == LTX2_BF16);
@@ -183,12 +189,14 @@ static unsigned ptr_align(const void *p) {
     return a;
 }
 
-static ltx2_status gemm_plan_build(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, int64_t M,
-                                   int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias,
-                                   unsigned align, gemm_plan *p) {
+static ltx2_status gemm_plan_build_ex(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, cudaDataType_t dt_out,
+                                      int64_t M, int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias,
+                                      bool gelu, unsigned align, gemm_plan *p) {
     ltx2_status st = LTX2_OK;
     cublasLtMatmulPreference_t pref = NULL;
     memset(p, 0, sizeof(*p));
+    p->gelu = gelu;
+    p->dt_out = dt_out;
     p->dt = dt;
     p->M = M;
     p->N = N;
@@ -201,17 +209,22 @@ static ltx2_status gemm_plan_build(cuda_impl *ci, ltx2_context *ctx, cudaDataTyp
     cublasOperation_t ta = layout == LTX2_B_NK ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
     CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
     CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-    if (has_bias) {
-        cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    if (has_bias || gelu) {
+        /* cuBLASLt's GELU epilogues are the tanh approximation (checked against the tanh reference
+         * by an f32 op-harness case whose tolerance is below the erf/tanh gap) */
+        cublasLtEpilogue_t epi = gelu ? (has_bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
+                                      : CUBLASLT_EPILOGUE_BIAS;
         CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
-        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &dt, sizeof(dt)));
     }
+    if (has_bias)
+        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &dt_out,
+                                                                sizeof(dt_out)));
     if (layout == LTX2_B_NK)
         CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->la, dt, (uint64_t)K, (uint64_t)N, K));
     else
         CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->la, dt, (uint64_t)N, (uint64_t)K, N));
     CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->lb, dt, (uint64_t)K, (uint64_t)M, K));
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->lc, dt, (uint64_t)N, (uint64_t)M, N));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->lc, dt_out, (uint64_t)N, (uint64_t)M, N));
 
     CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceCreate(&pref));
     uint64_t ws = CUDA_GEMM_WORKSPACE_BYTES;
@@ -229,7 +242,8 @@ static ltx2_status gemm_plan_build(cuda_impl *ci, ltx2_context *ctx, cudaDataTyp
     if (n_found < 1) {
         st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                         "cuBLASLt has no algorithm for gemm M=%lld N=%lld K=%lld (%s, align %u) on device %d",
-                        (long long)M, (long long)N, (long long)K, dt == CUDA_R_16BF ? "bf16" : "f32",
+                        (long long)M, (long long)N, (long long)K,
+                        dt == CUDA_R_16BF ? "bf16" : dt == CUDA_R_8F_E4M3 ? "fp8 e4m3" : "f32",
                         align, ci->dev);
         goto done;
     }
@@ -241,13 +255,19 @@ done:
     return st;
 }
 
-static ltx2_status gemm_plan_get(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, int64_t M,
-                                 int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias,
-                                 unsigned align, gemm_plan **out) {
+static ltx2_status gemm_plan_build(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, int64_t M,
+                                   int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias,
+                                   unsigned align, gemm_plan *p) {
+    return gemm_plan_build_ex(ci, ctx, dt, dt, M, N, K, layout, has_bias, false, align, p);
+}
+
+static ltx2_status gemm_plan_get_ex(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, cudaDataType_t dt_out,
+                                    int64_t M, int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias, bool gelu,
+                                    unsigned align, gemm_plan **out) {
     for (int i = 0; i < CUDA_GEMM_PLAN_CACHE; i++) {
         gemm_plan *p = &ci->plans[i];
-        if (p->valid && p->dt == dt && p->M == M && p->N == N && p->K == K && p->layout == layout &&
-            p->has_bias == has_bias && p->align == align) {
+        if (p->valid && p->dt == dt && p->dt_out == dt_out && p->M == M && p->N == N && p->K == K &&
+            p->layout == layout && p->has_bias == has_bias && p->gelu == gelu && p->align == align) {
             *out = p;
             return LTX2_OK;
         }
@@ -255,9 +275,15 @@ static ltx2_status gemm_plan_get(cuda_impl *ci, ltx2_context *ctx, cudaDataType_
     gemm_plan *slot = &ci->plans[ci->next_plan];
     ci->next_plan = (ci->next_plan + 1) % CUDA_GEMM_PLAN_CACHE;
     if (slot->valid) gemm_plan_release(slot);
-    LTX2_TRY(gemm_plan_build(ci, ctx, dt, M, N, K, layout, has_bias, align, slot));
+    LTX2_TRY(gemm_plan_build_ex(ci, ctx, dt, dt_out, M, N, K, layout, has_bias, gelu, align, slot));
     *out = slot;
     return LTX2_OK;
+}
+
+static ltx2_status gemm_plan_get(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, int64_t M,
+                                 int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias,
+                                 unsigned align, gemm_plan **out) {
+    return gemm_plan_get_ex(ci, ctx, dt, dt, M, N, K, layout, has_bias, false, align, out);
 }
 
 static ltx2_status cuda_gemm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
@@ -476,6 +502,91 @@ static ltx2_status cuda_depth_to_space(const ltx2_backend *be, ltx2_context *ctx
     return LTX2_OK;
 }
 
+/* ---- fused DiT elementwise, GEMM epilogues, fp8 ---- */
+
+static ltx2_status cuda_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                      ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
+                                      const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    const int64_t D = x->shape[x->ndim - 1];
+    ltx2_k_modulate_args ka = {
+        .x = x->data, .y = y->data, .rows = ltx2_tensor_numel(x) / D, .dim = D,
+        .norm = norm == LTX2_NORM_RMS ? LTX2_KNORM_RMS : norm == LTX2_NORM_LAYER ? LTX2_KNORM_LAYER : LTX2_KNORM_NONE,
+        .eps = eps, .scale = scale->data, .shift = shift->data, .mod_stride = scale->strides[0],
+        .row_idx = m->row_idx ? m->row_idx->data : NULL, .rows_per_group = m->rows_per_group,
+    };
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev, ltx2_k_norm_modulate(ci->stream, kdt(x->dtype), &ka));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
+                                  const ltx2_tensor *gate, const ltx2_mod_rows *m) {
+    cuda_impl *ci = impl_of(be);
+    const int64_t D = x->shape[x->ndim - 1];
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev,
+                 ltx2_k_gated_add(ci->stream, kdt(x->dtype), x->data, y->data, gate ? gate->data : NULL,
+                                  gate ? gate->strides[0] : 0, gate && m->row_idx ? m->row_idx->data : NULL,
+                                  gate ? m->rows_per_group : 1, ltx2_tensor_numel(x) / D, D));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o, const ltx2_tensor *logits,
+                                  int64_t heads) {
+    cuda_impl *ci = impl_of(be);
+    const int64_t inner = o->shape[o->ndim - 1];
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    KERNEL_CHECK(ctx, ci->dev, ltx2_k_head_gate(ci->stream, kdt(o->dtype), o->data, logits->data,
+                                                ltx2_tensor_numel(o) / inner, heads, inner / heads));
+    return LTX2_OK;
+}
+
+/* y = act(alpha x W^T + bias) + residual: the residual is cuBLASLt's C with beta = 1 (C may be
+ * D itself: an in-place residual add); fp8 folds the two per-tensor scales into alpha. */
+static ltx2_status cuda_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *w,
+                                const ltx2_gemm_ex_args *a, ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    ltx2_status st = LTX2_OK;
+    const int64_t K = x->shape[x->ndim - 1], N = y->shape[y->ndim - 1], M = ltx2_tensor_numel(x) / K;
+    const bool fp8 = x->dtype == LTX2_F8_E4M3;
+    cudaDataType_t dt = fp8 ? CUDA_R_8F_E4M3 : x->dtype == LTX2_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    cudaDataType_t dt_out = fp8 ? CUDA_R_16BF : dt;
+    unsigned align = ptr_align(x->data), a2 = ptr_align(w->data), a3 = ptr_align(y->data);
+    if (a2 < align) align = a2;
+    if (a3 < align) align = a3;
+    if (a->residual) {
+        unsigned a4 = ptr_align(a->residual->data);
+        if (a4 < align) align = a4;
+    }
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    gemm_plan *p = NULL;
+    LTX2_TRY(gemm_plan_get_ex(ci, ctx, dt, dt_out, M, N, K, a->w_layout, a->bias != NULL, a->gelu, align, &p));
+    if (a->bias) {
+        const void *bp = a->bias->data;
+        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof(bp)));
+    }
+    const float alpha = fp8 ? a->x_scale * a->w_scale : 1.0f, beta = a->residual ? 1.0f : 0.0f;
+    const void *c = a->residual ? a->residual->data : y->data;
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, p->op, &alpha, w->data, p->la, x->data, p->lb, &beta, c, p->lc,
+                                            y->data, p->lc, &p->algo, ci->workspace, CUDA_GEMM_WORKSPACE_BYTES,
+                                            ci->stream));
+done:
+    return st;
+}
+
+static ltx2_status cuda_fp8(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float scale,
+                            ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    const int64_t n = ltx2_tensor_numel(x);
+    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    if (y->dtype == LTX2_F8_E4M3)
+        KERNEL_CHECK(ctx, ci->dev, ltx2_k_fp8_quant(ci->stream, kdt(x->dtype), x->data, y->data, n, 1.0f / scale));
+    else
+        KERNEL_CHECK(ctx, ci->dev, ltx2_k_fp8_dequant(ci->stream, x->data, kdt(y->dtype), y->data, n, scale));
+    return LTX2_OK;
+}
+
 void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
     if (!be || be->device != LTX2_DEVICE_CUDA || !be->impl) return NULL;
     return impl_of(be)->stream;
@@ -542,9 +653,20 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
     be->conv3d = cuda_conv3d;
     be->pixel_norm = cuda_pixel_norm;
     be->depth_to_space = cuda_depth_to_space;
+    be->norm_modulate = cuda_norm_modulate;
+    be->gated_add = cuda_gated_add;
+    be->head_gate = cuda_head_gate;
+    be->gemm_ex = cuda_gemm_ex;
+    be->fp8 = cuda_fp8;
     be->destroy = cuda_destroy;
 
     CUDA_TRY(ctx, device_index, cudaSetDevice(device_index));
+    {
+        int major = 0, minor = 0;
+        CUDA_TRY(ctx, device_index, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_index));
+        CUDA_TRY(ctx, device_index, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_index));
+        ci->cc = major * 10 + minor;
+    }
     CUDA_TRY(ctx, device_index, cudaStreamCreateWithFlags(&ci->stream, cudaStreamNonBlocking));
     CUBLAS_TRY(ctx, device_index, cublasLtCreate(&ci->lt));
     CUDA_TRY(ctx, device_index, cudaMalloc(&ci->workspace, CUDA_GEMM_WORKSPACE_BYTES));

@@ -1,0 +1,217 @@
+// The DiT's fused memory-bound steps, one pass each: normalise (none / RMS / LayerNorm without
+// affine) + AdaLN modulate, gated residual add, and the LTX-2.3 per-head attention gate. The
+// modulation rows (scale, shift, gate) are fp32 (the block precomputes table + AdaLN in fp32, as
+// the CPU reference does); x / y are f32 or bf16 with fp32 arithmetic. A token row r uses
+// modulation row row_idx[r] when row_idx is given (per-token timesteps), else r / rows_per_group
+// (per-sample). 16-byte accesses whenever the row length and the pointers allow.
+#include "common.cuh"
+
+__device__ __forceinline__ int64_t ltx2_mod_row(const int32_t *row_idx, int64_t r, int64_t rows_per_group) {
+    return row_idx ? (int64_t)row_idx[r] : r / rows_per_group;
+}
+
+// V fp32 modulation values: float4 accesses when V is a multiple of 4 (the caller checked that
+// the row stride and pointer are 16-byte aligned on the vector path).
+template <int V> __device__ __forceinline__ void ltx2_load_f32v(const float *p, float *v) {
+    if constexpr (V % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < V; j += 4) ltx2_load<4>(p + j, v + j);
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = p[j];
+    }
+}
+
+template <typename T, int V, bool WARP, int NORM>
+__global__ void __launch_bounds__(LTX2_K_THREADS)
+ltx2_norm_modulate_kernel(const T *__restrict__ x, T *y, const float *__restrict__ scale,
+                          const float *__restrict__ shift, int64_t mod_stride, const int32_t *__restrict__ row_idx,
+                          int64_t rows_per_group, int64_t rows, int64_t dim, float eps) {
+    __shared__ float smem[32];
+    ltx2_row_group<WARP> g;
+    if (g.row >= rows) return;
+    const T *xr = x + g.row * dim;
+    T *yr = y + g.row * dim;
+    float mean = 0.0f, inv = 1.0f;
+    if constexpr (NORM == LTX2_KNORM_RMS) {
+        float ss = 0.0f;
+        for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+            float v[V];
+            ltx2_load<V>(xr + i, v);
+#pragma unroll
+            for (int j = 0; j < V; j++) ss += v[j] * v[j];
+        }
+        inv = rsqrtf(g.sum(ss, smem) / (float)dim + eps);
+    } else if constexpr (NORM == LTX2_KNORM_LAYER) {
+        float s = 0.0f;
+        for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+            float v[V];
+            ltx2_load<V>(xr + i, v);
+#pragma unroll
+            for (int j = 0; j < V; j++) s += v[j];
+        }
+        mean = g.sum(s, smem) / (float)dim;
+        // second pass over (x - mean): no E[x^2] - mean^2 cancellation
+        float sq = 0.0f;
+        for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+            float v[V];
+            ltx2_load<V>(xr + i, v);
+#pragma unroll
+            for (int j = 0; j < V; j++) sq += (v[j] - mean) * (v[j] - mean);
+        }
+        inv = rsqrtf(g.sum(sq, smem) / (float)dim + eps);
+    }
+    const int64_t m = ltx2_mod_row(row_idx, g.row, rows_per_group);
+    const float *sc = scale + m * mod_stride, *sh = shift + m * mod_stride;
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V], a[V], b[V];
+        ltx2_load<V>(xr + i, v);
+        ltx2_load_f32v<V>(sc + i, a);
+        ltx2_load_f32v<V>(sh + i, b);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            float xn = NORM == LTX2_KNORM_NONE ? v[j] : (NORM == LTX2_KNORM_RMS ? v[j] * inv : (v[j] - mean) * inv);
+            v[j] = xn * (1.0f + a[j]) + b[j];
+        }
+        ltx2_store<V>(yr + i, v);
+    }
+}
+
+template <typename T, int V, int NORM>
+static void ltx2_norm_modulate_launch(cudaStream_t s, const ltx2_k_modulate_args *a) {
+    bool warp = ltx2_k_row_use_warp(a->dim);
+    unsigned blocks = ltx2_k_row_blocks(a->rows, warp);
+    const T *x = (const T *)a->x;
+    T *y = (T *)a->y;
+    if (warp)
+        ltx2_norm_modulate_kernel<T, V, true, NORM><<<blocks, LTX2_K_THREADS, 0, s>>>(
+            x, y, a->scale, a->shift, a->mod_stride, a->row_idx, a->rows_per_group, a->rows, a->dim, a->eps);
+    else
+        ltx2_norm_modulate_kernel<T, V, false, NORM><<<blocks, LTX2_K_THREADS, 0, s>>>(
+            x, y, a->scale, a->shift, a->mod_stride, a->row_idx, a->rows_per_group, a->rows, a->dim, a->eps);
+}
+
+template <typename T, int V>
+static int ltx2_norm_modulate_v(cudaStream_t s, const ltx2_k_modulate_args *a) {
+    if (a->norm == LTX2_KNORM_NONE) ltx2_norm_modulate_launch<T, V, LTX2_KNORM_NONE>(s, a);
+    else if (a->norm == LTX2_KNORM_RMS) ltx2_norm_modulate_launch<T, V, LTX2_KNORM_RMS>(s, a);
+    else if (a->norm == LTX2_KNORM_LAYER) ltx2_norm_modulate_launch<T, V, LTX2_KNORM_LAYER>(s, a);
+    else LTX2_K_BAD_ARG();
+    LTX2_K_RETURN_LAUNCH();
+}
+
+template <typename T>
+static int ltx2_norm_modulate_t(cudaStream_t s, const ltx2_k_modulate_args *a) {
+    const int VN = ltx2_vec<T>::n;
+    bool vec = a->dim % VN == 0 && a->mod_stride % 4 == 0 && ltx2_k_aligned16(a->x) && ltx2_k_aligned16(a->y) &&
+               ltx2_k_aligned16(a->scale) && ltx2_k_aligned16(a->shift);
+    return vec ? ltx2_norm_modulate_v<T, ltx2_vec<T>::n>(s, a) : ltx2_norm_modulate_v<T, 1>(s, a);
+}
+
+extern "C" int ltx2_k_norm_modulate(void *stream, int dtype, const ltx2_k_modulate_args *a) {
+    if (!a || a->rows < 0 || a->dim <= 0 || a->rows > INT32_MAX || a->mod_stride < a->dim) LTX2_K_BAD_ARG();
+    if (a->rows == 0) return 0;
+    if (!a->x || !a->y || !a->scale || !a->shift || (!a->row_idx && a->rows_per_group < 1)) LTX2_K_BAD_ARG();
+    cudaStream_t s = (cudaStream_t)stream;
+    if (dtype == LTX2_KDT_F32) return ltx2_norm_modulate_t<float>(s, a);
+    if (dtype == LTX2_KDT_BF16) return ltx2_norm_modulate_t<__nv_bfloat16>(s, a);
+    LTX2_K_BAD_ARG();
+}
+
+// x[r, c] += y[r, c] * gate[row(r), c] (gate NULL: plain add), flattened over rows * dim.
+template <typename T, int V>
+__global__ void __launch_bounds__(LTX2_K_THREADS)
+ltx2_gated_add_kernel(T *x, const T *__restrict__ y, const float *__restrict__ gate, int64_t gate_stride,
+                      const int32_t *__restrict__ row_idx, int64_t rows_per_group, int64_t dim, int64_t n_vec) {
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_vec; i += stride) {
+        const int64_t e = i * V, r = e / dim, c = e - r * dim;
+        float xv[V], yv[V], gv[V];
+        ltx2_load<V>(x + e, xv);
+        ltx2_load<V>(y + e, yv);
+        if (gate) {
+            ltx2_load_f32v<V>(gate + ltx2_mod_row(row_idx, r, rows_per_group) * gate_stride + c, gv);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++) gv[j] = 1.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) xv[j] = xv[j] + yv[j] * gv[j];
+        ltx2_store<V>(x + e, xv);
+    }
+}
+
+template <typename T>
+static int ltx2_gated_add_t(cudaStream_t s, void *xv, const void *yv, const float *gate, int64_t gate_stride,
+                            const int32_t *row_idx, int64_t rows_per_group, int64_t rows, int64_t dim) {
+    T *x = (T *)xv;
+    const T *y = (const T *)yv;
+    const int VN = ltx2_vec<T>::n;
+    const int64_t n = rows * dim;
+    bool vec = dim % VN == 0 && ltx2_k_aligned16(x) && ltx2_k_aligned16(y) &&
+               (!gate || (gate_stride % 4 == 0 && ltx2_k_aligned16(gate)));
+    if (vec)
+        ltx2_gated_add_kernel<T, ltx2_vec<T>::n><<<ltx2_k_grid(n / VN, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(
+            x, y, gate, gate_stride, row_idx, rows_per_group, dim, n / VN);
+    else
+        ltx2_gated_add_kernel<T, 1><<<ltx2_k_grid(n, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(
+            x, y, gate, gate_stride, row_idx, rows_per_group, dim, n);
+    LTX2_K_RETURN_LAUNCH();
+}
+
+extern "C" int ltx2_k_gated_add(void *stream, int dtype, void *x, const void *y, const float *gate,
+                                int64_t gate_stride, const int32_t *row_idx, int64_t rows_per_group, int64_t rows,
+                                int64_t dim) {
+    if (rows < 0 || dim <= 0 || (gate && gate_stride < dim)) LTX2_K_BAD_ARG();
+    if (rows == 0) return 0;
+    if (!x || !y || (gate && !row_idx && rows_per_group < 1)) LTX2_K_BAD_ARG();
+    cudaStream_t s = (cudaStream_t)stream;
+    if (dtype == LTX2_KDT_F32)
+        return ltx2_gated_add_t<float>(s, x, y, gate, gate_stride, row_idx, rows_per_group, rows, dim);
+    if (dtype == LTX2_KDT_BF16)
+        return ltx2_gated_add_t<__nv_bfloat16>(s, x, y, gate, gate_stride, row_idx, rows_per_group, rows, dim);
+    LTX2_K_BAD_ARG();
+}
+
+// o[r, h*d + j] *= 2 * sigmoid(logits[r, h]) (LTX-2.3 gated attention, per head).
+template <typename T, int V>
+__global__ void __launch_bounds__(LTX2_K_THREADS)
+ltx2_head_gate_kernel(T *o, const T *__restrict__ logits, int64_t heads, int64_t head_dim, int64_t n_vec) {
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    const int64_t inner = heads * head_dim;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_vec; i += stride) {
+        const int64_t e = i * V, r = e / inner, h = (e - r * inner) / head_dim;
+        float lv = ltx2_to_f32(logits[r * heads + h]);
+        float gv = 2.0f / (1.0f + expf(-lv));
+        float v[V];
+        ltx2_load<V>(o + e, v);
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] *= gv;
+        ltx2_store<V>(o + e, v);
+    }
+}
+
+template <typename T>
+static int ltx2_head_gate_t(cudaStream_t s, void *ov, const void *lv, int64_t rows, int64_t heads, int64_t hd) {
+    T *o = (T *)ov;
+    const T *l = (const T *)lv;
+    const int VN = ltx2_vec<T>::n;
+    const int64_t n = rows * heads * hd;
+    if (hd % VN == 0 && ltx2_k_aligned16(o))
+        ltx2_head_gate_kernel<T, ltx2_vec<T>::n><<<ltx2_k_grid(n / VN, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(
+            o, l, heads, hd, n / VN);
+    else
+        ltx2_head_gate_kernel<T, 1><<<ltx2_k_grid(n, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(o, l, heads, hd, n);
+    LTX2_K_RETURN_LAUNCH();
+}
+
+extern "C" int ltx2_k_head_gate(void *stream, int dtype, void *o, const void *logits, int64_t rows, int64_t heads,
+                                int64_t head_dim) {
+    if (rows < 0 || heads <= 0 || head_dim <= 0) LTX2_K_BAD_ARG();
+    if (rows == 0) return 0;
+    if (!o || !logits) LTX2_K_BAD_ARG();
+    cudaStream_t s = (cudaStream_t)stream;
+    if (dtype == LTX2_KDT_F32) return ltx2_head_gate_t<float>(s, o, logits, rows, heads, head_dim);
+    if (dtype == LTX2_KDT_BF16) return ltx2_head_gate_t<__nv_bfloat16>(s, o, logits, rows, heads, head_dim);
+    LTX2_K_BAD_ARG();
+}

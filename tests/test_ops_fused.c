@@ -1,0 +1,427 @@
+/* Op harness for the fused DiT ops, the GEMM epilogues and the fp8 casts (the ops test_ops.c's
+ * registry predates): every case runs on the CPU backend against a naive double implementation
+ * written here, and on the CUDA backend (f32 and bf16) against the CPU backend when a device
+ * exists (else reported, not failed). fp8 encoding is checked bit for bit against
+ * ltx2_f32_to_fp8e4m3 on all 256 codes and on random values across the range. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/dtype.h"
+#include "core/rng.h"
+#include "test_util.h"
+
+/* fp32 CPU vs double: a row norm rounds ~sqrt(D) terms (1e-5 relative covers D ~ 1e4) and the
+ * modulate adds two roundings. */
+#define F32_RTOL 1e-5
+#define F32_ATOL 1e-5
+/* GEMM in fp32 vs double: |c| ~ sqrt(K) for unit inputs, rounding ~ eps32 * K; atol per sqrt(K). */
+#define GEMM_F32_ATOL_PER_SQRT_K 1e-5
+/* Device f32 vs the CPU: different summation order only. */
+#define DEV_F32_RTOL 1e-5
+#define DEV_F32_ATOL 1e-5
+/* Device bf16 vs the f32 CPU on bf16-rounded inputs: the output's bf16 rounding (2^-8 relative,
+ * one eps to allow a flipped rounding) plus fp32 noise; GEMMs scale atol by sqrt(K). */
+#define DEV_BF16_RTOL 0.0078125
+#define DEV_BF16_ATOL 1e-3
+#define DEV_BF16_GEMM_ATOL_PER_SQRT_K 2e-4
+/* The f32 GELU case must tell tanh-GELU from erf-GELU: they differ by up to 4.7e-4 (x ~ -2.7), far
+ * above this K = 64 case's atol (1e-5 * 8 = 8e-5), so a device using erf fails it. */
+#define GELU_DISTINGUISH_GAP 4.7e-4
+/* fp8 GEMM: x and w quantised to e4m3 (3 mantissa bits) on both sides identically, so device vs
+ * the CPU on the dequantised values differs only by accumulation order and the bf16 output. */
+#define FP8_GEMM_ATOL_PER_SQRT_K 2e-4
+#define SEED 20250301u
+#define FP8_RANDOM_VALUES 65536
+
+static ltx2_context *g_ctx;
+static const ltx2_backend *g_dev; /* CUDA backend or NULL */
+
+static float *gen(uint64_t stream, int64_t n, float scale, float offset) {
+    float *p = malloc((size_t)(n ? n : 1) * sizeof(float));
+    ltx2_rng_normal(SEED, stream, 0, (size_t)n, p);
+    for (int64_t i = 0; i < n; i++) p[i] = offset + scale * p[i];
+    return p;
+}
+
+static void round_bf16(float *p, int64_t n) {
+    for (int64_t i = 0; i < n; i++) p[i] = ltx2_bf16_to_f32(ltx2_f32_to_bf16(p[i]));
+}
+
+/* Host f32 data as a tensor of dtype dt on backend be (allocated; free with be->free). */
+static ltx2_tensor put(const ltx2_backend *be, const float *h, ltx2_dtype dt, int ndim, const int64_t *shape) {
+    ltx2_tensor t = ltx2_tensor_make(NULL, dt, ndim, shape);
+    t.device = be->device;
+    size_t nb = ltx2_tensor_nbytes(&t);
+    void *p = NULL;
+    if (be->alloc(be, g_ctx, nb, &p) != LTX2_OK) return t;
+    t.data = p;
+    void *tmp = malloc(nb ? nb : 1);
+    if (dt == LTX2_F32) memcpy(tmp, h, nb);
+    else ltx2_convert(g_ctx, tmp, dt, h, LTX2_F32, (size_t)ltx2_tensor_numel(&t));
+    be->upload(be, g_ctx, p, tmp, nb);
+    free(tmp);
+    return t;
+}
+
+static float *get(const ltx2_backend *be, const ltx2_tensor *t) {
+    int64_t n = ltx2_tensor_numel(t);
+    size_t nb = ltx2_tensor_nbytes(t);
+    float *out = malloc((size_t)(n ? n : 1) * sizeof(float));
+    void *tmp = malloc(nb ? nb : 1);
+    be->sync(be, g_ctx);
+    be->download(be, g_ctx, tmp, t->data, nb);
+    ltx2_convert(g_ctx, out, LTX2_F32, tmp, t->dtype, (size_t)n);
+    free(tmp);
+    return out;
+}
+
+static bool close_all(const char *what, const float *out, const double *ref, int64_t n, double atol, double rtol) {
+    int64_t bad = 0, first = -1;
+    double maxe = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = fabs((double)out[i] - ref[i]);
+        if (!(e <= atol + rtol * fabs(ref[i]))) {
+            if (first < 0) first = i;
+            bad++;
+        }
+        if (e > maxe || isnan(e)) maxe = e;
+    }
+    CHECK(bad == 0, "%s: %lld of %lld out of tolerance (max err %.3g; first [%lld] got %.9g want %.9g)", what,
+          (long long)bad, (long long)n, maxe, (long long)first, first >= 0 ? out[first] : 0.0,
+          first >= 0 ? ref[first] : 0.0);
+    return bad == 0;
+}
+
+static double *to_d(const float *p, int64_t n) {
+    double *d = malloc((size_t)(n ? n : 1) * sizeof(double));
+    for (int64_t i = 0; i < n; i++) d[i] = p[i];
+    return d;
+}
+
+/* ---- norm + modulate ---- */
+typedef struct mod_case {
+    int64_t rows, D, U, rows_per_group; /* rows_per_group 0: per-token row_idx */
+    ltx2_norm_kind norm;
+    float offset;
+} mod_case;
+
+/* Runs one case on be with dtype dt; returns the output as f32. */
+static float *run_mod(const ltx2_backend *be, ltx2_dtype dt, const mod_case *c, const float *x, const float *tab,
+                      const int32_t *ridx, bool gated, const float *y) {
+    const int64_t W = 3 * c->D, sx[2] = {c->rows, c->D}, st[2] = {c->U, W};
+    ltx2_tensor tx = put(be, x, dt, 2, sx), tt = put(be, tab, LTX2_F32, 2, st), ty = put(be, x, dt, 2, sx);
+    ltx2_tensor ti = {0};
+    ltx2_mod_rows rule = {.rows_per_group = c->rows_per_group};
+    if (!c->rows_per_group) {
+        ti = ltx2_tensor_make(NULL, LTX2_I32, 1, &c->rows);
+        ti.device = be->device;
+        be->alloc(be, g_ctx, (size_t)c->rows * 4, &ti.data);
+        be->upload(be, g_ctx, ti.data, ridx, (size_t)c->rows * 4);
+        rule.row_idx = &ti;
+    }
+    /* rows 0 (shift) and 2 (scale) of the [U, 3D] table: strided views */
+    ltx2_tensor sh = tt, sc = tt;
+    sh.shape[1] = sc.shape[1] = c->D;
+    sc.data = (float *)tt.data + 2 * c->D;
+    ltx2_status st2;
+    if (gated) {
+        ltx2_tensor yy = put(be, y, dt, 2, sx);
+        st2 = ltx2_backend_gated_add(be, g_ctx, &tx, &yy, &sc, &rule);
+        be->sync(be, g_ctx);
+        be->free(be, yy.data);
+        be->free(be, ty.data);
+        ty = tx;
+        tx.data = NULL;
+    } else {
+        st2 = ltx2_backend_norm_modulate(be, g_ctx, &tx, c->norm, 1e-6f, &sc, &sh, &rule, &ty);
+    }
+    CHECK(st2 == LTX2_OK, "%s %s: %s", be->name, gated ? "gated_add" : "norm_modulate", ltx2_last_error(g_ctx));
+    float *out = get(be, &ty);
+    be->free(be, ty.data);
+    if (tx.data) be->free(be, tx.data);
+    be->free(be, tt.data);
+    if (ti.data) be->free(be, ti.data);
+    return out;
+}
+
+static void test_modulate(void) {
+    static const mod_case cases[] = {
+        {12, 64, 3, 4, LTX2_NORM_RMS, 0}, {10, 77, 2, 5, LTX2_NORM_LAYER, 3.0f}, {9, 2048, 9, 0, LTX2_NORM_RMS, 0},
+        {6, 4096, 2, 3, LTX2_NORM_LAYER, 0}, {8, 40, 3, 0, LTX2_NORM_NONE, 0}, {4, 1030, 4, 1, LTX2_NORM_RMS, 0},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const mod_case *c = &cases[ci];
+        const int64_t n = c->rows * c->D, W = 3 * c->D;
+        float *x = gen(ci * 8 + 1, n, 1.0f, c->offset), *tab = gen(ci * 8 + 2, c->U * W, 0.5f, 0.0f);
+        float *y = gen(ci * 8 + 3, n, 1.0f, 0.0f);
+        round_bf16(x, n), round_bf16(y, n);
+        int32_t *ridx = malloc((size_t)c->rows * sizeof(int32_t));
+        for (int64_t r = 0; r < c->rows; r++) ridx[r] = (int32_t)((r * 7 + 3) % c->U);
+        for (int gated = 0; gated < 2; gated++) {
+            double *ref = malloc((size_t)n * sizeof(double));
+            for (int64_t r = 0; r < c->rows; r++) {
+                int64_t u = c->rows_per_group ? r / c->rows_per_group : ridx[r];
+                const float *xr = x + r * c->D, *sh = tab + u * W, *sc = tab + u * W + 2 * c->D;
+                double mean = 0, ss = 0, inv = 1;
+                for (int64_t k = 0; k < c->D; k++) mean += xr[k];
+                mean /= (double)c->D;
+                for (int64_t k = 0; k < c->D; k++)
+                    ss += c->norm == LTX2_NORM_LAYER ? (xr[k] - mean) * (xr[k] - mean) : (double)xr[k] * xr[k];
+                if (c->norm != LTX2_NORM_NONE) inv = 1.0 / sqrt(ss / (double)c->D + 1e-6);
+                for (int64_t k = 0; k < c->D; k++) {
+                    if (gated) {
+                        ref[r * c->D + k] = (double)xr[k] + (double)y[r * c->D + k] * sc[k];
+                    } else {
+                        double xn = c->norm == LTX2_NORM_LAYER ? (xr[k] - mean) * inv : xr[k] * inv;
+                        ref[r * c->D + k] = xn * (1.0 + sc[k]) + sh[k];
+                    }
+                }
+            }
+            char what[160];
+            snprintf(what, sizeof what, "%s case %zu (rows %lld D %lld norm %d) cpu vs naive",
+                     gated ? "gated_add" : "norm_modulate", ci, (long long)c->rows, (long long)c->D, (int)c->norm);
+            float *cpu = run_mod(ltx2_backend_cpu(), LTX2_F32, c, x, tab, ridx, gated, y);
+            close_all(what, cpu, ref, n, F32_ATOL * (1 + fabs(c->offset)), F32_RTOL);
+            if (g_dev) {
+                double *cd = to_d(cpu, n);
+                for (int b = 0; b < 2; b++) {
+                    ltx2_dtype dt = b ? LTX2_BF16 : LTX2_F32;
+                    float *dv = run_mod(g_dev, dt, c, x, tab, ridx, gated, y);
+                    snprintf(what, sizeof what, "%s case %zu cuda %s vs cpu", gated ? "gated_add" : "norm_modulate",
+                             ci, ltx2_dtype_name(dt));
+                    close_all(what, dv, cd, n, b ? DEV_BF16_ATOL : DEV_F32_ATOL, b ? DEV_BF16_RTOL : DEV_F32_RTOL);
+                    free(dv);
+                }
+                free(cd);
+            }
+            free(cpu), free(ref);
+        }
+        free(x), free(tab), free(y), free(ridx);
+    }
+}
+
+/* ---- head gate ---- */
+static float *run_head_gate(const ltx2_backend *be, ltx2_dtype dt, const float *o, const float *g, int64_t rows,
+                            int64_t H, int64_t d) {
+    int64_t so[2] = {rows, H * d}, sg[2] = {rows, H};
+    ltx2_tensor to = put(be, o, dt, 2, so), tg = put(be, g, dt, 2, sg);
+    CHECK(ltx2_backend_head_gate(be, g_ctx, &to, &tg, H) == LTX2_OK, "%s head_gate: %s", be->name, ltx2_last_error(g_ctx));
+    float *out = get(be, &to);
+    be->free(be, to.data), be->free(be, tg.data);
+    return out;
+}
+
+static void test_head_gate(void) {
+    static const int64_t cs[][3] = {{7, 4, 16}, {33, 3, 8}, {5, 32, 128}, {3, 5, 7}};
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+        const int64_t rows = cs[ci][0], H = cs[ci][1], d = cs[ci][2], n = rows * H * d;
+        float *o = gen(100 + ci, n, 1.0f, 0.0f), *g = gen(200 + ci, rows * H, 3.0f, 0.0f);
+        round_bf16(o, n), round_bf16(g, rows * H);
+        double *ref = malloc((size_t)n * sizeof(double));
+        for (int64_t i = 0; i < n; i++) {
+            int64_t r = i / (H * d), h = (i % (H * d)) / d;
+            ref[i] = o[i] * 2.0 / (1.0 + exp(-(double)g[r * H + h]));
+        }
+        char what[96];
+        snprintf(what, sizeof what, "head_gate case %zu cpu vs naive", ci);
+        float *cpu = run_head_gate(ltx2_backend_cpu(), LTX2_F32, o, g, rows, H, d);
+        close_all(what, cpu, ref, n, F32_ATOL, F32_RTOL);
+        if (g_dev) {
+            double *cd = to_d(cpu, n);
+            for (int b = 0; b < 2; b++) {
+                float *dv = run_head_gate(g_dev, b ? LTX2_BF16 : LTX2_F32, o, g, rows, H, d);
+                snprintf(what, sizeof what, "head_gate case %zu cuda %s vs cpu", ci, b ? "bf16" : "f32");
+                close_all(what, dv, cd, n, b ? DEV_BF16_ATOL : DEV_F32_ATOL, b ? DEV_BF16_RTOL : DEV_F32_RTOL);
+                free(dv);
+            }
+            free(cd);
+        }
+        free(o), free(g), free(ref), free(cpu);
+    }
+}
+
+/* ---- GEMM epilogues ---- */
+typedef struct gemm_case {
+    int64_t M, N, K;
+    bool bias, gelu, residual, kn;
+} gemm_case;
+
+static float *run_gemm(const ltx2_backend *be, ltx2_dtype dt, const gemm_case *c, const float *x, const float *w,
+                       const float *bias, const float *res) {
+    int64_t sx[2] = {c->M, c->K}, sw[2] = {c->kn ? c->K : c->N, c->kn ? c->N : c->K}, sy[2] = {c->M, c->N};
+    ltx2_tensor tx = put(be, x, dt, 2, sx), tw = put(be, w, dt, 2, sw), tb = {0};
+    ltx2_tensor ty = put(be, res, dt, 2, sy); /* the residual (used in place) or just an output */
+    if (c->bias) tb = put(be, bias, dt, 1, &c->N);
+    ltx2_gemm_ex_args a = {.w_layout = c->kn ? LTX2_B_KN : LTX2_B_NK, .bias = c->bias ? &tb : NULL, .gelu = c->gelu,
+                           .residual = c->residual ? &ty : NULL, .x_scale = 1, .w_scale = 1};
+    CHECK(ltx2_backend_gemm_ex(be, g_ctx, &tx, &tw, &a, &ty) == LTX2_OK, "%s gemm_ex: %s", be->name,
+          ltx2_last_error(g_ctx));
+    float *out = get(be, &ty);
+    be->free(be, tx.data), be->free(be, tw.data), be->free(be, ty.data);
+    if (tb.data) be->free(be, tb.data);
+    return out;
+}
+
+static void naive_gemm(const gemm_case *c, const float *x, const float *w, const float *bias, const float *res,
+                       double *ref) {
+    for (int64_t m = 0; m < c->M; m++)
+        for (int64_t n = 0; n < c->N; n++) {
+            double s = c->bias ? bias[n] : 0.0;
+            for (int64_t k = 0; k < c->K; k++)
+                s += (double)x[m * c->K + k] * (c->kn ? w[k * c->N + n] : w[n * c->K + k]);
+            if (c->gelu) s = 0.5 * s * (1.0 + tanh(0.7978845608028654 * (s + 0.044715 * s * s * s)));
+            if (c->residual) s += res[m * c->N + n];
+            ref[m * c->N + n] = s;
+        }
+}
+
+static void test_gemm_ex(void) {
+    static const gemm_case cs[] = {
+        {37, 71, 129, true, true, false, false}, {64, 96, 64, false, true, false, false},
+        {50, 33, 300, true, false, true, false}, {25, 80, 96, false, false, true, true},
+        {128, 1024, 256, true, true, false, false}, /* FFN up, scaled down */
+        {128, 256, 1024, true, false, true, false}, /* FFN down / out-projection + residual */
+    };
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+        const gemm_case *c = &cs[ci];
+        const int64_t ny = c->M * c->N;
+        /* weights ~ 1/sqrt(K) keep outputs O(1) and spread across GELU's curved part */
+        float *x = gen(300 + ci, c->M * c->K, 1.0f, 0), *w = gen(400 + ci, c->N * c->K, 2.0f / sqrtf((float)c->K), 0);
+        float *bias = gen(500 + ci, c->N, 0.5f, 0), *res = gen(600 + ci, ny, 1.0f, 0);
+        round_bf16(x, c->M * c->K), round_bf16(w, c->N * c->K), round_bf16(bias, c->N), round_bf16(res, ny);
+        double *ref = malloc((size_t)ny * sizeof(double));
+        naive_gemm(c, x, w, bias, res, ref);
+        char what[128];
+        const double sk = sqrt((double)c->K);
+        snprintf(what, sizeof what, "gemm_ex case %zu (%lldx%lldx%lld%s%s%s) cpu vs naive", ci, (long long)c->M,
+                 (long long)c->N, (long long)c->K, c->bias ? " bias" : "", c->gelu ? " gelu" : "",
+                 c->residual ? " residual" : "");
+        float *cpu = run_gemm(ltx2_backend_cpu(), LTX2_F32, c, x, w, bias, res);
+        close_all(what, cpu, ref, ny, GEMM_F32_ATOL_PER_SQRT_K * sk, F32_RTOL);
+        if (g_dev) {
+            double *cd = to_d(cpu, ny);
+            for (int b = 0; b < 2; b++) {
+                float *dv = run_gemm(g_dev, b ? LTX2_BF16 : LTX2_F32, c, x, w, bias, res);
+                snprintf(what, sizeof what, "gemm_ex case %zu cuda %s vs cpu%s", ci, b ? "bf16" : "f32",
+                         !b && c->gelu ? " (tanh-GELU check)" : "");
+                close_all(what, dv, cd, ny, b ? DEV_BF16_GEMM_ATOL_PER_SQRT_K * sk : GEMM_F32_ATOL_PER_SQRT_K * sk,
+                          b ? DEV_BF16_RTOL : DEV_F32_RTOL);
+                free(dv);
+            }
+            free(cd);
+        }
+        free(x), free(w), free(bias), free(res), free(ref), free(cpu);
+    }
+    (void)GELU_DISTINGUISH_GAP;
+}
+
+/* ---- fp8 ---- */
+static void test_fp8(void) {
+    /* every code, decoded, then random values across e4m3's range incl. overflow and subnormals */
+    const int64_t n = 256 + FP8_RANDOM_VALUES;
+    float *src = gen(700, n, 60.0f, 0.0f);
+    for (int i = 0; i < 256; i++) src[i] = ltx2_fp8e4m3_to_f32((uint8_t)i);
+    for (int64_t i = 256; i < n; i += 3) src[i] *= 1e-4f; /* subnormal / tiny range */
+    for (int64_t i = 257; i < n; i += 7) src[i] *= 20.0f; /* past 448: saturation */
+    src[n - 1] = INFINITY, src[n - 2] = -INFINITY, src[n - 3] = NAN;
+    uint8_t *want = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++) want[i] = ltx2_f32_to_fp8e4m3(src[i]);
+    const ltx2_backend *bes[2] = {ltx2_backend_cpu(), g_dev};
+    for (int bi = 0; bi < 2 && bes[bi]; bi++) {
+        const ltx2_backend *be = bes[bi];
+        for (int b = 0; b < (bi ? 2 : 1); b++) {
+            ltx2_dtype dt = b ? LTX2_BF16 : LTX2_F32;
+            /* bf16 sources: compare against the cast of the bf16-rounded value */
+            float *s2 = malloc((size_t)n * sizeof(float));
+            memcpy(s2, src, (size_t)n * sizeof(float));
+            if (b) round_bf16(s2, n);
+            ltx2_tensor tx = put(be, s2, dt, 1, &n), tq = ltx2_tensor_make(NULL, LTX2_F8_E4M3, 1, &n);
+            tq.device = be->device;
+            be->alloc(be, g_ctx, (size_t)n, &tq.data);
+            CHECK(ltx2_backend_fp8_convert(be, g_ctx, &tx, 1.0f, &tq) == LTX2_OK, "%s fp8 quant: %s", be->name,
+                  ltx2_last_error(g_ctx));
+            uint8_t *got = malloc((size_t)n);
+            be->sync(be, g_ctx);
+            be->download(be, g_ctx, got, tq.data, (size_t)n);
+            int64_t bad = 0, first = -1;
+            for (int64_t i = 0; i < n; i++) {
+                uint8_t w8 = b ? ltx2_f32_to_fp8e4m3(s2[i]) : want[i];
+                if (got[i] != w8) {
+                    if (first < 0) first = i;
+                    bad++;
+                }
+            }
+            CHECK(bad == 0, "%s fp8 quant from %s: %lld mismatches, first [%lld] %.9g -> 0x%02x want 0x%02x", be->name,
+                  ltx2_dtype_name(dt), (long long)bad, (long long)first, first >= 0 ? s2[first] : 0.0,
+                  first >= 0 ? got[first] : 0, first >= 0 ? (b ? ltx2_f32_to_fp8e4m3(s2[first]) : want[first]) : 0);
+            /* dequantise back with a scale: exact in f32 (power-of-two scale) */
+            ltx2_tensor td = put(be, s2, dt, 1, &n);
+            CHECK(ltx2_backend_fp8_convert(be, g_ctx, &tq, 0.5f, &td) == LTX2_OK, "%s fp8 dequant: %s", be->name,
+                  ltx2_last_error(g_ctx));
+            float *dq = get(be, &td);
+            int64_t badd = 0;
+            for (int64_t i = 0; i < n; i++) {
+                float e = ltx2_fp8e4m3_to_f32(got[i]) * 0.5f;
+                if (b) e = ltx2_bf16_to_f32(ltx2_f32_to_bf16(e));
+                if (!(dq[i] == e || (isnan(dq[i]) && isnan(e)))) badd++;
+            }
+            CHECK(badd == 0, "%s fp8 dequant to %s: %lld mismatches", be->name, ltx2_dtype_name(dt), (long long)badd);
+            be->free(be, tx.data), be->free(be, tq.data), be->free(be, td.data);
+            free(s2), free(got), free(dq);
+        }
+    }
+    free(src), free(want);
+}
+
+/* fp8 GEMM (Hopper / Ada): quantised x, w with per-tensor scales, bf16 out + bias, vs the CPU f32
+ * GEMM on the dequantised values. */
+static void test_gemm_fp8(void) {
+    if (!g_dev || !ltx2_backend_supports(g_dev, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3)) {
+        printf("gemm_fp8: skipped (%s)\n", g_dev ? "device below compute capability 8.9" : "no device");
+        return;
+    }
+    const int64_t M = 128, N = 256, K = 512;
+    const float xs = 0.02f, ws = 0.002f; /* per-tensor scales: amax / 448 for the generated ranges */
+    float *x = gen(800, M * K, 1.0f, 0), *w = gen(801, N * K, 0.06f, 0), *bias = gen(802, N, 0.5f, 0);
+    round_bf16(bias, N);
+    uint8_t *qx = malloc((size_t)(M * K)), *qw = malloc((size_t)(N * K));
+    for (int64_t i = 0; i < M * K; i++) qx[i] = ltx2_f32_to_fp8e4m3(x[i] / xs), x[i] = ltx2_fp8e4m3_to_f32(qx[i]) * xs;
+    for (int64_t i = 0; i < N * K; i++) qw[i] = ltx2_f32_to_fp8e4m3(w[i] / ws), w[i] = ltx2_fp8e4m3_to_f32(qw[i]) * ws;
+    gemm_case c = {M, N, K, true, false, false, false};
+    float *ref = run_gemm(ltx2_backend_cpu(), LTX2_F32, &c, x, w, bias, bias /* unused */);
+    int64_t sx[2] = {M, K}, sw[2] = {N, K}, sy[2] = {M, N};
+    ltx2_tensor tx = ltx2_tensor_make(NULL, LTX2_F8_E4M3, 2, sx), tw = ltx2_tensor_make(NULL, LTX2_F8_E4M3, 2, sw);
+    tx.device = tw.device = g_dev->device;
+    g_dev->alloc(g_dev, g_ctx, (size_t)(M * K), &tx.data);
+    g_dev->alloc(g_dev, g_ctx, (size_t)(N * K), &tw.data);
+    g_dev->upload(g_dev, g_ctx, tx.data, qx, (size_t)(M * K));
+    g_dev->upload(g_dev, g_ctx, tw.data, qw, (size_t)(N * K));
+    float *zeros = calloc((size_t)(M * N), sizeof(float));
+    ltx2_tensor tb = put(g_dev, bias, LTX2_BF16, 1, &N), ty = put(g_dev, zeros, LTX2_BF16, 2, sy);
+    ltx2_gemm_ex_args a = {.w_layout = LTX2_B_NK, .bias = &tb, .x_scale = xs, .w_scale = ws};
+    CHECK(ltx2_backend_gemm_ex(g_dev, g_ctx, &tx, &tw, &a, &ty) == LTX2_OK, "gemm_fp8: %s", ltx2_last_error(g_ctx));
+    float *got = get(g_dev, &ty);
+    double *rd = to_d(ref, M * N);
+    close_all("gemm_fp8 cuda vs cpu (dequantised)", got, rd, M * N, FP8_GEMM_ATOL_PER_SQRT_K * sqrt((double)K),
+              DEV_BF16_RTOL);
+    g_dev->free(g_dev, tx.data), g_dev->free(g_dev, tw.data), g_dev->free(g_dev, tb.data), g_dev->free(g_dev, ty.data);
+    free(x), free(w), free(bias), free(qx), free(qw), free(ref), free(zeros), free(got), free(rd);
+}
+
+int main(void) {
+    g_ctx = ltx2_context_create(NULL);
+    ltx2_backend *cuda = NULL;
+    if (ltx2_backend_cuda_create(g_ctx, 0, &cuda) == LTX2_OK) g_dev = cuda;
+    else printf("cuda: not available (%s); CPU-vs-naive checks still run\n", ltx2_last_error(g_ctx));
+    test_modulate();
+    test_head_gate();
+    test_gemm_ex();
+    test_fp8();
+    test_gemm_fp8();
+    ltx2_backend_free(cuda);
+    ltx2_context_free(g_ctx);
+    return test_finish();
+}

@@ -135,19 +135,33 @@ typedef struct png_sink {
     const decode_opts *o;
     char params[DECODE_PARAMS_CAP];
     int64_t written;
-    uint8_t *rgb;
+    int64_t height;
+    uint8_t *rgb; /* 8-bit frames being assembled from row bands */
+    int64_t rgb_frames;
 } png_sink;
 
-static ltx2_status write_frames(ltx2_context *ctx, const ltx2_tensor *frames, int64_t first, void *user) {
+/* Row bands (ltx2_vae_band_fn, B = 1) are converted to 8-bit as they come, so only the 8-bit
+ * frames of the current frame range are held; they are written once their last row arrives. */
+static ltx2_status write_band(ltx2_context *ctx, const ltx2_tensor *band, int64_t first, int64_t first_row,
+                              void *user) {
     png_sink *s = user;
-    const int64_t H = frames->shape[2], W = frames->shape[3], fs = H * W * 3;
-    for (int64_t f = 0; f < frames->shape[1]; f++) {
+    const int64_t n = band->shape[1], rows = band->shape[2], W = band->shape[3], H = s->height, fs = H * W * 3;
+    if (n > s->rgb_frames) {
+        uint8_t *p = realloc(s->rgb, (size_t)(n * fs));
+        if (!p) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "decode: %lld 8-bit frames", (long long)n);
+        s->rgb = p;
+        s->rgb_frames = n;
+    }
+    for (int64_t f = 0; f < n; f++)
+        ltx2_png_frame_to_rgb8((const float *)band->data + f * rows * W * 3, rows * W * 3,
+                               s->rgb + f * fs + first_row * W * 3);
+    if (first_row + rows < H) return LTX2_OK;
+    for (int64_t f = 0; f < n; f++) {
         char path[DECODE_NAME_CAP], idx[32];
         snprintf(path, sizeof(path), "%s/frame_%05lld.png", s->o->png_dir, (long long)(first + f));
         snprintf(idx, sizeof(idx), "%lld", (long long)(first + f));
-        ltx2_png_frame_to_rgb8((const float *)frames->data + f * fs, fs, s->rgb);
         const ltx2_png_text text[] = {{"Software", "ltx2c"}, {"Parameters", s->params}, {"Frame", idx}};
-        LTX2_TRY(ltx2_png_write_rgb8(ctx, path, s->rgb, W, H, text, 3));
+        LTX2_TRY(ltx2_png_write_rgb8(ctx, path, s->rgb + f * fs, W, H, text, 3));
         s->written++;
     }
     return LTX2_OK;
@@ -194,12 +208,11 @@ int cli_decode(ltx2_context *ctx, int argc, char **argv) {
                  "tile_batch=%d",
                  o.latent, o.checkpoint, (long long)o.tiling.tile_px, (long long)o.tiling.overlap_px,
                  (long long)o.tiling.tile_frames, (long long)o.tiling.overlap_frames, o.tiling.tile_batch);
-        sink.rgb = malloc((size_t)(vs[2] * vs[3] * 3));
-        if (!sink.rgb) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "frame buffer");
+        sink.height = vs[2];
     }
     if (st == LTX2_OK) {
         ltx2_tensor lt = ltx2_tensor_make(lat, LTX2_F32, 5, ls);
-        st = ltx2_vae_tiled_decode_stream(ctx, dec, &lt, &o.tiling, write_frames, &sink, &stats);
+        st = ltx2_vae_tiled_decode_bands(ctx, dec, &lt, &o.tiling, write_band, &sink, &stats);
     }
     if (st == LTX2_OK) {
         printf("decoded %lld frames %lldx%lld (%lld tiles, %lld VAE calls) to %s\n", (long long)sink.written,

@@ -34,6 +34,7 @@ typedef struct tile {
     float *mask[3];           /* per-axis 1-D masks over the output slice */
     int group;                /* temporal interval index */
     float *result;            /* decoded / encoded tile while waiting to be blended */
+    int64_t result_n;         /* floats in result */
 } tile;
 
 typedef struct plan {
@@ -228,6 +229,25 @@ static ltx2_status decode_plan(ltx2_context *ctx, const ltx2_video_decoder *dec,
  * Batched tile execution (shared by decode and encode)
  * ------------------------------------------------------------------------------------------- */
 
+/* Bytes of tiler buffers held now and at most (stats->peak_bytes); NULL-safe. */
+typedef struct mem_meter {
+    int64_t cur, peak;
+} mem_meter;
+
+static float *meter_alloc(mem_meter *m, int64_t n_floats, bool zero) {
+    float *p = zero ? calloc((size_t)n_floats, sizeof(float)) : malloc((size_t)n_floats * sizeof(float));
+    if (p && m) {
+        m->cur += n_floats * (int64_t)sizeof(float);
+        if (m->cur > m->peak) m->peak = m->cur;
+    }
+    return p;
+}
+
+static void meter_free(mem_meter *m, float *p, int64_t n_floats) {
+    if (p && m) m->cur -= n_floats * (int64_t)sizeof(float);
+    free(p);
+}
+
 typedef struct runner {
     const ltx2_video_decoder *dec; /* exactly one of dec / enc */
     const ltx2_video_encoder *enc;
@@ -235,6 +255,7 @@ typedef struct runner {
     const ltx2_vae_decode_opts *opts; /* decode options (never NULL for decode) */
     int batch;
     int64_t calls;
+    mem_meter *mem; /* may be NULL */
 } runner;
 
 static bool same_shape(const tile *a, const tile *b) {
@@ -267,8 +288,8 @@ static ltx2_status ensure_result(ltx2_context *ctx, runner *r, tile *tiles, int6
         return st;
     }
     const int64_t in_per = B * tl * hl * wl * C, out_per = B * outs[1] * outs[2] * outs[3] * outs[4];
-    float *in = malloc((size_t)(n * in_per) * sizeof(float));
-    float *out = malloc((size_t)(n * out_per) * sizeof(float));
+    float *in = meter_alloc(r->mem, n * in_per, false);
+    float *out = meter_alloc(r->mem, n * out_per, false);
     if (!in || !out) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: batch of %d tiles", n);
     if (st == LTX2_OK) {
         const float *xd = x->data;
@@ -294,17 +315,18 @@ static ltx2_status ensure_result(ltx2_context *ctx, runner *r, tile *tiles, int6
         r->calls++;
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "VAE tiling: tile %lld (batch of %d)", (long long)k, n);
     }
-    free(in);
+    meter_free(r->mem, in, n * in_per);
     for (int m = 0; m < n && st == LTX2_OK; m++) {
-        float *res = malloc((size_t)out_per * sizeof(float));
+        float *res = meter_alloc(r->mem, out_per, false);
         if (!res) {
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: tile result");
             break;
         }
         memcpy(res, out + m * out_per, (size_t)out_per * sizeof(float));
         tiles[members[m]].result = res;
+        tiles[members[m]].result_n = out_per;
     }
-    free(out);
+    meter_free(r->mem, out, n * out_per);
     free(members);
     return st;
 }
@@ -358,53 +380,89 @@ ltx2_status ltx2_vae_tiled_decode_plan(ltx2_context *ctx, const ltx2_video_decod
     return LTX2_OK;
 }
 
-/* Frames [f0, f1) of the running blend: sum buffer and weights. */
-typedef struct blend_buf {
+/* Row band of one temporal group: rows [row0, row0 + cap) of the group's frames [f0, f0 + F),
+ * sum [B, F, cap, W, C] and weights [F, cap, W]. */
+typedef struct band_win {
+    int64_t f0, F, row0, cap;
+    float *sum, *w;
+} band_win;
+
+/* Frames [f0, f1) of the previous group that the current one overlaps, full frames: sum
+ * [B, f1-f0, H, W, C], weights [f1-f0, H, W]. */
+typedef struct carry_buf {
     int64_t f0, f1;
-    float *sum; /* [B, f1-f0, H, W, C] */
-    float *w;   /* [f1-f0, H, W] */
-} blend_buf;
+    float *sum, *w;
+} carry_buf;
 
-static ltx2_status emit_frames(ltx2_context *ctx, const blend_buf *bb, int64_t n_frames, const int64_t vs[5],
-                               ltx2_vae_frames_fn emit, void *user) {
-    if (n_frames <= 0) return LTX2_OK;
-    const int64_t B = vs[0], H = vs[2], W = vs[3], C = vs[4], F = bb->f1 - bb->f0;
-    float *o = malloc((size_t)(B * n_frames * H * W * C) * sizeof(float));
-    if (!o) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: %lld output frames", (long long)n_frames);
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t f = 0; f < n_frames; f++)
-            for (int64_t p = 0; p < H * W; p++) {
-                float wt = bb->w[f * H * W + p];
-                wt = wt < TILE_WEIGHT_EPS ? TILE_WEIGHT_EPS : wt;
-                const float *s = bb->sum + ((b * F + f) * H * W + p) * C;
-                float *d = o + ((b * n_frames + f) * H * W + p) * C;
-                for (int64_t c = 0; c < C; c++) d[c] = s[c] / wt;
-            }
-    const int64_t shape[5] = {B, n_frames, H, W, C};
-    ltx2_tensor t = ltx2_tensor_make(o, LTX2_F32, 5, shape);
-    ltx2_status st = emit(ctx, &t, bb->f0, user);
-    free(o);
-    return st;
-}
-
-/* buffer[chunk] += decoded * mask; weights[chunk] += mask, with mask = (m_t * m_h) * m_w. */
-static void blend_tile(const tile *tl, const float *res, blend_buf *bb, const int64_t vs[5]) {
-    const int64_t B = vs[0], H = vs[2], W = vs[3], C = vs[4], F = bb->f1 - bb->f0;
+/* window[chunk] += decoded * mask; weights[chunk] += mask, with mask = (m_t * m_h) * m_w. */
+static void blend_tile(const tile *tl, const float *res, band_win *bw, const int64_t vs[5]) {
+    const int64_t B = vs[0], W = vs[3], C = vs[4], F = bw->F, R = bw->cap;
     const int64_t tt = tl->out1[0] - tl->out0[0], th = tl->out1[1] - tl->out0[1], tw = tl->out1[2] - tl->out0[2];
-    const int64_t toff = tl->out0[0] - bb->f0;
+    const int64_t toff = tl->out0[0] - bw->f0, hoff = tl->out0[1] - bw->row0;
     for (int64_t b = 0; b < B; b++)
         for (int64_t t = 0; t < tt; t++)
             for (int64_t h = 0; h < th; h++) {
                 const float mth = tl->mask[0][t] * tl->mask[1][h];
-                const int64_t row = ((toff + t) * H + tl->out0[1] + h) * W + tl->out0[2];
-                float *s = bb->sum + (b * F * H * W + row) * C;
+                const int64_t row = ((toff + t) * R + hoff + h) * W + tl->out0[2];
+                float *s = bw->sum + (b * F * R * W + row) * C;
                 const float *r = res + ((b * tt + t) * th + h) * tw * C;
                 for (int64_t w = 0; w < tw; w++) {
                     const float m = mth * tl->mask[2][w];
                     for (int64_t c = 0; c < C; c++) s[w * C + c] += r[w * C + c] * m;
-                    if (b == 0) bb->w[row + w] += m;
+                    if (b == 0) bw->w[row + w] += m;
                 }
             }
+}
+
+/* Rows [row0, row1) of the window are final for this group: add the previous group's carry
+ * (prev + cur, as ltx-core merges groups), then frames before `head_end` are divided by their
+ * weights into `out` [B, head_end - f0, row1 - row0, W, C] and later frames go to `next`. */
+static void finish_rows(const band_win *bw, int64_t row1, const carry_buf *prev, carry_buf *next, int64_t head_end,
+                        float *out, const int64_t vs[5]) {
+    const int64_t B = vs[0], H = vs[2], W = vs[3], C = vs[4], F = bw->F, R = bw->cap, rows = row1 - bw->row0;
+    const int64_t nh = head_end - bw->f0, PF = prev->f1 - prev->f0, NF = next->f1 - next->f0;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t f = 0; f < F; f++) {
+            const int64_t fa = bw->f0 + f;
+            const bool merge = fa >= prev->f0 && fa < prev->f1;
+            for (int64_t y = 0; y < rows; y++) {
+                const int64_t wrow = (f * R + y) * W, grow = bw->row0 + y;
+                const float *s = bw->sum + (b * F * R * W + wrow) * C;
+                const float *ps = merge ? prev->sum + ((b * PF + fa - prev->f0) * H + grow) * W * C : NULL;
+                const float *pw = merge ? prev->w + ((fa - prev->f0) * H + grow) * W : NULL;
+                for (int64_t x = 0; x < W; x++) {
+                    const float wt = merge ? pw[x] + bw->w[wrow + x] : bw->w[wrow + x];
+                    if (f < nh) {
+                        const float d = wt < TILE_WEIGHT_EPS ? TILE_WEIGHT_EPS : wt;
+                        float *o = out + (((b * nh + f) * rows + y) * W + x) * C;
+                        for (int64_t c = 0; c < C; c++) o[c] = (merge ? ps[x * C + c] + s[x * C + c] : s[x * C + c]) / d;
+                    } else {
+                        const int64_t nf = fa - next->f0;
+                        float *ns = next->sum + ((b * NF + nf) * H + grow) * W * C;
+                        for (int64_t c = 0; c < C; c++) ns[x * C + c] = merge ? ps[x * C + c] + s[x * C + c] : s[x * C + c];
+                        if (b == 0) next->w[(nf * H + grow) * W + x] = wt;
+                    }
+                }
+            }
+        }
+}
+
+/* Drops window rows above `row`, slides the rest to the top and zeroes the freed rows. */
+static void slide_window(band_win *bw, int64_t row, int64_t held_end, const int64_t vs[5]) {
+    const int64_t B = vs[0], W = vs[3], C = vs[4], F = bw->F, R = bw->cap, drop = row - bw->row0;
+    const int64_t keep = held_end > row ? held_end - row : 0;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t f = 0; f < F; f++) {
+            float *s = bw->sum + (b * F + f) * R * W * C;
+            if (keep) memmove(s, s + drop * W * C, (size_t)(keep * W * C) * sizeof(float));
+            memset(s + keep * W * C, 0, (size_t)((R - keep) * W * C) * sizeof(float));
+            if (b == 0) {
+                float *w = bw->w + f * R * W;
+                if (keep) memmove(w, w + drop * W, (size_t)(keep * W) * sizeof(float));
+                memset(w + keep * W, 0, (size_t)((R - keep) * W) * sizeof(float));
+            }
+        }
+    bw->row0 = row;
 }
 
 /* Fills info from a plan's tile k for a latent of shape ls. */
@@ -419,72 +477,144 @@ static ltx2_status tile_info(ltx2_context *ctx, const ltx2_video_decoder *dec, c
     return ltx2_video_decoder_out_shape(ctx, dec, ins, info->out_shape);
 }
 
-/* The stream behind ltx2_vae_tiled_decode_stream (source NULL: run the decoder on `latent`) and
- * ltx2_vae_tiled_decode_stream_from (tiles come from `source`; latent unused). */
+/* The stream behind the decode_stream / decode_bands entry points (source NULL: run the decoder
+ * on `latent`; else tiles come from `source` and latent is unused). `mem` also meters the
+ * caller's frame assembly, if any. */
 static ltx2_status decode_stream(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
                                  const int64_t ls[5], const ltx2_vae_tiling *tiling, ltx2_vae_tile_source_fn source,
-                                 void *source_user, ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats) {
+                                 void *source_user, ltx2_vae_band_fn emit, void *user, mem_meter *mem,
+                                 ltx2_vae_tiling_stats *stats) {
     plan p;
     LTX2_TRY(decode_plan(ctx, dec, ls, tiling, &p));
     int64_t vs[5];
     ltx2_status st = ltx2_video_decoder_out_shape(ctx, dec, ls, vs);
     const ltx2_vae_decode_opts def_opts = ltx2_vae_decode_opts_default();
     runner r = {.dec = dec, .input = latent, .opts = tiling->decode_opts ? tiling->decode_opts : &def_opts,
-                .batch = dec->needs_noise ? 1 : tiling->tile_batch};
-    blend_buf run = {0};
-    const int64_t per_group = (int64_t)p.ax[1].n * p.ax[2].n, HWC = vs[2] * vs[3] * vs[4], HW = vs[2] * vs[3];
+                .batch = dec->needs_noise ? 1 : tiling->tile_batch, .mem = mem};
+    const int64_t n_h = p.ax[1].n, n_w = p.ax[2].n, per_group = n_h * n_w;
+    const int64_t B = vs[0], H = vs[2], W = vs[3], C = vs[4];
+    int64_t cap = 0; /* the tallest band, in output rows */
+    for (int64_t ih = 0; ih < n_h; ih++) {
+        const tile *t0 = &p.tiles[ih * n_w];
+        if (t0->out1[1] - t0->out0[1] > cap) cap = t0->out1[1] - t0->out0[1];
+    }
+    carry_buf prev = {0};
     for (int g = 0; g < p.ax[0].n && st == LTX2_OK; g++) {
         tile *gt = p.tiles + g * per_group;
-        blend_buf cur = {.f0 = gt[0].out0[0], .f1 = gt[0].out1[0]};
-        const int64_t F = cur.f1 - cur.f0;
-        cur.sum = calloc((size_t)(vs[0] * F * HWC), sizeof(float));
-        cur.w = calloc((size_t)(F * HW), sizeof(float));
-        if (!cur.sum || !cur.w) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: buffer of %lld frames", (long long)F);
-        for (int64_t k = 0; k < per_group && st == LTX2_OK; k++) {
-            if (source) {
-                ltx2_vae_tile_info info;
-                st = tile_info(ctx, dec, ls, &gt[k], g * per_group + k, &info);
-                const int64_t *os = info.out_shape;
-                if (st == LTX2_OK && !(gt[k].result = malloc((size_t)(os[0] * os[1] * os[2] * os[3] * os[4]) *
-                                                             sizeof(float))))
-                    st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: tile %lld result", (long long)info.index);
-                if (st == LTX2_OK) st = source(ctx, &info, gt[k].result, source_user);
-            } else {
-                st = ensure_result(ctx, &r, gt, k, per_group);
+        const bool last = g + 1 == p.ax[0].n;
+        band_win bw = {.f0 = gt[0].out0[0], .F = gt[0].out1[0] - gt[0].out0[0], .cap = cap};
+        const int64_t head_end = last ? gt[0].out1[0] : gt[per_group].out0[0], n_head = head_end - bw.f0;
+        carry_buf next = {.f0 = head_end, .f1 = last ? head_end : gt[0].out1[0]};
+        const int64_t NF = next.f1 - next.f0, PF = prev.f1 - prev.f0;
+        if ((prev.sum && (prev.f0 != bw.f0 || prev.f1 > bw.f0 + bw.F)) || n_head < 0 || n_head > bw.F) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "VAE tiled decode: temporal group %d frames [%lld, %lld) do not "
+                            "follow the previous group's overlap [%lld, %lld)", g, (long long)bw.f0,
+                            (long long)(bw.f0 + bw.F), (long long)prev.f0, (long long)prev.f1);
+            break;
+        }
+        bw.sum = meter_alloc(mem, B * bw.F * cap * W * C, true);
+        bw.w = meter_alloc(mem, bw.F * cap * W, true);
+        next.sum = NF ? meter_alloc(mem, B * NF * H * W * C, false) : NULL;
+        next.w = NF ? meter_alloc(mem, NF * H * W, false) : NULL;
+        float *out = n_head ? meter_alloc(mem, B * n_head * cap * W * C, false) : NULL;
+        if (!bw.sum || !bw.w || (NF && (!next.sum || !next.w)) || (n_head && !out))
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: band window of %lld frames x %lld rows x %lld px",
+                            (long long)bw.F, (long long)cap, (long long)W);
+        for (int64_t ih = 0; ih < n_h && st == LTX2_OK; ih++) {
+            for (int64_t iw = 0; iw < n_w && st == LTX2_OK; iw++) {
+                const int64_t k = ih * n_w + iw;
+                if (source) {
+                    ltx2_vae_tile_info info;
+                    st = tile_info(ctx, dec, ls, &gt[k], g * per_group + k, &info);
+                    const int64_t *os = info.out_shape;
+                    if (st == LTX2_OK) {
+                        gt[k].result_n = os[0] * os[1] * os[2] * os[3] * os[4];
+                        if (!(gt[k].result = meter_alloc(mem, gt[k].result_n, false)))
+                            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: tile %lld result",
+                                            (long long)info.index);
+                    }
+                    if (st == LTX2_OK) st = source(ctx, &info, gt[k].result, source_user);
+                } else {
+                    st = ensure_result(ctx, &r, gt, k, per_group);
+                }
+                if (st != LTX2_OK) break;
+                blend_tile(&gt[k], gt[k].result, &bw, vs);
+                meter_free(mem, gt[k].result, gt[k].result_n);
+                gt[k].result = NULL;
             }
             if (st != LTX2_OK) break;
-            blend_tile(&gt[k], gt[k].result, &cur, vs);
-            free(gt[k].result);
-            gt[k].result = NULL;
-        }
-        if (st == LTX2_OK && run.sum) {
-            /* Overlap with the previous group: prev += cur, then cur takes prev's values there. */
-            const int64_t ov = run.f1 > cur.f0 ? run.f1 - cur.f0 : 0, RF = run.f1 - run.f0, off = cur.f0 - run.f0;
-            for (int64_t b = 0; b < vs[0]; b++)
-                for (int64_t f = 0; f < ov; f++) {
-                    float *ps = run.sum + (b * RF + off + f) * HWC, *cs = cur.sum + (b * F + f) * HWC;
-                    for (int64_t i = 0; i < HWC; i++) cs[i] = ps[i] + cs[i];
-                }
-            for (int64_t f = 0; f < ov; f++) {
-                float *pw = run.w + (off + f) * HW, *cw = cur.w + f * HW;
-                for (int64_t i = 0; i < HW; i++) cw[i] = pw[i] + cw[i];
+            /* Rows above the next band's first row see no later tile of this group. */
+            const int64_t done = ih + 1 < n_h ? gt[(ih + 1) * n_w].out0[1] : H;
+            const int64_t band_end = gt[ih * n_w].out1[1];
+            finish_rows(&bw, done, &prev, &next, head_end, out, vs);
+            if (n_head && done > bw.row0) {
+                const int64_t shape[5] = {B, n_head, done - bw.row0, W, C};
+                ltx2_tensor t = ltx2_tensor_make(out, LTX2_F32, 5, shape);
+                st = emit(ctx, &t, bw.f0, bw.row0, user);
             }
-            st = emit_frames(ctx, &run, cur.f0 - run.f0, vs, emit, user);
+            slide_window(&bw, done, band_end, vs);
         }
-        free(run.sum);
-        free(run.w);
-        run = cur;
+        meter_free(mem, out, B * n_head * cap * W * C);
+        meter_free(mem, bw.sum, B * bw.F * cap * W * C);
+        meter_free(mem, bw.w, bw.F * cap * W);
+        meter_free(mem, prev.sum, B * PF * H * W * C);
+        meter_free(mem, prev.w, PF * H * W);
+        prev = next;
     }
-    if (st == LTX2_OK && run.sum) st = emit_frames(ctx, &run, run.f1 - run.f0, vs, emit, user);
-    free(run.sum);
-    free(run.w);
+    meter_free(mem, prev.sum, B * (prev.f1 - prev.f0) * H * W * C);
+    meter_free(mem, prev.w, (prev.f1 - prev.f0) * H * W);
     if (st == LTX2_OK && stats) {
         stats->n_tiles = p.n_tiles;
         stats->n_shapes = count_shapes(p.tiles, p.n_tiles);
         stats->n_temporal = p.ax[0].n;
         stats->n_vae_calls = r.calls;
+        stats->peak_bytes = mem ? mem->peak : 0;
     }
     plan_free(&p);
+    return st;
+}
+
+/* Assembles row bands into full frames for a ltx2_vae_frames_fn. */
+typedef struct frame_asm {
+    ltx2_vae_frames_fn emit;
+    void *user;
+    mem_meter *mem;
+    int64_t vs[5];
+    float *buf;
+    int64_t buf_n; /* floats in buf */
+} frame_asm;
+
+static ltx2_status assemble_band(ltx2_context *ctx, const ltx2_tensor *band, int64_t first_frame, int64_t first_row,
+                                 void *user) {
+    frame_asm *a = user;
+    const int64_t B = band->shape[0], n = band->shape[1], rows = band->shape[2], H = a->vs[2];
+    const int64_t rs = band->shape[3] * band->shape[4], need = B * n * H * rs;
+    if (need > a->buf_n) {
+        meter_free(a->mem, a->buf, a->buf_n);
+        a->buf_n = 0;
+        if (!(a->buf = meter_alloc(a->mem, need, false)))
+            return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: %lld output frames", (long long)n);
+        a->buf_n = need;
+    }
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t f = 0; f < n; f++)
+            memcpy(a->buf + ((b * n + f) * H + first_row) * rs, (const float *)band->data + (b * n + f) * rows * rs,
+                   (size_t)(rows * rs) * sizeof(float));
+    if (first_row + rows < H) return LTX2_OK;
+    const int64_t shape[5] = {B, n, H, band->shape[3], band->shape[4]};
+    ltx2_tensor t = ltx2_tensor_make(a->buf, LTX2_F32, 5, shape);
+    return a->emit(ctx, &t, first_frame, a->user);
+}
+
+static ltx2_status decode_frames(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
+                                 const int64_t ls[5], const ltx2_vae_tiling *tiling, ltx2_vae_tile_source_fn source,
+                                 void *source_user, ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats) {
+    mem_meter mem = {0};
+    frame_asm a = {.emit = emit, .user = user, .mem = &mem};
+    ltx2_status st = ltx2_video_decoder_out_shape(ctx, dec, ls, a.vs);
+    if (st == LTX2_OK)
+        st = decode_stream(ctx, dec, latent, ls, tiling, source, source_user, assemble_band, &a, &mem, stats);
+    meter_free(&mem, a.buf, a.buf_n);
     return st;
 }
 
@@ -495,7 +625,7 @@ ltx2_status ltx2_vae_tiled_decode_stream(ltx2_context *ctx, const ltx2_video_dec
     if (!is_f32_ndhwc(latent))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "VAE tiled decode: latent must be a contiguous f32 CPU tensor [B, F', H', W', C]");
-    return decode_stream(ctx, dec, latent, latent->shape, tiling, NULL, NULL, emit, user, stats);
+    return decode_frames(ctx, dec, latent, latent->shape, tiling, NULL, NULL, emit, user, stats);
 }
 
 ltx2_status ltx2_vae_tiled_decode_stream_from(ltx2_context *ctx, const ltx2_video_decoder *dec,
@@ -504,7 +634,28 @@ ltx2_status ltx2_vae_tiled_decode_stream_from(ltx2_context *ctx, const ltx2_vide
                                               ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats) {
     if (!dec || !latent_ndhwc || !source || !emit)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiled decode: NULL decoder, shape, source or callback");
-    return decode_stream(ctx, dec, NULL, latent_ndhwc, tiling, source, source_user, emit, user, stats);
+    return decode_frames(ctx, dec, NULL, latent_ndhwc, tiling, source, source_user, emit, user, stats);
+}
+
+ltx2_status ltx2_vae_tiled_decode_bands(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
+                                        const ltx2_vae_tiling *tiling, ltx2_vae_band_fn emit, void *user,
+                                        ltx2_vae_tiling_stats *stats) {
+    if (!dec || !emit) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiled decode: NULL decoder or callback");
+    if (!is_f32_ndhwc(latent))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "VAE tiled decode: latent must be a contiguous f32 CPU tensor [B, F', H', W', C]");
+    mem_meter mem = {0};
+    return decode_stream(ctx, dec, latent, latent->shape, tiling, NULL, NULL, emit, user, &mem, stats);
+}
+
+ltx2_status ltx2_vae_tiled_decode_bands_from(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                             const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
+                                             ltx2_vae_tile_source_fn source, void *source_user, ltx2_vae_band_fn emit,
+                                             void *user, ltx2_vae_tiling_stats *stats) {
+    if (!dec || !latent_ndhwc || !source || !emit)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiled decode: NULL decoder, shape, source or callback");
+    mem_meter mem = {0};
+    return decode_stream(ctx, dec, NULL, latent_ndhwc, tiling, source, source_user, emit, user, &mem, stats);
 }
 
 ltx2_status ltx2_vae_tiled_decode_tiles(ltx2_context *ctx, const ltx2_video_decoder *dec,

@@ -1,8 +1,22 @@
 /* Tiled (and tile-batched) video-VAE decode and encode on the CPU, reproducing ltx-core 1.0.0
  * `VideoDecoder.tiled_decode` / `VideoEncoder.tiled_encode` (tile geometry, blend masks, the
- * division by accumulated weights). Decode streams: one temporal group of tiles is decoded and
- * blended at a time, finished frames are handed to a callback, so working memory is bounded by
- * one temporal tile (plus up to `tile_batch` decoded tiles per tile shape), not by the video.
+ * division by accumulated weights).
+ *
+ * Decode memory: tiles run in plan order (temporal group by group, raster order H then W inside a
+ * group, exactly ltx-core's order), but the group is not blended into a full-frame buffer: a
+ * window of one row band (the group's frames x the tallest tile's rows x the width) receives the
+ * band's tiles; once a band is done, its rows above the next band's first row are final for the
+ * group and leave the window (the rest, the vertical overlap, slides up for the next band). Rows
+ * leaving the window go to one of two places: frames before the next temporal group's first frame
+ * are divided by their weights and emitted as a row band (`ltx2_vae_band_fn`), frames the next
+ * group overlaps go to a carry (overlap frames x full frame) that the next group adds in as
+ * `prev + cur`. Per pixel the additions happen in the same order as a full-frame blend (tiles in
+ * plan order, then prev + cur), so the output is bitwise that of the full-buffer scheme. Working
+ * memory: one band window + the temporal carry + the band being emitted + pending tile results
+ * (at most tile_batch per tile shape); it does not grow with the number of row bands (video
+ * height) and the temporal carry is the only full-frame buffer (none without temporal tiling).
+ * The full-frame callback (`ltx2_vae_frames_fn`) assembles bands into frames, which adds a
+ * buffer of the emitted frames; the band callback avoids it.
  * Tile batching (after LTX-2 PR #215): same-shape tiles are stacked along the batch dimension
  * and run in one VAE call; blending still happens in the original tile order, so any batch size
  * gives bit-identical output to batch size 1. */
@@ -45,6 +59,10 @@ typedef struct ltx2_vae_tiling_stats {
     int64_t n_shapes;     /* distinct tile shapes summed over temporal groups (decode) / overall (encode) */
     int64_t n_vae_calls;  /* decoder / encoder invocations */
     int64_t n_temporal;   /* temporal tiles */
+    /* Decode streams: the most bytes of buffers the tiler held at once (band window, temporal
+     * carry, band / frame output, tile results and batch staging; not the VAE's activations).
+     * 0 from ..._decode_plan and encode. */
+    int64_t peak_bytes;
 } ltx2_vae_tiling_stats;
 
 /* Validates the tiling against the decoder and a latent shape (NDHWC) and reports the plan's
@@ -58,6 +76,18 @@ ltx2_status ltx2_vae_tiled_decode_plan(ltx2_context *ctx, const ltx2_video_decod
 ltx2_status ltx2_vae_tiled_decode_stream(ltx2_context *ctx, const ltx2_video_decoder *dec,
                                          const ltx2_tensor *latent, const ltx2_vae_tiling *tiling,
                                          ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats);
+
+/* Receives finished pixels as a row band: `band` is f32 NDHWC [B, n, rows, W, C] (valid during
+ * the call) holding rows first_row .. first_row+rows-1 (full width) of video frames first_frame ..
+ * first_frame+n-1. Each frame range arrives as bands from the top row to the bottom one, and the
+ * frame ranges arrive in frame order, every frame once. */
+typedef ltx2_status (*ltx2_vae_band_fn)(ltx2_context *ctx, const ltx2_tensor *band, int64_t first_frame,
+                                        int64_t first_row, void *user);
+
+/* ltx2_vae_tiled_decode_stream emitting row bands: no frame-sized output buffer. */
+ltx2_status ltx2_vae_tiled_decode_bands(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
+                                        const ltx2_vae_tiling *tiling, ltx2_vae_band_fn emit, void *user,
+                                        ltx2_vae_tiling_stats *stats);
 
 /* Same, into a full video tensor of ltx2_video_decoder_out_shape. */
 ltx2_status ltx2_vae_tiled_decode(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
@@ -92,6 +122,12 @@ ltx2_status ltx2_vae_tiled_decode_stream_from(ltx2_context *ctx, const ltx2_vide
                                               const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
                                               ltx2_vae_tile_source_fn source, void *source_user,
                                               ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats);
+
+/* ltx2_vae_tiled_decode_stream_from emitting row bands (see ltx2_vae_tiled_decode_bands). */
+ltx2_status ltx2_vae_tiled_decode_bands_from(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                             const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
+                                             ltx2_vae_tile_source_fn source, void *source_user, ltx2_vae_band_fn emit,
+                                             void *user, ltx2_vae_tiling_stats *stats);
 
 /* Tiled encode (ltx-core 1.0.0 tiled_encode: pixel-space split, rectangular masks in latent
  * units, division by the accumulated weights) into `latent` of ltx2_video_encoder_out_shape. */

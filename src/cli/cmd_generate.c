@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/generate_launch.h"
 #include "core/progress.h"
 #include "core/timer.h"
 #include "io/file.h"
@@ -73,6 +74,12 @@ static void usage(FILE *out) {
             "  --dump DIR                     every intermediate tensor as .npy\n"
             "  --vae-tile PX                  decode the video in spatial tiles of PX pixels\n"
             "  --threads N                    CPU threads (default: all)\n"
+            "distributed (src/dist/README.md):\n"
+            "  --nproc N                      N ranks on this node: threads (CPU build) or one process per GPU (NCCL)\n"
+            "  --mesh D,F,C,T                 data,fsdp,context,tensor sizes, product = N (default 1,1,N,1)\n"
+            "  --sharding PROFILE             gpu (default) | ironwood | trillium | default\n"
+            "  multi-node: launch one process per GPU with LTX2_RANK, LTX2_WORLD_SIZE, LTX2_LOCAL_RANK and\n"
+            "  NCCL_COMM_ID or LTX2_RENDEZVOUS=host:port set (e.g. by srun); rank 0 writes the outputs\n"
             "exit codes: 0 ok, 2 bad input (nothing written)\n");
 }
 
@@ -216,6 +223,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     long long threads = 0, steps = -1, height = -1, width = -1, frames = -1, seed = -1, stg_block = -1, tile = 0;
     double cfg = NAN, acfg = NAN, stg = NAN, rescale = NAN, modality = NAN, fps = NAN;
     ltx2_semantics sem = LTX2_SEM_LTX_CORE;
+    cli_launch launch;
+    memset(&launch, 0, sizeof launch);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
@@ -249,6 +258,9 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--noise")) { VALUE(); p.noise = v; }
         else if (!strcmp(a, "--vae-tile")) INT(tile, 0);
         else if (!strcmp(a, "--threads")) INT(threads, 0);
+        else if (!strcmp(a, "--nproc")) INT(launch.nproc, 1);
+        else if (!strcmp(a, "--mesh")) { VALUE(); launch.mesh_text = v; }
+        else if (!strcmp(a, "--sharding")) { VALUE(); launch.sharding_text = v; }
         else if (!strcmp(a, "--semantics")) {
             VALUE();
             if (!ltx2_sem_parse(v, &sem)) {
@@ -379,6 +391,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     }
     if (p.dump_dir && !dir_usable("--dump", p.dump_dir)) return CLI_EXIT_BAD_INPUT;
     if (threads > 0) omp_set_num_threads((int)threads);
+    if (!cli_launch_prepare(ctx, CMD, &launch)) return CLI_EXIT_BAD_INPUT;
 
     /* ---- run ---- */
     printf("model: %s%s\n", ckpt, embedded ? " (embedded tiny test model: random weights)" : "");
@@ -397,11 +410,15 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     p.decode_video = output || png_dir;
     p.decode_audio = output || wav;
     ltx2_generate_result r;
-    ltx2_status st = ltx2_generate(ctx, &p, &r);
+    ltx2_status st = cli_launch_run(ctx, &launch, &p, argc, argv, &r);
     if (cp.started) ltx2_progress_end(&cp.bar);
     if (st != LTX2_OK) {
         cli_report_error(CMD, ctx);
         return CLI_EXIT_BAD_INPUT;
+    }
+    if (!launch.writer) { /* another rank (rank 0) writes the outputs */
+        ltx2_generate_result_free(&r);
+        return CLI_EXIT_OK;
     }
 
     /* ---- write ---- */

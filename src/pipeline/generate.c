@@ -1,7 +1,9 @@
 /* ltx2_generate: prompt hidden states -> connectors (once) -> initial noise -> sigma schedule ->
  * Euler loop with CFG / STG / modality guidance (passes laid out in model calls as the semantics
  * say) -> video VAE decode (optionally tiled) and audio VAE + vocoder. Follows ltx-pipelines
- * 1.0.0 TI2VidOneStagePipeline.__call__ (see PARITY.md, "End-to-end generation"). */
+ * 1.0.0 TI2VidOneStagePipeline.__call__ (see PARITY.md, "End-to-end generation"). The same code
+ * runs one rank of a multi-rank job (ltx2_generate_ranked, generate_dist.h): sharded DiT, spread
+ * VAE decode, everything else replicated. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,8 @@
 
 #include "core/context.h"
 #include "core/timer.h"
+#include "dist/vae_parallel.h"
+#include "pipeline/generate_dist.h"
 #include "pipeline/guidance.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/scheduler.h"
@@ -22,6 +26,9 @@
  * below a tile of two factors, else ltx-core's usual 64 px / 24 frames. */
 #define GEN_TILE_OVERLAP_PX 64
 #define GEN_TILE_OVERLAP_FRAMES 24
+/* Text K/V cache slots: (positive, negative prompt) x (video, audio stream). LTX-2.3 keys also
+ * carry the step's sigma; least-recently-used eviction drops the previous step's. */
+#define GEN_TEXT_CACHE_ENTRIES 4
 
 void ltx2_generate_params_init(ltx2_generate_params *p) {
     memset(p, 0, sizeof *p);
@@ -91,6 +98,9 @@ typedef struct gen_loop {
     const float *vpos, *apos;   /* positions of one sample */
     int64_t stg_block;
     ltx2_dit_av_timestep av_timestep; /* the semantics' cross-modal timestep rule */
+    bool stg_blend_every_block, rope_ladder_f32; /* the semantics' other model rules */
+    ltx2_dit_text_cache *text_cache;  /* text K/V reused across passes and steps */
+    ltx2_dit_parallel *dp;            /* multi-rank runs: the sharded DiT (NULL: one rank) */
     float *v_video[LTX2_PASS_COUNT], *v_audio[LTX2_PASS_COUNT]; /* per-pass velocities */
 } gen_loop;
 
@@ -149,7 +159,11 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
     fp.audio = (ltx2_dit_modality){al, ap, at, sg, ac, NULL, Ta, S};
     fp.perturb = any_pert ? pert : NULL;
     fp.av_timestep = L->av_timestep;
-    if ((st = ltx2_dit_forward(ctx, L->m->dit, &fp, vo, ao)) != LTX2_OK) goto done;
+    fp.text_cache = L->text_cache;
+    fp.stg_blend_every_block = L->stg_blend_every_block;
+    fp.rope_ladder_f32 = L->rope_ladder_f32;
+    st = L->dp ? ltx2_dit_parallel_forward(ctx, L->dp, &fp, vo, ao) : ltx2_dit_forward(ctx, L->m->dit, &fp, vo, ao);
+    if (st != LTX2_OK) goto done;
     for (int b = 0; b < nb; b++) {
         const ltx2_guidance_pass pass = L->plan->order[slots[b]];
         memcpy(L->v_video[pass], vo + b * Tv * Cv, (size_t)(Tv * Cv) * sizeof(float));
@@ -190,6 +204,18 @@ static ltx2_status collect_frames(ltx2_context *ctx, const ltx2_tensor *frames, 
     return LTX2_OK;
 }
 
+/* Row bands (B = 1) straight into the video: no frame-sized staging buffer in the tiler. */
+static ltx2_status collect_band(ltx2_context *ctx, const ltx2_tensor *band, int64_t first, int64_t first_row,
+                                void *user) {
+    (void)ctx;
+    gen_frames *gf = user;
+    const int64_t n = band->shape[1], rows = band->shape[2], row_floats = band->shape[3] * band->shape[4];
+    for (int64_t f = 0; f < n; f++)
+        memcpy(gf->video + (first + f) * gf->frame_floats + first_row * row_floats,
+               (const float *)band->data + f * rows * row_floats, (size_t)(rows * row_floats) * sizeof(float));
+    return LTX2_OK;
+}
+
 static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p) {
     if (!p->checkpoint) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: no checkpoint given");
     if (!p->prompt_embeds) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: no prompt embeddings given");
@@ -208,7 +234,7 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
 }
 
 static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_pipe_models *m,
-                            ltx2_generate_result *r) {
+                            const ltx2_generate_dist *dist, ltx2_generate_result *r) {
     const double t0 = ltx2_timer_now();
     ltx2_status st = LTX2_OK;
     gen_context pos = {0}, neg = {0};
@@ -216,13 +242,15 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, lt
     memset(&L, 0, sizeof L);
     float *xv = NULL, *xa = NULL, *vpos = NULL, *apos = NULL, *sigmas = NULL, *gv = NULL, *ga = NULL;
     float *alat = NULL, *mel = NULL, *wav = NULL;
-    const char *dump = p->dump_dir;
+    const bool rank0 = !dist || dist->world->rank == 0;
+    const char *dump = rank0 ? p->dump_dir : NULL;
     char name[64];
 
     LTX2_TRY(ltx2_pipe_models_load(ctx, p->checkpoint, m));
     r->model_version = m->is_2_3 ? "2.3" : "2.0";
     const double t_load = ltx2_timer_now();
     r->timings.load = t_load - t0;
+    if (dist && (st = ltx2_dit_parallel_create(ctx, dist->world, m->dit, &dist->dit, &L.dp)) != LTX2_OK) goto done;
 
     /* ---- geometry, rules, guidance plan: everything that can refuse, before any compute ---- */
     ltx2_pipe_geometry g;
@@ -347,6 +375,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, lt
     L.apos = apos;
     L.stg_block = stg_block;
     L.av_timestep = ltx2_sem_dit_av_timestep(&rules, m->dit->cfg.cross_attention_adaln);
+    L.stg_blend_every_block = rules.dit_stg_blend_every_block;
+    L.rope_ladder_f32 = rules.dit_rope_ladder_f32;
+    if ((st = ltx2_dit_text_cache_create(ctx, GEN_TEXT_CACHE_ENTRIES, &L.text_cache)) != LTX2_OK) goto done;
     for (int i = 0; i < steps; i++) {
         const float sigma = sigmas[i], sigma_grid = ltx2_sched_grid_sigma(&rules, steps, i);
         if ((st = run_step(ctx, &L, xv, xa, sigma)) != LTX2_OK) goto done;
@@ -366,7 +397,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, lt
             snprintf(name, sizeof name, "step_%03d_audio", i);
             if ((st = ltx2_pipe_dump(ctx, dump, name, xa, 2, s2)) != LTX2_OK) goto done;
         }
-        if (p->progress) p->progress(i + 1, steps, ltx2_timer_now() - t_noise, p->progress_user);
+        if (p->progress && rank0) p->progress(i + 1, steps, ltx2_timer_now() - t_noise, p->progress_user);
     }
     const double t_denoise = ltx2_timer_now();
     r->timings.denoise = t_denoise - t_noise;
@@ -402,9 +433,13 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, lt
             goto done;
         }
         ltx2_tensor vt = ltx2_tensor_make(r->video, LTX2_F32, 5, vshape);
-        if (tiled) {
+        if (dist) {
             gen_frames gf = {r->video, vshape[2] * vshape[3] * vshape[4]};
-            st = ltx2_vae_tiled_decode_stream(ctx, vd, &lt, &tiling, collect_frames, &gf, NULL);
+            st = ltx2_vae_parallel_decode_stream(ctx, dist->world, vd, &lt, tiled ? &tiling : NULL, LTX2_VAE_PAR_AUTO,
+                                                 collect_frames, &gf, NULL);
+        } else if (tiled) {
+            gen_frames gf = {r->video, vshape[2] * vshape[3] * vshape[4]};
+            st = ltx2_vae_tiled_decode_bands(ctx, vd, &lt, &tiling, collect_band, &gf, NULL);
         } else {
             st = ltx2_video_decoder_decode(ctx, vd, &lt, &vt, NULL, NULL);
         }
@@ -446,6 +481,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, lt
     r->timings.total = t_adec - t0;
 
 done:
+    ltx2_dit_text_cache_free(L.text_cache);
+    ltx2_dit_parallel_free(L.dp);
     for (int ps = 0; ps < LTX2_PASS_COUNT; ps++) {
         free(L.v_video[ps]);
         free(L.v_audio[ps]);
@@ -462,8 +499,32 @@ ltx2_status ltx2_generate(ltx2_context *ctx, const ltx2_generate_params *p, ltx2
     LTX2_TRY(check_params(ctx, p));
     ltx2_pipe_models m;
     memset(&m, 0, sizeof m);
-    ltx2_status st = generate(ctx, p, &m, result);
+    ltx2_status st = generate(ctx, p, &m, NULL, result);
     ltx2_pipe_models_free(&m);
     if (st != LTX2_OK) ltx2_generate_result_free(result);
+    return st;
+}
+
+ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_generate_dist *dist,
+                                 ltx2_generate_result *result) {
+    if (!dist || !dist->world) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: no communicator given");
+    ltx2_status st = LTX2_OK;
+    if (!p || !result) st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL params or result");
+    if (st == LTX2_OK) {
+        memset(result, 0, sizeof *result);
+        st = check_params(ctx, p);
+    }
+    if (st == LTX2_OK) {
+        ltx2_pipe_models m;
+        memset(&m, 0, sizeof m);
+        st = generate(ctx, p, &m, dist, result);
+        ltx2_pipe_models_free(&m);
+        if (st != LTX2_OK) ltx2_generate_result_free(result);
+    }
+    /* Whatever failed here (a load, a shape, a collective), the other ranks must not wait for us. */
+    if (st != LTX2_OK) {
+        ltx2_error_prefix(ctx, "rank %d of %d", dist->world->rank, dist->world->size);
+        ltx2_comm_abort(dist->world, ltx2_last_error(ctx));
+    }
     return st;
 }

@@ -1,0 +1,35 @@
+/* `ltx2 generate --nproc N --mesh d,f,c,t --sharding PROFILE`: the flags' checks (before any work)
+ * and the launch: one rank (plain ltx2_generate), N loopback threads in this process (CPU build),
+ * N processes of this executable with NCCL (fork/exec, one per GPU, TCP rendezvous for the NCCL
+ * id), or, when LTX2_WORLD_SIZE is set (srun, or a child of that fork), this process's rank of
+ * the job. Test hook: LTX2_FAULT_INJECT=RANK:BLOCK fails that rank before that DiT block. */
+#ifndef LTX2_CLI_GENERATE_LAUNCH_H
+#define LTX2_CLI_GENERATE_LAUNCH_H
+
+#include <stdbool.h>
+
+#include "dist/bootstrap.h"
+#include "dist/generate_parallel.h"
+#include "ltx2/ltx2.h"
+
+/* Far above one node's GPUs or useful loopback threads; keeps mistakes (--nproc 100000) cheap. */
+#define CLI_MAX_NPROC 256
+
+typedef struct cli_launch {
+    long long nproc;             /* 0: not given */
+    const char *mesh_text, *sharding_text;
+    ltx2_generate_parallel_opts opts;
+    ltx2_dist_env env;           /* from the environment */
+    int fault_rank;              /* -1: none */
+    long long fault_block;
+    bool writer;                 /* this process writes the outputs (rank 0 / single) */
+} cli_launch;
+
+/* Checks and resolves the flags and environment; prints the reason and returns false on bad input. */
+bool cli_launch_prepare(ltx2_context *ctx, const char *cmd, cli_launch *l);
+/* Runs the generation as prepared. args/argc: the generate subcommand's arguments (re-used to
+ * start the NCCL ranks). */
+ltx2_status cli_launch_run(ltx2_context *ctx, cli_launch *l, const ltx2_generate_params *p, int argc, char **argv,
+                           ltx2_generate_result *r);
+
+#endif

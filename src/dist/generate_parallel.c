@@ -1,0 +1,149 @@
+/* Multi-rank generation launchers (see generate_parallel.h): loopback threads and one process of
+ * an environment-described NCCL job. */
+#include "dist/generate_parallel.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+#include "pipeline/generate_dist.h"
+
+void ltx2_generate_parallel_opts_init(ltx2_generate_parallel_opts *o) {
+    memset(o, 0, sizeof *o);
+    for (int a = 0; a < LTX2_AXIS_COUNT; a++) o->mesh.size[a] = 1;
+    ltx2_dit_parallel_opts_init(&o->dit);
+}
+
+typedef struct rank_job {
+    ltx2_loopback_world *world;
+    int rank, threads;
+    const ltx2_generate_params *p;
+    const ltx2_generate_parallel_opts *o;
+    const ltx2_context *parent;
+    ltx2_generate_result result;
+    ltx2_status st;
+    char msg[LTX2_ERROR_CAP];
+} rank_job;
+
+static void *rank_main(void *arg) {
+    rank_job *j = arg;
+    omp_set_num_threads(j->threads); /* per-thread setting: this rank's OpenMP team size */
+    ltx2_context_params cp;
+    ltx2_context_params_init(&cp);
+    if (j->parent) {
+        cp.log_fn = j->parent->log_fn;
+        cp.log_user = j->parent->log_user;
+        /* one voice for progress logs: the other ranks only warn */
+        cp.log_level = j->rank == 0 || j->parent->log_level < LTX2_LOG_WARN ? j->parent->log_level : LTX2_LOG_WARN;
+    }
+    ltx2_context *ctx = ltx2_context_create(&cp);
+    if (!ctx) {
+        j->st = LTX2_ERR_OOM;
+        snprintf(j->msg, sizeof j->msg, "rank %d: out of memory for its context", j->rank);
+        return NULL;
+    }
+    ltx2_comm *c = NULL;
+    j->st = ltx2_loopback_comm(ctx, j->world, j->rank, &c);
+    if (j->st == LTX2_OK) {
+        ltx2_generate_dist d = {.world = c, .dit = j->o->dit};
+        j->st = ltx2_generate_ranked(ctx, j->p, &d, &j->result);
+    }
+    if (j->st != LTX2_OK) snprintf(j->msg, sizeof j->msg, "%s", ltx2_last_error(ctx));
+    ltx2_comm_free(c);
+    ltx2_context_free(ctx);
+    return NULL;
+}
+
+ltx2_status ltx2_generate_loopback(ltx2_context *ctx, const ltx2_generate_params *p,
+                                   const ltx2_generate_parallel_opts *o, ltx2_generate_result *result) {
+    if (!p || !o || !result) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "parallel generate: NULL argument");
+    memset(result, 0, sizeof *result);
+    ltx2_mesh mesh;
+    LTX2_TRY(ltx2_mesh_init(ctx, &mesh, o->mesh.size[0], o->mesh.size[1], o->mesh.size[2], o->mesh.size[3]));
+    const int P = ltx2_mesh_world_size(&mesh);
+    ltx2_loopback_world *world = NULL;
+    LTX2_TRY(ltx2_loopback_world_create(ctx, &mesh, o->timeout_ms > 0 ? o->timeout_ms : LTX2_GENERATE_LOOPBACK_TIMEOUT_MS,
+                                        &world));
+    rank_job *jobs = calloc((size_t)P, sizeof *jobs);
+    pthread_t *th = calloc((size_t)P, sizeof *th);
+    bool *started = calloc((size_t)P, sizeof *started);
+    ltx2_status st = jobs && th && started ? LTX2_OK
+                                           : LTX2_ERROR(ctx, LTX2_ERR_OOM, "parallel generate: %d rank records", P);
+    int threads = o->threads_per_rank > 0 ? o->threads_per_rank : omp_get_max_threads() / P;
+    if (threads < 1) threads = 1;
+    for (int r = 0; r < P && st == LTX2_OK; r++) {
+        jobs[r] = (rank_job){.world = world, .rank = r, .threads = threads, .p = p, .o = o, .parent = ctx};
+        if (pthread_create(&th[r], NULL, rank_main, &jobs[r]) != 0) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "parallel generate: cannot start the thread of rank %d", r);
+            /* the ranks already running would wait for this one: stop them */
+            ltx2_comm *c0 = NULL;
+            if (ltx2_loopback_comm(ctx, world, r, &c0) == LTX2_OK) {
+                ltx2_comm_abort(c0, "a rank thread could not be started");
+                ltx2_comm_free(c0);
+            }
+            break;
+        }
+        started[r] = true;
+    }
+    for (int r = 0; r < P && th; r++)
+        if (started[r]) pthread_join(th[r], NULL);
+    if (st == LTX2_OK) {
+        /* Report the rank where it started: the others only say that the world was aborted. */
+        int origin = -1;
+        for (int r = 0; r < P; r++)
+            if (jobs[r].st != LTX2_OK && (origin < 0 || (strstr(jobs[origin].msg, "communicator aborted") &&
+                                                         !strstr(jobs[r].msg, "communicator aborted"))))
+                origin = r;
+        if (origin >= 0) {
+            st = jobs[origin].st;
+            if (ctx) {
+                ctx->last_status = st;
+                snprintf(ctx->last_error, sizeof ctx->last_error, "%s", jobs[origin].msg);
+            }
+        } else {
+            *result = jobs[0].result;
+            memset(&jobs[0].result, 0, sizeof jobs[0].result);
+        }
+    }
+    for (int r = 0; r < P && jobs; r++) ltx2_generate_result_free(&jobs[r].result);
+    free(jobs);
+    free(th);
+    free(started);
+    ltx2_loopback_world_free(world);
+    return st;
+}
+
+ltx2_status ltx2_generate_env_rank(ltx2_context *ctx, const ltx2_generate_params *p,
+                                   const ltx2_generate_parallel_opts *o, const ltx2_dist_env *env,
+                                   ltx2_generate_result *result) {
+    if (!p || !o || !env || !result) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "parallel generate: NULL argument");
+    memset(result, 0, sizeof *result);
+    const int P = ltx2_mesh_world_size(&o->mesh);
+    if (P != env->world_size)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "parallel generate: the mesh %d,%d,%d,%d has %d ranks but "
+                          "LTX2_WORLD_SIZE is %d", o->mesh.size[0], o->mesh.size[1], o->mesh.size[2], o->mesh.size[3], P,
+                          env->world_size);
+#ifndef LTX2_HAVE_NCCL
+    return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "rank %d of %d: multi-process generation needs the NCCL communicator, "
+                      "which this build lacks (configure with -DLTX2_CUDA=ON and NCCL installed); on one machine use "
+                      "--nproc N without LTX2_WORLD_SIZE for in-process ranks", env->rank, env->world_size);
+#else
+    unsigned char id[LTX2_NCCL_UNIQUE_ID_BYTES];
+    memset(id, 0, sizeof id);
+    if (env->comm_id[0]) {
+        LTX2_TRY(ltx2_comm_nccl_unique_id(ctx, id)); /* NCCL_COMM_ID: every rank derives the same id */
+    } else {
+        if (env->rank == 0) LTX2_TRY(ltx2_comm_nccl_unique_id(ctx, id));
+        LTX2_TRY(ltx2_dist_rendezvous(ctx, env->rendezvous, env->rank, env->world_size, id, sizeof id, 0));
+    }
+    ltx2_comm *c = NULL;
+    LTX2_TRY(ltx2_comm_nccl_init(ctx, &o->mesh, env->rank, env->local_rank, id, &c));
+    ltx2_generate_dist d = {.world = c, .dit = o->dit};
+    ltx2_status st = ltx2_generate_ranked(ctx, p, &d, result);
+    ltx2_comm_free(c);
+    return st;
+#endif
+}

@@ -1,0 +1,44 @@
+/* Launching one generation over several ranks:
+ *   ltx2_generate_loopback: P ranks as threads of this process on the loopback communicator (the
+ *     CPU build's `ltx2 generate --nproc P`); returns rank 0's result;
+ *   ltx2_generate_env_rank: this process is one rank of a multi-process job described by the
+ *     environment (dist/bootstrap.h: LTX2_RANK / LTX2_WORLD_SIZE / LTX2_LOCAL_RANK, NCCL_COMM_ID or
+ *     LTX2_RENDEZVOUS), as srun or `ltx2 generate --nproc` with NCCL start it; NCCL world on GPU
+ *     LTX2_LOCAL_RANK.
+ * Both run pipeline/generate_dist.h's ltx2_generate_ranked on every rank. */
+#ifndef LTX2_DIST_GENERATE_PARALLEL_H
+#define LTX2_DIST_GENERATE_PARALLEL_H
+
+#include "dist/bootstrap.h"
+#include "dist/comm.h"
+#include "dist/dit_parallel.h"
+#include "ltx2/ltx2.h"
+
+/* How long a loopback rank may wait in one collective before it declares the job hung: ranks do
+ * unequal work between collectives (one rank decoding an untiled video while the others wait),
+ * so this is far above the comm's test default. Real failures abort at once, not by timeout. */
+#define LTX2_GENERATE_LOOPBACK_TIMEOUT_MS 1800000
+
+typedef struct ltx2_generate_parallel_opts {
+    ltx2_mesh mesh;             /* the job's mesh; its world size is the number of ranks */
+    ltx2_dit_parallel_opts dit; /* profile, sequence attention, per-block hook (fault injection) */
+    int timeout_ms;             /* loopback: <= 0 selects LTX2_GENERATE_LOOPBACK_TIMEOUT_MS */
+    int threads_per_rank;       /* loopback: OpenMP threads per rank; 0 = max(1, all / ranks) */
+} ltx2_generate_parallel_opts;
+
+/* Mesh 1,1,1,1, default DiT options. */
+void ltx2_generate_parallel_opts_init(ltx2_generate_parallel_opts *o);
+
+/* Runs every rank to completion; *result gets rank 0's outputs. If any rank fails, every rank
+ * stops, result holds nothing, and ctx carries the failing rank's reason. */
+ltx2_status ltx2_generate_loopback(ltx2_context *ctx, const ltx2_generate_params *p,
+                                   const ltx2_generate_parallel_opts *o, ltx2_generate_result *result);
+
+/* This process's rank of an environment-described job (o->mesh must have env->world_size ranks).
+ * Every rank returns the whole result; the caller writes outputs on rank 0 only. Builds without
+ * NCCL: LTX2_ERR_UNSUPPORTED. */
+ltx2_status ltx2_generate_env_rank(ltx2_context *ctx, const ltx2_generate_params *p,
+                                   const ltx2_generate_parallel_opts *o, const ltx2_dist_env *env,
+                                   ltx2_generate_result *result);
+
+#endif

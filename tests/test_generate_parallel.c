@@ -1,0 +1,245 @@
+/* Multi-rank generation on loopback threads equals the single-rank ltx2_generate: the tiny LTX-2.0
+ * model (64x96, 9 frames, 2 steps, CFG + STG + modality: 4 passes per call) over data, context
+ * (ragged 3), mixed data x context meshes - bitwise for latents, video and audio, with the video
+ * VAE both untiled and tiled (tiles spread over ranks) - and tensor meshes within a stated
+ * tolerance; a rank failing mid-denoise ends every rank with its reason and no result. Then the
+ * CLI: `ltx2 generate --nproc 2` writes the same WAV/PNG bytes as one rank, bad --nproc / --mesh /
+ * --sharding values exit 2 before any work, and an injected rank failure exits non-zero leaving
+ * no output file. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/context.h"
+#include "dist/generate_parallel.h"
+#include "test_util.h"
+
+/* Tensor parallelism changes fp32 summation order inside the DiT (test_dit_parallel.c measures
+ * ~1e-7 rel-L2 per forward); two Euler steps of 4 guided passes and the decoders carry that to
+ * about 1.5e-6 here (fp32 latents). 1e-4 leaves room for other CPUs while still catching any wrong
+ * shard (those give errors of order 1). */
+#define TP_GEN_REL_L2_TOL 1e-4
+#define PATH_CAP 2048
+
+static void base_params(ltx2_generate_params *p) {
+    ltx2_generate_params_init(p);
+    p->checkpoint = LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors";
+    p->prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_positive.safetensors";
+    p->negative_prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_negative.safetensors";
+    p->steps = 2;
+    p->height = 64;
+    p->width = 96;
+    p->frames = 9;
+    p->stg_block = 1;
+    p->latent_bf16 = 0; /* fp32 latents: bf16 rounding per step would hide tensor-parallel differences */
+}
+
+static double rel_l2(const float *a, const float *b, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double d = (double)a[i] - b[i];
+        num += d * d;
+        den += (double)b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* Compares every output; tol 0 means bitwise. */
+static void compare(const char *what, const ltx2_generate_result *a, const ltx2_generate_result *ref, double tol) {
+    const int64_t nvl = ref->video_latent_shape[0] * ref->video_latent_shape[1] * ref->video_latent_shape[2] *
+                        ref->video_latent_shape[3] * ref->video_latent_shape[4];
+    const int64_t nal = ref->audio_latent_shape[0] * ref->audio_latent_shape[1] * ref->audio_latent_shape[2] *
+                        ref->audio_latent_shape[3];
+    const int64_t nv = ref->frames * ref->height * ref->width * 3, na = ref->audio_channels * ref->audio_samples;
+    CHECK(a->video && a->audio && a->frames == ref->frames && a->audio_samples == ref->audio_samples,
+          "%s: outputs missing or of another shape", what);
+    if (!a->video || !a->audio || a->frames != ref->frames || a->audio_samples != ref->audio_samples) return;
+    const float *x[4] = {a->video_latent, a->audio_latent, a->video, a->audio};
+    const float *y[4] = {ref->video_latent, ref->audio_latent, ref->video, ref->audio};
+    const int64_t n[4] = {nvl, nal, nv, na};
+    const char *names[4] = {"video latent", "audio latent", "video", "audio"};
+    for (int i = 0; i < 4; i++) {
+        if (tol == 0) {
+            CHECK(memcmp(x[i], y[i], (size_t)n[i] * sizeof(float)) == 0, "%s: %s not bitwise equal (rel-L2 %.3g)", what,
+                  names[i], rel_l2(x[i], y[i], n[i]));
+        } else {
+            const double e = rel_l2(x[i], y[i], n[i]);
+            CHECK(e <= tol, "%s: %s rel-L2 %.3g > %.0e", what, names[i], e, tol);
+            printf("%s: %s rel-L2 %.2g\n", what, names[i], e);
+        }
+    }
+}
+
+static void check_meshes(ltx2_context *ctx, int tile_px) {
+    ltx2_generate_params p;
+    base_params(&p);
+    p.vae_tile_px = tile_px;
+    ltx2_generate_result ref;
+    if (ltx2_generate(ctx, &p, &ref) != LTX2_OK) {
+        CHECK(0, "single-rank generate: %s", ltx2_last_error(ctx));
+        return;
+    }
+    static const int meshes[][4] = {{2, 1, 1, 1}, {1, 1, 2, 1}, {4, 1, 1, 1}, {1, 1, 3, 1}, {2, 1, 2, 1},
+                                    {1, 1, 4, 1}, {1, 1, 1, 2}, {2, 1, 1, 2}};
+    for (size_t i = 0; i < sizeof meshes / sizeof meshes[0]; i++) {
+        const int *m = meshes[i];
+        if (tile_px && m[3] > 1) continue; /* the tiled decode is tensor-independent: one pass suffices */
+        ltx2_generate_parallel_opts o;
+        ltx2_generate_parallel_opts_init(&o);
+        o.mesh = (ltx2_mesh){{m[0], m[1], m[2], m[3]}};
+        ltx2_generate_result r;
+        char what[96];
+        snprintf(what, sizeof what, "mesh %d,%d,%d,%d%s", m[0], m[1], m[2], m[3], tile_px ? " tiled VAE" : "");
+        if (ltx2_generate_loopback(ctx, &p, &o, &r) != LTX2_OK) {
+            CHECK(0, "%s: %s", what, ltx2_last_error(ctx));
+            continue;
+        }
+        compare(what, &r, &ref, m[3] > 1 ? TP_GEN_REL_L2_TOL : 0.0);
+        printf("%s: %s\n", what, m[3] > 1 ? "within tolerance" : "bitwise equal");
+        ltx2_generate_result_free(&r);
+    }
+    ltx2_generate_result_free(&ref);
+}
+
+static ltx2_status fail_rank1_block1(ltx2_context *ctx, int rank, int64_t block, void *user) {
+    (void)user;
+    if (rank == 1 && block == 1) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "injected failure on rank 1 at block 1");
+    return LTX2_OK;
+}
+
+static void check_failure(ltx2_context *ctx) {
+    ltx2_generate_params p;
+    base_params(&p);
+    ltx2_generate_parallel_opts o;
+    ltx2_generate_parallel_opts_init(&o);
+    o.mesh = (ltx2_mesh){{1, 1, 3, 1}};
+    o.dit.on_block = fail_rank1_block1;
+    ltx2_generate_result r;
+    const ltx2_status st = ltx2_generate_loopback(ctx, &p, &o, &r);
+    CHECK(st != LTX2_OK && r.video == NULL && r.video_latent == NULL, "injected failure: status %d", (int)st);
+    CHECK(strstr(ltx2_last_error(ctx), "injected failure on rank 1") != NULL, "failure message: '%s'",
+          ltx2_last_error(ctx));
+    ltx2_clear_error(ctx);
+}
+
+/* ---- CLI ---- */
+
+static int run_cli(const char *dir, const char *env, const char *args) {
+    char cmd[4 * PATH_CAP];
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s/ltx2' generate %s >stdout.txt 2>stderr.txt", dir, env ? env : "",
+             LTX2_BINARY_DIR, args);
+    const int status = system(cmd);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static bool exists(const char *dir, const char *name) {
+    char path[PATH_CAP];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+static bool same_file(const char *dir, const char *a, const char *b) {
+    char pa[PATH_CAP], pb[PATH_CAP];
+    snprintf(pa, sizeof pa, "%s/%s", dir, a);
+    snprintf(pb, sizeof pb, "%s/%s", dir, b);
+    FILE *fa = fopen(pa, "rb"), *fb = fopen(pb, "rb");
+    bool same = fa && fb;
+    while (same) {
+        const int ca = fgetc(fa), cb = fgetc(fb);
+        if (ca != cb) same = false;
+        if (ca == EOF || cb == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+static bool stderr_has(const char *dir, const char *needle) {
+    char path[PATH_CAP], buf[8192];
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, needle) != NULL;
+}
+
+static void check_cli(void) {
+    char dir[] = "/tmp/ltx2_gen_par_XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp failed");
+        return;
+    }
+    const char *small = "--height 64 --width 96 --frames 9 --steps 2";
+    char args[1024];
+    snprintf(args, sizeof args, "%s --wav one.wav --png-dir one", small);
+    CHECK(run_cli(dir, NULL, args) == 0, "single-rank CLI run failed");
+    snprintf(args, sizeof args, "%s --nproc 2 --wav two.wav --png-dir two", small);
+    CHECK(run_cli(dir, NULL, args) == 0, "--nproc 2 failed");
+    snprintf(args, sizeof args, "%s --nproc 4 --mesh 2,1,2,1 --sharding gpu --vae-tile 64 --wav four.wav", small);
+    CHECK(run_cli(dir, NULL, args) == 0, "--nproc 4 --mesh 2,1,2,1 failed");
+    snprintf(args, sizeof args, "%s --vae-tile 64 --wav onet.wav", small);
+    CHECK(run_cli(dir, NULL, args) == 0, "single-rank tiled CLI run failed");
+    CHECK(same_file(dir, "one.wav", "two.wav") && same_file(dir, "one/frame_00000.png", "two/frame_00000.png") &&
+              same_file(dir, "one/frame_00008.png", "two/frame_00008.png"),
+          "--nproc 2 outputs differ from the single-rank ones");
+    CHECK(same_file(dir, "onet.wav", "four.wav"), "--nproc 4 WAV differs from the single-rank one");
+
+    /* refusals: exit 2 before any work, nothing written */
+    static const struct {
+        const char *flags, *needle;
+    } bad[] = {{"--nproc 0", "integer >= 1"},
+               {"--nproc 100000", "--nproc must be in"},
+               {"--mesh 1,2", "--mesh"},
+               {"--mesh 0,1,1,1", "--mesh"},
+               {"--nproc 4 --mesh 1,1,2,1", "has 2 ranks"},
+               {"--nproc 2 --sharding bogus", "--sharding"},
+               {"--nproc x", "integer"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "%s %s --wav bad.wav --png-dir badpng", small, bad[i].flags);
+        const int rc = run_cli(dir, NULL, args);
+        CHECK(rc == 2 && stderr_has(dir, bad[i].needle), "'%s': exit %d (want 2), stderr lacks '%s'", bad[i].flags, rc,
+              bad[i].needle);
+        CHECK(!exists(dir, "bad.wav") && !exists(dir, "badpng"), "'%s' left output behind", bad[i].flags);
+    }
+#ifndef LTX2_HAVE_NCCL
+    {
+        const int erc = run_cli(dir, "LTX2_RANK=0 LTX2_WORLD_SIZE=2 LTX2_RENDEZVOUS=127.0.0.1:1", "--wav bad.wav");
+        CHECK(erc == 2 && stderr_has(dir, "needs NCCL") && !exists(dir, "bad.wav"),
+              "env-launched rank without NCCL: exit %d", erc);
+    }
+#endif
+    CHECK(run_cli(dir, "LTX2_FAULT_INJECT=1", "--nproc 2 --wav bad.wav") == 2 && stderr_has(dir, "RANK:BLOCK"),
+          "malformed LTX2_FAULT_INJECT accepted");
+
+    /* a rank failing mid-run: every rank stops, no output file */
+    snprintf(args, sizeof args, "%s --nproc 2 --wav bad.wav --png-dir badpng", small);
+    const int rc = run_cli(dir, "LTX2_FAULT_INJECT=1:1", args);
+    CHECK(rc != 0 && stderr_has(dir, "injected failure"), "injected failure: exit %d", rc);
+    CHECK(!exists(dir, "bad.wav") && !exists(dir, "badpng"), "injected failure left output behind");
+
+    char cmd[PATH_CAP + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+int main(void) {
+    ltx2_context_params cp;
+    ltx2_context_params_init(&cp);
+    cp.log_level = LTX2_LOG_WARN;
+    ltx2_context *ctx = ltx2_context_create(&cp);
+    if (!ctx) return 1;
+    check_meshes(ctx, 0);
+    check_meshes(ctx, 64);
+    check_failure(ctx);
+    check_cli();
+    ltx2_context_free(ctx);
+    return test_finish();
+}

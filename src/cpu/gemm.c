@@ -1,177 +1,188 @@
-/* Cache-blocked fp32 GEMM for the CPU reference path: a BLIS-style loop nest (NC -> KC -> MC ->
- * NR -> MR) over packed panels, an AVX-512 / AVX2 register-tile microkernel with a portable C
- * fallback, and OpenMP over (M block x N slice) tasks. */
-#include "cpu/cpu_ops.h"
+/* Cache-blocked fp32 GEMM for the CPU reference path: the blocked driver (gemm_driver.h) with its
+ * register-tile microkernel (AVX-512 / AVX2 / portable C), OpenMP over (M block x N slice) tasks,
+ * and the standard packers for a row-major A and a B stored [N,K] (torch Linear) or [K,N]. */
+#include "cpu/gemm_driver.h"
 
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/cpu_ops.h"
+
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
 #endif
 
-/* Register tile MR x NR. AVX-512 has 32 zmm registers: 12 rows x 2 vectors = 24 accumulators,
- * plus 2 B vectors and a broadcast A value, leaves room without spills. AVX2 has 16 ymm
- * registers: 6 x 2 = 12 accumulators + 3. The fallback keeps a 4 x 16 tile GCC vectorises. */
-#if defined(__AVX512F__)
-#define GEMM_MR 12
-#define GEMM_NR 32
-#elif defined(__AVX2__) && defined(__FMA__)
-#define GEMM_MR 6
-#define GEMM_NR 16
-#else
-#define GEMM_MR 4
-#define GEMM_NR 16
-#endif
-
-/* KC: depth of one packed panel. The B micro-panel (KC x NR floats = 32 KB at NR 32) stays in the
- * 48 KB L1d while the MR-row A micro-panels (12 KB) stream past it from L2. */
-#define GEMM_KC 256
-/* MC_MAX: rows of the packed A block (MC x KC floats = 240 KB), sized to sit in a 1-2 MB L2 with
- * room for the streaming B panel; a multiple of every MR above (12, 6, 4). */
-#define GEMM_MC_MAX 240
-/* NC: columns of the packed B panel shared by all threads (KC x NC floats = 4 MB), sized for L3. */
-#define GEMM_NC 4096
-/* Packed buffers are aligned to a cache line (and the widest vector). */
-#define GEMM_ALIGN 64
+#define MR LTX2_GEMM_MR
+#define NR LTX2_GEMM_NR
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-/* tile[MR][NR] = sum_k ap[k][0..MR) (outer) bp[k][0..NR). */
-#if defined(__AVX512F__)
-__attribute__((noinline)) static void gemm_ukernel(int64_t kc, const float *restrict ap, const float *restrict bp,
-                         float *restrict tile) {
-    __m512 c[GEMM_MR][2];
-#pragma GCC unroll 12
-    for (int i = 0; i < GEMM_MR; i++) c[i][0] = c[i][1] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < kc; k++) {
-        __m512 b0 = _mm512_load_ps(bp);
-        __m512 b1 = _mm512_load_ps(bp + 16);
-#pragma GCC unroll 12
-        for (int i = 0; i < GEMM_MR; i++) {
-            __m512 a = _mm512_set1_ps(ap[i]);
-            c[i][0] = _mm512_fmadd_ps(a, b0, c[i][0]);
-            c[i][1] = _mm512_fmadd_ps(a, b1, c[i][1]);
+/* How one tile is written into C. The first K panel applies beta and the bias; later panels add
+ * alpha * tile to what the first wrote. The operation order per element is the same on every path
+ * (vector or scalar, full or partial tile): alpha*t, then + beta*c, then + bias; or c + alpha*t. */
+typedef struct tile_out {
+    float *C;
+    int64_t ldc, mr, nr;
+    float alpha, beta;
+    const float *bias;
+    int first;
+} tile_out;
+
+/* Scalar store of an MR x NR tile held in memory (partial tiles, and the portable kernel). */
+static void store_tile(const float *restrict tile, const tile_out *o) {
+    for (int64_t i = 0; i < o->mr; i++) {
+        const float *t = tile + i * NR;
+        float *c = o->C + i * o->ldc;
+        if (!o->first) {
+            for (int64_t j = 0; j < o->nr; j++) c[j] += o->alpha * t[j];
+        } else if (o->beta == 0.0f) {
+            if (o->bias)
+                for (int64_t j = 0; j < o->nr; j++) c[j] = o->alpha * t[j] + o->bias[j];
+            else
+                for (int64_t j = 0; j < o->nr; j++) c[j] = o->alpha * t[j];
+        } else {
+            if (o->bias)
+                for (int64_t j = 0; j < o->nr; j++) c[j] = o->alpha * t[j] + o->beta * c[j] + o->bias[j];
+            else
+                for (int64_t j = 0; j < o->nr; j++) c[j] = o->alpha * t[j] + o->beta * c[j];
         }
-        ap += GEMM_MR;
-        bp += GEMM_NR;
-    }
-#pragma GCC unroll 12
-    for (int i = 0; i < GEMM_MR; i++) {
-        _mm512_store_ps(tile + i * GEMM_NR, c[i][0]);
-        _mm512_store_ps(tile + i * GEMM_NR + 16, c[i][1]);
     }
 }
-#elif defined(__AVX2__) && defined(__FMA__)
-__attribute__((noinline)) static void gemm_ukernel(int64_t kc, const float *restrict ap, const float *restrict bp,
-                         float *restrict tile) {
-    __m256 c[GEMM_MR][2];
-#pragma GCC unroll 6
-    for (int i = 0; i < GEMM_MR; i++) c[i][0] = c[i][1] = _mm256_setzero_ps();
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#if defined(__AVX512F__)
+typedef __m512 vf;
+#define VW 16
+#define V_ZERO() _mm512_setzero_ps()
+#define V_LOAD(p) _mm512_load_ps(p)
+#define V_LOADU(p) _mm512_loadu_ps(p)
+#define V_STORE(p, v) _mm512_store_ps(p, v)
+#define V_STOREU(p, v) _mm512_storeu_ps(p, v)
+#define V_SET1(x) _mm512_set1_ps(x)
+#define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define V_MUL(a, b) _mm512_mul_ps(a, b)
+#define V_ADD(a, b) _mm512_add_ps(a, b)
+#else
+typedef __m256 vf;
+#define VW 8
+#define V_ZERO() _mm256_setzero_ps()
+#define V_LOAD(p) _mm256_load_ps(p)
+#define V_LOADU(p) _mm256_loadu_ps(p)
+#define V_STORE(p, v) _mm256_store_ps(p, v)
+#define V_STOREU(p, v) _mm256_storeu_ps(p, v)
+#define V_SET1(x) _mm256_set1_ps(x)
+#define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define V_MUL(a, b) _mm256_mul_ps(a, b)
+#define V_ADD(a, b) _mm256_add_ps(a, b)
+#endif
+
+/* Stores accumulator v (columns [j, j+VW) of one row) with the tile_out rule. */
+static inline void store_vec(float *c, vf v, const tile_out *o, int64_t j) {
+    const vf t = V_MUL(V_SET1(o->alpha), v);
+    if (!o->first) {
+        V_STOREU(c, V_ADD(V_LOADU(c), t));
+    } else {
+        vf r = o->beta == 0.0f ? t : V_ADD(t, V_MUL(V_SET1(o->beta), V_LOADU(c)));
+        if (o->bias) r = V_ADD(r, V_LOADU(o->bias + j));
+        V_STOREU(c, r);
+    }
+}
+
+/* One MR x NR tile: acc = sum_k ap[k][0..MR) (outer) bp[k][0..NR), then written to C: straight
+ * from registers for a full tile, through a small buffer for a partial one. noinline keeps the
+ * accumulators from spilling into the caller's frame. */
+__attribute__((noinline)) static void gemm_tile(int64_t kc, const float *restrict ap, const float *restrict bp,
+                                                const tile_out *o) {
+    vf c[MR][2];
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++) c[i][0] = c[i][1] = V_ZERO();
     for (int64_t k = 0; k < kc; k++) {
-        __m256 b0 = _mm256_load_ps(bp);
-        __m256 b1 = _mm256_load_ps(bp + 8);
-#pragma GCC unroll 6
-        for (int i = 0; i < GEMM_MR; i++) {
-            __m256 a = _mm256_broadcast_ss(ap + i);
-            c[i][0] = _mm256_fmadd_ps(a, b0, c[i][0]);
-            c[i][1] = _mm256_fmadd_ps(a, b1, c[i][1]);
+        const vf b0 = V_LOAD(bp), b1 = V_LOAD(bp + VW);
+#pragma GCC unroll 12
+        for (int i = 0; i < MR; i++) {
+            const vf a = V_SET1(ap[i]);
+            c[i][0] = V_FMA(a, b0, c[i][0]);
+            c[i][1] = V_FMA(a, b1, c[i][1]);
         }
-        ap += GEMM_MR;
-        bp += GEMM_NR;
+        ap += MR;
+        bp += NR;
     }
-#pragma GCC unroll 6
-    for (int i = 0; i < GEMM_MR; i++) {
-        _mm256_store_ps(tile + i * GEMM_NR, c[i][0]);
-        _mm256_store_ps(tile + i * GEMM_NR + 8, c[i][1]);
+    if (o->mr == MR && o->nr == NR) {
+#pragma GCC unroll 12
+        for (int i = 0; i < MR; i++) {
+            store_vec(o->C + i * o->ldc, c[i][0], o, 0);
+            store_vec(o->C + i * o->ldc + VW, c[i][1], o, VW);
+        }
+        return;
     }
+    _Alignas(LTX2_GEMM_ALIGN) float tile[MR * NR];
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++) {
+        V_STORE(tile + i * NR, c[i][0]);
+        V_STORE(tile + i * NR + VW, c[i][1]);
+    }
+    store_tile(tile, o);
 }
 #else
-__attribute__((noinline)) static void gemm_ukernel(int64_t kc, const float *restrict ap, const float *restrict bp,
-                         float *restrict tile) {
-    float c[GEMM_MR][GEMM_NR];
+__attribute__((noinline)) static void gemm_tile(int64_t kc, const float *restrict ap, const float *restrict bp,
+                                                const tile_out *o) {
+    float c[MR][NR];
     memset(c, 0, sizeof(c));
     for (int64_t k = 0; k < kc; k++) {
-        for (int i = 0; i < GEMM_MR; i++) {
+        for (int i = 0; i < MR; i++) {
             float a = ap[i];
-            for (int j = 0; j < GEMM_NR; j++) c[i][j] += a * bp[j];
+            for (int j = 0; j < NR; j++) c[i][j] += a * bp[j];
         }
-        ap += GEMM_MR;
-        bp += GEMM_NR;
+        ap += MR;
+        bp += NR;
     }
-    memcpy(tile, c, sizeof(c));
+    store_tile(&c[0][0], o);
 }
 #endif
 
-/* Packs rows [i0, i0+mc) x cols [p0, p0+kc) of A into MR-row micro-panels, k-major, zero-padded. */
-static void pack_a(float *restrict dst, const float *restrict A, int64_t lda, int64_t i0,
-                   int64_t mc, int64_t p0, int64_t kc) {
-    for (int64_t ir = 0; ir < mc; ir += GEMM_MR) {
-        int64_t mr = mc - ir < GEMM_MR ? mc - ir : GEMM_MR;
-        for (int64_t i = 0; i < GEMM_MR; i++) {
-            if (i < mr) {
-                const float *src = A + (i0 + ir + i) * lda + p0;
-                for (int64_t k = 0; k < kc; k++) dst[k * GEMM_MR + i] = src[k];
-            } else {
-                for (int64_t k = 0; k < kc; k++) dst[k * GEMM_MR + i] = 0.0f;
-            }
-        }
-        dst += kc * GEMM_MR;
-    }
-}
-
-/* Packs micro-panel p (columns j0 .. j0+NR of op(B), depth p0 .. p0+kc) k-major, zero-padded. */
-static void pack_b_panel(float *restrict dst, const float *restrict B, int64_t ldb,
-                         ltx2_b_layout layout, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
-    if (layout == LTX2_B_NK) {
-        for (int64_t j = 0; j < GEMM_NR; j++) {
-            if (j < nr) {
-                const float *src = B + (j0 + j) * ldb + p0;
-                for (int64_t k = 0; k < kc; k++) dst[k * GEMM_NR + j] = src[k];
-            } else {
-                for (int64_t k = 0; k < kc; k++) dst[k * GEMM_NR + j] = 0.0f;
-            }
-        }
-    } else {
+/* Row-major A: k-outer so each micro-panel is written contiguously (12-16 read streams). */
+static void pack_a_rows(float *restrict dst, const void *a, int64_t i0, int64_t mc, int64_t p0, int64_t kc) {
+    const ltx2_gemm_matrix *A = a;
+    for (int64_t ir = 0; ir < mc; ir += MR) {
+        const int64_t mr = mc - ir < MR ? mc - ir : MR;
+        const float *rows[MR];
+        for (int64_t i = 0; i < MR; i++) rows[i] = A->p + (i0 + ir + (i < mr ? i : 0)) * A->ld + p0;
         for (int64_t k = 0; k < kc; k++) {
-            const float *src = B + (p0 + k) * ldb + j0;
-            float *d = dst + k * GEMM_NR;
-            int64_t j = 0;
-            for (; j < nr; j++) d[j] = src[j];
-            for (; j < GEMM_NR; j++) d[j] = 0.0f;
+            float *d = dst + k * MR;
+            for (int64_t i = 0; i < mr; i++) d[i] = rows[i][k];
+            for (int64_t i = mr; i < MR; i++) d[i] = 0.0f;
         }
+        dst += kc * MR;
     }
 }
 
-/* Writes an MR x NR tile into C. On the first K panel it applies beta and the bias; later panels
- * accumulate into what the first one wrote. */
-static void store_tile(const float *restrict tile, float *restrict C, int64_t ldc, int64_t mr,
-                       int64_t nr, float alpha, float beta, const float *restrict bias,
-                       int first) {
-    for (int64_t i = 0; i < mr; i++) {
-        const float *t = tile + i * GEMM_NR;
-        float *c = C + i * ldc;
-        if (!first) {
-            for (int64_t j = 0; j < nr; j++) c[j] += alpha * t[j];
-        } else if (beta == 0.0f) {
-            if (bias)
-                for (int64_t j = 0; j < nr; j++) c[j] = alpha * t[j] + bias[j];
-            else
-                for (int64_t j = 0; j < nr; j++) c[j] = alpha * t[j];
-        } else {
-            if (bias)
-                for (int64_t j = 0; j < nr; j++) c[j] = alpha * t[j] + beta * c[j] + bias[j];
-            else
-                for (int64_t j = 0; j < nr; j++) c[j] = alpha * t[j] + beta * c[j];
-        }
+/* B stored [N, K] (a torch Linear weight): columns of op(B) are rows of B. */
+static void pack_b_nk(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
+    const ltx2_gemm_matrix *B = b;
+    const float *rows[NR];
+    for (int64_t j = 0; j < NR; j++) rows[j] = B->p + (j0 + (j < nr ? j : 0)) * B->ld + p0;
+    for (int64_t k = 0; k < kc; k++) {
+        float *d = dst + k * NR;
+        for (int64_t j = 0; j < nr; j++) d[j] = rows[j][k];
+        for (int64_t j = nr; j < NR; j++) d[j] = 0.0f;
+    }
+}
+
+void ltx2_gemm_pack_b_kn(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
+    const ltx2_gemm_matrix *B = b;
+    for (int64_t k = 0; k < kc; k++) {
+        const float *src = B->p + (p0 + k) * B->ld + j0;
+        float *d = dst + k * NR;
+        int64_t j = 0;
+        for (; j < nr; j++) d[j] = src[j];
+        for (; j < NR; j++) d[j] = 0.0f;
     }
 }
 
 /* C = beta*C + bias, for K == 0 or alpha == 0 (no product to add). */
-static void gemm_scale_only(int64_t M, int64_t N, float beta, float *C, int64_t ldc,
-                            const float *bias) {
+static void gemm_scale_only(int64_t M, int64_t N, float beta, float *C, int64_t ldc, const float *bias) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < M; i++) {
         float *c = C + i * ldc;
@@ -180,6 +191,75 @@ static void gemm_scale_only(int64_t M, int64_t N, float beta, float *C, int64_t 
             c[j] = v + (bias ? bias[j] : 0.0f);
         }
     }
+}
+
+ltx2_status ltx2_cpu_gemm_packed(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, float alpha,
+                                 const ltx2_gemm_packers *pk, float beta, float *C, int64_t ldc,
+                                 const float *bias) {
+    int nthreads = omp_get_max_threads();
+    if (nthreads < 1) nthreads = 1;
+
+    /* Split M into blocks whose count is a multiple of the thread count (balanced), and when
+     * there are fewer M blocks than threads also split each N panel into slices. */
+    int64_t n_mb = ceil_div(M, LTX2_GEMM_MC_MAX);
+    if (n_mb >= nthreads) n_mb = round_up(n_mb, nthreads);
+    const int64_t mc_blk = round_up(ceil_div(M, n_mb), MR);
+    n_mb = ceil_div(M, mc_blk);
+    const int64_t n_ns = n_mb >= nthreads ? 1 : ceil_div(nthreads, n_mb);
+
+    const int64_t nc_max = N < LTX2_GEMM_NC ? round_up(N, NR) : LTX2_GEMM_NC;
+    const int64_t kc_max = K < LTX2_GEMM_KC ? K : LTX2_GEMM_KC;
+    const size_t b_bytes = (size_t)round_up(kc_max * nc_max * (int64_t)sizeof(float), LTX2_GEMM_ALIGN);
+    const size_t a_bytes = (size_t)round_up(kc_max * mc_blk * (int64_t)sizeof(float), LTX2_GEMM_ALIGN);
+    float *bpack = aligned_alloc(LTX2_GEMM_ALIGN, b_bytes);
+    float *apack = aligned_alloc(LTX2_GEMM_ALIGN, a_bytes * (size_t)nthreads);
+    if (!bpack || !apack) {
+        free(bpack);
+        free(apack);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "cpu gemm: cannot allocate %zu bytes of packing buffers",
+                          b_bytes + a_bytes * (size_t)nthreads);
+    }
+
+#pragma omp parallel num_threads(nthreads)
+    {
+        float *ap = apack + (size_t)omp_get_thread_num() * (a_bytes / sizeof(float));
+        for (int64_t jc = 0; jc < N; jc += LTX2_GEMM_NC) {
+            const int64_t nc = N - jc < LTX2_GEMM_NC ? N - jc : LTX2_GEMM_NC;
+            const int64_t n_np = ceil_div(nc, NR);
+            for (int64_t pc = 0; pc < K; pc += LTX2_GEMM_KC) {
+                const int64_t kc = K - pc < LTX2_GEMM_KC ? K - pc : LTX2_GEMM_KC;
+#pragma omp for schedule(static)
+                for (int64_t p = 0; p < n_np; p++) {
+                    const int64_t j0 = p * NR, nr = nc - j0 < NR ? nc - j0 : NR;
+                    pk->pack_b(bpack + p * kc * NR, pk->b, jc + j0, nr, pc, kc);
+                }
+                /* implicit barrier: the B panel is complete */
+#pragma omp for schedule(static)
+                for (int64_t t = 0; t < n_mb * n_ns; t++) {
+                    const int64_t ib = t / n_ns, js = t % n_ns, i0 = ib * mc_blk;
+                    const int64_t mc = M - i0 < mc_blk ? M - i0 : mc_blk;
+                    const int64_t p_lo = js * n_np / n_ns, p_hi = (js + 1) * n_np / n_ns;
+                    if (p_lo == p_hi) continue;
+                    pk->pack_a(ap, pk->a, i0, mc, pc, kc);
+                    for (int64_t p = p_lo; p < p_hi; p++) {
+                        const int64_t j0 = p * NR, nr = nc - j0 < NR ? nc - j0 : NR;
+                        const float *bp = bpack + p * kc * NR;
+                        for (int64_t ir = 0; ir < mc; ir += MR) {
+                            const tile_out o = {.C = C + (i0 + ir) * ldc + jc + j0, .ldc = ldc,
+                                                .mr = mc - ir < MR ? mc - ir : MR, .nr = nr, .alpha = alpha,
+                                                .beta = beta, .bias = bias ? bias + jc + j0 : NULL,
+                                                .first = pc == 0};
+                            gemm_tile(kc, ap + ir * kc, bp, &o);
+                        }
+                    }
+                }
+                /* implicit barrier: nobody still reads bpack when the next panel is packed */
+            }
+        }
+    }
+    free(bpack);
+    free(apack);
+    return LTX2_OK;
 }
 
 ltx2_status ltx2_cpu_gemm(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, float alpha,
@@ -206,74 +286,10 @@ ltx2_status ltx2_cpu_gemm(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, fl
         gemm_scale_only(M, N, beta, C, ldc, bias);
         return LTX2_OK;
     }
-
-    int nthreads = omp_get_max_threads();
-    if (nthreads < 1) nthreads = 1;
-
-    /* Split M into blocks whose count is a multiple of the thread count (balanced), and when
-     * there are fewer M blocks than threads also split each N panel into slices. */
-    int64_t n_mb = ceil_div(M, GEMM_MC_MAX);
-    if (n_mb >= nthreads) n_mb = round_up(n_mb, nthreads);
-    int64_t mc_blk = round_up(ceil_div(M, n_mb), GEMM_MR);
-    n_mb = ceil_div(M, mc_blk);
-    int64_t n_ns = n_mb >= nthreads ? 1 : ceil_div(nthreads, n_mb);
-
-    int64_t nc_max = N < GEMM_NC ? round_up(N, GEMM_NR) : GEMM_NC;
-    int64_t kc_max = K < GEMM_KC ? K : GEMM_KC;
-    size_t b_bytes = (size_t)(kc_max * nc_max) * sizeof(float);
-    size_t a_bytes = (size_t)(kc_max * mc_blk) * sizeof(float);
-    b_bytes = (size_t)round_up((int64_t)b_bytes, GEMM_ALIGN);
-    a_bytes = (size_t)round_up((int64_t)a_bytes, GEMM_ALIGN);
-    float *bpack = aligned_alloc(GEMM_ALIGN, b_bytes);
-    float *apack = aligned_alloc(GEMM_ALIGN, a_bytes * (size_t)nthreads);
-    if (!bpack || !apack) {
-        free(bpack);
-        free(apack);
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "cpu gemm: cannot allocate %zu bytes of packing buffers",
-                          b_bytes + a_bytes * (size_t)nthreads);
-    }
-
-#pragma omp parallel num_threads(nthreads)
-    {
-        float *ap = apack + (size_t)omp_get_thread_num() * (a_bytes / sizeof(float));
-        _Alignas(GEMM_ALIGN) float tile[GEMM_MR * GEMM_NR];
-        for (int64_t jc = 0; jc < N; jc += GEMM_NC) {
-            int64_t nc = N - jc < GEMM_NC ? N - jc : GEMM_NC;
-            int64_t n_np = ceil_div(nc, GEMM_NR);
-            for (int64_t pc = 0; pc < K; pc += GEMM_KC) {
-                int64_t kc = K - pc < GEMM_KC ? K - pc : GEMM_KC;
-#pragma omp for schedule(static)
-                for (int64_t p = 0; p < n_np; p++) {
-                    int64_t j0 = p * GEMM_NR;
-                    int64_t nr = nc - j0 < GEMM_NR ? nc - j0 : GEMM_NR;
-                    pack_b_panel(bpack + p * kc * GEMM_NR, B, ldb, b_layout, jc + j0, nr, pc, kc);
-                }
-                /* implicit barrier: the B panel is complete */
-#pragma omp for schedule(static)
-                for (int64_t t = 0; t < n_mb * n_ns; t++) {
-                    int64_t ib = t / n_ns, js = t % n_ns;
-                    int64_t i0 = ib * mc_blk;
-                    int64_t mc = M - i0 < mc_blk ? M - i0 : mc_blk;
-                    int64_t p_lo = js * n_np / n_ns, p_hi = (js + 1) * n_np / n_ns;
-                    if (p_lo == p_hi) continue;
-                    pack_a(ap, A, lda, i0, mc, pc, kc);
-                    for (int64_t p = p_lo; p < p_hi; p++) {
-                        int64_t j0 = p * GEMM_NR;
-                        int64_t nr = nc - j0 < GEMM_NR ? nc - j0 : GEMM_NR;
-                        const float *bp = bpack + p * kc * GEMM_NR;
-                        for (int64_t ir = 0; ir < mc; ir += GEMM_MR) {
-                            int64_t mr = mc - ir < GEMM_MR ? mc - ir : GEMM_MR;
-                            gemm_ukernel(kc, ap + ir * kc, bp, tile);
-                            store_tile(tile, C + (i0 + ir) * ldc + jc + j0, ldc, mr, nr, alpha,
-                                       beta, bias ? bias + jc + j0 : NULL, pc == 0);
-                        }
-                    }
-                }
-                /* implicit barrier: nobody still reads bpack when the next panel is packed */
-            }
-        }
-    }
-    free(bpack);
-    free(apack);
-    return LTX2_OK;
+    const ltx2_gemm_matrix a = {A, lda}, b = {B, ldb};
+    const ltx2_gemm_packers pk = {.pack_a = pack_a_rows,
+                                  .pack_b = b_layout == LTX2_B_NK ? pack_b_nk : ltx2_gemm_pack_b_kn,
+                                  .a = &a,
+                                  .b = &b};
+    return ltx2_cpu_gemm_packed(ctx, M, N, K, alpha, &pk, beta, C, ldc, bias);
 }

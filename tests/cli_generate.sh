@@ -53,7 +53,7 @@ mp4=()
 if command -v ffprobe >/dev/null && ! "$bin" generate -o "$tmp/x.mp4" --dump "$tmp/no/such/dir" 2>&1 | grep -q FFmpeg; then
     mp4=(-o out.mp4)
 fi
-if (cd "$out" && "$bin" generate "${small[@]}" --seed 123 --wav a.wav --png-dir frames "${mp4[@]}" >"$tmp/stdout" 2>"$tmp/stderr"); then
+if (cd "$out" && "$bin" generate "${small[@]}" --seed 123 --wav a.wav --png-dir frames --dump dump "${mp4[@]}" >"$tmp/stdout" 2>"$tmp/stderr"); then
     ok
 else
     bad "generate failed"; cat "$tmp/stderr"
@@ -63,6 +63,11 @@ grep -q "seed: 123" "$tmp/stdout" && ok || bad "seed not printed"
 grep -q "timings: load" "$tmp/stdout" && ok || bad "no timing summary"
 [ "$(ls "$out/frames" 2>/dev/null | grep -c '^frame_.*\.png$')" -eq 17 ] && ok || bad "expected 17 PNG frames"
 head -c 4 "$out/a.wav" 2>/dev/null | grep -q RIFF && ok || bad "a.wav is not a RIFF file"
+# --dump: pipeline tensors at the top, the DiT's first call under dit/ with reference module names
+[ -f "$out/dump/video_latent.npy" ] && ok || bad "no dump/video_latent.npy"
+[ -f "$out/dump/dit/transformer_blocks.0.attn1.out.npy" ] && [ -f "$out/dump/dit/adaln_single.out.npy" ] && ok \
+    || bad "DiT intermediates missing from dump/dit: $(ls "$out/dump/dit" 2>/dev/null | head -3)"
+"$bin" compare "$out/dump/dit" "$out/dump/dit" >/dev/null 2>&1 && ok || bad "compare cannot read the DiT dump"
 if [ -f "$out/out.mp4" ]; then
     probe="$(ffprobe -v error -show_entries stream=codec_name,nb_frames -show_entries format_tags=seed -of compact "$out/out.mp4")"
     echo "$probe" | grep -q "codec_name=h264|nb_frames=17" && ok || bad "mp4 video: $probe"

@@ -71,7 +71,7 @@ static void usage(FILE *out) {
             "  -o, --output FILE.mp4          H.264 + AAC (default ltx2.mp4 when no output is given)\n"
             "  --png-dir DIR                  one PNG per frame\n"
             "  --wav FILE.wav                 the audio track\n"
-            "  --dump DIR                     every intermediate tensor as .npy\n"
+            "  --dump DIR                     pipeline tensors as DIR/*.npy; the DiT's first call as DIR/dit/<module path>.npy\n"
             "  --vae-tile PX                  decode the video in spatial tiles of PX pixels\n"
             "  --threads N                    CPU threads (default: all)\n"
             "distributed (src/dist/README.md):\n"

@@ -8,9 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/context.h"
 #include "core/timer.h"
+#include "io/file.h"
+#include "io/npy.h"
 #include "dist/vae_parallel.h"
 #include "pipeline/generate_dist.h"
 #include "pipeline/guidance.h"
@@ -101,8 +104,27 @@ typedef struct gen_loop {
     bool stg_blend_every_block, rope_ladder_f32; /* the semantics' other model rules */
     ltx2_dit_text_cache *text_cache;  /* text K/V reused across passes and steps */
     ltx2_dit_parallel *dp;            /* multi-rank runs: the sharded DiT (NULL: one rank) */
+    struct dit_dump *dit_dump;        /* --dump: the DiT's intermediates of the first model call */
     float *v_video[LTX2_PASS_COUNT], *v_audio[LTX2_PASS_COUNT]; /* per-pass velocities */
 } gen_loop;
+
+/* The DiT's named intermediates (reference module paths, e.g. transformer_blocks.0.attn1.out) of
+ * the first model call, as DIR/dit/<name>.npy, so `ltx2 compare REF DIR/dit` lines them up with a
+ * PyTorch forward-hook dump. Only the first call: every later one would overwrite the same names. */
+typedef struct dit_dump {
+    ltx2_context *ctx;
+    char dir[4096];
+    ltx2_status st;
+    bool done;
+} dit_dump;
+
+static void dit_dump_npy(const char *name, const ltx2_tensor *t, void *user) {
+    dit_dump *d = user;
+    if (d->st != LTX2_OK) return;
+    char path[4352];
+    snprintf(path, sizeof path, "%s/%s.npy", d->dir, name);
+    d->st = ltx2_npy_write(d->ctx, path, t);
+}
 
 static void *xmalloc_f(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(float)); }
 
@@ -162,8 +184,17 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
     fp.text_cache = L->text_cache;
     fp.stg_blend_every_block = L->stg_blend_every_block;
     fp.rope_ladder_f32 = L->rope_ladder_f32;
+    dit_dump *dd = L->dit_dump && !L->dit_dump->done ? L->dit_dump : NULL;
+    if (dd) {
+        fp.dump = dit_dump_npy;
+        fp.dump_user = dd;
+    }
     st = L->dp ? ltx2_dit_parallel_forward(ctx, L->dp, &fp, vo, ao) : ltx2_dit_forward(ctx, L->m->dit, &fp, vo, ao);
     if (st != LTX2_OK) goto done;
+    if (dd) {
+        dd->done = true;
+        if ((st = dd->st) != LTX2_OK) goto done;
+    }
     for (int b = 0; b < nb; b++) {
         const ltx2_guidance_pass pass = L->plan->order[slots[b]];
         memcpy(L->v_video[pass], vo + b * Tv * Cv, (size_t)(Tv * Cv) * sizeof(float));
@@ -378,6 +409,19 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, lt
     L.stg_blend_every_block = rules.dit_stg_blend_every_block;
     L.rope_ladder_f32 = rules.dit_rope_ladder_f32;
     if ((st = ltx2_dit_text_cache_create(ctx, GEN_TEXT_CACHE_ENTRIES, &L.text_cache)) != LTX2_OK) goto done;
+    dit_dump ddump = {.ctx = ctx};
+    if (dump && !L.dp) { /* the sharded DiT has no dump hook */
+        int n = snprintf(ddump.dir, sizeof ddump.dir, "%s/dit", dump);
+        if (n < 0 || (size_t)n >= sizeof ddump.dir) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: --dump path too long: %s", dump);
+            goto done;
+        }
+        if (mkdir(ddump.dir, 0777) != 0 && !ltx2_path_is_dir(ddump.dir)) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_IO, "generate: cannot create %s for the DiT dump", ddump.dir);
+            goto done;
+        }
+        L.dit_dump = &ddump;
+    }
     for (int i = 0; i < steps; i++) {
         const float sigma = sigmas[i], sigma_grid = ltx2_sched_grid_sigma(&rules, steps, i);
         if ((st = run_step(ctx, &L, xv, xa, sigma)) != LTX2_OK) goto done;

@@ -1,8 +1,7 @@
 /* `ltx2 generate --nproc N --mesh d,f,c,t --sharding PROFILE`: the flags' checks (before any work)
- * and the launch: one rank (plain ltx2_generate), N loopback threads in this process (CPU build),
- * N processes of this executable with NCCL (fork/exec, one per GPU, TCP rendezvous for the NCCL
- * id), or, when LTX2_WORLD_SIZE is set (srun, or a child of that fork), this process's rank of
- * the job. Test hook: LTX2_FAULT_INJECT=RANK:BLOCK fails that rank before that DiT block. */
+ * and the launch: one rank (plain ltx2_generate), N loopback ranks as threads in this process
+ * (every build: the sharded DiT/VAE exchange host buffers, which NCCL cannot carry yet), or, when
+ * LTX2_WORLD_SIZE is set (srun, NCCL builds), this process's rank of the job. Test hook: LTX2_FAULT_INJECT=RANK:BLOCK fails that rank before that DiT block. */
 #ifndef LTX2_CLI_GENERATE_LAUNCH_H
 #define LTX2_CLI_GENERATE_LAUNCH_H
 

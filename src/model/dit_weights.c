@@ -10,6 +10,7 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/rng.h"
 #include "model/names.h"
 #include "model/weight_fetch.h"
 
@@ -18,6 +19,8 @@ static const char *const k_connector_prefixes[] = {"video_embeddings_connector."
 /* How many offenders of each kind an error message names. */
 #define REPORT_FIRST 3
 #define NAME_CAP 192
+/* Audio latent width for random weights when the config lacks it (every LTX-2 audio VAE: 8 ch x 16 mel). */
+#define RANDOM_AUDIO_IN_CHANNELS 128
 
 typedef struct wspec {
     char name[NAME_CAP];
@@ -182,13 +185,8 @@ static void note(ltx2_sbuf *s, size_t *count, const char *fmt, const char *name,
     (*count)++;
 }
 
-ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
-                                  const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    if (!f || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
-    *out = NULL;
-    if (!prefix) prefix = LTX2_DIT_PREFIX;
-    const char *label = f->path ? f->path : "checkpoint";
-    const size_t plen = strlen(prefix);
+/* A weights struct for cfg with its blocks, no tensors yet (the caller may still adjust w->cfg). */
+static ltx2_status weights_new(ltx2_context *ctx, const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
     ltx2_dit_weights *w = calloc(1, sizeof *w);
     if (!w) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: struct");
     w->cfg = *cfg;
@@ -197,6 +195,37 @@ ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, cons
         free(w);
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: %lld blocks", (long long)cfg->num_layers);
     }
+    *out = w;
+    return LTX2_OK;
+}
+
+/* Builds the tensor list for w->cfg and points every destination into one fp32 block. */
+static ltx2_status weights_layout(ltx2_context *ctx, ltx2_dit_weights *w, wlist *l) {
+    build_list(l, w);
+    if (l->oom) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: tensor list");
+    int64_t total = 0;
+    for (size_t i = 0; i < l->n; i++) total += spec_numel(&l->v[i]);
+    w->storage_ = malloc((size_t)total * sizeof(float));
+    if (!w->storage_) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: %lld floats", (long long)total);
+    w->n_floats = (size_t)total;
+    w->n_tensors = l->n;
+    float *cur = w->storage_;
+    for (size_t i = 0; i < l->n; i++) {
+        *l->v[i].dst = cur;
+        cur += spec_numel(&l->v[i]);
+    }
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
+                                  const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
+    if (!f || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
+    *out = NULL;
+    if (!prefix) prefix = LTX2_DIT_PREFIX;
+    const char *label = f->path ? f->path : "checkpoint";
+    const size_t plen = strlen(prefix);
+    ltx2_dit_weights *w = NULL;
+    LTX2_TRY(weights_new(ctx, cfg, &w));
     char full[NAME_CAP + 64];
     if (w->cfg.audio_in_channels == 0) {
         /* Real metadata has no audio_in_channels: the input projection's shape says it. */
@@ -205,29 +234,18 @@ ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, cons
         w->cfg.audio_in_channels = (t && t->ndim == 2 && t->shape[1] > 0) ? t->shape[1] : 128;
     }
     wlist l = {0};
-    build_list(&l, w);
     bool *used = calloc(f->n_tensors ? f->n_tensors : 1, sizeof *used);
     ltx2_sbuf missing = {0}, shapes = {0}, unexpected = {0}, dtypes = {0};
     size_t n_missing = 0, n_shape = 0, n_unexpected = 0, n_dtype = 0;
     ltx2_status st = LTX2_OK;
-    if (l.oom || !used) {
+    if (!used) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: tensor list");
         goto done;
     }
-    int64_t total = 0;
-    for (size_t i = 0; i < l.n; i++) total += spec_numel(&l.v[i]);
-    w->storage_ = malloc((size_t)total * sizeof(float));
-    if (!w->storage_) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: %lld floats", (long long)total);
-        goto done;
-    }
-    w->n_floats = (size_t)total;
-    w->n_tensors = l.n;
-    float *cur = w->storage_;
+    st = weights_layout(ctx, w, &l);
+    if (st != LTX2_OK) goto done;
     for (size_t i = 0; i < l.n; i++) {
         wspec *s = &l.v[i];
-        *s->dst = cur;
-        cur += spec_numel(s);
         snprintf(full, sizeof full, "%s%s", prefix, s->name);
         const ltx2_st_tensor *t = ltx2_st_find(f, full);
         if (!t) {
@@ -318,6 +336,27 @@ ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2
     if (st == LTX2_OK) st = ltx2_dit_weights_load(ctx, f, NULL, &cfg, out);
     ltx2_st_close(f);
     return st;
+}
+
+ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cfg, uint64_t seed, float scale,
+                                    ltx2_dit_weights **out) {
+    if (!cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights (random): NULL argument");
+    *out = NULL;
+    ltx2_dit_weights *w = NULL;
+    LTX2_TRY(weights_new(ctx, cfg, &w));
+    if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = RANDOM_AUDIO_IN_CHANNELS;
+    wlist l = {0};
+    ltx2_status st = weights_layout(ctx, w, &l);
+    free(l.v);
+    if (st != LTX2_OK) {
+        ltx2_dit_weights_free(w);
+        return st;
+    }
+    /* One stream for the whole block: tensor order is fixed by the list, so a seed is reproducible. */
+    ltx2_rng_normal(seed, 0, 0, w->n_floats, w->storage_);
+    for (size_t i = 0; i < w->n_floats; i++) w->storage_[i] *= scale;
+    *out = w;
+    return LTX2_OK;
 }
 
 void ltx2_dit_weights_free(ltx2_dit_weights *w) {

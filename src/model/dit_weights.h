@@ -64,6 +64,10 @@ ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, cons
                                   const ltx2_dit_config *cfg, ltx2_dit_weights **out);
 /* Opens path, parses its config and loads the weights (the file is closed again). */
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out);
+/* Same tensor list as the loader for cfg, every float a Philox normal (seed, stream 0) times
+ * `scale`: for benches and shape tests, not a meaningful model. audio_in_channels 0 becomes 128. */
+ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cfg, uint64_t seed, float scale,
+                                    ltx2_dit_weights **out);
 void ltx2_dit_weights_free(ltx2_dit_weights *w);
 
 #endif

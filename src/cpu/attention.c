@@ -44,6 +44,9 @@ ltx2_status ltx2_cpu_attention(ltx2_context *ctx, const float *q, const float *k
                         if (use_mask && !m[j]) continue;
                         const float *kj = k + (b * Tk + j) * D + h * head_dim;
                         double s = 0.0;
+                        /* simd: lets the double dot product vectorise (a fixed lane split, so the
+                         * result is still deterministic for a given build) */
+#pragma omp simd reduction(+ : s)
                         for (int64_t c = 0; c < head_dim; c++) s += (double)qi[c] * kj[c];
                         s *= scale;
                         if (m && !use_mask) s = 0.0;
@@ -57,6 +60,7 @@ ltx2_status ltx2_cpu_attention(ltx2_context *ctx, const float *q, const float *k
                         double e = exp(p[j] - mx);
                         sum += e;
                         const float *vj = v + (b * Tk + j) * D + h * head_dim;
+#pragma omp simd
                         for (int64_t c = 0; c < head_dim; c++) acc[c] += e * vj[c];
                     }
                     float *oi = out + (b * Tq + i) * D + h * head_dim;

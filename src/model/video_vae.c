@@ -3,6 +3,7 @@
  * sampling.py DepthToSpaceUpsample, ops.py unpatchify / PerChannelStatistics,
  * convolution.py CausalConv3d. Activations are NDHWC fp32 buffers owned by the forward. */
 #include "model/video_vae.h"
+#include "model/video_vae_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,30 +15,12 @@
 #include "core/rng.h"
 #include "cpu/cpu_ops.h"
 
-/* PixelNorm epsilon (ltx-core common/normalization.py PixelNorm default; the video VAE uses it
- * unchanged, the audio VAE passes 1e-6). */
-#define VAE_PIXEL_NORM_EPS 1e-8f
-/* Every video-VAE conv is 3x3x3 (CausalConv3d kernel_size=3). */
-#define VAE_KERNEL 3
-/* Timestep sinusoid max period (ltx-core get_timestep_embedding default). */
-#define VAE_TIME_MAX_PERIOD 10000.0
-/* Longest key we build: prefix + "decoder.up_blocks.NN.res_blocks.NN.convN.conv.weight". */
-#define VAE_KEY_CAP 256
-
 /* ---------------------------------------------------------------------------------------------
  * Loading
  * ------------------------------------------------------------------------------------------- */
 
-typedef struct loader {
-    ltx2_context *ctx;
-    const ltx2_st_set *set;
-    const char *prefix;
-    const char *part; /* "decoder" or "encoder" */
-    const ltx2_st_tensor **used;
-    size_t n_used, cap_used;
-} loader;
 
-static ltx2_status find_tensor(loader *L, const char *key, int ndim, const int64_t *shape,
+ltx2_status vae_find_tensor(vae_loader *L, const char *key, int ndim, const int64_t *shape,
                                const ltx2_st_tensor **out) {
     const ltx2_st_tensor *t = ltx2_st_set_find(L->set, key, NULL);
     if (!t) return LTX2_ERROR(L->ctx, LTX2_ERR_NOT_FOUND, "video VAE: missing tensor %s", key);
@@ -64,9 +47,9 @@ static ltx2_status find_tensor(loader *L, const char *key, int ndim, const int64
 }
 
 /* Loads tensor `key` of the given shape, converted to a fresh f32 buffer. */
-static ltx2_status load_f32(loader *L, const char *key, int ndim, const int64_t *shape, float **out) {
+ltx2_status vae_load_f32(vae_loader *L, const char *key, int ndim, const int64_t *shape, float **out) {
     const ltx2_st_tensor *t;
-    LTX2_TRY(find_tensor(L, key, ndim, shape, &t));
+    LTX2_TRY(vae_find_tensor(L, key, ndim, shape, &t));
     int64_t n = 1;
     for (int i = 0; i < ndim; i++) n *= shape[i];
     float *buf = malloc((size_t)n * sizeof(float));
@@ -81,14 +64,14 @@ static ltx2_status load_f32(loader *L, const char *key, int ndim, const int64_t 
     return LTX2_OK;
 }
 
-static void conv_free(ltx2_vae_conv *c) {
+void vae_conv_free(ltx2_vae_conv *c) {
     free(c->weight);
     free(c->bias);
     c->weight = c->bias = NULL;
 }
 
 /* `<prefix><part>.<path>.conv.{weight,bias}`: a CausalConv3d (the nn.Conv3d sits at `.conv`). */
-static ltx2_status load_conv(loader *L, const char *path, int64_t c_in, int64_t c_out, ltx2_conv_tpad tpad,
+ltx2_status vae_load_conv(vae_loader *L, const char *path, int64_t c_in, int64_t c_out, ltx2_conv_tpad tpad,
                              ltx2_conv_spad spad, ltx2_vae_conv *c) {
     char key[VAE_KEY_CAP];
     memset(c, 0, sizeof(*c));
@@ -97,7 +80,7 @@ static ltx2_status load_conv(loader *L, const char *path, int64_t c_in, int64_t 
     const int64_t wshape[5] = {c_out, c_in, VAE_KERNEL, VAE_KERNEL, VAE_KERNEL};
     float *w = NULL;
     snprintf(key, sizeof(key), "%s%s.%s.conv.weight", L->prefix, L->part, path);
-    LTX2_TRY(load_f32(L, key, 5, wshape, &w));
+    LTX2_TRY(vae_load_f32(L, key, 5, wshape, &w));
     c->weight = malloc((size_t)ltx2_cpu_conv3d_packed_numel(&c->desc) * sizeof(float));
     if (!c->weight) {
         free(w);
@@ -107,19 +90,19 @@ static ltx2_status load_conv(loader *L, const char *path, int64_t c_in, int64_t 
     free(w);
     if (st != LTX2_OK) return st;
     snprintf(key, sizeof(key), "%s%s.%s.conv.bias", L->prefix, L->part, path);
-    return load_f32(L, key, 1, &c_out, &c->bias);
+    return vae_load_f32(L, key, 1, &c_out, &c->bias);
 }
 
 /* `<prefix><part>.<path>` as f32. */
-static ltx2_status load_part(loader *L, const char *path, int ndim, const int64_t *shape, float **out) {
+static ltx2_status load_part(vae_loader *L, const char *path, int ndim, const int64_t *shape, float **out) {
     char key[2 * VAE_KEY_CAP];
     if (snprintf(key, sizeof(key), "%s%s.%s", L->prefix, L->part, path) >= (int)sizeof(key))
         return LTX2_ERROR(L->ctx, LTX2_ERR_INVALID_ARG, "video VAE: tensor name too long (%s)", path);
-    return load_f32(L, key, ndim, shape, out);
+    return vae_load_f32(L, key, ndim, shape, out);
 }
 
 /* `<path>.timestep_embedder.linear_{1,2}.{weight,bias}` of a PixArtAlphaCombinedTimestepSizeEmbeddings. */
-static ltx2_status load_time_embed(loader *L, const char *path, int64_t dim, ltx2_vae_time_embed *e) {
+static ltx2_status load_time_embed(vae_loader *L, const char *path, int64_t dim, ltx2_vae_time_embed *e) {
     char key[VAE_KEY_CAP];
     const int64_t w1[2] = {dim, LTX2_VAE_TIME_PROJ_DIM}, w2[2] = {dim, dim};
     e->dim = dim;
@@ -142,7 +125,7 @@ static void time_embed_free(ltx2_vae_time_embed *e) {
 }
 
 /* Per-layer conditioning tensors of res_x block i (scale_shift_table, per_channel_scale{1,2}). */
-static ltx2_status load_res_conditioning(loader *L, int i, bool tc, ltx2_vae_dec_block *b) {
+static ltx2_status load_res_conditioning(vae_loader *L, int i, bool tc, ltx2_vae_dec_block *b) {
     char path[VAE_KEY_CAP];
     const int64_t C = b->c_in, sst[2] = {4, C}, pcs[3] = {C, 1, 1};
     if (tc) {
@@ -170,14 +153,14 @@ void ltx2_video_decoder_free(ltx2_video_decoder *dec) {
     if (!dec) return;
     free(dec->mean_of_means);
     free(dec->std_of_means);
-    conv_free(&dec->conv_in);
-    conv_free(&dec->conv_out);
+    vae_conv_free(&dec->conv_in);
+    vae_conv_free(&dec->conv_out);
     for (int i = 0; i < dec->n_blocks; i++) {
         ltx2_vae_dec_block *b = &dec->blocks[i];
         if (b->res)
-            for (int j = 0; j < 2 * b->n_layers; j++) conv_free(&b->res[j]);
+            for (int j = 0; j < 2 * b->n_layers; j++) vae_conv_free(&b->res[j]);
         free(b->res);
-        conv_free(&b->up);
+        vae_conv_free(&b->up);
         if (b->noise_scale)
             for (int j = 0; j < 2 * b->n_layers; j++) free(b->noise_scale[j]);
         free(b->noise_scale);
@@ -192,16 +175,16 @@ void ltx2_video_decoder_free(ltx2_video_decoder *dec) {
     free(dec);
 }
 
-static bool has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+bool vae_has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
 /* Every `<prefix><part>.*` tensor must have been used: an extra one means the config and the
  * file disagree (e.g. conditioning tensors with timestep_conditioning false, or more layers). */
-static ltx2_status check_all_used(loader *L) {
+ltx2_status vae_check_all_used(vae_loader *L) {
     char key[VAE_KEY_CAP];
     snprintf(key, sizeof(key), "%s%s.", L->prefix, L->part);
     for (size_t i = 0; i < L->set->n_tensors; i++) {
         const ltx2_st_tensor *t = L->set->tensors[i];
-        if (!has_prefix(t->name, key)) continue;
+        if (!vae_has_prefix(t->name, key)) continue;
         size_t j = 0;
         while (j < L->n_used && L->used[j] != t) j++;
         if (j == L->n_used)
@@ -291,7 +274,7 @@ ltx2_status ltx2_video_decoder_load(ltx2_context *ctx, const ltx2_st_set *weight
     dec->needs_noise = tc != 0;
     dec->n_blocks = cfg->n_decoder_blocks;
     dec->blocks = calloc((size_t)(dec->n_blocks ? dec->n_blocks : 1), sizeof(*dec->blocks));
-    loader L = {.ctx = ctx, .set = weights, .prefix = prefix, .part = "decoder"};
+    vae_loader L = {.ctx = ctx, .set = weights, .prefix = prefix, .part = "decoder"};
     ltx2_status st = dec->blocks ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: blocks");
     if (st == LTX2_OK) st = plan_blocks(ctx, dec);
 
@@ -301,13 +284,13 @@ ltx2_status ltx2_video_decoder_load(ltx2_context *ctx, const ltx2_st_set *weight
     const int64_t lc = cfg->latent_channels;
     if (st == LTX2_OK) {
         snprintf(key, sizeof(key), "%sper_channel_statistics.mean-of-means", prefix);
-        st = load_f32(&L, key, 1, &lc, &dec->mean_of_means);
+        st = vae_load_f32(&L, key, 1, &lc, &dec->mean_of_means);
     }
     if (st == LTX2_OK) {
         snprintf(key, sizeof(key), "%sper_channel_statistics.std-of-means", prefix);
-        st = load_f32(&L, key, 1, &lc, &dec->std_of_means);
+        st = vae_load_f32(&L, key, 1, &lc, &dec->std_of_means);
     }
-    if (st == LTX2_OK) st = load_conv(&L, "conv_in", lc, cfg->decoder_base_channels * 8, tpad, spad, &dec->conv_in);
+    if (st == LTX2_OK) st = vae_load_conv(&L, "conv_in", lc, cfg->decoder_base_channels * 8, tpad, spad, &dec->conv_in);
     for (int i = 0; i < dec->n_blocks && st == LTX2_OK; i++) {
         ltx2_vae_dec_block *b = &dec->blocks[i];
         char path[VAE_KEY_CAP];
@@ -319,18 +302,18 @@ ltx2_status ltx2_video_decoder_load(ltx2_context *ctx, const ltx2_st_set *weight
             }
             for (int j = 0; j < 2 * b->n_layers && st == LTX2_OK; j++) {
                 snprintf(path, sizeof(path), "up_blocks.%d.res_blocks.%d.conv%d", i, j / 2, j % 2 + 1);
-                st = load_conv(&L, path, b->c_in, b->c_in, tpad, spad, &b->res[j]);
+                st = vae_load_conv(&L, path, b->c_in, b->c_in, tpad, spad, &b->res[j]);
             }
             if (st == LTX2_OK) st = load_res_conditioning(&L, i, tc != 0, b);
         } else {
             const int64_t prod = b->stride[0] * b->stride[1] * b->stride[2];
             snprintf(path, sizeof(path), "up_blocks.%d.conv", i);
-            st = load_conv(&L, path, b->c_in, prod * b->c_out, tpad, spad, &b->up);
+            st = vae_load_conv(&L, path, b->c_in, prod * b->c_out, tpad, spad, &b->up);
         }
     }
     const int64_t c_last = dec->n_blocks ? dec->blocks[dec->n_blocks - 1].c_out : cfg->decoder_base_channels * 8;
     if (st == LTX2_OK)
-        st = load_conv(&L, "conv_out", c_last, cfg->out_channels * cfg->patch_size * cfg->patch_size, tpad, spad,
+        st = vae_load_conv(&L, "conv_out", c_last, cfg->out_channels * cfg->patch_size * cfg->patch_size, tpad, spad,
                        &dec->conv_out);
     if (st == LTX2_OK && tc) {
         float *mult = NULL;
@@ -342,7 +325,7 @@ ltx2_status ltx2_video_decoder_load(ltx2_context *ctx, const ltx2_st_set *weight
         if (st == LTX2_OK) st = load_part(&L, "last_scale_shift_table", 2, sst, &dec->last_scale_shift);
     }
 
-    if (st == LTX2_OK) st = check_all_used(&L);
+    if (st == LTX2_OK) st = vae_check_all_used(&L);
     free(L.used);
     if (st != LTX2_OK) {
         ltx2_video_decoder_free(dec);
@@ -400,45 +383,41 @@ ltx2_status ltx2_video_decoder_latent_grid(ltx2_context *ctx, const ltx2_video_d
  * ------------------------------------------------------------------------------------------- */
 
 /* One NDHWC activation. */
-typedef struct act {
-    float *d;
-    int64_t n, t, h, w, c;
-} act;
 
-static int64_t act_numel(const act *a) { return a->n * a->t * a->h * a->w * a->c; }
+int64_t vae_act_numel(const vae_act *a) { return a->n * a->t * a->h * a->w * a->c; }
 
-static ltx2_status act_alloc(ltx2_context *ctx, act *a, int64_t n, int64_t t, int64_t h, int64_t w, int64_t c) {
+ltx2_status vae_act_alloc(ltx2_context *ctx, vae_act *a, int64_t n, int64_t t, int64_t h, int64_t w, int64_t c) {
     a->n = n, a->t = t, a->h = h, a->w = w, a->c = c;
-    a->d = malloc((size_t)act_numel(a) * sizeof(float));
+    a->d = malloc((size_t)vae_act_numel(a) * sizeof(float));
     if (!a->d)
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: activation [%lld, %lld, %lld, %lld, %lld]",
                           (long long)n, (long long)t, (long long)h, (long long)w, (long long)c);
     return LTX2_OK;
 }
 
-static void act_free(act *a) {
+void vae_act_free(vae_act *a) {
     free(a->d);
     a->d = NULL;
 }
 
-static void dump_act(ltx2_vae_dump_fn dump, void *user, const char *name, const act *a) {
+void vae_dump_act(ltx2_vae_dump_fn dump, void *user, const char *name, const vae_act *a) {
     if (!dump) return;
     const int64_t shape[5] = {a->n, a->t, a->h, a->w, a->c};
     ltx2_tensor v = ltx2_tensor_make(a->d, LTX2_F32, 5, shape);
     dump(name, &v, user);
 }
 
-static ltx2_status run_conv(ltx2_context *ctx, const ltx2_vae_conv *c, const act *x, act *y) {
+ltx2_status vae_run_conv(ltx2_context *ctx, const ltx2_vae_conv *c, const vae_act *x, vae_act *y) {
     int64_t o[3];
     LTX2_TRY(ltx2_cpu_conv3d_out_shape(ctx, &c->desc, x->t, x->h, x->w, o));
-    LTX2_TRY(act_alloc(ctx, y, x->n, o[0], o[1], o[2], c->desc.c_out));
+    LTX2_TRY(vae_act_alloc(ctx, y, x->n, o[0], o[1], o[2], c->desc.c_out));
     ltx2_status st = ltx2_cpu_conv3d(ctx, &c->desc, x->d, x->n, x->t, x->h, x->w, c->weight, c->bias, y->d);
-    if (st != LTX2_OK) act_free(y);
+    if (st != LTX2_OK) vae_act_free(y);
     return st;
 }
 
 /* In place: PixelNorm over channels (RMS norm of the last NDHWC dim) then SiLU. */
-static ltx2_status norm_silu(ltx2_context *ctx, act *a) {
+ltx2_status vae_norm_silu(ltx2_context *ctx, vae_act *a) {
     const int64_t rows = a->n * a->t * a->h * a->w;
     LTX2_TRY(ltx2_cpu_rms_norm(ctx, a->d, a->d, rows, a->c, NULL, VAE_PIXEL_NORM_EPS));
     return ltx2_cpu_silu(ctx, a->d, a->d, rows * a->c);
@@ -446,23 +425,23 @@ static ltx2_status norm_silu(ltx2_context *ctx, act *a) {
 
 /* ResnetBlock3D (in == out) without conditioning: x += conv2(silu(norm(conv1(silu(norm(x)))))).
  * The encoder uses this form; the decoder goes through dec_res_block. */
-static ltx2_status res_block(ltx2_context *ctx, const ltx2_vae_conv *conv1, const ltx2_vae_conv *conv2, act *x) {
-    act h = {0}, h1 = {0}, h2 = {0};
-    LTX2_TRY(act_alloc(ctx, &h, x->n, x->t, x->h, x->w, x->c));
-    memcpy(h.d, x->d, (size_t)act_numel(x) * sizeof(float));
-    ltx2_status st = norm_silu(ctx, &h);
-    if (st == LTX2_OK) st = run_conv(ctx, conv1, &h, &h1);
-    act_free(&h);
-    if (st == LTX2_OK) st = norm_silu(ctx, &h1);
-    if (st == LTX2_OK) st = run_conv(ctx, conv2, &h1, &h2);
-    act_free(&h1);
+ltx2_status vae_res_block(ltx2_context *ctx, const ltx2_vae_conv *conv1, const ltx2_vae_conv *conv2, vae_act *x) {
+    vae_act h = {0}, h1 = {0}, h2 = {0};
+    LTX2_TRY(vae_act_alloc(ctx, &h, x->n, x->t, x->h, x->w, x->c));
+    memcpy(h.d, x->d, (size_t)vae_act_numel(x) * sizeof(float));
+    ltx2_status st = vae_norm_silu(ctx, &h);
+    if (st == LTX2_OK) st = vae_run_conv(ctx, conv1, &h, &h1);
+    vae_act_free(&h);
+    if (st == LTX2_OK) st = vae_norm_silu(ctx, &h1);
+    if (st == LTX2_OK) st = vae_run_conv(ctx, conv2, &h1, &h2);
+    vae_act_free(&h1);
     if (st != LTX2_OK) return st;
-    const int64_t n = act_numel(x);
+    const int64_t n = vae_act_numel(x);
     float *xd = x->d;
     const float *hd = h2.d;
 #pragma omp parallel for schedule(static) if (n > 65536)
     for (int64_t i = 0; i < n; i++) xd[i] += hd[i];
-    act_free(&h2);
+    vae_act_free(&h2);
     return LTX2_OK;
 }
 
@@ -517,7 +496,7 @@ static ltx2_status time_embed(ltx2_context *ctx, const ltx2_vae_time_embed *e, f
 }
 
 /* In place: x = x * (1 + scale[c]) + shift[c]. */
-static void modulate(act *x, const float *shift, const float *scale) {
+static void modulate(vae_act *x, const float *shift, const float *scale) {
     const int64_t rows = x->n * x->t * x->h * x->w, C = x->c;
     float *d = x->d;
 #pragma omp parallel for schedule(static) if (rows * C > 65536)
@@ -526,7 +505,7 @@ static void modulate(act *x, const float *shift, const float *scale) {
 }
 
 /* In place: x[n, t, h, w, c] += noise[h, w] * scale[c] (ltx-core _feed_spatial_noise). */
-static ltx2_status feed_spatial_noise(ltx2_context *ctx, noise_src *ns, const char *name, act *x, const float *scale) {
+static ltx2_status feed_spatial_noise(ltx2_context *ctx, noise_src *ns, const char *name, vae_act *x, const float *scale) {
     const int64_t shape[2] = {x->h, x->w};
     float *noise = malloc((size_t)(x->h * x->w) * sizeof(float));
     if (!noise) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: spatial noise %lldx%lld", (long long)x->h,
@@ -544,11 +523,11 @@ static ltx2_status feed_spatial_noise(ltx2_context *ctx, noise_src *ns, const ch
     return st;
 }
 
-/* Decoder ResnetBlock3D layer j of block bi: as res_block plus, when present, the timestep
+/* Decoder ResnetBlock3D layer j of block bi: as vae_res_block plus, when present, the timestep
  * modulation after each norm (ada = scale_shift_table + embedding, rows shift1, scale1, shift2,
  * scale2) and spatial noise after each conv. */
 static ltx2_status dec_res_block(ltx2_context *ctx, const ltx2_vae_dec_block *b, int bi, int j, const float *emb,
-                                 noise_src *ns, act *x) {
+                                 noise_src *ns, vae_act *x) {
     const int64_t C = x->c;
     float *ada = NULL;
     if (emb) {
@@ -557,40 +536,40 @@ static ltx2_status dec_res_block(ltx2_context *ctx, const ltx2_vae_dec_block *b,
         for (int64_t i = 0; i < 4 * C; i++) ada[i] = b->scale_shift[j][i] + emb[i];
     }
     char name[VAE_KEY_CAP];
-    act h = {0}, h1 = {0}, h2 = {0};
-    ltx2_status st = act_alloc(ctx, &h, x->n, x->t, x->h, x->w, x->c);
+    vae_act h = {0}, h1 = {0}, h2 = {0};
+    ltx2_status st = vae_act_alloc(ctx, &h, x->n, x->t, x->h, x->w, x->c);
     if (st == LTX2_OK) {
-        memcpy(h.d, x->d, (size_t)act_numel(x) * sizeof(float));
+        memcpy(h.d, x->d, (size_t)vae_act_numel(x) * sizeof(float));
         st = ltx2_cpu_rms_norm(ctx, h.d, h.d, h.n * h.t * h.h * h.w, C, NULL, VAE_PIXEL_NORM_EPS);
     }
     if (st == LTX2_OK && ada) modulate(&h, ada, ada + C);
-    if (st == LTX2_OK) st = ltx2_cpu_silu(ctx, h.d, h.d, act_numel(&h));
-    if (st == LTX2_OK) st = run_conv(ctx, &b->res[2 * j], &h, &h1);
-    act_free(&h);
+    if (st == LTX2_OK) st = ltx2_cpu_silu(ctx, h.d, h.d, vae_act_numel(&h));
+    if (st == LTX2_OK) st = vae_run_conv(ctx, &b->res[2 * j], &h, &h1);
+    vae_act_free(&h);
     if (st == LTX2_OK && b->inject_noise) {
         snprintf(name, sizeof(name), "decoder.up_blocks.%d.res_blocks.%d.noise1", bi, j);
         st = feed_spatial_noise(ctx, ns, name, &h1, b->noise_scale[2 * j]);
     }
     if (st == LTX2_OK) st = ltx2_cpu_rms_norm(ctx, h1.d, h1.d, h1.n * h1.t * h1.h * h1.w, C, NULL, VAE_PIXEL_NORM_EPS);
     if (st == LTX2_OK && ada) modulate(&h1, ada + 2 * C, ada + 3 * C);
-    if (st == LTX2_OK) st = ltx2_cpu_silu(ctx, h1.d, h1.d, act_numel(&h1));
-    if (st == LTX2_OK) st = run_conv(ctx, &b->res[2 * j + 1], &h1, &h2);
-    act_free(&h1);
+    if (st == LTX2_OK) st = ltx2_cpu_silu(ctx, h1.d, h1.d, vae_act_numel(&h1));
+    if (st == LTX2_OK) st = vae_run_conv(ctx, &b->res[2 * j + 1], &h1, &h2);
+    vae_act_free(&h1);
     if (st == LTX2_OK && b->inject_noise) {
         snprintf(name, sizeof(name), "decoder.up_blocks.%d.res_blocks.%d.noise2", bi, j);
         st = feed_spatial_noise(ctx, ns, name, &h2, b->noise_scale[2 * j + 1]);
     }
     free(ada);
     if (st != LTX2_OK) {
-        act_free(&h2);
+        vae_act_free(&h2);
         return st;
     }
-    const int64_t n = act_numel(x);
+    const int64_t n = vae_act_numel(x);
     float *xd = x->d;
     const float *hd = h2.d;
 #pragma omp parallel for schedule(static) if (n > 65536)
     for (int64_t i = 0; i < n; i++) xd[i] += hd[i];
-    act_free(&h2);
+    vae_act_free(&h2);
     return LTX2_OK;
 }
 
@@ -598,15 +577,15 @@ static ltx2_status dec_res_block(ltx2_context *ctx, const ltx2_vae_dec_block *b,
  * (channel ((c*s_t + a)*s_h + b)*s_w + e), first frame dropped when s_t == 2; with `residual`,
  * plus the same rearrangement of x repeated along channels (out channel j reads x's rearranged
  * channel j mod (C_in / prod(s))). */
-static ltx2_status upsample_block(ltx2_context *ctx, const ltx2_vae_dec_block *b, act *x) {
-    act y = {0}, out = {0};
-    LTX2_TRY(run_conv(ctx, &b->up, x, &y));
+static ltx2_status upsample_block(ltx2_context *ctx, const ltx2_vae_dec_block *b, vae_act *x) {
+    vae_act y = {0}, out = {0};
+    LTX2_TRY(vae_run_conv(ctx, &b->up, x, &y));
     const int64_t s0 = b->stride[0], s1 = b->stride[1], s2 = b->stride[2];
     const int64_t drop = s0 == 2 ? 1 : 0;
     const int64_t C = b->c_out, Cr = b->c_in / (s0 * s1 * s2);
-    ltx2_status st = act_alloc(ctx, &out, x->n, x->t * s0 - drop, x->h * s1, x->w * s2, C);
+    ltx2_status st = vae_act_alloc(ctx, &out, x->n, x->t * s0 - drop, x->h * s1, x->w * s2, C);
     if (st != LTX2_OK) {
-        act_free(&y);
+        vae_act_free(&y);
         return st;
     }
     const int64_t T = out.t, H = out.h, W = out.w, n = x->n;
@@ -614,7 +593,7 @@ static ltx2_status upsample_block(ltx2_context *ctx, const ltx2_vae_dec_block *b
     const bool residual = b->residual;
     const float *yd = y.d, *xd = x->d;
     float *od = out.d;
-#pragma omp parallel for collapse(2) schedule(static) if (act_numel(&out) > 65536)
+#pragma omp parallel for collapse(2) schedule(static) if (vae_act_numel(&out) > 65536)
     for (int64_t bn = 0; bn < n; bn++)
         for (int64_t t2 = 0; t2 < T; t2++) {
             const int64_t tt = t2 + drop, ti = tt / s0, a = tt % s0;
@@ -634,13 +613,13 @@ static ltx2_status upsample_block(ltx2_context *ctx, const ltx2_vae_dec_block *b
                 }
             }
         }
-    act_free(&y);
-    act_free(x);
+    vae_act_free(&y);
+    vae_act_free(x);
     *x = out;
     return LTX2_OK;
 }
 
-static bool is_f32_ndhwc(const ltx2_tensor *t) {
+bool vae_is_f32_ndhwc(const ltx2_tensor *t) {
     return t && t->data && t->dtype == LTX2_F32 && t->device == LTX2_DEVICE_CPU && t->ndim == 5 &&
            ltx2_tensor_is_contiguous(t);
 }
@@ -663,10 +642,10 @@ ltx2_status ltx2_video_decoder_decode_ex(ltx2_context *ctx, const ltx2_video_dec
     if (!opts) opts = &defaults;
     noise_src ns = {.o = opts};
     if (!dec) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE decode: NULL decoder");
-    if (!is_f32_ndhwc(latent))
+    if (!vae_is_f32_ndhwc(latent))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "video VAE decode: latent must be a contiguous f32 CPU tensor [B, F', H', W', C]");
-    if (!is_f32_ndhwc(video))
+    if (!vae_is_f32_ndhwc(video))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "video VAE decode: video must be a contiguous f32 CPU tensor [B, F, H, W, 3]");
     int64_t want[5];
@@ -679,30 +658,30 @@ ltx2_status ltx2_video_decoder_decode_ex(ltx2_context *ctx, const ltx2_video_dec
                               ltx2_shape_str(want, 5, exp, sizeof(exp)));
         }
 
-    act x = {0}, y = {0};
-    LTX2_TRY(act_alloc(ctx, &x, latent->shape[0], latent->shape[1], latent->shape[2], latent->shape[3],
+    vae_act x = {0}, y = {0};
+    LTX2_TRY(vae_act_alloc(ctx, &x, latent->shape[0], latent->shape[1], latent->shape[2], latent->shape[3],
                        latent->shape[4]));
-    memcpy(x.d, latent->data, (size_t)act_numel(&x) * sizeof(float));
-    dump_act(dump, user, "decoder.in", &x);
+    memcpy(x.d, latent->data, (size_t)vae_act_numel(&x) * sizeof(float));
+    vae_dump_act(dump, user, "decoder.in", &x);
     if (dec->timestep_conditioning) {
         /* sample = noise * s + (1 - s) * sample, fp32 as torch (the scalars rounded to float). */
         if (!(opts->noise_scale >= 0.0 && opts->noise_scale <= 1.0) || !isfinite(opts->timestep)) {
-            act_free(&x);
+            vae_act_free(&x);
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                               "video VAE decode: decode_noise_scale %g must be in [0, 1] and decode_timestep "
                               "(%g) finite",
                               opts->noise_scale, opts->timestep);
         }
-        float *noise = malloc((size_t)act_numel(&x) * sizeof(float));
+        float *noise = malloc((size_t)vae_act_numel(&x) * sizeof(float));
         ltx2_status nst = noise ? draw_noise(ctx, &ns, "decoder.noise", 5, latent->shape, noise)
                                 : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE decode: latent noise");
         if (nst != LTX2_OK) {
             free(noise);
-            act_free(&x);
+            vae_act_free(&x);
             return nst;
         }
         const float s = (float)opts->noise_scale, keep = (float)(1.0 - opts->noise_scale);
-        const int64_t n = act_numel(&x);
+        const int64_t n = vae_act_numel(&x);
         for (int64_t i = 0; i < n; i++) x.d[i] = noise[i] * s + keep * x.d[i];
         free(noise);
     }
@@ -712,16 +691,16 @@ ltx2_status ltx2_video_decoder_decode_ex(ltx2_context *ctx, const ltx2_video_dec
             for (int64_t c = 0; c < C; c++)
                 x.d[r * C + c] = x.d[r * C + c] * dec->std_of_means[c] + dec->mean_of_means[c];
     }
-    dump_act(dump, user, "decoder.un_normalize.out", &x);
+    vae_dump_act(dump, user, "decoder.un_normalize.out", &x);
 
-    ltx2_status st = run_conv(ctx, &dec->conv_in, &x, &y);
-    act_free(&x);
+    ltx2_status st = vae_run_conv(ctx, &dec->conv_in, &x, &y);
+    vae_act_free(&x);
     if (st != LTX2_OK) {
         ltx2_error_prefix(ctx, "video VAE decode: decoder.conv_in");
         return st;
     }
     x = y;
-    dump_act(dump, user, "decoder.conv_in.out", &x);
+    vae_dump_act(dump, user, "decoder.conv_in.out", &x);
 
     /* ltx-core: scaled_timestep = timestep * timestep_scale_multiplier (fp32). */
     const float t_scaled = (float)opts->timestep * dec->timestep_scale_multiplier;
@@ -739,7 +718,7 @@ ltx2_status ltx2_video_decoder_decode_ex(ltx2_context *ctx, const ltx2_video_dec
                 st = dec_res_block(ctx, b, i, j, emb, &ns, &x);
                 if (st == LTX2_OK && b->n_layers > 1) {
                     snprintf(name, sizeof(name), "decoder.up_blocks.%d.res_blocks.%d.out", i, j);
-                    dump_act(dump, user, name, &x);
+                    vae_dump_act(dump, user, name, &x);
                 }
             }
             free(emb);
@@ -751,12 +730,12 @@ ltx2_status ltx2_video_decoder_decode_ex(ltx2_context *ctx, const ltx2_video_dec
             break;
         }
         snprintf(name, sizeof(name), "decoder.up_blocks.%d.out", i);
-        dump_act(dump, user, name, &x);
+        vae_dump_act(dump, user, name, &x);
     }
     if (st == LTX2_OK) {
         const int64_t rows = x.n * x.t * x.h * x.w;
         st = ltx2_cpu_rms_norm(ctx, x.d, x.d, rows, x.c, NULL, VAE_PIXEL_NORM_EPS);
-        if (st == LTX2_OK) dump_act(dump, user, "decoder.conv_norm_out.out", &x);
+        if (st == LTX2_OK) vae_dump_act(dump, user, "decoder.conv_norm_out.out", &x);
         if (st == LTX2_OK && dec->timestep_conditioning) {
             /* ada = last_scale_shift_table + last_time_embedder(t): rows shift, scale. */
             const int64_t C = x.c;
@@ -772,10 +751,10 @@ ltx2_status ltx2_video_decoder_decode_ex(ltx2_context *ctx, const ltx2_video_dec
         if (st == LTX2_OK) st = ltx2_cpu_silu(ctx, x.d, x.d, rows * x.c);
     }
     if (st == LTX2_OK) {
-        st = run_conv(ctx, &dec->conv_out, &x, &y);
+        st = vae_run_conv(ctx, &dec->conv_out, &x, &y);
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE decode: decoder.conv_out");
     }
-    act_free(&x);
+    vae_act_free(&x);
     if (st != LTX2_OK) return st;
 
     /* unpatchify "b (c p r q) f h w -> b c (f p) (h q) (w r)": channel c*P*P + w_off*P + h_off. */
@@ -792,323 +771,8 @@ ltx2_status ltx2_video_decoder_decode_ex(ltx2_context *ctx, const ltx2_video_dec
                     float *dst = vd + (((bn * T + t) * H + h) * W + w) * OC;
                     for (int64_t c = 0; c < OC; c++) dst[c] = src[(c * P + w % P) * P + h % P];
                 }
-    act_free(&y);
+    vae_act_free(&y);
     if (dump) dump("decoder.out", video, user);
     return LTX2_OK;
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Encoder
- * ------------------------------------------------------------------------------------------- */
-
-void ltx2_video_encoder_free(ltx2_video_encoder *enc) {
-    if (!enc) return;
-    free(enc->mean_of_means);
-    free(enc->std_of_means);
-    conv_free(&enc->conv_in);
-    conv_free(&enc->conv_out);
-    for (int i = 0; i < enc->n_blocks; i++) {
-        ltx2_vae_enc_block *b = &enc->blocks[i];
-        if (b->res)
-            for (int j = 0; j < 2 * b->n_layers; j++) conv_free(&b->res[j]);
-        free(b->res);
-        conv_free(&b->down);
-    }
-    free(enc->blocks);
-    free(enc);
-}
-
-static ltx2_status plan_encoder(ltx2_context *ctx, ltx2_video_encoder *enc) {
-    const ltx2_vae_config *cfg = &enc->cfg;
-    int64_t c = cfg->latent_channels; /* ltx-core: conv_in width = latent channels */
-    enc->time_factor = 1;
-    enc->space_factor = cfg->patch_size;
-    for (int i = 0; i < enc->n_blocks; i++) {
-        const ltx2_vae_block *src = &cfg->encoder_blocks[i];
-        ltx2_vae_enc_block *b = &enc->blocks[i];
-        b->kind = src->kind;
-        b->c_in = c;
-        b->stride[0] = b->stride[1] = b->stride[2] = 1;
-        switch (src->kind) {
-        case LTX2_VAE_RES_X:
-            b->n_layers = (int)src->num_layers;
-            b->c_out = c;
-            break;
-        case LTX2_VAE_COMPRESS_TIME_RES:
-        case LTX2_VAE_COMPRESS_SPACE_RES:
-        case LTX2_VAE_COMPRESS_ALL_RES: {
-            if (src->kind != LTX2_VAE_COMPRESS_SPACE_RES) b->stride[0] = 2;
-            if (src->kind != LTX2_VAE_COMPRESS_TIME_RES) b->stride[1] = b->stride[2] = 2;
-            const int64_t prod = b->stride[0] * b->stride[1] * b->stride[2];
-            b->c_out = c * src->multiplier;
-            if (b->c_out % prod != 0 || (c * prod) % b->c_out != 0)
-                return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
-                                  "video VAE: encoder.down_blocks.%d (%s): %lld -> %lld channels do not divide "
-                                  "by the stride product %lld",
-                                  i, ltx2_vae_block_name(src->kind), (long long)c, (long long)b->c_out,
-                                  (long long)prod);
-            b->group = c * prod / b->c_out;
-            enc->time_factor *= b->stride[0];
-            enc->space_factor *= b->stride[1];
-            break;
-        }
-        default:
-            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                              "video VAE: encoder block \"%s\" (down_blocks.%d) is not supported (not used by LTX-2)",
-                              ltx2_vae_block_name(src->kind), i);
-        }
-        c = b->c_out;
-    }
-    return LTX2_OK;
-}
-
-static int64_t encoder_out_channels(const ltx2_vae_config *cfg) {
-    switch (cfg->latent_log_var) {
-    case LTX2_VAE_LOGVAR_PER_CHANNEL: return 2 * cfg->latent_channels;
-    case LTX2_VAE_LOGVAR_NONE: return cfg->latent_channels;
-    default: return cfg->latent_channels + 1; /* uniform / constant: one shared logvar channel */
-    }
-}
-
-ltx2_status ltx2_video_encoder_load(ltx2_context *ctx, const ltx2_st_set *weights, const char *prefix,
-                                    const ltx2_vae_config *cfg, ltx2_video_encoder **out) {
-    if (!weights || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");
-    *out = NULL;
-    if (!prefix) prefix = "";
-    if (cfg->n_encoder_blocks < 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
-                          "video VAE: the config has no vae.encoder_blocks (ltx-core would build an empty encoder)");
-    if (cfg->in_channels < 1 || cfg->patch_size < 1)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "video VAE: in_channels %lld / patch_size %lld unsupported",
-                          (long long)cfg->in_channels, (long long)cfg->patch_size);
-    ltx2_video_encoder *enc = calloc(1, sizeof(*enc));
-    if (!enc) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: encoder struct");
-    enc->cfg = *cfg;
-    enc->n_blocks = cfg->n_encoder_blocks;
-    enc->blocks = calloc((size_t)(enc->n_blocks ? enc->n_blocks : 1), sizeof(*enc->blocks));
-    loader L = {.ctx = ctx, .set = weights, .prefix = prefix, .part = "encoder"};
-    ltx2_status st = enc->blocks ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: blocks");
-    if (st == LTX2_OK) st = plan_encoder(ctx, enc);
-    const ltx2_conv_tpad tpad = LTX2_CONV_TPAD_CAUSAL;
-    const ltx2_conv_spad spad = cfg->encoder_padding == LTX2_VAE_PAD_REFLECT ? LTX2_CONV_SPAD_REFLECT
-                                                                             : LTX2_CONV_SPAD_ZEROS;
-    const int64_t lc = cfg->latent_channels;
-    char key[VAE_KEY_CAP];
-    if (st == LTX2_OK) {
-        snprintf(key, sizeof(key), "%sper_channel_statistics.mean-of-means", prefix);
-        st = load_f32(&L, key, 1, &lc, &enc->mean_of_means);
-    }
-    if (st == LTX2_OK) {
-        snprintf(key, sizeof(key), "%sper_channel_statistics.std-of-means", prefix);
-        st = load_f32(&L, key, 1, &lc, &enc->std_of_means);
-    }
-    if (st == LTX2_OK)
-        st = load_conv(&L, "conv_in", cfg->in_channels * cfg->patch_size * cfg->patch_size, lc, tpad, spad,
-                       &enc->conv_in);
-    for (int i = 0; i < enc->n_blocks && st == LTX2_OK; i++) {
-        ltx2_vae_enc_block *b = &enc->blocks[i];
-        char path[VAE_KEY_CAP];
-        if (b->kind == LTX2_VAE_RES_X) {
-            b->res = calloc((size_t)(2 * b->n_layers), sizeof(*b->res));
-            if (!b->res) {
-                st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: res blocks");
-                break;
-            }
-            for (int j = 0; j < 2 * b->n_layers && st == LTX2_OK; j++) {
-                snprintf(path, sizeof(path), "down_blocks.%d.res_blocks.%d.conv%d", i, j / 2, j % 2 + 1);
-                st = load_conv(&L, path, b->c_in, b->c_in, tpad, spad, &b->res[j]);
-            }
-        } else {
-            const int64_t prod = b->stride[0] * b->stride[1] * b->stride[2];
-            snprintf(path, sizeof(path), "down_blocks.%d.conv", i);
-            st = load_conv(&L, path, b->c_in, b->c_out / prod, tpad, spad, &b->down);
-        }
-    }
-    const int64_t c_last = enc->n_blocks ? enc->blocks[enc->n_blocks - 1].c_out : lc;
-    if (st == LTX2_OK) st = load_conv(&L, "conv_out", c_last, encoder_out_channels(cfg), tpad, spad, &enc->conv_out);
-    if (st == LTX2_OK) st = check_all_used(&L);
-    free(L.used);
-    if (st != LTX2_OK) {
-        ltx2_video_encoder_free(enc);
-        return st;
-    }
-    *out = enc;
-    return LTX2_OK;
-}
-
-ltx2_status ltx2_video_encoder_out_shape(ltx2_context *ctx, const ltx2_video_encoder *enc,
-                                         const int64_t video_ndhwc[5], int64_t latent_ndhwc[5]) {
-    if (!enc || !video_ndhwc || !latent_ndhwc)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");
-    const int64_t tf = enc->time_factor, sf = enc->space_factor;
-    const int64_t B = video_ndhwc[0], F = video_ndhwc[1], H = video_ndhwc[2], W = video_ndhwc[3];
-    if (video_ndhwc[4] != enc->cfg.in_channels)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE encode: video has %lld channels, expected %lld",
-                          (long long)video_ndhwc[4], (long long)enc->cfg.in_channels);
-    if (B < 1 || F < 1 || (F - 1) % tf != 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE encode: %lld frames is not %lld*k+1", (long long)F,
-                          (long long)tf);
-    if (H < sf || W < sf || H % sf != 0 || W % sf != 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE encode: %lldx%lld (HxW) is not a multiple of %lld",
-                          (long long)H, (long long)W, (long long)sf);
-    latent_ndhwc[0] = B;
-    latent_ndhwc[1] = (F - 1) / tf + 1;
-    latent_ndhwc[2] = H / sf;
-    latent_ndhwc[3] = W / sf;
-    latent_ndhwc[4] = enc->cfg.latent_channels;
-    return LTX2_OK;
-}
-
-/* SpaceToDepthDownsample: with s_t == 2 frame 0 is duplicated in front; out = s2d(conv(x)) +
- * mean over consecutive groups of s2d(x), s2d channel ((c*s_t + a)*s_h + b)*s_w + e. */
-static ltx2_status downsample_block(ltx2_context *ctx, const ltx2_vae_enc_block *b, act *x) {
-    const int64_t s0 = b->stride[0], s1 = b->stride[1], s2 = b->stride[2];
-    act xd = {0}, y = {0}, out = {0};
-    const int64_t dup = s0 == 2 ? 1 : 0;
-    LTX2_TRY(act_alloc(ctx, &xd, x->n, x->t + dup, x->h, x->w, x->c));
-    const int64_t frame = x->h * x->w * x->c;
-    for (int64_t bn = 0; bn < x->n; bn++) {
-        float *dst = xd.d + bn * xd.t * frame;
-        const float *src = x->d + bn * x->t * frame;
-        if (dup) memcpy(dst, src, (size_t)frame * sizeof(float));
-        memcpy(dst + dup * frame, src, (size_t)(x->t * frame) * sizeof(float));
-    }
-    ltx2_status st = LTX2_OK;
-    if (xd.t % s0 != 0 || xd.h % s1 != 0 || xd.w % s2 != 0)
-        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "space-to-depth: %lldx%lldx%lld not divisible by stride %lldx%lldx%lld",
-                        (long long)xd.t, (long long)xd.h, (long long)xd.w, (long long)s0, (long long)s1, (long long)s2);
-    if (st == LTX2_OK) st = run_conv(ctx, &b->down, &xd, &y);
-    if (st == LTX2_OK) st = act_alloc(ctx, &out, x->n, xd.t / s0, xd.h / s1, xd.w / s2, b->c_out);
-    if (st == LTX2_OK) {
-        const int64_t T = out.t, H = out.h, W = out.w, C = out.c, g = b->group, cx = xd.c, cy = y.c;
-        const int64_t ti = xd.t, hi = xd.h, wi = xd.w, n = x->n;
-        const float *yd = y.d, *xdd = xd.d;
-        float *od = out.d;
-#pragma omp parallel for collapse(2) schedule(static) if (act_numel(&out) > 65536)
-        for (int64_t bn = 0; bn < n; bn++)
-            for (int64_t t = 0; t < T; t++)
-                for (int64_t h = 0; h < H; h++)
-                    for (int64_t w = 0; w < W; w++) {
-                        float *dst = od + (((bn * T + t) * H + h) * W + w) * C;
-                        for (int64_t k = 0; k < C; k++) {
-                            /* conv branch: channel k = ((cc*s0 + a)*s1 + bb)*s2 + e */
-                            int64_t r = k;
-                            const int64_t e = r % s2; r /= s2;
-                            const int64_t bb = r % s1; r /= s1;
-                            const int64_t a = r % s0;
-                            const int64_t cc = r / s0;
-                            float v = yd[(((bn * ti + t * s0 + a) * hi + h * s1 + bb) * wi + w * s2 + e) * cy + cc];
-                            float sum = 0.0f;
-                            for (int64_t q = k * g; q < (k + 1) * g; q++) {
-                                int64_t rq = q;
-                                const int64_t eq = rq % s2; rq /= s2;
-                                const int64_t bq = rq % s1; rq /= s1;
-                                const int64_t aq = rq % s0;
-                                const int64_t cq = rq / s0;
-                                sum += xdd[(((bn * ti + t * s0 + aq) * hi + h * s1 + bq) * wi + w * s2 + eq) * cx + cq];
-                            }
-                            dst[k] = v + sum / (float)g;
-                        }
-                    }
-    }
-    act_free(&xd);
-    act_free(&y);
-    if (st != LTX2_OK) {
-        act_free(&out);
-        return st;
-    }
-    act_free(x);
-    *x = out;
-    return LTX2_OK;
-}
-
-ltx2_status ltx2_video_encoder_encode(ltx2_context *ctx, const ltx2_video_encoder *enc,
-                                      const ltx2_tensor *video, ltx2_tensor *latent,
-                                      ltx2_vae_dump_fn dump, void *user) {
-    if (!enc) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE encode: NULL encoder");
-    if (!is_f32_ndhwc(video))
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
-                          "video VAE encode: video must be a contiguous f32 CPU tensor [B, F, H, W, 3]");
-    if (!is_f32_ndhwc(latent))
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
-                          "video VAE encode: latent must be a contiguous f32 CPU tensor [B, F', H', W', C]");
-    int64_t want[5];
-    LTX2_TRY(ltx2_video_encoder_out_shape(ctx, enc, video->shape, want));
-    for (int i = 0; i < 5; i++)
-        if (latent->shape[i] != want[i]) {
-            char got[96], exp[96];
-            return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE encode: latent buffer is %s, expected %s",
-                              ltx2_shape_str(latent->shape, 5, got, sizeof(got)),
-                              ltx2_shape_str(want, 5, exp, sizeof(exp)));
-        }
-    if (dump) dump("encoder.in", video, user);
-
-    /* patchify "b c (f p) (h q) (w r) -> b (c p r q) f h w" (p = 1): channel c*P*P + w_off*P + h_off. */
-    const int64_t P = enc->cfg.patch_size, IC = enc->cfg.in_channels;
-    const int64_t B = video->shape[0], T = video->shape[1], H = video->shape[2], W = video->shape[3];
-    act x = {0}, y = {0};
-    LTX2_TRY(act_alloc(ctx, &x, B, T, H / P, W / P, IC * P * P));
-    {
-        const float *vd = video->data;
-        const int64_t xh = x.h, xw = x.w, xc = x.c;
-        float *xdat = x.d;
-#pragma omp parallel for collapse(2) schedule(static) if (B * T * H * W > 65536)
-        for (int64_t bn = 0; bn < B; bn++)
-            for (int64_t t = 0; t < T; t++)
-                for (int64_t h = 0; h < H; h++)
-                    for (int64_t w = 0; w < W; w++) {
-                        const float *src = vd + (((bn * T + t) * H + h) * W + w) * IC;
-                        float *dst = xdat + (((bn * T + t) * xh + h / P) * xw + w / P) * xc;
-                        for (int64_t c = 0; c < IC; c++) dst[(c * P + w % P) * P + h % P] = src[c];
-                    }
-    }
-    ltx2_status st = run_conv(ctx, &enc->conv_in, &x, &y);
-    act_free(&x);
-    if (st != LTX2_OK) {
-        ltx2_error_prefix(ctx, "video VAE encode: encoder.conv_in");
-        return st;
-    }
-    x = y;
-    dump_act(dump, user, "encoder.conv_in.out", &x);
-
-    char name[VAE_KEY_CAP];
-    for (int i = 0; i < enc->n_blocks && st == LTX2_OK; i++) {
-        const ltx2_vae_enc_block *b = &enc->blocks[i];
-        if (b->kind == LTX2_VAE_RES_X) {
-            for (int j = 0; j < b->n_layers && st == LTX2_OK; j++) {
-                st = res_block(ctx, &b->res[2 * j], &b->res[2 * j + 1], &x);
-                if (st == LTX2_OK && b->n_layers > 1) {
-                    snprintf(name, sizeof(name), "encoder.down_blocks.%d.res_blocks.%d.out", i, j);
-                    dump_act(dump, user, name, &x);
-                }
-            }
-        } else {
-            st = downsample_block(ctx, b, &x);
-        }
-        if (st != LTX2_OK) {
-            ltx2_error_prefix(ctx, "video VAE encode: encoder.down_blocks.%d", i);
-            break;
-        }
-        snprintf(name, sizeof(name), "encoder.down_blocks.%d.out", i);
-        dump_act(dump, user, name, &x);
-    }
-    if (st == LTX2_OK) st = norm_silu(ctx, &x);
-    if (st == LTX2_OK) {
-        st = run_conv(ctx, &enc->conv_out, &x, &y);
-        if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE encode: encoder.conv_out");
-    }
-    act_free(&x);
-    if (st != LTX2_OK) return st;
-    dump_act(dump, user, "encoder.conv_out.out", &y);
-
-    /* The mean is the first latent_channels channels (uniform/constant: then one logvar channel;
-     * per_channel: then latent_channels logvars); normalize with the per-channel statistics. */
-    const int64_t L = enc->cfg.latent_channels, rows = y.n * y.t * y.h * y.w, yc = y.c;
-    float *ld = latent->data;
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < L; c++)
-            ld[r * L + c] = (y.d[r * yc + c] - enc->mean_of_means[c]) / enc->std_of_means[c];
-    act_free(&y);
-    if (dump) dump("encoder.out", latent, user);
-    return LTX2_OK;
-}

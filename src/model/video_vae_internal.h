@@ -1,0 +1,53 @@
+/* Internals shared by the video VAE decoder (video_vae.c) and encoder (video_vae_encoder.c): the
+ * tensor loader that records which checkpoint tensors were used, NDHWC activations, and the conv /
+ * norm / residual building blocks both sides run. Not a public interface. */
+#ifndef LTX2_MODEL_VIDEO_VAE_INTERNAL_H
+#define LTX2_MODEL_VIDEO_VAE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/video_vae.h"
+
+/* PixelNorm epsilon (ltx-core common/normalization.py PixelNorm default; the video VAE uses it
+ * unchanged, the audio VAE passes 1e-6). */
+#define VAE_PIXEL_NORM_EPS 1e-8f
+/* Every video-VAE conv is 3x3x3 (CausalConv3d kernel_size=3). */
+#define VAE_KERNEL 3
+/* Timestep sinusoid max period (ltx-core get_timestep_embedding default). */
+#define VAE_TIME_MAX_PERIOD 10000.0
+/* Longest key we build: prefix + "decoder.up_blocks.NN.res_blocks.NN.convN.conv.weight". */
+#define VAE_KEY_CAP 256
+
+typedef struct vae_loader {
+    ltx2_context *ctx;
+    const ltx2_st_set *set;
+    const char *prefix;
+    const char *part; /* "decoder" or "encoder" */
+    const ltx2_st_tensor **used;
+    size_t n_used, cap_used;
+} vae_loader;
+
+typedef struct vae_act {
+    float *d;
+    int64_t n, t, h, w, c;
+} vae_act;
+
+ltx2_status vae_find_tensor(vae_loader *L, const char *key, int ndim, const int64_t *shape,
+                            const ltx2_st_tensor **out);
+ltx2_status vae_load_f32(vae_loader *L, const char *key, int ndim, const int64_t *shape, float **out);
+void vae_conv_free(ltx2_vae_conv *c);
+ltx2_status vae_load_conv(vae_loader *L, const char *path, int64_t c_in, int64_t c_out, ltx2_conv_tpad tpad,
+                          ltx2_conv_spad spad, ltx2_vae_conv *c);
+ltx2_status vae_check_all_used(vae_loader *L);
+bool vae_has_prefix(const char *s, const char *p);
+int64_t vae_act_numel(const vae_act *a);
+ltx2_status vae_act_alloc(ltx2_context *ctx, vae_act *a, int64_t n, int64_t t, int64_t h, int64_t w, int64_t c);
+void vae_act_free(vae_act *a);
+void vae_dump_act(ltx2_vae_dump_fn dump, void *user, const char *name, const vae_act *a);
+ltx2_status vae_run_conv(ltx2_context *ctx, const ltx2_vae_conv *c, const vae_act *x, vae_act *y);
+ltx2_status vae_norm_silu(ltx2_context *ctx, vae_act *a);
+ltx2_status vae_res_block(ltx2_context *ctx, const ltx2_vae_conv *conv1, const ltx2_vae_conv *conv2, vae_act *x);
+bool vae_is_f32_ndhwc(const ltx2_tensor *t);
+
+#endif

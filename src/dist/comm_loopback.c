@@ -53,6 +53,7 @@ typedef struct lb_group {
     int size;
     int arrived;
     unsigned long gen;     /* bumped each time all `size` ranks have arrived */
+    int reading;           /* ranks still reading other ranks' send buffers in the current collective */
     lb_slot *slots;
     struct lb_group **split_group; /* result of the last split, per member */
     int *split_rank;
@@ -158,7 +159,8 @@ static void lb_on_all_posted(ltx2_loopback_world *w, lb_group *g) {
 
 /* Lock held. Counts this rank in and waits until all ranks of the group have arrived, the world
  * aborts, or the timeout passes (which aborts the world). */
-static ltx2_status lb_arrive_wait(ltx2_comm *c, ltx2_context *ctx, const char *what, int run_on_last) {
+static ltx2_status lb_arrive_wait(ltx2_comm *c, ltx2_context *ctx, const char *what, int run_on_last,
+                                  int starts_reading) {
     lb_comm *lc = lb_of(c);
     ltx2_loopback_world *w = lc->w;
     lb_group *g = lc->g;
@@ -167,7 +169,12 @@ static ltx2_status lb_arrive_wait(ltx2_comm *c, ltx2_context *ctx, const char *w
     if (++g->arrived == g->size) {
         g->arrived = 0;
         if (run_on_last) lb_on_all_posted(w, g);
-        if (!w->aborted) g->gen++; /* a mismatch found above fails this collective on every rank */
+        if (!w->aborted) {
+            g->gen++; /* a mismatch found above fails this collective on every rank */
+            /* every rank now reads the others' send buffers, counted from here (not when each
+             * wakes) so an abort cannot slip in between */
+            if (starts_reading) g->reading = g->size;
+        }
         pthread_cond_broadcast(&w->cv);
     } else {
         struct timespec deadline;
@@ -209,6 +216,12 @@ static void lb_sum(void *dst, const lb_group *g, size_t offset, size_t count, lt
     }
 }
 
+/* Lock held. Waits until no rank of g is between the two rendezvous of a collective (reading the
+ * others' send buffers). Reading never blocks, so this ends. */
+static void lb_wait_readers_locked(ltx2_loopback_world *w, lb_group *g) {
+    while (g->reading > 0) pthread_cond_wait(&w->cv, &w->mu);
+}
+
 static ltx2_status lb_collective(ltx2_comm *c, ltx2_context *ctx, lb_op op, const void *send, void *recv,
                                  size_t count, ltx2_dtype dt, int root) {
     lb_comm *lc = lb_of(c);
@@ -222,16 +235,24 @@ static ltx2_status lb_collective(ltx2_comm *c, ltx2_context *ctx, lb_op op, cons
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s on comm '%s': count %zu overflows", what, c->label, count);
 
     pthread_mutex_lock(&w->mu);
+    /* An aborted world must not see this rank's new buffers in its slot: a rank still reading the
+     * previous collective's slots would read them. */
+    if (w->aborted) {
+        pthread_mutex_unlock(&w->mu);
+        return lb_aborted_error(c, ctx, what);
+    }
     g->slots[me] = (lb_slot){.op = op, .count = count, .dt = dt, .root = root, .send = send, .label = c->label};
-    ltx2_status st = lb_arrive_wait(c, ctx, what, 1);
+    ltx2_status st = lb_arrive_wait(c, ctx, what, 1, 1);
     pthread_mutex_unlock(&w->mu);
     if (st != LTX2_OK) return st;
 
     void *scratch = out_count ? malloc(out_count * es) : NULL;
     if (out_count && !scratch) {
         pthread_mutex_lock(&w->mu);
+        g->reading--;
         lb_abort_locked(w, "rank %d of comm '%s': out of memory (%zu bytes) in %s", c->rank, c->label,
                         out_count * es, what);
+        lb_wait_readers_locked(w, g);
         pthread_mutex_unlock(&w->mu);
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s on comm '%s': no memory for %zu bytes", what, c->label, out_count * es);
     }
@@ -253,7 +274,12 @@ static ltx2_status lb_collective(ltx2_comm *c, ltx2_context *ctx, lb_op op, cons
     }
 
     pthread_mutex_lock(&w->mu);
-    st = lb_arrive_wait(c, ctx, what, 0);
+    g->reading--;
+    pthread_cond_broadcast(&w->cv);
+    st = lb_arrive_wait(c, ctx, what, 0, 0);
+    /* After an abort a rank leaves without the second rendezvous; it must not return (and let its
+     * caller free the send buffer) while another rank is still reading that buffer. */
+    if (st != LTX2_OK) lb_wait_readers_locked(w, g);
     pthread_mutex_unlock(&w->mu);
     if (st == LTX2_OK && out_count) memcpy(recv, scratch, out_count * es);
     free(scratch);
@@ -285,7 +311,7 @@ static ltx2_status lb_barrier(ltx2_comm *c, ltx2_context *ctx) {
     lb_comm *lc = lb_of(c);
     pthread_mutex_lock(&lc->w->mu);
     lc->g->slots[c->rank] = (lb_slot){.op = LB_BARRIER, .dt = LTX2_F32, .label = c->label};
-    ltx2_status st = lb_arrive_wait(c, ctx, "barrier", 1);
+    ltx2_status st = lb_arrive_wait(c, ctx, "barrier", 1, 0);
     pthread_mutex_unlock(&lc->w->mu);
     return st;
 }
@@ -314,7 +340,7 @@ static ltx2_status lb_split(ltx2_comm *c, ltx2_context *ctx, int color, int key,
     pthread_mutex_lock(&w->mu);
     lc->g->slots[c->rank] =
         (lb_slot){.op = LB_SPLIT, .dt = LTX2_F32, .color = color < 0 ? -1 : color, .key = key, .label = c->label};
-    ltx2_status st = lb_arrive_wait(c, ctx, "split", 1);
+    ltx2_status st = lb_arrive_wait(c, ctx, "split", 1, 0);
     lb_group *ng = st == LTX2_OK ? lc->g->split_group[c->rank] : NULL;
     int nr = st == LTX2_OK ? lc->g->split_rank[c->rank] : 0;
     pthread_mutex_unlock(&w->mu);

@@ -389,3 +389,15 @@ const char *ltx2_st_meta_get(const ltx2_st_file *f, const char *key) {
 ltx2_tensor ltx2_st_view(const ltx2_st_tensor *t) {
     return ltx2_tensor_make((void *)t->data, t->dtype, t->ndim, t->shape);
 }
+
+ltx2_status ltx2_st_meta_json(ltx2_context *ctx, const ltx2_st_file *f, const char *key, const char *why,
+                              ltx2_json_doc **out) {
+    *out = NULL;
+    if (!f) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "metadata \"%s\": NULL file", key);
+    const char *label = f->path ? f->path : "checkpoint";
+    const char *text = ltx2_st_meta_get(f, key);
+    if (!text) return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "%s: no __metadata__ \"%s\" (%s)", label, key, why);
+    if (ltx2_json_parse(ctx, text, strlen(text), "metadata config", out) != LTX2_OK)
+        return ltx2_error_prefix(ctx, "%s", label);
+    return LTX2_OK;
+}

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/json.h"
 #include "ltx2/ltx2.h"
 #include "ltx2/tensor.h"
 
@@ -50,6 +51,11 @@ ltx2_status ltx2_st_open_memory(ltx2_context *ctx, const void *buf, size_t size,
 void ltx2_st_close(ltx2_st_file *f);
 const ltx2_st_tensor *ltx2_st_find(const ltx2_st_file *f, const char *name);
 const char *ltx2_st_meta_get(const ltx2_st_file *f, const char *key);
+/* Parses the JSON string stored under metadata `key` (LTX-2 keeps its model config in
+ * __metadata__["config"]). A missing key is LTX2_ERR_NOT_FOUND naming the file and `why` it is
+ * needed; bad JSON names the file. The caller frees *out. */
+ltx2_status ltx2_st_meta_json(ltx2_context *ctx, const ltx2_st_file *f, const char *key, const char *why,
+                              ltx2_json_doc **out);
 /* A CPU view over the mapped bytes (callers must not write through it). */
 ltx2_tensor ltx2_st_view(const ltx2_st_tensor *t);
 

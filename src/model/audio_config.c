@@ -192,18 +192,9 @@ ltx2_status ltx2_vocoder_config_parse(ltx2_context *ctx, const ltx2_json *root, 
     return LTX2_OK;
 }
 
-static ltx2_status with_config(ltx2_context *ctx, const ltx2_st_file *f, ltx2_json_doc **doc) {
-    if (!f) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio config: NULL file");
-    const char *text = ltx2_st_meta_get(f, "config");
-    if (!text)
-        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "%s: no __metadata__ \"config\" (the audio architecture cannot be known)",
-                          f->path);
-    return ltx2_json_parse(ctx, text, strlen(text), f->path, doc);
-}
-
 ltx2_status ltx2_audio_vae_config_from_file(ltx2_context *ctx, const ltx2_st_file *f, ltx2_audio_vae_config *out) {
     ltx2_json_doc *doc = NULL;
-    LTX2_TRY(with_config(ctx, f, &doc));
+    LTX2_TRY(ltx2_st_meta_json(ctx, f, "config", "the audio architecture cannot be known", &doc));
     ltx2_status st = ltx2_audio_vae_config_parse(ctx, ltx2_json_root(doc), f->path, out);
     ltx2_json_free(doc);
     return st;
@@ -211,7 +202,7 @@ ltx2_status ltx2_audio_vae_config_from_file(ltx2_context *ctx, const ltx2_st_fil
 
 ltx2_status ltx2_vocoder_config_from_file(ltx2_context *ctx, const ltx2_st_file *f, ltx2_vocoder_config *out) {
     ltx2_json_doc *doc = NULL;
-    LTX2_TRY(with_config(ctx, f, &doc));
+    LTX2_TRY(ltx2_st_meta_json(ctx, f, "config", "the audio architecture cannot be known", &doc));
     ltx2_status st = ltx2_vocoder_config_parse(ctx, ltx2_json_root(doc), f->path, out);
     ltx2_json_free(doc);
     return st;

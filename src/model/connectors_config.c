@@ -141,16 +141,9 @@ ltx2_status ltx2_connectors_config_parse(ltx2_context *ctx, const ltx2_json *o, 
 }
 
 ltx2_status ltx2_connectors_config_from_st(ltx2_context *ctx, const ltx2_st_file *f, ltx2_connectors_config *out) {
-    const char *label = f && f->path ? f->path : "checkpoint";
-    const char *text = f ? ltx2_st_meta_get(f, "config") : NULL;
-    if (!text)
-        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
-                          "%s: no \"config\" entry in the safetensors metadata (an LTX-2 single-file checkpoint "
-                          "stores its model config there)",
-                          label);
     ltx2_json_doc *doc = NULL;
-    if (ltx2_json_parse(ctx, text, strlen(text), "metadata config", &doc) != LTX2_OK)
-        return ltx2_error_prefix(ctx, "%s", label);
+    LTX2_TRY(ltx2_st_meta_json(ctx, f, "config", "an LTX-2 single-file checkpoint stores its model config there", &doc));
+    const char *label = f->path ? f->path : "checkpoint";
     const ltx2_json *tr = ltx2_json_get(ltx2_json_root(doc), "transformer");
     ltx2_status st;
     if (!tr)

@@ -150,10 +150,9 @@ static bool get_bool(const ltx2_json *o, const char *key, bool dflt) {
 static ltx2_status parse_config(ltx2_context *ctx, const ltx2_st_set *set, ltx2_upsampler_config *c) {
     /* ltx-core LatentUpsamplerConfigurator defaults */
     *c = (ltx2_upsampler_config){128, 512, 4, 3, true, false, false, 2.0};
-    const char *text = set->n_files ? ltx2_st_meta_get(set->files[0], "config") : NULL;
-    if (!text) return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "upsampler: no __metadata__ \"config\" in the file");
+    if (!set->n_files) return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "upsampler: no safetensors file");
     ltx2_json_doc *doc = NULL;
-    LTX2_TRY(ltx2_json_parse(ctx, text, strlen(text), "upsampler config", &doc));
+    LTX2_TRY(ltx2_st_meta_json(ctx, set->files[0], "config", "the upsampler architecture cannot be known", &doc));
     const ltx2_json *o = ltx2_json_root(doc);
     ltx2_json_get_int(o, "in_channels", &c->in_channels);
     ltx2_json_get_int(o, "mid_channels", &c->mid_channels);

@@ -213,12 +213,8 @@ ltx2_status ltx2_vae_config_parse(ltx2_context *ctx, const ltx2_json *root, cons
 
 ltx2_status ltx2_vae_config_from_file(ltx2_context *ctx, const ltx2_st_file *f, ltx2_vae_config *out) {
     if (!f || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "vae config: NULL argument");
-    const char *text = ltx2_st_meta_get(f, "config");
-    if (!text)
-        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
-                          "%s: no __metadata__ \"config\" (the VAE architecture cannot be known)", f->path);
     ltx2_json_doc *doc = NULL;
-    LTX2_TRY(ltx2_json_parse(ctx, text, strlen(text), f->path, &doc));
+    LTX2_TRY(ltx2_st_meta_json(ctx, f, "config", "the VAE architecture cannot be known", &doc));
     ltx2_status st = ltx2_vae_config_parse(ctx, ltx2_json_root(doc), f->path, out);
     ltx2_json_free(doc);
     return st;

@@ -22,15 +22,7 @@
 
 static ltx2_context *g_ctx;
 
-static float *load_f32(const ltx2_st_file *f, const char *name) {
-    const ltx2_st_tensor *t = ltx2_st_find(f, name);
-    if (!t) return NULL;
-    ltx2_tensor v = ltx2_st_view(t);
-    int64_t n = ltx2_tensor_numel(&v);
-    float *buf = malloc((size_t)(n ? n : 1) * sizeof(float));
-    if (buf) ltx2_convert(g_ctx, buf, LTX2_F32, t->data, t->dtype, (size_t)n);
-    return buf;
-}
+static float *load_f32(const ltx2_st_file *f, const char *name) { return ltx2_st_read_f32(g_ctx, f, name, NULL); }
 
 static void run(const ltx2_dit_weights *w, ltx2_dit_forward_params *p, ltx2_dit_av_timestep mode, float *vo,
                 float *ao) {

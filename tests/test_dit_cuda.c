@@ -73,17 +73,8 @@ static ltx2_status hook(dit_run *r, int64_t i, dit_stream *v, dit_stream *a, voi
 }
 
 static float *load_f32(const ltx2_st_file *f, const char *name, const ltx2_st_tensor **tt) {
-    const ltx2_st_tensor *t = ltx2_st_find(f, name);
-    if (!t) return NULL;
-    ltx2_tensor v = ltx2_st_view(t);
-    int64_t n = ltx2_tensor_numel(&v);
-    float *buf = malloc((size_t)(n ? n : 1) * sizeof(float));
-    if (!buf || ltx2_convert(g_ctx, buf, LTX2_F32, t->data, t->dtype, (size_t)n) != LTX2_OK) {
-        free(buf);
-        return NULL;
-    }
-    if (tt) *tt = t;
-    return buf;
+    if (tt) *tt = ltx2_st_find(f, name);
+    return ltx2_st_read_f32(g_ctx, f, name, NULL);
 }
 
 static void run_version(const ltx2_backend *be, const char *version) {

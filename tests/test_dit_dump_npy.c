@@ -36,15 +36,7 @@ static void dump_npy(const char *name, const ltx2_tensor *t, void *user) {
     else d->failed++;
 }
 
-static float *load_f32(const ltx2_st_file *f, const char *name) {
-    const ltx2_st_tensor *t = ltx2_st_find(f, name);
-    if (!t) return NULL;
-    ltx2_tensor v = ltx2_st_view(t);
-    int64_t n = ltx2_tensor_numel(&v);
-    float *buf = malloc((size_t)(n ? n : 1) * sizeof(float));
-    if (buf) ltx2_convert(g_ctx, buf, LTX2_F32, t->data, t->dtype, (size_t)n);
-    return buf;
-}
+static float *load_f32(const ltx2_st_file *f, const char *name) { return ltx2_st_read_f32(g_ctx, f, name, NULL); }
 
 int main(void) {
     g_ctx = ltx2_context_create(NULL);

@@ -36,19 +36,7 @@ typedef struct golden {
 } golden;
 
 /* A golden tensor copied to an aligned f32 buffer (mapped data may be unaligned). */
-static float *load_f32(const ltx2_st_file *f, const char *name, int64_t *numel) {
-    const ltx2_st_tensor *t = ltx2_st_find(f, name);
-    if (!t) return NULL;
-    ltx2_tensor v = ltx2_st_view(t);
-    int64_t n = ltx2_tensor_numel(&v);
-    float *buf = malloc((size_t)(n ? n : 1) * sizeof(float));
-    if (!buf || ltx2_convert(g_ctx, buf, LTX2_F32, t->data, t->dtype, (size_t)n) != LTX2_OK) {
-        free(buf);
-        return NULL;
-    }
-    if (numel) *numel = n;
-    return buf;
-}
+static float *load_f32(const ltx2_st_file *f, const char *name, int64_t *numel) { return ltx2_st_read_f32(g_ctx, f, name, numel); }
 
 static void compare(golden *g, const char *name, const float *data, int64_t n) {
     const ltx2_st_tensor *t = ltx2_st_find(g->f, name);

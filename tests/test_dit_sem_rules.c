@@ -24,15 +24,7 @@
 
 static ltx2_context *g_ctx;
 
-static float *load_f32(const ltx2_st_file *f, const char *name) {
-    const ltx2_st_tensor *t = ltx2_st_find(f, name);
-    if (!t) return NULL;
-    ltx2_tensor v = ltx2_st_view(t);
-    int64_t n = ltx2_tensor_numel(&v);
-    float *buf = malloc((size_t)(n ? n : 1) * sizeof(float));
-    if (buf) ltx2_convert(g_ctx, buf, LTX2_F32, t->data, t->dtype, (size_t)n);
-    return buf;
-}
+static float *load_f32(const ltx2_st_file *f, const char *name) { return ltx2_st_read_f32(g_ctx, f, name, NULL); }
 
 static double rel_l2(const float *ref, const float *out, int64_t n) {
     ltx2_tensor a = ltx2_tensor_make((void *)ref, LTX2_F32, 1, &n), b = ltx2_tensor_make((void *)out, LTX2_F32, 1, &n);

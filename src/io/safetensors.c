@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "core/dtype.h"
 #include "io/file.h"
 #include "io/json.h"
 
@@ -400,4 +401,26 @@ ltx2_status ltx2_st_meta_json(ltx2_context *ctx, const ltx2_st_file *f, const ch
     if (ltx2_json_parse(ctx, text, strlen(text), "metadata config", out) != LTX2_OK)
         return ltx2_error_prefix(ctx, "%s", label);
     return LTX2_OK;
+}
+
+float *ltx2_st_read_f32(ltx2_context *ctx, const ltx2_st_file *f, const char *name, int64_t *numel) {
+    const ltx2_st_tensor *t = ltx2_st_find(f, name);
+    if (!t) {
+        LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "%s: no tensor '%s'", f->path ? f->path : "safetensors", name);
+        return NULL;
+    }
+    ltx2_tensor v = ltx2_st_view(t);
+    const int64_t n = ltx2_tensor_numel(&v);
+    float *buf = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (!buf) {
+        LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: no memory for tensor '%s' (%lld floats)", f->path ? f->path : "safetensors",
+                   name, (long long)n);
+        return NULL;
+    }
+    if (ltx2_convert(ctx, buf, LTX2_F32, t->data, t->dtype, (size_t)n) != LTX2_OK) {
+        free(buf);
+        return NULL;
+    }
+    if (numel) *numel = n;
+    return buf;
 }

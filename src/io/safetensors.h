@@ -56,6 +56,9 @@ const char *ltx2_st_meta_get(const ltx2_st_file *f, const char *key);
  * needed; bad JSON names the file. The caller frees *out. */
 ltx2_status ltx2_st_meta_json(ltx2_context *ctx, const ltx2_st_file *f, const char *key, const char *why,
                               ltx2_json_doc **out);
+/* A malloc'd, aligned f32 copy of tensor `name` (any float/int dtype converted; the mapping may be
+ * unaligned), or NULL with the error recorded (missing tensor, no memory). numel may be NULL. */
+float *ltx2_st_read_f32(ltx2_context *ctx, const ltx2_st_file *f, const char *name, int64_t *numel);
 /* A CPU view over the mapped bytes (callers must not write through it). */
 ltx2_tensor ltx2_st_view(const ltx2_st_tensor *t);
 

@@ -4,6 +4,7 @@
  * causal_conv_2d.py CausalConv2d, model_configurator.py AudioEncoderConfigurator. Activations are
  * [B, T, F, C] fp32 buffers; the public tensors use the reference layouts. */
 #include "model/audio_encoder.h"
+#include "model/audio_act.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,114 +305,77 @@ ltx2_status ltx2_audio_encoder_wave_latent_shape(ltx2_context *ctx, const ltx2_a
  * Forward
  * ------------------------------------------------------------------------------------------- */
 
-typedef struct act {
-    float *d;
-    int64_t n, t, f, c;
-} act;
-
-static int64_t act_numel(const act *a) { return a->n * a->t * a->f * a->c; }
-
-static ltx2_status act_alloc(ltx2_context *ctx, act *a, int64_t n, int64_t t, int64_t f, int64_t c) {
-    a->n = n, a->t = t, a->f = f, a->c = c;
-    a->d = malloc((size_t)(act_numel(a) > 0 ? act_numel(a) : 1) * sizeof(float));
-    if (!a->d)
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "audio encoder: activation [%lld, %lld, %lld, %lld]", (long long)n,
-                          (long long)t, (long long)f, (long long)c);
-    return LTX2_OK;
-}
-
-static void act_free(act *a) {
-    free(a->d);
-    a->d = NULL;
-}
-
-/* Dumps a [B, T, F, C] activation as the reference's [B, C, T, F]. */
-static void dump_act(ltx2_audio_dump_fn dump, void *user, const char *name, const act *a) {
-    if (!dump) return;
-    float *tmp = malloc((size_t)act_numel(a) * sizeof(float));
-    if (!tmp) return; /* dumping is diagnostics only */
-    for (int64_t b = 0; b < a->n; b++)
-        for (int64_t t = 0; t < a->t; t++)
-            for (int64_t f = 0; f < a->f; f++)
-                for (int64_t c = 0; c < a->c; c++)
-                    tmp[((b * a->c + c) * a->t + t) * a->f + f] = a->d[((b * a->t + t) * a->f + f) * a->c + c];
-    const int64_t shape[4] = {a->n, a->c, a->t, a->f};
-    ltx2_tensor v = ltx2_tensor_make(tmp, LTX2_F32, 4, shape);
-    dump(name, &v, user);
-    free(tmp);
-}
-
-static ltx2_status conv(ltx2_context *ctx, const ltx2_audio_enc_conv *cv, const act *x, act *y) {
+static ltx2_status conv(ltx2_context *ctx, const ltx2_audio_enc_conv *cv, const ltx2_audio_act *x, ltx2_audio_act *y) {
     int64_t ohw[2];
     LTX2_TRY(ltx2_cpu_conv2d_out_shape(ctx, &cv->desc, x->t, x->f, ohw));
-    LTX2_TRY(act_alloc(ctx, y, x->n, ohw[0], ohw[1], cv->desc.c_out));
+    LTX2_TRY(ltx2_audio_act_alloc(ctx, y, x->n, ohw[0], ohw[1], cv->desc.c_out));
     ltx2_status st = ltx2_cpu_conv2d(ctx, &cv->desc, x->d, x->n, x->t, x->f, cv->weight, cv->bias, y->d);
-    if (st != LTX2_OK) act_free(y);
+    if (st != LTX2_OK) ltx2_audio_act_free(y);
     return st;
 }
 
 /* Replaces *x with conv(*x). */
-static ltx2_status conv_inplace(ltx2_context *ctx, const ltx2_audio_enc_conv *cv, act *x) {
-    act y = {0};
+static ltx2_status conv_inplace(ltx2_context *ctx, const ltx2_audio_enc_conv *cv, ltx2_audio_act *x) {
+    ltx2_audio_act y = {0};
     LTX2_TRY(conv(ctx, cv, x, &y));
-    act_free(x);
+    ltx2_audio_act_free(x);
     *x = y;
     return LTX2_OK;
 }
 
-static ltx2_status norm_silu(ltx2_context *ctx, act *a) {
+static ltx2_status norm_silu(ltx2_context *ctx, ltx2_audio_act *a) {
     const int64_t rows = a->n * a->t * a->f;
     LTX2_TRY(ltx2_cpu_rms_norm(ctx, a->d, a->d, rows, a->c, NULL, ENC_PIXEL_NORM_EPS));
     return ltx2_cpu_silu(ctx, a->d, a->d, rows * a->c);
 }
 
 /* ResnetBlock: out = shortcut(x) + conv2(SiLU(PN(conv1(SiLU(PN(x)))))); replaces *x. */
-static ltx2_status res_block(ltx2_context *ctx, const ltx2_audio_enc_res *r, act *x) {
-    act h = {0}, h1 = {0}, h2 = {0};
-    LTX2_TRY(act_alloc(ctx, &h, x->n, x->t, x->f, x->c));
-    memcpy(h.d, x->d, (size_t)act_numel(x) * sizeof(float));
+static ltx2_status res_block(ltx2_context *ctx, const ltx2_audio_enc_res *r, ltx2_audio_act *x) {
+    ltx2_audio_act h = {0}, h1 = {0}, h2 = {0};
+    LTX2_TRY(ltx2_audio_act_alloc(ctx, &h, x->n, x->t, x->f, x->c));
+    memcpy(h.d, x->d, (size_t)ltx2_audio_act_numel(x) * sizeof(float));
     ltx2_status st = norm_silu(ctx, &h);
     if (st == LTX2_OK) st = conv(ctx, &r->conv1, &h, &h1);
-    act_free(&h);
+    ltx2_audio_act_free(&h);
     if (st == LTX2_OK) st = norm_silu(ctx, &h1);
     if (st == LTX2_OK) st = conv(ctx, &r->conv2, &h1, &h2);
-    act_free(&h1);
+    ltx2_audio_act_free(&h1);
     if (st == LTX2_OK && r->c_in != r->c_out) st = conv_inplace(ctx, &r->nin, x);
     if (st != LTX2_OK) {
-        act_free(&h2);
+        ltx2_audio_act_free(&h2);
         return st;
     }
-    const int64_t n = act_numel(x);
+    const int64_t n = ltx2_audio_act_numel(x);
     for (int64_t i = 0; i < n; i++) x->d[i] += h2.d[i];
-    act_free(&h2);
+    ltx2_audio_act_free(&h2);
     return LTX2_OK;
 }
 
-static ltx2_status encode_body(ltx2_context *ctx, const ltx2_audio_encoder *enc, act *h, ltx2_audio_dump_fn dump,
+static ltx2_status encode_body(ltx2_context *ctx, const ltx2_audio_encoder *enc, ltx2_audio_act *h, ltx2_audio_dump_fn dump,
                                void *user) {
     char name[96];
     LTX2_TRY(conv_inplace(ctx, &enc->conv_in, h));
-    dump_act(dump, user, "encoder.conv_in.out", h);
+    ltx2_audio_act_dump(dump, user, "encoder.conv_in.out", h);
     for (int l = 0; l < enc->cfg.vae.n_levels; l++) {
         const ltx2_audio_enc_level *lv = &enc->levels[l];
         for (int b = 0; b < lv->n_blocks; b++) {
             LTX2_TRY(res_block(ctx, &lv->blocks[b], h));
             snprintf(name, sizeof(name), "encoder.down.%d.block.%d.out", l, b);
-            dump_act(dump, user, name, h);
+            ltx2_audio_act_dump(dump, user, name, h);
         }
         if (lv->has_downsample) {
             LTX2_TRY(conv_inplace(ctx, &lv->downsample, h));
             snprintf(name, sizeof(name), "encoder.down.%d.downsample.out", l);
-            dump_act(dump, user, name, h);
+            ltx2_audio_act_dump(dump, user, name, h);
         }
     }
     LTX2_TRY(res_block(ctx, &enc->mid1, h));
-    dump_act(dump, user, "encoder.mid.block_1.out", h);
+    ltx2_audio_act_dump(dump, user, "encoder.mid.block_1.out", h);
     LTX2_TRY(res_block(ctx, &enc->mid2, h));
-    dump_act(dump, user, "encoder.mid.block_2.out", h);
+    ltx2_audio_act_dump(dump, user, "encoder.mid.block_2.out", h);
     LTX2_TRY(norm_silu(ctx, h));
     LTX2_TRY(conv_inplace(ctx, &enc->conv_out, h));
-    dump_act(dump, user, "encoder.conv_out.out", h);
+    ltx2_audio_act_dump(dump, user, "encoder.conv_out.out", h);
     return LTX2_OK;
 }
 
@@ -433,8 +397,8 @@ ltx2_status ltx2_audio_encoder_encode(ltx2_context *ctx, const ltx2_audio_encode
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "audio encoder: latent output is %s, expected a contiguous f32 CPU %s",
                           ltx2_shape_str(latent->shape, latent->ndim, a, sizeof(a)), ltx2_shape_str(ls, 4, b, sizeof(b)));
     const int64_t B = mel->shape[0], C = mel->shape[1], T = mel->shape[2], F = mel->shape[3];
-    act h = {0};
-    LTX2_TRY(act_alloc(ctx, &h, B, T, F, C));
+    ltx2_audio_act h = {0};
+    LTX2_TRY(ltx2_audio_act_alloc(ctx, &h, B, T, F, C));
     const float *m = mel->data;
     for (int64_t bb = 0; bb < B; bb++)
         for (int64_t c = 0; c < C; c++)
@@ -454,7 +418,7 @@ ltx2_status ltx2_audio_encoder_encode(ltx2_context *ctx, const ltx2_audio_encode
                             enc->std_of_means[c * h.f + f];
         if (dump) dump("encoder.out", latent, user);
     }
-    act_free(&h);
+    ltx2_audio_act_free(&h);
     return st;
 }
 

@@ -3,6 +3,7 @@
  * causal_conv_2d.py CausalConv2d (causality_axis "height" = time), ops.py PerChannelStatistics,
  * components/patchifiers.py AudioPatchifier. Activations are [B, T, F, C] fp32 buffers. */
 #include "model/audio_vae.h"
+#include "model/audio_act.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,160 +168,123 @@ ltx2_status ltx2_audio_decoder_out_shape(ltx2_context *ctx, const ltx2_audio_dec
  * Forward
  * ------------------------------------------------------------------------------------------- */
 
-typedef struct act {
-    float *d;
-    int64_t n, t, f, c;
-} act;
-
-static int64_t act_numel(const act *a) { return a->n * a->t * a->f * a->c; }
-
-static ltx2_status act_alloc(ltx2_context *ctx, act *a, int64_t n, int64_t t, int64_t f, int64_t c) {
-    a->n = n, a->t = t, a->f = f, a->c = c;
-    a->d = malloc((size_t)(act_numel(a) > 0 ? act_numel(a) : 1) * sizeof(float));
-    if (!a->d)
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "audio VAE: activation [%lld, %lld, %lld, %lld]", (long long)n,
-                          (long long)t, (long long)f, (long long)c);
-    return LTX2_OK;
-}
-
-static void act_free(act *a) {
-    free(a->d);
-    a->d = NULL;
-}
-
-/* Dumps a [B, T, F, C] activation as the reference's [B, C, T, F]. */
-static void dump_act(ltx2_audio_dump_fn dump, void *user, const char *name, const act *a) {
-    if (!dump) return;
-    float *tmp = malloc((size_t)act_numel(a) * sizeof(float));
-    if (!tmp) return; /* dumping is diagnostics only */
-    for (int64_t b = 0; b < a->n; b++)
-        for (int64_t t = 0; t < a->t; t++)
-            for (int64_t f = 0; f < a->f; f++)
-                for (int64_t c = 0; c < a->c; c++)
-                    tmp[((b * a->c + c) * a->t + t) * a->f + f] = a->d[((b * a->t + t) * a->f + f) * a->c + c];
-    const int64_t shape[4] = {a->n, a->c, a->t, a->f};
-    ltx2_tensor v = ltx2_tensor_make(tmp, LTX2_F32, 4, shape);
-    dump(name, &v, user);
-    free(tmp);
-}
-
 /* CausalConv2d (causality on time): zero-pad k-1 rows before time 0, (k-1)/2 mel columns each side.
  * The conv3d primitive pads H symmetrically, so one extra zero row goes in front and the last
  * output row (which saw the symmetric pad's trailing zeros) is dropped. 1x1 convs need neither. */
-static ltx2_status causal_conv(ltx2_context *ctx, const ltx2_audio_conv *cv, const act *x, act *y) {
+static ltx2_status causal_conv(ltx2_context *ctx, const ltx2_audio_conv *cv, const ltx2_audio_act *x, ltx2_audio_act *y) {
     const ltx2_conv3d_desc *d = &cv->desc;
     if (d->kh == 1) {
-        LTX2_TRY(act_alloc(ctx, y, x->n, x->t, x->f, d->c_out));
+        LTX2_TRY(ltx2_audio_act_alloc(ctx, y, x->n, x->t, x->f, d->c_out));
         ltx2_status st = ltx2_cpu_conv3d(ctx, d, x->d, x->n, 1, x->t, x->f, cv->weight, cv->bias, y->d);
-        if (st != LTX2_OK) act_free(y);
+        if (st != LTX2_OK) ltx2_audio_act_free(y);
         return st;
     }
-    act xp = {0}, yp = {0};
-    LTX2_TRY(act_alloc(ctx, &xp, x->n, x->t + 1, x->f, x->c));
+    ltx2_audio_act xp = {0}, yp = {0};
+    LTX2_TRY(ltx2_audio_act_alloc(ctx, &xp, x->n, x->t + 1, x->f, x->c));
     const int64_t row = x->f * x->c;
     for (int64_t b = 0; b < x->n; b++) {
         memset(xp.d + b * (x->t + 1) * row, 0, (size_t)row * sizeof(float));
         memcpy(xp.d + (b * (x->t + 1) + 1) * row, x->d + b * x->t * row, (size_t)(x->t * row) * sizeof(float));
     }
-    ltx2_status st = act_alloc(ctx, &yp, x->n, x->t + 1, x->f, d->c_out);
+    ltx2_status st = ltx2_audio_act_alloc(ctx, &yp, x->n, x->t + 1, x->f, d->c_out);
     if (st == LTX2_OK) st = ltx2_cpu_conv3d(ctx, d, xp.d, x->n, 1, x->t + 1, x->f, cv->weight, cv->bias, yp.d);
-    act_free(&xp);
-    if (st == LTX2_OK) st = act_alloc(ctx, y, x->n, x->t, x->f, d->c_out);
+    ltx2_audio_act_free(&xp);
+    if (st == LTX2_OK) st = ltx2_audio_act_alloc(ctx, y, x->n, x->t, x->f, d->c_out);
     if (st == LTX2_OK) {
         const int64_t orow = x->f * d->c_out;
         for (int64_t b = 0; b < x->n; b++)
             memcpy(y->d + b * x->t * orow, yp.d + b * (x->t + 1) * orow, (size_t)(x->t * orow) * sizeof(float));
     }
-    act_free(&yp);
+    ltx2_audio_act_free(&yp);
     return st;
 }
 
 /* In place: PixelNorm over channels then SiLU. */
-static ltx2_status norm_silu(ltx2_context *ctx, act *a) {
+static ltx2_status norm_silu(ltx2_context *ctx, ltx2_audio_act *a) {
     const int64_t rows = a->n * a->t * a->f;
     LTX2_TRY(ltx2_cpu_rms_norm(ctx, a->d, a->d, rows, a->c, NULL, AUDIO_PIXEL_NORM_EPS));
     return ltx2_cpu_silu(ctx, a->d, a->d, rows * a->c);
 }
 
 /* ResnetBlock: out = shortcut(x) + conv2(SiLU(PN(conv1(SiLU(PN(x)))))); replaces *x. */
-static ltx2_status res_block(ltx2_context *ctx, const ltx2_audio_res *r, act *x) {
-    act h = {0}, h1 = {0}, h2 = {0}, sc = {0};
-    LTX2_TRY(act_alloc(ctx, &h, x->n, x->t, x->f, x->c));
-    memcpy(h.d, x->d, (size_t)act_numel(x) * sizeof(float));
+static ltx2_status res_block(ltx2_context *ctx, const ltx2_audio_res *r, ltx2_audio_act *x) {
+    ltx2_audio_act h = {0}, h1 = {0}, h2 = {0}, sc = {0};
+    LTX2_TRY(ltx2_audio_act_alloc(ctx, &h, x->n, x->t, x->f, x->c));
+    memcpy(h.d, x->d, (size_t)ltx2_audio_act_numel(x) * sizeof(float));
     ltx2_status st = norm_silu(ctx, &h);
     if (st == LTX2_OK) st = causal_conv(ctx, &r->conv1, &h, &h1);
-    act_free(&h);
+    ltx2_audio_act_free(&h);
     if (st == LTX2_OK) st = norm_silu(ctx, &h1);
     if (st == LTX2_OK) st = causal_conv(ctx, &r->conv2, &h1, &h2);
-    act_free(&h1);
+    ltx2_audio_act_free(&h1);
     if (st == LTX2_OK && r->c_in != r->c_out) {
         st = causal_conv(ctx, &r->nin, x, &sc);
         if (st == LTX2_OK) {
-            act_free(x);
+            ltx2_audio_act_free(x);
             *x = sc;
         }
     }
     if (st != LTX2_OK) {
-        act_free(&h2);
+        ltx2_audio_act_free(&h2);
         return st;
     }
-    const int64_t n = act_numel(x);
+    const int64_t n = ltx2_audio_act_numel(x);
     for (int64_t i = 0; i < n; i++) x->d[i] += h2.d[i];
-    act_free(&h2);
+    ltx2_audio_act_free(&h2);
     return LTX2_OK;
 }
 
 /* Upsample: nearest x2 on time and mel, causal conv, drop the first time row (2T -> 2T - 1). */
-static ltx2_status upsample(ltx2_context *ctx, const ltx2_audio_conv *cv, act *x) {
-    act u = {0}, y = {0};
-    LTX2_TRY(act_alloc(ctx, &u, x->n, 2 * x->t, 2 * x->f, x->c));
+static ltx2_status upsample(ltx2_context *ctx, const ltx2_audio_conv *cv, ltx2_audio_act *x) {
+    ltx2_audio_act u = {0}, y = {0};
+    LTX2_TRY(ltx2_audio_act_alloc(ctx, &u, x->n, 2 * x->t, 2 * x->f, x->c));
     for (int64_t b = 0; b < x->n; b++)
         for (int64_t t = 0; t < u.t; t++)
             for (int64_t f = 0; f < u.f; f++)
                 memcpy(u.d + ((b * u.t + t) * u.f + f) * u.c, x->d + ((b * x->t + t / 2) * x->f + f / 2) * x->c,
                        (size_t)x->c * sizeof(float));
     ltx2_status st = causal_conv(ctx, cv, &u, &y);
-    act_free(&u);
+    ltx2_audio_act_free(&u);
     if (st != LTX2_OK) return st;
-    act_free(x);
-    LTX2_TRY(act_alloc(ctx, x, y.n, y.t - 1, y.f, y.c));
+    ltx2_audio_act_free(x);
+    LTX2_TRY(ltx2_audio_act_alloc(ctx, x, y.n, y.t - 1, y.f, y.c));
     const int64_t row = y.f * y.c;
     for (int64_t b = 0; b < y.n; b++)
         memcpy(x->d + b * x->t * row, y.d + (b * y.t + 1) * row, (size_t)(x->t * row) * sizeof(float));
-    act_free(&y);
+    ltx2_audio_act_free(&y);
     return LTX2_OK;
 }
 
-static ltx2_status decode_body(ltx2_context *ctx, const ltx2_audio_decoder *dec, act *h, ltx2_audio_dump_fn dump,
+static ltx2_status decode_body(ltx2_context *ctx, const ltx2_audio_decoder *dec, ltx2_audio_act *h, ltx2_audio_dump_fn dump,
                                void *user) {
     char name[96];
-    act y = {0};
+    ltx2_audio_act y = {0};
     LTX2_TRY(causal_conv(ctx, &dec->conv_in, h, &y));
-    act_free(h);
+    ltx2_audio_act_free(h);
     *h = y;
-    dump_act(dump, user, "decoder.conv_in.out", h);
+    ltx2_audio_act_dump(dump, user, "decoder.conv_in.out", h);
     LTX2_TRY(res_block(ctx, &dec->mid1, h));
-    dump_act(dump, user, "decoder.mid.block_1.out", h);
+    ltx2_audio_act_dump(dump, user, "decoder.mid.block_1.out", h);
     LTX2_TRY(res_block(ctx, &dec->mid2, h));
-    dump_act(dump, user, "decoder.mid.block_2.out", h);
+    ltx2_audio_act_dump(dump, user, "decoder.mid.block_2.out", h);
     for (int l = dec->cfg.n_levels - 1; l >= 0; l--) {
         const ltx2_audio_level *lv = &dec->levels[l];
         for (int b = 0; b < lv->n_blocks; b++) {
             LTX2_TRY(res_block(ctx, &lv->blocks[b], h));
             snprintf(name, sizeof(name), "decoder.up.%d.block.%d.out", l, b);
-            dump_act(dump, user, name, h);
+            ltx2_audio_act_dump(dump, user, name, h);
         }
         if (lv->has_upsample) {
             LTX2_TRY(upsample(ctx, &lv->upsample, h));
             snprintf(name, sizeof(name), "decoder.up.%d.upsample.out", l);
-            dump_act(dump, user, name, h);
+            ltx2_audio_act_dump(dump, user, name, h);
         }
     }
     LTX2_TRY(norm_silu(ctx, h));
     LTX2_TRY(causal_conv(ctx, &dec->conv_out, h, &y));
-    act_free(h);
+    ltx2_audio_act_free(h);
     *h = y;
-    dump_act(dump, user, "decoder.conv_out.out", h);
+    ltx2_audio_act_dump(dump, user, "decoder.conv_out.out", h);
     return LTX2_OK;
 }
 
@@ -339,8 +303,8 @@ ltx2_status ltx2_audio_decoder_decode(ltx2_context *ctx, const ltx2_audio_decode
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "audio VAE: mel output is %s, expected a contiguous f32 CPU %s",
                           ltx2_shape_str(mel->shape, mel->ndim, a, sizeof(a)), ltx2_shape_str(ms, 4, b, sizeof(b)));
     const int64_t B = latent->shape[0], C = latent->shape[1], T = latent->shape[2], F = latent->shape[3];
-    act h = {0};
-    LTX2_TRY(act_alloc(ctx, &h, B, T, F, C));
+    ltx2_audio_act h = {0};
+    LTX2_TRY(ltx2_audio_act_alloc(ctx, &h, B, T, F, C));
     /* patchify "b c t f -> b t (c f)", un-normalize feature c*F + f, unpatchify (torch: x*std + mean). */
     const float *z = latent->data;
     for (int64_t bb = 0; bb < B; bb++)
@@ -350,7 +314,7 @@ ltx2_status ltx2_audio_decoder_decode(ltx2_context *ctx, const ltx2_audio_decode
                     const float v = z[((bb * C + c) * T + t) * F + f] * dec->std_of_means[c * F + f];
                     h.d[((bb * T + t) * F + f) * C + c] = v + dec->mean_of_means[c * F + f];
                 }
-    dump_act(dump, user, "decoder.un_normalize.out", &h);
+    ltx2_audio_act_dump(dump, user, "decoder.un_normalize.out", &h);
     ltx2_status st = decode_body(ctx, dec, &h, dump, user);
     if (st == LTX2_OK) {
         /* Crop to the target then zero-pad what is missing (ltx-core _adjust_output_shape). */
@@ -363,6 +327,6 @@ ltx2_status ltx2_audio_decoder_decode(ltx2_context *ctx, const ltx2_audio_decode
                             (c < h.c && t < h.t && f < h.f) ? h.d[((bb * h.t + t) * h.f + f) * h.c + c] : 0.0f;
         if (dump) dump("decoder.out", mel, user);
     }
-    act_free(&h);
+    ltx2_audio_act_free(&h);
     return st;
 }

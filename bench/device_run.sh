@@ -2,6 +2,8 @@
 # One full GPU session in one call (device time is scarce): build with CUDA for the local GPU,
 # run every test (the op harness compares each CUDA kernel with the CPU reference), then the
 # benches, writing raw logs and JSON lines into $1 (default bench/results/<device>-<date>).
+# The device tool returns at most 8 files: run it as
+#   bash bench/device_run.sh /tmp/res; tar czf "$OUT/res.tgz" -C /tmp res
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | tr ' ' '_')
@@ -22,6 +24,11 @@ cat "$out/bench_gemm.txt"
 cat "$out/bench_ops.txt"
 ./build-dev/bench/bench_attention --json "$out/bench_attention.jsonl" > "$out/bench_attention.txt" 2>&1; echo "bench_attention rc=$?"
 cat "$out/bench_attention.txt"
+# cuDNN SDPA baseline through PyTorch (cuDNN's fused attention has no C API we wrap), paired
+# with bench_attention's rows by shape name; also the PNG plot the issue asks for.
+python3 bench/sdpa_cudnn_torch.py --ours "$out/bench_attention.jsonl" --json "$out/attention_vs_cudnn.jsonl" \
+  --plot "$out/attention_vs_cudnn.png" > "$out/attention_vs_cudnn.txt" 2>&1; echo "sdpa_cudnn_torch rc=$?"
+cat "$out/attention_vs_cudnn.txt"
 ./build-dev/bench/bench_conv3d --json "$out/bench_conv3d.jsonl" > "$out/bench_conv3d.txt" 2>&1; echo "bench_conv3d rc=$?"
 cat "$out/bench_conv3d.txt"
 ./build-dev/bench/bench_fused --json "$out/bench_fused.jsonl" > "$out/bench_fused.txt" 2>&1; echo "bench_fused rc=$?"

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""cuDNN SDPA baseline for bench_attention, through PyTorch's cuDNN attention backend.
+
+Issue #6 holds our fused attention to <= 0.93 of (RoPE kernel + cuDNN SDPA) time. cuDNN's fused
+attention is reachable from C only through its backend graph API, which ltx2c does not wrap, so
+the baseline is timed here with torch.nn.attention.sdpa_kernel(SDPBackend.CUDNN_ATTENTION) on the
+same machine, at the same shapes and layout as bench/bench_attention.c (q/k/v token-major
+[B, S, H*d] bf16, handed to SDPA as [B, H, S, d] strided views, no copies), and combined with
+bench_attention's own rows:
+
+  baseline time = prep + cuDNN SDPA, where prep is bench_attention's "<shape> [prep]" row (our
+  standalone RoPE kernel, plus our RMSNorm op for QK-norm shapes; absent = 0 for plain shapes);
+  ratio       = our fused attention time / baseline time   (goal <= 0.93);
+  roof_frac   = our TFLOP/s / the cuBLASLt bf16 GEMM rate bench_attention measured (goal >= 0.80).
+
+Usage (on the GPU machine, after bench_attention --json ATT.jsonl):
+  python3 bench/sdpa_cudnn_torch.py --ours ATT.jsonl --json SDPA.jsonl [--plot attention.png]
+Writes one JSON object per shape (cuDNN time, TFLOP/s, our time, the ratios) and prints a table.
+A shape cuDNN refuses (e.g. a mask it does not support) is reported as refused, not dropped.
+"""
+import argparse
+import json
+import math
+import sys
+
+# Same shapes as bench/bench_attention.c (name, B, Sq, Skv, H, d, masked). The names must match
+# bench_attention's case names: that is how rows are paired.
+SHAPES = [
+    ("video self B2 H32 S6144 d128", 2, 6144, 6144, 32, 128, False),
+    ("video self B2 H32 S6144 d128 +rope", 2, 6144, 6144, 32, 128, False),
+    ("video self B2 H32 S6144 d128 +qknorm+rope", 2, 6144, 6144, 32, 128, False),
+    ("video->text B2 H32 Sq6144 Skv1024 d128 +qknorm+mask", 2, 6144, 1024, 32, 128, True),
+    ("audio self B2 H32 S126 d64 +qknorm+rope", 2, 126, 126, 32, 64, False),
+]
+# Text padding as bench_attention: the first 3/4 of the keys are real tokens.
+MASK_KEEP_NUM, MASK_KEEP_DEN = 3, 4
+# Timing: warm-up calls, then timed calls per sample (amortises launch gaps), samples (median).
+WARMUP, INNER, SAMPLES = 3, 10, 15
+# The issue's goals.
+GOAL_RATIO, GOAL_ROOF = 0.93, 0.80
+
+
+def load_rows(path):
+    rows, notes = {}, []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            obj = json.loads(line)
+            if "case" in obj:
+                rows[obj["case"]] = obj
+            elif "note" in obj:
+                notes.append(obj["note"])
+    return rows, notes
+
+
+def time_cudnn(torch, sdpa, B, Sq, Skv, H, d, masked):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    g = torch.Generator(device="cuda").manual_seed(7)
+    q = torch.randn(B, Sq, H, d, device="cuda", dtype=torch.bfloat16, generator=g).transpose(1, 2)
+    k = torch.randn(B, Skv, H, d, device="cuda", dtype=torch.bfloat16, generator=g).transpose(1, 2)
+    v = torch.randn(B, Skv, H, d, device="cuda", dtype=torch.bfloat16, generator=g).transpose(1, 2)
+    mask = None
+    if masked:
+        keep = torch.arange(Skv, device="cuda") < (MASK_KEEP_NUM * Skv) // MASK_KEEP_DEN
+        mask = keep.view(1, 1, 1, Skv).expand(B, 1, Sq, Skv)
+    scale = 1.0 / math.sqrt(d)
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+        for _ in range(WARMUP):
+            sdpa(q, k, v, attn_mask=mask, scale=scale)
+        torch.cuda.synchronize()
+        times = []
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for _ in range(SAMPLES):
+            start.record()
+            for _ in range(INNER):
+                sdpa(q, k, v, attn_mask=mask, scale=scale)
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1e-3 / INNER)
+    times.sort()
+    return times[len(times) // 2], times[0], times[-1]
+
+
+def plot(path, results):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        print(f"# plot skipped: {e}")
+        return
+    names = [r["case"] for r in results if r.get("ours_tflops") and r.get("cudnn_tflops")]
+    if not names:
+        print("# plot skipped: no shape has both our row and a cuDNN time")
+        return
+    by = {r["case"]: r for r in results}
+    xs = range(len(names))
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    ax.bar([x - 0.2 for x in xs], [by[n]["ours_tflops"] for n in names], 0.4, label="ltx2c fused attention")
+    ax.bar([x + 0.2 for x in xs], [by[n]["baseline_tflops"] for n in names], 0.4, label="prep + cuDNN SDPA")
+    roof = next((by[n]["gemm_tflops"] for n in names if by[n].get("gemm_tflops")), None)
+    if roof:
+        ax.axhline(roof, color="gray", linestyle="--", label=f"cuBLASLt bf16 GEMM {roof:.0f} TFLOP/s")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(names, rotation=15, ha="right", fontsize=7)
+    ax.set_ylabel("TFLOP/s (4*B*H*Sq*Skv*d / time)")
+    ax.set_title(results[0].get("device_name", "GPU") + ": attention forward, bf16")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"# plot written to {path}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ours", required=True, help="bench_attention --json output of the same machine")
+    ap.add_argument("--json", required=True, help="append one JSON object per shape here")
+    ap.add_argument("--plot", help="write a PNG bar chart here (needs matplotlib)")
+    args = ap.parse_args()
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError as e:
+        print(f"# cuDNN SDPA baseline skipped: no PyTorch ({e})")
+        return 0
+    if not torch.cuda.is_available():
+        print("# cuDNN SDPA baseline skipped: PyTorch sees no CUDA device")
+        return 0
+    ours, _ = load_rows(args.ours)
+    dev = torch.cuda.get_device_name(0)
+    cudnn_ver = torch.backends.cudnn.version()
+    print(f"# {dev}, torch {torch.__version__}, cuDNN {cudnn_ver}: SDPBackend.CUDNN_ATTENTION, bf16, "
+          f"median of {SAMPLES} samples x {INNER} calls")
+    print(f"{'shape':<52} {'cudnn ms':>9} {'TFLOP/s':>8} {'prep ms':>8} {'ours ms':>8} {'ratio':>6} "
+          f"{'goal':>5} {'roof':>6}")
+    results = []
+    for name, B, Sq, Skv, H, d, masked in SHAPES:
+        flops = 4.0 * B * H * Sq * Skv * d
+        res = {"bench": "attention_vs_cudnn", "case": name, "device_name": dev, "torch": torch.__version__,
+               "cudnn": cudnn_ver, "flops": flops}
+        try:
+            med, lo, hi = time_cudnn(torch, F.scaled_dot_product_attention, B, Sq, Skv, H, d, masked)
+        except RuntimeError as e:
+            res["cudnn_refused"] = str(e).splitlines()[0][:300]
+            print(f"{name:<52} cuDNN SDPA refused: {res['cudnn_refused']}")
+            results.append(res)
+            continue
+        res.update(cudnn_s=med, cudnn_min_s=lo, cudnn_max_s=hi, cudnn_tflops=flops / med * 1e-12)
+        row = ours.get(name)
+        prep = ours.get(name + " [prep]")
+        prep_s = prep["median_s"] if prep else 0.0
+        if (("+rope" in name) or ("+qknorm" in name)) and not prep:
+            res["note"] = "no [prep] row from bench_attention: baseline counts cuDNN SDPA alone"
+        base_s = prep_s + med
+        res.update(prep_s=prep_s, baseline_s=base_s, baseline_tflops=flops / base_s * 1e-12)
+        line = f"{name:<52} {med * 1e3:9.4f} {flops / med * 1e-12:8.1f} {prep_s * 1e3:8.4f}"
+        if row:
+            ratio = row["median_s"] / base_s
+            res.update(ours_s=row["median_s"], ours_tflops=flops / row["median_s"] * 1e-12, ratio=ratio,
+                       ratio_goal=GOAL_RATIO, ratio_ok=ratio <= GOAL_RATIO, roof_frac=row.get("roof_frac"),
+                       roof_goal=GOAL_ROOF, gemm_tflops=row.get("roof_rate", 0) * 1e-12)
+            rf = row.get("roof_frac") or 0.0
+            line += f" {row['median_s'] * 1e3:8.4f} {ratio:6.3f} {'ok' if ratio <= GOAL_RATIO else 'MISS':>5} {rf:6.3f}"
+        else:
+            line += "   (no bench_attention row of this name)"
+        print(line)
+        results.append(res)
+    with open(args.json, "a") as f:
+        for r in results:
+            f.write(json.dumps(r) + "\n")
+    if args.plot:
+        plot(args.plot, results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

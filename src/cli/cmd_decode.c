@@ -135,17 +135,17 @@ typedef struct png_sink {
     const decode_opts *o;
     char params[DECODE_PARAMS_CAP];
     int64_t written;
-    int64_t height;
-    uint8_t *rgb; /* 8-bit frames being assembled from row bands */
+    int64_t height, width;
+    uint8_t *rgb; /* 8-bit frames being assembled from blocks */
     int64_t rgb_frames;
 } png_sink;
 
-/* Row bands (ltx2_vae_band_fn, B = 1) are converted to 8-bit as they come, so only the 8-bit
- * frames of the current frame range are held; they are written once their last row arrives. */
-static ltx2_status write_band(ltx2_context *ctx, const ltx2_tensor *band, int64_t first, int64_t first_row,
-                              void *user) {
+/* Blocks (ltx2_vae_block_fn, B = 1) are converted to 8-bit as they come, so only the 8-bit
+ * frames of the current frame range are held; they are written once the range is complete. */
+static ltx2_status write_block(ltx2_context *ctx, const ltx2_tensor *blk, const ltx2_vae_block_pos *pos, void *user) {
     png_sink *s = user;
-    const int64_t n = band->shape[1], rows = band->shape[2], W = band->shape[3], H = s->height, fs = H * W * 3;
+    const int64_t n = blk->shape[1], rows = blk->shape[2], cols = blk->shape[3], H = s->height, W = s->width;
+    const int64_t fs = H * W * 3, first = pos->first_frame;
     if (n > s->rgb_frames) {
         uint8_t *p = realloc(s->rgb, (size_t)(n * fs));
         if (!p) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "decode: %lld 8-bit frames", (long long)n);
@@ -153,9 +153,10 @@ static ltx2_status write_band(ltx2_context *ctx, const ltx2_tensor *band, int64_
         s->rgb_frames = n;
     }
     for (int64_t f = 0; f < n; f++)
-        ltx2_png_frame_to_rgb8((const float *)band->data + f * rows * W * 3, rows * W * 3,
-                               s->rgb + f * fs + first_row * W * 3);
-    if (first_row + rows < H) return LTX2_OK;
+        for (int64_t y = 0; y < rows; y++)
+            ltx2_png_frame_to_rgb8((const float *)blk->data + (f * rows + y) * cols * 3, cols * 3,
+                                   s->rgb + f * fs + ((pos->first_row + y) * W + pos->first_col) * 3);
+    if (!pos->range_done) return LTX2_OK;
     for (int64_t f = 0; f < n; f++) {
         char path[DECODE_NAME_CAP], idx[32];
         snprintf(path, sizeof(path), "%s/frame_%05lld.png", s->o->png_dir, (long long)(first + f));
@@ -209,14 +210,18 @@ int cli_decode(ltx2_context *ctx, int argc, char **argv) {
                  o.latent, o.checkpoint, (long long)o.tiling.tile_px, (long long)o.tiling.overlap_px,
                  (long long)o.tiling.tile_frames, (long long)o.tiling.overlap_frames, o.tiling.tile_batch);
         sink.height = vs[2];
+        sink.width = vs[3];
     }
     if (st == LTX2_OK) {
         ltx2_tensor lt = ltx2_tensor_make(lat, LTX2_F32, 5, ls);
-        st = ltx2_vae_tiled_decode_bands(ctx, dec, &lt, &o.tiling, write_band, &sink, &stats);
+        st = ltx2_vae_tiled_decode_blocks(ctx, dec, &lt, &o.tiling, write_block, &sink, &stats);
     }
     if (st == LTX2_OK) {
-        printf("decoded %lld frames %lldx%lld (%lld tiles, %lld VAE calls) to %s\n", (long long)sink.written,
-               (long long)vs[3], (long long)vs[2], (long long)stats.n_tiles, (long long)stats.n_vae_calls, o.png_dir);
+        printf("decoded %lld frames %lldx%lld (%lld tiles, %lld VAE calls; tiler buffers peaked at %.1f MiB, "
+               "8-bit frames held %.1f MiB) to %s\n",
+               (long long)sink.written, (long long)vs[3], (long long)vs[2], (long long)stats.n_tiles,
+               (long long)stats.n_vae_calls, (double)stats.peak_bytes / (1 << 20),
+               (double)(sink.rgb_frames * vs[2] * vs[3] * 3) / (1 << 20), o.png_dir);
         rc = CLI_EXIT_OK;
     } else {
         cli_report_error("decode", ctx);

@@ -225,7 +225,7 @@ static ltx2_status run_step(ltx2_context *ctx, gen_loop *L, const float *xv, con
 
 typedef struct gen_frames {
     float *video;
-    int64_t frame_floats;
+    int64_t frame_floats, height;
 } gen_frames;
 
 static ltx2_status collect_frames(ltx2_context *ctx, const ltx2_tensor *frames, int64_t first, void *user) {
@@ -235,15 +235,18 @@ static ltx2_status collect_frames(ltx2_context *ctx, const ltx2_tensor *frames, 
     return LTX2_OK;
 }
 
-/* Row bands (B = 1) straight into the video: no frame-sized staging buffer in the tiler. */
-static ltx2_status collect_band(ltx2_context *ctx, const ltx2_tensor *band, int64_t first, int64_t first_row,
-                                void *user) {
+/* Blocks (B = 1) straight into the video: no frame-sized staging buffer in the tiler. */
+static ltx2_status collect_block(ltx2_context *ctx, const ltx2_tensor *blk, const ltx2_vae_block_pos *pos,
+                                 void *user) {
     (void)ctx;
     gen_frames *gf = user;
-    const int64_t n = band->shape[1], rows = band->shape[2], row_floats = band->shape[3] * band->shape[4];
+    const int64_t n = blk->shape[1], rows = blk->shape[2], row_floats = blk->shape[3] * blk->shape[4];
+    const int64_t frame_row_floats = gf->frame_floats / gf->height;
     for (int64_t f = 0; f < n; f++)
-        memcpy(gf->video + (first + f) * gf->frame_floats + first_row * row_floats,
-               (const float *)band->data + f * rows * row_floats, (size_t)(rows * row_floats) * sizeof(float));
+        for (int64_t y = 0; y < rows; y++)
+            memcpy(gf->video + (pos->first_frame + f) * gf->frame_floats + (pos->first_row + y) * frame_row_floats +
+                       pos->first_col * blk->shape[4],
+                   (const float *)blk->data + (f * rows + y) * row_floats, (size_t)row_floats * sizeof(float));
     return LTX2_OK;
 }
 
@@ -478,12 +481,12 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, lt
         }
         ltx2_tensor vt = ltx2_tensor_make(r->video, LTX2_F32, 5, vshape);
         if (dist) {
-            gen_frames gf = {r->video, vshape[2] * vshape[3] * vshape[4]};
+            gen_frames gf = {r->video, vshape[2] * vshape[3] * vshape[4], vshape[2]};
             st = ltx2_vae_parallel_decode_stream(ctx, dist->world, vd, &lt, tiled ? &tiling : NULL, LTX2_VAE_PAR_AUTO,
                                                  collect_frames, &gf, NULL);
         } else if (tiled) {
-            gen_frames gf = {r->video, vshape[2] * vshape[3] * vshape[4]};
-            st = ltx2_vae_tiled_decode_bands(ctx, vd, &lt, &tiling, collect_band, &gf, NULL);
+            gen_frames gf = {r->video, vshape[2] * vshape[3] * vshape[4], vshape[2]};
+            st = ltx2_vae_tiled_decode_blocks(ctx, vd, &lt, &tiling, collect_block, &gf, NULL);
         } else {
             st = ltx2_video_decoder_decode(ctx, vd, &lt, &vt, NULL, NULL);
         }

@@ -380,12 +380,72 @@ ltx2_status ltx2_vae_tiled_decode_plan(ltx2_context *ctx, const ltx2_video_decod
     return LTX2_OK;
 }
 
-/* Row band of one temporal group: rows [row0, row0 + cap) of the group's frames [f0, f0 + F),
- * sum [B, F, cap, W, C] and weights [F, cap, W]. */
-typedef struct band_win {
-    int64_t f0, F, row0, cap;
+/* The frame cut at every tile edge along rows and along columns: each block of the cut is covered
+ * by the same tiles of a group (a contiguous range of row intervals x a contiguous range of column
+ * intervals), so its accumulator can be allocated when its first tile in plan order is blended
+ * and finalised when its last one is. */
+typedef struct seg_axis {
+    int n;             /* segments */
+    int64_t *edge;     /* n + 1 ascending edges, output pixels */
+    int *first, *last; /* first / last interval covering segment i */
+} seg_axis;
+
+static void seg_axis_free(seg_axis *s) {
+    free(s->edge);
+    free(s->first);
+    free(s->last);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Segments of output axis a (1 rows, 2 columns) from the plan's group-0 tiles. */
+static ltx2_status seg_axis_build(ltx2_context *ctx, const plan *p, int a, seg_axis *s) {
+    memset(s, 0, sizeof(*s));
+    const int n_iv = p->ax[a].n;
+    const int64_t stride = a == 1 ? p->ax[2].n : 1;
+    s->edge = malloc((size_t)(2 * n_iv) * sizeof(int64_t));
+    s->first = malloc((size_t)(2 * n_iv) * sizeof(int));
+    s->last = malloc((size_t)(2 * n_iv) * sizeof(int));
+    if (!s->edge || !s->first || !s->last) {
+        seg_axis_free(s);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: %d block edges", 2 * n_iv);
+    }
+    int ne = 0;
+    for (int i = 0; i < n_iv; i++) {
+        const tile *t = &p->tiles[i * stride];
+        const int64_t e2[2] = {t->out0[a], t->out1[a]};
+        for (int j = 0; j < 2; j++) { /* insertion into the sorted, duplicate-free edge list */
+            int at = 0;
+            while (at < ne && s->edge[at] < e2[j]) at++;
+            if (at < ne && s->edge[at] == e2[j]) continue;
+            memmove(s->edge + at + 1, s->edge + at, (size_t)(ne - at) * sizeof(int64_t));
+            s->edge[at] = e2[j];
+            ne++;
+        }
+    }
+    s->n = ne - 1;
+    for (int k = 0; k < s->n; k++) {
+        s->first[k] = -1;
+        for (int i = 0; i < n_iv; i++) {
+            const tile *t = &p->tiles[i * stride];
+            if (t->out0[a] <= s->edge[k] && t->out1[a] >= s->edge[k + 1]) {
+                if (s->first[k] < 0) s->first[k] = i;
+                s->last[k] = i;
+            }
+        }
+        if (s->first[k] < 0) {
+            const int64_t e0 = s->edge[k], e1 = s->edge[k + 1];
+            seg_axis_free(s);
+            return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "VAE tiled decode: %s [%lld, %lld) is covered by no tile",
+                              a == 1 ? "rows" : "columns", (long long)e0, (long long)e1);
+        }
+    }
+    return LTX2_OK;
+}
+
+/* One block's accumulators for the current group: sum [B, F, rows, cols, C], weights [F, rows, cols]. */
+typedef struct block_acc {
     float *sum, *w;
-} band_win;
+} block_acc;
 
 /* Frames [f0, f1) of the previous group that the current one overlaps, full frames: sum
  * [B, f1-f0, H, W, C], weights [f1-f0, H, W]. */
@@ -394,75 +454,116 @@ typedef struct carry_buf {
     float *sum, *w;
 } carry_buf;
 
-/* window[chunk] += decoded * mask; weights[chunk] += mask, with mask = (m_t * m_h) * m_w. */
-static void blend_tile(const tile *tl, const float *res, band_win *bw, const int64_t vs[5]) {
-    const int64_t B = vs[0], W = vs[3], C = vs[4], F = bw->F, R = bw->cap;
-    const int64_t tt = tl->out1[0] - tl->out0[0], th = tl->out1[1] - tl->out0[1], tw = tl->out1[2] - tl->out0[2];
-    const int64_t toff = tl->out0[0] - bw->f0, hoff = tl->out0[1] - bw->row0;
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t t = 0; t < tt; t++)
-            for (int64_t h = 0; h < th; h++) {
-                const float mth = tl->mask[0][t] * tl->mask[1][h];
-                const int64_t row = ((toff + t) * R + hoff + h) * W + tl->out0[2];
-                float *s = bw->sum + (b * F * R * W + row) * C;
-                const float *r = res + ((b * tt + t) * th + h) * tw * C;
-                for (int64_t w = 0; w < tw; w++) {
-                    const float m = mth * tl->mask[2][w];
-                    for (int64_t c = 0; c < C; c++) s[w * C + c] += r[w * C + c] * m;
-                    if (b == 0) bw->w[row + w] += m;
+/* The geometry of one temporal group's blend. */
+typedef struct group_ctx {
+    int64_t vs[5];            /* video shape */
+    int64_t f0, F, head_end;  /* group frames [f0, f0 + F); frames before head_end are final here */
+    const seg_axis *rows, *cols;
+    block_acc *blocks;        /* rows->n x cols->n */
+    int64_t n_done;           /* blocks finalised so far */
+    mem_meter *mem;
+} group_ctx;
+
+static int64_t seg_len(const seg_axis *s, int i) { return s->edge[i + 1] - s->edge[i]; }
+
+/* block += decoded * mask, weights += mask, mask = (m_t * m_h) * m_w: per pixel, tiles arrive in
+ * plan order, so every sum is formed in the order of ltx-core's full-frame blend. */
+static void blend_block(const group_ctx *g, const tile *tl, const float *res, int r, int c, block_acc *b) {
+    const int64_t B = g->vs[0], C = g->vs[4], F = g->F, rows = seg_len(g->rows, r), cols = seg_len(g->cols, c);
+    const int64_t th = tl->out1[1] - tl->out0[1], tw = tl->out1[2] - tl->out0[2];
+    const int64_t ho = g->rows->edge[r] - tl->out0[1], wo = g->cols->edge[c] - tl->out0[2];
+    for (int64_t bi = 0; bi < B; bi++)
+        for (int64_t t = 0; t < F; t++)
+            for (int64_t h = 0; h < rows; h++) {
+                const float mth = tl->mask[0][t] * tl->mask[1][ho + h];
+                float *s = b->sum + ((bi * F + t) * rows + h) * cols * C;
+                float *wt = b->w + (t * rows + h) * cols;
+                const float *src = res + (((bi * F + t) * th + ho + h) * tw + wo) * C;
+                for (int64_t x = 0; x < cols; x++) {
+                    const float m = mth * tl->mask[2][wo + x];
+                    for (int64_t ch = 0; ch < C; ch++) s[x * C + ch] += src[x * C + ch] * m;
+                    if (bi == 0) wt[x] += m;
                 }
             }
 }
 
-/* Rows [row0, row1) of the window are final for this group: add the previous group's carry
- * (prev + cur, as ltx-core merges groups), then frames before `head_end` are divided by their
- * weights into `out` [B, head_end - f0, row1 - row0, W, C] and later frames go to `next`. */
-static void finish_rows(const band_win *bw, int64_t row1, const carry_buf *prev, carry_buf *next, int64_t head_end,
-                        float *out, const int64_t vs[5]) {
-    const int64_t B = vs[0], H = vs[2], W = vs[3], C = vs[4], F = bw->F, R = bw->cap, rows = row1 - bw->row0;
-    const int64_t nh = head_end - bw->f0, PF = prev->f1 - prev->f0, NF = next->f1 - next->f0;
-    for (int64_t b = 0; b < B; b++)
+/* The block is final for this group: add the previous group's carry (prev + cur, as ltx-core
+ * merges groups); frames before head_end are divided by their weights into `out`
+ * [B, head_end - f0, rows, cols, C], later frames go to the next carry. */
+static void finish_block(const group_ctx *g, int r, int c, const block_acc *b, const carry_buf *prev,
+                         carry_buf *next, float *out) {
+    const int64_t B = g->vs[0], H = g->vs[2], W = g->vs[3], C = g->vs[4], F = g->F;
+    const int64_t rows = seg_len(g->rows, r), cols = seg_len(g->cols, c), r0 = g->rows->edge[r], c0 = g->cols->edge[c];
+    const int64_t nh = g->head_end - g->f0, PF = prev->f1 - prev->f0, NF = next->f1 - next->f0;
+    for (int64_t bi = 0; bi < B; bi++)
         for (int64_t f = 0; f < F; f++) {
-            const int64_t fa = bw->f0 + f;
+            const int64_t fa = g->f0 + f;
             const bool merge = fa >= prev->f0 && fa < prev->f1;
             for (int64_t y = 0; y < rows; y++) {
-                const int64_t wrow = (f * R + y) * W, grow = bw->row0 + y;
-                const float *s = bw->sum + (b * F * R * W + wrow) * C;
-                const float *ps = merge ? prev->sum + ((b * PF + fa - prev->f0) * H + grow) * W * C : NULL;
-                const float *pw = merge ? prev->w + ((fa - prev->f0) * H + grow) * W : NULL;
-                for (int64_t x = 0; x < W; x++) {
-                    const float wt = merge ? pw[x] + bw->w[wrow + x] : bw->w[wrow + x];
+                const int64_t brow = (f * rows + y) * cols, grow = r0 + y;
+                const float *s = b->sum + (bi * F * rows * cols + brow) * C;
+                const float *ps = merge ? prev->sum + (((bi * PF + fa - prev->f0) * H + grow) * W + c0) * C : NULL;
+                const float *pw = merge ? prev->w + ((fa - prev->f0) * H + grow) * W + c0 : NULL;
+                for (int64_t x = 0; x < cols; x++) {
+                    const float wt = merge ? pw[x] + b->w[brow + x] : b->w[brow + x];
                     if (f < nh) {
                         const float d = wt < TILE_WEIGHT_EPS ? TILE_WEIGHT_EPS : wt;
-                        float *o = out + (((b * nh + f) * rows + y) * W + x) * C;
-                        for (int64_t c = 0; c < C; c++) o[c] = (merge ? ps[x * C + c] + s[x * C + c] : s[x * C + c]) / d;
+                        float *o = out + (((bi * nh + f) * rows + y) * cols + x) * C;
+                        for (int64_t ch = 0; ch < C; ch++)
+                            o[ch] = (merge ? ps[x * C + ch] + s[x * C + ch] : s[x * C + ch]) / d;
                     } else {
                         const int64_t nf = fa - next->f0;
-                        float *ns = next->sum + ((b * NF + nf) * H + grow) * W * C;
-                        for (int64_t c = 0; c < C; c++) ns[x * C + c] = merge ? ps[x * C + c] + s[x * C + c] : s[x * C + c];
-                        if (b == 0) next->w[(nf * H + grow) * W + x] = wt;
+                        float *ns = next->sum + (((bi * NF + nf) * H + grow) * W + c0) * C;
+                        for (int64_t ch = 0; ch < C; ch++)
+                            ns[x * C + ch] = merge ? ps[x * C + ch] + s[x * C + ch] : s[x * C + ch];
+                        if (bi == 0) next->w[(nf * H + grow) * W + c0 + x] = wt;
                     }
                 }
             }
         }
 }
 
-/* Drops window rows above `row`, slides the rest to the top and zeroes the freed rows. */
-static void slide_window(band_win *bw, int64_t row, int64_t held_end, const int64_t vs[5]) {
-    const int64_t B = vs[0], W = vs[3], C = vs[4], F = bw->F, R = bw->cap, drop = row - bw->row0;
-    const int64_t keep = held_end > row ? held_end - row : 0;
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t f = 0; f < F; f++) {
-            float *s = bw->sum + (b * F + f) * R * W * C;
-            if (keep) memmove(s, s + drop * W * C, (size_t)(keep * W * C) * sizeof(float));
-            memset(s + keep * W * C, 0, (size_t)((R - keep) * W * C) * sizeof(float));
-            if (b == 0) {
-                float *w = bw->w + f * R * W;
-                if (keep) memmove(w, w + drop * W, (size_t)(keep * W) * sizeof(float));
-                memset(w + keep * W, 0, (size_t)((R - keep) * W) * sizeof(float));
+/* Blends tile (ih, iw) of the group into every block it covers, then finalises (and emits) the
+ * blocks whose last tile it is. */
+static ltx2_status blend_and_finish(ltx2_context *ctx, group_ctx *g, const tile *tl, const float *res, int ih, int iw,
+                                    const carry_buf *prev, carry_buf *next, ltx2_vae_block_fn emit, void *user) {
+    const int64_t B = g->vs[0], C = g->vs[4], F = g->F, nh = g->head_end - g->f0;
+    const int nr = g->rows->n, nc = g->cols->n;
+    for (int r = 0; r < nr; r++) {
+        if (ih < g->rows->first[r] || ih > g->rows->last[r]) continue;
+        for (int c = 0; c < nc; c++) {
+            if (iw < g->cols->first[c] || iw > g->cols->last[c]) continue;
+            block_acc *b = &g->blocks[r * nc + c];
+            const int64_t px = seg_len(g->rows, r) * seg_len(g->cols, c);
+            if (!b->sum) {
+                b->sum = meter_alloc(g->mem, B * F * px * C, true);
+                b->w = meter_alloc(g->mem, F * px, true);
+                if (!b->sum || !b->w)
+                    return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: block of %lld frames x %lld px",
+                                      (long long)F, (long long)px);
             }
+            blend_block(g, tl, res, r, c, b);
+            if (ih != g->rows->last[r] || iw != g->cols->last[c]) continue;
+            float *out = nh ? meter_alloc(g->mem, B * nh * px * C, false) : NULL;
+            if (nh && !out) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: output block");
+            finish_block(g, r, c, b, prev, next, out);
+            meter_free(g->mem, b->sum, B * F * px * C);
+            meter_free(g->mem, b->w, F * px);
+            b->sum = b->w = NULL;
+            g->n_done++;
+            ltx2_status st = LTX2_OK;
+            if (nh) {
+                const int64_t shape[5] = {B, nh, seg_len(g->rows, r), seg_len(g->cols, c), C};
+                ltx2_tensor t = ltx2_tensor_make(out, LTX2_F32, 5, shape);
+                const ltx2_vae_block_pos pos = {.first_frame = g->f0, .first_row = g->rows->edge[r],
+                                                .first_col = g->cols->edge[c], .range_done = g->n_done == (int64_t)nr * nc};
+                st = emit(ctx, &t, &pos, user);
+            }
+            meter_free(g->mem, out, B * nh * px * C);
+            if (st != LTX2_OK) return st;
         }
-    bw->row0 = row;
+    }
+    return LTX2_OK;
 }
 
 /* Fills info from a plan's tile k for a latent of shape ls. */
@@ -477,86 +578,80 @@ static ltx2_status tile_info(ltx2_context *ctx, const ltx2_video_decoder *dec, c
     return ltx2_video_decoder_out_shape(ctx, dec, ins, info->out_shape);
 }
 
-/* The stream behind the decode_stream / decode_bands entry points (source NULL: run the decoder
+/* Gets tile k of group gt ready in gt[k].result: from `source`, or by running the decoder. */
+static ltx2_status tile_result(ltx2_context *ctx, const ltx2_video_decoder *dec, const int64_t ls[5], runner *r,
+                               tile *gt, int64_t k, int64_t per_group, int64_t index, ltx2_vae_tile_source_fn source,
+                               void *source_user, mem_meter *mem) {
+    if (!source) return ensure_result(ctx, r, gt, k, per_group);
+    ltx2_vae_tile_info info;
+    LTX2_TRY(tile_info(ctx, dec, ls, &gt[k], index, &info));
+    const int64_t *os = info.out_shape;
+    gt[k].result_n = os[0] * os[1] * os[2] * os[3] * os[4];
+    if (!(gt[k].result = meter_alloc(mem, gt[k].result_n, false)))
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: tile %lld result", (long long)index);
+    return source(ctx, &info, gt[k].result, source_user);
+}
+
+/* The stream behind the decode_stream / decode_blocks entry points (source NULL: run the decoder
  * on `latent`; else tiles come from `source` and latent is unused). `mem` also meters the
  * caller's frame assembly, if any. */
 static ltx2_status decode_stream(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
                                  const int64_t ls[5], const ltx2_vae_tiling *tiling, ltx2_vae_tile_source_fn source,
-                                 void *source_user, ltx2_vae_band_fn emit, void *user, mem_meter *mem,
+                                 void *source_user, ltx2_vae_block_fn emit, void *user, mem_meter *mem,
                                  ltx2_vae_tiling_stats *stats) {
     plan p;
     LTX2_TRY(decode_plan(ctx, dec, ls, tiling, &p));
-    int64_t vs[5];
-    ltx2_status st = ltx2_video_decoder_out_shape(ctx, dec, ls, vs);
+    group_ctx g = {.mem = mem};
+    seg_axis rows = {0}, cols = {0};
+    ltx2_status st = ltx2_video_decoder_out_shape(ctx, dec, ls, g.vs);
+    if (st == LTX2_OK) st = seg_axis_build(ctx, &p, 1, &rows);
+    if (st == LTX2_OK) st = seg_axis_build(ctx, &p, 2, &cols);
+    g.rows = &rows;
+    g.cols = &cols;
+    if (st == LTX2_OK && !(g.blocks = calloc((size_t)rows.n * (size_t)cols.n, sizeof(block_acc))))
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: %d x %d blocks", rows.n, cols.n);
     const ltx2_vae_decode_opts def_opts = ltx2_vae_decode_opts_default();
     runner r = {.dec = dec, .input = latent, .opts = tiling->decode_opts ? tiling->decode_opts : &def_opts,
                 .batch = dec->needs_noise ? 1 : tiling->tile_batch, .mem = mem};
     const int64_t n_h = p.ax[1].n, n_w = p.ax[2].n, per_group = n_h * n_w;
-    const int64_t B = vs[0], H = vs[2], W = vs[3], C = vs[4];
-    int64_t cap = 0; /* the tallest band, in output rows */
-    for (int64_t ih = 0; ih < n_h; ih++) {
-        const tile *t0 = &p.tiles[ih * n_w];
-        if (t0->out1[1] - t0->out0[1] > cap) cap = t0->out1[1] - t0->out0[1];
-    }
+    const int64_t B = g.vs[0], H = g.vs[2], W = g.vs[3], C = g.vs[4], n_blocks = (int64_t)rows.n * cols.n;
     carry_buf prev = {0};
-    for (int g = 0; g < p.ax[0].n && st == LTX2_OK; g++) {
-        tile *gt = p.tiles + g * per_group;
-        const bool last = g + 1 == p.ax[0].n;
-        band_win bw = {.f0 = gt[0].out0[0], .F = gt[0].out1[0] - gt[0].out0[0], .cap = cap};
-        const int64_t head_end = last ? gt[0].out1[0] : gt[per_group].out0[0], n_head = head_end - bw.f0;
-        carry_buf next = {.f0 = head_end, .f1 = last ? head_end : gt[0].out1[0]};
-        const int64_t NF = next.f1 - next.f0, PF = prev.f1 - prev.f0;
-        if ((prev.sum && (prev.f0 != bw.f0 || prev.f1 > bw.f0 + bw.F)) || n_head < 0 || n_head > bw.F) {
+    for (int gi = 0; gi < p.ax[0].n && st == LTX2_OK; gi++) {
+        tile *gt = p.tiles + gi * per_group;
+        const bool last = gi + 1 == p.ax[0].n;
+        g.f0 = gt[0].out0[0];
+        g.F = gt[0].out1[0] - gt[0].out0[0];
+        g.head_end = last ? gt[0].out1[0] : gt[per_group].out0[0];
+        g.n_done = 0;
+        carry_buf next = {.f0 = g.head_end, .f1 = last ? g.head_end : gt[0].out1[0]};
+        const int64_t NF = next.f1 - next.f0, PF = prev.f1 - prev.f0, n_head = g.head_end - g.f0;
+        if ((prev.sum && (prev.f0 != g.f0 || prev.f1 > g.f0 + g.F)) || n_head < 0 || n_head > g.F) {
             st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "VAE tiled decode: temporal group %d frames [%lld, %lld) do not "
-                            "follow the previous group's overlap [%lld, %lld)", g, (long long)bw.f0,
-                            (long long)(bw.f0 + bw.F), (long long)prev.f0, (long long)prev.f1);
+                            "follow the previous group's overlap [%lld, %lld)", gi, (long long)g.f0,
+                            (long long)(g.f0 + g.F), (long long)prev.f0, (long long)prev.f1);
             break;
         }
-        bw.sum = meter_alloc(mem, B * bw.F * cap * W * C, true);
-        bw.w = meter_alloc(mem, bw.F * cap * W, true);
         next.sum = NF ? meter_alloc(mem, B * NF * H * W * C, false) : NULL;
         next.w = NF ? meter_alloc(mem, NF * H * W, false) : NULL;
-        float *out = n_head ? meter_alloc(mem, B * n_head * cap * W * C, false) : NULL;
-        if (!bw.sum || !bw.w || (NF && (!next.sum || !next.w)) || (n_head && !out))
-            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: band window of %lld frames x %lld rows x %lld px",
-                            (long long)bw.F, (long long)cap, (long long)W);
-        for (int64_t ih = 0; ih < n_h && st == LTX2_OK; ih++) {
-            for (int64_t iw = 0; iw < n_w && st == LTX2_OK; iw++) {
-                const int64_t k = ih * n_w + iw;
-                if (source) {
-                    ltx2_vae_tile_info info;
-                    st = tile_info(ctx, dec, ls, &gt[k], g * per_group + k, &info);
-                    const int64_t *os = info.out_shape;
-                    if (st == LTX2_OK) {
-                        gt[k].result_n = os[0] * os[1] * os[2] * os[3] * os[4];
-                        if (!(gt[k].result = meter_alloc(mem, gt[k].result_n, false)))
-                            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: tile %lld result",
-                                            (long long)info.index);
-                    }
-                    if (st == LTX2_OK) st = source(ctx, &info, gt[k].result, source_user);
-                } else {
-                    st = ensure_result(ctx, &r, gt, k, per_group);
-                }
-                if (st != LTX2_OK) break;
-                blend_tile(&gt[k], gt[k].result, &bw, vs);
-                meter_free(mem, gt[k].result, gt[k].result_n);
-                gt[k].result = NULL;
-            }
-            if (st != LTX2_OK) break;
-            /* Rows above the next band's first row see no later tile of this group. */
-            const int64_t done = ih + 1 < n_h ? gt[(ih + 1) * n_w].out0[1] : H;
-            const int64_t band_end = gt[ih * n_w].out1[1];
-            finish_rows(&bw, done, &prev, &next, head_end, out, vs);
-            if (n_head && done > bw.row0) {
-                const int64_t shape[5] = {B, n_head, done - bw.row0, W, C};
-                ltx2_tensor t = ltx2_tensor_make(out, LTX2_F32, 5, shape);
-                st = emit(ctx, &t, bw.f0, bw.row0, user);
-            }
-            slide_window(&bw, done, band_end, vs);
+        if (NF && (!next.sum || !next.w))
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: temporal carry of %lld frames", (long long)NF);
+        for (int64_t k = 0; k < per_group && st == LTX2_OK; k++) {
+            st = tile_result(ctx, dec, ls, &r, gt, k, per_group, gi * per_group + k, source, source_user, mem);
+            if (st == LTX2_OK)
+                st = blend_and_finish(ctx, &g, &gt[k], gt[k].result, (int)(k / n_w), (int)(k % n_w), &prev, &next,
+                                      emit, user);
+            meter_free(mem, gt[k].result, gt[k].result_n);
+            gt[k].result = NULL;
         }
-        meter_free(mem, out, B * n_head * cap * W * C);
-        meter_free(mem, bw.sum, B * bw.F * cap * W * C);
-        meter_free(mem, bw.w, bw.F * cap * W);
+        if (st == LTX2_OK && g.n_done != n_blocks)
+            st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "VAE tiled decode: group %d finished %lld of %lld blocks", gi,
+                            (long long)g.n_done, (long long)n_blocks);
+        for (int64_t i = 0; i < n_blocks; i++) { /* left over only after an error */
+            const int64_t px = seg_len(&rows, (int)(i / cols.n)) * seg_len(&cols, (int)(i % cols.n));
+            meter_free(mem, g.blocks[i].sum, B * g.F * px * C);
+            meter_free(mem, g.blocks[i].w, g.F * px);
+            g.blocks[i].sum = g.blocks[i].w = NULL;
+        }
         meter_free(mem, prev.sum, B * PF * H * W * C);
         meter_free(mem, prev.w, PF * H * W);
         prev = next;
@@ -570,11 +665,14 @@ static ltx2_status decode_stream(ltx2_context *ctx, const ltx2_video_decoder *de
         stats->n_vae_calls = r.calls;
         stats->peak_bytes = mem ? mem->peak : 0;
     }
+    free(g.blocks);
+    seg_axis_free(&rows);
+    seg_axis_free(&cols);
     plan_free(&p);
     return st;
 }
 
-/* Assembles row bands into full frames for a ltx2_vae_frames_fn. */
+/* Assembles blocks into full frames for a ltx2_vae_frames_fn. */
 typedef struct frame_asm {
     ltx2_vae_frames_fn emit;
     void *user;
@@ -584,11 +682,11 @@ typedef struct frame_asm {
     int64_t buf_n; /* floats in buf */
 } frame_asm;
 
-static ltx2_status assemble_band(ltx2_context *ctx, const ltx2_tensor *band, int64_t first_frame, int64_t first_row,
-                                 void *user) {
+static ltx2_status assemble_block(ltx2_context *ctx, const ltx2_tensor *blk, const ltx2_vae_block_pos *pos,
+                                  void *user) {
     frame_asm *a = user;
-    const int64_t B = band->shape[0], n = band->shape[1], rows = band->shape[2], H = a->vs[2];
-    const int64_t rs = band->shape[3] * band->shape[4], need = B * n * H * rs;
+    const int64_t B = blk->shape[0], n = blk->shape[1], rows = blk->shape[2], cols = blk->shape[3];
+    const int64_t H = a->vs[2], W = a->vs[3], C = a->vs[4], need = B * n * H * W * C;
     if (need > a->buf_n) {
         meter_free(a->mem, a->buf, a->buf_n);
         a->buf_n = 0;
@@ -596,14 +694,14 @@ static ltx2_status assemble_band(ltx2_context *ctx, const ltx2_tensor *band, int
             return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: %lld output frames", (long long)n);
         a->buf_n = need;
     }
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t f = 0; f < n; f++)
-            memcpy(a->buf + ((b * n + f) * H + first_row) * rs, (const float *)band->data + (b * n + f) * rows * rs,
-                   (size_t)(rows * rs) * sizeof(float));
-    if (first_row + rows < H) return LTX2_OK;
-    const int64_t shape[5] = {B, n, H, band->shape[3], band->shape[4]};
+    for (int64_t bf = 0; bf < B * n; bf++)
+        for (int64_t y = 0; y < rows; y++)
+            memcpy(a->buf + ((bf * H + pos->first_row + y) * W + pos->first_col) * C,
+                   (const float *)blk->data + (bf * rows + y) * cols * C, (size_t)(cols * C) * sizeof(float));
+    if (!pos->range_done) return LTX2_OK;
+    const int64_t shape[5] = {B, n, H, W, C};
     ltx2_tensor t = ltx2_tensor_make(a->buf, LTX2_F32, 5, shape);
-    return a->emit(ctx, &t, first_frame, a->user);
+    return a->emit(ctx, &t, pos->first_frame, a->user);
 }
 
 static ltx2_status decode_frames(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
@@ -613,7 +711,7 @@ static ltx2_status decode_frames(ltx2_context *ctx, const ltx2_video_decoder *de
     frame_asm a = {.emit = emit, .user = user, .mem = &mem};
     ltx2_status st = ltx2_video_decoder_out_shape(ctx, dec, ls, a.vs);
     if (st == LTX2_OK)
-        st = decode_stream(ctx, dec, latent, ls, tiling, source, source_user, assemble_band, &a, &mem, stats);
+        st = decode_stream(ctx, dec, latent, ls, tiling, source, source_user, assemble_block, &a, &mem, stats);
     meter_free(&mem, a.buf, a.buf_n);
     return st;
 }
@@ -637,9 +735,9 @@ ltx2_status ltx2_vae_tiled_decode_stream_from(ltx2_context *ctx, const ltx2_vide
     return decode_frames(ctx, dec, NULL, latent_ndhwc, tiling, source, source_user, emit, user, stats);
 }
 
-ltx2_status ltx2_vae_tiled_decode_bands(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
-                                        const ltx2_vae_tiling *tiling, ltx2_vae_band_fn emit, void *user,
-                                        ltx2_vae_tiling_stats *stats) {
+ltx2_status ltx2_vae_tiled_decode_blocks(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
+                                         const ltx2_vae_tiling *tiling, ltx2_vae_block_fn emit, void *user,
+                                         ltx2_vae_tiling_stats *stats) {
     if (!dec || !emit) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiled decode: NULL decoder or callback");
     if (!is_f32_ndhwc(latent))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
@@ -648,10 +746,10 @@ ltx2_status ltx2_vae_tiled_decode_bands(ltx2_context *ctx, const ltx2_video_deco
     return decode_stream(ctx, dec, latent, latent->shape, tiling, NULL, NULL, emit, user, &mem, stats);
 }
 
-ltx2_status ltx2_vae_tiled_decode_bands_from(ltx2_context *ctx, const ltx2_video_decoder *dec,
-                                             const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
-                                             ltx2_vae_tile_source_fn source, void *source_user, ltx2_vae_band_fn emit,
-                                             void *user, ltx2_vae_tiling_stats *stats) {
+ltx2_status ltx2_vae_tiled_decode_blocks_from(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                              const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
+                                              ltx2_vae_tile_source_fn source, void *source_user, ltx2_vae_block_fn emit,
+                                              void *user, ltx2_vae_tiling_stats *stats) {
     if (!dec || !latent_ndhwc || !source || !emit)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "VAE tiled decode: NULL decoder, shape, source or callback");
     mem_meter mem = {0};

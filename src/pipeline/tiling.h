@@ -3,26 +3,32 @@
  * division by accumulated weights).
  *
  * Decode memory: tiles run in plan order (temporal group by group, raster order H then W inside a
- * group, exactly ltx-core's order), but the group is not blended into a full-frame buffer: a
- * window of one row band (the group's frames x the tallest tile's rows x the width) receives the
- * band's tiles; once a band is done, its rows above the next band's first row are final for the
- * group and leave the window (the rest, the vertical overlap, slides up for the next band). Rows
- * leaving the window go to one of two places: frames before the next temporal group's first frame
- * are divided by their weights and emitted as a row band (`ltx2_vae_band_fn`), frames the next
- * group overlaps go to a carry (overlap frames x full frame) that the next group adds in as
- * `prev + cur`. Per pixel the additions happen in the same order as a full-frame blend (tiles in
- * plan order, then prev + cur), so the output is bitwise that of the full-buffer scheme. Working
- * memory: one band window + the temporal carry + the band being emitted + pending tile results
- * (at most tile_batch per tile shape); it does not grow with the number of row bands (video
- * height) and the temporal carry is the only full-frame buffer (none without temporal tiling).
- * The full-frame callback (`ltx2_vae_frames_fn`) assembles bands into frames, which adds a
- * buffer of the emitted frames; the band callback avoids it.
+ * group, exactly ltx-core's order), but a group is not blended into a full-frame buffer. The
+ * frame is cut at every tile edge, rows and columns, into blocks; every tile of a group covers
+ * whole blocks, and a block is covered by a fixed rectangle of tiles. A block's accumulator
+ * exists from its first covering tile to its last one; then it is final for the group: frames
+ * before the next temporal group's first frame are divided by their weights and emitted as a
+ * block (`ltx2_vae_block_fn`), frames the next group overlaps go to a carry (overlap frames x full
+ * frame) that the next group adds in as `prev + cur`. Per pixel the additions happen in the same
+ * order as a full-frame blend (tiles in plan order, then prev + cur), so the output is bitwise
+ * that of the full-buffer scheme. Live accumulators while tile (i, j) blends: the current tile,
+ * the horizontal overlap strips above and below its band (overlap rows x width), nothing else;
+ * with the temporal carry, the block being emitted and the pending tile results (at most
+ * tile_batch per shape) that is the tiler's whole working memory, reported as
+ * stats.peak_bytes. It does not depend on the height, grows with the width only by the overlap
+ * strips, and the carry is the only full-frame buffer (none without temporal tiling). That much
+ * is the floor for a single pass that emits frames in order without decoding a tile twice: the
+ * overlap of the tile row not yet decoded, and of the temporal tile not yet decoded, must wait.
+ * The VAE's own activations (the large, many-channel tensors) only ever exist for one tile call.
+ * The full-frame callback (`ltx2_vae_frames_fn`) assembles blocks into frames, which adds a
+ * buffer of the emitted frame range; the block callback leaves that to the caller.
  * Tile batching (after LTX-2 PR #215): same-shape tiles are stacked along the batch dimension
  * and run in one VAE call; blending still happens in the original tile order, so any batch size
  * gives bit-identical output to batch size 1. */
 #ifndef LTX2_PIPELINE_TILING_H
 #define LTX2_PIPELINE_TILING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ltx2/tensor.h"
@@ -59,8 +65,8 @@ typedef struct ltx2_vae_tiling_stats {
     int64_t n_shapes;     /* distinct tile shapes summed over temporal groups (decode) / overall (encode) */
     int64_t n_vae_calls;  /* decoder / encoder invocations */
     int64_t n_temporal;   /* temporal tiles */
-    /* Decode streams: the most bytes of buffers the tiler held at once (band window, temporal
-     * carry, band / frame output, tile results and batch staging; not the VAE's activations).
+    /* Decode streams: the most bytes of buffers the tiler held at once (block accumulators, temporal
+     * carry, block / frame output, tile results and batch staging; not the VAE's activations).
      * 0 from ..._decode_plan and encode. */
     int64_t peak_bytes;
 } ltx2_vae_tiling_stats;
@@ -77,17 +83,24 @@ ltx2_status ltx2_vae_tiled_decode_stream(ltx2_context *ctx, const ltx2_video_dec
                                          const ltx2_tensor *latent, const ltx2_vae_tiling *tiling,
                                          ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats);
 
-/* Receives finished pixels as a row band: `band` is f32 NDHWC [B, n, rows, W, C] (valid during
- * the call) holding rows first_row .. first_row+rows-1 (full width) of video frames first_frame ..
- * first_frame+n-1. Each frame range arrives as bands from the top row to the bottom one, and the
- * frame ranges arrive in frame order, every frame once. */
-typedef ltx2_status (*ltx2_vae_band_fn)(ltx2_context *ctx, const ltx2_tensor *band, int64_t first_frame,
-                                        int64_t first_row, void *user);
+/* Where a block of finished pixels sits. */
+typedef struct ltx2_vae_block_pos {
+    int64_t first_frame, first_row, first_col;
+    bool range_done; /* this block completes its frame range */
+} ltx2_vae_block_pos;
 
-/* ltx2_vae_tiled_decode_stream emitting row bands: no frame-sized output buffer. */
-ltx2_status ltx2_vae_tiled_decode_bands(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
-                                        const ltx2_vae_tiling *tiling, ltx2_vae_band_fn emit, void *user,
-                                        ltx2_vae_tiling_stats *stats);
+/* Receives finished pixels as a block: `block` is f32 NDHWC [B, n, rows, cols, C] (valid during
+ * the call) holding rows first_row.. and columns first_col.. of video frames first_frame ..
+ * first_frame+n-1 (a frame range: the frames one temporal group finishes). Every pixel of a range
+ * arrives in exactly one block, the last one with range_done set; ranges arrive in frame order.
+ * Blocks of a range come in no fixed spatial order (the order in which the blend finishes them). */
+typedef ltx2_status (*ltx2_vae_block_fn)(ltx2_context *ctx, const ltx2_tensor *block, const ltx2_vae_block_pos *pos,
+                                         void *user);
+
+/* ltx2_vae_tiled_decode_stream emitting blocks: no frame-sized output buffer. */
+ltx2_status ltx2_vae_tiled_decode_blocks(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
+                                         const ltx2_vae_tiling *tiling, ltx2_vae_block_fn emit, void *user,
+                                         ltx2_vae_tiling_stats *stats);
 
 /* Same, into a full video tensor of ltx2_video_decoder_out_shape. */
 ltx2_status ltx2_vae_tiled_decode(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
@@ -123,11 +136,11 @@ ltx2_status ltx2_vae_tiled_decode_stream_from(ltx2_context *ctx, const ltx2_vide
                                               ltx2_vae_tile_source_fn source, void *source_user,
                                               ltx2_vae_frames_fn emit, void *user, ltx2_vae_tiling_stats *stats);
 
-/* ltx2_vae_tiled_decode_stream_from emitting row bands (see ltx2_vae_tiled_decode_bands). */
-ltx2_status ltx2_vae_tiled_decode_bands_from(ltx2_context *ctx, const ltx2_video_decoder *dec,
-                                             const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
-                                             ltx2_vae_tile_source_fn source, void *source_user, ltx2_vae_band_fn emit,
-                                             void *user, ltx2_vae_tiling_stats *stats);
+/* ltx2_vae_tiled_decode_stream_from emitting blocks (see ltx2_vae_tiled_decode_blocks). */
+ltx2_status ltx2_vae_tiled_decode_blocks_from(ltx2_context *ctx, const ltx2_video_decoder *dec,
+                                              const int64_t latent_ndhwc[5], const ltx2_vae_tiling *tiling,
+                                              ltx2_vae_tile_source_fn source, void *source_user, ltx2_vae_block_fn emit,
+                                              void *user, ltx2_vae_tiling_stats *stats);
 
 /* Tiled encode (ltx-core 1.0.0 tiled_encode: pixel-space split, rectangular masks in latent
  * units, division by the accumulated weights) into `latent` of ltx2_video_encoder_out_shape. */

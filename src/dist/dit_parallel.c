@@ -17,33 +17,8 @@
 #include "cpu/cpu_attention.h"
 #include "cpu/cpu_ops.h"
 #include "cpu/cpu_rope.h"
+#include "dist/dit_parallel_internal.h"
 #include "model/dit_internal.h"
-
-enum { PA_ATTN1, PA_ATTN2, PA_AUDIO1, PA_AUDIO2, PA_A2V, PA_V2A, PA_COUNT };
-static const char *const pa_names[PA_COUNT] = {"attn1",       "attn2",
-                                                "audio_attn1", "audio_attn2",
-                                                "audio_to_video_attn", "video_to_audio_attn"};
-
-/* One attention's local shard: w.heads are this rank's heads, starting at global head h0. */
-typedef struct par_attn {
-    ltx2_dit_attn_w w;
-    int64_t heads_full, h0;
-} par_attn;
-
-typedef struct par_block {
-    par_attn att[PA_COUNT];
-    ltx2_dit_ff_w ff, audio_ff;
-} par_block;
-
-struct ltx2_dit_parallel {
-    ltx2_comm *world, *batch, *seq, *tp; /* batch = data x fsdp, seq = context, tp = tensor */
-    ltx2_dit_parallel_opts opts;
-    const ltx2_dit_weights *full;
-    par_block *blocks;
-    float **owned; /* every sliced tensor, freed with dp */
-    size_t n_owned, cap_owned;
-    ltx2_dit_parallel_stats stats;
-};
 
 /* One forward's per-rank geometry, handed to the block hook. */
 typedef struct par_run {
@@ -80,134 +55,20 @@ static ltx2_status c_all_reduce(ltx2_dit_parallel *dp, ltx2_context *ctx, ltx2_c
     return ltx2_comm_all_reduce(c, ctx, buf, buf, count, LTX2_F32);
 }
 
-/* ---- weight shards ---- */
-
-static float *own(ltx2_dit_parallel *dp, size_t n) {
-    if (dp->n_owned == dp->cap_owned) {
-        size_t cap = dp->cap_owned ? 2 * dp->cap_owned : 64;
-        float **p = realloc(dp->owned, cap * sizeof *p);
-        if (!p) return NULL;
-        dp->owned = p;
-        dp->cap_owned = cap;
-    }
-    float *b = malloc((n ? n : 1) * sizeof(float));
-    if (b) dp->owned[dp->n_owned++] = b;
-    return b;
-}
-
-/* How a Linear is split over `tensor` in the Megatron pattern. */
-typedef enum { SPLIT_COL, SPLIT_ROW } split_kind;
-
-/* This rank's block of a [rows, cols] (or [rows], cols 0) tensor named `name`, placed by the
- * profile's layout on a tensor-only mesh; `want_part` is the dim that must be split over the
- * tensor group (-1: must be replicated). */
-static ltx2_status slice(ltx2_context *ctx, ltx2_dit_parallel *dp, const char *name, const float *src, int64_t rows,
-                         int64_t cols, int want_part, float **dst, int64_t *lrows, int64_t *lcols) {
-    const int T = dp->tp->size;
-    ltx2_mesh tm;
-    LTX2_TRY(ltx2_mesh_init(ctx, &tm, 1, 1, 1, T));
-    int64_t shape[2] = {rows, cols};
-    const int ndim = cols ? 2 : 1;
-    ltx2_shard_layout l;
-    LTX2_TRY(ltx2_shard_layout_of(ctx, dp->opts.profile, &tm, name, ndim, shape, &l));
-    for (int d = 0; d < ndim; d++) {
-        const int64_t want = (d == want_part) ? T : 1;
-        if (l.parts[d] != want)
-            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                              "dit parallel: %s dim %d is split in %lld under profile %s at tensor=%d; the "
-                              "parallel DiT needs %lld (Megatron heads/mlp over tensor only)",
-                              name, d, (long long)l.parts[d], ltx2_shard_profile_name(dp->opts.profile), T,
-                              (long long)want);
-    }
-    int64_t off[LTX2_MAX_DIMS];
-    ltx2_shard_local_offset(&l, &tm, dp->tp->rank, off);
-    const int64_t lr = l.local_shape[0], lc = cols ? l.local_shape[1] : 1, sc = cols ? cols : 1;
-    float *b = own(dp, (size_t)(lr * lc));
-    if (!b) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit parallel: shard of %s", name);
-    for (int64_t i = 0; i < lr; i++)
-        memcpy(b + i * lc, src + (off[0] + i) * sc + (cols ? off[1] : 0), (size_t)lc * sizeof(float));
-    *dst = b;
-    if (lrows) *lrows = lr;
-    if (lcols) *lcols = cols ? lc : 0;
-    return LTX2_OK;
-}
-
-static ltx2_status slice_linear(ltx2_context *ctx, ltx2_dit_parallel *dp, const char *base, const ltx2_dit_linear *src,
-                                split_kind kind, ltx2_dit_linear *dst) {
-    char nm[224];
-    memset(dst, 0, sizeof *dst);
-    snprintf(nm, sizeof nm, "%s.weight", base);
-    LTX2_TRY(slice(ctx, dp, nm, src->w, src->out, src->in, kind == SPLIT_COL ? 0 : 1, &dst->w, &dst->out, &dst->in));
-    if (src->b) {
-        snprintf(nm, sizeof nm, "%s.bias", base);
-        LTX2_TRY(slice(ctx, dp, nm, src->b, src->out, 0, kind == SPLIT_COL ? 0 : -1, &dst->b, NULL, NULL));
-    }
-    return LTX2_OK;
-}
-
-static ltx2_status slice_attn(ltx2_context *ctx, ltx2_dit_parallel *dp, const char *blk, int which,
-                              const ltx2_dit_attn_w *a, par_attn *pa) {
-    const int T = dp->tp->size;
-    char base[192], nm[224];
-    snprintf(base, sizeof base, "%s.%s", blk, pa_names[which]);
-    if (a->heads % T != 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "dit parallel: %s has %lld heads, not divisible by tensor=%d", base,
-                          (long long)a->heads, T);
-    ltx2_dit_attn_w *w = &pa->w;
-    memset(pa, 0, sizeof *pa);
-    pa->heads_full = a->heads;
-    w->heads = a->heads / T;
-    pa->h0 = (int64_t)dp->tp->rank * w->heads;
-    w->head_dim = a->head_dim;
-    w->query_dim = a->query_dim;
-    w->context_dim = a->context_dim;
-    snprintf(nm, sizeof nm, "%s.to_q", base);
-    LTX2_TRY(slice_linear(ctx, dp, nm, &a->q, SPLIT_COL, &w->q));
-    snprintf(nm, sizeof nm, "%s.to_k", base);
-    LTX2_TRY(slice_linear(ctx, dp, nm, &a->k, SPLIT_COL, &w->k));
-    snprintf(nm, sizeof nm, "%s.to_v", base);
-    LTX2_TRY(slice_linear(ctx, dp, nm, &a->v, SPLIT_COL, &w->v));
-    snprintf(nm, sizeof nm, "%s.to_out.0", base);
-    LTX2_TRY(slice_linear(ctx, dp, nm, &a->o, SPLIT_ROW, &w->o));
-    if (a->gate.w) {
-        snprintf(nm, sizeof nm, "%s.to_gate_logits", base);
-        LTX2_TRY(slice_linear(ctx, dp, nm, &a->gate, SPLIT_COL, &w->gate));
-    }
-    /* The QK norm scales cover every head; the sum of squares is all-reduced, the scale applied
-     * to this rank's heads only, so the slice is taken whatever the profile says (ironwood and
-     * gpu replicate `norm`, trillium splits it over tensor: the same slice). */
-    const int64_t il = w->heads * w->head_dim, off = pa->h0 * w->head_dim;
-    w->q_norm = own(dp, (size_t)il);
-    w->k_norm = own(dp, (size_t)il);
-    if (!w->q_norm || !w->k_norm) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit parallel: %s norm shards", base);
-    memcpy(w->q_norm, a->q_norm + off, (size_t)il * sizeof(float));
-    memcpy(w->k_norm, a->k_norm + off, (size_t)il * sizeof(float));
-    return LTX2_OK;
-}
-
-static ltx2_status slice_ff(ltx2_context *ctx, ltx2_dit_parallel *dp, const char *blk, const char *name,
-                            const ltx2_dit_ff_w *f, ltx2_dit_ff_w *dst) {
-    char nm[224];
-    snprintf(nm, sizeof nm, "%s.%s.net.0.proj", blk, name);
-    LTX2_TRY(slice_linear(ctx, dp, nm, &f->proj_in, SPLIT_COL, &dst->proj_in));
-    snprintf(nm, sizeof nm, "%s.%s.net.2", blk, name);
-    return slice_linear(ctx, dp, nm, &f->proj_out, SPLIT_ROW, &dst->proj_out);
-}
-
 void ltx2_dit_parallel_free(ltx2_dit_parallel *dp) {
     if (!dp) return;
     for (size_t i = 0; i < dp->n_owned; i++) free(dp->owned[i]);
     free(dp->owned);
     free(dp->blocks);
+    ltx2_dit_weights_free(dp->owned_full);
     ltx2_comm_free(dp->batch);
     ltx2_comm_free(dp->seq);
     ltx2_comm_free(dp->tp);
     free(dp);
 }
 
-ltx2_status ltx2_dit_parallel_create(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *full,
-                                     const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
-    if (!world || !full || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create: NULL argument");
+ltx2_status dit_par_setup(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_config *cfg,
+                          const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
     *out = NULL;
     ltx2_dit_parallel *dp = calloc(1, sizeof *dp);
     if (!dp) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit parallel create");
@@ -216,12 +77,10 @@ ltx2_status ltx2_dit_parallel_create(ltx2_context *ctx, ltx2_comm *world, const 
     else
         ltx2_dit_parallel_opts_init(&dp->opts);
     dp->world = world;
-    dp->full = full;
     ltx2_status st = ltx2_comm_split_axes(world, ctx, LTX2_AXIS_BIT(LTX2_AXIS_DATA) | LTX2_AXIS_BIT(LTX2_AXIS_FSDP),
                                           &dp->batch);
     if (st == LTX2_OK) st = ltx2_comm_split_axes(world, ctx, LTX2_AXIS_BIT(LTX2_AXIS_CONTEXT), &dp->seq);
     if (st == LTX2_OK) st = ltx2_comm_split_axes(world, ctx, LTX2_AXIS_BIT(LTX2_AXIS_TENSOR), &dp->tp);
-    const ltx2_dit_config *cfg = &full->cfg;
     /* Trillium splits `embed` over (context, fsdp): that needs per-block weight all-gathers
      * (FSDP), which this forward does not do. On a tensor-only weight mesh it equals ironwood. */
     if (st == LTX2_OK && dp->opts.profile == LTX2_PROFILE_TRILLIUM &&
@@ -238,19 +97,7 @@ ltx2_status ltx2_dit_parallel_create(ltx2_context *ctx, ltx2_comm *world, const 
         dp->blocks = calloc((size_t)cfg->num_layers, sizeof *dp->blocks);
         if (!dp->blocks) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit parallel: %lld blocks", (long long)cfg->num_layers);
     }
-    for (int64_t i = 0; st == LTX2_OK && i < cfg->num_layers; i++) {
-        const ltx2_dit_block_w *b = &full->blocks[i];
-        par_block *pb = &dp->blocks[i];
-        char blk[96];
-        snprintf(blk, sizeof blk, "%stransformer_blocks.%lld", LTX2_DIT_PREFIX, (long long)i);
-        const ltx2_dit_attn_w *src[PA_COUNT] = {&b->attn1, &b->attn2, &b->audio_attn1,
-                                                &b->audio_attn2, &b->a2v, &b->v2a};
-        for (int k = 0; st == LTX2_OK && k < PA_COUNT; k++) st = slice_attn(ctx, dp, blk, k, src[k], &pb->att[k]);
-        if (st == LTX2_OK) st = slice_ff(ctx, dp, blk, "ff", &b->ff, &pb->ff);
-        if (st == LTX2_OK) st = slice_ff(ctx, dp, blk, "audio_ff", &b->audio_ff, &pb->audio_ff);
-    }
     if (st != LTX2_OK) {
-        ltx2_comm_abort(world, ltx2_last_error(ctx));
         ltx2_dit_parallel_free(dp);
         return st;
     }

@@ -7,14 +7,18 @@
  *            video K/V; audio, text and a2v stay local (audio replicated);
  *   tensor:  Megatron heads / mlp: column-parallel Q/K/V/gate/FFN-in, row-parallel out / FFN-out
  *            followed by an all-reduce, the across-heads QK RMSNorm's sum of squares all-reduced.
- * Each rank keeps only its tensor shard of every block weight (sliced by sharding.c's layouts).
- * See src/dist/MODEL.md for the bytes each collective moves. */
+ * Each rank keeps only its tensor shard of every block layer weight (placed by sharding.c's
+ * layouts): cut from a full fp32 copy (ltx2_dit_parallel_create), or read straight from the
+ * checkpoint so no rank ever converts a whole layer tensor (create_from_file / create_sharded,
+ * dit_shard_load.c). See src/dist/MODEL.md for the bytes each collective moves. */
 #ifndef LTX2_DIST_DIT_PARALLEL_H
 #define LTX2_DIST_DIT_PARALLEL_H
 
 #include "dist/comm.h"
 #include "dist/sharding.h"
+#include "io/safetensors.h"
 #include "model/dit.h"
+#include "model/dit_weights.h"
 
 /* How video self-attention crosses the context group. */
 typedef enum ltx2_sp_attention {
@@ -46,6 +50,25 @@ typedef struct ltx2_dit_parallel ltx2_dit_parallel;
 ltx2_status ltx2_dit_parallel_create(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *full,
                                      const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
 
+/* Collective, like ltx2_dit_parallel_create, but no rank ever holds a whole block layer weight:
+ * every rank loads the replicated weights (ltx2_dit_weights_load_replicated: every tensor of f
+ * under `prefix` (NULL = LTX2_DIT_PREFIX) checked, with the full loader's errors naming the tensor
+ * and the file) into its own copy, owned by the result, then reads its shard of each layer tensor
+ * from f's mapping (ltx2_weight_slice_to_f32: only those bytes touched). f (a file or a diffusers
+ * view) must stay open until the call returns; cfg as parsed from f. The forward is bitwise the
+ * one built by ltx2_dit_parallel_create from ltx2_dit_weights_load of the same file. A broken
+ * checkpoint fails every rank with its own message (the loading precedes any collective). */
+ltx2_status ltx2_dit_parallel_create_from_file(ltx2_context *ctx, ltx2_comm *world, const ltx2_st_file *f,
+                                               const char *prefix, const ltx2_dit_config *cfg,
+                                               const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
+/* The same with the replicated weights given: `replicated` (from ltx2_dit_weights_load_replicated
+ * of f, or a full load) is borrowed and must outlive the result; the layer shards come from f,
+ * which must stay open until the call returns. For callers that already loaded the replicated part
+ * (the generation pipeline). */
+ltx2_status ltx2_dit_parallel_create_sharded(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *replicated,
+                                             const ltx2_st_file *f, const char *prefix,
+                                             const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
+
 /* Collective: p holds the whole (global) inputs, identical on every rank; video_out
  * [B, Tv, out_channels] and audio_out [B, Ta, audio_out_channels] get the whole outputs on every
  * rank. On any failure this rank aborts the world (the reason reaches every rank). p->dump is not
@@ -60,6 +83,16 @@ typedef struct ltx2_dit_parallel_stats {
     int64_t sent_elems;
 } ltx2_dit_parallel_stats;
 void ltx2_dit_parallel_get_stats(const ltx2_dit_parallel *dp, ltx2_dit_parallel_stats *out);
+
+/* The weight floats this rank holds. With tensor size T, shard_floats is layer_full_floats / T
+ * plus (T - 1) / T of the row-parallel biases (to_out.0.bias, net.2.bias), which every rank keeps whole. */
+typedef struct ltx2_dit_parallel_weight_mem {
+    int64_t shard_floats;      /* this rank's block layer shards, owned by dp */
+    int64_t layer_full_floats; /* the same tensors' whole sizes (what one rank would hold) */
+    int64_t replicated_floats; /* embeddings, AdaLN, output head, blocks' scale-shift tables, held whole */
+    bool replicated_owned;     /* true: loaded by create_from_file and freed with dp; false: borrowed */
+} ltx2_dit_parallel_weight_mem;
+void ltx2_dit_parallel_get_weight_mem(const ltx2_dit_parallel *dp, ltx2_dit_parallel_weight_mem *out);
 
 void ltx2_dit_parallel_free(ltx2_dit_parallel *dp);
 

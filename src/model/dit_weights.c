@@ -1,6 +1,8 @@
 /* DiT weight loading: the config implies a list of (name, shape, destination); every entry is
  * looked up, checked and converted into one fp32 block, then the file is scanned for DiT tensors
- * nobody asked for. All problems are gathered first so one message names them. */
+ * nobody asked for. All problems are gathered first so one message names them. The replicated
+ * variant walks the same list but leaves the blocks' attention / FFN tensors (flagged `layer`)
+ * unconverted: a tensor-parallel rank reads only its shard of those (dist/dit_shard_load.c). */
 #include "model/dit_weights.h"
 
 #include <stdbool.h>
@@ -27,6 +29,7 @@ typedef struct wspec {
     int ndim;
     int64_t shape[2];
     float **dst;
+    bool layer; /* a block's attention / FFN tensor: the ones tensor parallelism splits */
 } wspec;
 
 typedef struct wlist {
@@ -53,6 +56,12 @@ static void add(wlist *l, const char *name, int ndim, int64_t s0, int64_t s1, fl
     s->shape[0] = s0;
     s->shape[1] = s1;
     s->dst = dst;
+    s->layer = false;
+}
+
+/* Flags the entries from index n0 on as block layer tensors. */
+static void mark_layer(wlist *l, size_t n0) {
+    for (size_t i = n0; i < l->n; i++) l->v[i].layer = true;
 }
 
 static void add_linear(wlist *l, const char *p, int64_t out, int64_t in, ltx2_dit_linear *lin) {
@@ -141,6 +150,7 @@ static void build_list(wlist *l, ltx2_dit_weights *w) {
         ltx2_dit_block_w *b = &w->blocks[i];
         char p[64], n[NAME_CAP];
         snprintf(p, sizeof p, "transformer_blocks.%lld", (long long)i);
+        const size_t n0 = l->n;
         add_attn(l, p, "attn1", Dv, Dv, c->heads, c->head_dim, g, &b->attn1);
         add_attn(l, p, "attn2", Dv, c->cross_attention_dim, c->heads, c->head_dim, g, &b->attn2);
         add_attn(l, p, "audio_attn1", Da, Da, c->audio_heads, c->audio_head_dim, g, &b->audio_attn1);
@@ -151,6 +161,7 @@ static void build_list(wlist *l, ltx2_dit_weights *w) {
         add_attn(l, p, "video_to_audio_attn", Da, Dv, c->audio_heads, c->audio_head_dim, g, &b->v2a);
         add_ff(l, p, "ff", Dv, &b->ff);
         add_ff(l, p, "audio_ff", Da, &b->audio_ff);
+        mark_layer(l, n0);
         snprintf(n, sizeof n, "%s.scale_shift_table", p);
         add(l, n, 2, k, Dv, &b->sst);
         snprintf(n, sizeof n, "%s.audio_scale_shift_table", p);
@@ -199,26 +210,34 @@ static ltx2_status weights_new(ltx2_context *ctx, const ltx2_dit_config *cfg, lt
     return LTX2_OK;
 }
 
-/* Builds the tensor list for w->cfg and points every destination into one fp32 block. */
-static ltx2_status weights_layout(ltx2_context *ctx, ltx2_dit_weights *w, wlist *l) {
+/* Builds the tensor list for w->cfg and points every destination into one fp32 block; with
+ * skip_layers the block layer tensors get no storage (their pointers stay NULL). */
+static ltx2_status weights_layout(ltx2_context *ctx, ltx2_dit_weights *w, wlist *l, bool skip_layers) {
     build_list(l, w);
     if (l->oom) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: tensor list");
     int64_t total = 0;
-    for (size_t i = 0; i < l->n; i++) total += spec_numel(&l->v[i]);
-    w->storage_ = malloc((size_t)total * sizeof(float));
+    size_t n = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (!(skip_layers && l->v[i].layer)) {
+            total += spec_numel(&l->v[i]);
+            n++;
+        }
+    w->storage_ = malloc((size_t)(total ? total : 1) * sizeof(float));
     if (!w->storage_) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: %lld floats", (long long)total);
     w->n_floats = (size_t)total;
-    w->n_tensors = l->n;
+    w->n_tensors = n;
+    w->layers_skipped = skip_layers;
     float *cur = w->storage_;
     for (size_t i = 0; i < l->n; i++) {
+        if (skip_layers && l->v[i].layer) continue;
         *l->v[i].dst = cur;
         cur += spec_numel(&l->v[i]);
     }
     return LTX2_OK;
 }
 
-ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
-                                  const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
+static ltx2_status load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
+                        bool skip_layers, ltx2_dit_weights **out) {
     if (!f || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
     *out = NULL;
     if (!prefix) prefix = LTX2_DIT_PREFIX;
@@ -242,7 +261,7 @@ ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, cons
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: tensor list");
         goto done;
     }
-    st = weights_layout(ctx, w, &l);
+    st = weights_layout(ctx, w, &l, skip_layers);
     if (st != LTX2_OK) goto done;
     for (size_t i = 0; i < l.n; i++) {
         wspec *s = &l.v[i];
@@ -268,6 +287,7 @@ ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, cons
             note(&dtypes, &n_dtype, "%s%s", full, what);
             continue;
         }
+        if (skip_layers && s->layer) continue; /* checked; the caller reads its slice */
         st = ltx2_weight_to_f32(ctx, f, t, *s->dst, (size_t)spec_numel(s));
         if (st != LTX2_OK) goto done;
     }
@@ -316,6 +336,16 @@ done:
     return LTX2_OK;
 }
 
+ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
+                                  const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
+    return load(ctx, f, prefix, cfg, false, out);
+}
+
+ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
+                                             const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
+    return load(ctx, f, prefix, cfg, true, out);
+}
+
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out) {
     if (!path || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
     *out = NULL;
@@ -346,7 +376,7 @@ ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cf
     LTX2_TRY(weights_new(ctx, cfg, &w));
     if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = RANDOM_AUDIO_IN_CHANNELS;
     wlist l = {0};
-    ltx2_status st = weights_layout(ctx, w, &l);
+    ltx2_status st = weights_layout(ctx, w, &l, false);
     free(l.v);
     if (st != LTX2_OK) {
         ltx2_dit_weights_free(w);

@@ -5,6 +5,7 @@
 #ifndef LTX2_MODEL_DIT_WEIGHTS_H
 #define LTX2_MODEL_DIT_WEIGHTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "io/safetensors.h"
@@ -53,8 +54,9 @@ typedef struct ltx2_dit_weights {
     ltx2_dit_adaln_w av_video_ss, av_audio_ss, av_a2v_gate, av_v2a_gate;
     float *sst, *audio_sst; /* output head [2, D] */
     ltx2_dit_block_w *blocks;
-    size_t n_tensors;
-    size_t n_floats;
+    size_t n_tensors;     /* tensors held (converted) */
+    size_t n_floats;      /* floats held */
+    bool layers_skipped;  /* ltx2_dit_weights_load_replicated: the block layer pointers are NULL */
     float *storage_;
 } ltx2_dit_weights;
 
@@ -62,6 +64,13 @@ typedef struct ltx2_dit_weights {
  * f32. cfg as parsed from the same file. */
 ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                   const ltx2_dit_config *cfg, ltx2_dit_weights **out);
+/* As ltx2_dit_weights_load, with every tensor checked the same way (missing, shape, dtype,
+ * unexpected: the same errors), but the blocks' attention and FFN tensors (to_q/k/v/out,
+ * to_gate_logits, q/k_norm, ff / audio_ff) not converted: their pointers stay NULL and their
+ * shapes (out, in, heads, ...) are filled. What remains is the part a tensor-parallel rank keeps
+ * whole; dist/dit_parallel.h reads the layer shards from f itself. */
+ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
+                                             const ltx2_dit_config *cfg, ltx2_dit_weights **out);
 /* Opens path, parses its config and loads the weights (the file is closed again). */
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out);
 /* Same tensor list as the loader for cfg, every float a Philox normal (seed, stream 0) times

@@ -29,32 +29,67 @@ static bool swap_suffix(const char *name, const char *from, const char *to, char
     return w > 0 && (size_t)w < cap;
 }
 
-ltx2_status ltx2_weight_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, float *dst,
-                               size_t n) {
-    const char *label = f && f->path ? f->path : "checkpoint";
+/* Checks t's dtype and, for fp8, finds its per-tensor scale (1 when the file has none). */
+static ltx2_status weight_scale(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, const char *label,
+                                float *scale) {
+    *scale = 1.0f;
     if (!ltx2_weight_dtype_ok(t->dtype))
         return LTX2_ERROR(ctx, LTX2_ERR_DTYPE, "%s: tensor %s has unsupported dtype %s (need f32/bf16/f16/f8_e4m3)",
                           label, t->name, ltx2_dtype_name(t->dtype));
-    if (t->dtype != LTX2_F8_E4M3) {
-        ltx2_status st = ltx2_convert(ctx, dst, LTX2_F32, t->data, t->dtype, n);
-        if (st != LTX2_OK) ltx2_error_prefix(ctx, "%s: tensor %s", label, t->name);
-        return st;
-    }
-    const uint8_t *q = t->data;
-    float scale = 1.0f;
+    if (t->dtype != LTX2_F8_E4M3) return LTX2_OK;
     char key[SIBLING_CAP];
     const ltx2_st_tensor *s = NULL;
     if (swap_suffix(t->name, ".weight", LTX2_FP8_WEIGHT_SCALE_SUFFIX, key, sizeof key)) s = ltx2_st_find(f, key);
-    if (s) {
-        if (numel(s) != 1 || (s->dtype != LTX2_F32 && s->dtype != LTX2_BF16 && s->dtype != LTX2_F16))
-            return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
-                              "%s: %s must be one f32/bf16/f16 value (a per-tensor fp8 scale), got %s with %lld "
-                              "elements",
-                              label, key, ltx2_dtype_name(s->dtype), (long long)numel(s));
-        LTX2_TRY(ltx2_convert(ctx, &scale, LTX2_F32, s->data, s->dtype, 1));
+    if (!s) return LTX2_OK;
+    if (numel(s) != 1 || (s->dtype != LTX2_F32 && s->dtype != LTX2_BF16 && s->dtype != LTX2_F16))
+        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
+                          "%s: %s must be one f32/bf16/f16 value (a per-tensor fp8 scale), got %s with %lld elements",
+                          label, key, ltx2_dtype_name(s->dtype), (long long)numel(s));
+    return ltx2_convert(ctx, scale, LTX2_F32, s->data, s->dtype, 1);
+}
+
+/* dst[n] = the n elements at src (t's dtype) in fp32, fp8 times scale. */
+static ltx2_status run_to_f32(ltx2_context *ctx, const ltx2_st_tensor *t, const char *label, const void *src,
+                              float scale, float *dst, size_t n) {
+    if (t->dtype != LTX2_F8_E4M3) {
+        ltx2_status st = ltx2_convert(ctx, dst, LTX2_F32, src, t->dtype, n);
+        if (st != LTX2_OK) ltx2_error_prefix(ctx, "%s: tensor %s", label, t->name);
+        return st;
     }
+    const uint8_t *q = src;
     /* fp32 product of the decoded fp8 value and the fp32 scale, as torch computes it */
     for (size_t i = 0; i < n; i++) dst[i] = ltx2_fp8e4m3_to_f32(q[i]) * scale;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_weight_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, float *dst,
+                               size_t n) {
+    const char *label = f && f->path ? f->path : "checkpoint";
+    float scale;
+    LTX2_TRY(weight_scale(ctx, f, t, label, &scale));
+    return run_to_f32(ctx, t, label, t->data, scale, dst, n);
+}
+
+ltx2_status ltx2_weight_slice_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, int64_t row0,
+                                     int64_t nrows, int64_t col0, int64_t ncols, float *dst) {
+    const char *label = f && f->path ? f->path : "checkpoint";
+    if (t->ndim != 1 && t->ndim != 2)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s: tensor %s is %d-D; slices are read from 1-D / 2-D tensors only",
+                          label, t->name, t->ndim);
+    const int64_t rows = t->shape[0], cols = t->ndim == 2 ? t->shape[1] : 1;
+    if (row0 < 0 || nrows < 0 || col0 < 0 || ncols < 0 || row0 > rows - nrows || col0 > cols - ncols)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
+                          "%s: slice rows [%lld, +%lld) x cols [%lld, +%lld) is outside tensor %s of %lld x %lld",
+                          label, (long long)row0, (long long)nrows, (long long)col0, (long long)ncols, t->name,
+                          (long long)rows, (long long)cols);
+    float scale;
+    LTX2_TRY(weight_scale(ctx, f, t, label, &scale));
+    const size_t isz = ltx2_dtype_size(t->dtype);
+    const uint8_t *base = (const uint8_t *)t->data + (size_t)(row0 * cols + col0) * isz;
+    if (ncols == cols) /* whole rows: one contiguous run */
+        return run_to_f32(ctx, t, label, base, scale, dst, (size_t)(nrows * ncols));
+    for (int64_t i = 0; i < nrows; i++)
+        LTX2_TRY(run_to_f32(ctx, t, label, base + (size_t)(i * cols) * isz, scale, dst + i * ncols, (size_t)ncols));
     return LTX2_OK;
 }
 

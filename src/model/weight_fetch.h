@@ -22,6 +22,13 @@ bool ltx2_weight_dtype_ok(ltx2_dtype dt);
 /* dst[n] = t in fp32; t->name is the key in f (for the scale lookup and messages). */
 ltx2_status ltx2_weight_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, float *dst,
                                size_t n);
+/* The [row0, row0 + nrows) x [col0, col0 + ncols) block of the 1-D / 2-D tensor t, row-major into
+ * dst[nrows * ncols] in fp32 (a 1-D tensor of n elements reads as [n, 1]: col0 0, ncols 1). Only
+ * the block's bytes of the mapping are touched, so a rank can read its tensor shard without
+ * paging in the rest; the floats are bitwise those ltx2_weight_to_f32 gives for the same elements
+ * (elementwise conversion, the same fp8 scale). */
+ltx2_status ltx2_weight_slice_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, int64_t row0,
+                                     int64_t nrows, int64_t col0, int64_t ncols, float *dst);
 /* True for a `.weight_scale` / `.input_scale` tensor whose `.weight` sibling is fp8 in f: consumed by
  * that weight, not an unexpected tensor. */
 bool ltx2_weight_is_fp8_aux(const ltx2_st_file *f, const char *name);

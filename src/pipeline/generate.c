@@ -280,11 +280,15 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, lt
     const char *dump = rank0 ? p->dump_dir : NULL;
     char name[64];
 
-    LTX2_TRY(ltx2_pipe_models_load(ctx, p->checkpoint, m));
+    /* ranks read only their shards of the DiT's layers from the file (no whole copy anywhere) */
+    LTX2_TRY(dist ? ltx2_pipe_models_load_dit_replicated(ctx, p->checkpoint, m)
+                  : ltx2_pipe_models_load(ctx, p->checkpoint, m));
     r->model_version = m->is_2_3 ? "2.3" : "2.0";
     const double t_load = ltx2_timer_now();
     r->timings.load = t_load - t0;
-    if (dist && (st = ltx2_dit_parallel_create(ctx, dist->world, m->dit, &dist->dit, &L.dp)) != LTX2_OK) goto done;
+    if (dist && (st = ltx2_dit_parallel_create_sharded(ctx, dist->world, m->dit, m->set->files[0], NULL, &dist->dit,
+                                                       &L.dp)) != LTX2_OK)
+        goto done;
 
     /* ---- geometry, rules, guidance plan: everything that can refuse, before any compute ---- */
     ltx2_pipe_geometry g;

@@ -41,6 +41,10 @@ typedef struct ltx2_pipe_models {
 
 /* Loads every component (the decoders also define the latent geometry, so they always load). */
 ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, ltx2_pipe_models *out);
+/* The same, but the DiT's block layer tensors are only checked, not loaded (out->dit from
+ * ltx2_dit_weights_load_replicated): for ranks that read their tensor shards of those from
+ * out->set->files[0] (ltx2_dit_parallel_create_sharded), so no rank holds the whole DiT. */
+ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *path, ltx2_pipe_models *out);
 void ltx2_pipe_models_free(ltx2_pipe_models *m);
 
 /* Latent geometry of one generation. */

@@ -5,7 +5,7 @@
 #include "core/context.h"
 #include "pipeline/pipeline.h"
 
-ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, ltx2_pipe_models *out) {
+static ltx2_status load(ltx2_context *ctx, const char *path, bool dit_layers, ltx2_pipe_models *out) {
     memset(out, 0, sizeof *out);
     ltx2_status st = ltx2_st_set_open(ctx, path, &out->set);
     if (st != LTX2_OK) return st;
@@ -18,7 +18,9 @@ ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, ltx2_pipe
     ltx2_dit_config dcfg;
     ltx2_connectors_config ccfg;
     if ((st = ltx2_dit_config_from_st(ctx, f, &dcfg)) != LTX2_OK) goto fail;
-    if ((st = ltx2_dit_weights_load(ctx, f, NULL, &dcfg, &out->dit)) != LTX2_OK) goto fail;
+    st = dit_layers ? ltx2_dit_weights_load(ctx, f, NULL, &dcfg, &out->dit)
+                    : ltx2_dit_weights_load_replicated(ctx, f, NULL, &dcfg, &out->dit);
+    if (st != LTX2_OK) goto fail;
     if ((st = ltx2_connectors_config_from_st(ctx, f, &ccfg)) != LTX2_OK) goto fail;
     if ((st = ltx2_connectors_weights_load(ctx, f, &ccfg, &out->conn)) != LTX2_OK) goto fail;
     out->is_2_3 = ccfg.fe == LTX2_TEXT_FE_V2;
@@ -40,6 +42,14 @@ fail:
     ltx2_error_prefix(ctx, "loading %s", path);
     ltx2_pipe_models_free(out);
     return st;
+}
+
+ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, ltx2_pipe_models *out) {
+    return load(ctx, path, true, out);
+}
+
+ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *path, ltx2_pipe_models *out) {
+    return load(ctx, path, false, out);
 }
 
 void ltx2_pipe_models_free(ltx2_pipe_models *m) {

@@ -1,0 +1,48 @@
+/* Shared by dit_parallel.c (groups, forward) and dit_shard_load.c (a rank's weight shards, cut
+ * from a full fp32 copy or read straight from the checkpoint). Private to src/dist/dit_*.c. */
+#ifndef LTX2_DIST_DIT_PARALLEL_INTERNAL_H
+#define LTX2_DIST_DIT_PARALLEL_INTERNAL_H
+
+#include "dist/dit_parallel.h"
+#include "io/safetensors.h"
+
+enum { PA_ATTN1, PA_ATTN2, PA_AUDIO1, PA_AUDIO2, PA_A2V, PA_V2A, PA_COUNT };
+
+/* One attention's local shard: w.heads are this rank's heads, starting at global head h0. */
+typedef struct par_attn {
+    ltx2_dit_attn_w w;
+    int64_t heads_full, h0;
+} par_attn;
+
+typedef struct par_block {
+    par_attn att[PA_COUNT];
+    ltx2_dit_ff_w ff, audio_ff;
+} par_block;
+
+struct ltx2_dit_parallel {
+    ltx2_comm *world, *batch, *seq, *tp; /* batch = data x fsdp, seq = context, tp = tensor */
+    ltx2_dit_parallel_opts opts;
+    /* cfg, the non-block weights and the blocks' scale-shift tables (the block layer pointers are
+     * not read: `blocks` holds this rank's shards). Borrowed, or owned_full when dp loaded it. */
+    const ltx2_dit_weights *full;
+    ltx2_dit_weights *owned_full;
+    par_block *blocks;
+    float **owned; /* every shard tensor, freed with dp */
+    size_t n_owned, cap_owned;
+    int64_t shard_floats;      /* floats in `owned` */
+    int64_t layer_full_floats; /* the same tensors' whole sizes */
+    ltx2_dit_parallel_stats stats;
+};
+
+/* Collective: a dp over world with its batch / context / tensor groups, the option checks done
+ * against cfg, blocks allocated (empty). On failure nothing is left and the world is NOT aborted
+ * (the caller does). */
+ltx2_status dit_par_setup(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_config *cfg,
+                          const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
+
+/* Fills dp->blocks with this rank's shard of every block layer tensor. w gives the shapes (and the
+ * floats when f is NULL); with f, the shards are read from the tensors `prefix` + name of f. */
+ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const ltx2_dit_weights *w,
+                                 const ltx2_st_file *f, const char *prefix);
+
+#endif

@@ -1,0 +1,272 @@
+/* A rank's weights for the parallel DiT. Every block layer tensor (attention Q/K/V/out/gate,
+ * QK norms, FFN in/out) is split over the tensor group in the Megatron pattern that sharding.c's
+ * layouts must confirm; this rank keeps only its block of each, cut either from a full fp32 copy
+ * (ltx2_dit_parallel_create) or read straight from the checkpoint's mapping, converting only the
+ * bytes of that block (ltx2_dit_parallel_create_from_file / _sharded: no rank ever holds a whole
+ * layer tensor). The rest (embeddings, AdaLN, output head, the blocks' scale-shift tables) is
+ * replicated in every profile we run, so each rank holds it whole: borrowed from the caller, or
+ * loaded by and owned by the rank's ltx2_dit_parallel (create_from_file). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+#include "dist/dit_parallel_internal.h"
+#include "model/dit_weights.h"
+#include "model/weight_fetch.h"
+
+/* Name buffers: an attention or FFN under its block ("transformer_blocks.<i>.video_to_audio_attn"),
+ * a tensor under its block (+ ".to_gate_logits.weight"), and that with the key prefix in front. */
+#define BASE_CAP 128
+#define REL_CAP 192
+#define KEY_CAP 256
+
+static const char *const pa_names[PA_COUNT] = {"attn1",       "attn2",
+                                                "audio_attn1", "audio_attn2",
+                                                "audio_to_video_attn", "video_to_audio_attn"};
+
+/* Where this rank's shards come from: floats of a full copy (f NULL) or the tensors prefix + name of f. */
+typedef struct shard_src {
+    ltx2_context *ctx;
+    ltx2_dit_parallel *dp;
+    const ltx2_st_file *f;
+    const char *prefix;
+} shard_src;
+
+/* How a Linear is split over `tensor` in the Megatron pattern. */
+typedef enum { SPLIT_COL, SPLIT_ROW } split_kind;
+
+static float *own(ltx2_dit_parallel *dp, size_t n) {
+    if (dp->n_owned == dp->cap_owned) {
+        size_t cap = dp->cap_owned ? 2 * dp->cap_owned : 64;
+        float **p = realloc(dp->owned, cap * sizeof *p);
+        if (!p) return NULL;
+        dp->owned = p;
+        dp->cap_owned = cap;
+    }
+    float *b = malloc((n ? n : 1) * sizeof(float));
+    if (b) dp->owned[dp->n_owned++] = b;
+    return b;
+}
+
+/* A new owned buffer with the [r0, r0 + nr) x [c0, c0 + nc) block of the [rows, cols] tensor `rel`
+ * (cols 0: 1-D, c0 0, nc 1): copied from src, or read from the file. */
+static ltx2_status read_block(const shard_src *s, const char *rel, const float *src, int64_t rows, int64_t cols,
+                              int64_t r0, int64_t nr, int64_t c0, int64_t nc, float **dst) {
+    ltx2_dit_parallel *dp = s->dp;
+    float *b = own(dp, (size_t)(nr * nc));
+    if (!b)
+        return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: shard of %s (%lld floats)", rel, (long long)(nr * nc));
+    const int64_t sc = cols ? cols : 1;
+    dp->shard_floats += nr * nc;
+    dp->layer_full_floats += rows * sc;
+    *dst = b;
+    if (!s->f) {
+        if (!src)
+            return LTX2_ERROR(s->ctx, LTX2_ERR_INVALID_ARG,
+                              "dit parallel: %s has no floats (weights loaded with ltx2_dit_weights_load_replicated "
+                              "need ltx2_dit_parallel_create_sharded and the checkpoint)",
+                              rel);
+        for (int64_t i = 0; i < nr; i++) memcpy(b + i * nc, src + (r0 + i) * sc + c0, (size_t)nc * sizeof(float));
+        return LTX2_OK;
+    }
+    char key[KEY_CAP];
+    snprintf(key, sizeof key, "%s%s", s->prefix, rel);
+    const char *label = s->f->path ? s->f->path : "checkpoint";
+    const ltx2_st_tensor *t = ltx2_st_find(s->f, key);
+    if (!t) return LTX2_ERROR(s->ctx, LTX2_ERR_NOT_FOUND, "%s: DiT tensor %s is missing", label, key);
+    const int nd = cols ? 2 : 1;
+    if (t->ndim != nd || t->shape[0] != rows || (cols && t->shape[1] != cols)) {
+        char got[96], want[96];
+        const int64_t shape[2] = {rows, cols};
+        ltx2_shape_str(t->shape, t->ndim, got, sizeof got);
+        ltx2_shape_str(shape, nd, want, sizeof want);
+        return LTX2_ERROR(s->ctx, LTX2_ERR_SHAPE, "%s: DiT tensor %s has shape %s, expected %s", label, key, got, want);
+    }
+    return ltx2_weight_slice_to_f32(s->ctx, s->f, t, r0, nr, c0, nc, b);
+}
+
+/* This rank's block of a [rows, cols] (or [rows], cols 0) tensor `rel`, placed by the profile's
+ * layout on a tensor-only mesh; `want_part` is the dim that must be split over the tensor group
+ * (-1: must be replicated). */
+static ltx2_status slice(const shard_src *s, const char *rel, const float *src, int64_t rows, int64_t cols,
+                         int want_part, float **dst, int64_t *lrows, int64_t *lcols) {
+    ltx2_context *ctx = s->ctx;
+    ltx2_dit_parallel *dp = s->dp;
+    const int T = dp->tp->size;
+    char name[KEY_CAP];
+    snprintf(name, sizeof name, "%s%s", LTX2_DIT_PREFIX, rel); /* the layouts' names */
+    ltx2_mesh tm;
+    LTX2_TRY(ltx2_mesh_init(ctx, &tm, 1, 1, 1, T));
+    int64_t shape[2] = {rows, cols};
+    const int ndim = cols ? 2 : 1;
+    ltx2_shard_layout l;
+    LTX2_TRY(ltx2_shard_layout_of(ctx, dp->opts.profile, &tm, name, ndim, shape, &l));
+    for (int d = 0; d < ndim; d++) {
+        const int64_t want = (d == want_part) ? T : 1;
+        if (l.parts[d] != want)
+            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                              "dit parallel: %s dim %d is split in %lld under profile %s at tensor=%d; the "
+                              "parallel DiT needs %lld (Megatron heads/mlp over tensor only)",
+                              name, d, (long long)l.parts[d], ltx2_shard_profile_name(dp->opts.profile), T,
+                              (long long)want);
+    }
+    int64_t off[LTX2_MAX_DIMS];
+    ltx2_shard_local_offset(&l, &tm, dp->tp->rank, off);
+    const int64_t lr = l.local_shape[0], lc = cols ? l.local_shape[1] : 1;
+    LTX2_TRY(read_block(s, rel, src, rows, cols, off[0], lr, cols ? off[1] : 0, lc, dst));
+    if (lrows) *lrows = lr;
+    if (lcols) *lcols = cols ? lc : 0;
+    return LTX2_OK;
+}
+
+static ltx2_status slice_linear(const shard_src *s, const char *base, const ltx2_dit_linear *src, split_kind kind,
+                                ltx2_dit_linear *dst) {
+    char nm[REL_CAP];
+    memset(dst, 0, sizeof *dst);
+    snprintf(nm, sizeof nm, "%s.weight", base);
+    LTX2_TRY(slice(s, nm, src->w, src->out, src->in, kind == SPLIT_COL ? 0 : 1, &dst->w, &dst->out, &dst->in));
+    /* every LTX-2 Linear has a bias; a full copy without one (random test weights) keeps none */
+    if (src->b || s->f) {
+        snprintf(nm, sizeof nm, "%s.bias", base);
+        LTX2_TRY(slice(s, nm, src->b, src->out, 0, kind == SPLIT_COL ? 0 : -1, &dst->b, NULL, NULL));
+    }
+    return LTX2_OK;
+}
+
+static ltx2_status slice_attn(const shard_src *s, const char *blk, int which, const ltx2_dit_attn_w *a, bool gated,
+                              par_attn *pa) {
+    const int T = s->dp->tp->size;
+    char base[BASE_CAP], nm[REL_CAP];
+    snprintf(base, sizeof base, "%s.%s", blk, pa_names[which]);
+    if (a->heads % T != 0)
+        return LTX2_ERROR(s->ctx, LTX2_ERR_SHAPE, "dit parallel: %s has %lld heads, not divisible by tensor=%d", base,
+                          (long long)a->heads, T);
+    ltx2_dit_attn_w *w = &pa->w;
+    memset(pa, 0, sizeof *pa);
+    pa->heads_full = a->heads;
+    w->heads = a->heads / T;
+    pa->h0 = (int64_t)s->dp->tp->rank * w->heads;
+    w->head_dim = a->head_dim;
+    w->query_dim = a->query_dim;
+    w->context_dim = a->context_dim;
+    snprintf(nm, sizeof nm, "%s.to_q", base);
+    LTX2_TRY(slice_linear(s, nm, &a->q, SPLIT_COL, &w->q));
+    snprintf(nm, sizeof nm, "%s.to_k", base);
+    LTX2_TRY(slice_linear(s, nm, &a->k, SPLIT_COL, &w->k));
+    snprintf(nm, sizeof nm, "%s.to_v", base);
+    LTX2_TRY(slice_linear(s, nm, &a->v, SPLIT_COL, &w->v));
+    snprintf(nm, sizeof nm, "%s.to_out.0", base);
+    LTX2_TRY(slice_linear(s, nm, &a->o, SPLIT_ROW, &w->o));
+    if (gated) {
+        snprintf(nm, sizeof nm, "%s.to_gate_logits", base);
+        LTX2_TRY(slice_linear(s, nm, &a->gate, SPLIT_COL, &w->gate));
+    }
+    /* The QK norm scales cover every head; the sum of squares is all-reduced, the scale applied
+     * to this rank's heads only, so the slice is taken whatever the profile says (ironwood and
+     * gpu replicate `norm`, trillium splits it over tensor: the same slice). */
+    const int64_t inner = a->heads * a->head_dim, il = w->heads * w->head_dim, off = pa->h0 * w->head_dim;
+    snprintf(nm, sizeof nm, "%s.q_norm.weight", base);
+    LTX2_TRY(read_block(s, nm, a->q_norm, inner, 0, off, il, 0, 1, &w->q_norm));
+    snprintf(nm, sizeof nm, "%s.k_norm.weight", base);
+    return read_block(s, nm, a->k_norm, inner, 0, off, il, 0, 1, &w->k_norm);
+}
+
+static ltx2_status slice_ff(const shard_src *s, const char *blk, const char *name, const ltx2_dit_ff_w *f,
+                            ltx2_dit_ff_w *dst) {
+    char nm[REL_CAP];
+    snprintf(nm, sizeof nm, "%s.%s.net.0.proj", blk, name);
+    LTX2_TRY(slice_linear(s, nm, &f->proj_in, SPLIT_COL, &dst->proj_in));
+    snprintf(nm, sizeof nm, "%s.%s.net.2", blk, name);
+    return slice_linear(s, nm, &f->proj_out, SPLIT_ROW, &dst->proj_out);
+}
+
+ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const ltx2_dit_weights *w,
+                                 const ltx2_st_file *f, const char *prefix) {
+    if (!f && w->layers_skipped)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "dit parallel: the weights hold no block layers (loaded with "
+                          "ltx2_dit_weights_load_replicated); build with ltx2_dit_parallel_create_sharded from the "
+                          "checkpoint instead");
+    const shard_src s = {ctx, dp, f, prefix ? prefix : LTX2_DIT_PREFIX};
+    const ltx2_dit_config *cfg = &w->cfg;
+    for (int64_t i = 0; i < cfg->num_layers; i++) {
+        const ltx2_dit_block_w *b = &w->blocks[i];
+        par_block *pb = &dp->blocks[i];
+        char blk[64];
+        snprintf(blk, sizeof blk, "transformer_blocks.%lld", (long long)i);
+        const ltx2_dit_attn_w *src[PA_COUNT] = {&b->attn1, &b->attn2, &b->audio_attn1,
+                                                &b->audio_attn2, &b->a2v, &b->v2a};
+        /* a full copy says by its pointer whether gates exist; the file path by the config */
+        for (int k = 0; k < PA_COUNT; k++)
+            LTX2_TRY(slice_attn(&s, blk, k, src[k], f ? cfg->apply_gated_attention : src[k]->gate.w != NULL,
+                                &pb->att[k]));
+        LTX2_TRY(slice_ff(&s, blk, "ff", &b->ff, &pb->ff));
+        LTX2_TRY(slice_ff(&s, blk, "audio_ff", &b->audio_ff, &pb->audio_ff));
+    }
+    return LTX2_OK;
+}
+
+/* Setup and shards; on failure the world is aborted with this rank's reason and nothing is left. */
+static ltx2_status build(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *w, ltx2_dit_weights *owned,
+                         const ltx2_st_file *f, const char *prefix, const ltx2_dit_parallel_opts *opts,
+                         ltx2_dit_parallel **out) {
+    ltx2_dit_parallel *dp = NULL;
+    ltx2_status st = dit_par_setup(ctx, world, &w->cfg, opts, &dp);
+    if (st == LTX2_OK) {
+        dp->full = w;
+        dp->owned_full = owned;
+        owned = NULL;
+        st = dit_par_shard_blocks(ctx, dp, w, f, prefix);
+    }
+    if (st != LTX2_OK) {
+        ltx2_comm_abort(world, ltx2_last_error(ctx));
+        ltx2_dit_parallel_free(dp);
+        ltx2_dit_weights_free(owned);
+        return st;
+    }
+    *out = dp;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_dit_parallel_create(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *full,
+                                     const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
+    if (!world || !full || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create: NULL argument");
+    *out = NULL;
+    return build(ctx, world, full, NULL, NULL, NULL, opts, out);
+}
+
+ltx2_status ltx2_dit_parallel_create_sharded(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *replicated,
+                                             const ltx2_st_file *f, const char *prefix,
+                                             const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
+    if (!world || !replicated || !f || !out)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create (sharded): NULL argument");
+    *out = NULL;
+    return build(ctx, world, replicated, NULL, f, prefix, opts, out);
+}
+
+ltx2_status ltx2_dit_parallel_create_from_file(ltx2_context *ctx, ltx2_comm *world, const ltx2_st_file *f,
+                                               const char *prefix, const ltx2_dit_config *cfg,
+                                               const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
+    if (!world || !f || !cfg || !out)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create (from file): NULL argument");
+    *out = NULL;
+    /* Before any collective: a bad checkpoint fails every rank the same way, each with its own
+     * message naming the tensor, and the abort only releases ranks that got further. */
+    ltx2_dit_weights *rep = NULL;
+    ltx2_status st = ltx2_dit_weights_load_replicated(ctx, f, prefix, cfg, &rep);
+    if (st != LTX2_OK) {
+        ltx2_comm_abort(world, ltx2_last_error(ctx));
+        return st;
+    }
+    return build(ctx, world, rep, rep, f, prefix, opts, out);
+}
+
+void ltx2_dit_parallel_get_weight_mem(const ltx2_dit_parallel *dp, ltx2_dit_parallel_weight_mem *out) {
+    memset(out, 0, sizeof *out);
+    out->shard_floats = dp->shard_floats;
+    out->layer_full_floats = dp->layer_full_floats;
+    /* a full copy also holds the layers; the replicated part is what is not a layer tensor */
+    out->replicated_floats = (int64_t)dp->full->n_floats - (dp->full->layers_skipped ? 0 : dp->layer_full_floats);
+    out->replicated_owned = dp->owned_full != NULL;
+}

@@ -5,9 +5,14 @@
  * standalone RoPE kernel (and RMSNorm op for QK-norm) on q and k, then our attention without
  * RoPE/norm. So `x baseline` measures what the fusion saves, not a comparison with cuDNN.
  * Roofline: a measured bf16 cuBLASLt GEMM rate (8192^3) as the tensor-core ceiling; attention
- * FLOPs = 4 * B * H * Sq * Skv * d (QK^T and PV). CPU-only builds print a skip note. */
+ * FLOPs = 4 * B * H * Sq * Skv * d (QK^T and PV). CPU-only builds print a skip note.
+ * Every shape gets one row per attention kernel the device runs, named "<shape> [mma_sync]"
+ * (portable sm_80 kernel) and "<shape> [wgmma]" (sm_90a wgmma/TMA kernel, compute capability
+ * 9.x only), each from a backend created with LTX2_ATTN_IMPL set accordingly; when the caller
+ * set LTX2_ATTN_IMPL, only that choice is measured. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +25,10 @@
 #define GPU_INNER 10
 /* GEMM used to measure the tensor-core ceiling: large enough to run at full rate. */
 #define CEIL_GEMM_DIM 8192
+/* The attention kernels compared (values of LTX2_ATTN_IMPL, see src/backend/backend_cuda.c). */
+#define ATTN_IMPL_ENV "LTX2_ATTN_IMPL"
+#define N_ATTN_IMPLS 2
+static const char *const attn_impl_names[N_ATTN_IMPLS] = {"mma_sync", "wgmma"};
 
 typedef struct att_shape {
     const char *name;
@@ -130,8 +139,10 @@ static double gemm_ceiling(const bench_opts *o, const ltx2_backend *be, ltx2_con
     return rate;
 }
 
+/* Inputs are allocated on `be`; each of the n_impl backends in impl_be (same device) runs them. */
 static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend *be, ltx2_context *ctx,
-                        const att_shape *s, double ceil_rate) {
+                        const att_shape *s, double ceil_rate, ltx2_backend *const *impl_be,
+                        const char *const *impl_names, int n_impl) {
     const int64_t D = s->H * s->d, nq = s->B * s->Sq * D, nk = s->B * s->Skv * D;
     const int64_t qsh[3] = {s->B, s->Sq, D}, ksh[3] = {s->B, s->Skv, D}, msh[2] = {s->B, s->Skv};
     const int64_t tq[4] = {s->B, s->H, s->Sq, s->d / 2}, tk[4] = {s->B, s->H, s->Skv, s->d / 2};
@@ -197,25 +208,35 @@ static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend
     bench_row row = {.bench = "attention", .name = s->name, .device = "cuda", .flops = flops,
                      .bytes = 2.0 * (double)(2 * nq + 2 * nk), .roof_rate = ceil_rate, .roof = "cublaslt_bf16_gemm"};
     bool fused_extras = s->rope || s->qknorm;
-    if (fused_extras) {
-        j.unfused = true;
-        bench_stats bs = bench_measure(o, run_att, &j, GPU_INNER);
-        if (j.st == LTX2_OK) {
-            row.baseline = s->qknorm ? "rmsnorm+rope_kernel+ours_plain" : "rope_kernel+ours_plain";
-            row.baseline_s = bs.median_s;
-        } else {
-            bench_report_note(r, "%s (unfused baseline): %s", s->name, ltx2_last_error(ctx));
-            ltx2_clear_error(ctx);
-            j.st = LTX2_OK;
+    for (int v = 0; v < n_impl; v++) {
+        /* the unfused baseline runs the same kernel, so the ratio isolates the fusion */
+        char name[160];
+        snprintf(name, sizeof(name), "%s [%s]", s->name, impl_names[v]);
+        row.name = name;
+        row.baseline = NULL;
+        row.baseline_s = 0.0;
+        j.be = impl_be[v];
+        j.st = LTX2_OK;
+        if (fused_extras) {
+            j.unfused = true;
+            bench_stats bs = bench_measure(o, run_att, &j, GPU_INNER);
+            if (j.st == LTX2_OK) {
+                row.baseline = s->qknorm ? "rmsnorm+rope_kernel+ours_plain" : "rope_kernel+ours_plain";
+                row.baseline_s = bs.median_s;
+            } else {
+                bench_report_note(r, "%s (unfused baseline): %s", name, ltx2_last_error(ctx));
+                ltx2_clear_error(ctx);
+                j.st = LTX2_OK;
+            }
         }
-    }
-    j.unfused = false;
-    row.st = bench_measure(o, run_att, &j, GPU_INNER);
-    if (j.st != LTX2_OK) {
-        bench_report_note(r, "%s: %s", s->name, ltx2_last_error(ctx));
-        ltx2_clear_error(ctx);
-    } else {
-        bench_report_row(r, &row);
+        j.unfused = false;
+        row.st = bench_measure(o, run_att, &j, GPU_INNER);
+        if (j.st != LTX2_OK) {
+            bench_report_note(r, "%s: %s", name, ltx2_last_error(ctx));
+            ltx2_clear_error(ctx);
+        } else {
+            bench_report_row(r, &row);
+        }
     }
 done:
     for (int i = 0; i < 12; i++) be->free(be, bufs[i]);
@@ -241,8 +262,32 @@ int main(int argc, char **argv) {
                       ceil_rate * 1e-12);
     bench_report_note(&r, "baseline is our own unfused pipeline (RoPE kernel [+ RMSNorm] + plain attention), "
                           "not cuDNN SDPA");
+    /* one backend per attention kernel; a caller's LTX2_ATTN_IMPL choice replaces the list */
+    ltx2_backend *impl_be[N_ATTN_IMPLS] = {0};
+    const char *impl_names[N_ATTN_IMPLS] = {0};
+    int n_impl = 0;
+    const char *chosen = getenv(ATTN_IMPL_ENV);
+    if (chosen) {
+        impl_be[0] = cuda;
+        impl_names[0] = chosen;
+        n_impl = 1;
+    } else {
+        for (int i = 0; i < N_ATTN_IMPLS; i++) {
+            setenv(ATTN_IMPL_ENV, attn_impl_names[i], 1);
+            if (ltx2_backend_cuda_create(ctx, 0, &impl_be[n_impl]) == LTX2_OK) {
+                impl_names[n_impl++] = attn_impl_names[i];
+            } else {
+                bench_report_note(&r, "attention [%s]: not measured (%s)", attn_impl_names[i], ltx2_last_error(ctx));
+                ltx2_clear_error(ctx);
+            }
+        }
+        unsetenv(ATTN_IMPL_ENV);
+    }
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
-        if (!o.quick || shapes[i].quick) bench_shape(&o, &r, cuda, ctx, &shapes[i], ceil_rate);
+        if (!o.quick || shapes[i].quick)
+            bench_shape(&o, &r, cuda, ctx, &shapes[i], ceil_rate, impl_be, impl_names, n_impl);
+    if (!chosen)
+        for (int i = 0; i < n_impl; i++) ltx2_backend_free(impl_be[i]);
     ltx2_backend_free(cuda);
     ltx2_context_free(ctx);
     bench_report_close(&r);

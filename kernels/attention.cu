@@ -6,8 +6,10 @@
 // shared memory, from per-token inverse RMS values a small pre-pass writes to the workspace. K is
 // normalised/rotated once by a pre-pass into a bf16 copy in the workspace: doing it inside the
 // main loop would repeat the work for every one of the S/ATT_BM query blocks.
-// Later step (not here): an sm_90a path with TMA loads and wgmma from a producer warpgroup; this
-// kernel is the correctness baseline it will be tested against.
+// On compute capability 9.x, ltx2_k_attention dispatches to the sm_90a wgmma/TMA kernel
+// (attention_sm90.cu) after the same pre-pass; this kernel is the portable path and the
+// correctness baseline that one is tested against.
+#include "attention.cuh"
 #include "common.cuh"
 #include "mma.cuh"
 #include "rope.cuh"
@@ -31,18 +33,6 @@
 #define ATT_LOG2E 1.4426950408889634f
 
 typedef __nv_bfloat16 bf16;
-
-struct att_params {
-    const bf16 *q, *k, *v;
-    bf16 *out;
-    int64_t Sq, Skv, H;
-    float scale_log2; // scale * log2(e): scores go through exp2
-    const uint8_t *mask;
-    const float *q_inv_rms; // [B*Sq] or NULL (no QK norm)
-    const bf16 *q_norm;     // [H*D] or NULL
-    int rope;
-    const float *q_cos, *q_sin;
-};
 
 static size_t ws_round(size_t n) { return (n + ATT_WS_ALIGN - 1) / ATT_WS_ALIGN * ATT_WS_ALIGN; }
 
@@ -315,6 +305,7 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
         LTX2_K_BAD_ARG();
     if (!a->q_norm != !a->k_norm) LTX2_K_BAD_ARG();
     if (a->rope != LTX2_KROPE_NONE && (!a->q_cos || !a->q_sin || !a->k_cos || !a->k_sin)) LTX2_K_BAD_ARG();
+    if (a->impl < LTX2_KATTN_AUTO || a->impl > LTX2_KATTN_WGMMA) LTX2_K_BAD_ARG();
     if (a->B * a->Sq == 0) return 0;
     cudaStream_t st = (cudaStream_t)stream;
     const int64_t D = a->heads * a->head_dim;
@@ -334,6 +325,13 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
     p.rope = a->rope;
     p.q_cos = a->q_cos;
     p.q_sin = a->q_sin;
+
+    // Path choice before any work is queued, so a forced path that cannot run leaves nothing behind.
+    bool wgmma = false;
+    if (a->impl != LTX2_KATTN_MMA_SYNC) {
+        wgmma = att90_shape_ok(p, a->B, a->head_dim) && att90_available();
+        if (a->impl == LTX2_KATTN_WGMMA && !wgmma) return (int)cudaErrorNotSupported;
+    }
 
     if (att_needs_prep(a)) {
         if (!a->workspace || a->workspace_bytes < ltx2_k_attention_workspace(a) ||
@@ -358,5 +356,6 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
         p.k = k2;
         p.q_inv_rms = q_inv;
     }
+    if (wgmma) return att90_launch(st, p, a->B, a->head_dim);
     return a->head_dim == 64 ? att_launch<64>(st, p, a->B, a->Sq) : att_launch<128>(st, p, a->B, a->Sq);
 }

@@ -56,7 +56,12 @@ int ltx2_k_rope(void *stream, int dtype, int rope, const void *x, void *y, const
  * 16-byte aligned pointers. key_mask [B, Skv] (nonzero = attend) or NULL; a row whose keys are
  * all masked averages every value. q_norm/k_norm: bf16 RMSNorm weights [heads*head_dim] over the
  * whole inner dim (both or neither); rope: LTX2_KROPE_* with f32 tables for q and k. Norm and
- * RoPE need `workspace` of ltx2_k_attention_workspace() bytes (device memory, 256-aligned). */
+ * RoPE need `workspace` of ltx2_k_attention_workspace() bytes (device memory, 256-aligned).
+ * impl picks the kernel: AUTO (0) takes the sm_90a wgmma/TMA kernel on compute capability 9.x
+ * when the build carries it and the shape is supported (head_dim 64/128, scale > 0), else the
+ * portable mma.sync kernel; MMA_SYNC forces the portable one; WGMMA forces the Hopper one and
+ * fails with cudaErrorNotSupported where it cannot run. */
+enum { LTX2_KATTN_AUTO = 0, LTX2_KATTN_MMA_SYNC = 1, LTX2_KATTN_WGMMA = 2 };
 typedef struct ltx2_k_attn_args {
     const void *q, *k, *v;
     void *out;
@@ -69,9 +74,13 @@ typedef struct ltx2_k_attn_args {
     const float *q_cos, *q_sin, *k_cos, *k_sin;
     void *workspace;
     size_t workspace_bytes;
+    int impl; /* LTX2_KATTN_* */
 } ltx2_k_attn_args;
 size_t ltx2_k_attention_workspace(const ltx2_k_attn_args *a);
 int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a);
+/* 1 when the current device can run LTX2_KATTN_WGMMA (compute capability 9.x and a build with
+ * the sm_90a architecture), else 0. */
+int ltx2_k_attention_wgmma_available(void);
 
 /* Implicit-GEMM conv3d, bf16 NDHWC in/out, fp32 accumulation: y[n, to, ho, wo, co] = bias[co] +
  * sum x[n, t, h, w, ci] * w[((a*kh + b)*kw + e)*c_in + ci][co], then SiLU when silu. Time index

@@ -4,7 +4,9 @@
  *   cpu : the CPU backend (fp32 reference ops) against a naive double-precision implementation
  *         written here, so CI has real assertions without a GPU;
  *   cuda: the CUDA backend against the CPU backend, when a device exists (else reported, not
- *         failed).
+ *         failed). Attention runs once per device kernel: a backend per LTX2_ATTN_IMPL value
+ *         (mma_sync everywhere, wgmma on compute capability 9.x), unless the caller already set
+ *         LTX2_ATTN_IMPL, in which case only that choice runs.
  * Pass rule per element: |ref - out| <= atol + rtol*|ref|, plus NaN / Inf-sign checks and guard
  * elements after every output buffer. On failure: max abs err, rel-L2, cosine, first bad items.
  * Usage: test_ops [-o OPNAME] [-b cpu|cuda] [--list] [-v] */
@@ -89,7 +91,8 @@
 #define F_KN 4u        /* gemm weight stored [K, N] */
 #define F_STRIDED 8u   /* binary: a is a view with last-dim stride 2 */
 #define F_SPECIAL 16u  /* convert: first inputs are NaN, +-inf, -0, ties, overflow */
-#define F_MASK 32u     /* attention: key padding mask (batch 1: every key masked) */
+#define F_MASK 32u     /* attention: key padding mask (batch 1: every key masked; batch 2: the
+                        * leading 3/4 masked, so whole leading key tiles are dead) */
 #define F_ROPE 64u     /* attention: split RoPE on q and k; rope op: split */
 #define F_ROPE_IL 128u /* attention / rope: interleaved RoPE */
 #define F_QKNORM 256u  /* attention: RMSNorm across heads on q and k */
@@ -223,6 +226,19 @@ static void build_registry(void) {
                   .flags = F_QKNORM | F_MASK}); /* video -> text cross-attn, scaled */
     add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 126, 4 * 64}, .heads = 4, .sk = 126,
                   .flags = F_ROPE, .scale = 2.0f}); /* audio self-attn, scaled; peaky softmax */
+    /* Tile edges of both kernels (mma.sync: 64 query rows x 64 keys; wgmma: 128 query rows in two
+     * 64-row warpgroups x 128 keys): S_kv one past / short of a tile with a mask whose batch 2
+     * kills the leading tiles, fewer query rows than one warpgroup, d64 ragged with a mask, and
+     * d128 at S 1024 (8 key tiles through the 2-stage ring: every slot reused several times). */
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {3, 200, 2 * 128}, .heads = 2, .sk = 333,
+                  .flags = F_MASK});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {3, 129, 2 * 128}, .heads = 2, .sk = 257,
+                  .flags = F_MASK | F_QKNORM | F_ROPE});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 33, 128}, .heads = 1, .sk = 1});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 70, 2 * 64}, .heads = 2, .sk = 129,
+                  .flags = F_MASK | F_ROPE_IL});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 1024, 2 * 128}, .heads = 2, .sk = 1024,
+                  .flags = F_QKNORM | F_ROPE});
 
     /* RoPE alone, both layouts, f32 and bf16. */
     add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {2, 77, 2 * 64}, .heads = 2, .flags = F_ROPE});
@@ -452,10 +468,14 @@ static void inputs_make(const op_case *c, int idx, inputs *in) {
             free(ak);
         }
         if (c->flags & F_MASK) {
-            /* batch 0: a text padding pattern; batch 1: every key masked (uniform average) */
+            /* batch 0: a text padding pattern; batch 1: every key masked (uniform average);
+             * batch 2: only the last quarter of the keys attended */
             in->mask = malloc((size_t)(B * Sk));
             for (int64_t b = 0; b < B; b++)
-                for (int64_t j = 0; j < Sk; j++) in->mask[b * Sk + j] = b == 1 ? 0 : (j < (2 * Sk) / 3 || j % 5 == 0);
+                for (int64_t j = 0; j < Sk; j++)
+                    in->mask[b * Sk + j] = b == 1   ? 0
+                                           : b == 2 ? j >= Sk - Sk / 4
+                                                    : (j < (2 * Sk) / 3 || j % 5 == 0);
         }
         break;
     }
@@ -1061,6 +1081,28 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
 
 /* ---- driver ---- */
 
+/* The attention kernels each attention case runs on; see the header comment. */
+#define ATTN_IMPL_ENV "LTX2_ATTN_IMPL"
+#define N_ATTN_IMPLS 2
+static const char *const attn_impl_names[N_ATTN_IMPLS] = {"mma_sync", "wgmma"};
+
+/* Creates one CUDA backend per attention kernel this device runs; returns how many. */
+static int attn_backends_create(ltx2_context *ctx, ltx2_backend **out, const char **names) {
+    if (getenv(ATTN_IMPL_ENV)) return 0; /* the caller chose one: the default backend has it */
+    int n = 0;
+    for (int i = 0; i < N_ATTN_IMPLS; i++) {
+        setenv(ATTN_IMPL_ENV, attn_impl_names[i], 1);
+        if (ltx2_backend_cuda_create(ctx, 0, &out[n]) == LTX2_OK) {
+            names[n++] = attn_impl_names[i];
+        } else {
+            printf("cuda attention [%s]: not run (%s)\n", attn_impl_names[i], ltx2_last_error(ctx));
+            ltx2_clear_error(ctx);
+        }
+    }
+    unsetenv(ATTN_IMPL_ENV);
+    return n;
+}
+
 static void usage(void) {
     printf("usage: test_ops [-o OPNAME] [-b cpu|cuda] [--list] [-v]\n  ops:");
     for (int i = 0; i < LTX2_OP_COUNT; i++) printf(" %s", ltx2_op_name((ltx2_op)i));
@@ -1128,6 +1170,9 @@ int main(int argc, char **argv) {
     if (o.want_cuda && !cuda)
         printf("cuda: not available (%s); CPU-vs-CUDA checks are skipped, CPU-vs-naive checks still run\n",
                cuda_why);
+    ltx2_backend *attn_be[N_ATTN_IMPLS] = {0};
+    const char *attn_names[N_ATTN_IMPLS] = {0};
+    const int n_attn = cuda ? attn_backends_create(ctx, attn_be, attn_names) : 0;
 
     int n_run = 0, n_cuda = 0, n_fail_cases = 0;
     for (int i = 0; i < g_ncases; i++) {
@@ -1158,8 +1203,19 @@ int main(int argc, char **argv) {
             } else {
                 float *dev_out = malloc((size_t)in.nout * sizeof(float));
                 for (int64_t k = 0; k < in.nout; k++) ref[k] = cpu_out[k];
-                bool ok = run_on(cuda, ctx, c, &in, c->dtype, dev_out, "cuda", name) &&
-                          compare("cuda vs cpu", name, dev_out, ref, in.nout, tol_for(c, c->dtype));
+                /* attention: every kernel variant; everything else: the default backend */
+                const bool per_impl = c->op == LTX2_OP_ATTENTION && n_attn > 0;
+                bool ok = true;
+                for (int v = 0; v < (per_impl ? n_attn : 1); v++) {
+                    char label[64], cmp_label[80];
+                    if (per_impl)
+                        snprintf(label, sizeof(label), "cuda[%s]", attn_names[v]);
+                    else
+                        snprintf(label, sizeof(label), "cuda");
+                    snprintf(cmp_label, sizeof(cmp_label), "%s vs cpu", label);
+                    ok = run_on(per_impl ? attn_be[v] : cuda, ctx, c, &in, c->dtype, dev_out, label, name) &&
+                         compare(cmp_label, name, dev_out, ref, in.nout, tol_for(c, c->dtype)) && ok;
+                }
                 cuda_res = ok ? "ok" : "FAIL";
                 free(dev_out);
                 n_cuda++;
@@ -1174,6 +1230,7 @@ int main(int argc, char **argv) {
         n_run++;
     }
     printf("%d cases run (%d against CUDA), %d failing\n", n_run, n_cuda, n_fail_cases);
+    for (int v = 0; v < n_attn; v++) ltx2_backend_free(attn_be[v]);
     ltx2_backend_free(cuda);
     ltx2_context_free(ctx);
     return test_finish();

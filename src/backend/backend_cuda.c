@@ -102,6 +102,7 @@ typedef struct cuda_impl {
     void *workspace;
     gemm_plan plans[CUDA_GEMM_PLAN_CACHE];
     int next_plan; /* round-robin eviction */
+    int attn_impl; /* LTX2_KATTN_*: the attention kernel, from CUDA_ATTN_IMPL_ENV at creation */
 } cuda_impl;
 
 static cuda_impl *impl_of(const ltx2_backend *be) { return (cuda_impl *)be->impl; }
@@ -414,6 +415,31 @@ static ltx2_status cuda_convert(const ltx2_backend *be, ltx2_context *ctx, const
 
 /* ---- attention, RoPE, VAE ops ---- */
 
+/* Environment variable that picks the attention kernel for a backend created while it is set:
+ * unset/"auto" (sm_90a wgmma/TMA kernel on compute capability 9.x when supported, else the
+ * portable mma.sync one), "mma_sync" or "wgmma" (forced; creation fails where it cannot run).
+ * For tests and benches that compare the two kernels. */
+#define CUDA_ATTN_IMPL_ENV "LTX2_ATTN_IMPL"
+
+static ltx2_status cuda_attn_impl_from_env(ltx2_context *ctx, int dev, int *out) {
+    const char *v = getenv(CUDA_ATTN_IMPL_ENV);
+    *out = LTX2_KATTN_AUTO;
+    if (!v || !*v || !strcmp(v, "auto")) return LTX2_OK;
+    if (!strcmp(v, "mma_sync")) {
+        *out = LTX2_KATTN_MMA_SYNC;
+        return LTX2_OK;
+    }
+    if (strcmp(v, "wgmma") != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s=\"%s\": expected auto, mma_sync or wgmma", CUDA_ATTN_IMPL_ENV, v);
+    if (!ltx2_k_attention_wgmma_available())
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                          "%s=wgmma: device %d cannot run the sm_90a attention kernel (needs compute capability 9.x "
+                          "and a build whose CUDA architectures include 90a)",
+                          CUDA_ATTN_IMPL_ENV, dev);
+    *out = LTX2_KATTN_WGMMA;
+    return LTX2_OK;
+}
+
 static int krope(ltx2_rope_type t) { return t == LTX2_ROPE_INTERLEAVED ? LTX2_KROPE_INTERLEAVED : LTX2_KROPE_SPLIT; }
 
 static ltx2_status cuda_attention(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *q,
@@ -432,13 +458,20 @@ static ltx2_status cuda_attention(const ltx2_backend *be, ltx2_context *ctx, con
         .norm_eps = a->norm_eps, .rope = a->q_cos ? krope(a->rope_type) : LTX2_KROPE_NONE,
         .q_cos = a->q_cos ? a->q_cos->data : NULL, .q_sin = a->q_sin ? a->q_sin->data : NULL,
         .k_cos = a->k_cos ? a->k_cos->data : NULL, .k_sin = a->k_sin ? a->k_sin->data : NULL,
+        .impl = ci->attn_impl,
     };
     CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
     ka.workspace_bytes = ltx2_k_attention_workspace(&ka);
     /* stream-ordered scratch (normalised/rotated K, q inverse RMS): freed after the kernels */
     if (ka.workspace_bytes) CUDA_CHECK(ctx, ci->dev, cudaMallocAsync(&ka.workspace, ka.workspace_bytes, ci->stream));
     cudaError_t e = (cudaError_t)ltx2_k_attention(ci->stream, &ka);
-    if (e != cudaSuccess)
+    if (e == cudaErrorNotSupported && ka.impl == LTX2_KATTN_WGMMA)
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                        "cuda attention B=%lld Sq=%lld Skv=%lld H=%lld d=%lld: %s=wgmma but the sm_90a kernel does "
+                        "not take this shape (head_dim 64/128 and scale > 0)",
+                        (long long)ka.B, (long long)ka.Sq, (long long)ka.Skv, (long long)ka.heads, (long long)d,
+                        CUDA_ATTN_IMPL_ENV);
+    else if (e != cudaSuccess)
         st = LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "cuda attention B=%lld Sq=%lld Skv=%lld H=%lld d=%lld: %s (%s)",
                         (long long)ka.B, (long long)ka.Sq, (long long)ka.Skv, (long long)ka.heads, (long long)d,
                         cudaGetErrorName(e), cudaGetErrorString(e));
@@ -667,6 +700,8 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
         CUDA_TRY(ctx, device_index, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_index));
         ci->cc = major * 10 + minor;
     }
+    st = cuda_attn_impl_from_env(ctx, device_index, &ci->attn_impl);
+    if (st != LTX2_OK) goto done;
     CUDA_TRY(ctx, device_index, cudaStreamCreateWithFlags(&ci->stream, cudaStreamNonBlocking));
     CUBLAS_TRY(ctx, device_index, cublasLtCreate(&ci->lt));
     CUDA_TRY(ctx, device_index, cudaMalloc(&ci->workspace, CUDA_GEMM_WORKSPACE_BYTES));

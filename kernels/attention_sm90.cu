@@ -1,0 +1,582 @@
+// Flash-attention forward for Hopper (sm_90a), FlashAttention-3 style: TMA bulk tensor loads of
+// Q and of a K/V ring in shared memory guarded by mbarriers, one producer warpgroup that only
+// issues those loads, and two consumer warpgroups of 64 query rows each that run S = QK^T with
+// wgmma (both operands from 128-byte-swizzled shared memory), the online softmax in registers,
+// and O += PV with wgmma taking P (bf16) straight from registers. Same inputs and semantics as
+// the sm_80 mma.sync kernel in attention.cu, which runs the Q/K pre-pass first: K arrives already
+// normalised/rotated from the workspace, and Q is normalised/rotated here in shared memory after
+// its TMA load, from the pre-pass's per-token inverse RMS (as the sm_80 prologue does).
+// Intra-warpgroup overlap: the QK^T of tile t is issued together with the PV of tile t-1, and
+// the softmax of tile t runs while that PV is still on the tensor cores.
+// The device code exists only in the sm_90a compilation (__CUDA_ARCH_FEAT_SM90_ALL); other
+// architectures get an empty stub, which att90_available() detects so dispatch never picks it.
+#include "attention.cuh"
+#include "common.cuh"
+#include "mma.cuh"
+#include "rope.cuh"
+
+#include <cuda.h>         // CUtensorMap and its enums: types only, libcuda is not linked
+#include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled, fetched through the runtime
+
+// A warpgroup: 4 consecutive warps issuing wgmma together, over 64 rows (the wgmma M).
+#define A90_WG_THREADS 128
+#define A90_WG_ROWS 64
+// Query rows per CTA: two consumer warpgroups.
+#define A90_BM (A90_CONSUMERS * A90_WG_ROWS)
+// Keys per K/V tile: the N of the S = QK^T wgmma. S is 64 fp32 registers per thread; with the
+// d = 128 O accumulator (64) and P (32 bf16 pairs) it fits the consumers' 240-register budget.
+#define A90_BN 128
+// K and V ring depth. Two stages of 128 x 128 bf16 K and V tiles plus Q is 160 KB of the 227 KB.
+#define A90_STAGES 2
+#define A90_CONSUMERS 2
+#define A90_THREADS ((1 + A90_CONSUMERS) * A90_WG_THREADS)
+#define A90_CONSUMER_WARPS (A90_CONSUMERS * 4)
+// A tile is stored as panels of 64 bf16 columns: one 128-byte row per panel row is what a TMA
+// box with 128-byte swizzle can hold, and it is the K-major wgmma swizzle atom's width.
+#define A90_PANEL 64
+#define A90_ROW_BYTES 128
+// 8 rows x 128 bytes: the period of the 128-byte swizzle. Tiles start on it so descriptors need
+// no base offset, and it is the stride between 8-row core-matrix groups (SBO).
+#define A90_ATOM_BYTES 1024
+// Register split (setmaxnreg): the producer only issues TMA; 24 x 128 + 240 x 256 <= 64K.
+// (Both must be multiples of 8, and the entry cap 65536 / 384 -> 168 must lie between them.)
+#define A90_PRODUCER_REGS 24
+#define A90_CONSUMER_REGS 240
+// mbarriers: Q full, then per stage K full, K empty, V full, V empty.
+#define A90_BARRIERS (1 + 4 * A90_STAGES)
+// Named barriers 1 and 2 (0 is __syncthreads) sync one consumer warpgroup.
+#define A90_WG_BARRIER0 1
+// Prototype version of the driver's cuTensorMapEncodeTiled we ask for (PFN_..._v12000).
+#define A90_TMAP_ABI_VERSION 12000
+
+typedef __nv_bfloat16 bf16;
+
+template <int D> struct a90_cfg {
+    static constexpr int NP = D / A90_PANEL;                            // panels per row
+    static constexpr int Q_PANEL = A90_BM * A90_ROW_BYTES;             // bytes between Q panels
+    static constexpr int KV_PANEL = A90_BN * A90_ROW_BYTES;            // bytes between K/V panels
+    static constexpr int Q_BYTES = NP * Q_PANEL;
+    static constexpr int TILE_BYTES = NP * KV_PANEL;                   // one K or V tile
+    // + one atom of slack to align the dynamic region to the swizzle period
+    static constexpr int SMEM = Q_BYTES + 2 * A90_STAGES * TILE_BYTES + A90_ATOM_BYTES;
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// Byte offset of (row, col) inside a panel written by TMA with 128-byte swizzle (col < 64): the
+// 16-byte chunk index is XORed with the row's position in its 8-row atom.
+__device__ __forceinline__ uint32_t a90_swz(int row, int col) {
+    return (uint32_t)(row * A90_ROW_BYTES + ((((col >> 3) ^ row) & 7) << 4) + (col & 7) * 2);
+}
+
+// Byte offset of (row, col) in a tile of 64-column panels PANEL_BYTES apart.
+template <int PANEL_BYTES> __device__ __forceinline__ uint32_t a90_tile_off(int row, int col) {
+    return (uint32_t)((col / A90_PANEL) * PANEL_BYTES) + a90_swz(row, col % A90_PANEL);
+}
+
+// ---- mbarriers and TMA ----
+__device__ __forceinline__ void a90_bar_init(uint32_t bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Arrives once and announces `bytes` of TMA transactions that complete the current phase.
+__device__ __forceinline__ void a90_bar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void a90_bar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Spins until the phase with this parity has completed (a fresh barrier counts phase "1" as
+// done, so producers start by waiting on parity 1 of the empty barriers).
+__device__ __forceinline__ void a90_bar_wait(uint32_t bar, uint32_t parity) {
+    uint32_t done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+// 3-D tiled TMA load (coordinates innermost first: column, row, batch); out-of-range rows are
+// zero-filled and still count towards the transaction bytes.
+__device__ __forceinline__ void a90_tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1,
+                                             int c2) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], "
+                 "[%2];\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+
+// ---- warpgroup control ----
+template <int N> __device__ __forceinline__ void a90_setmaxnreg_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N> __device__ __forceinline__ void a90_setmaxnreg_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+__device__ __forceinline__ void a90_named_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// Ordinary shared-memory stores that wgmma (the async proxy) reads next need this before the barrier.
+__device__ __forceinline__ void a90_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void a90_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void a90_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void a90_wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Pins registers an in-flight wgmma reads or writes: code that uses them after the wait cannot
+// be moved above it (the empty asm depends on the wait through ordering of volatile asm).
+__device__ __forceinline__ void a90_pin(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+__device__ __forceinline__ void a90_pin(uint32_t &x) { asm volatile("" : "+r"(x)::"memory"); }
+
+__device__ __forceinline__ float a90_ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format"): start address,
+// leading and stride byte offsets in 16-byte units, swizzle mode 1 = 128-byte; base offset 0
+// because every tile starts on a 1024-byte swizzle period.
+__device__ __forceinline__ uint64_t a90_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+    return (uint64_t)((addr & 0x3FFFFu) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFFu) << 16) |
+           ((uint64_t)((sbo >> 4) & 0x3FFFu) << 32) | (1ull << 62);
+}
+
+// ---- wgmma (bf16 x bf16 -> fp32). Accumulator layout of m64nN: warp w of the warpgroup owns
+// rows 16w..16w+15; register i holds (row g + 8*((i>>1)&1), col 8*(i>>2) + 2q + (i&1)) with
+// g = lane/4, q = lane%4 -- the mma.sync m16n8 C layout repeated over N/8 column blocks. The
+// register A operand of m64k16 is the mma.sync m16n8k16 A fragment of the warp's 16 rows. ----
+
+// d (+)= A(smem) * B(smem), m64n128k16; B K-major (no transpose). SCALE_D 0 overwrites d.
+template <int SCALE_D>
+__device__ __forceinline__ void a90_wgmma_ss_n128(float d[64], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 :
+                   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db), "n"(SCALE_D));
+}
+
+// d += A(registers, 4 x b32 bf16 pairs) * B(smem), m64n128k16; B MN-major (transposed).
+__device__ __forceinline__ void a90_wgmma_rs_n128(float d[64], const uint32_t a[4], uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+                 :
+                   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+}
+
+// d += A(registers, 4 x b32 bf16 pairs) * B(smem), m64n64k16; B MN-major (transposed).
+__device__ __forceinline__ void a90_wgmma_rs_n64(float d[32], const uint32_t a[4], uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+                 :
+                   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
+}
+
+// S = Q K^T over d: Q rows [64][D] at qa and a K tile [A90_BN][D] at kb, both K-major (d
+// contiguous) in 64-column swizzled panels. Inside a panel the k16 step advances the start
+// address by 32 bytes (the hardware applies the swizzle to the absolute address); SBO steps 8
+// rows; LBO is unused for swizzled K-major operands (16 = one unit, as is customary).
+template <int D> __device__ __forceinline__ void a90_qk(float s[A90_BN / 2], uint32_t qa, uint32_t kb) {
+    constexpr int STEPS_PER_PANEL = A90_PANEL / 16, STEP_BYTES = 16 * (int)sizeof(bf16);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        const int panel = kk / STEPS_PER_PANEL;
+        const uint32_t in_panel = (uint32_t)((kk % STEPS_PER_PANEL) * STEP_BYTES);
+        const uint64_t da = a90_desc(qa + panel * a90_cfg<D>::Q_PANEL + in_panel, 16, A90_ATOM_BYTES);
+        const uint64_t db = a90_desc(kb + panel * a90_cfg<D>::KV_PANEL + in_panel, 16, A90_ATOM_BYTES);
+        if (kk == 0)
+            a90_wgmma_ss_n128<0>(s, da, db);
+        else
+            a90_wgmma_ss_n128<1>(s, da, db);
+    }
+}
+
+// O += P V: P from registers (4 b32 per 16 keys), the V tile [A90_BN keys][D] is MN-major for
+// this product (d contiguous), so B is transposed. A k16 step is 16 key rows = 2048 bytes; SBO
+// steps 8 keys (1024 B), LBO steps to the next 64-column panel of d.
+template <int D> __device__ __forceinline__ void a90_pv(float o[D / 2], const uint32_t pf[A90_BN / 4], uint32_t vb) {
+#pragma unroll
+    for (int kk = 0; kk < A90_BN / 16; kk++) {
+        const uint64_t db = a90_desc(vb + (uint32_t)kk * 16 * A90_ROW_BYTES, a90_cfg<D>::KV_PANEL, A90_ATOM_BYTES);
+        if constexpr (D == 128)
+            a90_wgmma_rs_n128(o, &pf[4 * kk], db);
+        else
+            a90_wgmma_rs_n64(o, &pf[4 * kk], db);
+    }
+}
+
+// One warp's share of releasing a ring slot (the empty barriers count A90_CONSUMER_WARPS).
+__device__ __forceinline__ void a90_release(uint32_t bar, int lane) {
+    __syncwarp();
+    if (lane == 0) a90_bar_arrive(bar);
+}
+
+// Online softmax of one S tile (raw scores) for this thread's rows g and g+8. Masked keys and
+// keys past Skv get -inf; all-masked rows score 0 (uniform weights, as the CPU reference). The
+// running max is kept in scaled log2 units, so each weight is one FFMA and one EX2 (scale > 0
+// is required by dispatch, so the max of raw scores is the max of scaled ones). On return s
+// holds the unnormalised weights and alpha the factor the O rows must be rescaled by.
+__device__ __forceinline__ void a90_softmax(float s[A90_BN / 2], int64_t key0, int64_t Skv, const uint8_t *mask,
+                                            bool all_masked, float scale_log2, int qd, float m_run[2],
+                                            float l_run[2], float alpha[2]) {
+    if (mask || key0 + A90_BN > Skv) {
+#pragma unroll
+        for (int i = 0; i < A90_BN / 2; i++) {
+            const int64_t key = key0 + 8 * (i >> 2) + 2 * qd + (i & 1);
+            bool keep = key < Skv;
+            if (keep && mask && !all_masked) keep = mask[key] != 0;
+            s[i] = !keep ? -INFINITY : (all_masked ? 0.0f : s[i]);
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < A90_BN / 8; j++) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(m_run[r], mx * scale_log2);
+        // A row with no live key yet keeps m = -inf; subtract 0 then so exp2(-inf) = 0, not NaN.
+        const float base = m_new == -INFINITY ? 0.0f : m_new;
+        alpha[r] = a90_ex2(m_run[r] - base);
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < A90_BN / 8; j++) {
+            s[4 * j + 2 * r] = a90_ex2(fmaf(s[4 * j + 2 * r], scale_log2, -base));
+            s[4 * j + 2 * r + 1] = a90_ex2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -base));
+            sum += s[4 * j + 2 * r] + s[4 * j + 2 * r + 1];
+        }
+        l_run[r] = l_run[r] * alpha[r] + sum; // this lane's partial; quad-reduced at the end
+        m_run[r] = m_new;
+    }
+}
+
+// S accumulator -> A fragments of PV: keys 16kk..16kk+15 are S column blocks 2kk and 2kk+1,
+// whose (row g / g+8, col 2q..2q+1) pairs are exactly a0..a3 of the m16k16 A fragment.
+__device__ __forceinline__ void a90_pack_p(const float s[A90_BN / 2], uint32_t pf[A90_BN / 4]) {
+#pragma unroll
+    for (int kk = 0; kk < A90_BN / 16; kk++) {
+        pf[4 * kk + 0] = ltx2_pack_bf16(s[8 * kk + 0], s[8 * kk + 1]);
+        pf[4 * kk + 1] = ltx2_pack_bf16(s[8 * kk + 2], s[8 * kk + 3]);
+        pf[4 * kk + 2] = ltx2_pack_bf16(s[8 * kk + 4], s[8 * kk + 5]);
+        pf[4 * kk + 3] = ltx2_pack_bf16(s[8 * kk + 6], s[8 * kk + 7]);
+    }
+}
+
+#endif // __CUDA_ARCH_FEAT_SM90_ALL
+
+// Grid (ceil(Sq / A90_BM), H, B); A90_THREADS threads: warpgroup 0 produces, 1 and 2 consume.
+template <int D>
+__global__ void __launch_bounds__(A90_THREADS, 1)
+    att90_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                     const __grid_constant__ CUtensorMap tm_v, const att_params p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    typedef a90_cfg<D> C;
+    // Static shared memory only in this build: att90_available() reads its size to tell the
+    // real kernel from the stub other architectures compile.
+    __shared__ __align__(8) uint64_t bars[A90_BARRIERS];
+    extern __shared__ unsigned char a90_smem[];
+    const uint32_t raw = ltx2_smem_addr(a90_smem);
+    const uint32_t base = (raw + A90_ATOM_BYTES - 1) & ~(uint32_t)(A90_ATOM_BYTES - 1);
+    unsigned char *gQ = a90_smem + (base - raw); // generic pointer to Q, for ordinary accesses
+    const uint32_t sQ = base, sK = sQ + C::Q_BYTES, sV = sK + A90_STAGES * C::TILE_BYTES;
+    const uint32_t b_q = ltx2_smem_addr(&bars[0]), b_kfull = b_q + 8, b_kempty = b_kfull + 8 * A90_STAGES,
+                   b_vfull = b_kempty + 8 * A90_STAGES, b_vempty = b_vfull + 8 * A90_STAGES;
+
+    const int tid = threadIdx.x, wg = tid / A90_WG_THREADS, lane = tid & 31;
+    const int64_t h = blockIdx.y, b = blockIdx.z, q0 = (int64_t)blockIdx.x * A90_BM;
+    const int n_tiles = (int)((p.Skv + A90_BN - 1) / A90_BN);
+    const uint8_t *mask = p.mask ? p.mask + b * p.Skv : nullptr;
+
+    if (tid == 0) {
+        a90_bar_init(b_q, 1);
+        for (int s = 0; s < A90_STAGES; s++) {
+            a90_bar_init(b_kfull + 8 * s, 1);
+            a90_bar_init(b_vfull + 8 * s, 1);
+            a90_bar_init(b_kempty + 8 * s, A90_CONSUMER_WARPS);
+            a90_bar_init(b_vempty + 8 * s, A90_CONSUMER_WARPS);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); // visible to the TMA unit
+    }
+    // All keys masked: the CPU reference then averages every value (uniform weights). The
+    // barrier also publishes the mbarrier initialisation to every thread.
+    bool all_masked = false;
+    if (mask) {
+        int any = 0;
+        for (int64_t j = tid; j < p.Skv; j += A90_THREADS) any |= mask[j] != 0;
+        all_masked = !__syncthreads_or(any);
+    } else {
+        __syncthreads();
+    }
+
+    if (wg == 0) {
+        // ---- producer: one thread issues every TMA load; the rest of the warpgroup retires ----
+        a90_setmaxnreg_dec<A90_PRODUCER_REGS>();
+        if (tid == 0) {
+            const int col0 = (int)(h * D);
+            a90_bar_expect_tx(b_q, C::Q_BYTES);
+#pragma unroll
+            for (int pn = 0; pn < C::NP; pn++)
+                a90_tma_load(sQ + pn * C::Q_PANEL, &tm_q, b_q, col0 + pn * A90_PANEL, (int)q0, (int)b);
+            for (int t = 0; t < n_tiles; t++) {
+                const int st = t % A90_STAGES;
+                const uint32_t free_parity = ((t / A90_STAGES) & 1) ^ 1;
+                a90_bar_wait(b_kempty + 8 * st, free_parity);
+                a90_bar_expect_tx(b_kfull + 8 * st, C::TILE_BYTES);
+#pragma unroll
+                for (int pn = 0; pn < C::NP; pn++)
+                    a90_tma_load(sK + st * C::TILE_BYTES + pn * C::KV_PANEL, &tm_k, b_kfull + 8 * st,
+                                 col0 + pn * A90_PANEL, t * A90_BN, (int)b);
+                a90_bar_wait(b_vempty + 8 * st, free_parity);
+                a90_bar_expect_tx(b_vfull + 8 * st, C::TILE_BYTES);
+#pragma unroll
+                for (int pn = 0; pn < C::NP; pn++)
+                    a90_tma_load(sV + st * C::TILE_BYTES + pn * C::KV_PANEL, &tm_v, b_vfull + 8 * st,
+                                 col0 + pn * A90_PANEL, t * A90_BN, (int)b);
+            }
+        }
+        return;
+    }
+
+    // ---- consumers: warpgroup cw owns CTA rows A90_WG_ROWS*cw .. + A90_WG_ROWS - 1 ----
+    a90_setmaxnreg_inc<A90_CONSUMER_REGS>();
+    const int cw = wg - 1, ctid = tid - A90_WG_THREADS * wg, warp = ctid >> 5, g = lane >> 2, qd = lane & 3;
+    const int wg_bar = A90_WG_BARRIER0 + cw;
+    const int64_t ld = p.H * D; // token stride
+    a90_bar_wait(b_q, 0);
+    if (p.q_inv_rms || p.rope != LTX2_KROPE_NONE) {
+        // Q rows <- rope(q * inv_rms * w) in fp32, in place in the swizzled tile, one thread per
+        // element pair (the sm_80 prologue's arithmetic).
+        const bool il = p.rope == LTX2_KROPE_INTERLEAVED;
+        for (int i = ctid; i < A90_WG_ROWS * (D / 2); i += A90_WG_THREADS) {
+            const int r = A90_WG_ROWS * cw + i / (D / 2), pp = i % (D / 2);
+            const int64_t qi = q0 + r;
+            if (qi >= p.Sq) continue;
+            const ltx2_rope_pair pr = ltx2_rope_pair_of(pp, D, il);
+            bf16 *e0 = reinterpret_cast<bf16 *>(gQ + a90_tile_off<C::Q_PANEL>(r, (int)pr.c0));
+            bf16 *e1 = reinterpret_cast<bf16 *>(gQ + a90_tile_off<C::Q_PANEL>(r, (int)pr.c1));
+            float a = __bfloat162float(*e0), bb = __bfloat162float(*e1);
+            if (p.q_inv_rms) {
+                const float inv = p.q_inv_rms[b * p.Sq + qi];
+                a = a * inv * __bfloat162float(p.q_norm[h * D + pr.c0]);
+                bb = bb * inv * __bfloat162float(p.q_norm[h * D + pr.c1]);
+            }
+            if (p.rope == LTX2_KROPE_SPLIT) {
+                const int64_t t = ((b * p.H + h) * p.Sq + qi) * (D / 2) + pr.t0;
+                ltx2_rope_rotate(a, bb, p.q_cos[t], p.q_sin[t], p.q_cos[t], p.q_sin[t]);
+            } else if (il) {
+                const int64_t t = (b * p.Sq + qi) * ld + h * D;
+                ltx2_rope_rotate(a, bb, p.q_cos[t + pr.t0], p.q_sin[t + pr.t0], p.q_cos[t + pr.t1],
+                                 p.q_sin[t + pr.t1]);
+            }
+            *e0 = __float2bfloat16_rn(a);
+            *e1 = __float2bfloat16_rn(bb);
+        }
+        a90_fence_proxy_async();
+        a90_named_sync(wg_bar, A90_WG_THREADS);
+    }
+
+    float o[D / 2];
+#pragma unroll
+    for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
+    float s[A90_BN / 2]; // the first QK^T overwrites it (scale-d 0); zeroed so it is never read undefined
+#pragma unroll
+    for (int i = 0; i < A90_BN / 2; i++) s[i] = 0.0f;
+    uint32_t pf[A90_BN / 4];
+    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}, alpha[2];
+    const uint32_t qa = sQ + (uint32_t)(cw * A90_WG_ROWS * A90_ROW_BYTES); // this warpgroup's rows in each panel
+
+    // Tile 0: S alone (there is no PV to overlap yet).
+    a90_bar_wait(b_kfull, 0);
+    a90_wgmma_fence();
+    a90_qk<D>(s, qa, sK);
+    a90_wgmma_commit();
+    a90_wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < A90_BN / 2; i++) a90_pin(s[i]);
+    a90_release(b_kempty, lane);
+    a90_softmax(s, 0, p.Skv, mask, all_masked, p.scale_log2, qd, m_run, l_run, alpha);
+    a90_pack_p(s, pf);
+
+    for (int t = 1; t < n_tiles; t++) {
+        const int ks = t % A90_STAGES, vs = (t - 1) % A90_STAGES;
+        // Both waits come before the fence: a spin loop between fence and wgmma makes ptxas
+        // insert another fence. V_{t-1} was issued before K_t, so waiting for it first is free.
+        a90_bar_wait(b_kfull + 8 * ks, (uint32_t)(t / A90_STAGES) & 1);
+        a90_bar_wait(b_vfull + 8 * vs, (uint32_t)((t - 1) / A90_STAGES) & 1);
+        // O's rescale and P's packing must be done before the fence, not sunk below it
+#pragma unroll
+        for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
+#pragma unroll
+        for (int i = 0; i < A90_BN / 4; i++) a90_pin(pf[i]);
+        a90_wgmma_fence();
+        a90_qk<D>(s, qa, sK + ks * C::TILE_BYTES); // S_t
+        a90_wgmma_commit();
+        a90_pv<D>(o, pf, sV + vs * C::TILE_BYTES); // O += P_{t-1} V_{t-1}
+        a90_wgmma_commit();
+        a90_wgmma_wait<1>(); // S_t done; the PV may still run
+#pragma unroll
+        for (int i = 0; i < A90_BN / 2; i++) a90_pin(s[i]);
+        a90_release(b_kempty + 8 * ks, lane);
+        a90_softmax(s, (int64_t)t * A90_BN, p.Skv, mask, all_masked, p.scale_log2, qd, m_run, l_run, alpha);
+        a90_wgmma_wait<0>(); // PV done: O and the P registers are free again
+#pragma unroll
+        for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
+#pragma unroll
+        for (int i = 0; i < A90_BN / 4; i++) a90_pin(pf[i]);
+        a90_release(b_vempty + 8 * vs, lane);
+#pragma unroll
+        for (int i = 0; i < D / 2; i++) o[i] *= alpha[(i >> 1) & 1];
+        a90_pack_p(s, pf);
+    }
+
+    {
+        const int vs = (n_tiles - 1) % A90_STAGES;
+        a90_bar_wait(b_vfull + 8 * vs, (uint32_t)((n_tiles - 1) / A90_STAGES) & 1);
+#pragma unroll
+        for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
+#pragma unroll
+        for (int i = 0; i < A90_BN / 4; i++) a90_pin(pf[i]);
+        a90_wgmma_fence();
+        a90_pv<D>(o, pf, sV + vs * C::TILE_BYTES);
+        a90_wgmma_commit();
+        a90_wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
+        a90_release(b_vempty + 8 * vs, lane);
+    }
+
+    // ---- epilogue: O / l as bf16, staged through this warpgroup's (now unused) Q rows in the
+    // same swizzled layout (conflict-free 4-byte stores), then written as coalesced 16-byte rows ----
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
+        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
+    }
+    // every row has a live key (Skv >= 1, all-masked rows are uniform), so l > 0
+    const float inv_l[2] = {1.0f / l_run[0], 1.0f / l_run[1]};
+    a90_named_sync(wg_bar, A90_WG_THREADS); // every warp's QK^T reads of these Q rows are done
+#pragma unroll
+    for (int j = 0; j < D / 8; j++)
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            const int row = A90_WG_ROWS * cw + 16 * warp + g + 8 * r, col = 8 * j + 2 * qd;
+            *reinterpret_cast<__nv_bfloat162 *>(gQ + a90_tile_off<C::Q_PANEL>(row, col)) =
+                __floats2bfloat162_rn(o[4 * j + 2 * r] * inv_l[r], o[4 * j + 2 * r + 1] * inv_l[r]);
+        }
+    a90_named_sync(wg_bar, A90_WG_THREADS);
+    for (int i = ctid; i < A90_WG_ROWS * (D / 8); i += A90_WG_THREADS) {
+        const int row = A90_WG_ROWS * cw + i / (D / 8), c = (i % (D / 8)) * 8;
+        const int64_t qi = q0 + row;
+        if (qi >= p.Sq) continue;
+        const uint4 v = *reinterpret_cast<const uint4 *>(gQ + a90_tile_off<C::Q_PANEL>(row, c));
+        *reinterpret_cast<uint4 *>(p.out + (b * p.Sq + qi) * ld + h * D + c) = v;
+    }
+#endif
+}
+
+// ---- host side ----
+
+// cuTensorMapEncodeTiled from the driver the runtime already loaded (no libcuda link).
+static PFN_cuTensorMapEncodeTiled_v12000 a90_encoder(void) {
+    void *fn = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, A90_TMAP_ABI_VERSION, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+        (void)cudaGetLastError();
+        return nullptr;
+    }
+    return (PFN_cuTensorMapEncodeTiled_v12000)fn;
+}
+
+// Tensor map over one of q/k/v [B, S, ld] bf16 (ld = H*d): 3-D (column, token, batch) so a box
+// never spans two sequences, boxes of 64 columns x `rows` tokens with 128-byte swizzle,
+// out-of-range tokens zero-filled.
+static bool a90_map(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *m, const void *ptr, int64_t S, int64_t B,
+                    int64_t ld, int rows) {
+    const cuuint64_t dims[3] = {(cuuint64_t)ld, (cuuint64_t)S, (cuuint64_t)B};
+    const cuuint64_t strides[2] = {(cuuint64_t)ld * sizeof(bf16), (cuuint64_t)(S * ld) * sizeof(bf16)};
+    const cuuint32_t box[3] = {A90_PANEL, (cuuint32_t)rows, 1}, elem[3] = {1, 1, 1};
+    return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(ptr), dims, strides, box, elem,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+bool att90_available(void) {
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    if (major != 9) return false;
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, att90_fwd_kernel<128>) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return fa.sharedSizeBytes >= A90_BARRIERS * sizeof(uint64_t);
+}
+
+bool att90_shape_ok(const att_params &p, int64_t B, int64_t head_dim) {
+    // TMA coordinates are int32; a tail tile's row coordinate reaches Skv + A90_BN.
+    const int64_t lim = INT32_MAX - A90_BN;
+    return (head_dim == 64 || head_dim == 128) && p.scale_log2 > 0.0f && p.scale_log2 < INFINITY && p.Sq <= lim &&
+           p.Skv <= lim && p.H * head_dim <= lim && B <= lim;
+}
+
+template <int D> static int a90_launch(cudaStream_t st, const att_params &p, int64_t B) {
+    PFN_cuTensorMapEncodeTiled_v12000 enc = a90_encoder();
+    if (!enc) return (int)cudaErrorNotSupported;
+    const int64_t ld = p.H * D;
+    CUtensorMap mq, mk, mv;
+    if (!a90_map(enc, &mq, p.q, p.Sq, B, ld, A90_BM) || !a90_map(enc, &mk, p.k, p.Skv, B, ld, A90_BN) ||
+        !a90_map(enc, &mv, p.v, p.Skv, B, ld, A90_BN))
+        return (int)cudaErrorInvalidValue;
+    const int smem = a90_cfg<D>::SMEM;
+    cudaError_t e = cudaFuncSetAttribute(att90_fwd_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) return (int)e;
+    dim3 grid((unsigned)((p.Sq + A90_BM - 1) / A90_BM), (unsigned)p.H, (unsigned)B);
+    att90_fwd_kernel<D><<<grid, A90_THREADS, smem, st>>>(mq, mk, mv, p);
+    LTX2_K_RETURN_LAUNCH();
+}
+
+int att90_launch(cudaStream_t st, const att_params &p, int64_t B, int64_t head_dim) {
+    return head_dim == 64 ? a90_launch<64>(st, p, B) : a90_launch<128>(st, p, B);
+}
+
+extern "C" int ltx2_k_attention_wgmma_available(void) { return att90_available() ? 1 : 0; }

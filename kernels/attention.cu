@@ -31,6 +31,10 @@
 // Workspace sub-buffers start on this boundary (cp.async needs 16; 256 matches cudaMalloc).
 #define ATT_WS_ALIGN 256
 #define ATT_LOG2E 1.4426950408889634f
+// Whether AUTO takes the sm_90a wgmma kernel on 9.x devices. Off until a GPU run has passed the
+// op harness under LTX2_ATTN_IMPL=wgmma (attention_sm90.cu was written without a GPU and has
+// never executed); AUTO must not hand users an unverified kernel. Flip it with that evidence.
+#define ATT_AUTO_PICKS_WGMMA 0
 
 typedef __nv_bfloat16 bf16;
 
@@ -328,7 +332,7 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
 
     // Path choice before any work is queued, so a forced path that cannot run leaves nothing behind.
     bool wgmma = false;
-    if (a->impl != LTX2_KATTN_MMA_SYNC) {
+    if (a->impl == LTX2_KATTN_WGMMA || (a->impl == LTX2_KATTN_AUTO && ATT_AUTO_PICKS_WGMMA)) {
         wgmma = att90_shape_ok(p, a->B, a->head_dim) && att90_available();
         if (a->impl == LTX2_KATTN_WGMMA && !wgmma) return (int)cudaErrorNotSupported;
     }

@@ -57,10 +57,10 @@ int ltx2_k_rope(void *stream, int dtype, int rope, const void *x, void *y, const
  * all masked averages every value. q_norm/k_norm: bf16 RMSNorm weights [heads*head_dim] over the
  * whole inner dim (both or neither); rope: LTX2_KROPE_* with f32 tables for q and k. Norm and
  * RoPE need `workspace` of ltx2_k_attention_workspace() bytes (device memory, 256-aligned).
- * impl picks the kernel: AUTO (0) takes the sm_90a wgmma/TMA kernel on compute capability 9.x
- * when the build carries it and the shape is supported (head_dim 64/128, scale > 0), else the
- * portable mma.sync kernel; MMA_SYNC forces the portable one; WGMMA forces the Hopper one and
- * fails with cudaErrorNotSupported where it cannot run. */
+ * impl picks the kernel: AUTO (0) takes the portable mma.sync kernel for now (it will take the
+ * sm_90a wgmma/TMA kernel on 9.x once a GPU run has verified it: ATT_AUTO_PICKS_WGMMA in
+ * attention.cu); MMA_SYNC forces the portable one; WGMMA forces the Hopper one (head_dim 64/128,
+ * scale > 0, a build carrying sm_90a) and fails with cudaErrorNotSupported where it cannot run. */
 enum { LTX2_KATTN_AUTO = 0, LTX2_KATTN_MMA_SYNC = 1, LTX2_KATTN_WGMMA = 2 };
 typedef struct ltx2_k_attn_args {
     const void *q, *k, *v;

@@ -416,8 +416,8 @@ static ltx2_status cuda_convert(const ltx2_backend *be, ltx2_context *ctx, const
 /* ---- attention, RoPE, VAE ops ---- */
 
 /* Environment variable that picks the attention kernel for a backend created while it is set:
- * unset/"auto" (sm_90a wgmma/TMA kernel on compute capability 9.x when supported, else the
- * portable mma.sync one), "mma_sync" or "wgmma" (forced; creation fails where it cannot run).
+ * unset/"auto" (the kernel's AUTO: portable mma.sync until the wgmma one is verified on a GPU),
+ * "mma_sync" or "wgmma" (forced; creation fails where it cannot run).
  * For tests and benches that compare the two kernels. */
 #define CUDA_ATTN_IMPL_ENV "LTX2_ATTN_IMPL"
 

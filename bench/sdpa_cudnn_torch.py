@@ -10,7 +10,8 @@ bench_attention's own rows:
 
   baseline time = prep + cuDNN SDPA, where prep is bench_attention's "<shape> [prep]" row (our
   standalone RoPE kernel, plus our RMSNorm op for QK-norm shapes; absent = 0 for plain shapes);
-  ratio       = our fused attention time / baseline time   (goal <= 0.93);
+  ratio       = our fused attention time / baseline time   (goal <= 0.93), per kernel: bench_attention
+                names its rows "<shape> [mma_sync]" and "<shape> [wgmma]";
   roof_frac   = our TFLOP/s / the cuBLASLt bf16 GEMM rate bench_attention measured (goal >= 0.80).
 
 Usage (on the GPU machine, after bench_attention --json ATT.jsonl):
@@ -32,6 +33,8 @@ SHAPES = [
     ("video->text B2 H32 Sq6144 Skv1024 d128 +qknorm+mask", 2, 6144, 1024, 32, 128, True),
     ("audio self B2 H32 S126 d64 +qknorm+rope", 2, 126, 126, 32, 64, False),
 ]
+# bench_attention's kernels: its rows are named "<shape> [<impl>]".
+IMPLS = ("mma_sync", "wgmma")
 # Text padding as bench_attention: the first 3/4 of the keys are real tokens.
 MASK_KEEP_NUM, MASK_KEEP_DEN = 3, 4
 # Timing: warm-up calls, then timed calls per sample (amortises launch gaps), samples (median).
@@ -93,15 +96,21 @@ def plot(path, results):
     except ImportError as e:
         print(f"# plot skipped: {e}")
         return
-    names = [r["case"] for r in results if r.get("ours_tflops") and r.get("cudnn_tflops")]
+    names = [r["case"] for r in results if r.get("cudnn_tflops") and any(i in r for i in IMPLS)]
     if not names:
         print("# plot skipped: no shape has both our row and a cuDNN time")
         return
     by = {r["case"]: r for r in results}
     xs = range(len(names))
+    impls = [i for i in IMPLS if any(i in by[n] for n in names)]
+    width = 0.8 / (len(impls) + 1)
     fig, ax = plt.subplots(figsize=(10, 4.5))
-    ax.bar([x - 0.2 for x in xs], [by[n]["ours_tflops"] for n in names], 0.4, label="ltx2c fused attention")
-    ax.bar([x + 0.2 for x in xs], [by[n]["baseline_tflops"] for n in names], 0.4, label="prep + cuDNN SDPA")
+    for k, impl in enumerate(impls):
+        ax.bar([x + (k - len(impls) / 2) * width for x in xs],
+               [by[n][impl]["ours_tflops"] if impl in by[n] else 0 for n in names], width,
+               label=f"ltx2c fused attention [{impl}]")
+    ax.bar([x + (len(impls) / 2) * width for x in xs], [by[n]["baseline_tflops"] for n in names], width,
+           label="prep + cuDNN SDPA")
     roof = next((by[n]["gemm_tflops"] for n in names if by[n].get("gemm_tflops")), None)
     if roof:
         ax.axhline(roof, color="gray", linestyle="--", label=f"cuBLASLt bf16 GEMM {roof:.0f} TFLOP/s")
@@ -150,7 +159,6 @@ def main():
             results.append(res)
             continue
         res.update(cudnn_s=med, cudnn_min_s=lo, cudnn_max_s=hi, cudnn_tflops=flops / med * 1e-12)
-        row = ours.get(name)
         prep = ours.get(name + " [prep]")
         prep_s = prep["median_s"] if prep else 0.0
         if (("+rope" in name) or ("+qknorm" in name)) and not prep:
@@ -158,15 +166,17 @@ def main():
         base_s = prep_s + med
         res.update(prep_s=prep_s, baseline_s=base_s, baseline_tflops=flops / base_s * 1e-12)
         line = f"{name:<52} {med * 1e3:9.4f} {flops / med * 1e-12:8.1f} {prep_s * 1e3:8.4f}"
-        if row:
-            ratio = row["median_s"] / base_s
-            res.update(ours_s=row["median_s"], ours_tflops=flops / row["median_s"] * 1e-12, ratio=ratio,
-                       ratio_goal=GOAL_RATIO, ratio_ok=ratio <= GOAL_RATIO, roof_frac=row.get("roof_frac"),
-                       roof_goal=GOAL_ROOF, gemm_tflops=row.get("roof_rate", 0) * 1e-12)
-            rf = row.get("roof_frac") or 0.0
-            line += f" {row['median_s'] * 1e3:8.4f} {ratio:6.3f} {'ok' if ratio <= GOAL_RATIO else 'MISS':>5} {rf:6.3f}"
-        else:
+        impls = [(impl, ours[f"{name} [{impl}]"]) for impl in IMPLS if f"{name} [{impl}]" in ours]
+        if not impls:
             line += "   (no bench_attention row of this name)"
+        for impl, row in impls:
+            ratio = row["median_s"] / base_s
+            rf = row.get("roof_frac") or 0.0
+            res[impl] = dict(ours_s=row["median_s"], ours_tflops=flops / row["median_s"] * 1e-12, ratio=ratio,
+                             ratio_ok=ratio <= GOAL_RATIO, roof_frac=rf, roof_ok=rf >= GOAL_ROOF)
+            res.update(ratio_goal=GOAL_RATIO, roof_goal=GOAL_ROOF, gemm_tflops=row.get("roof_rate", 0) * 1e-12)
+            line += (f"\n  {impl:<50} {'':9} {'':8} {'':8} {row['median_s'] * 1e3:8.4f} {ratio:6.3f} "
+                     f"{'ok' if ratio <= GOAL_RATIO else 'MISS':>5} {rf:6.3f}")
         print(line)
         results.append(res)
     with open(args.json, "a") as f:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `ltx2 decode` on the tiny 2.0 checkpoint and a committed latent (tests/data/decode/latent_tiny.npy,
 # [8, 3, 2, 3] -> 17 frames of 64x96): PNG frames appear, untiled and tiled + tile-batched, with the
-# parameters in tEXt; bad flags exit 2 without creating anything. Skips (77) without libpng.
+# parameters in tEXt; decode noise flags on a timestep-conditioned VAE; bad flags exit 2 without
+# creating anything. Skips (77) without libpng.
 set -u
 LTX2=$1; SRC=$2
 LAT=$SRC/tests/data/decode/latent_tiny.npy
@@ -31,6 +32,21 @@ expect_rc 0 "tiled + batched decode" "$LTX2" decode "$LAT" --checkpoint "$CKPT" 
 grep -q '4 tiles, 2 VAE calls' <<<"$out" && ok || bad "tile/call counts: $out"
 [ "$(ls "$T/tiled" | wc -l)" -eq 17 ] && ok || bad "tiled decode frame count"
 
+# a timestep-conditioned, noise-injecting VAE (the tcond golden's tiny decoder): the decode noise
+# follows --seed (same seed: same frames), --decode-noise-scale changes the result, the values
+# are recorded in tEXt; plain VAEs accept the flags and ignore them
+TC=$SRC/tests/golden/data/vae_tcond_tiny.safetensors
+for run in "s0:--seed 0" "s0b:--seed 0" "s1:--seed 1" "ns:--seed 0 --decode-noise-scale 0.5 --decode-timestep 0.1"; do
+  # shellcheck disable=SC2086
+  expect_rc 0 "tcond decode ${run#*:}" "$LTX2" decode "$LAT" --checkpoint "$TC" --png-dir "$T/tc_${run%%:*}" ${run#*:}
+done
+cmp -s "$T/tc_s0/frame_00005.png" "$T/tc_s0b/frame_00005.png" && ok || bad "same --seed gave different frames"
+cmp -s "$T/tc_s0/frame_00005.png" "$T/tc_s1/frame_00005.png" && bad "--seed did not change the decode noise" || ok
+cmp -s "$T/tc_s0/frame_00005.png" "$T/tc_ns/frame_00005.png" && bad "--decode-noise-scale had no effect" || ok
+grep -aq 'decode_timestep=0.1 decode_noise_scale=0.5 seed=0' "$T/tc_ns/frame_00000.png" && ok || bad "tcond tEXt"
+expect_rc 0 "plain VAE with --seed" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --png-dir "$T/plain_s1" --seed 1
+cmp -s "$T/plain/frame_00005.png" "$T/plain_s1/frame_00005.png" && ok || bad "--seed changed a noise-free VAE"
+
 expect_rc 0 "--help" "$LTX2" decode --help
 grep -q -- '--tile-batch' <<<"$out" && ok || bad "--help lacks --tile-batch"
 expect_rc 0 "top-level help lists decode" "$LTX2" --help
@@ -44,10 +60,13 @@ expect_rc 2 "batch not a number" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --pn
 expect_rc 2 "tile not multiple of 32" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --png-dir "$T/t50" --tile-size 50
 grep -q 'multiples of 32' <<<"$out" && ok || bad "tile-size error unclear: $out"
 expect_rc 2 "overlap >= tile" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --png-dir "$T/ov" --tile-size 64 --tile-overlap 64
+expect_rc 2 "noise scale > 1" "$LTX2" decode "$LAT" --checkpoint "$TC" --png-dir "$T/n1" --decode-noise-scale 1.5
+expect_rc 2 "negative timestep" "$LTX2" decode "$LAT" --checkpoint "$TC" --png-dir "$T/nt" --decode-timestep -1
+expect_rc 2 "seed not a number" "$LTX2" decode "$LAT" --checkpoint "$TC" --png-dir "$T/ns" --seed abc
 expect_rc 2 "unknown flag" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --png-dir "$T/uf" --bogus
 expect_rc 2 "missing latent" "$LTX2" decode "$T/nope.npy" --checkpoint "$CKPT" --png-dir "$T/nl"
 expect_rc 2 "missing checkpoint" "$LTX2" decode "$LAT" --checkpoint "$T/nope.safetensors" --png-dir "$T/nc"
-for d in b0 bx t50 ov uf nl nc; do [ ! -e "$T/$d" ] && ok || bad "failed run created $d"; done
+for d in b0 bx t50 ov n1 nt ns uf nl nc; do [ ! -e "$T/$d" ] && ok || bad "failed run created $d"; done
 touch "$T/file"
 expect_rc 2 "png-dir is a file" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --png-dir "$T/file"
 

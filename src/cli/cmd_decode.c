@@ -26,6 +26,7 @@
 typedef struct decode_opts {
     const char *latent, *checkpoint, *png_dir;
     ltx2_vae_tiling tiling;
+    ltx2_vae_decode_opts vae; /* timestep / noise of conditioned or noise-injecting decoders */
 } decode_opts;
 
 static void decode_usage(FILE *out) {
@@ -45,11 +46,17 @@ static void decode_usage(FILE *out) {
             "  --tile-frames N          temporal tile in frames (multiple of 8; 0 = no temporal tiling)\n"
             "  --tile-frames-overlap N  temporal overlap in frames (multiple of 8, < tile frames; default 0)\n"
             "  --tile-batch N           same-shape tiles per VAE call (>= 1, default 1; output identical)\n"
+            "  --decode-timestep T      decode timestep of a timestep-conditioned VAE (default %.3g)\n"
+            "  --decode-noise-scale S   latent noise blend in [0, 1] for such a VAE (default %.3g)\n"
+            "  --seed N                 Philox seed of the decode noise (default 0)\n"
             "  -h, --help               this text\n"
             "\n"
             "Tiling follows ltx-core 1.0.0 tiled_decode (e.g. --tile-size 512 --tile-overlap 64\n"
             "--tile-frames 64 --tile-frames-overlap 24 is its TilingConfig.default()).\n"
-            "Exit status: 0 success, 2 bad input or a failure.\n");
+            "The decode timestep, noise scale and seed only matter for VAEs with timestep conditioning\n"
+            "or noise injection (the LTX-2.0 VAE has neither: they are accepted and unused there).\n"
+            "Exit status: 0 success, 2 bad input or a failure.\n",
+            LTX2_VAE_DECODE_TIMESTEP_DEFAULT, LTX2_VAE_DECODE_NOISE_SCALE_DEFAULT);
 }
 
 static bool parse_int(const char *flag, const char *text, int64_t lo, int64_t *out) {
@@ -66,6 +73,7 @@ static bool parse_int(const char *flag, const char *text, int64_t lo, int64_t *o
 static int parse_args(int argc, char **argv, decode_opts *o) {
     memset(o, 0, sizeof(*o));
     o->tiling.tile_batch = 1;
+    o->vae = ltx2_vae_decode_opts_default();
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int64_t n = 0;
@@ -86,6 +94,20 @@ static int parse_args(int argc, char **argv, decode_opts *o) {
             else if (!strcmp(a, "--tile-overlap")) o->tiling.overlap_px = n;
             else if (!strcmp(a, "--tile-frames")) o->tiling.tile_frames = n;
             else o->tiling.overlap_frames = n;
+        } else if (!strcmp(a, "--decode-timestep") || !strcmp(a, "--decode-noise-scale")) {
+            double d;
+            if (!(v = cli_flag_value("decode", argc, argv, &i)) || !cli_parse_double("decode", a, v, &d))
+                return CLI_EXIT_BAD_INPUT;
+            const bool scale = !strcmp(a, "--decode-noise-scale");
+            if (d < 0.0 || (scale && d > 1.0)) {
+                fprintf(stderr, "ltx2 decode: %s must be %s, got '%s'\n", a, scale ? "in [0, 1]" : ">= 0", v);
+                return CLI_EXIT_BAD_INPUT;
+            }
+            if (scale) o->vae.noise_scale = d;
+            else o->vae.timestep = d;
+        } else if (!strcmp(a, "--seed")) {
+            if (!(v = cli_flag_value("decode", argc, argv, &i)) || !parse_int(a, v, 0, &n)) return CLI_EXIT_BAD_INPUT;
+            o->vae.seed = (uint64_t)n;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "ltx2 decode: unknown option '%s' (see ltx2 decode --help)\n", a);
             return CLI_EXIT_BAD_INPUT;
@@ -173,6 +195,7 @@ int cli_decode(ltx2_context *ctx, int argc, char **argv) {
     const int prc = parse_args(argc, argv, &o);
     if (prc < 0) return CLI_EXIT_OK;
     if (prc != CLI_EXIT_OK) return prc;
+    o.tiling.decode_opts = &o.vae;
     if (!ltx2_png_available()) {
         fprintf(stderr, "ltx2 decode: this build has no libpng (apt-get install libpng-dev, then re-run cmake)\n");
         return CLI_EXIT_BAD_INPUT;
@@ -209,6 +232,12 @@ int cli_decode(ltx2_context *ctx, int argc, char **argv) {
                  "tile_batch=%d",
                  o.latent, o.checkpoint, (long long)o.tiling.tile_px, (long long)o.tiling.overlap_px,
                  (long long)o.tiling.tile_frames, (long long)o.tiling.overlap_frames, o.tiling.tile_batch);
+        if (dec->needs_noise) {
+            const size_t used = strlen(sink.params);
+            snprintf(sink.params + used, sizeof(sink.params) - used,
+                     " decode_timestep=%g decode_noise_scale=%g seed=%llu", o.vae.timestep, o.vae.noise_scale,
+                     (unsigned long long)o.vae.seed);
+        }
         sink.height = vs[2];
         sink.width = vs[3];
     }

@@ -446,10 +446,7 @@ ltx2_status vae_res_block(ltx2_context *ctx, const ltx2_vae_conv *conv1, const l
 }
 
 /* Where the decoder's noise comes from (see ltx2_vae_noise_fn); counts draws for Philox streams. */
-typedef struct noise_src {
-    const ltx2_vae_decode_opts *o;
-    uint64_t k;
-} noise_src;
+typedef vae_noise_src noise_src;
 
 static ltx2_status draw_noise(ltx2_context *ctx, noise_src *ns, const char *name, int ndim, const int64_t *shape,
                               float *out) {
@@ -493,6 +490,15 @@ static ltx2_status time_embed(ltx2_context *ctx, const ltx2_vae_time_embed *e, f
     }
     free(h);
     return LTX2_OK;
+}
+
+ltx2_status vae_draw_noise(ltx2_context *ctx, vae_noise_src *ns, const char *name, int ndim, const int64_t *shape,
+                           float *out) {
+    return draw_noise(ctx, ns, name, ndim, shape, out);
+}
+
+ltx2_status vae_time_embed(ltx2_context *ctx, const ltx2_vae_time_embed *e, float t, float *out) {
+    return time_embed(ctx, e, t, out);
 }
 
 /* In place: x = x * (1 + scale[c]) + shift[c]. */

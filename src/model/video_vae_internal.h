@@ -50,4 +50,21 @@ ltx2_status vae_norm_silu(ltx2_context *ctx, vae_act *a);
 ltx2_status vae_res_block(ltx2_context *ctx, const ltx2_vae_conv *conv1, const ltx2_vae_conv *conv2, vae_act *x);
 bool vae_is_f32_ndhwc(const ltx2_tensor *t);
 
+/* Decoder pieces other backends reuse so that they draw the same noise and compute the same
+ * timestep embeddings as the CPU decoder (src/model/vae_cuda.c). */
+
+/* Where a decode's noise comes from (opts->noise, else Philox stream stream_base + k of seed); k
+ * counts the draws made so far, in the decoder's draw order (see ltx2_vae_noise_fn). */
+typedef struct vae_noise_src {
+    const ltx2_vae_decode_opts *o;
+    uint64_t k;
+} vae_noise_src;
+
+/* One draw of `name` (shape[ndim] floats into out); advances ns->k. */
+ltx2_status vae_draw_noise(ltx2_context *ctx, vae_noise_src *ns, const char *name, int ndim, const int64_t *shape,
+                           float *out);
+/* out[e->dim] = the timestep embedding of the (already scaled) timestep t, in fp32 as the CPU
+ * decoder computes it. */
+ltx2_status vae_time_embed(ltx2_context *ctx, const ltx2_vae_time_embed *e, float t, float *out);
+
 #endif

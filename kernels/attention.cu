@@ -99,19 +99,7 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
             const ltx2_rope_pair pr = ltx2_rope_pair_of(pp, D, il);
             bf16 *row = Qs + r * LD;
             float a = __bfloat162float(row[pr.c0]), bb = __bfloat162float(row[pr.c1]);
-            if (p.q_inv_rms) {
-                const float inv = p.q_inv_rms[b * p.Sq + qi];
-                a = a * inv * __bfloat162float(p.q_norm[h * D + pr.c0]);
-                bb = bb * inv * __bfloat162float(p.q_norm[h * D + pr.c1]);
-            }
-            if (p.rope == LTX2_KROPE_SPLIT) {
-                const int64_t t = ((b * p.H + h) * p.Sq + qi) * (D / 2) + pr.t0;
-                ltx2_rope_rotate(a, bb, p.q_cos[t], p.q_sin[t], p.q_cos[t], p.q_sin[t]);
-            } else if (il) {
-                const int64_t t = (b * p.Sq + qi) * ld + h * D;
-                ltx2_rope_rotate(a, bb, p.q_cos[t + pr.t0], p.q_sin[t + pr.t0], p.q_cos[t + pr.t1],
-                                 p.q_sin[t + pr.t1]);
-            }
+            att_q_pair(p, b, h, qi, D, ld, il, pr, a, bb);
             row[pr.c0] = __float2bfloat16_rn(a);
             row[pr.c1] = __float2bfloat16_rn(bb);
         }

@@ -8,6 +8,9 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "ltx2_kernels.h"
+#include "rope.cuh"
+
 struct att_params {
     const __nv_bfloat16 *q, *k, *v; // k is the pre-pass's normalised/rotated copy when norm/RoPE is on
     __nv_bfloat16 *out;
@@ -19,6 +22,25 @@ struct att_params {
     int rope;
     const float *q_cos, *q_sin;
 };
+
+// Q's prologue on one rotation pair (a, bb) of query token qi of head h, batch b: the across-heads
+// RMSNorm (scaled by the pre-pass's inverse RMS) then RoPE, in fp32. One definition, so both
+// kernels round Q identically. ld is the token stride (H * D).
+__device__ __forceinline__ void att_q_pair(const att_params &p, int64_t b, int64_t h, int64_t qi, int64_t D,
+                                           int64_t ld, bool il, const ltx2_rope_pair &pr, float &a, float &bb) {
+    if (p.q_inv_rms) {
+        const float inv = p.q_inv_rms[b * p.Sq + qi];
+        a = a * inv * __bfloat162float(p.q_norm[h * D + pr.c0]);
+        bb = bb * inv * __bfloat162float(p.q_norm[h * D + pr.c1]);
+    }
+    if (p.rope == LTX2_KROPE_SPLIT) {
+        const int64_t t = ((b * p.H + h) * p.Sq + qi) * (D / 2) + pr.t0;
+        ltx2_rope_rotate(a, bb, p.q_cos[t], p.q_sin[t], p.q_cos[t], p.q_sin[t]);
+    } else if (il) {
+        const int64_t t = (b * p.Sq + qi) * ld + h * D;
+        ltx2_rope_rotate(a, bb, p.q_cos[t + pr.t0], p.q_sin[t + pr.t0], p.q_cos[t + pr.t1], p.q_sin[t + pr.t1]);
+    }
+}
 
 // True when the current device can run the wgmma path: compute capability 9.x and this binary
 // carries the sm_90a code of the kernel (a build without the 90a architecture has only a stub).

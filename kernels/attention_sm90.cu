@@ -390,19 +390,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
             bf16 *e0 = reinterpret_cast<bf16 *>(gQ + a90_tile_off<C::Q_PANEL>(r, (int)pr.c0));
             bf16 *e1 = reinterpret_cast<bf16 *>(gQ + a90_tile_off<C::Q_PANEL>(r, (int)pr.c1));
             float a = __bfloat162float(*e0), bb = __bfloat162float(*e1);
-            if (p.q_inv_rms) {
-                const float inv = p.q_inv_rms[b * p.Sq + qi];
-                a = a * inv * __bfloat162float(p.q_norm[h * D + pr.c0]);
-                bb = bb * inv * __bfloat162float(p.q_norm[h * D + pr.c1]);
-            }
-            if (p.rope == LTX2_KROPE_SPLIT) {
-                const int64_t t = ((b * p.H + h) * p.Sq + qi) * (D / 2) + pr.t0;
-                ltx2_rope_rotate(a, bb, p.q_cos[t], p.q_sin[t], p.q_cos[t], p.q_sin[t]);
-            } else if (il) {
-                const int64_t t = (b * p.Sq + qi) * ld + h * D;
-                ltx2_rope_rotate(a, bb, p.q_cos[t + pr.t0], p.q_sin[t + pr.t0], p.q_cos[t + pr.t1],
-                                 p.q_sin[t + pr.t1]);
-            }
+            att_q_pair(p, b, h, qi, D, ld, il, pr, a, bb);
             *e0 = __float2bfloat16_rn(a);
             *e1 = __float2bfloat16_rn(bb);
         }

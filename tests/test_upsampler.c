@@ -17,20 +17,6 @@
 /* fp32 both sides through ~11 convs and GroupNorms (stats in double here, float in torch). */
 #define UPS_REL_L2_TOL 1e-5
 
-static float *ncdhw_to_ndhwc(const ltx2_st_tensor *g, int64_t s[5]) {
-    if (!g || g->ndim != 5 || g->dtype != LTX2_F32) return NULL;
-    const int64_t B = g->shape[0], C = g->shape[1], T = g->shape[2], H = g->shape[3], W = g->shape[4];
-    const int64_t n = B * C * T * H * W, v = T * H * W;
-    float *src = malloc((size_t)n * sizeof(float)), *dst = malloc((size_t)n * sizeof(float));
-    memcpy(src, g->data, (size_t)n * sizeof(float));
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t i = 0; i < v; i++) dst[(b * v + i) * C + c] = src[(b * C + c) * v + i];
-    free(src);
-    s[0] = B, s[1] = T, s[2] = H, s[3] = W, s[4] = C;
-    return dst;
-}
-
 static float *stat(ltx2_context *ctx, const ltx2_st_set *set, const char *name) {
     const ltx2_st_tensor *t = ltx2_st_set_find(set, name, NULL);
     if (!t || t->ndim != 1) return NULL;
@@ -65,9 +51,9 @@ int main(void) {
         char name[128];
         int64_t is[5], os[5], ws[5];
         snprintf(name, sizeof(name), "upsampler.%s.in", kinds[k]);
-        float *in = ncdhw_to_ndhwc(ltx2_st_find(gold, name), is);
+        float *in = ltx2_st_tensor_to_ndhwc(ctx, ltx2_st_find(gold, name), is);
         snprintf(name, sizeof(name), "upsampler.%s.out", kinds[k]);
-        float *ref = ncdhw_to_ndhwc(ltx2_st_find(gold, name), os);
+        float *ref = ltx2_st_tensor_to_ndhwc(ctx, ltx2_st_find(gold, name), os);
         CHECK(in && ref, "%s: goldens missing", kinds[k]);
         if (u && in && ref) {
             CHECK(ltx2_upsampler_out_shape(ctx, u, is, ws) == LTX2_OK && memcmp(ws, os, sizeof(ws)) == 0,

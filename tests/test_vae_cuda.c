@@ -175,29 +175,6 @@ static bool compare(const be_case *bc, const char *what, const float *ref, const
     return ok;
 }
 
-/* NCDHW [B, C, T, H, W] golden -> NDHWC copy. */
-static float *golden_ndhwc(const ltx2_st_tensor *g, int64_t s[5]) {
-    if (!g || g->ndim != 5 || g->dtype != LTX2_F32) return NULL;
-    const int64_t B = g->shape[0], C = g->shape[1], T = g->shape[2], H = g->shape[3], W = g->shape[4];
-    const size_t n = (size_t)(B * C * T * H * W);
-    float *src = malloc(n * sizeof(float)), *dst = malloc(n * sizeof(float));
-    if (!src || !dst) {
-        free(src);
-        free(dst);
-        return NULL;
-    }
-    memcpy(src, g->data, n * sizeof(float)); /* the mapping may be unaligned */
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t t = 0; t < T; t++)
-                for (int64_t h = 0; h < H; h++)
-                    for (int64_t w = 0; w < W; w++)
-                        dst[(((b * T + t) * H + h) * W + w) * C + c] = src[(((b * C + c) * T + t) * H + h) * W + w];
-    free(src);
-    s[0] = B, s[1] = T, s[2] = H, s[3] = W, s[4] = C;
-    return dst;
-}
-
 /* One decoder and its CPU reference decode (stages + video). */
 typedef struct dec_case {
     const char *label;
@@ -237,7 +214,7 @@ static bool dec_case_load(dec_case *c, const char *label, const char *wrel, cons
               ltx2_video_decoder_load(g_ctx, c->w, "vae.", &cfg, &c->dec) == LTX2_OK;
     CHECK(ok, "%s: loading %s / %s: %s", label, wrel, grel, ltx2_last_error(g_ctx));
     if (ok) {
-        c->lat = golden_ndhwc(ltx2_st_find(golden, "decoder.in"), c->ls);
+        c->lat = ltx2_st_tensor_to_ndhwc(g_ctx, ltx2_st_find(golden, "decoder.in"), c->ls);
         ok = c->lat != NULL && ltx2_video_decoder_out_shape(g_ctx, c->dec, c->ls, c->vs) == LTX2_OK;
         CHECK(ok, "%s: golden decoder.in / out shape: %s", label, ltx2_last_error(g_ctx));
     }

@@ -24,34 +24,12 @@
 #define VAE_REL_L2_TOL 1e-5
 
 typedef struct dump_ctx {
+    ltx2_context *ctx;
     const ltx2_st_file *golden;
     const char *version;
     const char *rename_from, *rename_to; /* maps our names onto a second golden case */
     int compared;
 } dump_ctx;
-
-/* NCDHW [B, C, T, H, W] golden -> NDHWC copy. */
-static float *golden_ndhwc(const ltx2_st_tensor *g, int64_t shape_out[5]) {
-    if (g->ndim != 5 || g->dtype != LTX2_F32) return NULL;
-    const int64_t B = g->shape[0], C = g->shape[1], T = g->shape[2], H = g->shape[3], W = g->shape[4];
-    float *src = malloc((size_t)(B * C * T * H * W) * sizeof(float));
-    float *dst = malloc((size_t)(B * C * T * H * W) * sizeof(float));
-    if (!src || !dst) {
-        free(src);
-        free(dst);
-        return NULL;
-    }
-    memcpy(src, g->data, (size_t)(B * C * T * H * W) * sizeof(float)); /* mapping may be unaligned */
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t t = 0; t < T; t++)
-                for (int64_t h = 0; h < H; h++)
-                    for (int64_t w = 0; w < W; w++)
-                        dst[(((b * T + t) * H + h) * W + w) * C + c] = src[(((b * C + c) * T + t) * H + h) * W + w];
-    free(src);
-    shape_out[0] = B, shape_out[1] = T, shape_out[2] = H, shape_out[3] = W, shape_out[4] = C;
-    return dst;
-}
 
 static void on_dump(const char *name, const ltx2_tensor *t, void *user) {
     dump_ctx *d = user;
@@ -63,7 +41,7 @@ static void on_dump(const char *name, const ltx2_tensor *t, void *user) {
     const ltx2_st_tensor *g = ltx2_st_find(d->golden, gname);
     if (!g) return; /* the second case records only its input and output */
     int64_t gs[5];
-    float *ref = golden_ndhwc(g, gs);
+    float *ref = ltx2_st_tensor_to_ndhwc(d->ctx, g, gs);
     CHECK(ref != NULL, "%s %s: golden not a 5-D f32 tensor", d->version, gname);
     if (!ref) return;
     bool same = t->ndim == 5;
@@ -96,12 +74,12 @@ static int decode_case(ltx2_context *ctx, const ltx2_video_decoder *dec, const l
     CHECK(gin != NULL, "%s: golden %s missing", version, in_name);
     if (!gin) return 0;
     int64_t ls[5], vs[5];
-    float *lat = golden_ndhwc(gin, ls);
+    float *lat = ltx2_st_tensor_to_ndhwc(ctx, gin, ls);
     if (!lat) return 0;
     CHECK(ltx2_video_decoder_out_shape(ctx, dec, ls, vs) == LTX2_OK, "%s: out shape: %s", version, ltx2_last_error(ctx));
     float *vid = malloc((size_t)(vs[0] * vs[1] * vs[2] * vs[3] * vs[4]) * sizeof(float));
     ltx2_tensor lt = ltx2_tensor_make(lat, LTX2_F32, 5, ls), vt = ltx2_tensor_make(vid, LTX2_F32, 5, vs);
-    dump_ctx d = {.golden = golden, .version = version, .rename_from = rename_to ? "decoder." : NULL,
+    dump_ctx d = {.ctx = ctx, .golden = golden, .version = version, .rename_from = rename_to ? "decoder." : NULL,
                   .rename_to = rename_to};
     ltx2_status st = ltx2_video_decoder_decode(ctx, dec, &lt, &vt, on_dump, &d);
     CHECK(st == LTX2_OK, "%s: decode %s failed: %s", version, in_name, ltx2_last_error(ctx));
@@ -126,13 +104,13 @@ static int encode_case(ltx2_context *ctx, const ltx2_video_encoder *enc, const l
     CHECK(gin != NULL, "%s: golden encoder.in missing", version);
     if (!gin) return 0;
     int64_t vs[5], ls[5];
-    float *vid = golden_ndhwc(gin, vs);
+    float *vid = ltx2_st_tensor_to_ndhwc(ctx, gin, vs);
     if (!vid) return 0;
     CHECK(ltx2_video_encoder_out_shape(ctx, enc, vs, ls) == LTX2_OK, "%s: encoder out shape: %s", version,
           ltx2_last_error(ctx));
     float *lat = malloc((size_t)(ls[0] * ls[1] * ls[2] * ls[3] * ls[4]) * sizeof(float));
     ltx2_tensor vt = ltx2_tensor_make(vid, LTX2_F32, 5, vs), lt = ltx2_tensor_make(lat, LTX2_F32, 5, ls);
-    dump_ctx d = {.golden = golden, .version = version};
+    dump_ctx d = {.ctx = ctx, .golden = golden, .version = version};
     ltx2_status st = ltx2_video_encoder_encode(ctx, enc, &vt, &lt, on_dump, &d);
     CHECK(st == LTX2_OK, "%s: encode failed: %s", version, ltx2_last_error(ctx));
     /* Pixel side of the encoder: frames must be 8k+1. */

@@ -24,29 +24,8 @@
 #define TCOND_TIMESTEP 0.07
 #define TCOND_NOISE_SCALE 0.04
 
-static float *ncdhw_to_ndhwc(const ltx2_st_tensor *g, int64_t s[5]) {
-    if (!g || g->ndim != 5 || g->dtype != LTX2_F32) return NULL;
-    const int64_t B = g->shape[0], C = g->shape[1], T = g->shape[2], H = g->shape[3], W = g->shape[4];
-    const size_t n = (size_t)(B * C * T * H * W);
-    float *src = malloc(n * sizeof(float)), *dst = malloc(n * sizeof(float));
-    if (!src || !dst) {
-        free(src);
-        free(dst);
-        return NULL;
-    }
-    memcpy(src, g->data, n * sizeof(float));
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t t = 0; t < T; t++)
-                for (int64_t h = 0; h < H; h++)
-                    for (int64_t w = 0; w < W; w++)
-                        dst[(((b * T + t) * H + h) * W + w) * C + c] = src[(((b * C + c) * T + t) * H + h) * W + w];
-    free(src);
-    s[0] = B, s[1] = T, s[2] = H, s[3] = W, s[4] = C;
-    return dst;
-}
-
 typedef struct golden_io {
+    ltx2_context *ctx;
     const ltx2_st_file *g;
     int next_noise; /* draw counter */
     int compared;
@@ -64,7 +43,7 @@ static ltx2_status golden_noise(ltx2_context *ctx, const char *name, int ndim, c
     if (!t) return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "golden %s missing (draw %s)", key, name);
     if (ndim == 5) {
         int64_t s[5];
-        float *v = ncdhw_to_ndhwc(t, s);
+        float *v = ltx2_st_tensor_to_ndhwc(ctx, t, s);
         bool ok = v != NULL;
         for (int i = 0; ok && i < 5; i++) ok = s[i] == shape[i];
         if (ok) memcpy(out, v, (size_t)(s[0] * s[1] * s[2] * s[3] * s[4]) * sizeof(float));
@@ -85,7 +64,7 @@ static void on_dump(const char *name, const ltx2_tensor *t, void *user) {
     const ltx2_st_tensor *g = ltx2_st_find(io->g, name);
     if (!g) return;
     int64_t gs[5];
-    float *ref = ncdhw_to_ndhwc(g, gs);
+    float *ref = ltx2_st_tensor_to_ndhwc(io->ctx, g, gs);
     CHECK(ref != NULL, "%s: golden not 5-D f32", name);
     if (!ref) return;
     bool same = t->ndim == 5;
@@ -147,7 +126,7 @@ int main(void) {
           (double)dec->timestep_scale_multiplier);
 
     int64_t ls[5], vs[5];
-    float *lat = ncdhw_to_ndhwc(ltx2_st_find(golden, "decoder.in"), ls);
+    float *lat = ltx2_st_tensor_to_ndhwc(ctx, ltx2_st_find(golden, "decoder.in"), ls);
     CHECK(lat != NULL, "golden decoder.in");
     if (!lat) goto done;
     CHECK(ltx2_video_decoder_out_shape(ctx, dec, ls, vs) == LTX2_OK, "%s", ltx2_last_error(ctx));
@@ -157,7 +136,7 @@ int main(void) {
     ltx2_tensor vt2 = ltx2_tensor_make(vid2, LTX2_F32, 5, vs);
 
     /* 1. Golden decode with the reference's own noise. */
-    golden_io io = {.g = golden, .fail_at = -1};
+    golden_io io = {.ctx = ctx, .g = golden, .fail_at = -1};
     ltx2_vae_decode_opts o = ltx2_vae_decode_opts_default();
     o.timestep = TCOND_TIMESTEP;
     o.noise_scale = TCOND_NOISE_SCALE;

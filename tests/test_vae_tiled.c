@@ -27,20 +27,6 @@
 static const ltx2_vae_tiling DEC_TILING = {.tile_px = 96, .overlap_px = 32, .tile_frames = 24, .overlap_frames = 8, .tile_batch = 1};
 static const ltx2_vae_tiling ENC_TILING = {.tile_px = 96, .overlap_px = 64, .tile_frames = 24, .overlap_frames = 16, .tile_batch = 1};
 
-static float *ncdhw_to_ndhwc(const ltx2_st_tensor *g, int64_t s[5]) {
-    if (!g || g->ndim != 5 || g->dtype != LTX2_F32) return NULL;
-    const int64_t B = g->shape[0], C = g->shape[1], T = g->shape[2], H = g->shape[3], W = g->shape[4];
-    const int64_t n = B * C * T * H * W;
-    float *src = malloc((size_t)n * sizeof(float)), *dst = malloc((size_t)n * sizeof(float));
-    memcpy(src, g->data, (size_t)n * sizeof(float));
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t i = 0; i < T * H * W; i++) dst[(b * T * H * W + i) * C + c] = src[(b * C + c) * T * H * W + i];
-    free(src);
-    s[0] = B, s[1] = T, s[2] = H, s[3] = W, s[4] = C;
-    return dst;
-}
-
 static double rel_l2(const float *a, const float *ref, int64_t n) {
     double num = 0, den = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -60,8 +46,8 @@ static void expect_error(ltx2_context *ctx, ltx2_status st, const char *needle, 
 
 static void decode_checks(ltx2_context *ctx, const char *v, const ltx2_video_decoder *dec, const ltx2_st_file *gold) {
     int64_t ls[5], gs[5], vs[5];
-    float *lat = ncdhw_to_ndhwc(ltx2_st_find(gold, "tiled_decode.in"), ls);
-    float *ref = ncdhw_to_ndhwc(ltx2_st_find(gold, "tiled_decode.out_sub"), gs);
+    float *lat = ltx2_st_tensor_to_ndhwc(ctx, ltx2_st_find(gold, "tiled_decode.in"), ls);
+    float *ref = ltx2_st_tensor_to_ndhwc(ctx, ltx2_st_find(gold, "tiled_decode.out_sub"), gs);
     CHECK(lat && ref, "%s: golden tensors missing", v);
     if (!lat || !ref) goto done;
     CHECK(ltx2_video_decoder_out_shape(ctx, dec, ls, vs) == LTX2_OK, "%s: %s", v, ltx2_last_error(ctx));
@@ -154,7 +140,7 @@ done:
 
 static void encode_checks(ltx2_context *ctx, const char *v, const ltx2_video_encoder *enc, const ltx2_st_file *gold) {
     int64_t gs[5];
-    float *ref = ncdhw_to_ndhwc(ltx2_st_find(gold, "tiled_encode.out"), gs);
+    float *ref = ltx2_st_tensor_to_ndhwc(ctx, ltx2_st_find(gold, "tiled_encode.out"), gs);
     CHECK(ref != NULL, "%s: golden tiled_encode.out missing", v);
     if (!ref) return;
     const int64_t vs[5] = {1, 33, 128, 160, 3};

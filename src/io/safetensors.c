@@ -424,3 +424,31 @@ float *ltx2_st_read_f32(ltx2_context *ctx, const ltx2_st_file *f, const char *na
     if (numel) *numel = n;
     return buf;
 }
+
+float *ltx2_st_tensor_to_ndhwc(ltx2_context *ctx, const ltx2_st_tensor *t, int64_t shape_out[5]) {
+    if (!t || t->ndim != 5) {
+        LTX2_ERROR(ctx, t ? LTX2_ERR_SHAPE : LTX2_ERR_NOT_FOUND, "NCDHW tensor '%s': %s", t ? t->name : "?",
+                   t ? "not 5-D" : "missing");
+        return NULL;
+    }
+    const int64_t B = t->shape[0], C = t->shape[1], V = t->shape[2] * t->shape[3] * t->shape[4], n = B * C * V;
+    float *src = malloc((size_t)(n ? n : 1) * sizeof(float)), *dst = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (!src || !dst) {
+        free(src);
+        free(dst);
+        LTX2_ERROR(ctx, LTX2_ERR_OOM, "NCDHW tensor '%s': no memory for %lld floats", t->name, (long long)n);
+        return NULL;
+    }
+    if (ltx2_convert(ctx, src, LTX2_F32, t->data, t->dtype, (size_t)n) != LTX2_OK) {
+        free(src);
+        free(dst);
+        return NULL;
+    }
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < V; i++) dst[(b * V + i) * C + c] = src[(b * C + c) * V + i];
+    free(src);
+    shape_out[0] = B, shape_out[1] = t->shape[2], shape_out[2] = t->shape[3], shape_out[3] = t->shape[4];
+    shape_out[4] = C;
+    return dst;
+}

@@ -59,6 +59,10 @@ ltx2_status ltx2_st_meta_json(ltx2_context *ctx, const ltx2_st_file *f, const ch
 /* A malloc'd, aligned f32 copy of tensor `name` (any float/int dtype converted; the mapping may be
  * unaligned), or NULL with the error recorded (missing tensor, no memory). numel may be NULL. */
 float *ltx2_st_read_f32(ltx2_context *ctx, const ltx2_st_file *f, const char *name, int64_t *numel);
+/* A malloc'd f32 copy of the 5-D tensor t, stored NCDHW as torch lays out video activations,
+ * transposed to NDHWC (the engine's layout); shape_out gets [N, D, H, W, C]. NULL with the error
+ * recorded when t is NULL, not 5-D, or not convertible. */
+float *ltx2_st_tensor_to_ndhwc(ltx2_context *ctx, const ltx2_st_tensor *t, int64_t shape_out[5]);
 /* A CPU view over the mapped bytes (callers must not write through it). */
 ltx2_tensor ltx2_st_view(const ltx2_st_tensor *t);
 

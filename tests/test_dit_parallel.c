@@ -2,8 +2,8 @@
  * LTX-2.0 and LTX-2.3 checkpoints on the golden inputs of dit_blocks_<v>.safetensors, over meshes
  * of 1-8 ranks mixing data (ragged batch of 3), context (Ulysses and all-gather K/V, ragged and
  * padded token counts) and tensor (heads 4 -> up to 4 ranks), with STG perturbations; profiles gpu,
- * ironwood (and trillium refused where it would need FSDP); a rank failing mid-run ends every rank
- * with its message. */
+ * ironwood (trillium's FSDP: tests/test_dit_fsdp.c; here only its refusal of a context x fsdp group
+ * that does not divide the model widths); a rank failing mid-run ends every rank with its message. */
 #include <omp.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -255,13 +255,18 @@ static void check_failure(const ltx2_dit_weights *w, const problem *q) {
                   "rank %d after rank 1 failed: status %d, message '%s'", r, (int)jobs[r].st, jobs[r].msg);
     free_jobs(jobs, 4);
 
-    /* trillium would shard embed over context (FSDP): refused on every rank, with the reason */
-    const int m2[4] = {1, 1, 2, 1};
+    /* trillium shards embed over context x fsdp (FSDP, tests/test_dit_fsdp.c); a group that does not
+     * divide the widths (64 video, 32 audio) is refused on every rank, naming a tensor and the profile */
+    const int m2[4] = {1, 3, 1, 1};
     opts.profile = LTX2_PROFILE_TRILLIUM;
     ok = run_mesh(w, q, m2, &opts, -1, jobs);
-    CHECK(ok == 0 && strstr(jobs[0].msg, "trillium") && strstr(jobs[1].msg, "trillium"),
-          "trillium at context=2: %d ok, '%s' / '%s'", ok, jobs[0].msg, jobs[1].msg);
-    free_jobs(jobs, 2);
+    CHECK(ok == 0, "trillium at fsdp=3: %d ranks ok", ok);
+    for (int r = 0; r < 3; r++)
+        CHECK(strstr(jobs[r].msg, "does not divide") && strstr(jobs[r].msg, "transformer_blocks.") &&
+                  strstr(jobs[r].msg, "trillium"),
+              "trillium at fsdp=3, rank %d: '%s'", r, jobs[r].msg);
+    printf("  trillium at fsdp=3 refused: %s\n", jobs[0].msg);
+    free_jobs(jobs, 3);
 }
 
 static void run_version(const char *version) {

@@ -2,10 +2,12 @@
  * model (64x96, 9 frames, 2 steps, CFG + STG + modality: 4 passes per call) over data, context
  * (ragged 3), mixed data x context meshes - bitwise for latents, video and audio, with the video
  * VAE both untiled and tiled (tiles spread over ranks) - and tensor meshes within a stated
- * tolerance; a rank failing mid-denoise ends every rank with its reason and no result. Then the
- * CLI: `ltx2 generate --nproc 2` writes the same WAV/PNG bytes as one rank, bad --nproc / --mesh /
- * --sharding values exit 2 before any work, and an injected rank failure exits non-zero leaving
- * no output file. */
+ * tolerance; the trillium profile (FSDP: DiT weights split over context x fsdp, gathered per
+ * block) bitwise without tensor, within the tolerance with it. A rank failing mid-denoise ends
+ * every rank with its reason and no result. Then the CLI: `ltx2 generate --nproc 2` and
+ * `--nproc 4 --mesh 1,2,2,1 --sharding trillium` write the same WAV/PNG bytes as one rank, bad
+ * --nproc / --mesh / --sharding values exit 2 before any work, and an injected rank failure exits
+ * non-zero leaving no output file. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -84,17 +86,22 @@ static void check_meshes(ltx2_context *ctx, int tile_px) {
         CHECK(0, "single-rank generate: %s", ltx2_last_error(ctx));
         return;
     }
-    static const int meshes[][4] = {{2, 1, 1, 1}, {1, 1, 2, 1}, {4, 1, 1, 1}, {1, 1, 3, 1}, {2, 1, 2, 1},
-                                    {1, 1, 4, 1}, {1, 1, 1, 2}, {2, 1, 1, 2}};
+    /* d, f, c, t, then 1 for trillium: FSDP (the DiT's embed dim split over context x fsdp, gathered
+     * per block) computes on the same weights as gpu, so it is as exact as gpu on that mesh */
+    static const int meshes[][5] = {{2, 1, 1, 1, 0}, {1, 1, 2, 1, 0}, {4, 1, 1, 1, 0}, {1, 1, 3, 1, 0},
+                                    {2, 1, 2, 1, 0}, {1, 1, 4, 1, 0}, {1, 1, 1, 2, 0}, {2, 1, 1, 2, 0},
+                                    {1, 2, 1, 1, 1}, {1, 2, 2, 1, 1}, {1, 2, 1, 2, 1}};
     for (size_t i = 0; i < sizeof meshes / sizeof meshes[0]; i++) {
         const int *m = meshes[i];
-        if (tile_px && m[3] > 1) continue; /* the tiled decode is tensor-independent: one pass suffices */
+        if (tile_px && (m[3] > 1 || m[4])) continue; /* the tiled decode is DiT-independent: one pass suffices */
         ltx2_generate_parallel_opts o;
         ltx2_generate_parallel_opts_init(&o);
         o.mesh = (ltx2_mesh){{m[0], m[1], m[2], m[3]}};
+        if (m[4]) o.dit.profile = LTX2_PROFILE_TRILLIUM;
         ltx2_generate_result r;
         char what[96];
-        snprintf(what, sizeof what, "mesh %d,%d,%d,%d%s", m[0], m[1], m[2], m[3], tile_px ? " tiled VAE" : "");
+        snprintf(what, sizeof what, "mesh %d,%d,%d,%d%s%s", m[0], m[1], m[2], m[3], m[4] ? " trillium" : "",
+                 tile_px ? " tiled VAE" : "");
         if (ltx2_generate_loopback(ctx, &p, &o, &r) != LTX2_OK) {
             CHECK(0, "%s: %s", what, ltx2_last_error(ctx));
             continue;
@@ -185,12 +192,17 @@ static void check_cli(void) {
     CHECK(run_cli(dir, NULL, args) == 0, "--nproc 2 failed");
     snprintf(args, sizeof args, "%s --nproc 4 --mesh 2,1,2,1 --sharding gpu --vae-tile 64 --wav four.wav", small);
     CHECK(run_cli(dir, NULL, args) == 0, "--nproc 4 --mesh 2,1,2,1 failed");
+    snprintf(args, sizeof args, "%s --nproc 4 --mesh 1,2,2,1 --sharding trillium --wav tri.wav --png-dir tri", small);
+    CHECK(run_cli(dir, NULL, args) == 0, "--nproc 4 --mesh 1,2,2,1 --sharding trillium failed");
     snprintf(args, sizeof args, "%s --vae-tile 64 --wav onet.wav", small);
     CHECK(run_cli(dir, NULL, args) == 0, "single-rank tiled CLI run failed");
     CHECK(same_file(dir, "one.wav", "two.wav") && same_file(dir, "one/frame_00000.png", "two/frame_00000.png") &&
               same_file(dir, "one/frame_00008.png", "two/frame_00008.png"),
           "--nproc 2 outputs differ from the single-rank ones");
     CHECK(same_file(dir, "onet.wav", "four.wav"), "--nproc 4 WAV differs from the single-rank one");
+    CHECK(same_file(dir, "one.wav", "tri.wav") && same_file(dir, "one/frame_00000.png", "tri/frame_00000.png") &&
+              same_file(dir, "one/frame_00008.png", "tri/frame_00008.png"),
+          "--sharding trillium (FSDP) outputs differ from the single-rank ones");
 
     /* refusals: exit 2 before any work, nothing written */
     static const struct {

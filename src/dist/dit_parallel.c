@@ -5,7 +5,8 @@
  * same operations in the same order as dit_block.c, so it is bitwise equal to the CPU forward;
  * batch and sequence splits stay bitwise (row-local GEMMs, per-row attention that skips masked
  * keys); only the tensor split's partial sums (row-parallel GEMMs, the QK-norm's sum of squares)
- * change the summation order. */
+ * change the summation order. Under FSDP (trillium) each block first gathers its weights into the
+ * very tensor shards a non-FSDP profile stores, so the block computes exactly as there. */
 #include "dist/dit_parallel.h"
 
 #include <math.h>
@@ -60,10 +61,14 @@ void ltx2_dit_parallel_free(ltx2_dit_parallel *dp) {
     for (size_t i = 0; i < dp->n_owned; i++) free(dp->owned[i]);
     free(dp->owned);
     free(dp->blocks);
+    for (int64_t i = 0; dp->fsdp && i < dp->n_layers; i++) free(dp->fsdp[i].pieces);
+    free(dp->fsdp);
+    free(dp->wg_piece);
     ltx2_dit_weights_free(dp->owned_full);
     ltx2_comm_free(dp->batch);
     ltx2_comm_free(dp->seq);
     ltx2_comm_free(dp->tp);
+    ltx2_comm_free(dp->wg);
     free(dp);
 }
 
@@ -81,21 +86,21 @@ ltx2_status dit_par_setup(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_co
                                           &dp->batch);
     if (st == LTX2_OK) st = ltx2_comm_split_axes(world, ctx, LTX2_AXIS_BIT(LTX2_AXIS_CONTEXT), &dp->seq);
     if (st == LTX2_OK) st = ltx2_comm_split_axes(world, ctx, LTX2_AXIS_BIT(LTX2_AXIS_TENSOR), &dp->tp);
-    /* Trillium splits `embed` over (context, fsdp): that needs per-block weight all-gathers
-     * (FSDP), which this forward does not do. On a tensor-only weight mesh it equals ironwood. */
-    if (st == LTX2_OK && dp->opts.profile == LTX2_PROFILE_TRILLIUM &&
-        ltx2_mesh_axes_size(&world->mesh, LTX2_AXIS_BIT(LTX2_AXIS_CONTEXT) | LTX2_AXIS_BIT(LTX2_AXIS_FSDP)) > 1)
-        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                        "dit parallel: profile trillium shards embed over context x fsdp = %d ranks; FSDP weight "
-                        "gathering is not implemented (use gpu or ironwood)",
-                        ltx2_mesh_axes_size(&world->mesh, LTX2_AXIS_BIT(LTX2_AXIS_CONTEXT) | LTX2_AXIS_BIT(LTX2_AXIS_FSDP)));
+    /* `embed` maps to (context, fsdp) (ltx2_shard_logical_to_mesh): trillium's FSDP pieces are
+     * gathered over this group before each block (dit_fsdp.c). */
+    if (st == LTX2_OK)
+        st = ltx2_comm_split_axes(world, ctx, LTX2_AXIS_BIT(LTX2_AXIS_CONTEXT) | LTX2_AXIS_BIT(LTX2_AXIS_FSDP),
+                                  &dp->wg);
     if (st == LTX2_OK && dp->opts.sp_attention == LTX2_SP_ULYSSES && (cfg->heads / dp->tp->size) % dp->seq->size)
         st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
                         "dit parallel: Ulysses needs the %lld heads per tensor rank to divide by context=%d",
                         (long long)(cfg->heads / dp->tp->size), dp->seq->size);
     if (st == LTX2_OK) {
         dp->blocks = calloc((size_t)cfg->num_layers, sizeof *dp->blocks);
-        if (!dp->blocks) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit parallel: %lld blocks", (long long)cfg->num_layers);
+        dp->fsdp = calloc((size_t)cfg->num_layers, sizeof *dp->fsdp);
+        dp->n_layers = cfg->num_layers;
+        if (!dp->blocks || !dp->fsdp)
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit parallel: %lld blocks", (long long)cfg->num_layers);
     }
     if (st != LTX2_OK) {
         ltx2_dit_parallel_free(dp);
@@ -427,6 +432,13 @@ static ltx2_status par_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_s
     par_run *pr = user;
     ltx2_dit_parallel *dp = pr->dp;
     if (dp->opts.on_block) LTX2_TRY(dp->opts.on_block(r->ctx, dp->world->rank, i, dp->opts.on_block_user));
+    /* FSDP: this block's split weights become whole tensor shards until the block ends */
+    float *wscratch = NULL;
+    ltx2_status st = dit_par_fsdp_gather(r->ctx, dp, i, &wscratch);
+    if (st != LTX2_OK) {
+        dit_par_fsdp_release(dp, i, wscratch);
+        return st;
+    }
     const ltx2_dit_block_w *bw = &r->w->blocks[i];
     const par_block *pb = &dp->blocks[i];
     const ltx2_dit_config *cfg = &r->w->cfg;
@@ -437,12 +449,12 @@ static ltx2_status par_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_s
     if (!buf || !skips) {
         free(buf);
         free(skips);
+        dit_par_fsdp_release(dp, i, wscratch);
         return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit parallel block %lld: %zu floats", (long long)i, total);
     }
     float *vxn = buf, *vtmp = vxn + nv, *vy = vtmp + nv, *vn3 = vy + nv, *vsc = vn3 + nv;
     float *axn = vsc + nv, *atmp = axn + na, *ay = atmp + na, *an3 = ay + na, *asc = an3 + na;
     float *vctx = asc + na, *actx = vctx + B * v->S * v->D;
-    ltx2_status st = LTX2_OK;
 #define TRY_(e)                               \
     do {                                      \
         if ((st = (e)) != LTX2_OK) goto done; \
@@ -486,6 +498,7 @@ static ltx2_status par_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_s
 done:
     free(buf);
     free(skips);
+    dit_par_fsdp_release(dp, i, wscratch);
     return st;
 }
 

@@ -7,10 +7,16 @@
  *            video K/V; audio, text and a2v stay local (audio replicated);
  *   tensor:  Megatron heads / mlp: column-parallel Q/K/V/gate/FFN-in, row-parallel out / FFN-out
  *            followed by an all-reduce, the across-heads QK RMSNorm's sum of squares all-reduced.
- * Each rank keeps only its tensor shard of every block layer weight (placed by sharding.c's
- * layouts): cut from a full fp32 copy (ltx2_dit_parallel_create), or read straight from the
+ * Each rank keeps only its piece of every block layer weight, placed by sharding.c's layouts on the
+ * whole mesh: cut from a full fp32 copy (ltx2_dit_parallel_create), or read straight from the
  * checkpoint so no rank ever converts a whole layer tensor (create_from_file / create_sharded,
- * dit_shard_load.c). See src/dist/MODEL.md for the bytes each collective moves. */
+ * dit_shard_load.c). Profiles gpu / ironwood split heads / mlp over tensor only; trillium also
+ * splits `embed` over context x fsdp (FSDP): those pieces are all-gathered over that group right
+ * before their block runs, into this rank's tensor shards, and dropped when it ends (dit_fsdp.c),
+ * so the forward is bitwise the same as under gpu on the same mesh. The non-block weights
+ * (embeddings, AdaLN, output head, the blocks' scale-shift tables) are held whole by every rank in
+ * every profile: 1.8 % of LTX-2 19B (0.70 GB bf16, MODEL.md), used outside the blocks.
+ * See src/dist/MODEL.md for the bytes each collective moves. */
 #ifndef LTX2_DIST_DIT_PARALLEL_H
 #define LTX2_DIST_DIT_PARALLEL_H
 
@@ -42,11 +48,12 @@ void ltx2_dit_parallel_opts_init(ltx2_dit_parallel_opts *o);
 
 typedef struct ltx2_dit_parallel ltx2_dit_parallel;
 
-/* Collective over `world` (every rank calls it): splits the batch/context/tensor groups and
- * copies this rank's shard of every block weight out of `full`. The non-block weights
- * (embeddings, AdaLN, output head: replicated in every profile we run) are borrowed from `full`,
- * which must outlive the result. Heads, audio heads and the FFN width must divide by the tensor
- * size; profiles that shard `embed` (trillium) are refused. */
+/* Collective over `world` (every rank calls it): splits the batch/context/tensor (and weight-gather:
+ * context x fsdp) groups and copies this rank's piece of every block weight out of `full`. The
+ * non-block weights (embeddings, AdaLN, output head: held whole in every profile) are borrowed from
+ * `full`, which must outlive the result. Heads, audio heads and the FFN width must divide by the
+ * tensor size; under trillium every `embed` dim (the video and audio widths, the cross-attention
+ * context widths) by context x fsdp, else LTX2_ERR_SHAPE naming the tensor. */
 ltx2_status ltx2_dit_parallel_create(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *full,
                                      const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
 
@@ -77,20 +84,29 @@ ltx2_status ltx2_dit_parallel_forward(ltx2_context *ctx, ltx2_dit_parallel *dp, 
                                       float *video_out, float *audio_out);
 
 /* Per-rank counts of the last forward, for tests and the bench: collectives issued and f32
- * elements this rank sent through them. */
+ * elements this rank sent through them (ring algorithm: an all-gather of n per rank over a group of
+ * G sends n * (G - 1)). */
 typedef struct ltx2_dit_parallel_stats {
-    int64_t n_all_to_all, n_all_gather, n_all_reduce;
-    int64_t sent_elems;
+    int64_t n_all_to_all, n_all_gather, n_all_reduce; /* activations */
+    int64_t sent_elems;                               /* every collective, weight gathers included */
+    int64_t n_weight_gather;   /* FSDP: one all-gather per block over context x fsdp (0 without FSDP) */
+    int64_t weight_sent_elems; /* the part of sent_elems they moved: gathered_floats - shard_floats */
 } ltx2_dit_parallel_stats;
 void ltx2_dit_parallel_get_stats(const ltx2_dit_parallel *dp, ltx2_dit_parallel_stats *out);
 
-/* The weight floats this rank holds. With tensor size T, shard_floats is layer_full_floats / T
- * plus (T - 1) / T of the row-parallel biases (to_out.0.bias, net.2.bias), which every rank keeps whole. */
+/* The weight floats this rank holds. With tensor size T and no FSDP, shard_floats is
+ * layer_full_floats / T plus (T - 1) / T of the row-parallel biases (to_out.0.bias, net.2.bias),
+ * which every tensor rank keeps whole. Under trillium with G = context x fsdp > 1 the tensor shards
+ * of every tensor with an `embed` dim (all weight matrices and the row-parallel biases) are split G
+ * ways again; what stays 1/T is the heads / mlp biases and QK-norm scales. */
 typedef struct ltx2_dit_parallel_weight_mem {
-    int64_t shard_floats;      /* this rank's block layer shards, owned by dp */
+    int64_t shard_floats;      /* resident: this rank's block layer pieces, owned by dp */
     int64_t layer_full_floats; /* the same tensors' whole sizes (what one rank would hold) */
     int64_t replicated_floats; /* embeddings, AdaLN, output head, blocks' scale-shift tables, held whole */
     bool replicated_owned;     /* true: loaded by create_from_file and freed with dp; false: borrowed */
+    int64_t gathered_floats;   /* the same tensors as tensor shards (= shard_floats without FSDP) */
+    int64_t scratch_floats;    /* FSDP: the largest block's gathered weights, alive while it runs (else 0) */
+    int fsdp_parts;            /* G, the ranks an `embed` dim is split over (1: no FSDP) */
 } ltx2_dit_parallel_weight_mem;
 void ltx2_dit_parallel_get_weight_mem(const ltx2_dit_parallel *dp, ltx2_dit_parallel_weight_mem *out);
 

@@ -1,5 +1,6 @@
-/* Shared by dit_parallel.c (groups, forward) and dit_shard_load.c (a rank's weight shards, cut
- * from a full fp32 copy or read straight from the checkpoint). Private to src/dist/dit_*.c. */
+/* Shared by dit_parallel.c (groups, forward, the per-block weight gathers) and dit_shard_load.c (a
+ * rank's weight shards, cut from a full fp32 copy or read straight from the checkpoint). Private to
+ * src/dist/dit_*.c. */
 #ifndef LTX2_DIST_DIT_PARALLEL_INTERNAL_H
 #define LTX2_DIST_DIT_PARALLEL_INTERNAL_H
 
@@ -19,18 +20,42 @@ typedef struct par_block {
     ltx2_dit_ff_w ff, audio_ff;
 } par_block;
 
+/* A block layer tensor whose `embed` dim the profile splits over the weight-gather group (context x
+ * fsdp, trillium): this rank stores only `piece`, its 1/G of its tensor shard along `dim`. Before the
+ * block runs the group's pieces are all-gathered into a scratch holding the whole tensor shard
+ * ([rows, cols], exactly what a profile without FSDP stores) and *slot, the pointer in the block's
+ * par_block the forward reads, is hung on it; outside the block *slot is NULL. */
+typedef struct fsdp_piece {
+    float **slot;
+    const float *piece; /* [rows / G, cols] (dim 0) or [rows, cols / G] (dim 1) */
+    int64_t rows, cols; /* the gathered tensor shard; cols 1 for 1-D tensors */
+    int dim;
+} fsdp_piece;
+
+typedef struct fsdp_block {
+    fsdp_piece *pieces;
+    size_t n, cap;
+    int64_t floats; /* sum of rows * cols: the block's gathered scratch */
+} fsdp_block;
+
 struct ltx2_dit_parallel {
     ltx2_comm *world, *batch, *seq, *tp; /* batch = data x fsdp, seq = context, tp = tensor */
+    ltx2_comm *wg; /* weight-gather group: context x fsdp, the axes `embed` maps to */
     ltx2_dit_parallel_opts opts;
     /* cfg, the non-block weights and the blocks' scale-shift tables (the block layer pointers are
      * not read: `blocks` holds this rank's shards). Borrowed, or owned_full when dp loaded it. */
     const ltx2_dit_weights *full;
     ltx2_dit_weights *owned_full;
     par_block *blocks;
+    int64_t n_layers;
     float **owned; /* every shard tensor, freed with dp */
     size_t n_owned, cap_owned;
     int64_t shard_floats;      /* floats in `owned` */
     int64_t layer_full_floats; /* the same tensors' whole sizes */
+    int64_t gathered_floats;   /* the tensor shards' sizes (= shard_floats without FSDP) */
+    fsdp_block *fsdp;          /* per layer; n 0 everywhere when the profile splits no dim over wg */
+    int *wg_piece;             /* [wg->size]: which piece of a split dim weight-gather rank g holds */
+    int64_t fsdp_max_block;    /* largest fsdp_block.floats */
     ltx2_dit_parallel_stats stats;
 };
 
@@ -39,6 +64,12 @@ struct ltx2_dit_parallel {
  * (the caller does). */
 ltx2_status dit_par_setup(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_config *cfg,
                           const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
+
+/* Hangs every FSDP tensor of block i on a scratch holding this rank's whole tensor shard, gathered
+ * over dp->wg (one all-gather per block); *scratch gets the buffer (NULL when the block has none).
+ * Release with dit_par_fsdp_release, on success and failure alike. */
+ltx2_status dit_par_fsdp_gather(ltx2_context *ctx, ltx2_dit_parallel *dp, int64_t i, float **scratch);
+void dit_par_fsdp_release(ltx2_dit_parallel *dp, int64_t i, float *scratch);
 
 /* Fills dp->blocks with this rank's shard of every block layer tensor. w gives the shapes (and the
  * floats when f is NULL); with f, the shards are read from the tensors `prefix` + name of f. */

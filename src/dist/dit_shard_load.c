@@ -1,10 +1,12 @@
 /* A rank's weights for the parallel DiT. Every block layer tensor (attention Q/K/V/out/gate,
- * QK norms, FFN in/out) is split over the tensor group in the Megatron pattern that sharding.c's
- * layouts must confirm; this rank keeps only its block of each, cut either from a full fp32 copy
- * (ltx2_dit_parallel_create) or read straight from the checkpoint's mapping, converting only the
- * bytes of that block (ltx2_dit_parallel_create_from_file / _sharded: no rank ever holds a whole
- * layer tensor). The rest (embeddings, AdaLN, output head, the blocks' scale-shift tables) is
- * replicated in every profile we run, so each rank holds it whole: borrowed from the caller, or
+ * QK norms, FFN in/out) is placed by the profile's layout (sharding.c) on the whole mesh: its heads /
+ * mlp dim split over the tensor group in the Megatron pattern, and - under trillium - its `embed` dim
+ * split over context x fsdp (FSDP). This rank keeps only its block of each, cut either from a full
+ * fp32 copy (ltx2_dit_parallel_create) or read straight from the checkpoint's mapping, converting
+ * only the bytes of that block (ltx2_dit_parallel_create_from_file / _sharded: no rank ever holds a
+ * whole layer tensor). An FSDP-split tensor is stored as a piece and registered for the per-block
+ * gather (dit_fsdp.c). The rest (embeddings, AdaLN, output head, the blocks' scale-shift tables) is
+ * held whole by every rank, also under trillium (README.md says why): borrowed from the caller, or
  * loaded by and owned by the rank's ltx2_dit_parallel (create_from_file). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +27,14 @@ static const char *const pa_names[PA_COUNT] = {"attn1",       "attn2",
                                                 "audio_attn1", "audio_attn2",
                                                 "audio_to_video_attn", "video_to_audio_attn"};
 
-/* Where this rank's shards come from: floats of a full copy (f NULL) or the tensors prefix + name of f. */
+/* Where this rank's shards come from: floats of a full copy (f NULL) or the tensors prefix + name of f;
+ * fb: the block being read, where FSDP pieces are registered. */
 typedef struct shard_src {
     ltx2_context *ctx;
     ltx2_dit_parallel *dp;
     const ltx2_st_file *f;
     const char *prefix;
+    fsdp_block *fb;
 } shard_src;
 
 /* How a Linear is split over `tensor` in the Megatron pattern. */
@@ -59,6 +63,7 @@ static ltx2_status read_block(const shard_src *s, const char *rel, const float *
         return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: shard of %s (%lld floats)", rel, (long long)(nr * nc));
     const int64_t sc = cols ? cols : 1;
     dp->shard_floats += nr * nc;
+    dp->gathered_floats += nr * nc; /* slice() adds the rest of an FSDP piece's tensor shard */
     dp->layer_full_floats += rows * sc;
     *dst = b;
     if (!s->f) {
@@ -86,37 +91,105 @@ static ltx2_status read_block(const shard_src *s, const char *rel, const float *
     return ltx2_weight_slice_to_f32(s->ctx, s->f, t, r0, nr, c0, nc, b);
 }
 
+/* Which piece of split dim `dim` rank g of the weight-gather group holds: its mesh coordinates are
+ * the world's on context and fsdp, so the layout's offset on that group's mesh is the world's. */
+static int piece_of(const ltx2_shard_layout *l, const ltx2_mesh *wg_mesh, int g, int dim) {
+    int64_t off[LTX2_MAX_DIMS];
+    ltx2_shard_local_offset(l, wg_mesh, g, off);
+    return (int)(off[dim] / l->local_shape[dim]);
+}
+
+/* Registers *dst (just read: this rank's piece) for the block's gather: *dst becomes NULL until
+ * the block runs. The first FSDP tensor fixes which piece each weight-gather rank holds; every other
+ * one must agree (they all split `embed`, so they do). */
+static ltx2_status add_piece(const shard_src *s, const char *name, const ltx2_shard_layout *l, int dim, int64_t rows,
+                             int64_t cols, float **dst) {
+    ltx2_dit_parallel *dp = s->dp;
+    const int G = dp->wg->size;
+    if (!dp->wg_piece) {
+        dp->wg_piece = malloc((size_t)G * sizeof(int));
+        if (!dp->wg_piece) return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: weight-gather order");
+        for (int g = 0; g < G; g++) dp->wg_piece[g] = piece_of(l, &dp->wg->mesh, g, dim);
+    }
+    for (int g = 0; g < G; g++)
+        if (piece_of(l, &dp->wg->mesh, g, dim) != dp->wg_piece[g])
+            return LTX2_ERROR(s->ctx, LTX2_ERR_UNSUPPORTED,
+                              "dit parallel: %s puts piece %d of dim %d on weight-gather rank %d, other tensors put "
+                              "piece %d there; one gather per block needs one order",
+                              name, piece_of(l, &dp->wg->mesh, g, dim), dim, g, dp->wg_piece[g]);
+    fsdp_block *fb = s->fb;
+    if (fb->n == fb->cap) {
+        const size_t cap = fb->cap ? 2 * fb->cap : 32;
+        fsdp_piece *p = realloc(fb->pieces, cap * sizeof *p);
+        if (!p) return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: FSDP pieces of %s", name);
+        fb->pieces = p;
+        fb->cap = cap;
+    }
+    fb->pieces[fb->n++] = (fsdp_piece){dst, *dst, rows, cols, dim};
+    fb->floats += rows * cols;
+    if (fb->floats > dp->fsdp_max_block) dp->fsdp_max_block = fb->floats;
+    dp->gathered_floats += rows * cols - l->local_numel;
+    *dst = NULL;
+    return LTX2_OK;
+}
+
 /* This rank's block of a [rows, cols] (or [rows], cols 0) tensor `rel`, placed by the profile's
- * layout on a tensor-only mesh; `want_part` is the dim that must be split over the tensor group
- * (-1: must be replicated). */
+ * layout on the world mesh. `want_part` is the dim the tensor group must split (-1: none): that is
+ * the Megatron split the forward is written for. A dim split over other mesh axes (trillium's
+ * `embed` over context x fsdp) is stored as a piece and gathered per block; *lrows / *lcols get the
+ * tensor shard's shape either way (what the forward sees). */
 static ltx2_status slice(const shard_src *s, const char *rel, const float *src, int64_t rows, int64_t cols,
                          int want_part, float **dst, int64_t *lrows, int64_t *lcols) {
     ltx2_context *ctx = s->ctx;
     ltx2_dit_parallel *dp = s->dp;
+    const ltx2_mesh *mesh = &dp->world->mesh;
     const int T = dp->tp->size;
+    const char *prof = ltx2_shard_profile_name(dp->opts.profile);
     char name[KEY_CAP];
     snprintf(name, sizeof name, "%s%s", LTX2_DIT_PREFIX, rel); /* the layouts' names */
-    ltx2_mesh tm;
-    LTX2_TRY(ltx2_mesh_init(ctx, &tm, 1, 1, 1, T));
     int64_t shape[2] = {rows, cols};
     const int ndim = cols ? 2 : 1;
     ltx2_shard_layout l;
-    LTX2_TRY(ltx2_shard_layout_of(ctx, dp->opts.profile, &tm, name, ndim, shape, &l));
+    LTX2_TRY(ltx2_shard_layout_of(ctx, dp->opts.profile, mesh, name, ndim, shape, &l));
+    int fsdp_dim = -1;
+    int64_t ts[2] = {rows, cols ? cols : 1}; /* the tensor shard */
     for (int d = 0; d < ndim; d++) {
+        int64_t tparts = 1, oparts = 1;
+        for (int j = 0; j < l.n_mesh[d]; j++) {
+            const ltx2_mesh_axis ax = l.mesh[d][j];
+            if (ax == LTX2_AXIS_TENSOR) tparts *= mesh->size[ax];
+            else if (ax == LTX2_AXIS_CONTEXT || ax == LTX2_AXIS_FSDP) oparts *= mesh->size[ax];
+            else
+                return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                                  "dit parallel: %s dim %d is split over %s under profile %s; only tensor, context "
+                                  "and fsdp can split weights",
+                                  name, d, ltx2_mesh_axis_name(ax), prof);
+        }
         const int64_t want = (d == want_part) ? T : 1;
-        if (l.parts[d] != want)
+        if (tparts != want)
             return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                              "dit parallel: %s dim %d is split in %lld under profile %s at tensor=%d; the "
-                              "parallel DiT needs %lld (Megatron heads/mlp over tensor only)",
-                              name, d, (long long)l.parts[d], ltx2_shard_profile_name(dp->opts.profile), T,
-                              (long long)want);
+                              "dit parallel: %s dim %d is split in %lld over tensor under profile %s at tensor=%d; "
+                              "the parallel DiT needs %lld (Megatron heads/mlp over tensor)",
+                              name, d, (long long)tparts, prof, T, (long long)want);
+        if (oparts == 1) {
+            ts[d] /= tparts;
+            continue;
+        }
+        /* one gather group for every FSDP tensor: the split must span it, and tensor stay off that dim */
+        if (tparts > 1 || fsdp_dim >= 0 || oparts != dp->wg->size)
+            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                              "dit parallel: %s dim %d is split in %lld over tensor and %lld over context x fsdp "
+                              "(size %d) under profile %s; FSDP gathers one whole context x fsdp split of one dim",
+                              name, d, (long long)tparts, (long long)oparts, dp->wg->size, prof);
+        fsdp_dim = d;
     }
     int64_t off[LTX2_MAX_DIMS];
-    ltx2_shard_local_offset(&l, &tm, dp->tp->rank, off);
+    ltx2_shard_local_offset(&l, mesh, dp->world->rank, off);
     const int64_t lr = l.local_shape[0], lc = cols ? l.local_shape[1] : 1;
     LTX2_TRY(read_block(s, rel, src, rows, cols, off[0], lr, cols ? off[1] : 0, lc, dst));
-    if (lrows) *lrows = lr;
-    if (lcols) *lcols = cols ? lc : 0;
+    if (fsdp_dim >= 0) LTX2_TRY(add_piece(s, name, &l, fsdp_dim, ts[0], ts[1], dst));
+    if (lrows) *lrows = ts[0];
+    if (lcols) *lcols = cols ? ts[1] : 0;
     return LTX2_OK;
 }
 
@@ -188,11 +261,12 @@ ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const
                           "dit parallel: the weights hold no block layers (loaded with "
                           "ltx2_dit_weights_load_replicated); build with ltx2_dit_parallel_create_sharded from the "
                           "checkpoint instead");
-    const shard_src s = {ctx, dp, f, prefix ? prefix : LTX2_DIT_PREFIX};
+    shard_src s = {ctx, dp, f, prefix ? prefix : LTX2_DIT_PREFIX, NULL};
     const ltx2_dit_config *cfg = &w->cfg;
     for (int64_t i = 0; i < cfg->num_layers; i++) {
         const ltx2_dit_block_w *b = &w->blocks[i];
         par_block *pb = &dp->blocks[i];
+        s.fb = &dp->fsdp[i];
         char blk[64];
         snprintf(blk, sizeof blk, "transformer_blocks.%lld", (long long)i);
         const ltx2_dit_attn_w *src[PA_COUNT] = {&b->attn1, &b->attn2, &b->audio_attn1,
@@ -269,4 +343,7 @@ void ltx2_dit_parallel_get_weight_mem(const ltx2_dit_parallel *dp, ltx2_dit_para
     /* a full copy also holds the layers; the replicated part is what is not a layer tensor */
     out->replicated_floats = (int64_t)dp->full->n_floats - (dp->full->layers_skipped ? 0 : dp->layer_full_floats);
     out->replicated_owned = dp->owned_full != NULL;
+    out->gathered_floats = dp->gathered_floats;
+    out->scratch_floats = dp->fsdp_max_block;
+    out->fsdp_parts = dp->fsdp_max_block > 0 ? dp->wg->size : 1;
 }

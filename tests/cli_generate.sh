@@ -12,6 +12,12 @@ pass=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 small=(--height 64 --width 96 --frames 17 --steps 2 --threads 2)
+# Everything below writes MP4 and PNG: a build without FFmpeg or libpng (e.g. on a GPU machine
+# without those -dev packages) skips, saying why, rather than failing.
+features=$("$bin" --version | sed -n 's/^features://p')
+for f in mp4 png; do
+    if ! grep -qw "$f" <<<"$features"; then echo "skipped: this build has no $f output (features:$features)"; exit 77; fi
+done
 
 # ---- refusals: exit 2, a reason, nothing written ----
 expect_refusal() {

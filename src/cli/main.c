@@ -1,5 +1,4 @@
-/* `ltx2`: one binary, several subcommands (inspect, compare; generate/decode/bench arrive with later
- * issues and are only listed once they exist). */
+/* `ltx2`: one binary, several subcommands (inspect, compare, decode, generate). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,6 +6,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "io/mp4.h"
+#include "io/png.h"
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -99,7 +100,18 @@ int main(int argc, char **argv) {
         cmd = argv[1];
     }
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("ltx2 %s\n", ltx2_version());
+        /* what this build can do: scripts (and the CLI tests) read the features line */
+        printf("ltx2 %s\nfeatures:", ltx2_version());
+#ifdef LTX2_HAVE_CUDA
+        printf(" cuda");
+#endif
+#ifdef LTX2_HAVE_CUDNN
+        printf(" cudnn");
+#endif
+#ifdef LTX2_HAVE_NCCL
+        printf(" nccl");
+#endif
+        printf("%s%s\n", ltx2_mp4_available() ? " mp4" : "", ltx2_png_available() ? " png" : "");
         return CLI_EXIT_OK;
     }
     ltx2_context_params p;

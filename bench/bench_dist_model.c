@@ -3,8 +3,10 @@
  * NVLink and InfiniBand bandwidths, the compute time, and the predicted scaling efficiency, for
  * LTX-2 19B (spec distributed_perf_anchors.md section 1.1) at 768x512x121 and 1920x1088x121 on 8
  * and 64 GPUs. Pure arithmetic: nothing is measured; the numbers are reproducible by rerunning.
- * Usage: bench_dist_model (prints a markdown table). */
+ * --fsdp prints the FSDP table instead: the per-block weight all-gather of profile trillium.
+ * Usage: bench_dist_model [--fsdp] (prints a markdown table). */
 #include <stdio.h>
+#include <string.h>
 
 /* LTX-2 19B transformer (spec 1.1). */
 #define L_LAYERS 48
@@ -58,7 +60,57 @@ static double link_time(double bytes, int g, int s) {
     return t_nv > t_ib ? t_nv : t_ib;
 }
 
-int main(void) {
+/* Block layer parameters of LTX-2.0 19B: `embed` carries the ones with a model-width dim (every
+ * matrix, the to_out.0 and net.2 biases: FSDP-sharded under trillium), `other` the rest (Q/K/V
+ * and net.0 biases, QK-norm scales: split by tensor only). a2v / v2a run at the audio width. */
+static void block_weight_params(double *embed, double *other) {
+    const double D = D_VIDEO, Da = D_AUDIO, F = FFN_MULT;
+    /* attention with query width q, key/value source width kv, inner width i, output width q */
+    #define ATTN(q, kv, i) (e += (q) * (i) + 2 * (kv) * (i) + (i) * (q) + (q), o += 3 * (i) + 2 * (i))
+    double e = 0, o = 0;
+    ATTN(D, D, D);    /* attn1: video self */
+    ATTN(D, D, D);    /* attn2: video <- text (caption projected to D) */
+    ATTN(Da, Da, Da); /* audio_attn1 */
+    ATTN(Da, Da, Da); /* audio_attn2 */
+    /* audio_to_video_attn: video queries (D -> Da), audio keys / values, out to D */
+    e += D * Da + 2 * Da * Da + Da * D + D, o += 3 * Da + 2 * Da;
+    /* video_to_audio_attn: audio queries, video keys / values (D -> Da), out to Da */
+    e += Da * Da + 2 * D * Da + Da * Da + Da, o += 3 * Da + 2 * Da;
+    #undef ATTN
+    e += 2 * F * D * D + D + 2 * F * Da * Da + Da, o += F * D + F * Da; /* ff, audio_ff */
+    *embed = e, *other = o;
+}
+
+/* The FSDP table: per-block all-gather of the embed-carrying weights over G = context x fsdp. */
+static void fsdp_table(void) {
+    double e, o;
+    block_weight_params(&e, &o);
+    printf("LTX-2 19B block layer parameters: %.1f M (%.1f M carry `embed`, %.1f M do not)\n\n", (e + o) / 1e6, e / 1e6,
+           o / 1e6);
+    printf("| mesh G (c x f), t | MiB per rank per block (bf16) | GiB per rank per step (%d blocks) | ms per block NVLink / IB "
+           "| resident block weights per rank (GB) | without FSDP (GB) |\n|---|---|---|---|---|---|\n",
+           L_LAYERS);
+    const int gt[][2] = {{2, 1}, {4, 1}, {8, 1}, {4, 2}, {2, 4}, {8, 8}};
+    for (size_t k = 0; k < sizeof gt / sizeof gt[0]; k++) {
+        const int G = gt[k][0], t = gt[k][1];
+        const double shard = e / t * BF16_BYTES, send = shard * (G - 1) / G;
+        const double resident = (shard / G + o / t * BF16_BYTES) * L_LAYERS, full = (e + o) / t * BF16_BYTES * L_LAYERS;
+        printf("| %d, %d | %.1f | %.1f | %.2f / %.1f | %.2f | %.2f |\n", G, t, send / 1048576.0,
+               send * L_LAYERS / 1073741824.0, send / NVLINK_BPS * 1e3, send / IB_BPS * 1e3, resident / 1e9, full / 1e9);
+    }
+    printf("\nAn all-gather over G ranks moves (G - 1) / G of the gathered buffer out of each rank; the whole "
+           "group inside one node (NVLink) or spread one rank per node (InfiniBand).\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--fsdp")) {
+        fsdp_table();
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "usage: bench_dist_model [--fsdp]\n");
+        return 2;
+    }
     const res rs[2] = {{"768x512x121", 768, 512, 121}, {"1920x1088x121", 1920, 1088, 121}};
     const mesh ms[] = {{8, 1, 8, 1}, {8, 2, 4, 1}, {8, 2, 1, 4}, {64, 2, 32, 1}, {64, 2, 8, 4}, {64, 2, 4, 8}};
     const int B = 2; /* CFG: two branches per step */

@@ -1,6 +1,8 @@
 /* The NCCL communicator against the loopback one: the same collectives (all_gather,
  * reduce_scatter, all_reduce, all_to_all, broadcast, an axis sub-communicator's all_reduce; f32
- * and bf16) on the same per-rank inputs, with 1 rank and with 2 ranks as threads sharing GPU 0
+ * and bf16) on the same per-rank inputs, on device buffers and on host buffers (which comm_nccl
+ * stages through device scratch, as the CPU pipeline's sharded DiT hands it), with 1 rank and with
+ * 2 ranks as threads sharing GPU 0
  * (NCCL_MULTI_RANK_GPU_ENABLE=1, NCCL >= 2.30), then a rank that aborts while its peer waits in a
  * collective: the peer must return an error within the timeout, not hang.
  * f32 results must be bitwise equal (with one or two ranks every sum is a single commutative
@@ -45,6 +47,7 @@ typedef struct rank_job {
     int rank;
     ltx2_mesh mesh;
     bool nccl;
+    bool device_bufs;                   /* nccl: device buffers (else host ones, staged by comm_nccl) */
     const unsigned char *id;            /* NCCL unique id (nccl) */
     ltx2_loopback_world *world;         /* loopback */
     pthread_barrier_t *setup;           /* every rank has its buffers before any collective */
@@ -117,11 +120,11 @@ static ltx2_status run_collectives(ltx2_context *ctx, rank_job *j, ltx2_comm *c)
     memset(out, 0, sizeof out);
     ltx2_status st = LTX2_OK;
     for (int d = 0; d < 2 && st == LTX2_OK; d++) {
-        st = buf_make(ctx, &in[d][0], BLOCK, dts[d], j->rank, 1 + d, j->nccl);
-        if (st == LTX2_OK) st = buf_make(ctx, &in[d][1], (size_t)P * BLOCK, dts[d], j->rank, 3 + d, j->nccl);
-        if (st == LTX2_OK) st = buf_make(ctx, &in[d][2], BLOCK, dts[d], j->rank, 5 + d, j->nccl);
+        st = buf_make(ctx, &in[d][0], BLOCK, dts[d], j->rank, 1 + d, j->device_bufs);
+        if (st == LTX2_OK) st = buf_make(ctx, &in[d][1], (size_t)P * BLOCK, dts[d], j->rank, 3 + d, j->device_bufs);
+        if (st == LTX2_OK) st = buf_make(ctx, &in[d][2], BLOCK, dts[d], j->rank, 5 + d, j->device_bufs);
         const size_t on[5] = {(size_t)P * BLOCK, BLOCK, BLOCK, (size_t)P * BLOCK, BLOCK};
-        for (int o = 0; o < 5 && st == LTX2_OK; o++) st = buf_make(ctx, &out[d][o], on[o], dts[d], j->rank, -1, j->nccl);
+        for (int o = 0; o < 5 && st == LTX2_OK; o++) st = buf_make(ctx, &out[d][o], on[o], dts[d], j->rank, -1, j->device_bufs);
     }
     ltx2_comm *sub = NULL;
     pthread_barrier_wait(j->setup); /* no rank touches the default stream once collectives run */
@@ -186,7 +189,7 @@ static void *rank_main(void *arg) {
 }
 
 /* Runs P ranks on one backend; jobs[r].res hold the outputs. */
-static bool run_world(ltx2_context *ctx, const ltx2_mesh *mesh, bool nccl, rank_job *jobs) {
+static bool run_world(ltx2_context *ctx, const ltx2_mesh *mesh, bool nccl, bool device_bufs, rank_job *jobs) {
     const int P = ltx2_mesh_world_size(mesh);
     unsigned char id[LTX2_NCCL_UNIQUE_ID_BYTES];
     ltx2_loopback_world *w = NULL;
@@ -200,7 +203,8 @@ static bool run_world(ltx2_context *ctx, const ltx2_mesh *mesh, bool nccl, rank_
     pthread_t th[2];
     for (int r = 0; r < P; r++) {
         memset(&jobs[r], 0, sizeof jobs[r]);
-        jobs[r] = (rank_job){.rank = r, .mesh = *mesh, .nccl = nccl, .id = id, .world = w, .setup = &setup};
+        jobs[r] = (rank_job){.rank = r, .mesh = *mesh, .nccl = nccl, .device_bufs = device_bufs, .id = id, .world = w,
+                             .setup = &setup};
         pthread_create(&th[r], NULL, rank_main, &jobs[r]);
     }
     bool ok = true;
@@ -279,12 +283,16 @@ int main(void) {
         ltx2_mesh mesh;
         CHECK(ltx2_mesh_init(ctx, &mesh, meshes[m][0], meshes[m][1], meshes[m][2], meshes[m][3]) == LTX2_OK, "mesh");
         const int P = ltx2_mesh_world_size(&mesh);
-        rank_job nc[2], lb[2];
-        const bool ok_nc = run_world(ctx, &mesh, true, nc), ok_lb = run_world(ctx, &mesh, false, lb);
+        rank_job nc[2], nh[2], lb[2];
+        const bool ok_lb = run_world(ctx, &mesh, false, false, lb);
+        const bool ok_nc = run_world(ctx, &mesh, true, true, nc), ok_nh = run_world(ctx, &mesh, true, false, nh);
         if (ok_nc && ok_lb) compare_worlds(&mesh, nc, lb);
-        printf("mesh %d,%d,%d,%d: nccl %s, loopback %s\n", meshes[m][0], meshes[m][1], meshes[m][2], meshes[m][3],
-               ok_nc ? "ran" : "FAILED", ok_lb ? "ran" : "FAILED");
+        if (ok_nh && ok_lb) compare_worlds(&mesh, nh, lb); /* host buffers: comm_nccl stages them */
+        printf("mesh %d,%d,%d,%d: nccl device buffers %s, nccl host buffers %s, loopback %s\n", meshes[m][0],
+               meshes[m][1], meshes[m][2], meshes[m][3], ok_nc ? "ran" : "FAILED", ok_nh ? "ran" : "FAILED",
+               ok_lb ? "ran" : "FAILED");
         free_results(nc, ok_nc ? P : 0);
+        free_results(nh, ok_nh ? P : 0);
         free_results(lb, ok_lb ? P : 0);
     }
     /* abort: a short peer timeout, so a missing propagation ends in an error, not a hang */

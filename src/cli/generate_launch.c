@@ -99,8 +99,8 @@ ltx2_status cli_launch_run(ltx2_context *ctx, cli_launch *l, const ltx2_generate
     const int n = ltx2_mesh_world_size(&l->opts.mesh);
     if (n <= 1 && !l->opts.dit.on_block) return ltx2_generate(ctx, p, r);
     /* --nproc runs its ranks in this process over the loopback communicator, NCCL build or not:
-     * the sharded DiT and VAE still exchange host buffers, which NCCL cannot carry, so one process
-     * per GPU waits for the CUDA pipeline. */
+     * the sharded DiT and VAE compute on the CPU, so one process per GPU (NCCL staging host
+     * buffers) would only add copies until the CUDA pipeline exists. */
     (void)argc;
     (void)argv;
     return ltx2_generate_loopback(ctx, p, &l->opts, r);

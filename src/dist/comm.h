@@ -12,7 +12,8 @@
  *   barrier        returns once every rank of the communicator has entered it
  * Every rank of a communicator must call the same collectives in the same order with the same
  * count, dtype and root; a mismatch is reported (loopback) instead of corrupting data.
- * Buffers are host memory for the loopback backend and device memory for NCCL.
+ * Buffers are host memory for the loopback backend; NCCL takes device memory (asynchronous, ordered
+ * with the compute stream) or host memory (staged through device scratch, complete on return).
  *
  * Failure model: a rank that fails calls ltx2_comm_abort(reason); every rank blocked in (or later
  * entering) a collective of that world returns LTX2_ERR_DEVICE with the reason, never hangs. A

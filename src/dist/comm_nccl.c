@@ -3,8 +3,9 @@
  * stream by events (the llm.c pattern). Communicators are non-blocking (config.blocking = 0): every
  * NCCL call that reports ncclInProgress is polled with a deadline, every error becomes an ltx2
  * error naming the statement, and the communicator is aborted (ncclCommAbort) so no later call on
- * it can hang. Collectives are asynchronous like NCCL's; barrier() waits for completion with the
- * same deadline. Built as stubs returning LTX2_ERR_UNSUPPORTED when the build has no NCCL. */
+ * it can hang. Collectives on device buffers are asynchronous like NCCL's; on host buffers (the CPU
+ * pipeline's) they are staged through device scratch and complete before returning; barrier()
+ * waits for completion with the same deadline. Built as stubs returning LTX2_ERR_UNSUPPORTED when the build has no NCCL. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep, clock_gettime */
 #include "dist/comm.h"
 
@@ -42,6 +43,7 @@ ltx2_status ltx2_comm_nccl_set_stream(ltx2_comm *c, ltx2_context *ctx, void *cud
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <nccl.h>
 #pragma GCC diagnostic pop
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,8 @@ ltx2_status ltx2_comm_nccl_set_stream(ltx2_comm *c, ltx2_context *ctx, void *cud
 /* How often a pending NCCL/CUDA operation is polled: short enough to add no visible latency to a
  * barrier, long enough not to spin a core. */
 #define NC_POLL_NS 50000L
+/* Send and receive halves of the host-staging scratch start on this boundary (cudaMalloc's). */
+#define NC_STAGE_ALIGN 256
 
 typedef struct nc_comm {
     ltx2_comm pub;
@@ -58,6 +62,8 @@ typedef struct nc_comm {
     cudaStream_t compute; /* the caller's stream (NULL: legacy default stream) */
     cudaEvent_t ev_compute, ev_done;
     float *barrier_buf;   /* one device float all-reduced by barrier() */
+    void *stage;          /* device scratch for collectives on host buffers */
+    size_t stage_bytes;
     int device;
     int timeout_ms;
     int aborted;
@@ -140,51 +146,9 @@ static ltx2_status nc_done(nc_comm *nc, ltx2_context *ctx) {
     return LTX2_OK;
 }
 
-static ltx2_status nc_all_gather(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv, size_t count,
-                                 ltx2_dtype dt) {
-    nc_comm *nc = nc_of(c);
-    LTX2_TRY(nc_usable(nc, ctx, "all_gather"));
-    NC_NCCL(nc, nc->comm, ctx, ncclAllGather(send, recv, count, nc_dtype(dt), nc->comm, nc->stream));
-    return nc_done(nc, ctx);
-}
-
-static ltx2_status nc_reduce_scatter(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv, size_t count,
-                                     ltx2_dtype dt) {
-    nc_comm *nc = nc_of(c);
-    LTX2_TRY(nc_usable(nc, ctx, "reduce_scatter"));
-    NC_NCCL(nc, nc->comm, ctx, ncclReduceScatter(send, recv, count, nc_dtype(dt), ncclSum, nc->comm, nc->stream));
-    return nc_done(nc, ctx);
-}
-
-static ltx2_status nc_all_reduce(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv, size_t count,
-                                 ltx2_dtype dt) {
-    nc_comm *nc = nc_of(c);
-    LTX2_TRY(nc_usable(nc, ctx, "all_reduce"));
-    NC_NCCL(nc, nc->comm, ctx, ncclAllReduce(send, recv, count, nc_dtype(dt), ncclSum, nc->comm, nc->stream));
-    return nc_done(nc, ctx);
-}
-
-static ltx2_status nc_all_to_all(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv, size_t count,
-                                 ltx2_dtype dt) {
-    nc_comm *nc = nc_of(c);
-    LTX2_TRY(nc_usable(nc, ctx, "all_to_all"));
-    NC_NCCL(nc, nc->comm, ctx, ncclAlltoAll(send, recv, count, nc_dtype(dt), nc->comm, nc->stream));
-    return nc_done(nc, ctx);
-}
-
-static ltx2_status nc_broadcast(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv, size_t count,
-                                ltx2_dtype dt, int root) {
-    nc_comm *nc = nc_of(c);
-    LTX2_TRY(nc_usable(nc, ctx, "broadcast"));
-    NC_NCCL(nc, nc->comm, ctx, ncclBroadcast(send, recv, count, nc_dtype(dt), root, nc->comm, nc->stream));
-    return nc_done(nc, ctx);
-}
-
-/* A one-float all-reduce, then a bounded wait for it (and all earlier collectives) to finish. */
-static ltx2_status nc_barrier(ltx2_comm *c, ltx2_context *ctx) {
-    nc_comm *nc = nc_of(c);
-    LTX2_TRY(nc_usable(nc, ctx, "barrier"));
-    NC_NCCL(nc, nc->comm, ctx, ncclAllReduce(nc->barrier_buf, nc->barrier_buf, 1, ncclFloat32, ncclSum, nc->comm, nc->stream));
+/* Bounded wait for everything queued on the collective stream so far (a missing or hung peer
+ * aborts the communicator instead of blocking forever). */
+static ltx2_status nc_wait(nc_comm *nc, ltx2_context *ctx, const char *what) {
     NC_CUDA(nc, ctx, cudaEventRecord(nc->ev_done, nc->stream));
     double deadline = nc_now_ms() + nc->timeout_ms;
     for (;;) {
@@ -197,13 +161,113 @@ static ltx2_status nc_barrier(ltx2_comm *c, ltx2_context *ctx) {
         if (nc_now_ms() > deadline) {
             nc_abort_comm(nc);
             return LTX2_ERROR(ctx, LTX2_ERR_DEVICE,
-                              "barrier on NCCL comm '%s' rank %d: not complete after %d ms (a peer is missing or "
-                              "hung); communicator aborted",
-                              c->label, c->rank, nc->timeout_ms);
+                              "%s on NCCL comm '%s' rank %d: not complete after %d ms (a peer is missing or hung); "
+                              "communicator aborted",
+                              what, nc->pub.label, nc->pub.rank, nc->timeout_ms);
         }
         nc_sleep();
     }
     return LTX2_OK;
+}
+
+typedef enum { NC_ALL_GATHER, NC_REDUCE_SCATTER, NC_ALL_REDUCE, NC_ALL_TO_ALL, NC_BROADCAST } nc_coll;
+
+static const char *const nc_coll_names[] = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all", "broadcast"};
+
+/* True unless p is device (or managed) memory NCCL can address: plain host allocations, and
+ * pinned ones too (NCCL does not take those either). */
+static bool nc_is_host(const void *p) {
+    if (!p) return true;
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError(); /* older runtimes report unregistered host memory as an error */
+        return true;
+    }
+    return a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged;
+}
+
+static ltx2_status nc_launch(nc_comm *nc, ltx2_context *ctx, nc_coll k, const void *send, void *recv, size_t count,
+                             ltx2_dtype dt, int root) {
+    const ncclDataType_t t = nc_dtype(dt);
+    switch (k) {
+    case NC_ALL_GATHER: NC_NCCL(nc, nc->comm, ctx, ncclAllGather(send, recv, count, t, nc->comm, nc->stream)); break;
+    case NC_REDUCE_SCATTER:
+        NC_NCCL(nc, nc->comm, ctx, ncclReduceScatter(send, recv, count, t, ncclSum, nc->comm, nc->stream));
+        break;
+    case NC_ALL_REDUCE:
+        NC_NCCL(nc, nc->comm, ctx, ncclAllReduce(send, recv, count, t, ncclSum, nc->comm, nc->stream));
+        break;
+    case NC_ALL_TO_ALL: NC_NCCL(nc, nc->comm, ctx, ncclAlltoAll(send, recv, count, t, nc->comm, nc->stream)); break;
+    case NC_BROADCAST:
+        NC_NCCL(nc, nc->comm, ctx, ncclBroadcast(send, recv, count, t, root, nc->comm, nc->stream));
+        break;
+    }
+    return LTX2_OK;
+}
+
+/* Device buffers go straight to NCCL, asynchronously, ordered after the caller's compute stream
+ * and before its later work. Host buffers (the CPU pipeline's sharded DiT and VAE) are staged:
+ * copied into device scratch on the collective stream, reduced there, copied back, and waited for
+ * (bounded), so the caller holds the result on return, as with the loopback backend. */
+static ltx2_status nc_collective(ltx2_comm *c, ltx2_context *ctx, nc_coll k, const void *send, void *recv,
+                                 size_t count, ltx2_dtype dt, int root) {
+    nc_comm *nc = nc_of(c);
+    const char *what = nc_coll_names[k];
+    LTX2_TRY(nc_usable(nc, ctx, what));
+    const bool off_root_send = k == NC_BROADCAST && c->rank != root; /* send is ignored there */
+    if (!nc_is_host(recv) && (off_root_send || !nc_is_host(send))) {
+        LTX2_TRY(nc_launch(nc, ctx, k, send, recv, count, dt, root));
+        return nc_done(nc, ctx);
+    }
+    const size_t es = ltx2_dtype_size(dt), P = (size_t)c->size;
+    const size_t sn = (k == NC_REDUCE_SCATTER || k == NC_ALL_TO_ALL) ? P * count : count;
+    const size_t rn = (k == NC_ALL_GATHER || k == NC_ALL_TO_ALL) ? P * count : count;
+    const size_t s_off = (sn * es + NC_STAGE_ALIGN - 1) / NC_STAGE_ALIGN * NC_STAGE_ALIGN, need = s_off + rn * es;
+    if (need > nc->stage_bytes) {
+        if (nc->stage) cudaFree(nc->stage);
+        nc->stage = NULL;
+        nc->stage_bytes = 0;
+        NC_CUDA(nc, ctx, cudaMalloc(&nc->stage, need));
+        nc->stage_bytes = need;
+    }
+    char *ds = nc->stage, *dr = ds + s_off;
+    if (!off_root_send && send) NC_CUDA(nc, ctx, cudaMemcpyAsync(ds, send, sn * es, cudaMemcpyDefault, nc->stream));
+    LTX2_TRY(nc_launch(nc, ctx, k, ds, dr, count, dt, root));
+    NC_CUDA(nc, ctx, cudaMemcpyAsync(recv, dr, rn * es, cudaMemcpyDefault, nc->stream));
+    return nc_wait(nc, ctx, what);
+}
+
+static ltx2_status nc_all_gather(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv, size_t count,
+                                 ltx2_dtype dt) {
+    return nc_collective(c, ctx, NC_ALL_GATHER, send, recv, count, dt, 0);
+}
+
+static ltx2_status nc_reduce_scatter(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv, size_t count,
+                                     ltx2_dtype dt) {
+    return nc_collective(c, ctx, NC_REDUCE_SCATTER, send, recv, count, dt, 0);
+}
+
+static ltx2_status nc_all_reduce(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv, size_t count,
+                                 ltx2_dtype dt) {
+    return nc_collective(c, ctx, NC_ALL_REDUCE, send, recv, count, dt, 0);
+}
+
+static ltx2_status nc_all_to_all(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv, size_t count,
+                                 ltx2_dtype dt) {
+    return nc_collective(c, ctx, NC_ALL_TO_ALL, send, recv, count, dt, 0);
+}
+
+static ltx2_status nc_broadcast(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv, size_t count,
+                                ltx2_dtype dt, int root) {
+    return nc_collective(c, ctx, NC_BROADCAST, send, recv, count, dt, root);
+}
+
+/* A one-float all-reduce, then a bounded wait for it (and all earlier collectives) to finish. */
+static ltx2_status nc_barrier(ltx2_comm *c, ltx2_context *ctx) {
+    nc_comm *nc = nc_of(c);
+    LTX2_TRY(nc_usable(nc, ctx, "barrier"));
+    NC_NCCL(nc, nc->comm, ctx, ncclAllReduce(nc->barrier_buf, nc->barrier_buf, 1, ncclFloat32, ncclSum, nc->comm, nc->stream));
+    return nc_wait(nc, ctx, "barrier");
 }
 
 static const ltx2_comm_ops nc_ops;
@@ -280,6 +344,7 @@ static void nc_free(ltx2_comm *c) {
         ncclCommDestroy(nc->comm);
     }
     if (nc->barrier_buf) cudaFree(nc->barrier_buf);
+    if (nc->stage) cudaFree(nc->stage);
     if (nc->ev_compute) cudaEventDestroy(nc->ev_compute);
     if (nc->ev_done) cudaEventDestroy(nc->ev_done);
     if (nc->stream) cudaStreamDestroy(nc->stream);

@@ -210,6 +210,20 @@ static void check_cli(void) {
                         same_file(dir, "one/frame_00008.png", "tri/frame_00008.png"))),
           "--sharding trillium (FSDP) outputs differ from the single-rank ones");
 
+    /* one process per rank: runs where the build has NCCL and a GPU (two ranks may share it), and
+     * must then equal the single-rank output bitwise; elsewhere it is refused before any work */
+    {
+        snprintf(args, sizeof args, "%s --nproc 2 --launch processes --wav proc.wav", small);
+        const int prc = run_cli(dir, "NCCL_MULTI_RANK_GPU_ENABLE=1", args);
+        if (prc == 2 && stderr_has(dir, "--launch processes")) {
+            CHECK(!exists(dir, "proc.wav"), "refused --launch processes left output behind");
+            printf("--launch processes: refused here (no NCCL in the build, or no GPU)\n");
+        } else {
+            CHECK(prc == 0 && same_file(dir, "one.wav", "proc.wav"),
+                  "--nproc 2 --launch processes: exit %d, or its WAV differs from the single-rank one", prc);
+        }
+    }
+
     /* refusals: exit 2 before any work, nothing written */
     static const struct {
         const char *flags, *needle;
@@ -219,6 +233,7 @@ static void check_cli(void) {
                {"--mesh 0,1,1,1", "--mesh"},
                {"--nproc 4 --mesh 1,1,2,1", "has 2 ranks"},
                {"--nproc 2 --sharding bogus", "--sharding"},
+               {"--nproc 2 --launch bogus", "--launch"},
                {"--nproc x", "integer"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(args, sizeof args, "%s %s --wav bad.wav%s", small, bad[i].flags, png ? " --png-dir badpng" : "");

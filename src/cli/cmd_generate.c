@@ -75,8 +75,9 @@ static void usage(FILE *out) {
             "  --vae-tile PX                  decode the video in spatial tiles of PX pixels\n"
             "  --threads N                    CPU threads (default: all)\n"
             "distributed (src/dist/README.md):\n"
-            "  --nproc N                      N ranks in this process (loopback threads; one process per GPU\n"
-            "                                 with NCCL comes with the CUDA pipeline)\n"
+            "  --nproc N                      N ranks (default: loopback threads in this process)\n"
+            "  --launch threads|processes     processes: one process per GPU (round-robin), joined by NCCL\n"
+            "                                 (NCCL builds with a GPU; compute stays on the CPU for now)\n"
             "  --mesh D,F,C,T                 data,fsdp,context,tensor sizes, product = N (default 1,1,N,1)\n"
             "  --sharding PROFILE             gpu (default) | ironwood | trillium | default\n"
             "  multi-node: launch one process per GPU with LTX2_RANK, LTX2_WORLD_SIZE, LTX2_LOCAL_RANK and\n"
@@ -262,6 +263,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--nproc")) INT(launch.nproc, 1);
         else if (!strcmp(a, "--mesh")) { VALUE(); launch.mesh_text = v; }
         else if (!strcmp(a, "--sharding")) { VALUE(); launch.sharding_text = v; }
+        else if (!strcmp(a, "--launch")) { VALUE(); launch.launch_text = v; }
         else if (!strcmp(a, "--semantics")) {
             VALUE();
             if (!ltx2_sem_parse(v, &sem)) {

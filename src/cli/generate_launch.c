@@ -1,9 +1,20 @@
 /* Multi-rank launch of `ltx2 generate` (see generate_launch.h). */
 #include "cli/generate_launch.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef LTX2_HAVE_NCCL
+#include <arpa/inet.h>
+#include <cuda_runtime.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 #include "core/context.h"
 #include "dist/sharding.h"
@@ -79,6 +90,30 @@ bool cli_launch_prepare(ltx2_context *ctx, const char *cmd, cli_launch *l) {
         l->opts.dit.on_block = inject;
         l->opts.dit.on_block_user = l;
     }
+    if (l->launch_text) {
+        if (!strcmp(l->launch_text, "processes")) {
+            l->processes = true;
+        } else if (strcmp(l->launch_text, "threads") != 0) {
+            fprintf(stderr, "ltx2 %s: --launch must be threads or processes, got '%s'\n", cmd, l->launch_text);
+            return false;
+        }
+    }
+    if (l->processes && l->env.world_size <= 1) {
+#ifndef LTX2_HAVE_NCCL
+        fprintf(stderr, "ltx2 %s: --launch processes joins its ranks with NCCL, which this build lacks (configure "
+                "with -DLTX2_CUDA=ON and NCCL installed); --launch threads runs the ranks in this process\n", cmd);
+        return false;
+#else
+        int n_dev = 0;
+        const cudaError_t e = cudaGetDeviceCount(&n_dev);
+        if (e != cudaSuccess || n_dev < 1) {
+            fprintf(stderr, "ltx2 %s: --launch processes puts one rank per GPU, but no CUDA device is usable (%s); "
+                    "--launch threads runs the ranks in this process\n", cmd,
+                    e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+            return false;
+        }
+#endif
+    }
 #ifndef LTX2_HAVE_NCCL
     if (l->env.world_size > 1) {
         fprintf(stderr, "ltx2 %s: LTX2_WORLD_SIZE=%d asks for a multi-process job, which needs NCCL; this build has "
@@ -92,15 +127,99 @@ bool cli_launch_prepare(ltx2_context *ctx, const char *cmd, cli_launch *l) {
 }
 
 
+#ifdef LTX2_HAVE_NCCL
+/* A free TCP port on this host for rank 0's rendezvous (the kernel picks; released right away, so
+ * another process could take it first: the rendezvous then fails with a clear error). */
+static int free_port(void) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    if (s < 0) return -1;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (bind(s, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(s, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(s);
+    return port;
+}
+
+/* Starts one process of this executable per rank (LTX2_RANK / LTX2_LOCAL_RANK / LTX2_WORLD_SIZE /
+ * LTX2_RENDEZVOUS set, the same arguments) and waits for all; the first failing rank stops the
+ * rest. Rank 0 (a child) writes the outputs. */
+static ltx2_status fork_ranks(ltx2_context *ctx, int n, int argc, char **argv) {
+    const int port = free_port();
+    if (port < 0) return LTX2_ERROR(ctx, LTX2_ERR_IO, "--nproc: no free TCP port for the rendezvous: %s", strerror(errno));
+    char **args = calloc((size_t)argc + 3, sizeof(char *));
+    pid_t *pids = calloc((size_t)n, sizeof(pid_t));
+    if (!args || !pids) {
+        free(args);
+        free(pids);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "--nproc: out of memory");
+    }
+    args[0] = (char *)"ltx2";
+    args[1] = (char *)"generate";
+    for (int i = 0; i < argc; i++) args[i + 2] = argv[i];
+    fflush(stdout);
+    fflush(stderr);
+    ltx2_status st = LTX2_OK;
+    int started = 0;
+    for (int r = 0; r < n; r++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_IO, "--nproc: fork of rank %d failed: %s", r, strerror(errno));
+            break;
+        }
+        if (pid == 0) {
+            char v[32], addr[64];
+            snprintf(v, sizeof v, "%d", r);
+            setenv("LTX2_RANK", v, 1);
+            setenv("LTX2_LOCAL_RANK", v, 1);
+            snprintf(v, sizeof v, "%d", n);
+            setenv("LTX2_WORLD_SIZE", v, 1);
+            snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+            setenv("LTX2_RENDEZVOUS", addr, 1);
+            execv("/proc/self/exe", args);
+            _exit(127);
+        }
+        pids[started++] = pid;
+    }
+    int failed_rc = 0;
+    for (int left = started; left > 0; left--) {
+        int status = 0;
+        const pid_t done = wait(&status);
+        if (done < 0) break;
+        const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        if (rc != 0 && !failed_rc) {
+            failed_rc = rc;
+            for (int r = 0; r < started; r++) /* only the ranks this call started */
+                if (pids[r] != done) kill(pids[r], SIGTERM);
+        }
+    }
+    if (st == LTX2_OK && failed_rc)
+        st = LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "--nproc %d --launch processes: a rank exited with status %d; every "
+                        "rank was stopped", n, failed_rc);
+    free(args);
+    free(pids);
+    return st;
+}
+#endif
+
 ltx2_status cli_launch_run(ltx2_context *ctx, cli_launch *l, const ltx2_generate_params *p, int argc, char **argv,
                            ltx2_generate_result *r) {
     memset(r, 0, sizeof *r);
     if (l->env.world_size > 1) return ltx2_generate_env_rank(ctx, p, &l->opts, &l->env, r);
     const int n = ltx2_mesh_world_size(&l->opts.mesh);
     if (n <= 1 && !l->opts.dit.on_block) return ltx2_generate(ctx, p, r);
-    /* --nproc runs its ranks in this process over the loopback communicator, NCCL build or not:
-     * the sharded DiT and VAE compute on the CPU, so one process per GPU (NCCL staging host
-     * buffers) would only add copies until the CUDA pipeline exists. */
+#ifdef LTX2_HAVE_NCCL
+    if (l->processes && n > 1) {
+        l->writer = false; /* the children write the outputs (rank 0) */
+        return fork_ranks(ctx, n, argc, argv);
+    }
+#endif
+    /* Threads by default: the sharded DiT and VAE compute on the CPU, so one process per GPU (NCCL
+     * staging host buffers) only adds copies until the CUDA pipeline exists. */
     (void)argc;
     (void)argv;
     return ltx2_generate_loopback(ctx, p, &l->opts, r);

@@ -1,7 +1,10 @@
-/* `ltx2 generate --nproc N --mesh d,f,c,t --sharding PROFILE`: the flags' checks (before any work)
- * and the launch: one rank (plain ltx2_generate), N loopback ranks as threads in this process
- * (every build: the sharded DiT/VAE exchange host buffers, which NCCL cannot carry yet), or, when
- * LTX2_WORLD_SIZE is set (srun, NCCL builds), this process's rank of the job. Test hook: LTX2_FAULT_INJECT=RANK:BLOCK fails that rank before that DiT block. */
+/* `ltx2 generate --nproc N --mesh d,f,c,t --sharding PROFILE [--launch threads|processes]`: the
+ * flags' checks (before any work) and the launch: one rank (plain ltx2_generate); N loopback ranks
+ * as threads in this process (`threads`, the default, every build); N processes of this executable,
+ * one per GPU (round-robin over the visible GPUs) joined by NCCL through a TCP rendezvous on
+ * 127.0.0.1 (`processes`, NCCL builds with a GPU); or, when LTX2_WORLD_SIZE is set (srun, the
+ * process launcher's children), this process's rank of the job. Test hook:
+ * LTX2_FAULT_INJECT=RANK:BLOCK fails that rank before that DiT block. */
 #ifndef LTX2_CLI_GENERATE_LAUNCH_H
 #define LTX2_CLI_GENERATE_LAUNCH_H
 
@@ -16,7 +19,8 @@
 
 typedef struct cli_launch {
     long long nproc;             /* 0: not given */
-    const char *mesh_text, *sharding_text;
+    const char *mesh_text, *sharding_text, *launch_text;
+    bool processes;              /* --launch processes */
     ltx2_generate_parallel_opts opts;
     ltx2_dist_env env;           /* from the environment */
     int fault_rank;              /* -1: none */

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef LTX2_HAVE_NCCL
+#include <cuda_runtime.h>
+#endif
+
 #include "core/context.h"
 #include "pipeline/generate_dist.h"
 
@@ -140,7 +144,13 @@ ltx2_status ltx2_generate_env_rank(ltx2_context *ctx, const ltx2_generate_params
         LTX2_TRY(ltx2_dist_rendezvous(ctx, env->rendezvous, env->rank, env->world_size, id, sizeof id, 0));
     }
     ltx2_comm *c = NULL;
-    LTX2_TRY(ltx2_comm_nccl_init(ctx, &o->mesh, env->rank, env->local_rank, id, &c));
+    /* one GPU per local rank, round-robin when there are more ranks than GPUs (NCCL >= 2.30 with
+     * NCCL_MULTI_RANK_GPU_ENABLE=1 accepts several ranks on one GPU) */
+    int n_dev = 0;
+    if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "rank %d of %d: no usable CUDA device for its NCCL communicator",
+                          env->rank, env->world_size);
+    LTX2_TRY(ltx2_comm_nccl_init(ctx, &o->mesh, env->rank, env->local_rank % n_dev, id, &c));
     ltx2_generate_dist d = {.world = c, .dit = o->dit};
     ltx2_status st = ltx2_generate_ranked(ctx, p, &d, result);
     ltx2_comm_free(c);

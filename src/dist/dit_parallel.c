@@ -112,54 +112,7 @@ ltx2_status dit_par_setup(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_co
 
 void ltx2_dit_parallel_get_stats(const ltx2_dit_parallel *dp, ltx2_dit_parallel_stats *out) { *out = dp->stats; }
 
-/* ---- block pieces (dit_block.c's, with collectives) ---- */
-
-typedef struct ada_src {
-    const float *table; /* [rows, D] */
-    const float *mod;   /* [U, W] */
-    int64_t W;
-    const int64_t *row_tok;
-} ada_src;
-
-static inline int64_t ada_row(const ada_src *s, int64_t b, int64_t t, int64_t T) {
-    return s->row_tok ? s->row_tok[b * T + t] : b;
-}
-
-static void modulate(float *out, const float *xn, int64_t B, int64_t T, int64_t D, const ada_src *s, int64_t js,
-                     int64_t jh) {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t t = 0; t < T; t++) {
-            const float *m = s->mod + ada_row(s, b, t, T) * s->W;
-            const float *xr = xn + (b * T + t) * D;
-            float *o = out + (b * T + t) * D;
-            for (int64_t c = 0; c < D; c++) {
-                float scale = s->table[js * D + c] + m[js * D + c];
-                float shift = s->table[jh * D + c] + m[jh * D + c];
-                o[c] = xr[c] * (1.0f + scale) + shift;
-            }
-        }
-}
-
-static void gated_add(float *x, const float *y, int64_t B, int64_t T, int64_t D, const ada_src *s, int64_t jg) {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t t = 0; t < T; t++) {
-            const float *m = s->mod + ada_row(s, b, t, T) * s->W;
-            float *xr = x + (b * T + t) * D;
-            const float *yr = y + (b * T + t) * D;
-            for (int64_t c = 0; c < D; c++) xr[c] = xr[c] + yr[c] * (s->table[jg * D + c] + m[jg * D + c]);
-        }
-}
-
-static int64_t perturbed(const dit_run *r, int64_t i, int64_t B, uint32_t flag, uint8_t *skip) {
-    int64_t n = 0;
-    for (int64_t b = 0; b < B; b++) {
-        skip[b] = r->perturb && (r->perturb[b * r->w->cfg.num_layers + i] & flag) ? 1 : 0;
-        n += skip[b];
-    }
-    return n;
-}
+/* ---- block pieces: dit_block.c's (modulate, gated add, STG flags: dit_internal.h), with collectives ---- */
 
 /* Row-parallel Linear: partial products over this rank's input slice, summed over tensor, bias once. */
 static ltx2_status linear_row(par_run *pr, dit_run *r, const ltx2_dit_linear *L, const float *x, int64_t rows,
@@ -383,12 +336,12 @@ static ltx2_status stream_attn(par_run *pr, dit_run *r, dit_stream *s, att_kind 
                                const uint8_t *skip_self, float *xn, float *tmp, float *y, float *ctx_mod) {
     const ltx2_dit_config *cfg = &r->w->cfg;
     const int64_t B = s->B, T = s->T, D = s->D, n = B * T * D;
-    ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
+    dit_ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
     LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
-    modulate(tmp, xn, B, T, D, &src, 1, 0);
+    dit_modulate(tmp, xn, B, T, D, &src, 1, 0);
     LTX2_TRY(par_attn_forward(pr, r, a1, self_kind, tmp, B, T, tmp, T, NULL, s->pe_cos, s->pe_sin, s->pe_cos,
                               s->pe_sin, skip_self, y));
-    gated_add(s->x, y, B, T, D, &src, 2);
+    dit_gated_add(s->x, y, B, T, D, &src, 2);
     LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
     if (!cfg->cross_attention_adaln) {
         LTX2_TRY(par_attn_forward(pr, r, a2, ATT_LOCAL, xn, B, T, s->context, s->S, s->ctx_mask, NULL, NULL, NULL,
@@ -396,7 +349,7 @@ static ltx2_status stream_attn(par_run *pr, dit_run *r, dit_stream *s, att_kind 
         for (int64_t i = 0; i < n; i++) s->x[i] = s->x[i] + y[i];
         return LTX2_OK;
     }
-    modulate(tmp, xn, B, T, D, &src, 7, 6);
+    dit_modulate(tmp, xn, B, T, D, &src, 7, 6);
     for (int64_t b = 0; b < B; b++) {
         const float *pm = s->prompt_mod + b * 2 * D;
         for (int64_t t = 0; t < s->S; t++) {
@@ -411,7 +364,7 @@ static ltx2_status stream_attn(par_run *pr, dit_run *r, dit_stream *s, att_kind 
     }
     LTX2_TRY(par_attn_forward(pr, r, a2, ATT_LOCAL, tmp, B, T, ctx_mod, s->S, s->ctx_mask, NULL, NULL, NULL, NULL,
                               NULL, y));
-    gated_add(s->x, y, B, T, D, &src, 8);
+    dit_gated_add(s->x, y, B, T, D, &src, 8);
     return LTX2_OK;
 }
 
@@ -419,11 +372,11 @@ static ltx2_status stream_ff(par_run *pr, dit_run *r, dit_stream *s, const float
                              float *xn, float *tmp, float *y) {
     const ltx2_dit_config *cfg = &r->w->cfg;
     const int64_t B = s->B, T = s->T, D = s->D;
-    ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
+    dit_ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
     LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
-    modulate(tmp, xn, B, T, D, &src, 4, 3);
+    dit_modulate(tmp, xn, B, T, D, &src, 4, 3);
     LTX2_TRY(par_ff(pr, r, f, tmp, B * T, y));
-    gated_add(s->x, y, B, T, D, &src, 5);
+    dit_gated_add(s->x, y, B, T, D, &src, 5);
     return LTX2_OK;
 }
 
@@ -460,37 +413,37 @@ static ltx2_status par_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_s
         if ((st = (e)) != LTX2_OK) goto done; \
     } while (0)
     uint8_t *skip_v = skips, *skip_a = skips + B, *skip_a2v = skips + 2 * B, *skip_v2a = skips + 3 * B;
-    perturbed(r, i, B, LTX2_DIT_SKIP_VIDEO_SELF_ATTN, skip_v);
-    perturbed(r, i, B, LTX2_DIT_SKIP_AUDIO_SELF_ATTN, skip_a);
-    const int64_t n_a2v = perturbed(r, i, B, LTX2_DIT_SKIP_A2V_CROSS_ATTN, skip_a2v);
-    const int64_t n_v2a = perturbed(r, i, B, LTX2_DIT_SKIP_V2A_CROSS_ATTN, skip_v2a);
+    dit_perturbed(r, i, B, LTX2_DIT_SKIP_VIDEO_SELF_ATTN, skip_v);
+    dit_perturbed(r, i, B, LTX2_DIT_SKIP_AUDIO_SELF_ATTN, skip_a);
+    const int64_t n_a2v = dit_perturbed(r, i, B, LTX2_DIT_SKIP_A2V_CROSS_ATTN, skip_a2v);
+    const int64_t n_v2a = dit_perturbed(r, i, B, LTX2_DIT_SKIP_V2A_CROSS_ATTN, skip_v2a);
     TRY_(stream_attn(pr, r, v, ATT_SEQ_SELF, bw->sst, bw->prompt_sst, &pb->att[PA_ATTN1], &pb->att[PA_ATTN2], skip_v,
                      vxn, vtmp, vy, vctx));
     TRY_(stream_attn(pr, r, a, ATT_LOCAL, bw->audio_sst, bw->audio_prompt_sst, &pb->att[PA_AUDIO1],
                      &pb->att[PA_AUDIO2], skip_a, axn, atmp, ay, actx));
     TRY_(ltx2_cpu_rms_norm(r->ctx, v->x, vn3, B * v->T, v->D, NULL, cfg->norm_eps));
     TRY_(ltx2_cpu_rms_norm(r->ctx, a->x, an3, B * a->T, a->D, NULL, cfg->norm_eps));
-    ada_src vss = {bw->sst_a2v_video, v->cross_ss, 4 * v->D, v->row_cross_ss};
-    ada_src ass = {bw->sst_a2v_audio, a->cross_ss, 4 * a->D, a->row_cross_ss};
-    ada_src vgate = {bw->sst_a2v_video + 4 * v->D, v->cross_gate, v->D, NULL};
-    ada_src agate = {bw->sst_a2v_audio + 4 * a->D, a->cross_gate, a->D, NULL};
+    dit_ada_src vss = {bw->sst_a2v_video, v->cross_ss, 4 * v->D, v->row_cross_ss};
+    dit_ada_src ass = {bw->sst_a2v_audio, a->cross_ss, 4 * a->D, a->row_cross_ss};
+    dit_ada_src vgate = {bw->sst_a2v_video + 4 * v->D, v->cross_gate, v->D, NULL};
+    dit_ada_src agate = {bw->sst_a2v_audio + 4 * a->D, a->cross_gate, a->D, NULL};
     if (n_a2v < B) {
-        modulate(vsc, vn3, B, v->T, v->D, &vss, 0, 1);
-        modulate(asc, an3, B, a->T, a->D, &ass, 0, 1);
+        dit_modulate(vsc, vn3, B, v->T, v->D, &vss, 0, 1);
+        dit_modulate(asc, an3, B, a->T, a->D, &ass, 0, 1);
         TRY_(par_attn_forward(pr, r, &pb->att[PA_A2V], ATT_LOCAL, vsc, B, v->T, asc, a->T, NULL, v->xpe_cos,
                               v->xpe_sin, a->xpe_cos, a->xpe_sin, NULL, vy));
         for (int64_t b = 0; b < B; b++)
             if (skip_a2v[b]) memset(vy + b * v->T * v->D, 0, (size_t)(v->T * v->D) * sizeof(float));
-        gated_add(v->x, vy, B, v->T, v->D, &vgate, 0);
+        dit_gated_add(v->x, vy, B, v->T, v->D, &vgate, 0);
     }
     if (n_v2a < B) {
-        modulate(asc, an3, B, a->T, a->D, &ass, 2, 3);
-        modulate(vsc, vn3, B, v->T, v->D, &vss, 2, 3);
+        dit_modulate(asc, an3, B, a->T, a->D, &ass, 2, 3);
+        dit_modulate(vsc, vn3, B, v->T, v->D, &vss, 2, 3);
         TRY_(par_attn_forward(pr, r, &pb->att[PA_V2A], ATT_SEQ_KV, asc, B, a->T, vsc, v->T, NULL, a->xpe_cos,
                               a->xpe_sin, v->xpe_cos, v->xpe_sin, NULL, ay));
         for (int64_t b = 0; b < B; b++)
             if (skip_v2a[b]) memset(ay + b * a->T * a->D, 0, (size_t)(a->T * a->D) * sizeof(float));
-        gated_add(a->x, ay, B, a->T, a->D, &agate, 0);
+        dit_gated_add(a->x, ay, B, a->T, a->D, &agate, 0);
     }
     TRY_(stream_ff(pr, r, v, bw->sst, &pb->ff, vxn, vtmp, vy));
     TRY_(stream_ff(pr, r, a, bw->audio_sst, &pb->audio_ff, axn, atmp, ay));

@@ -12,22 +12,13 @@
 #include "cpu/cpu_rope.h"
 #include "model/dit_internal.h"
 
-/* Where a modulation value comes from: a learned table row plus an AdaLN output row chosen per
- * token (row_tok) or per sample (row_tok NULL). */
-typedef struct ada_src {
-    const float *table; /* [rows, D] */
-    const float *mod;   /* [U, W] */
-    int64_t W;
-    const int64_t *row_tok;
-} ada_src;
-
-static inline int64_t ada_row(const ada_src *s, int64_t b, int64_t t, int64_t T) {
+static inline int64_t ada_row(const dit_ada_src *s, int64_t b, int64_t t, int64_t T) {
     return s->row_tok ? s->row_tok[b * T + t] : b;
 }
 
 /* out = xn * (1 + (table[js] + mod[js])) + (table[jh] + mod[jh]) */
-static void modulate(float *out, const float *xn, int64_t B, int64_t T, int64_t D, const ada_src *s, int64_t js,
-                     int64_t jh) {
+void dit_modulate(float *out, const float *xn, int64_t B, int64_t T, int64_t D, const dit_ada_src *s, int64_t js,
+                  int64_t jh) {
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t b = 0; b < B; b++)
         for (int64_t t = 0; t < T; t++) {
@@ -43,7 +34,7 @@ static void modulate(float *out, const float *xn, int64_t B, int64_t T, int64_t 
 }
 
 /* x += y * (table[jg] + mod[jg]) */
-static void gated_add(float *x, const float *y, int64_t B, int64_t T, int64_t D, const ada_src *s, int64_t jg) {
+void dit_gated_add(float *x, const float *y, int64_t B, int64_t T, int64_t D, const dit_ada_src *s, int64_t jg) {
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t b = 0; b < B; b++)
         for (int64_t t = 0; t < T; t++) {
@@ -60,7 +51,7 @@ static void add_inplace(float *x, const float *y, int64_t n) {
 }
 
 /* skip[b] = 1 when sample b has `flag` in block i; returns how many samples do. */
-static int64_t perturbed(const dit_run *r, int64_t i, int64_t B, uint32_t flag, uint8_t *skip) {
+int64_t dit_perturbed(const dit_run *r, int64_t i, int64_t B, uint32_t flag, uint8_t *skip) {
     int64_t n = 0;
     for (int64_t b = 0; b < B; b++) {
         skip[b] = r->perturb && (r->perturb[b * r->w->cfg.num_layers + i] & flag) ? 1 : 0;
@@ -194,14 +185,14 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, const ch
                                float *ctx_mod) {
     const ltx2_dit_config *cfg = &r->w->cfg;
     const int64_t B = s->B, T = s->T, D = s->D, n = B * T * D;
-    ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
+    dit_ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
     char nm[128];
     LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
-    modulate(tmp, xn, B, T, D, &src, 1, 0);
+    dit_modulate(tmp, xn, B, T, D, &src, 1, 0);
     snprintf(nm, sizeof nm, "%s.%sattn1", blk, pre);
     LTX2_TRY(attn_forward(r, nm, a1, tmp, B, T, tmp, T, NULL, s->pe_cos, s->pe_sin, s->pe_cos, s->pe_sin, skip_self,
                           NULL, bi, r->stg_blend_every_block && stg_on(r, B, skip_flag), y));
-    gated_add(s->x, y, B, T, D, &src, 2);
+    dit_gated_add(s->x, y, B, T, D, &src, 2);
 
     snprintf(nm, sizeof nm, "%s.%sattn2", blk, pre);
     LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
@@ -211,7 +202,7 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, const ch
         add_inplace(s->x, y, n);
         return LTX2_OK;
     }
-    modulate(tmp, xn, B, T, D, &src, 7, 6);
+    dit_modulate(tmp, xn, B, T, D, &src, 7, 6);
     /* prompt AdaLN: context * (1 + scale_kv) + shift_kv, per sample (row 0 shift, row 1 scale) */
     for (int64_t b = 0; b < B; b++) {
         const float *pm = s->prompt_mod + b * 2 * D;
@@ -226,7 +217,7 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, const ch
         }
     }
     LTX2_TRY(attn_forward(r, nm, a2, tmp, B, T, ctx_mod, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, NULL, s, bi, false, y));
-    gated_add(s->x, y, B, T, D, &src, 8);
+    dit_gated_add(s->x, y, B, T, D, &src, 8);
     return LTX2_OK;
 }
 
@@ -234,13 +225,13 @@ static ltx2_status stream_ff(dit_run *r, const char *blk, const char *name, dit_
                              const ltx2_dit_ff_w *f, float *xn, float *tmp, float *y) {
     const ltx2_dit_config *cfg = &r->w->cfg;
     const int64_t B = s->B, T = s->T, D = s->D;
-    ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
+    dit_ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
     char nm[128];
     LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
-    modulate(tmp, xn, B, T, D, &src, 4, 3);
+    dit_modulate(tmp, xn, B, T, D, &src, 4, 3);
     snprintf(nm, sizeof nm, "%s.%s", blk, name);
     LTX2_TRY(ff_forward(r, nm, f, tmp, B, T, D, y));
-    gated_add(s->x, y, B, T, D, &src, 5);
+    dit_gated_add(s->x, y, B, T, D, &src, 5);
     return LTX2_OK;
 }
 
@@ -269,10 +260,10 @@ ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *
         if ((st = (e)) != LTX2_OK) goto done; \
     } while (0)
     uint8_t *skip_v = skips, *skip_a = skips + B, *skip_a2v = skips + 2 * B, *skip_v2a = skips + 3 * B;
-    perturbed(r, i, B, LTX2_DIT_SKIP_VIDEO_SELF_ATTN, skip_v);
-    perturbed(r, i, B, LTX2_DIT_SKIP_AUDIO_SELF_ATTN, skip_a);
-    const int64_t n_a2v = perturbed(r, i, B, LTX2_DIT_SKIP_A2V_CROSS_ATTN, skip_a2v);
-    const int64_t n_v2a = perturbed(r, i, B, LTX2_DIT_SKIP_V2A_CROSS_ATTN, skip_v2a);
+    dit_perturbed(r, i, B, LTX2_DIT_SKIP_VIDEO_SELF_ATTN, skip_v);
+    dit_perturbed(r, i, B, LTX2_DIT_SKIP_AUDIO_SELF_ATTN, skip_a);
+    const int64_t n_a2v = dit_perturbed(r, i, B, LTX2_DIT_SKIP_A2V_CROSS_ATTN, skip_a2v);
+    const int64_t n_v2a = dit_perturbed(r, i, B, LTX2_DIT_SKIP_V2A_CROSS_ATTN, skip_v2a);
     TRY_(stream_attn(r, i, blk, "", v, bw->sst, bw->prompt_sst, &bw->attn1, &bw->attn2, skip_v,
                      LTX2_DIT_SKIP_VIDEO_SELF_ATTN, vxn, vtmp, vy, vctx));
     TRY_(stream_attn(r, i, blk, "audio_", a, bw->audio_sst, bw->audio_prompt_sst, &bw->audio_attn1, &bw->audio_attn2,
@@ -281,30 +272,30 @@ ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *
     /* Audio <-> video exchange: both directions read the normalised snapshot taken here. */
     TRY_(ltx2_cpu_rms_norm(r->ctx, v->x, vn3, B * v->T, v->D, NULL, cfg->norm_eps));
     TRY_(ltx2_cpu_rms_norm(r->ctx, a->x, an3, B * a->T, a->D, NULL, cfg->norm_eps));
-    ada_src vss = {bw->sst_a2v_video, v->cross_ss, 4 * v->D, v->row_cross_ss};
-    ada_src ass = {bw->sst_a2v_audio, a->cross_ss, 4 * a->D, a->row_cross_ss};
-    ada_src vgate = {bw->sst_a2v_video + 4 * v->D, v->cross_gate, v->D, v->row_cross_gate};
-    ada_src agate = {bw->sst_a2v_audio + 4 * a->D, a->cross_gate, a->D, a->row_cross_gate};
+    dit_ada_src vss = {bw->sst_a2v_video, v->cross_ss, 4 * v->D, v->row_cross_ss};
+    dit_ada_src ass = {bw->sst_a2v_audio, a->cross_ss, 4 * a->D, a->row_cross_ss};
+    dit_ada_src vgate = {bw->sst_a2v_video + 4 * v->D, v->cross_gate, v->D, v->row_cross_gate};
+    dit_ada_src agate = {bw->sst_a2v_audio + 4 * a->D, a->cross_gate, a->D, a->row_cross_gate};
     /* a2v: Q video (rows 0 scale, 1 shift), K/V audio (rows 0, 1), gate row 4; not run at all when
      * every sample skips it (modality isolation) */
     if (n_a2v < B) {
-        modulate(vsc, vn3, B, v->T, v->D, &vss, 0, 1);
-        modulate(asc, an3, B, a->T, a->D, &ass, 0, 1);
+        dit_modulate(vsc, vn3, B, v->T, v->D, &vss, 0, 1);
+        dit_modulate(asc, an3, B, a->T, a->D, &ass, 0, 1);
         snprintf(nm, sizeof nm, "%s.audio_to_video_attn", blk);
         TRY_(attn_forward(r, nm, &bw->a2v, vsc, B, v->T, asc, a->T, NULL, v->xpe_cos, v->xpe_sin, a->xpe_cos,
                           a->xpe_sin, NULL, NULL, i, false, vy));
         zero_skipped(vy, B, v->T * v->D, skip_a2v);
-        gated_add(v->x, vy, B, v->T, v->D, &vgate, 0);
+        dit_gated_add(v->x, vy, B, v->T, v->D, &vgate, 0);
     }
     /* v2a: Q audio (rows 2 scale, 3 shift), K/V video (rows 2, 3), gate row 4 */
     if (n_v2a < B) {
-        modulate(asc, an3, B, a->T, a->D, &ass, 2, 3);
-        modulate(vsc, vn3, B, v->T, v->D, &vss, 2, 3);
+        dit_modulate(asc, an3, B, a->T, a->D, &ass, 2, 3);
+        dit_modulate(vsc, vn3, B, v->T, v->D, &vss, 2, 3);
         snprintf(nm, sizeof nm, "%s.video_to_audio_attn", blk);
         TRY_(attn_forward(r, nm, &bw->v2a, asc, B, a->T, vsc, v->T, NULL, a->xpe_cos, a->xpe_sin, v->xpe_cos,
                           v->xpe_sin, NULL, NULL, i, false, ay));
         zero_skipped(ay, B, a->T * a->D, skip_v2a);
-        gated_add(a->x, ay, B, a->T, a->D, &agate, 0);
+        dit_gated_add(a->x, ay, B, a->T, a->D, &agate, 0);
     }
 
     TRY_(stream_ff(r, blk, "ff", v, bw->sst, &bw->ff, vxn, vtmp, vy));

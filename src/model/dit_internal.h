@@ -41,6 +41,24 @@ typedef struct dit_run {
  * plain select, e.g. o 1e-8, v 3, m 1 gives 0. */
 void dit_stg_blend(float *o, const float *v, int64_t n, float m);
 
+/* Where a modulation value comes from: a learned table row plus an AdaLN output row chosen per
+ * token (row_tok) or per sample (row_tok NULL). */
+typedef struct dit_ada_src {
+    const float *table; /* [rows, D] */
+    const float *mod;   /* [U, W] */
+    int64_t W;
+    const int64_t *row_tok;
+} dit_ada_src;
+
+/* out = xn * (1 + (table[js] + mod[js])) + (table[jh] + mod[jh]) over [B, T, D], the reference's
+ * order of operations (shared by the single-rank block and dist/dit_parallel.c). */
+void dit_modulate(float *out, const float *xn, int64_t B, int64_t T, int64_t D, const dit_ada_src *s, int64_t js,
+                  int64_t jh);
+/* x += y * (table[jg] + mod[jg]) */
+void dit_gated_add(float *x, const float *y, int64_t B, int64_t T, int64_t D, const dit_ada_src *s, int64_t jg);
+/* skip[b] = 1 when sample b has STG flag `flag` in block i; returns how many samples do. */
+int64_t dit_perturbed(const dit_run *r, int64_t i, int64_t B, uint32_t flag, uint8_t *skip);
+
 /* y[rows, L.out] = x[rows, L.in] W^T + b */
 ltx2_status dit_linear(dit_run *r, const ltx2_dit_linear *L, const float *x, int64_t rows, float *y);
 /* Dumps a contiguous f32 buffer under name when a dump callback is set. */

@@ -1,0 +1,172 @@
+/* The op harness's registry: op x dtype x shape cases, including odd sizes, broadcasts and LTX-2
+ * shapes scaled down by 4 (see tests/test_ops.c for how each is checked). */
+#include <string.h>
+
+#include "ops_case.h"
+
+#define MAX_CASES 256
+
+static op_case g_cases[MAX_CASES];
+static int g_ncases;
+
+static void add(op_case c) {
+    if (c.scale == 0.0f) c.scale = 1.0f;
+    if (g_ncases < MAX_CASES) g_cases[g_ncases++] = c;
+}
+/* The same case for f32 and bf16. */
+static void add2(op_case c) {
+    c.dtype = LTX2_F32;
+    add(c);
+    c.dtype = LTX2_BF16;
+    add(c);
+}
+
+static void build_registry(void) {
+    /* GEMM: odd sizes, both weight layouts, bias, GEMV, K=1, LTX-2 linears with D=4096/4. */
+    add2((op_case){.op = LTX2_OP_GEMM, .ndim = 2, .shape = {64, 256}, .n = 128});
+    add2((op_case){.op = LTX2_OP_GEMM, .ndim = 2, .shape = {37, 129}, .n = 71, .flags = F_BIAS});
+    add2((op_case){.op = LTX2_OP_GEMM, .ndim = 3, .shape = {2, 25, 96}, .n = 80, .flags = F_KN});
+    add2((op_case){.op = LTX2_OP_GEMM, .ndim = 2, .shape = {50, 300}, .n = 33, .flags = F_KN | F_BIAS});
+    add2((op_case){.op = LTX2_OP_GEMM, .ndim = 2, .shape = {1, 512}, .n = 384, .flags = F_BIAS});
+    add2((op_case){.op = LTX2_OP_GEMM, .ndim = 2, .shape = {13, 1}, .n = 17});
+    add2((op_case){.op = LTX2_OP_GEMM, .ndim = 3, .shape = {2, 128, 1024}, .n = 1024, .flags = F_BIAS}); /* attn proj */
+    add2((op_case){.op = LTX2_OP_GEMM, .ndim = 2, .shape = {64, 1024}, .n = 4096, .flags = F_BIAS});     /* FFN up */
+    add2((op_case){.op = LTX2_OP_GEMM, .ndim = 2, .shape = {64, 4096}, .n = 1024, .flags = F_BIAS});     /* FFN down */
+    add2((op_case){.op = LTX2_OP_GEMM, .ndim = 2, .shape = {300, 520}, .n = 260, .flags = F_BIAS});      /* > one MC block */
+
+    /* Norms: short rows (warp per row), long rows (block per row), dims that are not a multiple
+     * of the vector width, with and without weight/bias, LTX-2 hidden and head dims. */
+    static const int64_t norm_shapes[][3] = {
+        {4, 7, 0}, {3, 64, 0}, {16, 128, 0}, {2, 77, 1024}, {5, 2048, 0}, {3, 1030, 0}, {2, 4104, 0},
+    };
+    for (size_t i = 0; i < sizeof(norm_shapes) / sizeof(norm_shapes[0]); i++) {
+        const int64_t *s = norm_shapes[i];
+        int nd = s[2] ? 3 : 2;
+        op_case c = {.ndim = nd, .shape = {s[0], s[1], s[2]}};
+        c.op = LTX2_OP_RMS_NORM;
+        c.flags = i % 2 ? 0u : F_WEIGHT;
+        add2(c);
+        c.op = LTX2_OP_LAYER_NORM;
+        c.flags = i % 3 == 0 ? 0u : (i % 3 == 1 ? F_WEIGHT | F_BIAS : F_BIAS);
+        add2(c);
+    }
+    /* LayerNorm on inputs whose mean dwarfs their spread (catches E[x^2]-E[x]^2 cancellation). */
+    add2((op_case){.op = LTX2_OP_LAYER_NORM, .ndim = 2, .shape = {8, 512}, .flags = F_WEIGHT | F_BIAS,
+                   .offset = 100.0f});
+    add2((op_case){.op = LTX2_OP_RMS_NORM, .ndim = 2, .shape = {8, 512}, .flags = F_WEIGHT, .scale = 1e-3f});
+
+    /* Softmax: odd dims, attention-like rows, long rows, and large logits (stability). */
+    add2((op_case){.op = LTX2_OP_SOFTMAX, .ndim = 2, .shape = {4, 7}});
+    add2((op_case){.op = LTX2_OP_SOFTMAX, .ndim = 3, .shape = {2, 8, 128}});
+    add2((op_case){.op = LTX2_OP_SOFTMAX, .ndim = 2, .shape = {3, 1000}});
+    add2((op_case){.op = LTX2_OP_SOFTMAX, .ndim = 2, .shape = {2, 4099}});
+    add2((op_case){.op = LTX2_OP_SOFTMAX, .ndim = 2, .shape = {6, 256}, .scale = 40.0f});
+    add2((op_case){.op = LTX2_OP_SOFTMAX, .ndim = 2, .shape = {1, 1}});
+
+    /* Activations. */
+    for (int a = 0; a < 2; a++) {
+        ltx2_op op = a ? LTX2_OP_SILU : LTX2_OP_GELU_TANH;
+        add2((op_case){.op = op, .ndim = 1, .shape = {1}});
+        add2((op_case){.op = op, .ndim = 1, .shape = {1001}, .scale = 4.0f});
+        add2((op_case){.op = op, .ndim = 3, .shape = {2, 77, 1024}});
+        add2((op_case){.op = op, .ndim = 2, .shape = {3, 4101}, .scale = 8.0f});
+    }
+
+    /* Broadcasting add / mul. */
+    for (int a = 0; a < 2; a++) {
+        ltx2_op op = a ? LTX2_OP_MUL : LTX2_OP_ADD;
+        add2((op_case){.op = op, .ndim = 3, .shape = {3, 5, 7}, .b_ndim = 3, .b_shape = {3, 5, 7}});
+        add2((op_case){.op = op, .ndim = 3, .shape = {2, 77, 1024}, .b_ndim = 1, .b_shape = {1024}});
+        add2((op_case){.op = op, .ndim = 3, .shape = {4, 1, 6}, .b_ndim = 2, .b_shape = {3, 1}});
+        add2((op_case){.op = op, .ndim = 4, .shape = {2, 3, 4, 5}, .b_ndim = 3, .b_shape = {3, 1, 1}});
+        add2((op_case){.op = op, .ndim = 2, .shape = {9, 33}, .b_ndim = 1, .b_shape = {1}});
+        add2((op_case){.op = op, .ndim = 3, .shape = {2, 16, 64}, .b_ndim = 3, .b_shape = {2, 1, 64}}); /* AdaLN-like */
+        add2((op_case){.op = op, .ndim = 2, .shape = {8, 16}, .b_ndim = 2, .b_shape = {8, 16}, .flags = F_STRIDED});
+        add2((op_case){.op = op, .ndim = 1, .shape = {1}, .b_ndim = 3, .b_shape = {2, 3, 4}});
+    }
+
+    /* Conversion both ways; special values first. dtype is the destination. */
+    add2((op_case){.op = LTX2_OP_CONVERT, .ndim = 1, .shape = {37}, .flags = F_SPECIAL, .scale = 1e3f});
+    add2((op_case){.op = LTX2_OP_CONVERT, .ndim = 2, .shape = {77, 1024}});
+    add2((op_case){.op = LTX2_OP_CONVERT, .ndim = 1, .shape = {4099}, .scale = 1e-30f});
+
+    /* Attention (device: bf16 only; LTX-2 heads are 128 wide for video, 64 for audio): odd
+     * lengths that are not multiples of any tile, cross-attention with a text padding mask, split
+     * and interleaved RoPE, QK RMSNorm across heads, and LTX-2 shapes scaled down (video
+     * self-attention H32 S6144 d128 -> H4 S384; text cross-attention S_kv 1024 -> 128). */
+    const ltx2_op A = LTX2_OP_ATTENTION;
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 77, 2 * 64}, .heads = 2, .sk = 77});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 130, 2 * 128}, .heads = 2, .sk = 130,
+                  .flags = F_ROPE});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 64, 4 * 64}, .heads = 4, .sk = 77,
+                  .flags = F_MASK});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 5, 64}, .heads = 1, .sk = 1});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 100, 3 * 64}, .heads = 3, .sk = 100,
+                  .flags = F_ROPE_IL | F_QKNORM});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 130, 2 * 128}, .heads = 2, .sk = 200,
+                  .flags = F_QKNORM | F_ROPE});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 384, 4 * 128}, .heads = 4, .sk = 384,
+                  .flags = F_QKNORM | F_ROPE}); /* video self-attn, scaled */
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 192, 4 * 128}, .heads = 4, .sk = 128,
+                  .flags = F_QKNORM | F_MASK}); /* video -> text cross-attn, scaled */
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 126, 4 * 64}, .heads = 4, .sk = 126,
+                  .flags = F_ROPE, .scale = 2.0f}); /* audio self-attn, scaled; peaky softmax */
+    /* Tile edges of both kernels (mma.sync: 64 query rows x 64 keys; wgmma: 128 query rows in two
+     * 64-row warpgroups x 128 keys): S_kv one past / short of a tile with a mask whose batch 2
+     * kills the leading tiles, fewer query rows than one warpgroup, d64 ragged with a mask, and
+     * d128 at S 1024 (8 key tiles through the 2-stage ring: every slot reused several times). */
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {3, 200, 2 * 128}, .heads = 2, .sk = 333,
+                  .flags = F_MASK});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {3, 129, 2 * 128}, .heads = 2, .sk = 257,
+                  .flags = F_MASK | F_QKNORM | F_ROPE});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 33, 128}, .heads = 1, .sk = 1});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 70, 2 * 64}, .heads = 2, .sk = 129,
+                  .flags = F_MASK | F_ROPE_IL});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 1024, 2 * 128}, .heads = 2, .sk = 1024,
+                  .flags = F_QKNORM | F_ROPE});
+
+    /* RoPE alone, both layouts, f32 and bf16. */
+    add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {2, 77, 2 * 64}, .heads = 2, .flags = F_ROPE});
+    add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {1, 130, 4 * 128}, .heads = 4, .flags = F_ROPE});
+    add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {2, 33, 3 * 64}, .heads = 3, .flags = F_ROPE_IL});
+
+    /* conv3d (device: bf16 only): VAE layer shapes scaled down (decoder channels 1024/512/256/128
+     * -> 64/32; latent 128 -> 32; conv_out 3*4*4 = 48), causal and symmetric time padding, zeros
+     * and reflect spatial padding, 1x1x1, bias, SiLU epilogue, odd spatial sizes. */
+    const ltx2_op C3 = LTX2_OP_CONV3D;
+    const ltx2_conv_tpad CAUSAL = LTX2_CONV_TPAD_CAUSAL, SYM = LTX2_CONV_TPAD_SYMMETRIC;
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 3, 6, 5, 32}, .n = 64, .k3 = {3, 3, 3},
+                  .tpad = CAUSAL, .flags = F_BIAS}); /* conv_in */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 4, 8, 8, 64}, .n = 64, .k3 = {3, 3, 3},
+                  .tpad = CAUSAL, .flags = F_BIAS | F_REFLECT | F_SILU}); /* res block conv */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {2, 5, 5, 7, 16}, .n = 24, .k3 = {3, 3, 3},
+                  .tpad = SYM, .flags = F_BIAS}); /* non-causal decoder */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 3, 7, 9, 64}, .n = 48, .k3 = {3, 3, 3},
+                  .tpad = CAUSAL, .flags = F_BIAS | F_REFLECT}); /* conv_out */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {2, 2, 4, 5, 64}, .n = 32, .k3 = {1, 1, 1},
+                  .tpad = CAUSAL, .flags = F_BIAS}); /* 1x1x1 shortcut */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 1, 3, 3, 8}, .n = 8, .k3 = {3, 3, 3},
+                  .tpad = CAUSAL, .flags = F_REFLECT | F_SILU}); /* tiny, no bias */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 2, 16, 16, 128}, .n = 128, .k3 = {3, 3, 3},
+                  .tpad = CAUSAL, .flags = F_BIAS}); /* several K and M tiles */
+
+    /* PixelNorm (+ SiLU), the VAE's norm over channels. */
+    add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {1, 3, 4, 5, 64}, .flags = F_SILU});
+    add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {2, 2, 3, 3, 128}});
+    add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {1, 1, 2, 2, 7}, .flags = F_SILU});
+    add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {1, 2, 2, 2, 1024}, .flags = F_SILU});
+
+    /* DepthToSpaceUpsample: (2,2,2) with first-frame drop and residual, spatial-only (1,2,2),
+     * temporal-only (2,1,1) with a full-width residual. */
+    const ltx2_op DS = LTX2_OP_DEPTH_TO_SPACE;
+    add2((op_case){.op = DS, .ndim = 5, .shape = {1, 3, 4, 5, 4 * 8}, .k3 = {2, 2, 2}, .n = 2, .flags = F_DROP | F_RESID});
+    add2((op_case){.op = DS, .ndim = 5, .shape = {2, 2, 3, 3, 3 * 4}, .k3 = {1, 2, 2}});
+    add2((op_case){.op = DS, .ndim = 5, .shape = {1, 2, 2, 3, 16 * 2}, .k3 = {2, 1, 1}, .n = 16, .flags = F_DROP | F_RESID});
+}
+
+
+const op_case *ops_cases(int *n) {
+    if (!g_ncases) build_registry();
+    *n = g_ncases;
+    return g_cases;
+}

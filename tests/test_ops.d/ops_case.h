@@ -1,0 +1,72 @@
+/* What the op harness's three parts share (tests/test_ops.c: tolerances, comparison, backends,
+ * driver; test_ops.d/cases.c: the registry of cases; test_ops.d/reference.c: seeded inputs and
+ * the naive double-precision references): the case description, its flags, the host inputs. */
+#ifndef LTX2_TEST_OPS_CASE_H
+#define LTX2_TEST_OPS_CASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+
+/* PixelNorm epsilon of the video VAE (ltx-core PixelNorm default). */
+#define PIXEL_NORM_EPS 1e-8f
+/* QK RMSNorm epsilon of the LTX-2 attention (torch RMSNorm eps=1e-6 in ltx-core). */
+#define QK_NORM_EPS 1e-6f
+
+/* case flags */
+#define F_WEIGHT 1u    /* norm weight / gemm: (unused) */
+#define F_BIAS 2u      /* norm bias / gemm bias */
+#define F_KN 4u        /* gemm weight stored [K, N] */
+#define F_STRIDED 8u   /* binary: a is a view with last-dim stride 2 */
+#define F_SPECIAL 16u  /* convert: first inputs are NaN, +-inf, -0, ties, overflow */
+#define F_MASK 32u     /* attention: key padding mask (batch 1: every key masked; batch 2: the
+                        * leading 3/4 masked, so whole leading key tiles are dead) */
+#define F_ROPE 64u     /* attention: split RoPE on q and k; rope op: split */
+#define F_ROPE_IL 128u /* attention / rope: interleaved RoPE */
+#define F_QKNORM 256u  /* attention: RMSNorm across heads on q and k */
+#define F_SILU 512u    /* conv3d / pixel_norm: SiLU epilogue */
+#define F_DROP 1024u   /* depth_to_space: drop the first frame */
+#define F_RESID 2048u  /* depth_to_space: residual with .n channels before the stride product */
+#define F_REFLECT 4096u /* conv3d: reflect spatial padding (else zeros) */
+
+typedef struct op_case {
+    ltx2_op op;
+    ltx2_dtype dtype; /* device dtype; convert: the destination (source is the other one) */
+    int ndim;
+    int64_t shape[5]; /* x (or a); attention: q [B, Sq, H*d]; conv3d: x NDHWC */
+    int64_t n;        /* gemm: N; conv3d: c_out; depth_to_space: residual channels / prod */
+    int64_t heads, sk; /* attention / rope: heads; attention: S_kv */
+    int64_t k3[3];     /* conv3d kernel (t, h, w); depth_to_space: strides */
+    int tpad;          /* conv3d: ltx2_conv_tpad */
+    int b_ndim;       /* binary: b shape */
+    int64_t b_shape[4];
+    unsigned flags;
+    float scale, offset; /* inputs = offset + scale * normal */
+} op_case;
+
+/* Host inputs (f32, already rounded to bf16 values for bf16 cases). */
+typedef struct inputs {
+    int64_t nx, nx_storage, nw, nb, nout;
+    float *x, *w, *bias, *b; /* x holds nx_storage values for strided views */
+    int out_ndim;
+    int64_t out_shape[5];
+    /* attention: k, v [B, Sk, D], norm weights [D], RoPE tables for q and k (f32), mask [B, Sk] */
+    float *k, *v, *wq, *wk, *qc, *qs, *kc, *ks;
+    int64_t nkv, ntq, ntk;
+    uint8_t *mask;
+} inputs;
+
+/* The registry, built on first use: every case, in a fixed order (indices seed the inputs). */
+const op_case *ops_cases(int *n);
+
+void case_name(const op_case *c, char *buf, size_t cap);
+ltx2_conv3d_desc conv_desc_of(const op_case *c);
+/* Seeded host inputs of case c (idx: its registry index, which picks the Philox streams). */
+void inputs_make(const op_case *c, int idx, inputs *in);
+void inputs_free(inputs *in);
+/* The naive double-precision result of case c on inputs in, into ref[in->nout]. */
+void naive_ref(const op_case *c, const inputs *in, double *ref);
+
+#endif

@@ -1,0 +1,518 @@
+/* The op harness's inputs and references: seeded Philox inputs per case (bf16-exact where the
+ * device computes in bf16) and naive double-precision implementations of every op, written here
+ * independently of src/cpu so the CPU backend has something to be checked against. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/rng.h"
+#include "ops_case.h"
+
+/* Weight scale of conv cases: 1/sqrt(K) keeps outputs O(1), like trained convs. */
+#define CONV_W_SCALE_PER_SQRT_K 1.0
+/* pi, spelled out because strict C11 <math.h> has no M_PI */
+#define PI_D 3.14159265358979323846
+#define SEED 20240611u
+
+/* ---- helpers ---- */
+
+static int64_t numel_of(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    return n;
+}
+
+static const char *shape_s(int ndim, const int64_t *shape, char *buf, size_t cap) {
+    return ltx2_shape_str(shape, ndim, buf, cap);
+}
+
+void case_name(const op_case *c, char *buf, size_t cap) {
+    char s1[64], s2[64];
+    shape_s(c->ndim, c->shape, s1, sizeof(s1));
+    switch (c->op) {
+    case LTX2_OP_GEMM:
+        snprintf(buf, cap, "gemm %s x%s N=%lld %s%s", ltx2_dtype_name(c->dtype), s1, (long long)c->n,
+                 c->flags & F_KN ? "w[K,N]" : "w[N,K]", c->flags & F_BIAS ? " +bias" : "");
+        break;
+    case LTX2_OP_ADD:
+    case LTX2_OP_MUL:
+        snprintf(buf, cap, "%s %s a%s%s b%s", ltx2_op_name(c->op), ltx2_dtype_name(c->dtype), s1,
+                 c->flags & F_STRIDED ? "(stride 2)" : "", shape_s(c->b_ndim, c->b_shape, s2, sizeof(s2)));
+        break;
+    case LTX2_OP_ATTENTION:
+        snprintf(buf, cap, "attention %s q%s H%lld Skv=%lld%s%s%s%s", ltx2_dtype_name(c->dtype), s1,
+                 (long long)c->heads, (long long)c->sk, c->flags & F_MASK ? " +mask" : "",
+                 c->flags & F_ROPE ? " +rope" : "", c->flags & F_ROPE_IL ? " +rope_il" : "",
+                 c->flags & F_QKNORM ? " +qknorm" : "");
+        break;
+    case LTX2_OP_ROPE:
+        snprintf(buf, cap, "rope %s x%s H%lld %s", ltx2_dtype_name(c->dtype), s1, (long long)c->heads,
+                 c->flags & F_ROPE_IL ? "interleaved" : "split");
+        break;
+    case LTX2_OP_CONV3D:
+        snprintf(buf, cap, "conv3d %s x%s Cout=%lld k%lldx%lldx%lld %s %s%s%s", ltx2_dtype_name(c->dtype), s1,
+                 (long long)c->n, (long long)c->k3[0], (long long)c->k3[1], (long long)c->k3[2],
+                 c->tpad == LTX2_CONV_TPAD_CAUSAL ? "causal" : "sym", c->flags & F_REFLECT ? "reflect" : "zeros",
+                 c->flags & F_BIAS ? " +bias" : "", c->flags & F_SILU ? " +silu" : "");
+        break;
+    case LTX2_OP_PIXEL_NORM:
+        snprintf(buf, cap, "pixel_norm %s x%s%s", ltx2_dtype_name(c->dtype), s1, c->flags & F_SILU ? " +silu" : "");
+        break;
+    case LTX2_OP_DEPTH_TO_SPACE:
+        snprintf(buf, cap, "depth_to_space %s x%s s%lldx%lldx%lld%s%s", ltx2_dtype_name(c->dtype), s1,
+                 (long long)c->k3[0], (long long)c->k3[1], (long long)c->k3[2], c->flags & F_DROP ? " drop" : "",
+                 c->flags & F_RESID ? " +residual" : "");
+        break;
+    case LTX2_OP_CONVERT:
+        snprintf(buf, cap, "convert %s->%s %s%s", c->dtype == LTX2_BF16 ? "f32" : "bf16",
+                 ltx2_dtype_name(c->dtype), s1, c->flags & F_SPECIAL ? " specials" : "");
+        break;
+    default:
+        snprintf(buf, cap, "%s %s x%s%s%s%s", ltx2_op_name(c->op), ltx2_dtype_name(c->dtype), s1,
+                 c->flags & F_WEIGHT ? " +weight" : "", c->flags & F_BIAS ? " +bias" : "",
+                 c->offset != 0.0f ? " offset" : (c->scale != 1.0f ? " scaled" : ""));
+        break;
+    }
+}
+
+/* Round-to-nearest-even to bf16 and back, written independently of src/core/dtype.c. */
+static float naive_bf16_round(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x7FFFFFu)) {
+        u = (u | 0x00400000u) & 0xFFFF0000u; /* quiet NaN, keep sign */
+    } else {
+        u += 0x7FFFu + ((u >> 16) & 1u);
+        u &= 0xFFFF0000u;
+    }
+    float r;
+    memcpy(&r, &u, 4);
+    return r;
+}
+
+ltx2_conv3d_desc conv_desc_of(const op_case *c) {
+    return (ltx2_conv3d_desc){.c_in = c->shape[4], .c_out = c->n, .kt = c->k3[0], .kh = c->k3[1], .kw = c->k3[2],
+                              .st = 1, .sh = 1, .sw = 1, .tpad = (ltx2_conv_tpad)c->tpad,
+                              .spad = c->flags & F_REFLECT ? LTX2_CONV_SPAD_REFLECT : LTX2_CONV_SPAD_ZEROS};
+}
+
+static float *gen(uint64_t stream, int64_t n, float scale, float offset, bool round_bf16) {
+    float *p = malloc((size_t)(n ? n : 1) * sizeof(float));
+    ltx2_rng_normal(SEED, stream, 0, (size_t)n, p);
+    for (int64_t i = 0; i < n; i++) {
+        p[i] = offset + scale * p[i];
+        if (round_bf16) p[i] = naive_bf16_round(p[i]);
+    }
+    return p;
+}
+
+void inputs_make(const op_case *c, int idx, inputs *in) {
+    memset(in, 0, sizeof(*in));
+    uint64_t st = (uint64_t)idx * 8u;
+    /* bf16 device cases (and bf16-sourced conversions) see bf16-exact inputs so both sides
+     * compute on identical values. */
+    bool rb = c->op == LTX2_OP_CONVERT ? c->dtype == LTX2_F32 : c->dtype == LTX2_BF16;
+    in->nx = numel_of(c->ndim, c->shape);
+    in->nx_storage = c->flags & F_STRIDED ? 2 * in->nx : in->nx;
+    in->x = gen(st, in->nx_storage, c->scale, c->offset, rb);
+    int64_t last = c->shape[c->ndim - 1];
+    in->out_ndim = c->ndim;
+    memcpy(in->out_shape, c->shape, sizeof(in->out_shape));
+    switch (c->op) {
+    case LTX2_OP_GEMM:
+        in->nw = last * c->n;
+        in->w = gen(st + 1, in->nw, 1.0f, 0.0f, rb);
+        if (c->flags & F_BIAS) in->bias = gen(st + 2, c->n, 1.0f, 0.0f, rb);
+        in->out_shape[c->ndim - 1] = c->n;
+        break;
+    case LTX2_OP_RMS_NORM:
+    case LTX2_OP_LAYER_NORM:
+        /* weights near 1 like trained norm gains, biases small */
+        if (c->flags & F_WEIGHT) in->w = gen(st + 1, last, 0.2f, 1.0f, rb);
+        if (c->flags & F_BIAS) in->bias = gen(st + 2, last, 0.1f, 0.0f, rb);
+        break;
+    case LTX2_OP_ADD:
+    case LTX2_OP_MUL: {
+        in->nb = numel_of(c->b_ndim, c->b_shape);
+        in->b = gen(st + 1, in->nb, 1.0f, 0.0f, rb);
+        int nd = c->ndim > c->b_ndim ? c->ndim : c->b_ndim;
+        in->out_ndim = nd;
+        for (int i = 0; i < nd; i++) {
+            int ia = i - (nd - c->ndim), ib = i - (nd - c->b_ndim);
+            int64_t da = ia >= 0 ? c->shape[ia] : 1, db = ib >= 0 ? c->b_shape[ib] : 1;
+            in->out_shape[i] = da == 1 ? db : da;
+        }
+        break;
+    }
+    case LTX2_OP_CONVERT:
+        if (c->flags & F_SPECIAL) {
+            static const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, 1.00390625f /* tie: 1 + 2^-8 */,
+                                       1.01171875f /* tie, rounds up to even */, 3.0e38f, -3.4e38f,
+                                       1e-40f /* subnormal */};
+            size_t k = sizeof(sp) / sizeof(sp[0]);
+            for (size_t i = 0; i < k && (int64_t)i < in->nx; i++) in->x[i] = rb ? naive_bf16_round(sp[i]) : sp[i];
+            if (in->nx > (int64_t)k + 2 && c->dtype == LTX2_BF16) { /* f32 source: NaN and inf */
+                in->x[k] = NAN;
+                in->x[k + 1] = -INFINITY;
+            }
+        }
+        break;
+    case LTX2_OP_ATTENTION: {
+        const int64_t B = c->shape[0], Sq = c->shape[1], D = c->shape[2], Sk = c->sk, d = D / c->heads;
+        in->out_shape[1] = Sq;
+        in->nkv = B * Sk * D;
+        in->k = gen(st + 1, in->nkv, c->scale, 0.0f, rb);
+        in->v = gen(st + 2, in->nkv, c->scale, 0.0f, rb);
+        if (c->flags & F_QKNORM) {
+            in->wq = gen(st + 3, D, 0.2f, 1.0f, rb);
+            in->wk = gen(st + 4, D, 0.2f, 1.0f, rb);
+        }
+        if (c->flags & (F_ROPE | F_ROPE_IL)) {
+            /* split [B, H, S, d/2], interleaved [B, S, D] (the pair's angle repeated) */
+            bool il = c->flags & F_ROPE_IL;
+            in->ntq = il ? B * Sq * D : B * c->heads * Sq * (d / 2);
+            in->ntk = il ? B * Sk * D : B * c->heads * Sk * (d / 2);
+            float *aq = gen(st + 5, in->ntq, 2.0f, 0.0f, false), *ak = gen(st + 6, in->ntk, 2.0f, 0.0f, false);
+            in->qc = malloc((size_t)in->ntq * sizeof(float));
+            in->qs = malloc((size_t)in->ntq * sizeof(float));
+            in->kc = malloc((size_t)in->ntk * sizeof(float));
+            in->ks = malloc((size_t)in->ntk * sizeof(float));
+            for (int64_t i = 0; i < in->ntq; i++) {
+                float a = aq[il ? i & ~(int64_t)1 : i];
+                in->qc[i] = (float)cos(a);
+                in->qs[i] = (float)sin(a);
+            }
+            for (int64_t i = 0; i < in->ntk; i++) {
+                float a = ak[il ? i & ~(int64_t)1 : i];
+                in->kc[i] = (float)cos(a);
+                in->ks[i] = (float)sin(a);
+            }
+            free(aq);
+            free(ak);
+        }
+        if (c->flags & F_MASK) {
+            /* batch 0: a text padding pattern; batch 1: every key masked (uniform average);
+             * batch 2: only the last quarter of the keys attended */
+            in->mask = malloc((size_t)(B * Sk));
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t j = 0; j < Sk; j++)
+                    in->mask[b * Sk + j] = b == 1   ? 0
+                                           : b == 2 ? j >= Sk - Sk / 4
+                                                    : (j < (2 * Sk) / 3 || j % 5 == 0);
+        }
+        break;
+    }
+    case LTX2_OP_ROPE: {
+        const int64_t B = c->shape[0], S = c->shape[1], D = c->shape[2], d = D / c->heads;
+        bool il = c->flags & F_ROPE_IL;
+        in->ntq = il ? B * S * D : B * c->heads * S * (d / 2);
+        float *aq = gen(st + 5, in->ntq, 2.0f, 0.0f, false);
+        in->qc = malloc((size_t)in->ntq * sizeof(float));
+        in->qs = malloc((size_t)in->ntq * sizeof(float));
+        for (int64_t i = 0; i < in->ntq; i++) {
+            float a = aq[il ? i & ~(int64_t)1 : i];
+            in->qc[i] = (float)cos(a);
+            in->qs[i] = (float)sin(a);
+        }
+        free(aq);
+        break;
+    }
+    case LTX2_OP_CONV3D: {
+        ltx2_conv3d_desc d = conv_desc_of(c);
+        int64_t o[3];
+        ltx2_cpu_conv3d_out_shape(NULL, &d, c->shape[1], c->shape[2], c->shape[3], o);
+        int64_t K = ltx2_cpu_conv3d_packed_numel(&d) / d.c_out;
+        in->nw = K * d.c_out;
+        in->w = gen(st + 1, in->nw, (float)(CONV_W_SCALE_PER_SQRT_K / sqrt((double)K)), 0.0f, rb);
+        if (c->flags & F_BIAS) in->bias = gen(st + 2, d.c_out, 0.5f, 0.0f, rb);
+        in->out_shape[1] = o[0];
+        in->out_shape[2] = o[1];
+        in->out_shape[3] = o[2];
+        in->out_shape[4] = d.c_out;
+        break;
+    }
+    case LTX2_OP_DEPTH_TO_SPACE: {
+        const int64_t *sd = c->k3, prod = sd[0] * sd[1] * sd[2];
+        in->out_shape[1] = c->shape[1] * sd[0] - (c->flags & F_DROP ? 1 : 0);
+        in->out_shape[2] = c->shape[2] * sd[1];
+        in->out_shape[3] = c->shape[3] * sd[2];
+        in->out_shape[4] = c->shape[4] / prod;
+        if (c->flags & F_RESID) {
+            in->nb = c->shape[0] * c->shape[1] * c->shape[2] * c->shape[3] * c->n * prod;
+            in->b = gen(st + 1, in->nb, 1.0f, 0.0f, rb);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    in->nout = numel_of(in->out_ndim, in->out_shape);
+}
+
+void inputs_free(inputs *in) {
+    free(in->x);
+    free(in->w);
+    free(in->bias);
+    free(in->b);
+    free(in->k);
+    free(in->v);
+    free(in->wq);
+    free(in->wk);
+    free(in->qc);
+    free(in->qs);
+    free(in->kc);
+    free(in->ks);
+    free(in->mask);
+}
+
+/* ---- naive double-precision references ---- */
+
+/* q or k after RMSNorm across the whole inner dim and RoPE, in double: [B, S, D]. */
+static double *naive_prep_qk(const op_case *c, const float *x, int64_t S, const float *w, const float *tc,
+                             const float *ts) {
+    const int64_t B = c->shape[0], D = c->shape[2], H = c->heads, d = D / H;
+    double *o = malloc((size_t)(B * S * D) * sizeof(double));
+    for (int64_t r = 0; r < B * S; r++) {
+        const float *xr = x + r * D;
+        double *orow = o + r * D;
+        double inv = 1.0;
+        if (w) {
+            double ss = 0;
+            for (int64_t i = 0; i < D; i++) ss += (double)xr[i] * xr[i];
+            inv = 1.0 / sqrt(ss / (double)D + (double)QK_NORM_EPS);
+        }
+        for (int64_t i = 0; i < D; i++) orow[i] = xr[i] * inv * (w ? (double)w[i] : 1.0);
+        if (!tc) continue;
+        const int64_t b = r / S, t = r % S;
+        if (c->flags & F_ROPE_IL) {
+            const float *cr = tc + r * D, *sr = ts + r * D;
+            for (int64_t i = 0; i < D; i += 2) {
+                double a0 = orow[i], a1 = orow[i + 1];
+                orow[i] = a0 * cr[i] - a1 * sr[i];
+                orow[i + 1] = a1 * cr[i + 1] + a0 * sr[i + 1];
+            }
+        } else {
+            for (int64_t h = 0; h < H; h++) {
+                const float *cr = tc + ((b * H + h) * S + t) * (d / 2), *sr = ts + ((b * H + h) * S + t) * (d / 2);
+                double *xh = orow + h * d;
+                for (int64_t i = 0; i < d / 2; i++) {
+                    double a0 = xh[i], a1 = xh[i + d / 2];
+                    xh[i] = a0 * cr[i] - a1 * sr[i];
+                    xh[i + d / 2] = a1 * cr[i] + a0 * sr[i];
+                }
+            }
+        }
+    }
+    return o;
+}
+
+static void naive_attention(const op_case *c, const inputs *in, double *ref) {
+    const int64_t B = c->shape[0], Sq = c->shape[1], D = c->shape[2], Sk = c->sk, H = c->heads, d = D / H;
+    double *q = naive_prep_qk(c, in->x, Sq, in->wq, in->qc, in->qs);
+    double *k = naive_prep_qk(c, in->k, Sk, in->wk, in->kc, in->ks);
+    const double scale = 1.0 / sqrt((double)d);
+#pragma omp parallel for collapse(2)
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++) {
+            double *p = malloc((size_t)Sk * sizeof(double));
+            int64_t kept = 0;
+            for (int64_t j = 0; j < Sk; j++) kept += !in->mask || in->mask[b * Sk + j];
+            for (int64_t i = 0; i < Sq; i++) {
+                const double *qi = q + (b * Sq + i) * D + h * d;
+                double mx = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < Sk; j++) {
+                    bool keep = !in->mask || in->mask[b * Sk + j] || kept == 0;
+                    double sc = 0;
+                    for (int64_t e = 0; e < d; e++) sc += qi[e] * k[(b * Sk + j) * D + h * d + e];
+                    /* all keys masked: the reference's additive -max bias cancels -> uniform */
+                    p[j] = !keep ? -INFINITY : (kept == 0 ? 0.0 : sc * scale);
+                    if (p[j] > mx) mx = p[j];
+                }
+                for (int64_t j = 0; j < Sk; j++) sum += p[j] = exp(p[j] - mx);
+                for (int64_t e = 0; e < d; e++) {
+                    double o = 0;
+                    for (int64_t j = 0; j < Sk; j++) o += p[j] * in->v[(b * Sk + j) * D + h * d + e];
+                    ref[(b * Sq + i) * D + h * d + e] = o / sum;
+                }
+            }
+            free(p);
+        }
+    free(q);
+    free(k);
+}
+
+static void naive_conv3d(const op_case *c, const inputs *in, double *ref) {
+    const ltx2_conv3d_desc dd = conv_desc_of(c);
+    const int64_t N = c->shape[0], T = c->shape[1], Hh = c->shape[2], W = c->shape[3], Ci = dd.c_in, Co = dd.c_out;
+    const int64_t To = in->out_shape[1], Ho = in->out_shape[2], Wo = in->out_shape[3];
+    const int64_t front = dd.tpad == LTX2_CONV_TPAD_CAUSAL ? dd.kt - 1
+                          : dd.tpad == LTX2_CONV_TPAD_SYMMETRIC ? (dd.kt - 1) / 2 : 0;
+    const int64_t ph = dd.kh / 2, pw = dd.kw / 2;
+    const bool reflect = dd.spad == LTX2_CONV_SPAD_REFLECT;
+#pragma omp parallel for collapse(2)
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t to = 0; to < To; to++)
+            for (int64_t ho = 0; ho < Ho; ho++)
+                for (int64_t wo = 0; wo < Wo; wo++) {
+                    double *y = ref + (((n * To + to) * Ho + ho) * Wo + wo) * Co;
+                    for (int64_t o = 0; o < Co; o++) y[o] = in->bias ? in->bias[o] : 0.0;
+                    for (int64_t a = 0; a < dd.kt; a++) {
+                        int64_t ts = to + a - front;
+                        ts = ts < 0 ? 0 : ts > T - 1 ? T - 1 : ts; /* edge frames replicated */
+                        for (int64_t bb = 0; bb < dd.kh; bb++)
+                            for (int64_t e = 0; e < dd.kw; e++) {
+                                int64_t hs = ho + bb - ph, ws = wo + e - pw;
+                                if (reflect) {
+                                    hs = hs < 0 ? -hs : hs >= Hh ? 2 * (Hh - 1) - hs : hs;
+                                    ws = ws < 0 ? -ws : ws >= W ? 2 * (W - 1) - ws : ws;
+                                } else if (hs < 0 || hs >= Hh || ws < 0 || ws >= W) {
+                                    continue;
+                                }
+                                const float *xs = in->x + (((n * T + ts) * Hh + hs) * W + ws) * Ci;
+                                const float *wt = in->w + ((a * dd.kh + bb) * dd.kw + e) * Ci * Co;
+                                for (int64_t i = 0; i < Ci; i++)
+                                    for (int64_t o = 0; o < Co; o++) y[o] += (double)xs[i] * wt[i * Co + o];
+                            }
+                    }
+                    if (c->flags & F_SILU)
+                        for (int64_t o = 0; o < Co; o++) y[o] = y[o] / (1.0 + exp(-y[o]));
+                }
+}
+
+void naive_ref(const op_case *c, const inputs *in, double *ref) {
+    int64_t last = c->shape[c->ndim - 1];
+    switch (c->op) {
+    case LTX2_OP_GEMM: {
+        int64_t K = last, N = c->n, M = in->nx / (K ? K : 1);
+        bool kn = c->flags & F_KN;
+#pragma omp parallel for
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double s = in->bias ? in->bias[j] : 0.0;
+                for (int64_t k = 0; k < K; k++)
+                    s += (double)in->x[i * K + k] * (double)(kn ? in->w[k * N + j] : in->w[j * K + k]);
+                ref[i * N + j] = s;
+            }
+        break;
+    }
+    case LTX2_OP_RMS_NORM:
+    case LTX2_OP_LAYER_NORM:
+    case LTX2_OP_SOFTMAX: {
+        int64_t rows = in->nx / last;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *x = in->x + r * last;
+            double *y = ref + r * last;
+            if (c->op == LTX2_OP_SOFTMAX) {
+                double mx = -INFINITY, s = 0;
+                for (int64_t i = 0; i < last; i++) mx = x[i] > mx ? x[i] : mx;
+                for (int64_t i = 0; i < last; i++) s += exp(x[i] - mx);
+                for (int64_t i = 0; i < last; i++) y[i] = exp(x[i] - mx) / s;
+                continue;
+            }
+            double mean = 0, var = 0;
+            if (c->op == LTX2_OP_LAYER_NORM) {
+                for (int64_t i = 0; i < last; i++) mean += x[i];
+                mean /= (double)last;
+            }
+            for (int64_t i = 0; i < last; i++) var += (x[i] - mean) * (x[i] - mean);
+            double inv = 1.0 / sqrt(var / (double)last + 1e-6);
+            for (int64_t i = 0; i < last; i++) {
+                double v = (x[i] - mean) * inv;
+                if (in->w) v *= in->w[i];
+                if (in->bias) v += in->bias[i];
+                y[i] = v;
+            }
+        }
+        break;
+    }
+    case LTX2_OP_GELU_TANH:
+        for (int64_t i = 0; i < in->nx; i++) {
+            double v = in->x[i];
+            ref[i] = 0.5 * v * (1.0 + tanh(sqrt(2.0 / PI_D) * (v + 0.044715 * v * v * v)));
+        }
+        break;
+    case LTX2_OP_SILU:
+        for (int64_t i = 0; i < in->nx; i++) ref[i] = in->x[i] / (1.0 + exp(-(double)in->x[i]));
+        break;
+    case LTX2_OP_ADD:
+    case LTX2_OP_MUL: {
+        /* Walk the output index and find each operand's element from its own shape. */
+        int nd = in->out_ndim;
+        int64_t xs = c->flags & F_STRIDED ? 2 : 1;
+        for (int64_t o = 0; o < in->nout; o++) {
+            int64_t rem = o, ia = 0, ib = 0, sa = xs, sb = 1;
+            for (int d = nd - 1; d >= 0; d--) {
+                int64_t coord = rem % in->out_shape[d];
+                rem /= in->out_shape[d];
+                int da = d - (nd - c->ndim), db = d - (nd - c->b_ndim);
+                if (da >= 0) {
+                    if (c->shape[da] != 1) ia += coord * sa;
+                    sa *= c->shape[da];
+                }
+                if (db >= 0) {
+                    if (c->b_shape[db] != 1) ib += coord * sb;
+                    sb *= c->b_shape[db];
+                }
+            }
+            double a = in->x[ia], b = in->b[ib];
+            ref[o] = c->op == LTX2_OP_ADD ? a + b : a * b;
+        }
+        break;
+    }
+    case LTX2_OP_CONVERT:
+        for (int64_t i = 0; i < in->nx; i++)
+            ref[i] = c->dtype == LTX2_BF16 ? naive_bf16_round(in->x[i]) : in->x[i];
+        break;
+    case LTX2_OP_ATTENTION:
+        naive_attention(c, in, ref);
+        break;
+    case LTX2_OP_ROPE: {
+        op_case cc = *c;
+        cc.flags &= ~(unsigned)F_QKNORM;
+        double *r = naive_prep_qk(&cc, in->x, c->shape[1], NULL, in->qc, in->qs);
+        memcpy(ref, r, (size_t)in->nout * sizeof(double));
+        free(r);
+        break;
+    }
+    case LTX2_OP_CONV3D:
+        naive_conv3d(c, in, ref);
+        break;
+    case LTX2_OP_PIXEL_NORM:
+        for (int64_t r = 0; r < in->nx / last; r++) {
+            const float *x = in->x + r * last;
+            double ss = 0;
+            for (int64_t i = 0; i < last; i++) ss += (double)x[i] * x[i];
+            double inv = 1.0 / sqrt(ss / (double)last + (double)PIXEL_NORM_EPS);
+            for (int64_t i = 0; i < last; i++) {
+                double v = x[i] * inv;
+                ref[r * last + i] = c->flags & F_SILU ? v / (1.0 + exp(-v)) : v;
+            }
+        }
+        break;
+    case LTX2_OP_DEPTH_TO_SPACE: {
+        /* walk the output and find each source element from the einops pattern */
+        const int64_t *sd = c->k3, C = in->out_shape[4], T = in->out_shape[1], H = in->out_shape[2],
+                      W = in->out_shape[3], drop = c->flags & F_DROP ? 1 : 0;
+        const int64_t t0 = c->shape[1], h0 = c->shape[2], w0 = c->shape[3], xc = c->shape[4];
+        const int64_t rcp = c->n * sd[0] * sd[1] * sd[2];
+        int64_t o = 0;
+        for (int64_t n = 0; n < c->shape[0]; n++)
+            for (int64_t t = 0; t < T; t++)
+                for (int64_t y = 0; y < H; y++)
+                    for (int64_t x = 0; x < W; x++)
+                        for (int64_t ch = 0; ch < C; ch++, o++) {
+                            int64_t tt = t + drop, p1 = tt % sd[0], p2 = y % sd[1], p3 = x % sd[2];
+                            int64_t vox = ((n * t0 + tt / sd[0]) * h0 + y / sd[1]) * w0 + x / sd[2];
+                            double v = in->x[vox * xc + ((ch * sd[0] + p1) * sd[1] + p2) * sd[2] + p3];
+                            if (in->b) v += in->b[vox * rcp + (((ch % c->n) * sd[0] + p1) * sd[1] + p2) * sd[2] + p3];
+                            ref[o] = v;
+                        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+

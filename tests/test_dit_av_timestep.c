@@ -18,11 +18,10 @@
 #include "model/dit.h"
 #include "model/dit_weights.h"
 #include "pipeline/semantics.h"
+#include "dit_inputs.h"
 #include "test_util.h"
 
 static ltx2_context *g_ctx;
-
-static float *load_f32(const ltx2_st_file *f, const char *name) { return ltx2_st_read_f32(g_ctx, f, name, NULL); }
 
 static void run(const ltx2_dit_weights *w, ltx2_dit_forward_params *p, ltx2_dit_av_timestep mode, float *vo,
                 float *ao) {
@@ -42,20 +41,14 @@ static void check_version(const char *version) {
         ltx2_dit_weights_free(w);
         return;
     }
-    const char *names[10] = {"input.video.latent", "input.video.positions", "input.video.timesteps",
-                             "input.video.sigma", "input.video.context", "input.audio.latent",
-                             "input.audio.positions", "input.audio.timesteps", "input.audio.sigma",
-                             "input.audio.context"};
-    float *in[10];
-    for (int i = 0; i < 10; i++) in[i] = load_f32(g, names[i]);
-    const ltx2_st_tensor *vl = ltx2_st_find(g, names[0]), *al = ltx2_st_find(g, names[5]),
-                         *vc = ltx2_st_find(g, names[4]);
-    ltx2_dit_forward_params p;
-    ltx2_dit_forward_params_init(&p);
-    const int64_t B = vl->shape[0], Tv = vl->shape[1], Ta = al->shape[1];
-    p.batch = B;
-    p.video = (ltx2_dit_modality){in[0], in[1], in[2], in[3], in[4], NULL, Tv, vc->shape[1]};
-    p.audio = (ltx2_dit_modality){in[5], in[6], in[7], in[8], in[9], NULL, Ta, vc->shape[1]};
+    dit_inputs in;
+    if (!dit_inputs_load(g_ctx, g, DIT_INPUTS_UNMASKED, &in)) {
+        ltx2_st_close(g);
+        ltx2_dit_weights_free(w);
+        return;
+    }
+    ltx2_dit_forward_params p = in.p;
+    const int64_t B = in.B, Tv = in.video.T, Ta = in.audio.T;
     const size_t nv = (size_t)(B * Tv * w->cfg.out_channels), na = (size_t)(B * Ta * w->cfg.audio_out_channels);
     float *o[3][2];
     for (int m = 0; m < 3; m++) o[m][0] = malloc(nv * sizeof(float)), o[m][1] = malloc(na * sizeof(float));
@@ -69,8 +62,8 @@ static void check_version(const char *version) {
     /* crossed timesteps: all three rules see the same AdaLN inputs */
     float *vts = malloc((size_t)(B * Tv) * sizeof(float)), *ats = malloc((size_t)(B * Ta) * sizeof(float));
     for (int64_t b = 0; b < B; b++) {
-        for (int64_t t = 0; t < Tv; t++) vts[b * Tv + t] = in[8][b];
-        for (int64_t t = 0; t < Ta; t++) ats[b * Ta + t] = in[3][b];
+        for (int64_t t = 0; t < Tv; t++) vts[b * Tv + t] = in.audio.sigma[b];
+        for (int64_t t = 0; t < Ta; t++) ats[b * Ta + t] = in.video.sigma[b];
     }
     p.video.timesteps = vts;
     p.audio.timesteps = ats;
@@ -84,7 +77,7 @@ static void check_version(const char *version) {
           "bad mode: %s", ltx2_last_error(g_ctx));
     free(vts), free(ats);
     for (int m = 0; m < 3; m++) free(o[m][0]), free(o[m][1]);
-    for (int i = 0; i < 10; i++) free(in[i]);
+    dit_inputs_free(&in);
     ltx2_st_close(g);
     ltx2_dit_weights_free(w);
 }

@@ -15,6 +15,7 @@
 #include "model/dit_cuda.h"
 #include "model/dit_internal.h"
 #include "model/dit_weights.h"
+#include "dit_inputs.h"
 #include "test_util.h"
 
 /* bf16 storage of the residual stream and every activation (2^-9 relative rounding per step, a
@@ -72,11 +73,6 @@ static ltx2_status hook(dit_run *r, int64_t i, dit_stream *v, dit_stream *a, voi
     return st;
 }
 
-static float *load_f32(const ltx2_st_file *f, const char *name, const ltx2_st_tensor **tt) {
-    if (tt) *tt = ltx2_st_find(f, name);
-    return ltx2_st_read_f32(g_ctx, f, name, NULL);
-}
-
 static void run_version(const ltx2_backend *be, const char *version) {
     char wpath[1024], gpath[1024];
     snprintf(wpath, sizeof wpath, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
@@ -88,34 +84,22 @@ static void run_version(const ltx2_backend *be, const char *version) {
         ltx2_dit_weights_free(w);
         return;
     }
-    const ltx2_st_tensor *tvl = NULL, *tal = NULL, *tvc = NULL;
-    float *vl = load_f32(f, "input.video.latent", &tvl), *vp = load_f32(f, "input.video.positions", NULL);
-    float *vt = load_f32(f, "input.video.timesteps", NULL), *vs = load_f32(f, "input.video.sigma", NULL);
-    float *vc = load_f32(f, "input.video.context", &tvc), *al = load_f32(f, "input.audio.latent", &tal);
-    float *ap = load_f32(f, "input.audio.positions", NULL), *at = load_f32(f, "input.audio.timesteps", NULL);
-    float *as = load_f32(f, "input.audio.sigma", NULL), *ac = load_f32(f, "input.audio.context", NULL);
-    float *mk = load_f32(f, "input.context_mask", NULL);
-    bool ok = vl && vp && vt && vs && vc && al && ap && at && as && ac && mk;
+    dit_inputs in;
+    const bool ok = dit_inputs_load(g_ctx, f, DIT_INPUTS_MASKED, &in);
     CHECK(ok, "%s: golden inputs missing", gpath);
     if (ok) {
-        const int64_t B = tvl->shape[0], Tv = tvl->shape[1], Ta = tal->shape[1], S = tvc->shape[1];
-        uint8_t *mask = malloc((size_t)(B * S));
+        const int64_t B = in.B, Tv = in.video.T, Ta = in.audio.T;
         const int64_t L = w->cfg.num_layers;
         uint32_t *perturb = calloc((size_t)(B * L), sizeof(uint32_t));
         float *ov = malloc((size_t)(B * Tv * w->cfg.out_channels) * sizeof(float));
         float *oa = malloc((size_t)(B * Ta * w->cfg.audio_out_channels) * sizeof(float));
-        for (int64_t k = 0; k < B * S; k++) mask[k] = mk[k] != 0.0f;
         int64_t blk0 = 0;
         /* sample 1 skips video self-attention and a2v in block 0 (STG + isolation paths) */
         CHECK(ltx2_dit_perturb_set(g_ctx, perturb, L, 1, LTX2_DIT_SKIP_VIDEO_SELF_ATTN | LTX2_DIT_SKIP_A2V_CROSS_ATTN,
                                    &blk0, 1) == LTX2_OK, "perturb");
         for (int pass = 0; pass < 2; pass++) {
-            ltx2_dit_forward_params p;
-            ltx2_dit_forward_params_init(&p);
-            p.batch = B;
+            ltx2_dit_forward_params p = in.p;
             p.perturb = pass ? perturb : NULL;
-            p.video = (ltx2_dit_modality){vl, vp, vt, vs, vc, mask, Tv, S};
-            p.audio = (ltx2_dit_modality){al, ap, at, as, ac, mask, Ta, S};
             hook_state h = {.be = be};
             ltx2_status st = dit_forward_blocks(g_ctx, w, &p, hook, &h, ov, oa);
             CHECK(st == LTX2_OK, "%s forward: %s", version, ltx2_last_error(g_ctx));
@@ -128,9 +112,9 @@ static void run_version(const ltx2_backend *be, const char *version) {
                       DIT_DEVICE_MIN_COSINE);
             }
         }
-        free(mask), free(perturb), free(ov), free(oa);
+        free(perturb), free(ov), free(oa);
     }
-    free(vl), free(vp), free(vt), free(vs), free(vc), free(al), free(ap), free(at), free(as), free(ac), free(mk);
+    dit_inputs_free(&in);
     ltx2_st_close(f);
     ltx2_dit_weights_free(w);
 }

@@ -19,13 +19,12 @@
 #include "model/dit.h"
 #include "model/dit_weights.h"
 #include "model/names.h"
+#include "dit_inputs.h"
 #include "test_util.h"
 
 static ltx2_context *g_ctx;
 
 static int mkdir_p(const char *p) { return mkdir(p, 0777) == 0 || access(p, F_OK) == 0 ? 0 : -1; }
-
-static float *load_f32(const ltx2_st_file *f, const char *name, int64_t *numel) { return ltx2_st_read_f32(g_ctx, f, name, numel); }
 
 /* Every "df_component/name dtype shape  <-  lt_name" line of keys.txt through both directions. */
 static void check_key_table(const char *version) {
@@ -78,22 +77,11 @@ static void check_dit(const char *version) {
         CHECK(false, "%s", ltx2_last_error(g_ctx));
         goto out;
     }
-    const char *names[10] = {"input.video.latent", "input.video.positions", "input.video.timesteps",
-                             "input.video.sigma", "input.video.context", "input.audio.latent",
-                             "input.audio.positions", "input.audio.timesteps", "input.audio.sigma",
-                             "input.audio.context"};
-    float *in[10] = {0};
-    bool have = true;
-    for (int i = 0; i < 10; i++) have = (in[i] = load_f32(g, names[i], NULL)) != NULL && have;
+    dit_inputs in;
+    const bool have = dit_inputs_load(g_ctx, g, DIT_INPUTS_UNMASKED, &in);
     CHECK(have, "%s: golden inputs", version);
     if (have) {
-        const ltx2_st_tensor *vl = ltx2_st_find(g, names[0]), *al = ltx2_st_find(g, names[5]),
-                             *vc = ltx2_st_find(g, names[4]);
-        ltx2_dit_forward_params p;
-        ltx2_dit_forward_params_init(&p);
-        p.batch = vl->shape[0];
-        p.video = (ltx2_dit_modality){in[0], in[1], in[2], in[3], in[4], NULL, vl->shape[1], vc->shape[1]};
-        p.audio = (ltx2_dit_modality){in[5], in[6], in[7], in[8], in[9], NULL, al->shape[1], vc->shape[1]};
+        const ltx2_dit_forward_params p = in.p;
         size_t nv = (size_t)(p.batch * p.video.T * a->cfg.out_channels);
         size_t na = (size_t)(p.batch * p.audio.T * a->cfg.audio_out_channels);
         float *va = malloc(nv * sizeof(float)), *vb = malloc(nv * sizeof(float));
@@ -106,7 +94,7 @@ static void check_dit(const char *version) {
               "%s: forward outputs differ between layouts", version);
         free(va), free(vb), free(aa), free(ab);
     }
-    for (int i = 0; i < 10; i++) free(in[i]);
+    dit_inputs_free(&in);
     ltx2_st_close(g);
 out:
     ltx2_dit_weights_free(a);
@@ -135,8 +123,8 @@ static void check_connectors(const char *version) {
     }
     const ltx2_st_tensor *ht = ltx2_st_find(g, "input.hidden");
     int64_t nm = 0;
-    hidden = load_f32(g, "input.hidden", NULL);
-    mask_f = load_f32(g, "input.mask", &nm);
+    hidden = ltx2_st_read_f32(g_ctx, g, "input.hidden", NULL);
+    mask_f = ltx2_st_read_f32(g_ctx, g, "input.mask", &nm);
     CHECK(ht && ht->ndim == 4 && hidden && mask_f, "%s: connector golden inputs", version);
     if (!ht || !hidden || !mask_f) goto out;
     mask = malloc((size_t)nm);

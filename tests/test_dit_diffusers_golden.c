@@ -16,6 +16,7 @@
 #include "model/dit.h"
 #include "model/dit_weights.h"
 #include "pipeline/semantics.h"
+#include "dit_inputs.h"
 #include "test_util.h"
 
 /* The DiT golden bound (tests/test_dit_golden.c): fp32 reordering noise only. */
@@ -23,11 +24,9 @@
 
 static ltx2_context *g_ctx;
 
-static float *load_f32(const ltx2_st_file *f, const char *name, int64_t *numel) { return ltx2_st_read_f32(g_ctx, f, name, numel); }
-
 static void compare(const ltx2_st_file *g, const char *version, const char *name, const float *ours, int64_t n) {
     int64_t gn = 0;
-    float *ref = load_f32(g, name, &gn);
+    float *ref = ltx2_st_read_f32(g_ctx, g, name, &gn);
     CHECK(ref && gn == n, "%s %s: golden missing or %lld elements, ours %lld", version, name, (long long)gn,
           (long long)n);
     if (ref && gn == n) {
@@ -52,25 +51,12 @@ static void check_version(const char *version) {
         ltx2_dit_weights_free(w);
         return;
     }
-    const char *names[11] = {"input.video.latent", "input.video.positions", "input.video.timesteps",
-                             "input.video.sigma", "input.video.context", "input.audio.latent",
-                             "input.audio.positions", "input.audio.timesteps", "input.audio.sigma",
-                             "input.audio.context", "input.context_mask"};
-    float *in[11];
-    bool have = true;
-    for (int i = 0; i < 11; i++) have = (in[i] = load_f32(g, names[i], NULL)) != NULL && have;
+    dit_inputs in;
+    const bool have = dit_inputs_load(g_ctx, g, DIT_INPUTS_MASKED, &in);
     CHECK(have, "%s: golden inputs missing", version);
-    const ltx2_st_tensor *vl = ltx2_st_find(g, names[0]), *al = ltx2_st_find(g, names[5]),
-                         *vc = ltx2_st_find(g, names[4]);
     if (have) {
-        const int64_t B = vl->shape[0], Tv = vl->shape[1], Ta = al->shape[1], S = vc->shape[1];
-        uint8_t *mask = malloc((size_t)(B * S));
-        for (int64_t i = 0; i < B * S; i++) mask[i] = in[10][i] != 0.0f;
-        ltx2_dit_forward_params p;
-        ltx2_dit_forward_params_init(&p);
-        p.batch = B;
-        p.video = (ltx2_dit_modality){in[0], in[1], in[2], in[3], in[4], mask, Tv, S};
-        p.audio = (ltx2_dit_modality){in[5], in[6], in[7], in[8], in[9], mask, Ta, S};
+        const int64_t B = in.B, Tv = in.video.T, Ta = in.audio.T;
+        ltx2_dit_forward_params p = in.p;
         const int64_t nv = B * Tv * w->cfg.out_channels, na = B * Ta * w->cfg.audio_out_channels;
         float *vo = malloc((size_t)nv * sizeof(float)), *ao = malloc((size_t)na * sizeof(float));
         const ltx2_sem_rules df = ltx2_sem_rules_for(LTX2_SEM_DIFFUSERS);
@@ -82,9 +68,9 @@ static void check_version(const char *version) {
         CHECK(ltx2_dit_forward(g_ctx, w, &p, vo, ao) == LTX2_OK, "%s: %s", version, ltx2_last_error(g_ctx));
         compare(g, version, "output.own.video", vo, nv);
         compare(g, version, "output.own.audio", ao, na);
-        free(vo), free(ao), free(mask);
+        free(vo), free(ao);
     }
-    for (int i = 0; i < 11; i++) free(in[i]);
+    dit_inputs_free(&in);
     ltx2_st_close(g);
     ltx2_dit_weights_free(w);
 }

@@ -16,6 +16,7 @@
 #include "io/safetensors.h"
 #include "model/dit.h"
 #include "model/dit_weights.h"
+#include "dit_inputs.h"
 #include "test_util.h"
 
 /* same bound as test_dit_golden.c (fp32 vs fp32, summation order only) */
@@ -36,8 +37,6 @@ static void dump_npy(const char *name, const ltx2_tensor *t, void *user) {
     else d->failed++;
 }
 
-static float *load_f32(const ltx2_st_file *f, const char *name) { return ltx2_st_read_f32(g_ctx, f, name, NULL); }
-
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
     char ck[1024], gp[1024], tmpl[] = "/tmp/ltx2_dit_dump_XXXXXX";
@@ -50,27 +49,15 @@ int main(void) {
         CHECK(false, "setup: %s", ltx2_last_error(g_ctx));
         goto out;
     }
-    const char *names[11] = {"input.video.latent", "input.video.positions", "input.video.timesteps",
-                             "input.video.sigma", "input.video.context", "input.audio.latent",
-                             "input.audio.positions", "input.audio.timesteps", "input.audio.sigma",
-                             "input.audio.context", "input.context_mask"};
-    float *in[11];
-    for (int i = 0; i < 11; i++) in[i] = load_f32(g, names[i]);
-    const ltx2_st_tensor *vl = ltx2_st_find(g, names[0]), *al = ltx2_st_find(g, names[5]),
-                         *vc = ltx2_st_find(g, names[4]);
-    const int64_t B = vl->shape[0], S = vc->shape[1];
-    uint8_t *mask = malloc((size_t)(B * S));
-    for (int64_t i = 0; i < B * S; i++) mask[i] = in[10][i] != 0.0f;
+    dit_inputs in;
+    if (!dit_inputs_load(g_ctx, g, DIT_INPUTS_MASKED, &in)) goto out;
+    const int64_t B = in.B, Tv = in.video.T, Ta = in.audio.T;
     dump_dir d = {dir, 0, 0};
-    ltx2_dit_forward_params p;
-    ltx2_dit_forward_params_init(&p);
-    p.batch = B;
-    p.video = (ltx2_dit_modality){in[0], in[1], in[2], in[3], in[4], mask, vl->shape[1], S};
-    p.audio = (ltx2_dit_modality){in[5], in[6], in[7], in[8], in[9], mask, al->shape[1], S};
+    ltx2_dit_forward_params p = in.p;
     p.dump = dump_npy;
     p.dump_user = &d;
-    float *vo = malloc((size_t)(B * vl->shape[1] * w->cfg.out_channels) * sizeof(float));
-    float *ao = malloc((size_t)(B * al->shape[1] * w->cfg.audio_out_channels) * sizeof(float));
+    float *vo = malloc((size_t)(B * Tv * w->cfg.out_channels) * sizeof(float));
+    float *ao = malloc((size_t)(B * Ta * w->cfg.audio_out_channels) * sizeof(float));
     ltx2_status st = ltx2_dit_forward(g_ctx, w, &p, vo, ao);
     CHECK(st == LTX2_OK, "forward: %s", ltx2_last_error(g_ctx));
     CHECK(d.failed == 0 && d.written >= 90, "%d dumped, %d failed", d.written, d.failed);
@@ -87,7 +74,7 @@ int main(void) {
             continue;
         }
         ltx2_tensor ref = ltx2_st_view(&g->tensors[i]);
-        float *rbuf = load_f32(g, name);
+        float *rbuf = ltx2_st_read_f32(g_ctx, g, name, NULL);
         ltx2_tensor r = ltx2_tensor_make(rbuf, LTX2_F32, ref.ndim, ref.shape);
         CHECK(ltx2_tensor_numel(&r) == ltx2_tensor_numel(&arr.t), "%s: size differs", name);
         if (ltx2_tensor_numel(&r) == ltx2_tensor_numel(&arr.t)) {
@@ -101,8 +88,8 @@ int main(void) {
     }
     CHECK(missing == 0 && compared >= 90, "%d compared, %d golden names missing from the dump", compared, missing);
     printf("%d dumped, %d golden names matched by file name\n", d.written, compared);
-    for (int i = 0; i < 11; i++) free(in[i]);
-    free(mask), free(vo), free(ao);
+    dit_inputs_free(&in);
+    free(vo), free(ao);
 out:
     ltx2_st_close(g);
     ltx2_dit_weights_free(w);

@@ -29,6 +29,7 @@
 #include "io/safetensors.h"
 #include "model/dit.h"
 #include "model/dit_weights.h"
+#include "dit_inputs.h"
 #include "test_util.h"
 
 #define MAX_RANKS 8
@@ -77,17 +78,15 @@ static int64_t expected_resident(const ltx2_dit_config *c, int64_t T, int64_t G)
 /* ---- the problem: golden inputs, sample 1 skipping video self-attention in block 0 ---- */
 
 typedef struct problem {
-    ltx2_dit_forward_params p;
-    float *buf[11];
-    uint8_t *mask;
+    dit_inputs in; /* in.p gets the perturbation */
     uint32_t *perturb;
     float *ref_v, *ref_a;
     int64_t nv, na;
 } problem;
 
 static void problem_free(problem *q) {
-    for (int i = 0; i < 11; i++) free(q->buf[i]);
-    free(q->mask), free(q->perturb), free(q->ref_v), free(q->ref_a);
+    dit_inputs_free(&q->in);
+    free(q->perturb), free(q->ref_v), free(q->ref_a);
 }
 
 static bool load_problem(const char *version, const ltx2_dit_weights *w, problem *q) {
@@ -99,35 +98,21 @@ static bool load_problem(const char *version, const ltx2_dit_weights *w, problem
         CHECK(0, "open %s: %s", path, ltx2_last_error(g_ctx));
         return false;
     }
-    static const char *const names[11] = {"input.video.latent",    "input.video.positions", "input.video.timesteps",
-                                          "input.video.sigma",     "input.video.context",   "input.audio.latent",
-                                          "input.audio.positions", "input.audio.timesteps", "input.audio.sigma",
-                                          "input.audio.context",   "input.context_mask"};
-    bool ok = true;
-    for (int i = 0; i < 11; i++) ok = (q->buf[i] = ltx2_st_read_f32(g_ctx, f, names[i], NULL)) != NULL && ok;
-    const ltx2_st_tensor *tvl = ltx2_st_find(f, names[0]), *tal = ltx2_st_find(f, names[5]);
-    const ltx2_st_tensor *tvc = ltx2_st_find(f, names[4]);
-    ok = ok && tvl && tal && tvc;
+    bool ok = dit_inputs_load(g_ctx, f, DIT_INPUTS_MASKED, &q->in);
     CHECK(ok, "%s: golden inputs missing", path);
     if (ok) {
-        const int64_t B = tvl->shape[0], Tv = tvl->shape[1], Ta = tal->shape[1], S = tvc->shape[1];
+        const int64_t B = q->in.B, Tv = q->in.video.T, Ta = q->in.audio.T;
         const int64_t L = w->cfg.num_layers, blk0 = 0;
-        q->mask = malloc((size_t)(B * S));
-        for (int64_t i = 0; i < B * S; i++) q->mask[i] = q->buf[10][i] != 0.0f;
         q->perturb = calloc((size_t)(B * L), sizeof(uint32_t));
         CHECK(B >= 2 && ltx2_dit_perturb_set(g_ctx, q->perturb, L, 1, LTX2_DIT_SKIP_VIDEO_SELF_ATTN, &blk0, 1) ==
                             LTX2_OK,
               "perturbation: %s", ltx2_last_error(g_ctx));
-        ltx2_dit_forward_params_init(&q->p);
-        q->p.batch = B;
-        q->p.perturb = q->perturb;
-        q->p.video = (ltx2_dit_modality){q->buf[0], q->buf[1], q->buf[2], q->buf[3], q->buf[4], q->mask, Tv, S};
-        q->p.audio = (ltx2_dit_modality){q->buf[5], q->buf[6], q->buf[7], q->buf[8], q->buf[9], q->mask, Ta, S};
+        q->in.p.perturb = q->perturb;
         q->nv = B * Tv * w->cfg.out_channels;
         q->na = B * Ta * w->cfg.audio_out_channels;
         q->ref_v = malloc((size_t)q->nv * sizeof(float));
         q->ref_a = malloc((size_t)q->na * sizeof(float));
-        const ltx2_status st = ltx2_dit_forward(g_ctx, w, &q->p, q->ref_v, q->ref_a);
+        const ltx2_status st = ltx2_dit_forward(g_ctx, w, &q->in.p, q->ref_v, q->ref_a);
         CHECK(st == LTX2_OK, "reference forward: %s", ltx2_last_error(g_ctx));
         ok = st == LTX2_OK;
     }
@@ -190,7 +175,7 @@ static void *rank_main(void *arg) {
             j->st = ltx2_dit_parallel_create(ctx, c, j->full, &opts, &dp);
         if (j->st == LTX2_OK) {
             ltx2_dit_parallel_get_weight_mem(dp, &j->mem[k]);
-            j->st = ltx2_dit_parallel_forward(ctx, dp, &j->q->p, j->v[k], j->a[k]);
+            j->st = ltx2_dit_parallel_forward(ctx, dp, &j->q->in.p, j->v[k], j->a[k]);
             ltx2_dit_parallel_get_stats(dp, &j->stats[k]);
         }
         ltx2_dit_parallel_free(dp);

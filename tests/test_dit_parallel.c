@@ -19,6 +19,7 @@
 #include "io/safetensors.h"
 #include "model/dit.h"
 #include "model/dit_weights.h"
+#include "dit_inputs.h"
 #include "test_util.h"
 
 /* Tensor parallelism sums the row-parallel GEMMs and the QK-norm's sum of squares in a different
@@ -31,8 +32,6 @@
 #define WORLD_TIMEOUT_MS 30000
 
 static ltx2_context *g_ctx;
-
-static float *load_f32(const ltx2_st_file *f, const char *name, int64_t *numel) { return ltx2_st_read_f32(g_ctx, f, name, numel); }
 
 /* A problem: inputs (owned) and the single-rank reference outputs. */
 typedef struct problem {
@@ -63,21 +62,16 @@ static bool make_problem(const ltx2_dit_weights *w, const char *version, int64_t
         return false;
     }
     memset(q, 0, sizeof *q);
-    int64_t n;
-    float *vl = load_f32(f, "input.video.latent", &n), *vp = load_f32(f, "input.video.positions", NULL);
-    float *vt = load_f32(f, "input.video.timesteps", NULL), *vs = load_f32(f, "input.video.sigma", NULL);
-    float *vc = load_f32(f, "input.video.context", NULL), *al = load_f32(f, "input.audio.latent", NULL);
-    float *ap = load_f32(f, "input.audio.positions", NULL), *at = load_f32(f, "input.audio.timesteps", NULL);
-    float *as = load_f32(f, "input.audio.sigma", NULL), *ac = load_f32(f, "input.audio.context", NULL);
-    float *mk = load_f32(f, "input.context_mask", NULL);
-    const ltx2_st_tensor *tvl = ltx2_st_find(f, "input.video.latent"), *tal = ltx2_st_find(f, "input.audio.latent");
-    const ltx2_st_tensor *tvc = ltx2_st_find(f, "input.video.context"), *tac = ltx2_st_find(f, "input.audio.context");
-    bool ok = vl && vp && vt && vs && vc && al && ap && at && as && ac && mk && tvl && tal && tvc && tac;
+    dit_inputs in;
+    bool ok = dit_inputs_load(g_ctx, f, DIT_INPUTS_MASKED, &in);
     CHECK(ok, "%s: golden inputs missing", path);
     if (ok) {
-        const int64_t B0 = tvl->shape[0], T0 = tvl->shape[1], B = 3;
-        q->B = B, q->Tv = Tv, q->Ta = tal->shape[1], q->S = tvc->shape[1], q->Cv = tvl->shape[2];
-        q->Ca = tal->shape[2], q->Wv = tvc->shape[2], q->Wa = tac->shape[2], q->L = w->cfg.num_layers;
+        const float *vl = in.video.latent, *vp = in.video.positions, *vt = in.video.timesteps, *vs = in.video.sigma;
+        const float *vc = in.video.context, *al = in.audio.latent, *ap = in.audio.positions;
+        const float *at = in.audio.timesteps, *as = in.audio.sigma, *ac = in.audio.context;
+        const int64_t B0 = in.B, T0 = in.video.T, B = 3;
+        q->B = B, q->Tv = Tv, q->Ta = in.audio.T, q->S = in.S, q->Cv = in.video.C;
+        q->Ca = in.audio.C, q->Wv = in.video.W, q->Wa = in.audio.W, q->L = w->cfg.num_layers;
         CHECK(B0 == 2 && Tv <= T0, "golden batch %lld, tokens %lld", (long long)B0, (long long)T0);
         q->v_lat = malloc((size_t)(B * Tv * q->Cv) * sizeof(float));
         q->v_pos = malloc((size_t)(B * 3 * Tv * 2) * sizeof(float));
@@ -107,7 +101,7 @@ static bool make_problem(const ltx2_dit_weights *w, const char *version, int64_t
             for (int64_t i = 0; i < q->Ta * q->Ca; i++) q->a_lat[b * q->Ta * q->Ca + i] = k * al[s * q->Ta * q->Ca + i];
             memcpy(q->a_pos + b * q->Ta * 2, ap + s * q->Ta * 2, (size_t)(q->Ta * 2) * sizeof(float));
             for (int64_t t = 0; t < q->Ta; t++) q->a_ts[b * q->Ta + t] = b < 2 ? at[s * q->Ta + t] : 0.25f;
-            for (int64_t i = 0; i < q->S; i++) q->mask[b * q->S + i] = mk[s * q->S + i] != 0.0f;
+            for (int64_t i = 0; i < q->S; i++) q->mask[b * q->S + i] = in.mask[s * q->S + i];
         }
         q->perturb = calloc((size_t)(B * q->L), sizeof(uint32_t));
         int64_t b0 = 0, b1 = q->L > 1 ? 1 : 0;
@@ -126,7 +120,7 @@ static bool make_problem(const ltx2_dit_weights *w, const char *version, int64_t
         CHECK(st == LTX2_OK, "reference forward: %s", ltx2_last_error(g_ctx));
         ok = st == LTX2_OK;
     }
-    free(vl), free(vp), free(vt), free(vs), free(vc), free(al), free(ap), free(at), free(as), free(ac), free(mk);
+    dit_inputs_free(&in);
     ltx2_st_close(f);
     return ok;
 }

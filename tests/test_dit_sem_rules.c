@@ -17,14 +17,13 @@
 #include "model/dit_internal.h"
 #include "model/dit_weights.h"
 #include "pipeline/semantics.h"
+#include "dit_inputs.h"
 #include "test_util.h"
 
 /* The blend adds one rounding per element per block: far below the DiT golden bound. */
 #define BLEND_REL_L2_MAX 1e-5
 
 static ltx2_context *g_ctx;
-
-static float *load_f32(const ltx2_st_file *f, const char *name) { return ltx2_st_read_f32(g_ctx, f, name, NULL); }
 
 static double rel_l2(const float *ref, const float *out, int64_t n) {
     ltx2_tensor a = ltx2_tensor_make((void *)ref, LTX2_F32, 1, &n), b = ltx2_tensor_make((void *)out, LTX2_F32, 1, &n);
@@ -44,20 +43,14 @@ static void check_version(const char *version) {
         ltx2_dit_weights_free(w);
         return;
     }
-    const char *names[10] = {"input.video.latent", "input.video.positions", "input.video.timesteps",
-                             "input.video.sigma", "input.video.context", "input.audio.latent",
-                             "input.audio.positions", "input.audio.timesteps", "input.audio.sigma",
-                             "input.audio.context"};
-    float *in[10];
-    for (int i = 0; i < 10; i++) in[i] = load_f32(g, names[i]);
-    const ltx2_st_tensor *vl = ltx2_st_find(g, names[0]), *al = ltx2_st_find(g, names[5]),
-                         *vc = ltx2_st_find(g, names[4]);
-    const int64_t B = vl->shape[0], Tv = vl->shape[1], Ta = al->shape[1], S = vc->shape[1], L = w->cfg.num_layers;
-    ltx2_dit_forward_params p;
-    ltx2_dit_forward_params_init(&p);
-    p.batch = B;
-    p.video = (ltx2_dit_modality){in[0], in[1], in[2], in[3], in[4], NULL, Tv, S};
-    p.audio = (ltx2_dit_modality){in[5], in[6], in[7], in[8], in[9], NULL, Ta, S};
+    dit_inputs in;
+    if (!dit_inputs_load(g_ctx, g, DIT_INPUTS_UNMASKED, &in)) {
+        ltx2_st_close(g);
+        ltx2_dit_weights_free(w);
+        return;
+    }
+    const int64_t B = in.B, Tv = in.video.T, Ta = in.audio.T, L = w->cfg.num_layers;
+    ltx2_dit_forward_params p = in.p;
     const int64_t nv = B * Tv * w->cfg.out_channels, na = B * Ta * w->cfg.audio_out_channels;
     float *v0 = malloc((size_t)nv * sizeof(float)), *a0 = malloc((size_t)na * sizeof(float));
     float *v1 = malloc((size_t)nv * sizeof(float)), *a1 = malloc((size_t)na * sizeof(float));
@@ -99,7 +92,7 @@ static void check_version(const char *version) {
 #undef FWD
     free(pert);
     free(v0), free(a0), free(v1), free(a1);
-    for (int i = 0; i < 10; i++) free(in[i]);
+    dit_inputs_free(&in);
     ltx2_st_close(g);
     ltx2_dit_weights_free(w);
 }

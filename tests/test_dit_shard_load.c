@@ -26,6 +26,7 @@
 #include "model/dit_weights.h"
 #include "model/names.h"
 #include "model/weight_fetch.h"
+#include "dit_inputs.h"
 #include "test_util.h"
 #include "ckpt_edit.h"
 
@@ -146,9 +147,7 @@ static int64_t expected_shard_floats(const ltx2_dit_config *c, int64_t T) {
 /* ---- the ranks ---- */
 
 typedef struct problem {
-    ltx2_dit_forward_params p;
-    float *buf[11];
-    uint8_t *mask;
+    dit_inputs in;
     int64_t nv, na;
 } problem;
 
@@ -180,7 +179,7 @@ static void *rank_main(void *arg) {
         st = ltx2_dit_parallel_create(ctx, c, j->full, &opts, &dp);
         if (st == LTX2_OK) {
             ltx2_dit_parallel_get_weight_mem(dp, &j->mem_full);
-            st = ltx2_dit_parallel_forward(ctx, dp, &j->q->p, j->v_full, j->a_full);
+            st = ltx2_dit_parallel_forward(ctx, dp, &j->q->in.p, j->v_full, j->a_full);
         }
         ltx2_dit_parallel_free(dp);
         dp = NULL;
@@ -191,7 +190,7 @@ static void *rank_main(void *arg) {
                     : ltx2_dit_parallel_create_from_file(ctx, c, j->f, NULL, j->cfg, &opts, &dp);
         if (st == LTX2_OK) {
             ltx2_dit_parallel_get_weight_mem(dp, &j->mem_file);
-            if (j->q) st = ltx2_dit_parallel_forward(ctx, dp, &j->q->p, j->v_file, j->a_file);
+            if (j->q) st = ltx2_dit_parallel_forward(ctx, dp, &j->q->in.p, j->v_file, j->a_file);
         }
         j->st_file = st;
     }
@@ -243,24 +242,10 @@ static bool load_problem(const char *version, const ltx2_dit_config *cfg, proble
         CHECK(0, "open %s: %s", path, ltx2_last_error(g_ctx));
         return false;
     }
-    static const char *const names[11] = {"input.video.latent",   "input.video.positions", "input.video.timesteps",
-                                          "input.video.sigma",    "input.video.context",   "input.audio.latent",
-                                          "input.audio.positions", "input.audio.timesteps", "input.audio.sigma",
-                                          "input.audio.context",  "input.context_mask"};
-    bool ok = true;
-    for (int i = 0; i < 11; i++) ok = (q->buf[i] = ltx2_st_read_f32(g_ctx, f, names[i], NULL)) != NULL && ok;
-    const ltx2_st_tensor *tvl = ltx2_st_find(f, names[0]), *tal = ltx2_st_find(f, names[5]);
-    const ltx2_st_tensor *tvc = ltx2_st_find(f, names[4]);
-    ok = ok && tvl && tal && tvc;
+    const bool ok = dit_inputs_load(g_ctx, f, DIT_INPUTS_MASKED, &q->in);
     CHECK(ok, "%s: golden inputs missing", path);
     if (ok) {
-        const int64_t B = tvl->shape[0], Tv = tvl->shape[1], Ta = tal->shape[1], S = tvc->shape[1];
-        q->mask = malloc((size_t)(B * S));
-        for (int64_t i = 0; i < B * S; i++) q->mask[i] = q->buf[10][i] != 0.0f;
-        ltx2_dit_forward_params_init(&q->p);
-        q->p.batch = B;
-        q->p.video = (ltx2_dit_modality){q->buf[0], q->buf[1], q->buf[2], q->buf[3], q->buf[4], q->mask, Tv, S};
-        q->p.audio = (ltx2_dit_modality){q->buf[5], q->buf[6], q->buf[7], q->buf[8], q->buf[9], q->mask, Ta, S};
+        const int64_t B = q->in.B, Tv = q->in.video.T, Ta = q->in.audio.T;
         q->nv = B * Tv * cfg->out_channels;
         q->na = B * Ta * cfg->audio_out_channels;
     }
@@ -269,8 +254,7 @@ static bool load_problem(const char *version, const ltx2_dit_config *cfg, proble
 }
 
 static void problem_free(problem *q) {
-    for (int i = 0; i < 11; i++) free(q->buf[i]);
-    free(q->mask);
+    dit_inputs_free(&q->in);
 }
 
 static void check_mesh(const char *what, const ltx2_dit_weights *full, const ltx2_st_file *f,

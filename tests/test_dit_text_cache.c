@@ -14,11 +14,10 @@
 #include "io/safetensors.h"
 #include "model/dit.h"
 #include "model/dit_weights.h"
+#include "dit_inputs.h"
 #include "test_util.h"
 
 static ltx2_context *g_ctx;
-
-static float *load_f32(const ltx2_st_file *f, const char *name) { return ltx2_st_read_f32(g_ctx, f, name, NULL); }
 
 typedef struct outs {
     float *v, *a;
@@ -53,23 +52,15 @@ static void check_version(const char *version) {
         return;
     }
     const bool v23 = w->cfg.cross_attention_adaln;
-    const char *names[11] = {"input.video.latent", "input.video.positions", "input.video.timesteps",
-                             "input.video.sigma", "input.video.context", "input.audio.latent",
-                             "input.audio.positions", "input.audio.timesteps", "input.audio.sigma",
-                             "input.audio.context", "input.context_mask"};
-    float *in[11];
-    for (int i = 0; i < 11; i++) in[i] = load_f32(g, names[i]);
-    const ltx2_st_tensor *vl = ltx2_st_find(g, names[0]), *al = ltx2_st_find(g, names[5]),
-                         *vc = ltx2_st_find(g, names[4]), *ac = ltx2_st_find(g, names[9]);
-    const int64_t B = vl->shape[0], Tv = vl->shape[1], Ta = al->shape[1], S = vc->shape[1];
+    dit_inputs in;
+    if (!dit_inputs_load(g_ctx, g, DIT_INPUTS_MASKED, &in)) {
+        ltx2_st_close(g);
+        ltx2_dit_weights_free(w);
+        return;
+    }
+    const int64_t B = in.B, Tv = in.video.T, Ta = in.audio.T, S = in.S, Wv = in.video.W, Wa = in.audio.W;
     const int64_t L = w->cfg.num_layers;
-    uint8_t *mask = malloc((size_t)(B * S));
-    for (int64_t i = 0; i < B * S; i++) mask[i] = in[10][i] != 0.0f;
-    ltx2_dit_forward_params p;
-    ltx2_dit_forward_params_init(&p);
-    p.batch = B;
-    p.video = (ltx2_dit_modality){in[0], in[1], in[2], in[3], in[4], mask, Tv, S};
-    p.audio = (ltx2_dit_modality){in[5], in[6], in[7], in[8], in[9], mask, Ta, S};
+    ltx2_dit_forward_params p = in.p;
     outs ref = {0}, got = {0}, ref2 = {0};
     ref.nv = got.nv = ref2.nv = (size_t)(B * Tv * w->cfg.out_channels);
     ref.na = got.na = ref2.na = (size_t)(B * Ta * w->cfg.audio_out_channels);
@@ -101,13 +92,13 @@ static void check_version(const char *version) {
           (long long)s.projections, (long long)((v23 ? 8 : 4) * L));
 
     /* both samples with sample 0's context (and equal sigma): one entry per stream serves both */
-    float *vc2 = malloc((size_t)(B * S * vc->shape[2]) * sizeof(float));
-    float *ac2 = malloc((size_t)(B * S * ac->shape[2]) * sizeof(float));
+    float *vc2 = malloc((size_t)(B * S * Wv) * sizeof(float));
+    float *ac2 = malloc((size_t)(B * S * Wa) * sizeof(float));
     uint8_t *mask2 = malloc((size_t)(B * S));
     for (int64_t b = 0; b < B; b++) {
-        memcpy(vc2 + b * S * vc->shape[2], in[4], (size_t)(S * vc->shape[2]) * sizeof(float));
-        memcpy(ac2 + b * S * ac->shape[2], in[9], (size_t)(S * ac->shape[2]) * sizeof(float));
-        memcpy(mask2 + b * S, mask, (size_t)S);
+        memcpy(vc2 + b * S * Wv, in.video.context, (size_t)(S * Wv) * sizeof(float));
+        memcpy(ac2 + b * S * Wa, in.audio.context, (size_t)(S * Wa) * sizeof(float));
+        memcpy(mask2 + b * S, in.mask, (size_t)S);
     }
     p.video.context = vc2;
     p.audio.context = ac2;
@@ -124,11 +115,8 @@ static void check_version(const char *version) {
     ltx2_dit_text_cache_free(c);
 
     /* one slot for a batch needing four: the first key is cached, the rest computed directly */
-    p.video.context = in[4];
-    p.audio.context = in[9];
-    p.video.context_mask = p.audio.context_mask = mask;
-    p.video.sigma = in[3];
-    p.audio.sigma = in[8];
+    p.video = in.p.video; /* the golden contexts, mask and sigmas again */
+    p.audio = in.p.audio;
     CHECK(ltx2_dit_text_cache_create(g_ctx, 1, &c) == LTX2_OK, "create 1");
     for (int it = 0; it < 2; it++) {
         fwd(w, &p, c, &got);
@@ -140,9 +128,9 @@ static void check_version(const char *version) {
     ltx2_dit_text_cache_free(c);
     CHECK(ltx2_dit_text_cache_create(g_ctx, 0, &c) == LTX2_ERR_INVALID_ARG, "zero entries must be refused");
 
-    free(vc2), free(ac2), free(mask2), free(mask);
+    free(vc2), free(ac2), free(mask2);
     free(ref.v), free(ref.a), free(got.v), free(got.a), free(ref2.v), free(ref2.a);
-    for (int i = 0; i < 11; i++) free(in[i]);
+    dit_inputs_free(&in);
     ltx2_st_close(g);
     ltx2_dit_weights_free(w);
 }

@@ -350,18 +350,7 @@ static ltx2_status stream_attn(par_run *pr, dit_run *r, dit_stream *s, att_kind 
         return LTX2_OK;
     }
     dit_modulate(tmp, xn, B, T, D, &src, 7, 6);
-    for (int64_t b = 0; b < B; b++) {
-        const float *pm = s->prompt_mod + b * 2 * D;
-        for (int64_t t = 0; t < s->S; t++) {
-            const float *cr = s->context + (b * s->S + t) * D;
-            float *o = ctx_mod + (b * s->S + t) * D;
-            for (int64_t c = 0; c < D; c++) {
-                float shift = prompt_sst[c] + pm[c];
-                float scale = prompt_sst[D + c] + pm[D + c];
-                o[c] = cr[c] * (1.0f + scale) + shift;
-            }
-        }
-    }
+    dit_prompt_modulate(ctx_mod, s, prompt_sst, B, D);
     LTX2_TRY(par_attn_forward(pr, r, a2, ATT_LOCAL, tmp, B, T, ctx_mod, s->S, s->ctx_mask, NULL, NULL, NULL, NULL,
                               NULL, y));
     dit_gated_add(s->x, y, B, T, D, &src, 8);

@@ -50,6 +50,22 @@ static void add_inplace(float *x, const float *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) x[i] = x[i] + y[i];
 }
 
+/* prompt AdaLN: context * (1 + scale_kv) + shift_kv, per sample (row 0 shift, row 1 scale) */
+void dit_prompt_modulate(float *ctx_mod, const dit_stream *s, const float *prompt_sst, int64_t B, int64_t D) {
+    for (int64_t b = 0; b < B; b++) {
+        const float *pm = s->prompt_mod + b * 2 * D;
+        for (int64_t t = 0; t < s->S; t++) {
+            const float *cr = s->context + (b * s->S + t) * D;
+            float *o = ctx_mod + (b * s->S + t) * D;
+            for (int64_t c = 0; c < D; c++) {
+                float shift = prompt_sst[c] + pm[c];
+                float scale = prompt_sst[D + c] + pm[D + c];
+                o[c] = cr[c] * (1.0f + scale) + shift;
+            }
+        }
+    }
+}
+
 /* skip[b] = 1 when sample b has `flag` in block i; returns how many samples do. */
 int64_t dit_perturbed(const dit_run *r, int64_t i, int64_t B, uint32_t flag, uint8_t *skip) {
     int64_t n = 0;
@@ -203,19 +219,7 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, const ch
         return LTX2_OK;
     }
     dit_modulate(tmp, xn, B, T, D, &src, 7, 6);
-    /* prompt AdaLN: context * (1 + scale_kv) + shift_kv, per sample (row 0 shift, row 1 scale) */
-    for (int64_t b = 0; b < B; b++) {
-        const float *pm = s->prompt_mod + b * 2 * D;
-        for (int64_t t = 0; t < s->S; t++) {
-            const float *cr = s->context + (b * s->S + t) * D;
-            float *o = ctx_mod + (b * s->S + t) * D;
-            for (int64_t c = 0; c < D; c++) {
-                float shift = prompt_sst[c] + pm[c];
-                float scale = prompt_sst[D + c] + pm[D + c];
-                o[c] = cr[c] * (1.0f + scale) + shift;
-            }
-        }
-    }
+    dit_prompt_modulate(ctx_mod, s, prompt_sst, B, D);
     LTX2_TRY(attn_forward(r, nm, a2, tmp, B, T, ctx_mod, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, NULL, s, bi, false, y));
     dit_gated_add(s->x, y, B, T, D, &src, 8);
     return LTX2_OK;

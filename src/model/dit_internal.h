@@ -56,6 +56,9 @@ void dit_modulate(float *out, const float *xn, int64_t B, int64_t T, int64_t D, 
                   int64_t jh);
 /* x += y * (table[jg] + mod[jg]) */
 void dit_gated_add(float *x, const float *y, int64_t B, int64_t T, int64_t D, const dit_ada_src *s, int64_t jg);
+/* LTX-2.3 prompt AdaLN of the text context: ctx_mod[B, S, D] = context * (1 + scale) + shift, with
+ * shift / scale = prompt_sst rows 0 / 1 + s->prompt_mod per sample. */
+void dit_prompt_modulate(float *ctx_mod, const dit_stream *s, const float *prompt_sst, int64_t B, int64_t D);
 /* skip[b] = 1 when sample b has STG flag `flag` in block i; returns how many samples do. */
 int64_t dit_perturbed(const dit_run *r, int64_t i, int64_t B, uint32_t flag, uint8_t *skip);
 

@@ -20,13 +20,12 @@
 
 #include "backend/backend.h"
 #include "bench.h"
-#include "core/dtype.h"
-#include "core/rng.h"
+#include "device_util.h"
 
 /* GPU: launches per timed sample (amortises launch gaps and the closing sync). */
 #define GPU_INNER 10
-/* GEMM used to measure the tensor-core ceiling: large enough to run at full rate. */
-#define CEIL_GEMM_DIM 8192
+/* Philox seed of the inputs. */
+#define ATT_SEED 7
 /* The attention kernels compared (values of LTX2_ATTN_IMPL, see src/backend/backend_cuda.c). */
 #define ATTN_IMPL_ENV "LTX2_ATTN_IMPL"
 #define N_ATTN_IMPLS 2
@@ -46,32 +45,6 @@ static const att_shape shapes[] = {
     {"video->text B2 H32 Sq6144 Skv1024 d128 +qknorm+mask", 2, 6144, 1024, 32, 128, false, true, true, false},
     {"audio self B2 H32 S126 d64 +qknorm+rope", 2, 126, 126, 32, 64, true, true, false, false},
 };
-
-static void *dev_randn(const ltx2_backend *be, ltx2_context *ctx, ltx2_dtype dt, int64_t n, uint64_t stream,
-                       float scale) {
-    float *h = malloc((size_t)n * sizeof(float));
-    void *hc = malloc((size_t)n * ltx2_dtype_size(dt));
-    void *d = NULL;
-    if (h && hc) {
-        ltx2_rng_normal(7, stream, 0, (size_t)n, h);
-        for (int64_t i = 0; i < n; i++) h[i] *= scale;
-        if (ltx2_convert(ctx, hc, dt, h, LTX2_F32, (size_t)n) != LTX2_OK ||
-            be->alloc(be, ctx, (size_t)n * ltx2_dtype_size(dt), &d) != LTX2_OK ||
-            be->upload(be, ctx, d, hc, (size_t)n * ltx2_dtype_size(dt)) != LTX2_OK) {
-            be->free(be, d);
-            d = NULL;
-        }
-    }
-    free(h);
-    free(hc);
-    return d;
-}
-
-static ltx2_tensor dview(void *p, ltx2_dtype dt, int nd, const int64_t *shape) {
-    ltx2_tensor t = ltx2_tensor_make(p, dt, nd, shape);
-    t.device = LTX2_DEVICE_CUDA;
-    return t;
-}
 
 typedef struct att_job {
     const ltx2_backend *be;
@@ -111,37 +84,6 @@ static void run_att(void *u) {
     if (j->st == LTX2_OK) j->st = j->be->sync(j->be, j->ctx);
 }
 
-typedef struct gemm_job {
-    const ltx2_backend *be;
-    ltx2_context *ctx;
-    void *x, *w, *y;
-    ltx2_status st;
-} gemm_job;
-
-static void run_gemm(void *u) {
-    gemm_job *j = u;
-    if (j->st == LTX2_OK)
-        j->st = ltx2_backend_cuda_gemm_baseline(j->be, j->ctx, LTX2_BF16, CEIL_GEMM_DIM, CEIL_GEMM_DIM, CEIL_GEMM_DIM,
-                                                j->x, j->w, j->y, GPU_INNER);
-    if (j->st == LTX2_OK) j->st = j->be->sync(j->be, j->ctx);
-}
-
-/* Measured bf16 tensor-core rate (FLOP/s) of one large cuBLASLt GEMM; 0 on failure. */
-static double gemm_ceiling(const bench_opts *o, const ltx2_backend *be, ltx2_context *ctx) {
-    const int64_t n = (int64_t)CEIL_GEMM_DIM * CEIL_GEMM_DIM;
-    gemm_job j = {be, ctx, dev_randn(be, ctx, LTX2_BF16, n, 1, 1.0f), dev_randn(be, ctx, LTX2_BF16, n, 2, 1.0f),
-                  dev_randn(be, ctx, LTX2_BF16, n, 3, 1.0f), LTX2_OK};
-    double rate = 0.0;
-    if (j.x && j.w && j.y) {
-        bench_stats st = bench_measure(o, run_gemm, &j, GPU_INNER);
-        if (j.st == LTX2_OK) rate = 2.0 * (double)CEIL_GEMM_DIM * CEIL_GEMM_DIM * CEIL_GEMM_DIM / st.median_s;
-    }
-    be->free(be, j.x);
-    be->free(be, j.w);
-    be->free(be, j.y);
-    return rate;
-}
-
 /* Inputs are allocated on `be`; each of the n_impl backends in impl_be (same device) runs them. */
 static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend *be, ltx2_context *ctx,
                         const att_shape *s, double ceil_rate, ltx2_backend *const *impl_be,
@@ -151,41 +93,41 @@ static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend
     const int64_t tq[4] = {s->B, s->H, s->Sq, s->d / 2}, tk[4] = {s->B, s->H, s->Skv, s->d / 2};
     att_job j = {.be = be, .ctx = ctx, .st = LTX2_OK};
     void *bufs[12] = {0};
-    bufs[0] = dev_randn(be, ctx, LTX2_BF16, nq, 10, 1.0f);
-    bufs[1] = dev_randn(be, ctx, LTX2_BF16, nk, 11, 1.0f);
-    bufs[2] = dev_randn(be, ctx, LTX2_BF16, nk, 12, 1.0f);
-    bufs[3] = dev_randn(be, ctx, LTX2_BF16, nq, 13, 1.0f); /* out */
-    bufs[4] = dev_randn(be, ctx, LTX2_BF16, nq, 14, 1.0f); /* unfused q scratch */
-    bufs[5] = dev_randn(be, ctx, LTX2_BF16, nk, 15, 1.0f); /* unfused k scratch */
+    bufs[0] = bench_dev_randn(be, ctx, LTX2_BF16, nq, ATT_SEED, 10, 1.0f);
+    bufs[1] = bench_dev_randn(be, ctx, LTX2_BF16, nk, ATT_SEED, 11, 1.0f);
+    bufs[2] = bench_dev_randn(be, ctx, LTX2_BF16, nk, ATT_SEED, 12, 1.0f);
+    bufs[3] = bench_dev_randn(be, ctx, LTX2_BF16, nq, ATT_SEED, 13, 1.0f); /* out */
+    bufs[4] = bench_dev_randn(be, ctx, LTX2_BF16, nq, ATT_SEED, 14, 1.0f); /* unfused q scratch */
+    bufs[5] = bench_dev_randn(be, ctx, LTX2_BF16, nk, ATT_SEED, 15, 1.0f); /* unfused k scratch */
     bool ok = bufs[0] && bufs[1] && bufs[2] && bufs[3] && bufs[4] && bufs[5];
-    j.q = dview(bufs[0], LTX2_BF16, 3, qsh);
-    j.k = dview(bufs[1], LTX2_BF16, 3, ksh);
-    j.v = dview(bufs[2], LTX2_BF16, 3, ksh);
-    j.out = dview(bufs[3], LTX2_BF16, 3, qsh);
-    j.q2 = dview(bufs[4], LTX2_BF16, 3, qsh);
-    j.k2 = dview(bufs[5], LTX2_BF16, 3, ksh);
+    j.q = bench_dev_view(bufs[0], LTX2_BF16, 3, qsh);
+    j.k = bench_dev_view(bufs[1], LTX2_BF16, 3, ksh);
+    j.v = bench_dev_view(bufs[2], LTX2_BF16, 3, ksh);
+    j.out = bench_dev_view(bufs[3], LTX2_BF16, 3, qsh);
+    j.q2 = bench_dev_view(bufs[4], LTX2_BF16, 3, qsh);
+    j.k2 = bench_dev_view(bufs[5], LTX2_BF16, 3, ksh);
     j.a = (ltx2_attn_args){.heads = s->H, .scale = (float)(1.0 / sqrt((double)s->d)), .norm_eps = 1e-6f,
                            .rope_type = LTX2_ROPE_SPLIT};
     if (s->qknorm) {
-        bufs[6] = dev_randn(be, ctx, LTX2_BF16, D, 16, 0.1f);
-        bufs[7] = dev_randn(be, ctx, LTX2_BF16, D, 17, 0.1f);
+        bufs[6] = bench_dev_randn(be, ctx, LTX2_BF16, D, ATT_SEED, 16, 0.1f);
+        bufs[7] = bench_dev_randn(be, ctx, LTX2_BF16, D, ATT_SEED, 17, 0.1f);
         ok = ok && bufs[6] && bufs[7];
-        j.qn = dview(bufs[6], LTX2_BF16, 1, &D);
-        j.kn = dview(bufs[7], LTX2_BF16, 1, &D);
+        j.qn = bench_dev_view(bufs[6], LTX2_BF16, 1, &D);
+        j.kn = bench_dev_view(bufs[7], LTX2_BF16, 1, &D);
         j.a.q_norm = &j.qn;
         j.a.k_norm = &j.kn;
     }
     if (s->rope) {
         /* tables are values in [-1, 1]; random normals scaled down are as good for timing */
-        bufs[8] = dev_randn(be, ctx, LTX2_F32, s->B * s->Sq * D / 2, 18, 0.5f);
-        bufs[9] = dev_randn(be, ctx, LTX2_F32, s->B * s->Sq * D / 2, 19, 0.5f);
-        bufs[10] = dev_randn(be, ctx, LTX2_F32, s->B * s->Skv * D / 2, 20, 0.5f);
-        bufs[11] = dev_randn(be, ctx, LTX2_F32, s->B * s->Skv * D / 2, 21, 0.5f);
+        bufs[8] = bench_dev_randn(be, ctx, LTX2_F32, s->B * s->Sq * D / 2, ATT_SEED, 18, 0.5f);
+        bufs[9] = bench_dev_randn(be, ctx, LTX2_F32, s->B * s->Sq * D / 2, ATT_SEED, 19, 0.5f);
+        bufs[10] = bench_dev_randn(be, ctx, LTX2_F32, s->B * s->Skv * D / 2, ATT_SEED, 20, 0.5f);
+        bufs[11] = bench_dev_randn(be, ctx, LTX2_F32, s->B * s->Skv * D / 2, ATT_SEED, 21, 0.5f);
         ok = ok && bufs[8] && bufs[9] && bufs[10] && bufs[11];
-        j.qc = dview(bufs[8], LTX2_F32, 4, tq);
-        j.qs = dview(bufs[9], LTX2_F32, 4, tq);
-        j.kc = dview(bufs[10], LTX2_F32, 4, tk);
-        j.ks = dview(bufs[11], LTX2_F32, 4, tk);
+        j.qc = bench_dev_view(bufs[8], LTX2_F32, 4, tq);
+        j.qs = bench_dev_view(bufs[9], LTX2_F32, 4, tq);
+        j.kc = bench_dev_view(bufs[10], LTX2_F32, 4, tk);
+        j.ks = bench_dev_view(bufs[11], LTX2_F32, 4, tk);
         j.a.q_cos = &j.qc;
         j.a.q_sin = &j.qs;
         j.a.k_cos = &j.kc;
@@ -199,7 +141,7 @@ static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend
         ok = ok && hm && be->alloc(be, ctx, (size_t)(s->B * s->Skv), &mask) == LTX2_OK &&
              be->upload(be, ctx, mask, hm, (size_t)(s->B * s->Skv)) == LTX2_OK;
         free(hm);
-        j.mask = dview(mask, LTX2_U8, 2, msh);
+        j.mask = bench_dev_view(mask, LTX2_U8, 2, msh);
         j.a.key_mask = &j.mask;
     }
     if (!ok) {
@@ -280,8 +222,8 @@ int main(int argc, char **argv) {
         bench_report_close(&r);
         return 0;
     }
-    double ceil_rate = gemm_ceiling(&o, cuda, ctx);
-    bench_report_note(&r, "cuda: bf16 cuBLASLt GEMM %d^3 runs at %.1f TFLOP/s (the roofline here)", CEIL_GEMM_DIM,
+    double ceil_rate = bench_gemm_ceiling(&o, cuda, ctx, GPU_INNER);
+    bench_report_note(&r, "cuda: bf16 cuBLASLt GEMM %d^3 runs at %.1f TFLOP/s (the roofline here)", BENCH_CEIL_GEMM_DIM,
                       ceil_rate * 1e-12);
     bench_report_note(&r, "baseline here is our own unfused pipeline (RoPE kernel [+ RMSNorm] + plain attention); "
                           "the cuDNN SDPA comparison is bench/sdpa_cudnn_torch.py over these rows");

@@ -11,15 +11,15 @@
 
 #include "backend/backend.h"
 #include "bench.h"
-#include "core/dtype.h"
-#include "core/rng.h"
+#include "device_util.h"
 
 #ifdef LTX2_HAVE_CUDNN
 #include <cudnn.h>
 #endif
 
 #define GPU_INNER 10
-#define CEIL_GEMM_DIM 8192
+/* Philox seed of the inputs. */
+#define CONV_SEED 5
 
 typedef struct conv_shape {
     const char *name;
@@ -36,30 +36,6 @@ static const conv_shape shapes[] = {
     {"dec conv_out 128->48 121x128x192", 1, 121, 128, 192, 128, 48, 3, false},
     {"1x1x1 512->256 61x64x96", 1, 61, 64, 96, 512, 256, 1, false},
 };
-
-static void *dev_randn(const ltx2_backend *be, ltx2_context *ctx, int64_t n, uint64_t stream, float scale) {
-    float *h = malloc((size_t)n * sizeof(float));
-    void *hc = malloc((size_t)n * 2);
-    void *d = NULL;
-    if (h && hc) {
-        ltx2_rng_normal(5, stream, 0, (size_t)n, h);
-        for (int64_t i = 0; i < n; i++) h[i] *= scale;
-        if (ltx2_convert(ctx, hc, LTX2_BF16, h, LTX2_F32, (size_t)n) != LTX2_OK ||
-            be->alloc(be, ctx, (size_t)n * 2, &d) != LTX2_OK || be->upload(be, ctx, d, hc, (size_t)n * 2) != LTX2_OK) {
-            be->free(be, d);
-            d = NULL;
-        }
-    }
-    free(h);
-    free(hc);
-    return d;
-}
-
-static ltx2_tensor dview(void *p, int nd, const int64_t *shape) {
-    ltx2_tensor t = ltx2_tensor_make(p, LTX2_BF16, nd, shape);
-    t.device = LTX2_DEVICE_CUDA;
-    return t;
-}
 
 typedef struct conv_job {
     const ltx2_backend *be;
@@ -127,8 +103,8 @@ static bool cudnn_setup(conv_job *j, const conv_shape *s) {
     j->cst = c;
     if (c != CUDNN_STATUS_SUCCESS) return false;
     int64_t nx = s->n * (s->t + kp) * s->h * s->w * s->c_in, nw = s->c_out * s->k * s->k * s->k * s->c_in;
-    j->xpad = dev_randn(j->be, j->ctx, nx, 30, 1.0f);
-    j->wkc = dev_randn(j->be, j->ctx, nw, 31, 0.02f);
+    j->xpad = bench_dev_randn(j->be, j->ctx, LTX2_BF16, nx, CONV_SEED, 30, 1.0f);
+    j->wkc = bench_dev_randn(j->be, j->ctx, LTX2_BF16, nw, CONV_SEED, 31, 0.02f);
     if (j->ws_bytes && j->be->alloc(j->be, j->ctx, j->ws_bytes, &j->ws) != LTX2_OK) j->ws = NULL;
     return j->xpad && j->wkc && (!j->ws_bytes || j->ws);
 }
@@ -156,8 +132,10 @@ static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend
     const int64_t K = s->k * s->k * s->k * s->c_in, M = s->n * s->t * s->h * s->w;
     const int64_t xs[5] = {s->n, s->t, s->h, s->w, s->c_in}, ys[5] = {s->n, s->t, s->h, s->w, s->c_out},
                   ws[2] = {K, s->c_out};
-    void *px = dev_randn(be, ctx, M * s->c_in, 1, 1.0f), *pw = dev_randn(be, ctx, K * s->c_out, 2, 0.02f),
-         *pb = dev_randn(be, ctx, s->c_out, 3, 0.1f), *py = dev_randn(be, ctx, M * s->c_out, 4, 0.0f);
+    void *px = bench_dev_randn(be, ctx, LTX2_BF16, M * s->c_in, CONV_SEED, 1, 1.0f);
+    void *pw = bench_dev_randn(be, ctx, LTX2_BF16, K * s->c_out, CONV_SEED, 2, 0.02f);
+    void *pb = bench_dev_randn(be, ctx, LTX2_BF16, s->c_out, CONV_SEED, 3, 0.1f);
+    void *py = bench_dev_randn(be, ctx, LTX2_BF16, M * s->c_out, CONV_SEED, 4, 0.0f);
     bench_row row = {.bench = "conv3d", .name = s->name, .device = "cuda", .flops = 2.0 * (double)M * s->c_out * K,
                      .bytes = 2.0 * (double)(M * s->c_in + K * s->c_out + M * s->c_out), .roof_rate = ceil_rate,
                      .roof = "cublaslt_bf16_gemm"};
@@ -166,10 +144,10 @@ static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend
         ltx2_clear_error(ctx);
         goto done;
     }
-    j.x = dview(px, 5, xs);
-    j.w = dview(pw, 2, ws);
-    j.b = dview(pb, 1, &s->c_out);
-    j.y = dview(py, 5, ys);
+    j.x = bench_dev_view(px, LTX2_BF16, 5, xs);
+    j.w = bench_dev_view(pw, LTX2_BF16, 2, ws);
+    j.b = bench_dev_view(pb, LTX2_BF16, 1, &s->c_out);
+    j.y = bench_dev_view(py, LTX2_BF16, 5, ys);
 #ifdef LTX2_HAVE_CUDNN
     if (cudnn_setup(&j, s)) {
         bench_stats bs = bench_measure(o, run_cudnn, &j, GPU_INNER);
@@ -199,21 +177,6 @@ done:
     be->free(be, py);
 }
 
-typedef struct gemm_job {
-    const ltx2_backend *be;
-    ltx2_context *ctx;
-    void *x, *w, *y;
-    ltx2_status st;
-} gemm_job;
-
-static void run_gemm(void *u) {
-    gemm_job *j = u;
-    if (j->st == LTX2_OK)
-        j->st = ltx2_backend_cuda_gemm_baseline(j->be, j->ctx, LTX2_BF16, CEIL_GEMM_DIM, CEIL_GEMM_DIM, CEIL_GEMM_DIM,
-                                                j->x, j->w, j->y, GPU_INNER);
-    if (j->st == LTX2_OK) j->st = j->be->sync(j->be, j->ctx);
-}
-
 int main(int argc, char **argv) {
     bench_opts o;
     int rc = bench_parse_args(argc, argv, &o, "conv3d (implicit GEMM, bf16 NDHWC) TFLOP/s vs cuDNN\n");
@@ -228,18 +191,8 @@ int main(int argc, char **argv) {
         bench_report_close(&r);
         return 0;
     }
-    const int64_t nn = (int64_t)CEIL_GEMM_DIM * CEIL_GEMM_DIM;
-    gemm_job g = {cuda, ctx, dev_randn(cuda, ctx, nn, 40, 1.0f), dev_randn(cuda, ctx, nn, 41, 1.0f),
-                  dev_randn(cuda, ctx, nn, 42, 1.0f), LTX2_OK};
-    double ceil_rate = 0.0;
-    if (g.x && g.w && g.y) {
-        bench_stats st = bench_measure(&o, run_gemm, &g, GPU_INNER);
-        if (g.st == LTX2_OK) ceil_rate = 2.0 * (double)CEIL_GEMM_DIM * CEIL_GEMM_DIM * CEIL_GEMM_DIM / st.median_s;
-    }
-    cuda->free(cuda, g.x);
-    cuda->free(cuda, g.w);
-    cuda->free(cuda, g.y);
-    bench_report_note(&r, "cuda: bf16 cuBLASLt GEMM %d^3 runs at %.1f TFLOP/s (the roofline here)", CEIL_GEMM_DIM,
+    const double ceil_rate = bench_gemm_ceiling(&o, cuda, ctx, GPU_INNER);
+    bench_report_note(&r, "cuda: bf16 cuBLASLt GEMM %d^3 runs at %.1f TFLOP/s (the roofline here)", BENCH_CEIL_GEMM_DIM,
                       ceil_rate * 1e-12);
 #ifndef LTX2_HAVE_CUDNN
     bench_report_note(&r, "cuDNN baseline: not built (configure with cuDNN 9 installed)");

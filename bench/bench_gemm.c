@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "bench.h"
+#include "device_util.h"
 #include "core/dtype.h"
 #include "core/rng.h"
 
@@ -23,6 +24,8 @@
 #define NAIVE_MAX_FLOPS 5e9
 /* GPU: launches per timed sample, so launch gaps and the final sync are amortised. */
 #define GPU_INNER 20
+/* Philox seed of the inputs. */
+#define GEMM_SEED 7
 
 typedef struct gemm_shape {
     const char *name;
@@ -74,7 +77,7 @@ static void run_naive(void *u) {
 
 static float *randn(uint64_t stream, int64_t n) {
     float *p = malloc((size_t)n * sizeof(float));
-    if (p) ltx2_rng_normal(7, stream, 0, (size_t)n, p);
+    if (p) ltx2_rng_normal(GEMM_SEED, stream, 0, (size_t)n, p);
     return p;
 }
 
@@ -154,21 +157,6 @@ static void run_gpu_bare(void *u) {
     if (j->st == LTX2_OK) j->st = j->be->sync(j->be, j->ctx);
 }
 
-static void *dev_randn(const ltx2_backend *be, ltx2_context *ctx, ltx2_dtype dt, int64_t n, uint64_t stream) {
-    float *h = randn(stream, n);
-    void *hc = malloc((size_t)n * ltx2_dtype_size(dt));
-    void *d = NULL;
-    if (h && hc && ltx2_convert(ctx, hc, dt, h, LTX2_F32, (size_t)n) == LTX2_OK &&
-        be->alloc(be, ctx, (size_t)n * ltx2_dtype_size(dt), &d) == LTX2_OK &&
-        be->upload(be, ctx, d, hc, (size_t)n * ltx2_dtype_size(dt)) != LTX2_OK) {
-        be->free(be, d);
-        d = NULL;
-    }
-    free(h);
-    free(hc);
-    return d;
-}
-
 static void bench_gpu(const bench_opts *o, bench_report *r, ltx2_context *ctx) {
     ltx2_backend *be = NULL;
     if (ltx2_backend_cuda_create(ctx, 0, &be) != LTX2_OK) {
@@ -184,7 +172,8 @@ static void bench_gpu(const bench_opts *o, bench_report *r, ltx2_context *ctx) {
             if (dts[d] == LTX2_F32 && s > 0) continue; /* one f32 row: the fp32 (non-TF32) reference rate */
             gpu_job j = {.be = be, .ctx = ctx, .M = g->M, .N = g->N, .K = g->K, .st = LTX2_OK};
             int64_t xs[2] = {g->M, g->K}, ws[2] = {g->N, g->K}, ys[2] = {g->M, g->N};
-            void *px = dev_randn(be, ctx, dts[d], g->M * g->K, 1), *pw = dev_randn(be, ctx, dts[d], g->N * g->K, 2);
+            void *px = bench_dev_randn(be, ctx, dts[d], g->M * g->K, GEMM_SEED, 1, 1.0f);
+            void *pw = bench_dev_randn(be, ctx, dts[d], g->N * g->K, GEMM_SEED, 2, 1.0f);
             void *py = NULL;
             be->alloc(be, ctx, (size_t)(g->M * g->N) * ltx2_dtype_size(dts[d]), &py);
             if (px && pw && py) {

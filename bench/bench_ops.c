@@ -9,11 +9,13 @@
 
 #include "backend/backend.h"
 #include "bench.h"
+#include "device_util.h"
 #include "core/dtype.h"
-#include "core/rng.h"
 
 /* GPU: launches per timed sample (amortises launch gaps and the closing sync). */
 #define GPU_INNER 20
+/* Philox seed of the device inputs. */
+#define OPS_SEED 11
 /* Bytes per copy-bandwidth sample: well beyond any last-level cache (CPU L3 ~100 MB, H100/H200
  * L2 50 MB), so it measures DRAM/HBM. */
 #define COPY_BYTES_CPU ((size_t)512 << 20)
@@ -88,31 +90,14 @@ static double copy_bandwidth(const bench_opts *o, const ltx2_backend *be, ltx2_c
     return bw;
 }
 
-static void *dev_fill(const ltx2_backend *be, ltx2_context *ctx, ltx2_dtype dt, int64_t n, uint64_t stream) {
-    float *h = malloc((size_t)n * sizeof(float));
-    void *hc = malloc((size_t)n * ltx2_dtype_size(dt));
-    void *d = NULL;
-    if (h && hc) {
-        ltx2_rng_normal(11, stream, 0, (size_t)n, h);
-        if (ltx2_convert(ctx, hc, dt, h, LTX2_F32, (size_t)n) == LTX2_OK &&
-            be->alloc(be, ctx, (size_t)n * ltx2_dtype_size(dt), &d) == LTX2_OK &&
-            be->upload(be, ctx, d, hc, (size_t)n * ltx2_dtype_size(dt)) != LTX2_OK) {
-            be->free(be, d);
-            d = NULL;
-        }
-    }
-    free(h);
-    free(hc);
-    return d;
-}
-
 static void bench_device(const bench_opts *o, bench_report *r, const ltx2_backend *be, ltx2_context *ctx,
                          ltx2_dtype dt, int64_t rows, int64_t dim, double copy_bw) {
     static const ltx2_op ops[] = {LTX2_OP_RMS_NORM, LTX2_OP_LAYER_NORM, LTX2_OP_SOFTMAX, LTX2_OP_GELU_TANH,
                                   LTX2_OP_SILU,     LTX2_OP_ADD,        LTX2_OP_MUL};
     int64_t n = rows * dim, shape[2] = {rows, dim};
     size_t es = ltx2_dtype_size(dt);
-    void *px = dev_fill(be, ctx, dt, n, 1), *pw = dev_fill(be, ctx, dt, dim, 2), *pb = dev_fill(be, ctx, dt, dim, 3);
+    void *px = bench_dev_randn(be, ctx, dt, n, OPS_SEED, 1, 1.0f), *pw = bench_dev_randn(be, ctx, dt, dim, OPS_SEED, 2, 1.0f);
+    void *pb = bench_dev_randn(be, ctx, dt, dim, OPS_SEED, 3, 1.0f);
     void *py = NULL;
     be->alloc(be, ctx, (size_t)n * es, &py);
     if (!px || !pw || !pb || !py) {

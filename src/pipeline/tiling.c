@@ -1,8 +1,10 @@
-/* Tiled / tile-batched video-VAE decode and encode (see tiling.h). Reference: ltx-core 1.0.0
- * model/video_vae/video_vae.py (VideoDecoder._prepare_tiles / tiled_decode /
- * _accumulate_temporal_group_into_buffer, VideoEncoder.tiled_encode, prepare_tiles_for_encoding,
- * split_* and map_* helpers) and model/video_vae/tiling.py (mask builders, tile product order). */
+/* Tiled / tile-batched video-VAE decode and encode (see tiling.h): tile plans, masks, tile
+ * batching, the decode stream (its blend is tiling_blend.c) and the encode. Reference: ltx-core
+ * 1.0.0 model/video_vae/video_vae.py (VideoDecoder._prepare_tiles / tiled_decode,
+ * VideoEncoder.tiled_encode, prepare_tiles_for_encoding, split_* and map_* helpers) and
+ * model/video_vae/tiling.py (mask builders, tile product order). */
 #include "pipeline/tiling.h"
+#include "pipeline/tiling_internal.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -11,37 +13,11 @@
 
 #include "core/context.h"
 
-/* ltx-core divides the blended sum by the accumulated weights clamped to this. */
-#define TILE_WEIGHT_EPS 1e-8f
 /* Spatial tiles and decode temporal tiles must span at least this many latents (ltx-core:
  * tile_size_in_pixels >= 64, tile_size_in_frames >= 16 for 32x / 8x factors). */
 #define TILE_MIN_LATENTS 2
 /* Encode overlaps below this many latents are raised by ltx-core (64 px, 16 frames); refused here. */
 #define ENCODE_MIN_OVERLAP_LATENTS 2
-
-typedef struct interval {
-    int64_t s, e, lr, rr; /* [s, e) and blend ramps, in the split axis' units */
-} interval;
-
-typedef struct axis_plan {
-    int n;
-    interval *iv;
-} axis_plan;
-
-typedef struct tile {
-    int64_t in0[3], in1[3];   /* input slice (t, h, w) */
-    int64_t out0[3], out1[3]; /* output slice */
-    float *mask[3];           /* per-axis 1-D masks over the output slice */
-    int group;                /* temporal interval index */
-    float *result;            /* decoded / encoded tile while waiting to be blended */
-    int64_t result_n;         /* floats in result */
-} tile;
-
-typedef struct plan {
-    axis_plan ax[3];
-    int64_t n_tiles;
-    tile *tiles;
-} plan;
 
 static void plan_free(plan *p) {
     for (int64_t i = 0; i < p->n_tiles; i++) {
@@ -229,25 +205,6 @@ static ltx2_status decode_plan(ltx2_context *ctx, const ltx2_video_decoder *dec,
  * Batched tile execution (shared by decode and encode)
  * ------------------------------------------------------------------------------------------- */
 
-/* Bytes of tiler buffers held now and at most (stats->peak_bytes); NULL-safe. */
-typedef struct mem_meter {
-    int64_t cur, peak;
-} mem_meter;
-
-static float *meter_alloc(mem_meter *m, int64_t n_floats, bool zero) {
-    float *p = zero ? calloc((size_t)n_floats, sizeof(float)) : malloc((size_t)n_floats * sizeof(float));
-    if (p && m) {
-        m->cur += n_floats * (int64_t)sizeof(float);
-        if (m->cur > m->peak) m->peak = m->cur;
-    }
-    return p;
-}
-
-static void meter_free(mem_meter *m, float *p, int64_t n_floats) {
-    if (p && m) m->cur -= n_floats * (int64_t)sizeof(float);
-    free(p);
-}
-
 typedef struct runner {
     const ltx2_video_decoder *dec; /* exactly one of dec / enc */
     const ltx2_video_encoder *enc;
@@ -288,8 +245,8 @@ static ltx2_status ensure_result(ltx2_context *ctx, runner *r, tile *tiles, int6
         return st;
     }
     const int64_t in_per = B * tl * hl * wl * C, out_per = B * outs[1] * outs[2] * outs[3] * outs[4];
-    float *in = meter_alloc(r->mem, n * in_per, false);
-    float *out = meter_alloc(r->mem, n * out_per, false);
+    float *in = tile_meter_alloc(r->mem, n * in_per, false);
+    float *out = tile_meter_alloc(r->mem, n * out_per, false);
     if (!in || !out) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: batch of %d tiles", n);
     if (st == LTX2_OK) {
         const float *xd = x->data;
@@ -315,9 +272,9 @@ static ltx2_status ensure_result(ltx2_context *ctx, runner *r, tile *tiles, int6
         r->calls++;
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "VAE tiling: tile %lld (batch of %d)", (long long)k, n);
     }
-    meter_free(r->mem, in, n * in_per);
+    tile_meter_free(r->mem, in, n * in_per);
     for (int m = 0; m < n && st == LTX2_OK; m++) {
-        float *res = meter_alloc(r->mem, out_per, false);
+        float *res = tile_meter_alloc(r->mem, out_per, false);
         if (!res) {
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: tile result");
             break;
@@ -326,7 +283,7 @@ static ltx2_status ensure_result(ltx2_context *ctx, runner *r, tile *tiles, int6
         tiles[members[m]].result = res;
         tiles[members[m]].result_n = out_per;
     }
-    meter_free(r->mem, out, n * out_per);
+    tile_meter_free(r->mem, out, n * out_per);
     free(members);
     return st;
 }
@@ -380,192 +337,6 @@ ltx2_status ltx2_vae_tiled_decode_plan(ltx2_context *ctx, const ltx2_video_decod
     return LTX2_OK;
 }
 
-/* The frame cut at every tile edge along rows and along columns: each block of the cut is covered
- * by the same tiles of a group (a contiguous range of row intervals x a contiguous range of column
- * intervals), so its accumulator can be allocated when its first tile in plan order is blended
- * and finalised when its last one is. */
-typedef struct seg_axis {
-    int n;             /* segments */
-    int64_t *edge;     /* n + 1 ascending edges, output pixels */
-    int *first, *last; /* first / last interval covering segment i */
-} seg_axis;
-
-static void seg_axis_free(seg_axis *s) {
-    free(s->edge);
-    free(s->first);
-    free(s->last);
-    memset(s, 0, sizeof(*s));
-}
-
-/* Segments of output axis a (1 rows, 2 columns) from the plan's group-0 tiles. */
-static ltx2_status seg_axis_build(ltx2_context *ctx, const plan *p, int a, seg_axis *s) {
-    memset(s, 0, sizeof(*s));
-    const int n_iv = p->ax[a].n;
-    const int64_t stride = a == 1 ? p->ax[2].n : 1;
-    s->edge = malloc((size_t)(2 * n_iv) * sizeof(int64_t));
-    s->first = malloc((size_t)(2 * n_iv) * sizeof(int));
-    s->last = malloc((size_t)(2 * n_iv) * sizeof(int));
-    if (!s->edge || !s->first || !s->last) {
-        seg_axis_free(s);
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiling: %d block edges", 2 * n_iv);
-    }
-    int ne = 0;
-    for (int i = 0; i < n_iv; i++) {
-        const tile *t = &p->tiles[i * stride];
-        const int64_t e2[2] = {t->out0[a], t->out1[a]};
-        for (int j = 0; j < 2; j++) { /* insertion into the sorted, duplicate-free edge list */
-            int at = 0;
-            while (at < ne && s->edge[at] < e2[j]) at++;
-            if (at < ne && s->edge[at] == e2[j]) continue;
-            memmove(s->edge + at + 1, s->edge + at, (size_t)(ne - at) * sizeof(int64_t));
-            s->edge[at] = e2[j];
-            ne++;
-        }
-    }
-    s->n = ne - 1;
-    for (int k = 0; k < s->n; k++) {
-        s->first[k] = -1;
-        for (int i = 0; i < n_iv; i++) {
-            const tile *t = &p->tiles[i * stride];
-            if (t->out0[a] <= s->edge[k] && t->out1[a] >= s->edge[k + 1]) {
-                if (s->first[k] < 0) s->first[k] = i;
-                s->last[k] = i;
-            }
-        }
-        if (s->first[k] < 0) {
-            const int64_t e0 = s->edge[k], e1 = s->edge[k + 1];
-            seg_axis_free(s);
-            return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "VAE tiled decode: %s [%lld, %lld) is covered by no tile",
-                              a == 1 ? "rows" : "columns", (long long)e0, (long long)e1);
-        }
-    }
-    return LTX2_OK;
-}
-
-/* One block's accumulators for the current group: sum [B, F, rows, cols, C], weights [F, rows, cols]. */
-typedef struct block_acc {
-    float *sum, *w;
-} block_acc;
-
-/* Frames [f0, f1) of the previous group that the current one overlaps, full frames: sum
- * [B, f1-f0, H, W, C], weights [f1-f0, H, W]. */
-typedef struct carry_buf {
-    int64_t f0, f1;
-    float *sum, *w;
-} carry_buf;
-
-/* The geometry of one temporal group's blend. */
-typedef struct group_ctx {
-    int64_t vs[5];            /* video shape */
-    int64_t f0, F, head_end;  /* group frames [f0, f0 + F); frames before head_end are final here */
-    const seg_axis *rows, *cols;
-    block_acc *blocks;        /* rows->n x cols->n */
-    int64_t n_done;           /* blocks finalised so far */
-    mem_meter *mem;
-} group_ctx;
-
-static int64_t seg_len(const seg_axis *s, int i) { return s->edge[i + 1] - s->edge[i]; }
-
-/* block += decoded * mask, weights += mask, mask = (m_t * m_h) * m_w: per pixel, tiles arrive in
- * plan order, so every sum is formed in the order of ltx-core's full-frame blend. */
-static void blend_block(const group_ctx *g, const tile *tl, const float *res, int r, int c, block_acc *b) {
-    const int64_t B = g->vs[0], C = g->vs[4], F = g->F, rows = seg_len(g->rows, r), cols = seg_len(g->cols, c);
-    const int64_t th = tl->out1[1] - tl->out0[1], tw = tl->out1[2] - tl->out0[2];
-    const int64_t ho = g->rows->edge[r] - tl->out0[1], wo = g->cols->edge[c] - tl->out0[2];
-    for (int64_t bi = 0; bi < B; bi++)
-        for (int64_t t = 0; t < F; t++)
-            for (int64_t h = 0; h < rows; h++) {
-                const float mth = tl->mask[0][t] * tl->mask[1][ho + h];
-                float *s = b->sum + ((bi * F + t) * rows + h) * cols * C;
-                float *wt = b->w + (t * rows + h) * cols;
-                const float *src = res + (((bi * F + t) * th + ho + h) * tw + wo) * C;
-                for (int64_t x = 0; x < cols; x++) {
-                    const float m = mth * tl->mask[2][wo + x];
-                    for (int64_t ch = 0; ch < C; ch++) s[x * C + ch] += src[x * C + ch] * m;
-                    if (bi == 0) wt[x] += m;
-                }
-            }
-}
-
-/* The block is final for this group: add the previous group's carry (prev + cur, as ltx-core
- * merges groups); frames before head_end are divided by their weights into `out`
- * [B, head_end - f0, rows, cols, C], later frames go to the next carry. */
-static void finish_block(const group_ctx *g, int r, int c, const block_acc *b, const carry_buf *prev,
-                         carry_buf *next, float *out) {
-    const int64_t B = g->vs[0], H = g->vs[2], W = g->vs[3], C = g->vs[4], F = g->F;
-    const int64_t rows = seg_len(g->rows, r), cols = seg_len(g->cols, c), r0 = g->rows->edge[r], c0 = g->cols->edge[c];
-    const int64_t nh = g->head_end - g->f0, PF = prev->f1 - prev->f0, NF = next->f1 - next->f0;
-    for (int64_t bi = 0; bi < B; bi++)
-        for (int64_t f = 0; f < F; f++) {
-            const int64_t fa = g->f0 + f;
-            const bool merge = fa >= prev->f0 && fa < prev->f1;
-            for (int64_t y = 0; y < rows; y++) {
-                const int64_t brow = (f * rows + y) * cols, grow = r0 + y;
-                const float *s = b->sum + (bi * F * rows * cols + brow) * C;
-                const float *ps = merge ? prev->sum + (((bi * PF + fa - prev->f0) * H + grow) * W + c0) * C : NULL;
-                const float *pw = merge ? prev->w + ((fa - prev->f0) * H + grow) * W + c0 : NULL;
-                for (int64_t x = 0; x < cols; x++) {
-                    const float wt = merge ? pw[x] + b->w[brow + x] : b->w[brow + x];
-                    if (f < nh) {
-                        const float d = wt < TILE_WEIGHT_EPS ? TILE_WEIGHT_EPS : wt;
-                        float *o = out + (((bi * nh + f) * rows + y) * cols + x) * C;
-                        for (int64_t ch = 0; ch < C; ch++)
-                            o[ch] = (merge ? ps[x * C + ch] + s[x * C + ch] : s[x * C + ch]) / d;
-                    } else {
-                        const int64_t nf = fa - next->f0;
-                        float *ns = next->sum + (((bi * NF + nf) * H + grow) * W + c0) * C;
-                        for (int64_t ch = 0; ch < C; ch++)
-                            ns[x * C + ch] = merge ? ps[x * C + ch] + s[x * C + ch] : s[x * C + ch];
-                        if (bi == 0) next->w[(nf * H + grow) * W + c0 + x] = wt;
-                    }
-                }
-            }
-        }
-}
-
-/* Blends tile (ih, iw) of the group into every block it covers, then finalises (and emits) the
- * blocks whose last tile it is. */
-static ltx2_status blend_and_finish(ltx2_context *ctx, group_ctx *g, const tile *tl, const float *res, int ih, int iw,
-                                    const carry_buf *prev, carry_buf *next, ltx2_vae_block_fn emit, void *user) {
-    const int64_t B = g->vs[0], C = g->vs[4], F = g->F, nh = g->head_end - g->f0;
-    const int nr = g->rows->n, nc = g->cols->n;
-    for (int r = 0; r < nr; r++) {
-        if (ih < g->rows->first[r] || ih > g->rows->last[r]) continue;
-        for (int c = 0; c < nc; c++) {
-            if (iw < g->cols->first[c] || iw > g->cols->last[c]) continue;
-            block_acc *b = &g->blocks[r * nc + c];
-            const int64_t px = seg_len(g->rows, r) * seg_len(g->cols, c);
-            if (!b->sum) {
-                b->sum = meter_alloc(g->mem, B * F * px * C, true);
-                b->w = meter_alloc(g->mem, F * px, true);
-                if (!b->sum || !b->w)
-                    return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: block of %lld frames x %lld px",
-                                      (long long)F, (long long)px);
-            }
-            blend_block(g, tl, res, r, c, b);
-            if (ih != g->rows->last[r] || iw != g->cols->last[c]) continue;
-            float *out = nh ? meter_alloc(g->mem, B * nh * px * C, false) : NULL;
-            if (nh && !out) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: output block");
-            finish_block(g, r, c, b, prev, next, out);
-            meter_free(g->mem, b->sum, B * F * px * C);
-            meter_free(g->mem, b->w, F * px);
-            b->sum = b->w = NULL;
-            g->n_done++;
-            ltx2_status st = LTX2_OK;
-            if (nh) {
-                const int64_t shape[5] = {B, nh, seg_len(g->rows, r), seg_len(g->cols, c), C};
-                ltx2_tensor t = ltx2_tensor_make(out, LTX2_F32, 5, shape);
-                const ltx2_vae_block_pos pos = {.first_frame = g->f0, .first_row = g->rows->edge[r],
-                                                .first_col = g->cols->edge[c], .range_done = g->n_done == (int64_t)nr * nc};
-                st = emit(ctx, &t, &pos, user);
-            }
-            meter_free(g->mem, out, B * nh * px * C);
-            if (st != LTX2_OK) return st;
-        }
-    }
-    return LTX2_OK;
-}
-
 /* Fills info from a plan's tile k for a latent of shape ls. */
 static ltx2_status tile_info(ltx2_context *ctx, const ltx2_video_decoder *dec, const int64_t ls[5], const tile *tl,
                              int64_t k, ltx2_vae_tile_info *info) {
@@ -587,7 +358,7 @@ static ltx2_status tile_result(ltx2_context *ctx, const ltx2_video_decoder *dec,
     LTX2_TRY(tile_info(ctx, dec, ls, &gt[k], index, &info));
     const int64_t *os = info.out_shape;
     gt[k].result_n = os[0] * os[1] * os[2] * os[3] * os[4];
-    if (!(gt[k].result = meter_alloc(mem, gt[k].result_n, false)))
+    if (!(gt[k].result = tile_meter_alloc(mem, gt[k].result_n, false)))
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: tile %lld result", (long long)index);
     return source(ctx, &info, gt[k].result, source_user);
 }
@@ -604,8 +375,8 @@ static ltx2_status decode_stream(ltx2_context *ctx, const ltx2_video_decoder *de
     group_ctx g = {.mem = mem};
     seg_axis rows = {0}, cols = {0};
     ltx2_status st = ltx2_video_decoder_out_shape(ctx, dec, ls, g.vs);
-    if (st == LTX2_OK) st = seg_axis_build(ctx, &p, 1, &rows);
-    if (st == LTX2_OK) st = seg_axis_build(ctx, &p, 2, &cols);
+    if (st == LTX2_OK) st = tile_seg_axis_build(ctx, &p, 1, &rows);
+    if (st == LTX2_OK) st = tile_seg_axis_build(ctx, &p, 2, &cols);
     g.rows = &rows;
     g.cols = &cols;
     if (st == LTX2_OK && !(g.blocks = calloc((size_t)rows.n * (size_t)cols.n, sizeof(block_acc))))
@@ -631,33 +402,33 @@ static ltx2_status decode_stream(ltx2_context *ctx, const ltx2_video_decoder *de
                             (long long)(g.f0 + g.F), (long long)prev.f0, (long long)prev.f1);
             break;
         }
-        next.sum = NF ? meter_alloc(mem, B * NF * H * W * C, false) : NULL;
-        next.w = NF ? meter_alloc(mem, NF * H * W, false) : NULL;
+        next.sum = NF ? tile_meter_alloc(mem, B * NF * H * W * C, false) : NULL;
+        next.w = NF ? tile_meter_alloc(mem, NF * H * W, false) : NULL;
         if (NF && (!next.sum || !next.w))
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: temporal carry of %lld frames", (long long)NF);
         for (int64_t k = 0; k < per_group && st == LTX2_OK; k++) {
             st = tile_result(ctx, dec, ls, &r, gt, k, per_group, gi * per_group + k, source, source_user, mem);
             if (st == LTX2_OK)
-                st = blend_and_finish(ctx, &g, &gt[k], gt[k].result, (int)(k / n_w), (int)(k % n_w), &prev, &next,
-                                      emit, user);
-            meter_free(mem, gt[k].result, gt[k].result_n);
+                st = tile_blend_and_finish(ctx, &g, &gt[k], gt[k].result, (int)(k / n_w), (int)(k % n_w), &prev,
+                                           &next, emit, user);
+            tile_meter_free(mem, gt[k].result, gt[k].result_n);
             gt[k].result = NULL;
         }
         if (st == LTX2_OK && g.n_done != n_blocks)
             st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "VAE tiled decode: group %d finished %lld of %lld blocks", gi,
                             (long long)g.n_done, (long long)n_blocks);
         for (int64_t i = 0; i < n_blocks; i++) { /* left over only after an error */
-            const int64_t px = seg_len(&rows, (int)(i / cols.n)) * seg_len(&cols, (int)(i % cols.n));
-            meter_free(mem, g.blocks[i].sum, B * g.F * px * C);
-            meter_free(mem, g.blocks[i].w, g.F * px);
+            const int64_t px = tile_seg_len(&rows, (int)(i / cols.n)) * tile_seg_len(&cols, (int)(i % cols.n));
+            tile_meter_free(mem, g.blocks[i].sum, B * g.F * px * C);
+            tile_meter_free(mem, g.blocks[i].w, g.F * px);
             g.blocks[i].sum = g.blocks[i].w = NULL;
         }
-        meter_free(mem, prev.sum, B * PF * H * W * C);
-        meter_free(mem, prev.w, PF * H * W);
+        tile_meter_free(mem, prev.sum, B * PF * H * W * C);
+        tile_meter_free(mem, prev.w, PF * H * W);
         prev = next;
     }
-    meter_free(mem, prev.sum, B * (prev.f1 - prev.f0) * H * W * C);
-    meter_free(mem, prev.w, (prev.f1 - prev.f0) * H * W);
+    tile_meter_free(mem, prev.sum, B * (prev.f1 - prev.f0) * H * W * C);
+    tile_meter_free(mem, prev.w, (prev.f1 - prev.f0) * H * W);
     if (st == LTX2_OK && stats) {
         stats->n_tiles = p.n_tiles;
         stats->n_shapes = count_shapes(p.tiles, p.n_tiles);
@@ -666,8 +437,8 @@ static ltx2_status decode_stream(ltx2_context *ctx, const ltx2_video_decoder *de
         stats->peak_bytes = mem ? mem->peak : 0;
     }
     free(g.blocks);
-    seg_axis_free(&rows);
-    seg_axis_free(&cols);
+    tile_seg_axis_free(&rows);
+    tile_seg_axis_free(&cols);
     plan_free(&p);
     return st;
 }
@@ -688,9 +459,9 @@ static ltx2_status assemble_block(ltx2_context *ctx, const ltx2_tensor *blk, con
     const int64_t B = blk->shape[0], n = blk->shape[1], rows = blk->shape[2], cols = blk->shape[3];
     const int64_t H = a->vs[2], W = a->vs[3], C = a->vs[4], need = B * n * H * W * C;
     if (need > a->buf_n) {
-        meter_free(a->mem, a->buf, a->buf_n);
+        tile_meter_free(a->mem, a->buf, a->buf_n);
         a->buf_n = 0;
-        if (!(a->buf = meter_alloc(a->mem, need, false)))
+        if (!(a->buf = tile_meter_alloc(a->mem, need, false)))
             return LTX2_ERROR(ctx, LTX2_ERR_OOM, "VAE tiled decode: %lld output frames", (long long)n);
         a->buf_n = need;
     }
@@ -712,7 +483,7 @@ static ltx2_status decode_frames(ltx2_context *ctx, const ltx2_video_decoder *de
     ltx2_status st = ltx2_video_decoder_out_shape(ctx, dec, ls, a.vs);
     if (st == LTX2_OK)
         st = decode_stream(ctx, dec, latent, ls, tiling, source, source_user, assemble_block, &a, &mem, stats);
-    meter_free(&mem, a.buf, a.buf_n);
+    tile_meter_free(&mem, a.buf, a.buf_n);
     return st;
 }
 

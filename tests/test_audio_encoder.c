@@ -17,6 +17,7 @@
 #include "io/safetensors.h"
 #include "io/wav.h"
 #include "model/audio_encoder.h"
+#include "golden_stages.h"
 #include "test_util.h"
 
 /* fp32 vs fp32, as the decoder goldens (test_audio_golden.c): different summation orders give
@@ -25,48 +26,6 @@
  * double, torch's in fp32) and the normalised latent; see PARITY.md. */
 #define AUDIO_ENC_REL_L2_TOL 1e-5
 #define GOLDEN_INPUT_RATE 44100
-
-typedef struct dump_ctx {
-    const ltx2_st_file *golden;
-    const char *version;
-    int compared;
-} dump_ctx;
-
-static void on_dump(const char *name, const ltx2_tensor *t, void *user) {
-    dump_ctx *d = user;
-    const ltx2_st_tensor *g = ltx2_st_find(d->golden, name);
-    CHECK(g != NULL, "%s: our stage %s has no golden", d->version, name);
-    if (!g) return;
-    bool same = g->ndim == t->ndim && g->dtype == LTX2_F32;
-    for (int i = 0; same && i < t->ndim; i++) same = g->shape[i] == t->shape[i];
-    char a[96], b[96];
-    CHECK(same, "%s %s: shape %s, reference %s", d->version, name, ltx2_shape_str(t->shape, t->ndim, a, 96),
-          ltx2_shape_str(g->shape, g->ndim, b, 96));
-    if (!same) return;
-    const size_t n = (size_t)ltx2_tensor_numel(t);
-    float *ref = malloc(n * sizeof(float));
-    if (!ref) return;
-    memcpy(ref, g->data, n * sizeof(float)); /* the mapping may be unaligned */
-    ltx2_tensor rv = ltx2_tensor_make(ref, LTX2_F32, t->ndim, t->shape);
-    ltx2_diff_stats s;
-    ltx2_diff(&rv, t, 0.0, 0.0, &s);
-    CHECK(s.rel_l2 <= AUDIO_ENC_REL_L2_TOL && s.n_nonfinite_mismatch == 0, "%s %s: rel-L2 %.3g (max abs %.3g, ref max %.3g)",
-          d->version, name, s.rel_l2, s.max_abs, s.max_abs_ref);
-    if (getenv("LTX2_TEST_VERBOSE")) printf("%s %-36s rel-L2 %.3g\n", d->version, name, s.rel_l2);
-    d->compared++;
-    free(ref);
-}
-
-static float *golden_copy(const ltx2_st_file *g, const char *name, int64_t shape[4], int *ndim) {
-    const ltx2_st_tensor *t = ltx2_st_find(g, name);
-    if (!t || t->dtype != LTX2_F32 || t->ndim > 4) return NULL;
-    size_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= (size_t)(shape[i] = t->shape[i]);
-    *ndim = t->ndim;
-    float *p = malloc(n * sizeof(float));
-    if (p) memcpy(p, t->data, n * sizeof(float));
-    return p;
-}
 
 static void expect_err(ltx2_context *ctx, ltx2_status st, ltx2_status want, const char *needle, const char *what) {
     CHECK(st == want && strstr(ltx2_last_error(ctx), needle), "%s: status %s, message \"%s\" (want %s with \"%s\")", what,
@@ -94,10 +53,10 @@ static void wav_path(ltx2_context *ctx, const ltx2_audio_encoder *enc, const ltx
     float *lat = st == LTX2_OK ? malloc((size_t)(ls[0] * ls[1] * ls[2] * ls[3]) * sizeof(float)) : NULL;
     if (lat) {
         ltx2_tensor wt = ltx2_tensor_make(a.samples, LTX2_F32, 3, s3), lt = ltx2_tensor_make(lat, LTX2_F32, 4, ls);
-        dump_ctx dc = {.golden = golden, .version = v};
+        golden_stages dc = {.golden = golden, .version = v, .tol = AUDIO_ENC_REL_L2_TOL};
         st = ltx2_audio_encode_waveform(ctx, enc, &wt, a.sample_rate, &lt, NULL, NULL);
         CHECK(st == LTX2_OK, "%s wav encode: %s", v, ltx2_last_error(ctx));
-        if (st == LTX2_OK) on_dump("encoder.out", &lt, &dc);
+        if (st == LTX2_OK) golden_stage_check("encoder.out", &lt, &dc);
     }
     free(lat);
     ltx2_wav_audio_free(&a);
@@ -167,16 +126,16 @@ static void run_version(ltx2_context *ctx, const char *v, const char *dir) {
     if (st != LTX2_OK) goto done;
     int64_t ws[4], ls[4];
     int nd = 0;
-    wave = golden_copy(golden, "wave.in", ws, &nd);
+    wave = golden_stage_copy(golden, "wave.in", ws, &nd);
     CHECK(wave && nd == 3, "%s: golden wave.in", v);
     if (!wave || nd != 3) goto done;
     st = ltx2_audio_encoder_wave_latent_shape(ctx, enc, ws[0], ws[1], ws[2], GOLDEN_INPUT_RATE, ls);
     CHECK(st == LTX2_OK, "%s latent shape: %s", v, ltx2_last_error(ctx));
     if (st != LTX2_OK) goto done;
     lat = malloc((size_t)(ls[0] * ls[1] * ls[2] * ls[3]) * sizeof(float));
-    dump_ctx dc = {.golden = golden, .version = v};
+    golden_stages dc = {.golden = golden, .version = v, .tol = AUDIO_ENC_REL_L2_TOL};
     ltx2_tensor wt = ltx2_tensor_make(wave, LTX2_F32, 3, ws), lt = ltx2_tensor_make(lat, LTX2_F32, 4, ls);
-    st = ltx2_audio_encode_waveform(ctx, enc, &wt, GOLDEN_INPUT_RATE, &lt, on_dump, &dc);
+    st = ltx2_audio_encode_waveform(ctx, enc, &wt, GOLDEN_INPUT_RATE, &lt, golden_stage_check, &dc);
     CHECK(st == LTX2_OK, "%s encode: %s", v, ltx2_last_error(ctx));
     /* every golden except the input must have been compared */
     CHECK(dc.compared == (int)golden->n_tensors - 1, "%s: compared %d of %zu goldens", v, dc.compared,

@@ -14,6 +14,7 @@
 #include "model/audio_config.h"
 #include "model/audio_vae.h"
 #include "model/vocoder.h"
+#include "golden_stages.h"
 #include "test_util.h"
 
 /* fp32 vs fp32: ltx-core (oneDNN) and we sum convolutions in different orders, ~1e-7 relative per
@@ -21,48 +22,6 @@
  * or tap-order bug (those give errors of order 1). Every stage, including the log-mel STFT and
  * the clamped outputs, meets it (no stage needs a looser bound, see PARITY.md). */
 #define AUDIO_REL_L2_TOL 1e-5
-
-typedef struct dump_ctx {
-    const ltx2_st_file *golden;
-    const char *version;
-    int compared;
-} dump_ctx;
-
-static void on_dump(const char *name, const ltx2_tensor *t, void *user) {
-    dump_ctx *d = user;
-    const ltx2_st_tensor *g = ltx2_st_find(d->golden, name);
-    CHECK(g != NULL, "%s: our stage %s has no golden", d->version, name);
-    if (!g) return;
-    bool same = g->ndim == t->ndim && g->dtype == LTX2_F32;
-    for (int i = 0; same && i < t->ndim; i++) same = g->shape[i] == t->shape[i];
-    char a[96], b[96];
-    CHECK(same, "%s %s: shape %s, reference %s", d->version, name, ltx2_shape_str(t->shape, t->ndim, a, 96),
-          ltx2_shape_str(g->shape, g->ndim, b, 96));
-    if (!same) return;
-    const size_t n = (size_t)ltx2_tensor_numel(t);
-    float *ref = malloc(n * sizeof(float));
-    if (!ref) return;
-    memcpy(ref, g->data, n * sizeof(float)); /* the mapping may be unaligned */
-    ltx2_tensor rv = ltx2_tensor_make(ref, LTX2_F32, t->ndim, t->shape);
-    ltx2_diff_stats s;
-    ltx2_diff(&rv, t, 0.0, 0.0, &s);
-    CHECK(s.rel_l2 <= AUDIO_REL_L2_TOL && s.n_nonfinite_mismatch == 0,
-          "%s %s: rel-L2 %.3g (max abs %.3g, ref max %.3g)", d->version, name, s.rel_l2, s.max_abs, s.max_abs_ref);
-    if (getenv("LTX2_TEST_VERBOSE")) printf("%s %-40s rel-L2 %.3g\n", d->version, name, s.rel_l2);
-    d->compared++;
-    free(ref);
-}
-
-static float *golden_copy(const ltx2_st_file *g, const char *name, int64_t shape[4], int *ndim) {
-    const ltx2_st_tensor *t = ltx2_st_find(g, name);
-    if (!t || t->dtype != LTX2_F32 || t->ndim > 4) return NULL;
-    size_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= (size_t)(shape[i] = t->shape[i]);
-    *ndim = t->ndim;
-    float *p = malloc(n * sizeof(float));
-    if (p) memcpy(p, t->data, n * sizeof(float));
-    return p;
-}
 
 static void bad_inputs(ltx2_context *ctx, const ltx2_st_set *w, const ltx2_audio_vae_config *acfg,
                        const ltx2_vocoder_config *vcfg, const ltx2_audio_decoder *dec, const ltx2_vocoder *voc,
@@ -132,16 +91,16 @@ static void run_version(ltx2_context *ctx, const char *v) {
     if (st != LTX2_OK) goto done;
     int64_t ls[4], ms[4], ws[3];
     int nd = 0;
-    lat = golden_copy(golden, "decoder.in", ls, &nd);
+    lat = golden_stage_copy(golden, "decoder.in", ls, &nd);
     CHECK(lat && nd == 4, "%s: golden decoder.in", v);
     if (!lat || nd != 4) goto done;
     st = ltx2_audio_decoder_out_shape(ctx, dec, ls, ms);
     CHECK(st == LTX2_OK, "%s out shape: %s", v, ltx2_last_error(ctx));
     if (st != LTX2_OK) goto done;
     mel = malloc((size_t)(ms[0] * ms[1] * ms[2] * ms[3]) * sizeof(float));
-    dump_ctx dc = {.golden = golden, .version = v};
+    golden_stages dc = {.golden = golden, .version = v, .tol = AUDIO_REL_L2_TOL};
     ltx2_tensor lt = ltx2_tensor_make(lat, LTX2_F32, 4, ls), mt = ltx2_tensor_make(mel, LTX2_F32, 4, ms);
-    st = ltx2_audio_decoder_decode(ctx, dec, &lt, &mt, on_dump, &dc);
+    st = ltx2_audio_decoder_decode(ctx, dec, &lt, &mt, golden_stage_check, &dc);
     CHECK(st == LTX2_OK, "%s decode: %s", v, ltx2_last_error(ctx));
     if (st != LTX2_OK) goto done;
     st = ltx2_vocoder_out_shape(ctx, voc, ms, ws);
@@ -149,7 +108,7 @@ static void run_version(ltx2_context *ctx, const char *v) {
     if (st != LTX2_OK) goto done;
     wav = malloc((size_t)(ws[0] * ws[1] * ws[2]) * sizeof(float));
     ltx2_tensor wt = ltx2_tensor_make(wav, LTX2_F32, 3, ws);
-    st = ltx2_vocoder_run(ctx, voc, &mt, &wt, on_dump, &dc);
+    st = ltx2_vocoder_run(ctx, voc, &mt, &wt, golden_stage_check, &dc);
     CHECK(st == LTX2_OK, "%s vocoder: %s", v, ltx2_last_error(ctx));
     /* every golden except the two inputs must have been compared */
     CHECK(dc.compared == (int)golden->n_tensors - 2, "%s: compared %d of %zu goldens", v, dc.compared,

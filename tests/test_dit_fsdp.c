@@ -15,8 +15,6 @@
  *   - one weight all-gather per block, moving gathered - resident floats per rank per forward;
  *   - a rank failing before a block (while the others wait in that block's weight gather) ends
  *     every rank with its message. */
-#include <omp.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,11 +28,10 @@
 #include "model/dit.h"
 #include "model/dit_weights.h"
 #include "dit_inputs.h"
+#include "loopback_ranks.h"
 #include "test_util.h"
 
-#define MAX_RANKS 8
-/* Ranks abort each other within milliseconds; this only bounds a broken abort path. */
-#define WORLD_TIMEOUT_MS 30000
+#define MAX_RANKS LOOPBACK_RANKS_MAX
 #define PATH_CAP 1024
 /* Tensor parallelism sums row-parallel GEMMs and the QK-norm's sum of squares in another order than
  * one rank (test_dit_parallel.c measures rel-L2 ~3e-7 on the tiny model); 1e-5 still catches any
@@ -128,8 +125,7 @@ static const char *const run_names[RUN_COUNT] = {"gpu from full", "trillium from
                                                  "trillium sharded"};
 
 typedef struct rank_job {
-    ltx2_loopback_world *world;
-    int rank;
+    loopback_rank lr;
     const ltx2_dit_weights *full, *rep;
     const ltx2_st_file *f;
     const problem *q;
@@ -137,9 +133,7 @@ typedef struct rank_job {
     float *v[RUN_COUNT], *a[RUN_COUNT];
     ltx2_dit_parallel_weight_mem mem[RUN_COUNT];
     ltx2_dit_parallel_stats stats[RUN_COUNT];
-    ltx2_status st;
     int failed_run;
-    char msg[600];
 } rank_job;
 
 static ltx2_status fail_before_block1(ltx2_context *ctx, int rank, int64_t block, void *user) {
@@ -149,13 +143,10 @@ static ltx2_status fail_before_block1(ltx2_context *ctx, int rank, int64_t block
     return LTX2_OK;
 }
 
-static void *rank_main(void *arg) {
+static ltx2_status rank_runs(ltx2_context *ctx, ltx2_comm *c, void *arg) {
     rank_job *j = arg;
-    omp_set_num_threads(1); /* ranks are the parallelism; 2 cores are shared by up to 8 ranks */
-    ltx2_context *ctx = ltx2_context_create(NULL);
-    ltx2_comm *c = NULL;
-    j->st = ltx2_loopback_comm(ctx, j->world, j->rank, &c);
-    for (int k = 0; j->st == LTX2_OK && k < RUN_COUNT; k++) {
+    ltx2_status st = LTX2_OK;
+    for (int k = 0; st == LTX2_OK && k < RUN_COUNT; k++) {
         if (j->fail_rank >= 0 && k != RUN_TRI_FULL) continue;
         if (!j->rep && k == RUN_TRI_SHARDED) continue;
         ltx2_dit_parallel_opts opts;
@@ -168,48 +159,33 @@ static void *rank_main(void *arg) {
         ltx2_dit_parallel *dp = NULL;
         j->failed_run = k;
         if (k == RUN_TRI_FILE)
-            j->st = ltx2_dit_parallel_create_from_file(ctx, c, j->f, NULL, &j->full->cfg, &opts, &dp);
+            st = ltx2_dit_parallel_create_from_file(ctx, c, j->f, NULL, &j->full->cfg, &opts, &dp);
         else if (k == RUN_TRI_SHARDED)
-            j->st = ltx2_dit_parallel_create_sharded(ctx, c, j->rep, j->f, NULL, &opts, &dp);
+            st = ltx2_dit_parallel_create_sharded(ctx, c, j->rep, j->f, NULL, &opts, &dp);
         else
-            j->st = ltx2_dit_parallel_create(ctx, c, j->full, &opts, &dp);
-        if (j->st == LTX2_OK) {
+            st = ltx2_dit_parallel_create(ctx, c, j->full, &opts, &dp);
+        if (st == LTX2_OK) {
             ltx2_dit_parallel_get_weight_mem(dp, &j->mem[k]);
-            j->st = ltx2_dit_parallel_forward(ctx, dp, &j->q->in.p, j->v[k], j->a[k]);
+            st = ltx2_dit_parallel_forward(ctx, dp, &j->q->in.p, j->v[k], j->a[k]);
             ltx2_dit_parallel_get_stats(dp, &j->stats[k]);
         }
         ltx2_dit_parallel_free(dp);
     }
-    if (j->st != LTX2_OK) snprintf(j->msg, sizeof j->msg, "%s", ltx2_last_error(ctx));
-    ltx2_comm_free(c);
-    ltx2_context_free(ctx);
-    return NULL;
+    return st;
 }
 
 /* Runs every rank of mesh m; returns the rank count (0 if the world could not be made). */
 static int run_mesh(const int m[4], const ltx2_dit_weights *full, const ltx2_dit_weights *rep, const ltx2_st_file *f,
                     const problem *q, int fail_rank, rank_job *jobs) {
-    ltx2_mesh mesh;
-    ltx2_loopback_world *world = NULL;
-    if (ltx2_mesh_init(g_ctx, &mesh, m[0], m[1], m[2], m[3]) != LTX2_OK ||
-        ltx2_loopback_world_create(g_ctx, &mesh, WORLD_TIMEOUT_MS, &world) != LTX2_OK) {
-        CHECK(0, "mesh %d,%d,%d,%d: %s", m[0], m[1], m[2], m[3], ltx2_last_error(g_ctx));
-        return 0;
-    }
-    const int P = ltx2_mesh_world_size(&mesh);
-    pthread_t th[MAX_RANKS];
+    const int P = m[0] * m[1] * m[2] * m[3];
     for (int r = 0; r < P; r++) {
-        jobs[r] = (rank_job){.world = world, .rank = r, .full = full, .rep = rep, .f = f, .q = q,
-                             .fail_rank = fail_rank};
+        jobs[r] = (rank_job){.full = full, .rep = rep, .f = f, .q = q, .fail_rank = fail_rank};
         for (int k = 0; k < RUN_COUNT; k++) {
             jobs[r].v[k] = calloc((size_t)q->nv, sizeof(float));
             jobs[r].a[k] = calloc((size_t)q->na, sizeof(float));
         }
-        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
     }
-    for (int r = 0; r < P; r++) pthread_join(th[r], NULL);
-    ltx2_loopback_world_free(world);
-    return P;
+    return loopback_ranks_run(g_ctx, m, rank_runs, jobs, sizeof *jobs) < 0 ? 0 : P;
 }
 
 static void free_jobs(rank_job *jobs, int P) {
@@ -237,8 +213,8 @@ static void check_mesh(const char *version, const ltx2_dit_weights *full, const 
     const int64_t want = expected_resident(&full->cfg, t, G);
     for (int r = 0; r < P; r++) {
         const rank_job *j = &jobs[r];
-        CHECK(j->st == LTX2_OK, "%s rank %d, %s: %s", what, r, run_names[j->failed_run], j->msg);
-        if (j->st != LTX2_OK) continue;
+        CHECK(j->lr.st == LTX2_OK, "%s rank %d, %s: %s", what, r, run_names[j->failed_run], j->lr.msg);
+        if (j->lr.st != LTX2_OK) continue;
         const int last = rep ? RUN_TRI_SHARDED : RUN_TRI_FILE;
         /* FSDP changes no arithmetic: every trillium build is bitwise gpu on the same mesh */
         for (int k = RUN_TRI_FULL; k <= last; k++)
@@ -291,7 +267,7 @@ static void check_mesh(const char *version, const ltx2_dit_weights *full, const 
         CHECK(j->stats[RUN_GPU_FULL].n_weight_gather == 0 && g->fsdp_parts == 1 && g->scratch_floats == 0,
               "%s rank %d: gpu profile gathered weights", what, r);
     }
-    if (P > 0 && jobs[0].st == LTX2_OK) {
+    if (P > 0 && jobs[0].lr.st == LTX2_OK) {
         const ltx2_dit_parallel_weight_mem *w = &jobs[0].mem[RUN_TRI_FILE];
         printf("  %s trillium: %s; resident block floats %lld = 1/%.2f of %lld (gpu: %lld), scratch %lld, %lld "
                "weight floats sent per forward, replicated %lld kept whole\n",
@@ -311,10 +287,10 @@ static void check_failure(const char *version, const ltx2_dit_weights *full, con
     for (int r = 0; r < P; r++) {
         const rank_job *j = &jobs[r];
         const ltx2_status want = r == 1 ? LTX2_ERR_INTERNAL : LTX2_ERR_DEVICE;
-        CHECK(j->st == want && strstr(j->msg, "injected failure on rank 1"),
-              "%s FSDP rank failure, rank %d: status %d, message '%s'", version, r, (int)j->st, j->msg);
+        CHECK(j->lr.st == want && strstr(j->lr.msg, "injected failure on rank 1"),
+              "%s FSDP rank failure, rank %d: status %d, message '%s'", version, r, (int)j->lr.st, j->lr.msg);
     }
-    if (P > 0) printf("  %s rank 1 failed at block 1; rank 0 says: %s\n", version, jobs[0].msg);
+    if (P > 0) printf("  %s rank 1 failed at block 1; rank 0 says: %s\n", version, jobs[0].lr.msg);
     free_jobs(jobs, P);
 }
 

@@ -4,8 +4,6 @@
  * padded token counts) and tensor (heads 4 -> up to 4 ranks), with STG perturbations; profiles gpu,
  * ironwood (trillium's FSDP: tests/test_dit_fsdp.c; here only its refusal of a context x fsdp group
  * that does not divide the model widths); a rank failing mid-run ends every rank with its message. */
-#include <omp.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +18,7 @@
 #include "model/dit.h"
 #include "model/dit_weights.h"
 #include "dit_inputs.h"
+#include "loopback_ranks.h"
 #include "test_util.h"
 
 /* Tensor parallelism sums the row-parallel GEMMs and the QK-norm's sum of squares in a different
@@ -27,9 +26,7 @@
  * 1e-5 leaves room for other CPUs' FMA choices while still catching any wrong slice (those give
  * rel-L2 of order 1). Batch and sequence splits must be bitwise. */
 #define TP_REL_L2_TOL 1e-5
-#define MAX_RANKS 8
-/* Ranks abort each other within milliseconds; this only bounds a broken abort path. */
-#define WORLD_TIMEOUT_MS 30000
+#define MAX_RANKS LOOPBACK_RANKS_MAX
 
 static ltx2_context *g_ctx;
 
@@ -126,15 +123,12 @@ static bool make_problem(const ltx2_dit_weights *w, const char *version, int64_t
 }
 
 typedef struct rank_job {
-    ltx2_loopback_world *world;
-    int rank;
+    loopback_rank lr;
     const ltx2_dit_weights *w;
     const problem *q;
     ltx2_dit_parallel_opts opts;
-    int fail_rank;       /* rank whose on_block fails (-1: none) */
+    int fail_rank; /* rank whose on_block fails (-1: none) */
     float *out_v, *out_a;
-    ltx2_status st;
-    char msg[512];
 } rank_job;
 
 static ltx2_status fail_at_block1(ltx2_context *ctx, int rank, int64_t block, void *user) {
@@ -144,51 +138,29 @@ static ltx2_status fail_at_block1(ltx2_context *ctx, int rank, int64_t block, vo
     return LTX2_OK;
 }
 
-static void *rank_main(void *arg) {
+static ltx2_status rank_forward(ltx2_context *ctx, ltx2_comm *c, void *arg) {
     rank_job *j = arg;
-    omp_set_num_threads(1); /* ranks are the parallelism; 2 cores are shared by up to 8 ranks */
-    ltx2_context *ctx = ltx2_context_create(NULL);
-    ltx2_comm *c = NULL;
-    ltx2_dit_parallel *dp = NULL;
-    j->st = ltx2_loopback_comm(ctx, j->world, j->rank, &c);
     if (j->fail_rank >= 0) {
         j->opts.on_block = fail_at_block1;
         j->opts.on_block_user = j;
     }
-    if (j->st == LTX2_OK) j->st = ltx2_dit_parallel_create(ctx, c, j->w, &j->opts, &dp);
-    if (j->st == LTX2_OK) j->st = ltx2_dit_parallel_forward(ctx, dp, &j->q->p, j->out_v, j->out_a);
-    if (j->st != LTX2_OK) snprintf(j->msg, sizeof j->msg, "%s", ltx2_last_error(ctx));
+    ltx2_dit_parallel *dp = NULL;
+    ltx2_status st = ltx2_dit_parallel_create(ctx, c, j->w, &j->opts, &dp);
+    if (st == LTX2_OK) st = ltx2_dit_parallel_forward(ctx, dp, &j->q->p, j->out_v, j->out_a);
     ltx2_dit_parallel_free(dp);
-    ltx2_comm_free(c);
-    ltx2_context_free(ctx);
-    return NULL;
+    return st;
 }
 
 /* Runs every rank; returns the number of ranks that succeeded. */
 static int run_mesh(const ltx2_dit_weights *w, const problem *q, const int m[4], const ltx2_dit_parallel_opts *opts,
                     int fail_rank, rank_job *jobs) {
-    ltx2_mesh mesh;
-    ltx2_loopback_world *world = NULL;
-    if (ltx2_mesh_init(g_ctx, &mesh, m[0], m[1], m[2], m[3]) != LTX2_OK ||
-        ltx2_loopback_world_create(g_ctx, &mesh, WORLD_TIMEOUT_MS, &world) != LTX2_OK) {
-        CHECK(0, "mesh %d,%d,%d,%d: %s", m[0], m[1], m[2], m[3], ltx2_last_error(g_ctx));
-        return 0;
-    }
-    const int P = ltx2_mesh_world_size(&mesh);
-    pthread_t th[MAX_RANKS];
+    const int P = m[0] * m[1] * m[2] * m[3];
     for (int r = 0; r < P; r++) {
-        jobs[r] = (rank_job){.world = world, .rank = r, .w = w, .q = q, .opts = *opts, .fail_rank = fail_rank};
+        jobs[r] = (rank_job){.w = w, .q = q, .opts = *opts, .fail_rank = fail_rank};
         jobs[r].out_v = calloc((size_t)q->nv, sizeof(float));
         jobs[r].out_a = calloc((size_t)q->na, sizeof(float));
-        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
     }
-    int ok = 0;
-    for (int r = 0; r < P; r++) {
-        pthread_join(th[r], NULL);
-        ok += jobs[r].st == LTX2_OK;
-    }
-    ltx2_loopback_world_free(world);
-    return ok;
+    return loopback_ranks_run(g_ctx, m, rank_forward, jobs, sizeof *jobs);
 }
 
 static void free_jobs(rank_job *jobs, int P) {
@@ -214,7 +186,7 @@ static void check_mesh(const char *version, const ltx2_dit_weights *w, const pro
     char what[160];
     snprintf(what, sizeof what, "%s Tv=%lld mesh %d,%d,%d,%d %s sp=%d", version, (long long)q->Tv, d, f, c, t,
              ltx2_shard_profile_name(prof), (int)sp);
-    CHECK(ok == P, "%s: %d of %d ranks ok; rank 0: %s", what, ok, P, jobs[0].msg);
+    CHECK(ok == P, "%s: %d of %d ranks ok; rank 0: %s", what, ok, P, jobs[0].lr.msg);
     for (int r = 0; ok == P && r < P; r++) {
         if (t == 1) {
             CHECK(memcmp(jobs[r].out_v, q->ref_v, (size_t)q->nv * sizeof(float)) == 0, "%s rank %d: video not bitwise "
@@ -241,12 +213,12 @@ static void check_failure(const ltx2_dit_weights *w, const problem *q) {
     rank_job jobs[MAX_RANKS];
     int ok = run_mesh(w, q, m, &opts, 1, jobs);
     CHECK(ok == 0, "rank failure: %d ranks still reported success", ok);
-    CHECK(jobs[1].st == LTX2_ERR_INTERNAL && strstr(jobs[1].msg, "injected failure on rank 1"),
-          "failing rank: status %d, message '%s'", (int)jobs[1].st, jobs[1].msg);
+    CHECK(jobs[1].lr.st == LTX2_ERR_INTERNAL && strstr(jobs[1].lr.msg, "injected failure on rank 1"),
+          "failing rank: status %d, message '%s'", (int)jobs[1].lr.st, jobs[1].lr.msg);
     for (int r = 0; r < 4; r++)
         if (r != 1)
-            CHECK(jobs[r].st == LTX2_ERR_DEVICE && strstr(jobs[r].msg, "injected failure on rank 1"),
-                  "rank %d after rank 1 failed: status %d, message '%s'", r, (int)jobs[r].st, jobs[r].msg);
+            CHECK(jobs[r].lr.st == LTX2_ERR_DEVICE && strstr(jobs[r].lr.msg, "injected failure on rank 1"),
+                  "rank %d after rank 1 failed: status %d, message '%s'", r, (int)jobs[r].lr.st, jobs[r].lr.msg);
     free_jobs(jobs, 4);
 
     /* trillium shards embed over context x fsdp (FSDP, tests/test_dit_fsdp.c); a group that does not
@@ -256,10 +228,10 @@ static void check_failure(const ltx2_dit_weights *w, const problem *q) {
     ok = run_mesh(w, q, m2, &opts, -1, jobs);
     CHECK(ok == 0, "trillium at fsdp=3: %d ranks ok", ok);
     for (int r = 0; r < 3; r++)
-        CHECK(strstr(jobs[r].msg, "does not divide") && strstr(jobs[r].msg, "transformer_blocks.") &&
-                  strstr(jobs[r].msg, "trillium"),
-              "trillium at fsdp=3, rank %d: '%s'", r, jobs[r].msg);
-    printf("  trillium at fsdp=3 refused: %s\n", jobs[0].msg);
+        CHECK(strstr(jobs[r].lr.msg, "does not divide") && strstr(jobs[r].lr.msg, "transformer_blocks.") &&
+                  strstr(jobs[r].lr.msg, "trillium"),
+              "trillium at fsdp=3, rank %d: '%s'", r, jobs[r].lr.msg);
+    printf("  trillium at fsdp=3 refused: %s\n", jobs[0].lr.msg);
     free_jobs(jobs, 3);
 }
 

@@ -9,8 +9,6 @@
  * from-full constructor; a checkpoint missing a block
  * tensor or holding one mis-shaped fails every rank with a message naming the tensor and the file. */
 #define _DEFAULT_SOURCE /* mkdtemp */
-#include <omp.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,12 +25,11 @@
 #include "model/names.h"
 #include "model/weight_fetch.h"
 #include "dit_inputs.h"
+#include "loopback_ranks.h"
 #include "test_util.h"
 #include "ckpt_edit.h"
 
 #define MAX_RANKS 4
-/* Ranks abort each other within milliseconds; this only bounds a broken abort path. */
-#define WORLD_TIMEOUT_MS 30000
 #define PATH_CAP 1024
 /* A rank's shard is 1/T of the layers plus the row-parallel biases it keeps whole: on the tiny
  * models T x shard / whole layers is 1.004 at T 2 and 1.012 at T 4; 10% slack still fails any rank
@@ -152,8 +149,7 @@ typedef struct problem {
 } problem;
 
 typedef struct rank_job {
-    ltx2_loopback_world *world;
-    int rank;
+    loopback_rank lr;
     const ltx2_dit_weights *full; /* NULL: only the file-sharded build */
     const ltx2_st_file *f;
     const ltx2_dit_config *cfg;
@@ -162,20 +158,16 @@ typedef struct rank_job {
     float *v_full, *a_full, *v_file, *a_file;
     ltx2_dit_parallel_weight_mem mem_full, mem_file;
     ltx2_status st_full, st_file;
-    char msg[600];
 } rank_job;
 
-static void *rank_main(void *arg) {
+static ltx2_status rank_builds(ltx2_context *ctx, ltx2_comm *c, void *arg) {
     rank_job *j = arg;
-    omp_set_num_threads(1); /* ranks are the parallelism */
-    ltx2_context *ctx = ltx2_context_create(NULL);
-    ltx2_comm *c = NULL;
     ltx2_dit_parallel *dp = NULL;
     ltx2_dit_parallel_opts opts;
     ltx2_dit_parallel_opts_init(&opts);
-    ltx2_status st = ltx2_loopback_comm(ctx, j->world, j->rank, &c);
-    j->st_full = j->st_file = st;
-    if (st == LTX2_OK && j->full) {
+    ltx2_status st = LTX2_OK;
+    j->st_full = j->st_file = LTX2_OK;
+    if (j->full) {
         st = ltx2_dit_parallel_create(ctx, c, j->full, &opts, &dp);
         if (st == LTX2_OK) {
             ltx2_dit_parallel_get_weight_mem(dp, &j->mem_full);
@@ -194,38 +186,26 @@ static void *rank_main(void *arg) {
         }
         j->st_file = st;
     }
-    if (st != LTX2_OK) snprintf(j->msg, sizeof j->msg, "%s", ltx2_last_error(ctx));
     ltx2_dit_parallel_free(dp);
-    ltx2_comm_free(c);
-    ltx2_context_free(ctx);
-    return NULL;
+    return st;
 }
 
-/* Runs every rank of mesh m; jobs[r] keep their results. */
+/* Runs every rank of mesh m; jobs[r] keep their results (both builds' statuses stay
+ * LTX2_ERR_DEVICE on a rank whose communicator could not be made). */
 static int run_mesh(const int m[4], const ltx2_dit_weights *full, const ltx2_st_file *f, const ltx2_dit_config *cfg,
                     const ltx2_dit_weights *rep, const problem *q, rank_job *jobs) {
-    ltx2_mesh mesh;
-    ltx2_loopback_world *world = NULL;
-    if (ltx2_mesh_init(g_ctx, &mesh, m[0], m[1], m[2], m[3]) != LTX2_OK ||
-        ltx2_loopback_world_create(g_ctx, &mesh, WORLD_TIMEOUT_MS, &world) != LTX2_OK) {
-        CHECK(0, "mesh %d,%d,%d,%d: %s", m[0], m[1], m[2], m[3], ltx2_last_error(g_ctx));
-        return 0;
-    }
-    const int P = ltx2_mesh_world_size(&mesh);
-    pthread_t th[MAX_RANKS];
+    const int P = m[0] * m[1] * m[2] * m[3];
     for (int r = 0; r < P; r++) {
-        jobs[r] = (rank_job){.world = world, .rank = r, .full = full, .f = f, .cfg = cfg, .rep = rep, .q = q};
+        jobs[r] = (rank_job){.full = full, .f = f, .cfg = cfg, .rep = rep, .q = q, .st_full = LTX2_ERR_DEVICE,
+                             .st_file = LTX2_ERR_DEVICE};
         if (q) {
             jobs[r].v_full = calloc((size_t)q->nv, sizeof(float));
             jobs[r].a_full = calloc((size_t)q->na, sizeof(float));
             jobs[r].v_file = calloc((size_t)q->nv, sizeof(float));
             jobs[r].a_file = calloc((size_t)q->na, sizeof(float));
         }
-        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
     }
-    for (int r = 0; r < P; r++) pthread_join(th[r], NULL);
-    ltx2_loopback_world_free(world);
-    return P;
+    return loopback_ranks_run(g_ctx, m, rank_builds, jobs, sizeof *jobs) < 0 ? 0 : P;
 }
 
 static void free_jobs(rank_job *jobs, int P) {
@@ -266,7 +246,7 @@ static void check_mesh(const char *what, const ltx2_dit_weights *full, const ltx
     for (int r = 0; r < P; r++) {
         const rank_job *j = &jobs[r];
         CHECK(j->st_full == LTX2_OK && j->st_file == LTX2_OK, "%s mesh %d,%d,%d,%d rank %d: %s", what, m[0], m[1],
-              m[2], m[3], r, j->msg);
+              m[2], m[3], r, j->lr.msg);
         if (j->st_full != LTX2_OK || j->st_file != LTX2_OK) continue;
         CHECK(memcmp(j->v_full, j->v_file, (size_t)q->nv * sizeof(float)) == 0 &&
                   memcmp(j->a_full, j->a_file, (size_t)q->na * sizeof(float)) == 0,
@@ -334,7 +314,7 @@ static void check_model(const char *what, const char *version, const ltx2_st_fil
         ltx2_comm *c = NULL;
         ltx2_dit_parallel *dp = NULL;
         ltx2_mesh_init(g_ctx, &mesh, 1, 1, 1, 1);
-        if (ltx2_loopback_world_create(g_ctx, &mesh, WORLD_TIMEOUT_MS, &world) == LTX2_OK &&
+        if (ltx2_loopback_world_create(g_ctx, &mesh, LOOPBACK_RANKS_TIMEOUT_MS, &world) == LTX2_OK &&
             ltx2_loopback_comm(g_ctx, world, 0, &c) == LTX2_OK) {
             st = ltx2_dit_parallel_create(g_ctx, c, rep, NULL, &dp);
             CHECK(st == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(g_ctx), "ltx2_dit_parallel_create_sharded"),
@@ -367,10 +347,10 @@ static void check_broken(const char *src, const char *dir, const char *drop, con
     rank_job jobs[MAX_RANKS];
     const int P = run_mesh(m, NULL, f, &cfg, NULL, NULL, jobs);
     for (int r = 0; r < P; r++)
-        CHECK(jobs[r].st_file == want && strstr(jobs[r].msg, name) && strstr(jobs[r].msg, path),
+        CHECK(jobs[r].st_file == want && strstr(jobs[r].lr.msg, name) && strstr(jobs[r].lr.msg, path),
               "broken (%s %s) rank %d: status %d, message '%s'", drop ? "missing" : "mis-shaped", name, r,
-              (int)jobs[r].st_file, jobs[r].msg);
-    if (P > 0) printf("  broken checkpoint, rank 0 says: %s\n", jobs[0].msg);
+              (int)jobs[r].st_file, jobs[r].lr.msg);
+    if (P > 0) printf("  broken checkpoint, rank 0 says: %s\n", jobs[0].lr.msg);
     free_jobs(jobs, P);
     ltx2_st_close(f);
     unlink(path);

@@ -4,8 +4,6 @@
  * fallback and a forced tile split of a batch (2.0), on the tiny LTX-2.0 / 2.3 decoders and on the
  * timestep-conditioned tiny decoder (noise streams per tile); every rank gets the whole video; a
  * rank failing ends every rank. */
-#include <omp.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +15,10 @@
 #include "model/vae_config.h"
 #include "model/video_vae.h"
 #include "pipeline/tiling.h"
+#include "loopback_ranks.h"
 #include "test_util.h"
 
 #define MAX_RANKS 4
-/* Only bounds a broken abort path: ranks abort each other within milliseconds. */
-#define WORLD_TIMEOUT_MS 30000
 /* Latent grid F' x H' x W': with 64 px / 16 frame tiles (2 latents) and one-latent overlaps this
  * gives 2 temporal x 3 x 3 spatial tiles = 18 (P = 4 ends on a partial round of 2). */
 #define LAT_F 3
@@ -32,8 +29,7 @@ static const ltx2_vae_tiling TILING = {.tile_px = 64, .overlap_px = 32, .tile_fr
                                        .tile_batch = 1};
 
 typedef struct job {
-    ltx2_loopback_world *world;
-    int rank;
+    loopback_rank lr;
     const ltx2_video_decoder *dec;
     const ltx2_tensor *latent;
     const ltx2_vae_tiling *tiling;
@@ -42,55 +38,29 @@ typedef struct job {
     float *video;
     int64_t vs[5];
     ltx2_vae_parallel_stats stats;
-    ltx2_status st;
-    char msg[LTX2_ERROR_CAP];
 } job;
 
-static void *rank_main(void *arg) {
+static ltx2_status rank_decode(ltx2_context *ctx, ltx2_comm *c, void *arg) {
     job *j = arg;
-    omp_set_num_threads(1); /* ranks are the parallelism on a shared 2-core machine */
-    ltx2_context *ctx = ltx2_context_create(NULL);
-    ltx2_comm *c = NULL;
-    j->st = ltx2_loopback_comm(ctx, j->world, j->rank, &c);
-    if (j->st == LTX2_OK) {
-        ltx2_tensor bad = *j->latent;
-        bad.ndim = 4;
-        ltx2_tensor vt = ltx2_tensor_make(j->video, LTX2_F32, 5, j->vs);
-        j->st = ltx2_vae_parallel_decode(ctx, c, j->dec, j->fail ? &bad : j->latent, j->tiling, j->mode, &vt, &j->stats);
-    }
-    if (j->st != LTX2_OK) snprintf(j->msg, sizeof j->msg, "%s", ltx2_last_error(ctx));
-    ltx2_comm_free(c);
-    ltx2_context_free(ctx);
-    return NULL;
+    ltx2_tensor bad = *j->latent;
+    bad.ndim = 4;
+    ltx2_tensor vt = ltx2_tensor_make(j->video, LTX2_F32, 5, j->vs);
+    return ltx2_vae_parallel_decode(ctx, c, j->dec, j->fail ? &bad : j->latent, j->tiling, j->mode, &vt, &j->stats);
 }
 
 /* Runs P ranks; returns how many succeeded. jobs[r].video holds rank r's output. */
 static int run_ranks(ltx2_context *ctx, int P, const ltx2_video_decoder *dec, const ltx2_tensor *lat,
                      const ltx2_vae_tiling *tiling, ltx2_vae_parallel_mode mode, const int64_t vs[5], int fail_rank,
                      job *jobs) {
-    ltx2_mesh mesh;
-    ltx2_loopback_world *w = NULL;
-    if (ltx2_mesh_init(ctx, &mesh, P, 1, 1, 1) != LTX2_OK ||
-        ltx2_loopback_world_create(ctx, &mesh, WORLD_TIMEOUT_MS, &w) != LTX2_OK) {
-        CHECK(0, "world of %d: %s", P, ltx2_last_error(ctx));
-        return 0;
-    }
+    const int m[4] = {P, 1, 1, 1};
     const int64_t n = vs[0] * vs[1] * vs[2] * vs[3] * vs[4];
-    pthread_t th[MAX_RANKS];
     for (int r = 0; r < P; r++) {
-        jobs[r] = (job){.world = w, .rank = r, .dec = dec, .latent = lat, .tiling = tiling, .mode = mode,
-                        .fail = r == fail_rank};
+        jobs[r] = (job){.dec = dec, .latent = lat, .tiling = tiling, .mode = mode, .fail = r == fail_rank};
         memcpy(jobs[r].vs, vs, 5 * sizeof(int64_t));
         jobs[r].video = calloc((size_t)n, sizeof(float));
-        pthread_create(&th[r], NULL, rank_main, &jobs[r]);
     }
-    int ok = 0;
-    for (int r = 0; r < P; r++) {
-        pthread_join(th[r], NULL);
-        ok += jobs[r].st == LTX2_OK;
-    }
-    ltx2_loopback_world_free(w);
-    return ok;
+    const int ok = loopback_ranks_run(ctx, m, rank_decode, jobs, sizeof *jobs);
+    return ok < 0 ? 0 : ok;
 }
 
 static void free_jobs(job *jobs, int P) {
@@ -119,7 +89,7 @@ static void check_case(ltx2_context *ctx, const char *name, const ltx2_video_dec
     for (int P = 2; P <= MAX_RANKS && st == LTX2_OK; P++) {
         job jobs[MAX_RANKS];
         const int ok = run_ranks(ctx, P, dec, &lt, tiling, mode, vs, -1, jobs);
-        CHECK(ok == P, "%s P=%d: %d ranks ok; rank 0: %s", name, P, ok, jobs[0].msg);
+        CHECK(ok == P, "%s P=%d: %d ranks ok; rank 0: %s", name, P, ok, jobs[0].lr.msg);
         int64_t decoded = 0;
         for (int r = 0; r < P && ok == P; r++) {
             CHECK(memcmp(jobs[r].video, ref, (size_t)n * sizeof(float)) == 0, "%s P=%d rank %d: video differs from "
@@ -152,8 +122,8 @@ static void check_failure(ltx2_context *ctx, const ltx2_video_decoder *dec) {
     const int ok = run_ranks(ctx, 3, dec, &lt, &TILING, LTX2_VAE_PAR_AUTO, vs, 1, jobs);
     CHECK(ok == 0, "failure: %d ranks succeeded", ok);
     for (int r = 0; r < 3; r++)
-        CHECK(jobs[r].st != LTX2_OK && strstr(jobs[r].msg, "parallel VAE decode") != NULL,
-              "failure: rank %d status %d message '%s' lacks the failing rank's reason", r, (int)jobs[r].st, jobs[r].msg);
+        CHECK(jobs[r].lr.st != LTX2_OK && strstr(jobs[r].lr.msg, "parallel VAE decode") != NULL,
+              "failure: rank %d status %d message '%s' lacks the failing rank's reason", r, (int)jobs[r].lr.st, jobs[r].lr.msg);
     free_jobs(jobs, 3);
     free(lat);
 }

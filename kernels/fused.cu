@@ -3,12 +3,10 @@
 // modulation rows (scale, shift, gate) are fp32 (the block precomputes table + AdaLN in fp32, as
 // the CPU reference does); x / y are f32 or bf16 with fp32 arithmetic. A token row r uses
 // modulation row row_idx[r] when row_idx is given (per-token timesteps), else r / rows_per_group
-// (per-sample). 16-byte accesses whenever the row length and the pointers allow.
+// (per-sample); the index arithmetic lives in fused_layout.h (checked on the CPU by
+// tests/test_layout_fused.c). 16-byte accesses whenever the row length and the pointers allow.
 #include "common.cuh"
-
-__device__ __forceinline__ int64_t ltx2_mod_row(const int32_t *row_idx, int64_t r, int64_t rows_per_group) {
-    return row_idx ? (int64_t)row_idx[r] : r / rows_per_group;
-}
+#include "fused_layout.h"
 
 // V fp32 modulation values: float4 accesses when V is a multiple of 4 (the caller checked that
 // the row stride and pointer are 16-byte aligned on the vector path).
@@ -22,14 +20,19 @@ template <int V> __device__ __forceinline__ void ltx2_load_f32v(const float *p, 
     }
 }
 
+// x carries no __restrict__: y may alias x (in-place modulate), and a restrict pointer promises
+// that the memory it reads is not written through another pointer during the kernel.
 template <typename T, int V, bool WARP, int NORM>
 __global__ void __launch_bounds__(LTX2_K_THREADS)
-ltx2_norm_modulate_kernel(const T *__restrict__ x, T *y, const float *__restrict__ scale,
+ltx2_norm_modulate_kernel(const T *x, T *y, const float *__restrict__ scale,
                           const float *__restrict__ shift, int64_t mod_stride, const int32_t *__restrict__ row_idx,
                           int64_t rows_per_group, int64_t rows, int64_t dim, float eps) {
     __shared__ float smem[32];
     ltx2_row_group<WARP> g;
     if (g.row >= rows) return;
+    // table offset before the reductions: computed after them, ptxas spilled 8 bytes on sm_80
+    const int64_t m0 = ltx2_fused_mod_off(row_idx, rows_per_group, mod_stride, g.row, 0);
+    const float *sc = scale + m0, *sh = shift + m0;
     const T *xr = x + g.row * dim;
     T *yr = y + g.row * dim;
     float mean = 0.0f, inv = 1.0f;
@@ -61,8 +64,6 @@ ltx2_norm_modulate_kernel(const T *__restrict__ x, T *y, const float *__restrict
         }
         inv = rsqrtf(g.sum(sq, smem) / (float)dim + eps);
     }
-    const int64_t m = ltx2_mod_row(row_idx, g.row, rows_per_group);
-    const float *sc = scale + m * mod_stride, *sh = shift + m * mod_stride;
     for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
         float v[V], a[V], b[V];
         ltx2_load<V>(xr + i, v);
@@ -125,16 +126,18 @@ ltx2_gated_add_kernel(T *x, const T *__restrict__ y, const float *__restrict__ g
                       const int32_t *__restrict__ row_idx, int64_t rows_per_group, int64_t dim, int64_t n_vec) {
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_vec; i += stride) {
-        const int64_t e = i * V, r = e / dim, c = e - r * dim;
+        const int64_t e = i * V;
         float xv[V], yv[V], gv[V];
-        ltx2_load<V>(x + e, xv);
-        ltx2_load<V>(y + e, yv);
         if (gate) {
-            ltx2_load_f32v<V>(gate + ltx2_mod_row(row_idx, r, rows_per_group) * gate_stride + c, gv);
+            // dim % V == 0 on the vector path: the V elements share a row, so their gates are
+            // the V consecutive table elements from this offset
+            ltx2_load_f32v<V>(gate + ltx2_fused_mod_off_flat(row_idx, rows_per_group, gate_stride, dim, e), gv);
         } else {
 #pragma unroll
             for (int j = 0; j < V; j++) gv[j] = 1.0f;
         }
+        ltx2_load<V>(x + e, xv);
+        ltx2_load<V>(y + e, yv);
 #pragma unroll
         for (int j = 0; j < V; j++) xv[j] = xv[j] + yv[j] * gv[j];
         ltx2_store<V>(x + e, xv);
@@ -178,10 +181,9 @@ template <typename T, int V>
 __global__ void __launch_bounds__(LTX2_K_THREADS)
 ltx2_head_gate_kernel(T *o, const T *__restrict__ logits, int64_t heads, int64_t head_dim, int64_t n_vec) {
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    const int64_t inner = heads * head_dim;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_vec; i += stride) {
-        const int64_t e = i * V, r = e / inner, h = (e - r * inner) / head_dim;
-        float lv = ltx2_to_f32(logits[r * heads + h]);
+        const int64_t e = i * V;  // head_dim % V == 0 on the vector path: one head per vector
+        float lv = ltx2_to_f32(logits[ltx2_fused_head_logit(heads, head_dim, e)]);
         float gv = 2.0f / (1.0f + expf(-lv));
         float v[V];
         ltx2_load<V>(o + e, v);

@@ -129,7 +129,7 @@ typedef struct ltx2_k_modulate_args {
 int ltx2_k_norm_modulate(void *stream, int dtype, const ltx2_k_modulate_args *a);
 
 /* x[r, :] += y[r, :] * gate[m, :] over [rows, dim], m as above; gate f32 rows gate_stride
- * apart, or NULL for a plain add. */
+ * apart, or NULL for a plain add. y must not overlap x (the kernel reads it as restrict). */
 int ltx2_k_gated_add(void *stream, int dtype, void *x, const void *y, const float *gate,
                      int64_t gate_stride, const int32_t *row_idx, int64_t rows_per_group,
                      int64_t rows, int64_t dim);

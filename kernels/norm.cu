@@ -3,9 +3,11 @@
 // and bf16 storage.
 #include "common.cuh"
 
+// x carries no __restrict__ in these kernels: y may alias x (in-place norm), and a restrict
+// pointer promises that the memory it reads is not written through another pointer meanwhile.
 template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(LTX2_K_THREADS)
-ltx2_rms_norm_kernel(const T *__restrict__ x, T *y, const T *__restrict__ w, int64_t rows,
+ltx2_rms_norm_kernel(const T *x, T *y, const T *__restrict__ w, int64_t rows,
                      int64_t dim, float eps) {
     __shared__ float smem[32];
     ltx2_row_group<WARP> g;
@@ -38,7 +40,7 @@ ltx2_rms_norm_kernel(const T *__restrict__ x, T *y, const T *__restrict__ w, int
 
 template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(LTX2_K_THREADS)
-ltx2_layer_norm_kernel(const T *__restrict__ x, T *y, const T *__restrict__ w,
+ltx2_layer_norm_kernel(const T *x, T *y, const T *__restrict__ w,
                        const T *__restrict__ b, int64_t rows, int64_t dim, float eps) {
     __shared__ float smem[32];
     ltx2_row_group<WARP> g;

@@ -2,6 +2,7 @@
 // fused with the SiLU that always follows it, and the DepthToSpaceUpsample rearrangement with
 // its optional channel-repeated residual (src/cpu/cpu_depth_to_space.h).
 #include "common.cuh"
+#include "vae_ops_layout.h"
 
 template <typename T, bool WARP>
 __global__ void pixel_norm_kernel(const T *x, T *y, int64_t rows, int64_t dim, float eps, int silu) {
@@ -38,7 +39,11 @@ extern "C" int ltx2_k_pixel_norm(void *stream, int dtype, const void *x, void *y
                                  float eps, int silu) {
     if (!x || !y || rows < 0 || dim < 1) LTX2_K_BAD_ARG();
     if (rows == 0) return 0;
-    if (!ltx2_k_row_use_warp(dim) && rows > 0x7fffffff) LTX2_K_BAD_ARG();
+    // gridDim.x <= 2^31 - 1: one row per block, or LTX2_K_THREADS/32 rows per block in warp mode
+    // (a larger count fails the launch, or past 2^32 blocks wraps in ltx2_k_row_blocks' unsigned
+    // cast and silently skips rows).
+    const int64_t rows_per_block = ltx2_k_row_use_warp(dim) ? LTX2_K_THREADS / 32 : 1;
+    if (rows > (int64_t)INT32_MAX * rows_per_block) LTX2_K_BAD_ARG();
     cudaStream_t st = (cudaStream_t)stream;
     if (dtype == LTX2_KDT_F32)
         pixel_norm_launch<float>(st, (const float *)x, (float *)y, rows, dim, eps, silu);
@@ -49,26 +54,16 @@ extern "C" int ltx2_k_pixel_norm(void *stream, int dtype, const void *x, void *y
     LTX2_K_RETURN_LAUNCH();
 }
 
-// One thread per output element (channel fastest, so stores are coalesced).
+// One thread per output element (channel fastest, so stores are coalesced); the index arithmetic
+// lives in vae_ops_layout.h (checked on the CPU by tests/test_layout_vae_ops.c).
 template <typename T>
-__global__ void d2s_kernel(const T *x, const T *res, T *y, int64_t t, int64_t h, int64_t w, int64_t c, int64_t s0,
-                           int64_t s1, int64_t s2, int64_t drop, int64_t rc, int64_t T_, int64_t H_, int64_t W_,
-                           int64_t total) {
-    const int64_t prod = s0 * s1 * s2;
+__global__ void __launch_bounds__(LTX2_K_THREADS)
+d2s_kernel(const T *x, const T *res, T *y, ltx2_d2s_geom g, int64_t total) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t r = i;
-        const int64_t cc = r % c;
-        r /= c;
-        const int64_t w2 = r % W_;
-        r /= W_;
-        const int64_t h2 = r % H_;
-        r /= H_;
-        const int64_t t2 = r % T_;
-        const int64_t bn = r / T_;
-        const int64_t tt = t2 + drop, a = tt % s0, bb = h2 % s1, e = w2 % s2;
-        const int64_t vox = ((bn * t + tt / s0) * h + h2 / s1) * w + w2 / s2;
-        float v = ltx2_to_f32(x[vox * c * prod + ((cc * s0 + a) * s1 + bb) * s2 + e]);
-        if (res) v += ltx2_to_f32(res[vox * rc * prod + (((cc % rc) * s0 + a) * s1 + bb) * s2 + e]);
+        int64_t xo, ro = 0;
+        ltx2_d2s_src(g, i, &xo, &ro);
+        float v = ltx2_to_f32(x[xo]);
+        if (res) v += ltx2_to_f32(res[ro]);
         y[i] = ltx2_from_f32<T>(v);
     }
 }
@@ -78,18 +73,17 @@ extern "C" int ltx2_k_depth_to_space(void *stream, int dtype, const void *x, con
                                      int64_t s2, int drop, int64_t rc) {
     if (!x || !y || n < 1 || t < 1 || h < 1 || w < 1 || c < 1 || s0 < 1 || s1 < 1 || s2 < 1) LTX2_K_BAD_ARG();
     if (residual && (rc < 1 || c % rc)) LTX2_K_BAD_ARG();
-    const int64_t T_ = t * s0 - (drop ? 1 : 0), H_ = h * s1, W_ = w * s2;
-    if (T_ < 1) LTX2_K_BAD_ARG();
-    const int64_t total = n * T_ * H_ * W_ * c;
+    const ltx2_d2s_geom g = ltx2_d2s_geom_make(t, h, w, c, s0, s1, s2, drop, residual ? rc : 0);
+    if (g.T < 1) LTX2_K_BAD_ARG();
+    const int64_t total = ltx2_d2s_total(g, n);
     const unsigned grid = ltx2_k_grid(total, LTX2_K_THREADS);
     cudaStream_t st = (cudaStream_t)stream;
     if (dtype == LTX2_KDT_F32)
-        d2s_kernel<float><<<grid, LTX2_K_THREADS, 0, st>>>((const float *)x, (const float *)residual, (float *)y, t, h,
-                                                           w, c, s0, s1, s2, drop ? 1 : 0, rc, T_, H_, W_, total);
+        d2s_kernel<float><<<grid, LTX2_K_THREADS, 0, st>>>((const float *)x, (const float *)residual, (float *)y, g,
+                                                           total);
     else if (dtype == LTX2_KDT_BF16)
         d2s_kernel<__nv_bfloat16><<<grid, LTX2_K_THREADS, 0, st>>>(
-            (const __nv_bfloat16 *)x, (const __nv_bfloat16 *)residual, (__nv_bfloat16 *)y, t, h, w, c, s0, s1, s2,
-            drop ? 1 : 0, rc, T_, H_, W_, total);
+            (const __nv_bfloat16 *)x, (const __nv_bfloat16 *)residual, (__nv_bfloat16 *)y, g, total);
     else
         LTX2_K_BAD_ARG();
     LTX2_K_RETURN_LAUNCH();

@@ -411,6 +411,25 @@ static void test_gemm_fp8(void) {
     free(x), free(w), free(bias), free(qx), free(qw), free(ref), free(zeros), free(got), free(rd);
 }
 
+/* x += y * gate reads y while writing x: y aliasing x is refused on every backend, before any work. */
+static void test_gated_add_alias(void) {
+    const ltx2_backend *bes[2] = {ltx2_backend_cpu(), g_dev};
+    const int64_t shape[2] = {3, 8};
+    float *h = gen(7, 24, 1.0f, 0.0f);
+    for (int b = 0; b < 2 && bes[b]; b++) {
+        ltx2_tensor x = put(bes[b], h, LTX2_F32, 2, shape);
+        const ltx2_mod_rows plain = {.rows_per_group = 3};
+        const ltx2_status st = ltx2_backend_gated_add(bes[b], g_ctx, &x, &x, NULL, &plain);
+        CHECK(st == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(g_ctx), "must not alias"),
+              "%s gated_add with y == x: status %d '%s'", bes[b]->name, (int)st, ltx2_last_error(g_ctx));
+        float *back = get(bes[b], &x);
+        CHECK(memcmp(back, h, sizeof(float) * 24) == 0, "%s gated_add with y == x changed x", bes[b]->name);
+        free(back);
+        bes[b]->free(bes[b], x.data);
+    }
+    free(h);
+}
+
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
     ltx2_backend *cuda = NULL;
@@ -418,6 +437,7 @@ int main(void) {
     else printf("cuda: not available (%s); CPU-vs-naive checks still run\n", ltx2_last_error(g_ctx));
     test_modulate();
     test_head_gate();
+    test_gated_add_alias();
     test_gemm_ex();
     test_fp8();
     test_gemm_fp8();

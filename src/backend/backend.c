@@ -434,6 +434,8 @@ ltx2_status ltx2_backend_gated_add(const ltx2_backend *be, ltx2_context *ctx, lt
     LTX2_TRY(check_rowwise(be, ctx, op, y, x));
     const int64_t D = x->shape[x->ndim - 1], rows = ltx2_tensor_numel(x) / D;
     if (gate) LTX2_TRY(check_mod(be, ctx, op, "gate", gate, D, rows, m));
+    if (y->data == x->data)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s gated_add: y must not alias x (x += y * gate)", be->name);
     if (rows == 0) return LTX2_OK;
     return be->gated_add(be, ctx, x, y, gate, m);
 }

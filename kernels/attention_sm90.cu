@@ -10,6 +10,7 @@
 // the softmax of tile t runs while that PV is still on the tensor cores.
 // The device code exists only in the sm_90a compilation (__CUDA_ARCH_FEAT_SM90_ALL); other
 // architectures get an empty stub, which att90_available() detects so dispatch never picks it.
+#include "att90_layout.h"
 #include "attention.cuh"
 #include "common.cuh"
 #include "mma.cuh"
@@ -18,26 +19,17 @@
 #include <cuda.h>         // CUtensorMap and its enums: types only, libcuda is not linked
 #include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled, fetched through the runtime
 
-// A warpgroup: 4 consecutive warps issuing wgmma together, over 64 rows (the wgmma M).
+// Tile geometry (A90_WG_ROWS, A90_BN, A90_STAGES, 64-column swizzled panels) is in
+// att90_layout.h. A90_BN = 128 keys: S is 64 fp32 registers per thread; with the d = 128 O
+// accumulator (64) and P (32 bf16 pairs) it fits the consumers' 240-register budget. Two stages
+// of 128 x 128 bf16 K and V tiles plus Q is 160 KB of the 227 KB.
+// A warpgroup: 4 consecutive warps issuing wgmma together, over A90_WG_ROWS rows (the wgmma M).
 #define A90_WG_THREADS 128
-#define A90_WG_ROWS 64
 // Query rows per CTA: two consumer warpgroups.
 #define A90_BM (A90_CONSUMERS * A90_WG_ROWS)
-// Keys per K/V tile: the N of the S = QK^T wgmma. S is 64 fp32 registers per thread; with the
-// d = 128 O accumulator (64) and P (32 bf16 pairs) it fits the consumers' 240-register budget.
-#define A90_BN 128
-// K and V ring depth. Two stages of 128 x 128 bf16 K and V tiles plus Q is 160 KB of the 227 KB.
-#define A90_STAGES 2
 #define A90_CONSUMERS 2
 #define A90_THREADS ((1 + A90_CONSUMERS) * A90_WG_THREADS)
 #define A90_CONSUMER_WARPS (A90_CONSUMERS * 4)
-// A tile is stored as panels of 64 bf16 columns: one 128-byte row per panel row is what a TMA
-// box with 128-byte swizzle can hold, and it is the K-major wgmma swizzle atom's width.
-#define A90_PANEL 64
-#define A90_ROW_BYTES 128
-// 8 rows x 128 bytes: the period of the 128-byte swizzle. Tiles start on it so descriptors need
-// no base offset, and it is the stride between 8-row core-matrix groups (SBO).
-#define A90_ATOM_BYTES 1024
 // Register split (setmaxnreg): the producer only issues TMA; 24 x 128 + 240 x 256 <= 64K.
 // (Both must be multiples of 8, and the entry cap 65536 / 384 -> 168 must lie between them.)
 #define A90_PRODUCER_REGS 24
@@ -54,25 +46,14 @@ typedef __nv_bfloat16 bf16;
 template <int D> struct a90_cfg {
     static constexpr int NP = D / A90_PANEL;                            // panels per row
     static constexpr int Q_PANEL = A90_BM * A90_ROW_BYTES;             // bytes between Q panels
-    static constexpr int KV_PANEL = A90_BN * A90_ROW_BYTES;            // bytes between K/V panels
-    static constexpr int Q_BYTES = NP * Q_PANEL;
-    static constexpr int TILE_BYTES = NP * KV_PANEL;                   // one K or V tile
+    static constexpr int KV_PANEL = A90_KV_PANEL_BYTES;                // bytes between K/V panels
+    static constexpr int Q_BYTES = A90_TILE_BYTES(D, A90_BM);          // the Q TMA transaction
+    static constexpr int TILE_BYTES = A90_TILE_BYTES(D, A90_BN);       // one K or V tile
     // + one atom of slack to align the dynamic region to the swizzle period
     static constexpr int SMEM = Q_BYTES + 2 * A90_STAGES * TILE_BYTES + A90_ATOM_BYTES;
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-
-// Byte offset of (row, col) inside a panel written by TMA with 128-byte swizzle (col < 64): the
-// 16-byte chunk index is XORed with the row's position in its 8-row atom.
-__device__ __forceinline__ uint32_t a90_swz(int row, int col) {
-    return (uint32_t)(row * A90_ROW_BYTES + ((((col >> 3) ^ row) & 7) << 4) + (col & 7) * 2);
-}
-
-// Byte offset of (row, col) in a tile of 64-column panels PANEL_BYTES apart.
-template <int PANEL_BYTES> __device__ __forceinline__ uint32_t a90_tile_off(int row, int col) {
-    return (uint32_t)((col / A90_PANEL) * PANEL_BYTES) + a90_swz(row, col % A90_PANEL);
-}
 
 // ---- mbarriers and TMA ----
 __device__ __forceinline__ void a90_bar_init(uint32_t bar, uint32_t count) {
@@ -135,18 +116,10 @@ __device__ __forceinline__ float a90_ex2(float x) {
     return y;
 }
 
-// wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format"): start address,
-// leading and stride byte offsets in 16-byte units, swizzle mode 1 = 128-byte; base offset 0
-// because every tile starts on a 1024-byte swizzle period.
-__device__ __forceinline__ uint64_t a90_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-    return (uint64_t)((addr & 0x3FFFFu) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFFu) << 16) |
-           ((uint64_t)((sbo >> 4) & 0x3FFFu) << 32) | (1ull << 62);
-}
-
-// ---- wgmma (bf16 x bf16 -> fp32). Accumulator layout of m64nN: warp w of the warpgroup owns
-// rows 16w..16w+15; register i holds (row g + 8*((i>>1)&1), col 8*(i>>2) + 2q + (i&1)) with
-// g = lane/4, q = lane%4 -- the mma.sync m16n8 C layout repeated over N/8 column blocks. The
-// register A operand of m64k16 is the mma.sync m16n8k16 A fragment of the warp's 16 rows. ----
+// ---- wgmma (bf16 x bf16 -> fp32). Accumulator layout of m64nN: att90_acc_row/col (warp w of
+// the warpgroup owns rows 16w..16w+15, the mma.sync m16n8 C layout repeated over N/8 column
+// blocks). The register A operand of m64k16 is the mma.sync m16n8k16 A fragment of the warp's
+// 16 rows (att90_pfrag_src). ----
 
 // d (+)= A(smem) * B(smem), m64n128k16; B K-major (no transpose). SCALE_D 0 overwrites d.
 template <int SCALE_D>
@@ -207,17 +180,13 @@ __device__ __forceinline__ void a90_wgmma_rs_n64(float d[32], const uint32_t a[4
 }
 
 // S = Q K^T over d: Q rows [64][D] at qa and a K tile [A90_BN][D] at kb, both K-major (d
-// contiguous) in 64-column swizzled panels. Inside a panel the k16 step advances the start
-// address by 32 bytes (the hardware applies the swizzle to the absolute address); SBO steps 8
-// rows; LBO is unused for swizzled K-major operands (16 = one unit, as is customary).
+// contiguous) in 64-column swizzled panels (start addresses and strides: att90_qk_addr,
+// A90_QK_LBO/SBO).
 template <int D> __device__ __forceinline__ void a90_qk(float s[A90_BN / 2], uint32_t qa, uint32_t kb) {
-    constexpr int STEPS_PER_PANEL = A90_PANEL / 16, STEP_BYTES = 16 * (int)sizeof(bf16);
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++) {
-        const int panel = kk / STEPS_PER_PANEL;
-        const uint32_t in_panel = (uint32_t)((kk % STEPS_PER_PANEL) * STEP_BYTES);
-        const uint64_t da = a90_desc(qa + panel * a90_cfg<D>::Q_PANEL + in_panel, 16, A90_ATOM_BYTES);
-        const uint64_t db = a90_desc(kb + panel * a90_cfg<D>::KV_PANEL + in_panel, 16, A90_ATOM_BYTES);
+        const uint64_t da = att90_desc(att90_qk_addr(qa, a90_cfg<D>::Q_PANEL, kk), A90_QK_LBO, A90_QK_SBO);
+        const uint64_t db = att90_desc(att90_qk_addr(kb, a90_cfg<D>::KV_PANEL, kk), A90_QK_LBO, A90_QK_SBO);
         if (kk == 0)
             a90_wgmma_ss_n128<0>(s, da, db);
         else
@@ -226,12 +195,12 @@ template <int D> __device__ __forceinline__ void a90_qk(float s[A90_BN / 2], uin
 }
 
 // O += P V: P from registers (4 b32 per 16 keys), the V tile [A90_BN keys][D] is MN-major for
-// this product (d contiguous), so B is transposed. A k16 step is 16 key rows = 2048 bytes; SBO
-// steps 8 keys (1024 B), LBO steps to the next 64-column panel of d.
+// this product (d contiguous), so B is transposed. A k16 step is 16 key rows (att90_pv_addr);
+// SBO steps 8 keys, LBO steps to the next 64-column panel of d (A90_PV_LBO/SBO).
 template <int D> __device__ __forceinline__ void a90_pv(float o[D / 2], const uint32_t pf[A90_BN / 4], uint32_t vb) {
 #pragma unroll
     for (int kk = 0; kk < A90_BN / 16; kk++) {
-        const uint64_t db = a90_desc(vb + (uint32_t)kk * 16 * A90_ROW_BYTES, a90_cfg<D>::KV_PANEL, A90_ATOM_BYTES);
+        const uint64_t db = att90_desc(att90_pv_addr(vb, kk), A90_PV_LBO, A90_PV_SBO);
         if constexpr (D == 128)
             a90_wgmma_rs_n128(o, &pf[4 * kk], db);
         else
@@ -245,18 +214,19 @@ __device__ __forceinline__ void a90_release(uint32_t bar, int lane) {
     if (lane == 0) a90_bar_arrive(bar);
 }
 
-// Online softmax of one S tile (raw scores) for this thread's rows g and g+8. Masked keys and
-// keys past Skv get -inf; all-masked rows score 0 (uniform weights, as the CPU reference). The
-// running max is kept in scaled log2 units, so each weight is one FFMA and one EX2 (scale > 0
-// is required by dispatch, so the max of raw scores is the max of scaled ones). On return s
-// holds the unnormalised weights and alpha the factor the O rows must be rescaled by.
+// Online softmax of one S tile (raw scores) for this thread's two rows (att90_acc_half 0 and 1:
+// rows lane/4 and lane/4 + 8 of its warp). Masked keys and keys past Skv get -inf; all-masked
+// rows score 0 (uniform weights, as the CPU reference). The running max is kept in scaled log2
+// units, so each weight is one FFMA and one EX2 (scale > 0 is required by dispatch, so the max
+// of raw scores is the max of scaled ones). On return s holds the unnormalised weights and
+// alpha the factor the O rows must be rescaled by.
 __device__ __forceinline__ void a90_softmax(float s[A90_BN / 2], int64_t key0, int64_t Skv, const uint8_t *mask,
-                                            bool all_masked, float scale_log2, int qd, float m_run[2],
+                                            bool all_masked, float scale_log2, int lane, float m_run[2],
                                             float l_run[2], float alpha[2]) {
     if (mask || key0 + A90_BN > Skv) {
 #pragma unroll
         for (int i = 0; i < A90_BN / 2; i++) {
-            const int64_t key = key0 + 8 * (i >> 2) + 2 * qd + (i & 1);
+            const int64_t key = key0 + att90_acc_col(lane, i);
             bool keep = key < Skv;
             if (keep && mask && !all_masked) keep = mask[key] != 0;
             s[i] = !keep ? -INFINITY : (all_masked ? 0.0f : s[i]);
@@ -265,8 +235,10 @@ __device__ __forceinline__ void a90_softmax(float s[A90_BN / 2], int64_t key0, i
 #pragma unroll
     for (int r = 0; r < 2; r++) {
         float mx = -INFINITY;
+        // registers i, i+1 with att90_acc_half(i) == r: two adjacent columns of row half r
 #pragma unroll
-        for (int j = 0; j < A90_BN / 8; j++) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+        for (int i = 0; i < A90_BN / 2; i += 2)
+            if (att90_acc_half(i) == r) mx = fmaxf(mx, fmaxf(s[i], s[i + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         const float m_new = fmaxf(m_run[r], mx * scale_log2);
@@ -275,26 +247,25 @@ __device__ __forceinline__ void a90_softmax(float s[A90_BN / 2], int64_t key0, i
         alpha[r] = a90_ex2(m_run[r] - base);
         float sum = 0.0f;
 #pragma unroll
-        for (int j = 0; j < A90_BN / 8; j++) {
-            s[4 * j + 2 * r] = a90_ex2(fmaf(s[4 * j + 2 * r], scale_log2, -base));
-            s[4 * j + 2 * r + 1] = a90_ex2(fmaf(s[4 * j + 2 * r + 1], scale_log2, -base));
-            sum += s[4 * j + 2 * r] + s[4 * j + 2 * r + 1];
+        for (int i = 0; i < A90_BN / 2; i += 2) {
+            if (att90_acc_half(i) != r) continue;
+            s[i] = a90_ex2(fmaf(s[i], scale_log2, -base));
+            s[i + 1] = a90_ex2(fmaf(s[i + 1], scale_log2, -base));
+            sum += s[i] + s[i + 1];
         }
         l_run[r] = l_run[r] * alpha[r] + sum; // this lane's partial; quad-reduced at the end
         m_run[r] = m_new;
     }
 }
 
-// S accumulator -> A fragments of PV: keys 16kk..16kk+15 are S column blocks 2kk and 2kk+1,
-// whose (row g / g+8, col 2q..2q+1) pairs are exactly a0..a3 of the m16k16 A fragment.
+// S accumulator -> A fragments of PV (att90_pfrag_src: keys 16kk..16kk+15 are S column
+// blocks 2kk and 2kk+1).
 __device__ __forceinline__ void a90_pack_p(const float s[A90_BN / 2], uint32_t pf[A90_BN / 4]) {
 #pragma unroll
-    for (int kk = 0; kk < A90_BN / 16; kk++) {
-        pf[4 * kk + 0] = ltx2_pack_bf16(s[8 * kk + 0], s[8 * kk + 1]);
-        pf[4 * kk + 1] = ltx2_pack_bf16(s[8 * kk + 2], s[8 * kk + 3]);
-        pf[4 * kk + 2] = ltx2_pack_bf16(s[8 * kk + 4], s[8 * kk + 5]);
-        pf[4 * kk + 3] = ltx2_pack_bf16(s[8 * kk + 6], s[8 * kk + 7]);
-    }
+    for (int kk = 0; kk < A90_BN / 16; kk++)
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            pf[4 * kk + r] = ltx2_pack_bf16(s[att90_pfrag_src(kk, r, 0)], s[att90_pfrag_src(kk, r, 1)]);
 }
 
 #endif // __CUDA_ARCH_FEAT_SM90_ALL
@@ -353,8 +324,8 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
             for (int pn = 0; pn < C::NP; pn++)
                 a90_tma_load(sQ + pn * C::Q_PANEL, &tm_q, b_q, col0 + pn * A90_PANEL, (int)q0, (int)b);
             for (int t = 0; t < n_tiles; t++) {
-                const int st = t % A90_STAGES;
-                const uint32_t free_parity = ((t / A90_STAGES) & 1) ^ 1;
+                const int st = att90_stage(t);
+                const uint32_t free_parity = att90_empty_parity(t);
                 a90_bar_wait(b_kempty + 8 * st, free_parity);
                 a90_bar_expect_tx(b_kfull + 8 * st, C::TILE_BYTES);
 #pragma unroll
@@ -374,7 +345,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
 
     // ---- consumers: warpgroup cw owns CTA rows A90_WG_ROWS*cw .. + A90_WG_ROWS - 1 ----
     a90_setmaxnreg_inc<A90_CONSUMER_REGS>();
-    const int cw = wg - 1, ctid = tid - A90_WG_THREADS * wg, warp = ctid >> 5, g = lane >> 2, qd = lane & 3;
+    const int cw = wg - 1, ctid = tid - A90_WG_THREADS * wg, warp = ctid >> 5;
     const int wg_bar = A90_WG_BARRIER0 + cw;
     const int64_t ld = p.H * D; // token stride
     a90_bar_wait(b_q, 0);
@@ -387,8 +358,8 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
             const int64_t qi = q0 + r;
             if (qi >= p.Sq) continue;
             const ltx2_rope_pair pr = ltx2_rope_pair_of(pp, D, il);
-            bf16 *e0 = reinterpret_cast<bf16 *>(gQ + a90_tile_off<C::Q_PANEL>(r, (int)pr.c0));
-            bf16 *e1 = reinterpret_cast<bf16 *>(gQ + a90_tile_off<C::Q_PANEL>(r, (int)pr.c1));
+            bf16 *e0 = reinterpret_cast<bf16 *>(gQ + att90_tile_off(r, (int)pr.c0, C::Q_PANEL));
+            bf16 *e1 = reinterpret_cast<bf16 *>(gQ + att90_tile_off(r, (int)pr.c1, C::Q_PANEL));
             float a = __bfloat162float(*e0), bb = __bfloat162float(*e1);
             att_q_pair(p, b, h, qi, D, ld, il, pr, a, bb);
             *e0 = __float2bfloat16_rn(a);
@@ -409,23 +380,23 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     const uint32_t qa = sQ + (uint32_t)(cw * A90_WG_ROWS * A90_ROW_BYTES); // this warpgroup's rows in each panel
 
     // Tile 0: S alone (there is no PV to overlap yet).
-    a90_bar_wait(b_kfull, 0);
+    a90_bar_wait(b_kfull + 8 * att90_stage(0), att90_full_parity(0));
     a90_wgmma_fence();
-    a90_qk<D>(s, qa, sK);
+    a90_qk<D>(s, qa, sK + att90_stage(0) * C::TILE_BYTES);
     a90_wgmma_commit();
     a90_wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < A90_BN / 2; i++) a90_pin(s[i]);
-    a90_release(b_kempty, lane);
-    a90_softmax(s, 0, p.Skv, mask, all_masked, p.scale_log2, qd, m_run, l_run, alpha);
+    a90_release(b_kempty + 8 * att90_stage(0), lane);
+    a90_softmax(s, 0, p.Skv, mask, all_masked, p.scale_log2, lane, m_run, l_run, alpha);
     a90_pack_p(s, pf);
 
     for (int t = 1; t < n_tiles; t++) {
-        const int ks = t % A90_STAGES, vs = (t - 1) % A90_STAGES;
+        const int ks = att90_stage(t), vs = att90_stage(t - 1);
         // Both waits come before the fence: a spin loop between fence and wgmma makes ptxas
         // insert another fence. V_{t-1} was issued before K_t, so waiting for it first is free.
-        a90_bar_wait(b_kfull + 8 * ks, (uint32_t)(t / A90_STAGES) & 1);
-        a90_bar_wait(b_vfull + 8 * vs, (uint32_t)((t - 1) / A90_STAGES) & 1);
+        a90_bar_wait(b_kfull + 8 * ks, att90_full_parity(t));
+        a90_bar_wait(b_vfull + 8 * vs, att90_full_parity(t - 1));
         // O's rescale and P's packing must be done before the fence, not sunk below it
 #pragma unroll
         for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
@@ -440,7 +411,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
 #pragma unroll
         for (int i = 0; i < A90_BN / 2; i++) a90_pin(s[i]);
         a90_release(b_kempty + 8 * ks, lane);
-        a90_softmax(s, (int64_t)t * A90_BN, p.Skv, mask, all_masked, p.scale_log2, qd, m_run, l_run, alpha);
+        a90_softmax(s, (int64_t)t * A90_BN, p.Skv, mask, all_masked, p.scale_log2, lane, m_run, l_run, alpha);
         a90_wgmma_wait<0>(); // PV done: O and the P registers are free again
 #pragma unroll
         for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
@@ -448,13 +419,13 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
         for (int i = 0; i < A90_BN / 4; i++) a90_pin(pf[i]);
         a90_release(b_vempty + 8 * vs, lane);
 #pragma unroll
-        for (int i = 0; i < D / 2; i++) o[i] *= alpha[(i >> 1) & 1];
+        for (int i = 0; i < D / 2; i++) o[i] *= alpha[att90_acc_half(i)];
         a90_pack_p(s, pf);
     }
 
     {
-        const int vs = (n_tiles - 1) % A90_STAGES;
-        a90_bar_wait(b_vfull + 8 * vs, (uint32_t)((n_tiles - 1) / A90_STAGES) & 1);
+        const int vs = att90_stage(n_tiles - 1);
+        a90_bar_wait(b_vfull + 8 * vs, att90_full_parity(n_tiles - 1));
 #pragma unroll
         for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
 #pragma unroll
@@ -479,19 +450,18 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     const float inv_l[2] = {1.0f / l_run[0], 1.0f / l_run[1]};
     a90_named_sync(wg_bar, A90_WG_THREADS); // every warp's QK^T reads of these Q rows are done
 #pragma unroll
-    for (int j = 0; j < D / 8; j++)
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            const int row = A90_WG_ROWS * cw + 16 * warp + g + 8 * r, col = 8 * j + 2 * qd;
-            *reinterpret_cast<__nv_bfloat162 *>(gQ + a90_tile_off<C::Q_PANEL>(row, col)) =
-                __floats2bfloat162_rn(o[4 * j + 2 * r] * inv_l[r], o[4 * j + 2 * r + 1] * inv_l[r]);
-        }
+    for (int i = 0; i < D / 2; i += 2) { // registers i, i+1: adjacent columns of one row
+        const int row = A90_WG_ROWS * cw + att90_acc_row(warp, lane, i), col = att90_acc_col(lane, i);
+        const float il = inv_l[att90_acc_half(i)];
+        *reinterpret_cast<__nv_bfloat162 *>(gQ + att90_tile_off(row, col, C::Q_PANEL)) =
+            __floats2bfloat162_rn(o[i] * il, o[i + 1] * il);
+    }
     a90_named_sync(wg_bar, A90_WG_THREADS);
     for (int i = ctid; i < A90_WG_ROWS * (D / 8); i += A90_WG_THREADS) {
         const int row = A90_WG_ROWS * cw + i / (D / 8), c = (i % (D / 8)) * 8;
         const int64_t qi = q0 + row;
         if (qi >= p.Sq) continue;
-        const uint4 v = *reinterpret_cast<const uint4 *>(gQ + a90_tile_off<C::Q_PANEL>(row, c));
+        const uint4 v = *reinterpret_cast<const uint4 *>(gQ + att90_tile_off(row, c, C::Q_PANEL));
         *reinterpret_cast<uint4 *>(p.out + (b * p.Sq + qi) * ld + h * D + c) = v;
     }
 #endif

@@ -1,27 +1,64 @@
 #!/usr/bin/env bash
 # A GPU session in as few calls as possible (device time is scarce): build with CUDA for the local
-# GPU, run every test (the op harness compares each CUDA kernel with the CPU reference; the VAE,
-# DiT-block and NCCL tests run their device halves), then the benches, writing raw logs and JSON
-# lines into $1 (default bench/results/<device>-<date>). $2 picks a phase: all (default), tests
-# or bench (bench reuses build-dev from a tests call on the same warm machine), for when one call
-# would not fit the device tool's 10-minute limit. Every step has its own timeout.
-# The device tool returns at most 8 files: run it as
-#   bash bench/device_run.sh /tmp/res; tar czf "$OUT/res.tgz" -C /tmp res
+# GPU, run the device tests (the op harness compares each CUDA kernel with the CPU reference; the
+# VAE, DiT-block and NCCL tests run their device halves), then the benches, writing raw logs,
+# JSON lines and summary.txt (one line per step: name, rc, seconds) into $1 (default
+# bench/results/<device>-<date>).
+#
+# $2 picks a phase; each one fits one call of the device tool (10 minutes) on its own, because a
+# machine idle for 30 s is handed back and the next call starts bare (each phase builds first
+# when build-dev is missing):
+#   tests  build + device tests + the rest of ctest     (call 1)
+#   bench  build + benches + the cuDNN SDPA baseline    (call 2)
+#   build  build only;  all  tests then bench (only where one call may take ~20 minutes)
+# Run it as (the device tool returns few files, so one tarball):
+#   bash bench/device_run.sh /tmp/res tests; tar czf "$OUT/res.tgz" -C /tmp res
+# Every step has its own timeout, a failing step does not stop the later ones, and the whole run
+# stops starting steps at LTX2_DEVICE_DEADLINE_S seconds (default 540) so the tar after it still
+# runs inside the call's limit.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
+t0=$SECONDS
+deadline=${LTX2_DEVICE_DEADLINE_S:-540}
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | tr ' ' '_')
 out=${1:-bench/results/${dev:-nogpu}-$(date +%Y%m%d)}
 phase=${2:-all}
-case "$phase" in all|tests|bench) ;; *) echo "device_run.sh: phase must be all, tests or bench"; exit 2 ;; esac
-mkdir -p "$out"
-nvidia-smi > "$out/nvidia-smi.txt" 2>&1
+case "$phase" in all|tests|bench|build) ;; *) echo "device_run.sh: phase must be all, tests, bench or build"; exit 2 ;; esac
+mkdir -p "$out" || exit 2
+# the CUDA image's nvcc, if the shell's PATH lacks it (CMake needs it to enable CUDA)
+command -v nvcc > /dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && PATH=$PATH:/usr/local/cuda/bin; }
+{ nvidia-smi; nvcc --version; cmake --version; } > "$out/versions.txt" 2>&1
+echo "phase $phase, started $(date -u +%FT%TZ), deadline ${deadline}s" >> "$out/summary.txt"
 
-# cuDNN and NCCL may exist only as PyTorch's pip wheels (nvidia-cudnn-*, nvidia-nccl-*): they ship
-# versioned .so files only, which find_library does not match, so point CMake at them.
+# Seconds a step that leaves this many for what follows may still take (0: no time left).
+time_left() { local left=$((deadline - (SECONDS - t0))); echo $((left > 0 ? left : 0)); }
+
+# name timeout_s command...: runs with min(timeout, time left), log in $out/name.log; prints and
+# records rc and time, then the log's tail. rc 124/137 = timed out; "skipped" = no time left.
+run() {
+  local name=$1 limit=$2 left start rc; shift 2
+  left=$(time_left)
+  if [ "$left" -lt 5 ]; then
+    echo "$name skipped (deadline)" | tee -a "$out/summary.txt"
+    return 0
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  start=$SECONDS
+  timeout -k 10 "$limit" "$@" > "$out/$name.log" 2>&1
+  rc=$?
+  echo "$name rc=$rc ${limit}s-limit $((SECONDS - start))s" | tee -a "$out/summary.txt"
+  tail -n 25 "$out/$name.log"
+  return "$rc"
+}
+
+# cuDNN and NCCL may exist only as PyTorch's pip wheels (nvidia-cudnn-cu13, nvidia-nccl-cu13 put
+# nvidia/<lib>/{lib,include} under site-packages): they ship versioned .so files only, which
+# find_library does not match, so point CMake at them.
 wheel_lib() { # $1 = library file glob; prints the first match under site-packages/nvidia
   python3 - "$1" <<'PY' 2>/dev/null
 import glob, os, site, sys
-for root in site.getsitepackages():
+roots = list(site.getsitepackages()) + [p for p in sys.path if p.endswith("site-packages")]
+for root in roots:
     hits = sorted(glob.glob(os.path.join(root, "nvidia", "**", sys.argv[1]), recursive=True))
     if hits:
         print(hits[0])
@@ -29,51 +66,68 @@ for root in site.getsitepackages():
 PY
 }
 
-run() { # name timeout_s command...: runs with a timeout, log in $out/name.log, prints rc and the tail
-  local name=$1 limit=$2; shift 2
-  timeout "$limit" "$@" > "$out/$name.log" 2>&1
-  local rc=$?
-  echo "== $name rc=$rc"; tail -n 25 "$out/$name.log"
-}
-
-if [ "$phase" != bench ] || [ ! -x build-dev/ltx2 ]; then
-  extra=()
+configure_and_build() {
+  local extra=() cuda_inc pair name glob header lower so inc
+  cuda_inc=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")/include
   for pair in "NCCL:libnccl.so*:nccl.h" "CUDNN:libcudnn.so*:cudnn.h"; do
     IFS=: read -r name glob header <<<"$pair"
     lower=$(tr '[:upper:]' '[:lower:]' <<<"$name")
-    ldconfig -p 2>/dev/null | grep -q "lib$lower\.so" && continue # the system's copy wins
+    # the system's copy wins only where CMake can find it: an unversioned .so and the header
+    if ldconfig -p 2>/dev/null | grep -q "lib$lower\.so " &&
+       { [ -f "/usr/include/$header" ] || [ -f "$cuda_inc/$header" ]; }; then
+      echo "using the system $name"
+      continue
+    fi
     so=$(wheel_lib "$glob")
     inc=${so:+$(dirname "$(dirname "$so")")/include}
     if [ -n "$so" ] && [ -f "$inc/$header" ]; then
       extra+=("-D${name}_LIBRARY=$so" "-D${name}_INCLUDE_DIR=$inc")
       echo "using the $name wheel: $so"
+    else
+      echo "no $name found: built without it"
     fi
   done
-  cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${LTX2_CUDA_ARCH:-90a}" \
-    -DLTX2_FFMPEG=OFF -DLTX2_PNG=OFF "${extra[@]}" > "$out/configure.log" 2>&1 || { tail -n 30 "$out/configure.log"; exit 1; }
+  local gen=() keep_going=(-k)
+  if command -v ninja > /dev/null; then gen=(-G Ninja); keep_going=(-k 0); fi
+  run configure 120 cmake -S . -B build-dev "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES="${LTX2_CUDA_ARCH:-90a}" -DLTX2_CUDA=ON -DLTX2_FFMPEG=OFF -DLTX2_PNG=OFF \
+    "${extra[@]}" || return 1
   grep '\[ltx2\]' "$out/configure.log"
-  cmake --build build-dev -j"$(nproc)" > "$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
+  # keep going past a failing target: every test and bench that did build still runs below
+  run build 420 cmake --build build-dev -j"$(nproc)" -- "${keep_going[@]}" ||
+    echo "build incomplete: see $out/build.log (steps whose binary is missing report rc=127)" | tee -a "$out/summary.txt"
+}
+
+if [ ! -x build-dev/tests/test_ops ] || [ "$phase" = build ]; then
+  if ! configure_and_build; then
+    echo "configure failed: see $out/configure.log" | tee -a "$out/summary.txt"
+    exit 1
+  fi
 fi
 
-if [ "$phase" != bench ]; then
-  # The wgmma attention kernel has never run: keep it out of the ctest pass (a hang there would
-  # eat the call's whole time limit) and give it its own bounded run below.
-  LTX2_ATTN_IMPL=mma_sync run ctest 240 ctest --test-dir build-dev --output-on-failure -j4
-  run test_ops_cuda 120 ./build-dev/tests/test_ops -b cuda
-  run test_ops_fused 120 ./build-dev/tests/test_ops_fused
-  run test_dit_cuda 120 ./build-dev/tests/test_dit_cuda
-  run test_vae_cuda 120 ./build-dev/tests/test_vae_cuda
-  NCCL_DEBUG=WARN run test_comm_nccl 180 ./build-dev/tests/test_comm_nccl
+if [ "$phase" = tests ] || [ "$phase" = all ]; then
+  # Device halves first (the point of the call); the wgmma attention kernel has never run, so it
+  # is kept out of these (a hang there would eat the call) and gets its own bounded run last.
+  LTX2_ATTN_IMPL=mma_sync run test_ops_cuda 120 ./build-dev/tests/test_ops -b cuda
+  run test_ops_fused 90 ./build-dev/tests/test_ops_fused
+  run test_dit_cuda 90 ./build-dev/tests/test_dit_cuda
+  run test_vae_cuda 90 ./build-dev/tests/test_vae_cuda
+  NCCL_DEBUG=WARN run test_comm_nccl 60 ./build-dev/tests/test_comm_nccl
+  # everything else (CPU tests, layout tests, fuzz replays) once more on this machine
+  LTX2_ATTN_IMPL=mma_sync run ctest 150 ctest --test-dir build-dev --output-on-failure -j8 \
+    -E '^(test_ops|test_ops_fused|test_dit_cuda|test_vae_cuda|test_comm_nccl)$'
   # a hang here means a barrier / TMA byte-count bug in attention_sm90.cu
-  LTX2_ATTN_IMPL=wgmma run test_ops_wgmma 300 ./build-dev/tests/test_ops -o attention -b cuda -v
+  LTX2_ATTN_IMPL=wgmma run test_ops_wgmma 90 ./build-dev/tests/test_ops -o attention -b cuda -v
 fi
 
-if [ "$phase" != tests ]; then
+if [ "$phase" = bench ] || [ "$phase" = all ]; then
   for b in gemm ops attention conv3d fused; do
-    run "bench_$b" 150 "./build-dev/bench/bench_$b" --json "$out/bench_$b.jsonl"
+    run "bench_$b" 100 "./build-dev/bench/bench_$b" --json "$out/bench_$b.jsonl"
   done
   # cuDNN SDPA baseline through PyTorch (cuDNN's fused attention has no C API we wrap), paired
   # with bench_attention's rows by shape name; also the PNG plot the issue asks for.
-  run attention_vs_cudnn 300 python3 bench/sdpa_cudnn_torch.py --ours "$out/bench_attention.jsonl" \
+  run attention_vs_cudnn 120 python3 bench/sdpa_cudnn_torch.py --ours "$out/bench_attention.jsonl" \
     --json "$out/attention_vs_cudnn.jsonl" --plot "$out/attention_vs_cudnn.png"
 fi
+echo "done after $((SECONDS - t0))s" | tee -a "$out/summary.txt"
+exit 0

@@ -1,55 +1,22 @@
 // fp8 e4m3fn <-> f32 / bf16 with a per-tensor scale: decode then multiply (dequantise), or
-// multiply then encode (quantise) with torch's saturating cast (src/core/dtype.c: round to nearest
-// even, |x| past 448 and +-inf clamp to +-448, NaN keeps its sign as 0x7F|sign). The encoder is
-// integer arithmetic written out here so it is bit-identical to the CPU cast on every GPU (sm_80
-// has no fp8 convert instruction). 16 elements per thread-iteration: one 16-byte fp8 access.
+// multiply by 1/scale then encode (quantise) with torch's saturating cast (src/core/dtype.c: round
+// to nearest even, |x| past 448 and +-inf clamp to +-448, NaN keeps its sign as 0x7F|sign), as the
+// CPU backend's fp8 op does. The encoder is integer arithmetic (kernels/fp8_layout.h, checked by
+// tests/test_layout_fp8.c) so it is bit-identical to the CPU cast on every GPU (sm_80 has no fp8
+// convert instruction). 16 elements per thread-iteration: one 16-byte fp8 access.
 #include "common.cuh"
+#include "fp8_layout.h"
 
 // Elements per vector iteration: 16 fp8 bytes.
 #define LTX2_FP8_V 16
-// e4m3fn constants: largest finite (448) as f32 bits, its code, the NaN code, the f32 exponent
-// of the smallest normal (2^-6: 127 - 6) and the subnormal step 2^-9 as a multiplier.
-#define LTX2_E4M3_MAX_F32_BITS 0x43E00000u
-#define LTX2_E4M3_MAX_CODE 0x7Eu
-#define LTX2_E4M3_NAN_CODE 0x7Fu
-#define LTX2_E4M3_MIN_NORMAL_E32 121u
-#define LTX2_E4M3_SUBNORMAL_INV_STEP 512.0f
-
-__device__ __forceinline__ uint32_t ltx2_f32_to_e4m3(float f) {
-    uint32_t u = __float_as_uint(f);
-    uint32_t sign = (u >> 24) & 0x80u;
-    uint32_t a = u & 0x7FFFFFFFu;
-    if (a > 0x7F800000u) return sign | LTX2_E4M3_NAN_CODE;
-    // Anything >= 448 rounds to 448 or to the NaN pattern, which saturates to 448; inf too.
-    if (a >= LTX2_E4M3_MAX_F32_BITS) return sign | LTX2_E4M3_MAX_CODE;
-    if ((a >> 23) >= LTX2_E4M3_MIN_NORMAL_E32) {
-        // Keep 3 mantissa bits, round to nearest even on the 20 dropped ones; a carry moves
-        // into the exponent, which is the correct result. Rebias 127 -> 7.
-        uint32_t r = (a + 0x7FFFFu + ((a >> 20) & 1u)) >> 20;
-        return sign | (r - (120u << 3));
-    }
-    // Subnormal range: value / 2^-9 rounded half-even is the code itself (8 = smallest normal).
-    int n = __float2int_rn(__uint_as_float(a) * LTX2_E4M3_SUBNORMAL_INV_STEP);
-    return sign | (uint32_t)n;
-}
-
-__device__ __forceinline__ float ltx2_e4m3_to_f32(uint32_t c) {
-    uint32_t sign = (c & 0x80u) << 24;
-    uint32_t e = (c >> 3) & 0xFu, m = c & 7u;
-    if (e == 0xFu && m == 7u) return __uint_as_float(sign | 0x7FC00000u);
-    if (e == 0) {
-        float v = (float)m * (1.0f / LTX2_E4M3_SUBNORMAL_INV_STEP);  // exact: m < 8
-        return sign ? -v : v;
-    }
-    return __uint_as_float(sign | ((e + 120u) << 23) | (m << 20));
-}
 
 template <typename T, int V>
 __global__ void __launch_bounds__(LTX2_K_THREADS)
 ltx2_fp8_dequant_kernel(const uint8_t *__restrict__ src, T *dst, int64_t n_vec, float scale) {
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_vec; i += stride) {
-        uint8_t b[V];
+        // 16-byte aligned: written as one uint4 below (a byte array is only 1-byte aligned)
+        __align__(16) uint8_t b[V];
         if constexpr (V == LTX2_FP8_V) {
             *reinterpret_cast<uint4 *>(b) = *reinterpret_cast<const uint4 *>(src + i * V);
         } else {
@@ -81,7 +48,7 @@ ltx2_fp8_quant_kernel(const T *__restrict__ src, uint8_t *dst, int64_t n_vec, fl
         } else {
             ltx2_load<1>(src + i, v);
         }
-        uint8_t b[V];
+        __align__(16) uint8_t b[V]; // read as one uint4 below
 #pragma unroll
         for (int j = 0; j < V; j++) b[j] = (uint8_t)ltx2_f32_to_e4m3(v[j] * inv_scale);
         if constexpr (V == LTX2_FP8_V) {

@@ -34,6 +34,7 @@ void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cuda_gemm_layout.h"
 #include "cpu/broadcast.h"
 #include "ltx2_kernels.h"
 
@@ -85,13 +86,15 @@ typedef struct gemm_plan {
     int64_t M, N, K;
     ltx2_b_layout layout;
     bool has_bias;
-    unsigned align;
+    unsigned align;        /* of x, w, y (and the residual) */
+    unsigned bias_align;   /* of the bias pointer the heuristic saw (0 without a bias) */
     bool gelu;             /* GELU (tanh) epilogue */
     cudaDataType_t dt_out; /* C / D type: dt, or bf16 for fp8 inputs */
     /* value */
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t algo;
+    bool a_is_w; /* cuBLASLt's A is w (B is x); see cuda_gemm_layout.h */
 } gemm_plan;
 
 typedef struct cuda_impl {
@@ -171,10 +174,9 @@ static ltx2_status cuda_sync(const ltx2_backend *be, ltx2_context *ctx) {
 }
 
 /* ---- GEMM (cuBLASLt) ----
- * Row-major y[M,N] = x[M,K] op(w) is, in cuBLASLt's column-major terms, y^T[N,M] = op(w)^T x^T:
- * A = w (column-major [K,N] for a row-major [N,K] weight, so transa = T; a row-major [K,N]
- * matrix is column-major [N,K], transa = N), B = x (column-major [K,M], transb = N), D = y
- * (column-major [N,M]). The bias epilogue adds a vector along D's rows, i.e. along our N. */
+ * Row-major y[M,N] = x[M,K] op(w) is, in cuBLASLt's column-major terms, y^T[N,M] = op(w)^T x^T
+ * (A = w, B = x, D = y); cuda_gemm_layout.h derives every transpose and layout and is tested by
+ * tests/test_layout_gemm.c. The bias epilogue adds a vector along D's rows, i.e. along our N. */
 
 static void gemm_plan_release(gemm_plan *p) {
     if (p->lc) cublasLtMatrixLayoutDestroy(p->lc);
@@ -190,11 +192,21 @@ static unsigned ptr_align(const void *p) {
     return a;
 }
 
+static const char *gemm_dt_name(cudaDataType_t dt) {
+    return dt == CUDA_R_16BF ? "bf16" : dt == CUDA_R_8F_E4M3 ? "fp8 e4m3" : "f32";
+}
+
+/* bias: the bias pointer of the call the plan is built for (NULL: no bias epilogue). cuBLASLt's
+ * heuristic "depend[s] on its value to determine expected pointer alignment" (cublasLt.h,
+ * CUBLASLT_MATMUL_DESC_BIAS_POINTER), so it is set before the query and its alignment is part of
+ * the plan's key. */
 static ltx2_status gemm_plan_build_ex(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, cudaDataType_t dt_out,
-                                      int64_t M, int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias,
+                                      int64_t M, int64_t N, int64_t K, ltx2_b_layout layout, const void *bias,
                                       bool gelu, unsigned align, gemm_plan *p) {
     ltx2_status st = LTX2_OK;
     cublasLtMatmulPreference_t pref = NULL;
+    const bool has_bias = bias != NULL;
+    const ltx2_lt_gemm g = ltx2_lt_gemm_rowmajor(M, N, K, layout);
     memset(p, 0, sizeof(*p));
     p->gelu = gelu;
     p->dt_out = dt_out;
@@ -205,9 +217,11 @@ static ltx2_status gemm_plan_build_ex(cuda_impl *ci, ltx2_context *ctx, cudaData
     p->layout = layout;
     p->has_bias = has_bias;
     p->align = align;
+    p->bias_align = has_bias ? ptr_align(bias) : 0;
+    p->a_is_w = g.a_is_w;
     /* Pure fp32 accumulation for both dtypes (no TF32), so f32 matches the CPU reference. */
     CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t ta = layout == LTX2_B_NK ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
+    cublasOperation_t ta = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
     CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
     if (has_bias || gelu) {
@@ -217,15 +231,15 @@ static ltx2_status gemm_plan_build_ex(cuda_impl *ci, ltx2_context *ctx, cudaData
                                       : CUBLASLT_EPILOGUE_BIAS;
         CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
     }
-    if (has_bias)
+    if (has_bias) {
         CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &dt_out,
                                                                 sizeof(dt_out)));
-    if (layout == LTX2_B_NK)
-        CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->la, dt, (uint64_t)K, (uint64_t)N, K));
-    else
-        CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->la, dt, (uint64_t)N, (uint64_t)K, N));
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->lb, dt, (uint64_t)K, (uint64_t)M, K));
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->lc, dt_out, (uint64_t)N, (uint64_t)M, N));
+        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                                sizeof(bias)));
+    }
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->la, dt, g.a.rows, g.a.cols, g.a.ld));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->lb, dt, g.b.rows, g.b.cols, g.b.ld));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->lc, dt_out, g.c.rows, g.c.cols, g.c.ld));
 
     CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceCreate(&pref));
     uint64_t ws = CUDA_GEMM_WORKSPACE_BYTES;
@@ -239,13 +253,19 @@ static ltx2_status gemm_plan_build_ex(cuda_impl *ci, ltx2_context *ctx, cudaData
     cublasLtMatmulHeuristicResult_t heur;
     int n_found = 0;
     memset(&heur, 0, sizeof(heur));
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulAlgoGetHeuristic(ci->lt, p->op, p->la, p->lb, p->lc, p->lc, pref, 1, &heur, &n_found));
-    if (n_found < 1) {
+    /* No algorithm comes back as CUBLAS_STATUS_NOT_SUPPORTED or as a count of 0 (or a failed
+     * result state); all three are "this shape / alignment is not supported", not a device fault. */
+    cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(ci->lt, p->op, p->la, p->lb, p->lc, p->lc, pref, 1, &heur,
+                                                       &n_found);
+    if (hs != CUBLAS_STATUS_SUCCESS && hs != CUBLAS_STATUS_NOT_SUPPORTED)
+        CUBLAS_TRY(ctx, ci->dev, hs);
+    if (hs == CUBLAS_STATUS_NOT_SUPPORTED || n_found < 1 || heur.state != CUBLAS_STATUS_SUCCESS) {
         st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                        "cuBLASLt has no algorithm for gemm M=%lld N=%lld K=%lld (%s, align %u) on device %d",
-                        (long long)M, (long long)N, (long long)K,
-                        dt == CUDA_R_16BF ? "bf16" : dt == CUDA_R_8F_E4M3 ? "fp8 e4m3" : "f32",
-                        align, ci->dev);
+                        "cuBLASLt has no algorithm for gemm M=%lld N=%lld K=%lld (%s, weight %s, align %u, bias "
+                        "align %u%s) on device %d: %s",
+                        (long long)M, (long long)N, (long long)K, gemm_dt_name(dt),
+                        layout == LTX2_B_NK ? "[N,K]" : "[K,N]", align, p->bias_align, gelu ? ", GELU" : "",
+                        ci->dev, cublasLtGetStatusString(hs != CUBLAS_STATUS_SUCCESS ? hs : heur.state));
         goto done;
     }
     p->algo = heur.algo;
@@ -256,19 +276,21 @@ done:
     return st;
 }
 
-static ltx2_status gemm_plan_build(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, int64_t M,
-                                   int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias,
-                                   unsigned align, gemm_plan *p) {
-    return gemm_plan_build_ex(ci, ctx, dt, dt, M, N, K, layout, has_bias, false, align, p);
-}
-
+/* The cached plan for this call, built on a miss; sets the call's bias pointer on it. */
 static ltx2_status gemm_plan_get_ex(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, cudaDataType_t dt_out,
-                                    int64_t M, int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias, bool gelu,
+                                    int64_t M, int64_t N, int64_t K, ltx2_b_layout layout, const void *bias, bool gelu,
                                     unsigned align, gemm_plan **out) {
+    ltx2_status st = LTX2_OK;
+    const bool has_bias = bias != NULL;
+    const unsigned bias_align = has_bias ? ptr_align(bias) : 0;
     for (int i = 0; i < CUDA_GEMM_PLAN_CACHE; i++) {
         gemm_plan *p = &ci->plans[i];
         if (p->valid && p->dt == dt && p->dt_out == dt_out && p->M == M && p->N == N && p->K == K &&
-            p->layout == layout && p->has_bias == has_bias && p->gelu == gelu && p->align == align) {
+            p->layout == layout && p->has_bias == has_bias && p->gelu == gelu && p->align == align &&
+            p->bias_align == bias_align) {
+            if (has_bias)
+                CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                                        sizeof(bias)));
             *out = p;
             return LTX2_OK;
         }
@@ -276,16 +298,15 @@ static ltx2_status gemm_plan_get_ex(cuda_impl *ci, ltx2_context *ctx, cudaDataTy
     gemm_plan *slot = &ci->plans[ci->next_plan];
     ci->next_plan = (ci->next_plan + 1) % CUDA_GEMM_PLAN_CACHE;
     if (slot->valid) gemm_plan_release(slot);
-    LTX2_TRY(gemm_plan_build_ex(ci, ctx, dt, dt_out, M, N, K, layout, has_bias, gelu, align, slot));
+    LTX2_TRY(gemm_plan_build_ex(ci, ctx, dt, dt_out, M, N, K, layout, bias, gelu, align, slot));
     *out = slot;
-    return LTX2_OK;
+done:
+    return st;
 }
 
-static ltx2_status gemm_plan_get(cuda_impl *ci, ltx2_context *ctx, cudaDataType_t dt, int64_t M,
-                                 int64_t N, int64_t K, ltx2_b_layout layout, bool has_bias,
-                                 unsigned align, gemm_plan **out) {
-    return gemm_plan_get_ex(ci, ctx, dt, dt, M, N, K, layout, has_bias, false, align, out);
-}
+/* The A and B pointers of cublasLtMatmul for x and w (see cuda_gemm_layout.h). */
+static const void *gemm_a(const gemm_plan *p, const void *x, const void *w) { return p->a_is_w ? w : x; }
+static const void *gemm_b(const gemm_plan *p, const void *x, const void *w) { return p->a_is_w ? x : w; }
 
 static ltx2_status cuda_gemm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                              const ltx2_tensor *w, ltx2_b_layout w_layout, const ltx2_tensor *bias,
@@ -308,14 +329,11 @@ static ltx2_status cuda_gemm(const ltx2_backend *be, ltx2_context *ctx, const lt
     if (a3 < align) align = a3;
     CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
     gemm_plan *p = NULL;
-    LTX2_TRY(gemm_plan_get(ci, ctx, dt, M, N, K, w_layout, bias != NULL, align, &p));
-    if (bias) {
-        const void *bp = bias->data;
-        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof(bp)));
-    }
+    LTX2_TRY(gemm_plan_get_ex(ci, ctx, dt, dt, M, N, K, w_layout, bias ? bias->data : NULL, false, align, &p));
     const float alpha = 1.0f, beta = 0.0f;
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, p->op, &alpha, w->data, p->la, x->data, p->lb, &beta, y->data, p->lc,
-                                            y->data, p->lc, &p->algo, ci->workspace, CUDA_GEMM_WORKSPACE_BYTES, ci->stream));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, p->op, &alpha, gemm_a(p, x->data, w->data), p->la,
+                                            gemm_b(p, x->data, w->data), p->lb, &beta, y->data, p->lc, y->data, p->lc,
+                                            &p->algo, ci->workspace, CUDA_GEMM_WORKSPACE_BYTES, ci->stream));
 done:
     return st;
 }
@@ -334,13 +352,17 @@ ltx2_status ltx2_backend_cuda_gemm_baseline(const ltx2_backend *be, ltx2_context
     ltx2_status st = LTX2_OK;
     gemm_plan plan;
     memset(&plan, 0, sizeof(plan));
+    unsigned align = ptr_align(x), a2 = ptr_align(w), a3 = ptr_align(y);
+    if (a2 < align) align = a2;
+    if (a3 < align) align = a3;
+    const cudaDataType_t cdt = dt == LTX2_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    LTX2_TRY(gemm_plan_build(ci, ctx, dt == LTX2_BF16 ? CUDA_R_16BF : CUDA_R_32F, M, N, K, LTX2_B_NK, false,
-                             CUDA_GEMM_MAX_ALIGN, &plan));
+    LTX2_TRY(gemm_plan_build_ex(ci, ctx, cdt, cdt, M, N, K, LTX2_B_NK, NULL, false, align, &plan));
     const float alpha = 1.0f, beta = 0.0f;
     for (int i = 0; i < iters; i++)
-        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, plan.op, &alpha, w, plan.la, x, plan.lb, &beta, y, plan.lc, y,
-                                                plan.lc, &plan.algo, ci->workspace, CUDA_GEMM_WORKSPACE_BYTES, ci->stream));
+        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, plan.op, &alpha, gemm_a(&plan, x, w), plan.la,
+                                                gemm_b(&plan, x, w), plan.lb, &beta, y, plan.lc, y, plan.lc, &plan.algo,
+                                                ci->workspace, CUDA_GEMM_WORKSPACE_BYTES, ci->stream));
 done:
     gemm_plan_release(&plan);
     return st;
@@ -592,18 +614,30 @@ static ltx2_status cuda_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const
         unsigned a4 = ptr_align(a->residual->data);
         if (a4 < align) align = a4;
     }
+    if (fp8) {
+        /* cuBLAS's FP8 requirements (cublasLtMatmul): "TN" operands and 16-byte aligned pointers
+         * and leading dimensions; checked here so the error names the rule, not just "no algorithm" */
+        const ltx2_lt_gemm g = ltx2_lt_gemm_rowmajor(M, N, K, a->w_layout);
+        const int out_bytes = 2; /* bf16 C / D */
+        if (!ltx2_lt_gemm_fp8_ok(&g, 1, 1, out_bytes) || align < LTX2_LT_FP8_ALIGN_BYTES)
+            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                              "cuda fp8 gemm M=%lld N=%lld K=%lld (weight %s, pointer align %u): cuBLASLt fp8 needs "
+                              "w as [N, K], K a multiple of %d, N a multiple of %d and %d-byte aligned pointers",
+                              (long long)M, (long long)N, (long long)K, a->w_layout == LTX2_B_NK ? "[N,K]" : "[K,N]",
+                              align, LTX2_LT_FP8_ALIGN_BYTES, LTX2_LT_FP8_ALIGN_BYTES / out_bytes,
+                              LTX2_LT_FP8_ALIGN_BYTES);
+    }
     CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
     gemm_plan *p = NULL;
-    LTX2_TRY(gemm_plan_get_ex(ci, ctx, dt, dt_out, M, N, K, a->w_layout, a->bias != NULL, a->gelu, align, &p));
-    if (a->bias) {
-        const void *bp = a->bias->data;
-        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof(bp)));
-    }
+    LTX2_TRY(gemm_plan_get_ex(ci, ctx, dt, dt_out, M, N, K, a->w_layout, a->bias ? a->bias->data : NULL, a->gelu, align,
+                              &p));
     const float alpha = fp8 ? a->x_scale * a->w_scale : 1.0f, beta = a->residual ? 1.0f : 0.0f;
+    /* C == D (in place, same descriptor) or a separate C with D's layout and type: both are
+     * cublasLtMatmul's supported forms. */
     const void *c = a->residual ? a->residual->data : y->data;
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, p->op, &alpha, w->data, p->la, x->data, p->lb, &beta, c, p->lc,
-                                            y->data, p->lc, &p->algo, ci->workspace, CUDA_GEMM_WORKSPACE_BYTES,
-                                            ci->stream));
+    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, p->op, &alpha, gemm_a(p, x->data, w->data), p->la,
+                                            gemm_b(p, x->data, w->data), p->lb, &beta, c, p->lc, y->data, p->lc,
+                                            &p->algo, ci->workspace, CUDA_GEMM_WORKSPACE_BYTES, ci->stream));
 done:
     return st;
 }

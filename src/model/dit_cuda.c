@@ -474,7 +474,9 @@ ltx2_status ltx2_dit_block_device(ltx2_context *ctx, const ltx2_backend *be, con
     d->be = be;
     d->cfg = &w->cfg;
     ltx2_status st = block_run(d, w, i, perturb, v, a, skips);
-    if (st != LTX2_OK) be->sync(be, ctx); /* let queued work finish before its buffers go */
+    /* let queued work finish before its buffers go; NULL context: a failing sync (the same sticky
+     * device error) must not overwrite the message that says which op failed */
+    if (st != LTX2_OK) be->sync(be, NULL);
     for (int k = 0; k < d->nbufs; k++) be->free(be, d->bufs[k]);
     free(d);
     free(skips);

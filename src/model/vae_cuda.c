@@ -229,9 +229,10 @@ static ltx2_status flush(vrun *r) {
     return LTX2_OK;
 }
 
-/* Frees everything; after a failure, lets queued work finish first. */
+/* Frees everything; after a failure, lets queued work finish first (NULL context: a failing
+ * sync, the same sticky device error, must not overwrite the message naming the failed stage). */
 static void run_end(vrun *r, ltx2_status st) {
-    if (st != LTX2_OK) r->be->sync(r->be, r->ctx);
+    if (st != LTX2_OK) r->be->sync(r->be, NULL);
     for (int k = 0; k < r->nbufs; k++) r->be->free(r->be, r->bufs[k]);
     r->nbufs = 0;
 }

@@ -12,6 +12,7 @@
 #include "attention.cuh"
 #include "common.cuh"
 #include "mma.cuh"
+#include "mma_layout.h"
 #include "rope.cuh"
 
 // 4 warps x 16 query rows: each warp owns one m16 row block, so the softmax row statistics stay
@@ -24,8 +25,8 @@
 #define ATT_BN 64
 // Row padding of the shared tiles in bf16 elements (16 bytes): rows of d + 8 elements start 4
 // banks apart (d = 64: 144 B = 36 words; d = 128: 272 B = 68 words), so the 8 row addresses of
-// an ldmatrix phase (and the 16-byte cp.async stores) hit 8 distinct 4-bank groups.
-#define ATT_PAD 8
+// an ldmatrix phase hit 8 distinct 4-bank groups (checked in tests/test_layout_mma.c).
+#define ATT_PAD LTX2_MMA_SMEM_PAD
 // Pre-pass: one warp per token row; 8 warps per block.
 #define ATT_PREP_WARPS 8
 // Workspace sub-buffers start on this boundary (cp.async needs 16; 256 matches cudaMalloc).
@@ -51,7 +52,7 @@ __device__ __forceinline__ void att_load_tile(bf16 *s, const bf16 *gbase, int64_
         const int r = i / CHUNKS, c = (i % CHUNKS) * 8;
         const int64_t gr = row0 + r;
         const bool ok = gr < n_rows;
-        ltx2_cp_async16(s + r * LD + c, ok ? gbase + gr * ld + c : gbase, ok);
+        ltx2_cp_async16(s + ltx2_mma_smem_off(r, c, LD), ok ? gbase + gr * ld + c : gbase, ok);
     }
 }
 
@@ -63,7 +64,7 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
     bf16 *Ks = Qs + ATT_BM * LD; // [2][ATT_BN][LD]
     bf16 *Vs = Ks + 2 * ATT_BN * LD;
 
-    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, qd = lane & 3;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int64_t h = blockIdx.y, b = blockIdx.z, q0 = (int64_t)blockIdx.x * ATT_BM;
     const int64_t ld = p.H * D; // token stride
     const bf16 *qg = p.q + b * p.Sq * ld + h * D;
@@ -110,12 +111,14 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
     uint32_t qf[KT][4];
 #pragma unroll
     for (int kk = 0; kk < KT; kk++)
-        ltx2_ldmatrix_x4(qf[kk], Qs + (warp * 16 + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8);
+        ltx2_ldmatrix_x4(qf[kk], Qs + ltx2_mma_smem_off(warp * 16 + ltx2_mma_lm_a_row(lane),
+                                                        kk * 16 + ltx2_mma_lm_a_col(lane), LD));
 
     float o[D / 8][4];
 #pragma unroll
     for (int j = 0; j < D / 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
-    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}; // rows g and g + 8
+    // row halves r = 0, 1: accumulator elements 2r, 2r + 1, row ltx2_mma_c_row(lane, 2r)
+    float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
 
     const int64_t n_tiles = (p.Skv + ATT_BN - 1) / ATT_BN;
     for (int64_t t = 0; t < n_tiles; t++) {
@@ -139,10 +142,12 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
 #pragma unroll
             for (int np = 0; np < NT / 2; np++) {
                 uint32_t bfr[4];
-                ltx2_ldmatrix_x4(bfr, Kt + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 +
-                                          ((lane >> 3) & 1) * 8);
-                ltx2_mma_bf16(s[2 * np], qf[kk], bfr[0], bfr[1]);
-                ltx2_mma_bf16(s[2 * np + 1], qf[kk], bfr[2], bfr[3]);
+                ltx2_ldmatrix_x4(bfr, Kt + ltx2_mma_smem_off(np * 16 + ltx2_mma_lm_b_nk_row(lane),
+                                                             kk * 16 + ltx2_mma_lm_b_nk_col(lane), LD));
+#pragma unroll
+                for (int nt = 0; nt < 2; nt++)
+                    ltx2_mma_bf16(s[2 * np + nt], qf[kk], bfr[ltx2_mma_lm_b_reg(nt, 0)],
+                                  bfr[ltx2_mma_lm_b_reg(nt, 1)]);
             }
         }
 
@@ -151,21 +156,21 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
         for (int j = 0; j < NT; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int64_t key = t * ATT_BN + j * 8 + qd * 2 + (e & 1);
+                const int64_t key = t * ATT_BN + j * 8 + ltx2_mma_c_col(lane, e);
                 bool keep = key < p.Skv;
                 if (keep && mask && !all_masked) keep = mask[key] != 0;
                 s[j][e] = !keep ? -INFINITY : (all_masked ? 0.0f : s[j][e] * p.scale_log2);
             }
 
-        // Online softmax, per row half r (r = 0: elements 0,1 of row g; r = 1: 2,3 of row g+8).
-        // A row lives in the 4 lanes of a quad, so max/sum reduce with xor-shuffles 1 and 2.
+        // Online softmax, per row half r (elements 2r, 2r+1). A row lives in the 4 lanes of a
+        // quad, so max/sum reduce with the two xor-shuffles LTX2_MMA_ROW_XOR_1/2.
 #pragma unroll
         for (int r = 0; r < 2; r++) {
             float mx = -INFINITY;
 #pragma unroll
             for (int j = 0; j < NT; j++) mx = fmaxf(mx, fmaxf(s[j][2 * r], s[j][2 * r + 1]));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, LTX2_MMA_ROW_XOR_1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, LTX2_MMA_ROW_XOR_2));
             const float m_new = fmaxf(m_run[r], mx);
             // A row with no live key yet keeps m = -inf; subtract 0 then so exp2(-inf) = 0, not NaN.
             const float base = m_new == -INFINITY ? 0.0f : m_new;
@@ -187,22 +192,25 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
         }
 
         // O += P V. The S accumulators of n-tiles 2kk, 2kk+1 are exactly the A fragment of keys
-        // 16kk..16kk+15 (C rows/cols g, 2q match A's a0..a3); V tile [key][d] is the B operand's
-        // [k][n] form, loaded with .trans.
+        // 16kk..16kk+15 (ltx2_mma_a_from_c_*); V tile [key][d] is the B operand's [k][n] form,
+        // loaded with .trans.
 #pragma unroll
         for (int kk = 0; kk < ATT_BN / 16; kk++) {
             uint32_t pa[4];
-            pa[0] = ltx2_pack_bf16(s[2 * kk][0], s[2 * kk][1]);
-            pa[1] = ltx2_pack_bf16(s[2 * kk][2], s[2 * kk][3]);
-            pa[2] = ltx2_pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-            pa[3] = ltx2_pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const float *c = s[2 * kk + ltx2_mma_a_from_c_tile(r)] + ltx2_mma_a_from_c_elem(r);
+                pa[r] = ltx2_pack_bf16(c[0], c[1]);
+            }
 #pragma unroll
             for (int dp = 0; dp < D / 16; dp++) {
                 uint32_t bfr[4];
-                ltx2_ldmatrix_x4_trans(bfr, Vt + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + dp * 16 +
-                                                (lane >> 4) * 8);
-                ltx2_mma_bf16(o[2 * dp], pa, bfr[0], bfr[1]);
-                ltx2_mma_bf16(o[2 * dp + 1], pa, bfr[2], bfr[3]);
+                ltx2_ldmatrix_x4_trans(bfr, Vt + ltx2_mma_smem_off(kk * 16 + ltx2_mma_lm_b_kn_row(lane),
+                                                                   dp * 16 + ltx2_mma_lm_b_kn_col(lane), LD));
+#pragma unroll
+                for (int nt = 0; nt < 2; nt++)
+                    ltx2_mma_bf16(o[2 * dp + nt], pa, bfr[ltx2_mma_lm_b_reg(nt, 0)],
+                                  bfr[ltx2_mma_lm_b_reg(nt, 1)]);
             }
         }
         __syncthreads(); // everyone is done with this stage before it is refilled
@@ -210,19 +218,19 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
 
 #pragma unroll
     for (int r = 0; r < 2; r++) {
-        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
-        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
+        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], LTX2_MMA_ROW_XOR_1);
+        l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], LTX2_MMA_ROW_XOR_2);
     }
 #pragma unroll
     for (int r = 0; r < 2; r++) {
-        const int64_t qi = q0 + warp * 16 + g + r * 8;
+        const int64_t qi = q0 + warp * 16 + ltx2_mma_c_row(lane, 2 * r);
         if (qi >= p.Sq) continue;
         // every row has a live key (Skv >= 1, all-masked rows are uniform), so l > 0
         const float inv_l = 1.0f / l_run[r];
         bf16 *orow = p.out + (b * p.Sq + qi) * ld + h * D;
 #pragma unroll
         for (int j = 0; j < D / 8; j++)
-            *reinterpret_cast<__nv_bfloat162 *>(orow + j * 8 + qd * 2) =
+            *reinterpret_cast<__nv_bfloat162 *>(orow + j * 8 + ltx2_mma_c_col(lane, 2 * r)) =
                 __floats2bfloat162_rn(o[j][2 * r] * inv_l, o[j][2 * r + 1] * inv_l);
     }
 }
@@ -296,7 +304,9 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
     if (!ltx2_k_aligned16(a->q) || !ltx2_k_aligned16(a->k) || !ltx2_k_aligned16(a->v) || !ltx2_k_aligned16(a->out))
         LTX2_K_BAD_ARG();
     if (!a->q_norm != !a->k_norm) LTX2_K_BAD_ARG();
+    if (a->rope < LTX2_KROPE_NONE || a->rope > LTX2_KROPE_INTERLEAVED) LTX2_K_BAD_ARG();
     if (a->rope != LTX2_KROPE_NONE && (!a->q_cos || !a->q_sin || !a->k_cos || !a->k_sin)) LTX2_K_BAD_ARG();
+    if ((a->Sq + ATT_BM - 1) / ATT_BM > INT32_MAX) LTX2_K_BAD_ARG(); // gridDim.x limit
     if (a->impl < LTX2_KATTN_AUTO || a->impl > LTX2_KATTN_WGMMA) LTX2_K_BAD_ARG();
     if (a->B * a->Sq == 0) return 0;
     cudaStream_t st = (cudaStream_t)stream;

@@ -6,6 +6,7 @@
 #ifndef LTX2_KERNELS_H
 #define LTX2_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -85,7 +86,8 @@ int ltx2_k_attention_wgmma_available(void);
 /* Implicit-GEMM conv3d, bf16 NDHWC in/out, fp32 accumulation: y[n, to, ho, wo, co] = bias[co] +
  * sum x[n, t, h, w, ci] * w[((a*kh + b)*kw + e)*c_in + ci][co], then SiLU when silu. Time index
  * to*st + a - t_front is clamped into [0, T) (edge frames replicated); spatial padding kh/2, kw/2
- * is zeros or reflect. c_in and c_out multiples of 8, 16-byte aligned x, w, y. */
+ * is zeros or reflect (kh, kw odd; reflect needs kh/2 < h and kw/2 < w). c_in and c_out
+ * multiples of 8, 16-byte aligned x, w, y. */
 typedef struct ltx2_k_conv3d_args {
     const void *x, *w, *bias; /* bias may be NULL */
     void *y;

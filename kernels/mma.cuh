@@ -1,22 +1,25 @@
 // Tensor-core building blocks for the sm_80+ portable path (attention, conv3d): cp.async
 // 16-byte copies with zero fill, ldmatrix and mma.sync.m16n8k16 bf16 -> fp32. Fragment layouts
-// are from the PTX ISA ("Matrix Fragments for mma.m16n8k16", ".bf16"); with g = lane / 4 and
-// q = lane % 4 (groupID / threadID_in_group):
-//   A (16x16, row-major), 4 x .b32 regs of 2 bf16:  a0: (row g,   k 2q..2q+1)
-//                                                  a1: (row g+8, k 2q..2q+1)
-//                                                  a2: (row g,   k 2q+8..2q+9)
-//                                                  a3: (row g+8, k 2q+8..2q+9)
-//   B (16x8, "col"), 2 regs:                        b0: (k 2q..2q+1,   col g)
-//                                                  b1: (k 2q+8..2q+9, col g)
-//   C/D (16x8 fp32), 4 floats:                      c0,c1: (row g,   cols 2q, 2q+1)
-//                                                  c2,c3: (row g+8, cols 2q, 2q+1)
+// are from the PTX ISA ("Matrix Fragments for mma.m16n8k16 with floating point type"); with
+// g = lane / 4 and q = lane % 4 (groupID / threadID_in_group), per .b32 register (two bf16, the
+// lower column or k index in the low half):
+//   A (16x16, row-major), 4 regs:  reg 0 = a0,a1: (row g,   k 2q..2q+1)
+//                                  reg 1 = a2,a3: (row g+8, k 2q..2q+1)
+//                                  reg 2 = a4,a5: (row g,   k 2q+8..2q+9)
+//                                  reg 3 = a6,a7: (row g+8, k 2q+8..2q+9)
+//   B (16x8, "col"), 2 regs:       reg 0 = b0,b1: (k 2q..2q+1,   col g)
+//                                  reg 1 = b2,b3: (k 2q+8..2q+9, col g)
+//   C/D (16x8 fp32), 4 floats:     c0,c1: (row g,   cols 2q, 2q+1)
+//                                  c2,c3: (row g+8, cols 2q, 2q+1)
 // ldmatrix.m8n8.x4: lanes 8i..8i+7 give the 8 row addresses (16 bytes each) of matrix i; every
 // lane receives, per matrix i, the pair at (row lane/4, cols 2*(lane%4)..+1) in reg i; with .trans
-// it receives the pair at (rows 2*(lane%4)..+1, col lane/4) instead. So a row-major [16][16]
-// smem tile loaded with lane -> (row lane%16, col 8*(lane/16)) yields exactly a0..a3, and a
-// [n][k] tile (k contiguous) with lane -> (row (lane&7) + 8*(lane>>4), col 8*((lane>>3)&1)) yields
-// b0,b1 of n-tile 0 and b0,b1 of n-tile 1; a [k][n] tile (n contiguous) loaded .trans with
-// lane -> (row (lane&7) + 8*((lane>>3)&1), col 8*(lane>>4)) yields the same.
+// it receives the pair at (rows 2*(lane%4)..+1, col lane/4) instead. The lane -> address maps that
+// turn this into A and B operands (and the C-fragment map) are in mma_layout.h, checked against
+// an emulation of both instructions by tests/test_layout_mma.c:
+//   A from a row-major [16][16] tile:         lane -> (row lane%16, col 8*(lane/16)), reg r = A reg r
+//   B of n-tiles 0,1 from a [n][k] tile:      lane -> (n (lane&7) + 8*(lane>>4), k 8*((lane>>3)&1))
+//   B of n-tiles 0,1 from a [k][n] tile .trans: lane -> (k (lane&7) + 8*((lane>>3)&1), n 8*(lane>>4))
+//   with both B forms, x4 regs 0,1 are B regs 0,1 of n-tile 0 and regs 2,3 those of n-tile 1.
 #ifndef LTX2_KERNELS_MMA_CUH
 #define LTX2_KERNELS_MMA_CUH
 

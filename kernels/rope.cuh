@@ -37,10 +37,13 @@ __device__ __forceinline__ ltx2_rope_pair ltx2_rope_pair_of(int64_t p, int64_t h
     return r;
 }
 
-// (a, b) -> (a c0 - b s0, b c1 + a s1): the CPU reference's order of fp32 operations.
+// (a, b) -> (a c0 - b s0, b c1 + a s1): the CPU reference's order of fp32 operations, each
+// product and the sum rounded on its own. nvcc would otherwise contract "ra + (-s0) * b" into
+// one fma (--fmad=true is its default) while the C reference (ISO C11, -ffp-contract=off) and
+// torch round twice; the _rn intrinsics are never contracted.
 __device__ __forceinline__ void ltx2_rope_rotate(float &a, float &b, float c0, float s0, float c1, float s1) {
-    const float ra = a * c0, rb = b * c1;
-    const float na = ra + (-s0) * b, nb = rb + s1 * a;
+    const float ra = __fmul_rn(a, c0), rb = __fmul_rn(b, c1);
+    const float na = __fadd_rn(ra, __fmul_rn(-s0, b)), nb = __fadd_rn(rb, __fmul_rn(s1, a));
     a = na;
     b = nb;
 }

@@ -33,9 +33,10 @@ static void ltx2_unary_launch(cudaStream_t s, const T *x, T *y, int64_t n) {
     const int VN = ltx2_vec<T>::n;
     if (n % VN == 0 && ltx2_k_aligned16(x) && ltx2_k_aligned16(y)) {
         int64_t nv = n / VN;
-        ltx2_unary_kernel<T, ltx2_vec<T>::n, OP><<<ltx2_k_grid(nv, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(x, y, nv);
+        ltx2_launch<ltx2_unary_kernel<T, ltx2_vec<T>::n, OP>>(ltx2_k_grid(nv, LTX2_K_THREADS), LTX2_K_THREADS, 0, s,
+            x, y, nv);
     } else {
-        ltx2_unary_kernel<T, 1, OP><<<ltx2_k_grid(n, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(x, y, n);
+        ltx2_launch<ltx2_unary_kernel<T, 1, OP>>(ltx2_k_grid(n, LTX2_K_THREADS), LTX2_K_THREADS, 0, s, x, y, n);
     }
 }
 

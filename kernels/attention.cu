@@ -59,7 +59,7 @@ __device__ __forceinline__ void att_load_tile(bf16 *s, const bf16 *gbase, int64_
 template <int D>
 __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
     constexpr int LD = D + ATT_PAD, KT = D / 16, NT = ATT_BN / 8;
-    extern __shared__ __align__(16) unsigned char att_smem[];
+    LTX2_K_DYN_SMEM(unsigned char, att_smem);
     bf16 *Qs = reinterpret_cast<bf16 *>(att_smem);
     bf16 *Ks = Qs + ATT_BM * LD; // [2][ATT_BN][LD]
     bf16 *Vs = Ks + 2 * ATT_BN * LD;
@@ -293,7 +293,7 @@ template <int D> static int att_launch(cudaStream_t st, const att_params &p, int
     cudaError_t e = cudaFuncSetAttribute(att_fwd_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;
     dim3 grid((unsigned)((Sq + ATT_BM - 1) / ATT_BM), (unsigned)p.H, (unsigned)B);
-    att_fwd_kernel<D><<<grid, ATT_THREADS, smem, st>>>(p);
+    ltx2_launch<att_fwd_kernel<D>>(grid, ATT_THREADS, smem, st, p);
     LTX2_K_RETURN_LAUNCH();
 }
 
@@ -343,13 +343,13 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
         float *q_inv = a->q_norm ? (float *)((char *)a->workspace + ws_round((size_t)(a->B * a->Skv * D) * sizeof(bf16)))
                                  : nullptr;
         const int64_t kr = a->B * a->Skv, qr = a->B * a->Sq;
-        att_prep_kernel<<<(unsigned)((kr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), ATT_PREP_WARPS * 32, 0, st>>>(
+        ltx2_launch<att_prep_kernel>((unsigned)((kr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), ATT_PREP_WARPS * 32, 0, st,
             (const bf16 *)a->k, k2, nullptr, (const bf16 *)a->k_norm, a->norm_eps, a->rope, a->k_cos, a->k_sin, kr,
             a->Skv, a->heads, a->head_dim);
         cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) return (int)e;
         if (q_inv) {
-            att_prep_kernel<<<(unsigned)((qr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), ATT_PREP_WARPS * 32, 0, st>>>(
+            ltx2_launch<att_prep_kernel>((unsigned)((qr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), ATT_PREP_WARPS * 32, 0, st,
                 (const bf16 *)a->q, nullptr, q_inv, (const bf16 *)a->q_norm, a->norm_eps, LTX2_KROPE_NONE, nullptr,
                 nullptr, qr, a->Sq, a->heads, a->head_dim);
             e = cudaGetLastError();

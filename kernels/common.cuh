@@ -21,6 +21,32 @@
 // After a launch: the launch error, if any (asynchronous errors surface at the next sync).
 #define LTX2_K_RETURN_LAUNCH() return (int)cudaGetLastError()
 
+// ---- launching ----
+// Every launch site is ltx2_launch<kernel>(grid, block, dyn_smem, stream, args...): the <<<>>>
+// launch under nvcc; under the CPU emulator (LTX2_EMU, tests/emu/) a run of the kernel body on
+// every emulated thread, the kernel's name (from K in __PRETTY_FUNCTION__) naming any fault.
+#ifdef LTX2_EMU
+template <auto K, typename... A>
+static inline void ltx2_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t, A... args) {
+    auto body = [&]() { K(args...); };
+    (void)ltx2_emu_launch(__PRETTY_FUNCTION__, ltx2_emu_dim(grid), ltx2_emu_dim(block), smem,
+                          ltx2_emu_run_closure<decltype(body)>, &body);
+}
+#else
+template <auto K, typename... A>
+static inline void ltx2_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, A... args) {
+    K<<<grid, block, smem, stream>>>(args...);
+}
+#endif
+
+// Declares a kernel's dynamic shared memory as `type name[]`, 16-byte aligned. Under the emulator
+// it is the block's own buffer, allocated with exactly the launch's size (ASan sees overruns).
+#ifdef LTX2_EMU
+#define LTX2_K_DYN_SMEM(type, name) type *const name = static_cast<type *>(ltx2_emu_dyn_smem())
+#else
+#define LTX2_K_DYN_SMEM(type, name) extern __shared__ __align__(16) type name[]
+#endif
+
 static inline unsigned ltx2_k_grid(int64_t work, int threads) {
     int64_t blocks = (work + threads - 1) / threads;
     if (blocks < 1) blocks = 1;

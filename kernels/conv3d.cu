@@ -143,6 +143,6 @@ extern "C" int ltx2_k_conv3d(void *stream, const ltx2_k_conv3d_args *a) {
     p.silu = a->silu;
     int64_t gx, gy;
     if (!ltx2_c3_grid(&p.g, &gx, &gy)) LTX2_K_BAD_ARG();
-    c3_kernel<<<dim3((unsigned)gx, (unsigned)gy), LTX2_C3_THREADS, 0, (cudaStream_t)stream>>>(p);
+    ltx2_launch<c3_kernel>(dim3((unsigned)gx, (unsigned)gy), LTX2_C3_THREADS, 0, (cudaStream_t)stream, p);
     LTX2_K_RETURN_LAUNCH();
 }

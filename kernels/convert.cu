@@ -32,9 +32,10 @@ static int ltx2_convert_t(cudaStream_t s, const void *srcv, void *dstv, int64_t 
     D *dst = (D *)dstv;
     if (n % LTX2_CONVERT_V == 0 && ltx2_k_aligned16(src) && ltx2_k_aligned16(dst)) {
         int64_t nv = n / LTX2_CONVERT_V;
-        ltx2_convert_kernel<S, D, LTX2_CONVERT_V><<<ltx2_k_grid(nv, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(src, dst, nv);
+        ltx2_launch<ltx2_convert_kernel<S, D, LTX2_CONVERT_V>>(ltx2_k_grid(nv, LTX2_K_THREADS), LTX2_K_THREADS, 0, s,
+            src, dst, nv);
     } else {
-        ltx2_convert_kernel<S, D, 1><<<ltx2_k_grid(n, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(src, dst, n);
+        ltx2_launch<ltx2_convert_kernel<S, D, 1>>(ltx2_k_grid(n, LTX2_K_THREADS), LTX2_K_THREADS, 0, s, src, dst, n);
     }
     LTX2_K_RETURN_LAUNCH();
 }

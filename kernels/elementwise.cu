@@ -66,9 +66,11 @@ static void ltx2_binary_launch(cudaStream_t s, const T *a, const T *b, T *out,
                ltx2_vec_ok(a, p.sa, p.ndim, VN) && ltx2_vec_ok(b, p.sb, p.ndim, VN);
     if (vec) {
         int64_t work = numel / VN;
-        ltx2_binary_kernel<T, ltx2_vec<T>::n, OP><<<ltx2_k_grid(work, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(a, b, out, p, work);
+        ltx2_launch<ltx2_binary_kernel<T, ltx2_vec<T>::n, OP>>(ltx2_k_grid(work, LTX2_K_THREADS), LTX2_K_THREADS, 0, s,
+            a, b, out, p, work);
     } else {
-        ltx2_binary_kernel<T, 1, OP><<<ltx2_k_grid(numel, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(a, b, out, p, numel);
+        ltx2_launch<ltx2_binary_kernel<T, 1, OP>>(ltx2_k_grid(numel, LTX2_K_THREADS), LTX2_K_THREADS, 0, s,
+            a, b, out, p, numel);
     }
 }
 

@@ -66,14 +66,18 @@ static int ltx2_fp8_t(cudaStream_t s, bool quant, const void *src, void *dst, in
     unsigned grid = ltx2_k_grid(work, LTX2_K_THREADS);
     if (quant) {
         if (vec)
-            ltx2_fp8_quant_kernel<T, LTX2_FP8_V><<<grid, LTX2_K_THREADS, 0, s>>>((const T *)src, (uint8_t *)dst, work, scale);
+            ltx2_launch<ltx2_fp8_quant_kernel<T, LTX2_FP8_V>>(grid, LTX2_K_THREADS, 0, s,
+                (const T *)src, (uint8_t *)dst, work, scale);
         else
-            ltx2_fp8_quant_kernel<T, 1><<<grid, LTX2_K_THREADS, 0, s>>>((const T *)src, (uint8_t *)dst, work, scale);
+            ltx2_launch<ltx2_fp8_quant_kernel<T, 1>>(grid, LTX2_K_THREADS, 0, s,
+                (const T *)src, (uint8_t *)dst, work, scale);
     } else {
         if (vec)
-            ltx2_fp8_dequant_kernel<T, LTX2_FP8_V><<<grid, LTX2_K_THREADS, 0, s>>>((const uint8_t *)src, (T *)dst, work, scale);
+            ltx2_launch<ltx2_fp8_dequant_kernel<T, LTX2_FP8_V>>(grid, LTX2_K_THREADS, 0, s,
+                (const uint8_t *)src, (T *)dst, work, scale);
         else
-            ltx2_fp8_dequant_kernel<T, 1><<<grid, LTX2_K_THREADS, 0, s>>>((const uint8_t *)src, (T *)dst, work, scale);
+            ltx2_launch<ltx2_fp8_dequant_kernel<T, 1>>(grid, LTX2_K_THREADS, 0, s,
+                (const uint8_t *)src, (T *)dst, work, scale);
     }
     LTX2_K_RETURN_LAUNCH();
 }

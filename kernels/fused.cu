@@ -85,10 +85,10 @@ static void ltx2_norm_modulate_launch(cudaStream_t s, const ltx2_k_modulate_args
     const T *x = (const T *)a->x;
     T *y = (T *)a->y;
     if (warp)
-        ltx2_norm_modulate_kernel<T, V, true, NORM><<<blocks, LTX2_K_THREADS, 0, s>>>(
+        ltx2_launch<ltx2_norm_modulate_kernel<T, V, true, NORM>>(blocks, LTX2_K_THREADS, 0, s,
             x, y, a->scale, a->shift, a->mod_stride, a->row_idx, a->rows_per_group, a->rows, a->dim, a->eps);
     else
-        ltx2_norm_modulate_kernel<T, V, false, NORM><<<blocks, LTX2_K_THREADS, 0, s>>>(
+        ltx2_launch<ltx2_norm_modulate_kernel<T, V, false, NORM>>(blocks, LTX2_K_THREADS, 0, s,
             x, y, a->scale, a->shift, a->mod_stride, a->row_idx, a->rows_per_group, a->rows, a->dim, a->eps);
 }
 
@@ -154,10 +154,10 @@ static int ltx2_gated_add_t(cudaStream_t s, void *xv, const void *yv, const floa
     bool vec = dim % VN == 0 && ltx2_k_aligned16(x) && ltx2_k_aligned16(y) &&
                (!gate || (gate_stride % 4 == 0 && ltx2_k_aligned16(gate)));
     if (vec)
-        ltx2_gated_add_kernel<T, ltx2_vec<T>::n><<<ltx2_k_grid(n / VN, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(
+        ltx2_launch<ltx2_gated_add_kernel<T, ltx2_vec<T>::n>>(ltx2_k_grid(n / VN, LTX2_K_THREADS), LTX2_K_THREADS, 0, s,
             x, y, gate, gate_stride, row_idx, rows_per_group, dim, n / VN);
     else
-        ltx2_gated_add_kernel<T, 1><<<ltx2_k_grid(n, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(
+        ltx2_launch<ltx2_gated_add_kernel<T, 1>>(ltx2_k_grid(n, LTX2_K_THREADS), LTX2_K_THREADS, 0, s,
             x, y, gate, gate_stride, row_idx, rows_per_group, dim, n);
     LTX2_K_RETURN_LAUNCH();
 }
@@ -200,10 +200,11 @@ static int ltx2_head_gate_t(cudaStream_t s, void *ov, const void *lv, int64_t ro
     const int VN = ltx2_vec<T>::n;
     const int64_t n = rows * heads * hd;
     if (hd % VN == 0 && ltx2_k_aligned16(o))
-        ltx2_head_gate_kernel<T, ltx2_vec<T>::n><<<ltx2_k_grid(n / VN, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(
+        ltx2_launch<ltx2_head_gate_kernel<T, ltx2_vec<T>::n>>(ltx2_k_grid(n / VN, LTX2_K_THREADS), LTX2_K_THREADS, 0, s,
             o, l, heads, hd, n / VN);
     else
-        ltx2_head_gate_kernel<T, 1><<<ltx2_k_grid(n, LTX2_K_THREADS), LTX2_K_THREADS, 0, s>>>(o, l, heads, hd, n);
+        ltx2_launch<ltx2_head_gate_kernel<T, 1>>(ltx2_k_grid(n, LTX2_K_THREADS), LTX2_K_THREADS, 0, s,
+            o, l, heads, hd, n);
     LTX2_K_RETURN_LAUNCH();
 }
 

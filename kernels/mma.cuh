@@ -26,6 +26,25 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
+#ifdef LTX2_EMU
+// CPU emulator (tests/emu/): the same instructions as per-thread queues (cp.async) and warp
+// rendezvous (ldmatrix, mma) in the emulator runtime; the call site names faults.
+__device__ __forceinline__ void ltx2_cp_async16(void *smem, const void *gmem, bool valid, LTX2_EMU_SITE) {
+    ltx2_emu_cp_async16(smem, gmem, valid ? 16 : 0, LTX2_EMU_AT);
+}
+__device__ __forceinline__ void ltx2_cp_async_commit() { ltx2_emu_cp_async_commit(); }
+template <int N> __device__ __forceinline__ void ltx2_cp_async_wait() { ltx2_emu_cp_async_wait(N); }
+__device__ __forceinline__ void ltx2_ldmatrix_x4(uint32_t r[4], const void *smem, LTX2_EMU_SITE) {
+    ltx2_emu_ldmatrix_x4(r, smem, 0, LTX2_EMU_AT);
+}
+__device__ __forceinline__ void ltx2_ldmatrix_x4_trans(uint32_t r[4], const void *smem, LTX2_EMU_SITE) {
+    ltx2_emu_ldmatrix_x4(r, smem, 1, LTX2_EMU_AT);
+}
+__device__ __forceinline__ void ltx2_mma_bf16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1,
+                                              LTX2_EMU_SITE) {
+    ltx2_emu_mma_bf16_m16n8k16(d, a, b0, b1, LTX2_EMU_AT);
+}
+#else
 __device__ __forceinline__ uint32_t ltx2_smem_addr(const void *p) {
     return (uint32_t)__cvta_generic_to_shared(p);
 }
@@ -60,6 +79,8 @@ __device__ __forceinline__ void ltx2_mma_bf16(float d[4], const uint32_t a[4], u
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+
+#endif
 
 // Two floats -> one .b32 of bf16 (lo in the low half = the lower column index of a fragment).
 __device__ __forceinline__ uint32_t ltx2_pack_bf16(float lo, float hi) {

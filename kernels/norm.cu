@@ -92,14 +92,14 @@ static void ltx2_norm_launch(cudaStream_t s, bool layer, const T *x, T *y, const
     unsigned blocks = ltx2_k_row_blocks(rows, warp);
     if (layer) {
         if (warp)
-            ltx2_layer_norm_kernel<T, V, true><<<blocks, LTX2_K_THREADS, 0, s>>>(x, y, w, b, rows, dim, eps);
+            ltx2_launch<ltx2_layer_norm_kernel<T, V, true>>(blocks, LTX2_K_THREADS, 0, s, x, y, w, b, rows, dim, eps);
         else
-            ltx2_layer_norm_kernel<T, V, false><<<blocks, LTX2_K_THREADS, 0, s>>>(x, y, w, b, rows, dim, eps);
+            ltx2_launch<ltx2_layer_norm_kernel<T, V, false>>(blocks, LTX2_K_THREADS, 0, s, x, y, w, b, rows, dim, eps);
     } else {
         if (warp)
-            ltx2_rms_norm_kernel<T, V, true><<<blocks, LTX2_K_THREADS, 0, s>>>(x, y, w, rows, dim, eps);
+            ltx2_launch<ltx2_rms_norm_kernel<T, V, true>>(blocks, LTX2_K_THREADS, 0, s, x, y, w, rows, dim, eps);
         else
-            ltx2_rms_norm_kernel<T, V, false><<<blocks, LTX2_K_THREADS, 0, s>>>(x, y, w, rows, dim, eps);
+            ltx2_launch<ltx2_rms_norm_kernel<T, V, false>>(blocks, LTX2_K_THREADS, 0, s, x, y, w, rows, dim, eps);
     }
 }
 

@@ -35,11 +35,11 @@ extern "C" int ltx2_k_rope(void *stream, int dtype, int rope, const void *x, voi
     const unsigned grid = ltx2_k_grid(n, LTX2_K_THREADS);
     cudaStream_t st = (cudaStream_t)stream;
     if (dtype == LTX2_KDT_F32)
-        rope_kernel<float><<<grid, LTX2_K_THREADS, 0, st>>>((const float *)x, (float *)y, cos_t, sin_t, S, heads,
-                                                            head_dim, il, n);
+        ltx2_launch<rope_kernel<float>>(grid, LTX2_K_THREADS, 0, st, (const float *)x, (float *)y, cos_t, sin_t, S,
+                                        heads, head_dim, il, n);
     else if (dtype == LTX2_KDT_BF16)
-        rope_kernel<__nv_bfloat16><<<grid, LTX2_K_THREADS, 0, st>>>((const __nv_bfloat16 *)x, (__nv_bfloat16 *)y,
-                                                                    cos_t, sin_t, S, heads, head_dim, il, n);
+        ltx2_launch<rope_kernel<__nv_bfloat16>>(grid, LTX2_K_THREADS, 0, st, (const __nv_bfloat16 *)x,
+                                                (__nv_bfloat16 *)y, cos_t, sin_t, S, heads, head_dim, il, n);
     else
         LTX2_K_BAD_ARG();
     LTX2_K_RETURN_LAUNCH();

@@ -40,9 +40,9 @@ static void ltx2_softmax_launch(cudaStream_t s, const T *x, T *y, int64_t rows, 
     bool warp = ltx2_k_row_use_warp(dim);
     unsigned blocks = ltx2_k_row_blocks(rows, warp);
     if (warp)
-        ltx2_softmax_kernel<T, V, true><<<blocks, LTX2_K_THREADS, 0, s>>>(x, y, rows, dim);
+        ltx2_launch<ltx2_softmax_kernel<T, V, true>>(blocks, LTX2_K_THREADS, 0, s, x, y, rows, dim);
     else
-        ltx2_softmax_kernel<T, V, false><<<blocks, LTX2_K_THREADS, 0, s>>>(x, y, rows, dim);
+        ltx2_launch<ltx2_softmax_kernel<T, V, false>>(blocks, LTX2_K_THREADS, 0, s, x, y, rows, dim);
 }
 
 template <typename T>

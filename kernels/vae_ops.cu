@@ -30,9 +30,9 @@ static void pixel_norm_launch(cudaStream_t st, const T *x, T *y, int64_t rows, i
     const bool warp = ltx2_k_row_use_warp(dim);
     const unsigned blocks = ltx2_k_row_blocks(rows, warp);
     if (warp)
-        pixel_norm_kernel<T, true><<<blocks, LTX2_K_THREADS, 0, st>>>(x, y, rows, dim, eps, silu);
+        ltx2_launch<pixel_norm_kernel<T, true>>(blocks, LTX2_K_THREADS, 0, st, x, y, rows, dim, eps, silu);
     else
-        pixel_norm_kernel<T, false><<<blocks, LTX2_K_THREADS, 0, st>>>(x, y, rows, dim, eps, silu);
+        ltx2_launch<pixel_norm_kernel<T, false>>(blocks, LTX2_K_THREADS, 0, st, x, y, rows, dim, eps, silu);
 }
 
 extern "C" int ltx2_k_pixel_norm(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t dim,
@@ -79,10 +79,10 @@ extern "C" int ltx2_k_depth_to_space(void *stream, int dtype, const void *x, con
     const unsigned grid = ltx2_k_grid(total, LTX2_K_THREADS);
     cudaStream_t st = (cudaStream_t)stream;
     if (dtype == LTX2_KDT_F32)
-        d2s_kernel<float><<<grid, LTX2_K_THREADS, 0, st>>>((const float *)x, (const float *)residual, (float *)y, g,
-                                                           total);
+        ltx2_launch<d2s_kernel<float>>(grid, LTX2_K_THREADS, 0, st, (const float *)x, (const float *)residual,
+                                       (float *)y, g, total);
     else if (dtype == LTX2_KDT_BF16)
-        d2s_kernel<__nv_bfloat16><<<grid, LTX2_K_THREADS, 0, st>>>(
+        ltx2_launch<d2s_kernel<__nv_bfloat16>>(grid, LTX2_K_THREADS, 0, st,
             (const __nv_bfloat16 *)x, (const __nv_bfloat16 *)residual, (__nv_bfloat16 *)y, g, total);
     else
         LTX2_K_BAD_ARG();

@@ -1,0 +1,900 @@
+/* CPU emulator runtime: runs a CUDA grid with one pthread per thread of a block, blocks one after
+ * another, and every collective as a rendezvous of its participants under one block-wide lock.
+ * A waiting thread sleeps on its collective's generation word (a futex on Linux); the last
+ * arriver computes the result for everyone (from the PTX ISA / CUDA documentation semantics),
+ * bumps the word and wakes the sleepers with one call: a collective costs one lock round trip
+ * per thread and one wake-up per waiter (on 2 cores, ~4 us per thread per collective).
+ * Deadlock needs no timeout: when every live thread of the block is blocked in a collective, no
+ * collective can complete any more (completions happen under the lock, by the last arriver), so
+ * the thread that blocks last reports it, with where every thread waits. A fault wakes all
+ * blocked threads, which longjmp back to their entry (kernel frames hold only trivially
+ * destructible objects), so the launch always ends with every thread joined.
+ * cp.async copies are queued per thread and land only at the cp.async.wait_group that covers
+ * their group: the latest moment the PTX memory model allows, so a missing wait reads stale data;
+ * emu_race.c checks the other side (a refill issued while other warps still read the stage).
+ * Process-wide state (the last fault message, the collective counter) is test-harness state, not
+ * library state. One launch at a time: static __shared__ arrays are one object per kernel. */
+/* syscall() for futex (Linux); the rest is POSIX. */
+#define _DEFAULT_SOURCE
+#include "emu.h"
+#include "emu_race.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef __linux__
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#define EMU_WARP 32
+#define EMU_FULL_MASK 0xffffffffu
+/* Kernel frames are small (a few KB of fragment arrays); ASan's redzones inflate them ~3x. */
+#define EMU_STACK_BYTES (512 * 1024)
+/* CUDA's limits on a launch: threads per block, blockDim.z, gridDim.y/z, gridDim.x. */
+#define EMU_MAX_BLOCK_THREADS 1024
+#define EMU_MAX_BLOCK_Z 64
+#define EMU_MAX_GRID_YZ 65535u
+#define EMU_MAX_GRID_X 2147483647u
+/* sm_90's opt-in maximum of dynamic shared memory per block (227 KB). */
+#define EMU_MAX_DYN_SMEM 232448u
+/* Dynamic shared memory starts filled with 0xFF bytes: NaN as f32 and bf16, so reading memory
+ * nothing wrote shows up in the results. */
+#define EMU_SMEM_FILL 0xFF
+#define EMU_SMEM_ALIGN 128
+/* A block still running after this long gets its thread states printed (spinning kernels are
+ * the one hang the lock-based deadlock check cannot see). */
+#define EMU_WATCHDOG_S 30
+#define EMU_MSG_BYTES 4096
+#define EMU_NAME_BYTES 256
+/* cudaErrorLaunchOutOfResources: the host could not create the block's threads. */
+#define EMU_ERR_OUT_OF_RESOURCES 701
+
+enum emu_kind { K_NONE, K_SYNCTHREADS, K_SYNCTHREADS_OR, K_SYNCWARP, K_SHFL, K_LDMATRIX, K_LDMATRIX_T, K_MMA };
+static const char *const emu_kind_name[] = {"(none)",   "__syncthreads",     "__syncthreads_or",
+                                            "__syncwarp", "__shfl_xor_sync", "ldmatrix.x4",
+                                            "ldmatrix.x4.trans", "mma.m16n8k16"};
+
+enum emu_state { S_IDLE, S_RUNNING, S_WAITING, S_EXITED };
+enum emu_wake { W_NONE, W_RELEASED, W_UNWIND };
+
+typedef struct emu_copy {
+    void *dst;
+    const void *src;
+    int src_bytes;
+    uint64_t group;
+    const char *file; /* the cp.async call site */
+    int line;
+} emu_copy;
+
+struct emu_launch;
+
+typedef struct emu_thread {
+    ltx2_emu_builtins bi;
+    struct emu_launch *L;
+    int tid, warp, lane;
+    pthread_t pt;
+    sem_t sem; /* posted to start each block (and to stop) */
+    jmp_buf jb;
+    int state, wake;
+    /* where it waits (S_WAITING) */
+    int kind;
+    const char *file;
+    int line;
+    /* operands and results of its current collective */
+    uint64_t bits, out;
+    int imm, width;
+    const void *addr;
+    uint32_t a[4], b[2], r[4];
+    float c[4], d[4];
+    /* cp.async: copies[head..n) are issued and not landed; committed groups so far */
+    emu_copy *copies;
+    size_t head, n, cap;
+    uint64_t committed;
+} emu_thread;
+
+typedef struct emu_warp {
+    uint32_t gen; /* bumped when a collective completes (or the block faults): waiters sleep on it */
+    int kind, arrived, lanes;
+    uint32_t exited; /* lane bit set: that lane returned */
+    const char *file;
+    int line;
+} emu_warp;
+
+typedef struct emu_launch {
+    char name[EMU_NAME_BYTES];
+    ltx2_emu_dim3 grid, block;
+    size_t dyn_bytes;
+    ltx2_emu_body body;
+    void *closure;
+    int nthreads, nwarps;
+    emu_thread *threads;
+    emu_warp *warps;
+    pthread_mutex_t mu;
+    sem_t done; /* posted when the last thread of a block has finished */
+    int stop;
+    /* the running block */
+    ltx2_emu_dim3 block_idx;
+    unsigned char *dyn;
+    int live, blocked, finished;
+    int bar_kind, bar_arrived, bar_or;
+    uint32_t bar_gen;
+    int fault;
+    uint64_t collectives;
+    emu_race *race; /* cp.async / ldmatrix hazards of the running block */
+} emu_launch;
+
+LTX2_EMU_TLS const ltx2_emu_builtins *ltx2_emu_builtin;
+static LTX2_EMU_TLS emu_thread *emu_cur;
+static LTX2_EMU_TLS int emu_last_error;
+
+static pthread_mutex_t emu_global_mu = PTHREAD_MUTEX_INITIALIZER;
+static char emu_fault_msg[EMU_MSG_BYTES];
+static int emu_has_fault;
+static uint64_t emu_collectives_total;
+
+/* ---- messages ---------------------------------------------------------------------------------- */
+
+static const char *emu_base(const char *path) {
+    if (!path) return "?";
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* Appends to a bounded buffer; silently truncates. */
+static void emu_cat(char *buf, size_t cap, const char *fmt, ...) {
+    size_t len = strlen(buf);
+    if (len + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, cap - len, fmt, ap);
+    va_end(ap);
+}
+
+/* "0-3,7,9-31" from a lane bit set. */
+static void emu_lanes_str(uint32_t bits, char *buf, size_t cap) {
+    buf[0] = 0;
+    for (int i = 0; i < EMU_WARP;) {
+        if (!(bits >> i & 1u)) {
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j + 1 < EMU_WARP && (bits >> (j + 1) & 1u)) j++;
+        emu_cat(buf, cap, buf[0] ? ",%d" : "%d", i);
+        if (j > i) emu_cat(buf, cap, "-%d", j);
+        i = j + 1;
+    }
+}
+
+static void emu_thread_desc(const emu_thread *t, char *buf, size_t cap) {
+    if (t->state == S_WAITING)
+        snprintf(buf, cap, "at %s (%s:%d)", emu_kind_name[t->kind], emu_base(t->file), t->line);
+    else if (t->state == S_EXITED)
+        snprintf(buf, cap, "exited");
+    else
+        snprintf(buf, cap, "running");
+}
+
+/* Every thread's state grouped by state: "N threads at X (0-31, 64-95)", the first few ranges of
+ * each group listed. */
+#define EMU_RANGES_LISTED 6
+static void emu_states_str(const emu_launch *L, char *buf, size_t cap) {
+    char desc[160], other[160];
+    unsigned char *done = calloc((size_t)L->nthreads, 1);
+    if (!done) return;
+    for (int i = 0; i < L->nthreads; i++) {
+        if (done[i]) continue;
+        emu_thread_desc(&L->threads[i], desc, sizeof desc);
+        int count = 0, ranges = 0;
+        char list[512];
+        list[0] = 0;
+        for (int j = i; j < L->nthreads; j++) {
+            if (done[j]) continue;
+            emu_thread_desc(&L->threads[j], other, sizeof other);
+            if (strcmp(desc, other) != 0) continue;
+            int k = j; /* the run j..k of threads in this state */
+            while (k + 1 < L->nthreads && !done[k + 1]) {
+                emu_thread_desc(&L->threads[k + 1], other, sizeof other);
+                if (strcmp(desc, other) != 0) break;
+                k++;
+            }
+            for (int m = j; m <= k; m++) done[m] = 1;
+            count += k - j + 1;
+            if (ranges++ < EMU_RANGES_LISTED) {
+                emu_cat(list, sizeof list, ranges > 1 ? ", %d" : "%d", j);
+                if (k > j) emu_cat(list, sizeof list, "-%d", k);
+            } else if (ranges == EMU_RANGES_LISTED + 1) {
+                emu_cat(list, sizeof list, ", ...");
+            }
+            j = k;
+        }
+        emu_cat(buf, cap, "%s%d thread%s %s (%s)", buf[0] ? "; " : "", count, count > 1 ? "s" : "", desc, list);
+    }
+    free(done);
+}
+
+/* "K" out of g++/clang's __PRETTY_FUNCTION__ "... [with auto K = K; A = ...]" (the launch helper's
+ * signature), without the wrapper namespace. */
+static void emu_kernel_name(const char *pretty, char *out, size_t cap) {
+    const char *s = pretty ? strstr(pretty, "K = ") : NULL;
+    if (!s) {
+        snprintf(out, cap, "%s", pretty ? pretty : "?");
+        return;
+    }
+    s += 4;
+    if (*s == '&') s++;
+    size_t n = 0;
+    int depth = 0;
+    for (; s[n]; n++) {
+        if (s[n] == '<' || s[n] == '(') depth++;
+        if (s[n] == '>' || s[n] == ')') depth--;
+        if (depth <= 0 && (s[n] == ';' || s[n] == ']' || (depth < 0 && s[n] == ')'))) break;
+    }
+    const char *ns = "ltx2_emu_ns::";
+    if (strncmp(s, ns, strlen(ns)) == 0) {
+        s += strlen(ns);
+        n -= strlen(ns);
+    }
+    snprintf(out, cap, "%.*s", (int)n, s);
+}
+
+/* ---- sleeping and waking ---------------------------------------------------------------------
+ * A waiter sleeps on its collective's generation word (the warp's, or the block barrier's) until
+ * the completer bumps it: one wake-up call releases the whole warp or block. */
+
+static void emu_gate_wait(uint32_t *gate, uint32_t seen) {
+    while (__atomic_load_n(gate, __ATOMIC_ACQUIRE) == seen) {
+#ifdef __linux__
+        syscall(SYS_futex, gate, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+#else
+        sched_yield();
+#endif
+    }
+}
+
+/* Lock held. */
+static void emu_gate_open(uint32_t *gate) {
+    __atomic_store_n(gate, *gate + 1, __ATOMIC_RELEASE);
+#ifdef __linux__
+    syscall(SYS_futex, gate, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+#endif
+}
+
+static int emu_is_barrier(int kind) { return kind == K_SYNCTHREADS || kind == K_SYNCTHREADS_OR; }
+
+/* ---- faults ------------------------------------------------------------------------------------ */
+
+/* Records the launch's first fault (t: the thread it concerns, or NULL) and wakes every blocked
+ * thread to unwind. Lock held. */
+static void emu_fault_locked(emu_launch *L, const emu_thread *t, const char *fmt, ...) {
+    if (L->fault) return;
+    L->fault = 1;
+    char detail[EMU_MSG_BYTES], msg[EMU_MSG_BYTES];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    snprintf(msg, sizeof msg, "kernel %s, block (%u,%u,%u)", L->name, L->block_idx.x, L->block_idx.y,
+             L->block_idx.z);
+    if (t) emu_cat(msg, sizeof msg, ", thread %d (warp %d, lane %d)", t->tid, t->warp, t->lane);
+    emu_cat(msg, sizeof msg, ": %s", detail);
+    fprintf(stderr, "[emu] fault: %s\n", msg);
+    pthread_mutex_lock(&emu_global_mu);
+    memcpy(emu_fault_msg, msg, sizeof msg);
+    emu_has_fault = 1;
+    pthread_mutex_unlock(&emu_global_mu);
+    for (int i = 0; i < L->nthreads; i++) {
+        emu_thread *w = &L->threads[i];
+        if (w->state != S_WAITING) continue;
+        w->state = S_RUNNING;
+        w->wake = W_UNWIND;
+        L->blocked--;
+    }
+    for (int i = 0; i < L->nwarps; i++) emu_gate_open(&L->warps[i].gen);
+    emu_gate_open(&L->bar_gen);
+}
+
+static void emu_deadlock_locked(emu_launch *L) {
+    char states[EMU_MSG_BYTES];
+    states[0] = 0;
+    emu_states_str(L, states, sizeof states);
+    emu_fault_locked(L, NULL, "deadlock: every live thread waits at a collective that cannot complete: %s", states);
+}
+
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+static void emu_unwind_locked(emu_thread *t) {
+    pthread_mutex_unlock(&t->L->mu);
+    longjmp(t->jb, 1);
+}
+
+static emu_thread *emu_self(const char *what) {
+    emu_thread *t = emu_cur;
+    if (!t) {
+        fprintf(stderr, "[emu] %s called outside an emulated kernel\n", what);
+        abort();
+    }
+    return t;
+}
+
+/* Takes the block lock for a collective; unwinds at once when the block has faulted. */
+static emu_thread *emu_enter(const char *what) {
+    emu_thread *t = emu_self(what);
+    pthread_mutex_lock(&t->L->mu);
+    if (t->L->fault) emu_unwind_locked(t);
+    return t;
+}
+
+/* Parks the calling thread (lock held, released here) until the last arriver releases it. */
+static void emu_block(emu_thread *t, int kind, const char *file, int line) {
+    emu_launch *L = t->L;
+    t->state = S_WAITING;
+    t->wake = W_NONE;
+    t->kind = kind;
+    t->file = file;
+    t->line = line;
+    L->blocked++;
+    uint32_t *gate = emu_is_barrier(kind) ? &L->bar_gen : &L->warps[t->warp].gen;
+    const uint32_t seen = *gate;
+    if (L->blocked == L->live) emu_deadlock_locked(L); /* marks t W_UNWIND too */
+    pthread_mutex_unlock(&L->mu);
+    emu_gate_wait(gate, seen);
+    if (t->wake == W_UNWIND) longjmp(t->jb, 1);
+}
+
+static void emu_release_locked(emu_launch *L, emu_thread *w) {
+    w->state = S_RUNNING;
+    w->wake = W_RELEASED;
+    L->blocked--;
+}
+
+void ltx2_emu_fault(const char *file, int line, const char *what) {
+    emu_thread *t = emu_self("ltx2_emu_fault");
+    pthread_mutex_lock(&t->L->mu);
+    emu_fault_locked(t->L, t, "%s (%s:%d)", what, emu_base(file), line);
+    emu_unwind_locked(t);
+}
+
+/* ---- block barrier ----------------------------------------------------------------------------- */
+
+static void emu_complete_barrier_locked(emu_launch *L, emu_thread *self) {
+    const int result = L->bar_or;
+    for (int i = 0; i < L->nthreads; i++) {
+        emu_thread *w = &L->threads[i];
+        if (w == self || w->state != S_WAITING) continue;
+        if (w->kind != K_SYNCTHREADS && w->kind != K_SYNCTHREADS_OR) continue;
+        w->out = (uint64_t)result;
+        emu_release_locked(L, w);
+    }
+    if (self) self->out = (uint64_t)result;
+    emu_race_barrier(L->race);
+    emu_gate_open(&L->bar_gen);
+    L->bar_arrived = 0;
+    L->bar_kind = K_NONE;
+    L->bar_or = 0;
+    L->collectives++;
+}
+
+static int emu_barrier(int kind, int pred, const char *file, int line) {
+    emu_thread *t = emu_enter(emu_kind_name[kind]);
+    emu_launch *L = t->L;
+    if (L->bar_arrived && L->bar_kind != kind) {
+        emu_fault_locked(L, t, "divergence: %s (%s:%d) while other threads wait at %s", emu_kind_name[kind],
+                         emu_base(file), line, emu_kind_name[L->bar_kind]);
+        emu_unwind_locked(t);
+    }
+    L->bar_kind = kind;
+    L->bar_or |= pred != 0;
+    if (++L->bar_arrived < L->live) {
+        emu_block(t, kind, file, line);
+        return (int)t->out;
+    }
+    emu_complete_barrier_locked(L, t);
+    pthread_mutex_unlock(&L->mu);
+    return (int)t->out;
+}
+
+void ltx2_emu_syncthreads(const char *file, int line) { (void)emu_barrier(K_SYNCTHREADS, 0, file, line); }
+
+int ltx2_emu_syncthreads_or(int pred, const char *file, int line) {
+    return emu_barrier(K_SYNCTHREADS_OR, pred, file, line);
+}
+
+/* ---- warp collectives -------------------------------------------------------------------------- */
+
+static float emu_bf16_lo(uint32_t r) {
+    uint32_t u = r << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static float emu_bf16_hi(uint32_t r) {
+    uint32_t u = r & 0xffff0000u;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* __shfl_xor_sync: source lane = lane ^ laneMask; with width < 32 a lane may read earlier groups
+ * but reading a later one (or past the warp) returns its own value (CUDA C++ Programming Guide,
+ * "Warp Shuffle Functions"). */
+static void emu_do_shfl(emu_thread *lanes) {
+    for (int l = 0; l < EMU_WARP; l++) {
+        const int src = l ^ lanes[l].imm, end = (l / lanes[l].width + 1) * lanes[l].width;
+        lanes[l].out = (src < 0 || src >= end) ? lanes[l].bits : lanes[src].bits;
+    }
+}
+
+/* ldmatrix .m8n8.x4 .b16 (PTX ISA, "Warp-level matrix load instruction: ldmatrix"): lanes 8i..8i+7
+ * give the row addresses of matrix i, which lands in register i; a group of four lanes receives
+ * one row, lane l the elements 2(l%4), 2(l%4)+1 of row l/4 (low half = lower column). .trans
+ * delivers the matrix column-major: lane l gets column l/4, rows 2(l%4) and 2(l%4)+1. */
+static int emu_do_ldmatrix(emu_launch *L, emu_thread *lanes, int trans) {
+    for (int l = 0; l < EMU_WARP; l++)
+        if ((uintptr_t)lanes[l].addr & 15u) {
+            emu_fault_locked(L, &lanes[l], "%s (%s:%d): row address %p is not 16-byte aligned",
+                             emu_kind_name[lanes[l].kind], emu_base(lanes[l].file), lanes[l].line, lanes[l].addr);
+            return 0;
+        }
+    for (int l = 0; l < EMU_WARP; l++) {
+        const emu_site site = {lanes[l].tid, lanes[l].warp, lanes[l].file, lanes[l].line};
+        char msg[EMU_MSG_BYTES];
+        if (emu_race_read(L->race, lanes[l].addr, site, msg, sizeof msg)) {
+            emu_fault_locked(L, &lanes[l], "%s", msg);
+            return 0;
+        }
+    }
+    for (int l = 0; l < EMU_WARP; l++)
+        for (int m = 0; m < 4; m++) {
+            const emu_thread *rows = lanes + 8 * m;
+            uint16_t lo, hi;
+            if (!trans) {
+                const unsigned char *p = (const unsigned char *)rows[l / 4].addr + 4 * (l % 4);
+                memcpy(&lo, p, 2);
+                memcpy(&hi, p + 2, 2);
+            } else {
+                memcpy(&lo, (const unsigned char *)rows[2 * (l % 4)].addr + 2 * (l / 4), 2);
+                memcpy(&hi, (const unsigned char *)rows[2 * (l % 4) + 1].addr + 2 * (l / 4), 2);
+            }
+            lanes[l].r[m] = (uint32_t)lo | (uint32_t)hi << 16;
+        }
+    return 1;
+}
+
+/* mma.m16n8k16 .row.col .f32.bf16.bf16.f32 (PTX ISA, "Matrix Fragments for mma.m16n8k16 with
+ * floating point type"), groupID g = lane / 4, threadID_in_group q = lane % 4:
+ * A a0,a1 (g, 2q..2q+1), a2,a3 (g+8, 2q..), a4,a5 (g, 2q+8..), a6,a7 (g+8, 2q+8..);
+ * B b0,b1 (k 2q..2q+1, n g), b2,b3 (k 2q+8.., n g); C/D c0,c1 (g, 2q..2q+1), c2,c3 (g+8, ..).
+ * D = A B + C in fp32: each bf16 product is exact in fp32; the sum runs k = 0..15 onto C. */
+static void emu_do_mma(emu_thread *lanes) {
+    float A[16][16], B[16][8], C[16][8];
+    for (int l = 0; l < EMU_WARP; l++) {
+        const int g = l >> 2, q = l & 3;
+        const emu_thread *t = &lanes[l];
+        for (int r = 0; r < 4; r++) {
+            const int row = g + (r & 1) * 8, col = 2 * q + (r >> 1) * 8;
+            A[row][col] = emu_bf16_lo(t->a[r]);
+            A[row][col + 1] = emu_bf16_hi(t->a[r]);
+        }
+        for (int r = 0; r < 2; r++) {
+            B[2 * q + 8 * r][g] = emu_bf16_lo(t->b[r]);
+            B[2 * q + 8 * r + 1][g] = emu_bf16_hi(t->b[r]);
+        }
+        for (int i = 0; i < 4; i++) C[g + (i >> 1) * 8][2 * q + (i & 1)] = t->c[i];
+    }
+    for (int l = 0; l < EMU_WARP; l++) {
+        const int g = l >> 2, q = l & 3;
+        for (int i = 0; i < 4; i++) {
+            const int row = g + (i >> 1) * 8, col = 2 * q + (i & 1);
+            float acc = C[row][col];
+            for (int k = 0; k < 16; k++) acc += A[row][k] * B[k][col];
+            lanes[l].d[i] = acc;
+        }
+    }
+}
+
+/* The calling lane arrives (operands already stored, lock held); the 32nd arrival computes. */
+static void emu_warp_op(emu_thread *t, int kind, const char *file, int line) {
+    emu_launch *L = t->L;
+    emu_warp *w = &L->warps[t->warp];
+    char lanes[128];
+    if (w->lanes < EMU_WARP) {
+        emu_fault_locked(L, t, "full-mask %s (%s:%d) in warp %d of only %d threads: the mask names lanes that do not exist",
+                         emu_kind_name[kind], emu_base(file), line, t->warp, w->lanes);
+        emu_unwind_locked(t);
+    }
+    if (w->exited) {
+        emu_lanes_str(w->exited, lanes, sizeof lanes);
+        emu_fault_locked(L, t, "full-mask %s (%s:%d) after lanes %s of warp %d exited", emu_kind_name[kind],
+                         emu_base(file), line, lanes, t->warp);
+        emu_unwind_locked(t);
+    }
+    if (w->arrived && w->kind != kind) {
+        uint32_t waiting = 0;
+        for (int l = 0; l < EMU_WARP; l++)
+            if (L->threads[t->warp * EMU_WARP + l].state == S_WAITING) waiting |= 1u << l;
+        emu_lanes_str(waiting, lanes, sizeof lanes);
+        emu_fault_locked(L, t, "divergence: %s (%s:%d) while lanes %s of warp %d wait at %s (%s:%d)",
+                         emu_kind_name[kind], emu_base(file), line, lanes, t->warp, emu_kind_name[w->kind],
+                         emu_base(w->file), w->line);
+        emu_unwind_locked(t);
+    }
+    if (!w->arrived) {
+        w->kind = kind;
+        w->file = file;
+        w->line = line;
+    }
+    t->kind = kind; /* operand checks name the site */
+    t->file = file;
+    t->line = line;
+    if (++w->arrived < EMU_WARP) {
+        emu_block(t, kind, file, line);
+        return;
+    }
+    w->arrived = 0;
+    w->kind = K_NONE;
+    emu_thread *lane0 = &L->threads[t->warp * EMU_WARP];
+    if (kind == K_SHFL) emu_do_shfl(lane0);
+    if (kind == K_MMA) emu_do_mma(lane0);
+    if ((kind == K_LDMATRIX || kind == K_LDMATRIX_T) && !emu_do_ldmatrix(L, lane0, kind == K_LDMATRIX_T))
+        emu_unwind_locked(t);
+    for (int l = 0; l < EMU_WARP; l++)
+        if (&lane0[l] != t) emu_release_locked(L, &lane0[l]);
+    emu_gate_open(&w->gen);
+    L->collectives++;
+    pthread_mutex_unlock(&L->mu);
+}
+
+static void emu_check_mask(emu_thread *t, unsigned mask, int kind, const char *file, int line) {
+    if (mask == EMU_FULL_MASK) return;
+    emu_fault_locked(t->L, t, "%s (%s:%d) with mask 0x%08x: the emulator runs full-mask warp collectives only",
+                     emu_kind_name[kind], emu_base(file), line, mask);
+    emu_unwind_locked(t);
+}
+
+void ltx2_emu_syncwarp(unsigned mask, const char *file, int line) {
+    emu_thread *t = emu_enter("__syncwarp");
+    emu_check_mask(t, mask, K_SYNCWARP, file, line);
+    emu_warp_op(t, K_SYNCWARP, file, line);
+}
+
+uint64_t ltx2_emu_shfl_xor(unsigned mask, uint64_t bits, int lane_mask, int width, const char *file, int line) {
+    emu_thread *t = emu_enter("__shfl_xor_sync");
+    emu_check_mask(t, mask, K_SHFL, file, line);
+    if (width < 1 || width > EMU_WARP || (width & (width - 1))) {
+        emu_fault_locked(t->L, t, "__shfl_xor_sync (%s:%d): width %d is not a power of two <= 32", emu_base(file),
+                         line, width);
+        emu_unwind_locked(t);
+    }
+    t->bits = bits;
+    t->imm = lane_mask;
+    t->width = width;
+    emu_warp_op(t, K_SHFL, file, line);
+    return t->out;
+}
+
+void ltx2_emu_ldmatrix_x4(uint32_t r[4], const void *row, int trans, const char *file, int line) {
+    emu_thread *t = emu_enter("ldmatrix");
+    t->addr = row;
+    emu_warp_op(t, trans ? K_LDMATRIX_T : K_LDMATRIX, file, line);
+    memcpy(r, t->r, sizeof t->r);
+}
+
+void ltx2_emu_mma_bf16_m16n8k16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1, const char *file,
+                                int line) {
+    emu_thread *t = emu_enter("mma");
+    memcpy(t->a, a, sizeof t->a);
+    t->b[0] = b0;
+    t->b[1] = b1;
+    memcpy(t->c, d, sizeof t->c);
+    emu_warp_op(t, K_MMA, file, line);
+    memcpy(d, t->d, sizeof t->d);
+}
+
+/* ---- cp.async (per thread; no rendezvous) ------------------------------------------------------- */
+
+void ltx2_emu_cp_async16(void *dst, const void *src, int src_bytes, const char *file, int line) {
+    emu_thread *t = emu_self("cp.async");
+    const char *bad = NULL;
+    if (((uintptr_t)dst & 15u) || ((uintptr_t)src & 15u)) bad = "addresses must be 16-byte aligned";
+    else if (src_bytes < 0 || src_bytes > 16) bad = "src-size must be 0..16";
+    else if (!src) bad = "source address is NULL";
+    if (bad) {
+        pthread_mutex_lock(&t->L->mu);
+        emu_fault_locked(t->L, t, "cp.async (%s:%d) dst %p src %p: %s", emu_base(file), line, dst, src, bad);
+        emu_unwind_locked(t);
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        emu_copy *c = realloc(t->copies, cap * sizeof *c);
+        if (!c) {
+            pthread_mutex_lock(&t->L->mu);
+            emu_fault_locked(t->L, t, "cp.async (%s:%d): out of host memory", emu_base(file), line);
+            emu_unwind_locked(t);
+        }
+        t->copies = c;
+        t->cap = cap;
+    }
+    emu_copy *c = &t->copies[t->n++];
+    c->dst = dst;
+    c->src = src;
+    c->src_bytes = src_bytes;
+    c->group = t->committed; /* the open group: closed by the next commit */
+    c->file = file;
+    c->line = line;
+    const emu_site site = {t->tid, t->warp, file, line};
+    char msg[EMU_MSG_BYTES];
+    pthread_mutex_lock(&t->L->mu);
+    if (emu_race_copy_issue(t->L->race, dst, site, msg, sizeof msg)) {
+        emu_fault_locked(t->L, t, "%s", msg);
+        emu_unwind_locked(t);
+    }
+    pthread_mutex_unlock(&t->L->mu);
+}
+
+void ltx2_emu_cp_async_commit(void) { emu_self("cp.async.commit_group")->committed++; }
+
+/* cp.async.wait_group n: every committed group but the n most recent has landed, in order. */
+void ltx2_emu_cp_async_wait(int n) {
+    emu_thread *t = emu_self("cp.async.wait_group");
+    const uint64_t limit = t->committed > (uint64_t)n ? t->committed - (uint64_t)n : 0;
+    pthread_mutex_lock(&t->L->mu);
+    while (t->head < t->n && t->copies[t->head].group < limit) {
+        const emu_copy *c = &t->copies[t->head++];
+        const emu_site site = {t->tid, t->warp, c->file, c->line};
+        char msg[EMU_MSG_BYTES];
+        if (emu_race_copy_land(t->L->race, c->dst, site, msg, sizeof msg)) {
+            emu_fault_locked(t->L, t, "%s", msg);
+            emu_unwind_locked(t);
+        }
+        if (c->src_bytes) memcpy(c->dst, c->src, (size_t)c->src_bytes);
+        memset((unsigned char *)c->dst + c->src_bytes, 0, (size_t)(16 - c->src_bytes));
+    }
+    pthread_mutex_unlock(&t->L->mu);
+    if (t->head == t->n) t->head = t->n = 0;
+}
+
+void *ltx2_emu_dyn_smem(void) { return emu_self("dynamic shared memory")->L->dyn; }
+
+/* ---- threads and launch ------------------------------------------------------------------------- */
+
+/* A thread leaves the block: returned from the kernel, or unwound by a fault. */
+static void emu_thread_exit(emu_thread *t, int unwound) {
+    emu_launch *L = t->L;
+    pthread_mutex_lock(&L->mu);
+    t->state = S_EXITED;
+    if (!unwound && !L->fault) {
+        emu_warp *w = &L->warps[t->warp];
+        L->live--;
+        w->exited |= 1u << t->lane;
+        if (w->arrived) {
+            char lanes[128];
+            uint32_t waiting = 0;
+            for (int l = 0; l < EMU_WARP; l++)
+                if (L->threads[t->warp * EMU_WARP + l].state == S_WAITING) waiting |= 1u << l;
+            emu_lanes_str(waiting, lanes, sizeof lanes);
+            emu_fault_locked(L, t, "lane returned while lanes %s of warp %d wait for it at full-mask %s (%s:%d)", lanes,
+                             t->warp, emu_kind_name[w->kind], emu_base(w->file), w->line);
+        } else if (L->bar_arrived && L->bar_arrived == L->live) {
+            emu_complete_barrier_locked(L, NULL); /* exited threads no longer count */
+        } else if (L->live && L->blocked == L->live) {
+            emu_deadlock_locked(L);
+        }
+    }
+    if (++L->finished == L->nthreads) sem_post(&L->done);
+    pthread_mutex_unlock(&L->mu);
+}
+
+static void *emu_worker(void *arg) {
+    emu_thread *t = arg;
+    emu_launch *L = t->L;
+    emu_cur = t;
+    ltx2_emu_builtin = &t->bi;
+    for (;;) {
+        while (sem_wait(&t->sem) != 0 && errno == EINTR) {
+        }
+        if (L->stop) break;
+        t->bi.block_idx = L->block_idx;
+        t->head = t->n = 0; /* copies never waited for in the last block never land */
+        t->committed = 0;
+        if (setjmp(t->jb) == 0) {
+            L->body(L->closure);
+            emu_thread_exit(t, 0);
+        } else {
+            emu_thread_exit(t, 1);
+        }
+    }
+    free(t->copies);
+    return NULL;
+}
+
+static int emu_check_config(ltx2_emu_dim3 grid, ltx2_emu_dim3 block, size_t dyn) {
+    const uint64_t threads = (uint64_t)block.x * block.y * block.z;
+    if (threads == 0 || threads > EMU_MAX_BLOCK_THREADS || block.z > EMU_MAX_BLOCK_Z)
+        return LTX2_EMU_ERR_INVALID_CONFIGURATION;
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > EMU_MAX_GRID_X || grid.y > EMU_MAX_GRID_YZ ||
+        grid.z > EMU_MAX_GRID_YZ)
+        return LTX2_EMU_ERR_INVALID_CONFIGURATION;
+    if (dyn > EMU_MAX_DYN_SMEM) return LTX2_EMU_ERR_INVALID_VALUE;
+    return 0;
+}
+
+static void emu_wait_block(emu_launch *L) {
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += EMU_WATCHDOG_S;
+        if (sem_timedwait(&L->done, &ts) == 0) return;
+        if (errno != ETIMEDOUT) continue;
+        char states[EMU_MSG_BYTES];
+        states[0] = 0;
+        pthread_mutex_lock(&L->mu);
+        emu_states_str(L, states, sizeof states);
+        pthread_mutex_unlock(&L->mu);
+        fprintf(stderr, "[emu] kernel %s block (%u,%u,%u) still running after %d s: %s\n", L->name,
+                L->block_idx.x, L->block_idx.y, L->block_idx.z, EMU_WATCHDOG_S, states);
+    }
+}
+
+/* Runs one block with the launch's threads; returns 0, or 1 when it faulted. */
+static int emu_run_block(emu_launch *L, ltx2_emu_dim3 idx) {
+    unsigned char *dyn = NULL;
+    if (L->dyn_bytes) {
+        void *p = NULL;
+        if (posix_memalign(&p, EMU_SMEM_ALIGN, L->dyn_bytes) != 0) return -1;
+        dyn = p;
+        memset(dyn, EMU_SMEM_FILL, L->dyn_bytes);
+    }
+    pthread_mutex_lock(&L->mu);
+    emu_race_block_start(L->race);
+    L->block_idx = idx;
+    L->dyn = dyn;
+    L->live = L->nthreads;
+    L->blocked = L->finished = 0;
+    L->bar_kind = K_NONE;
+    L->bar_arrived = L->bar_or = 0;
+    for (int w = 0; w < L->nwarps; w++) {
+        L->warps[w].kind = K_NONE;
+        L->warps[w].arrived = 0;
+        L->warps[w].exited = 0;
+    }
+    for (int i = 0; i < L->nthreads; i++) {
+        L->threads[i].state = S_RUNNING;
+        L->threads[i].wake = W_NONE;
+    }
+    pthread_mutex_unlock(&L->mu);
+    for (int i = 0; i < L->nthreads; i++) sem_post(&L->threads[i].sem);
+    emu_wait_block(L);
+    pthread_mutex_lock(&L->mu);
+    const int fault = L->fault;
+    L->dyn = NULL;
+    pthread_mutex_unlock(&L->mu);
+    free(dyn);
+    return fault;
+}
+
+static int emu_fail(int err) {
+    emu_last_error = err;
+    return err;
+}
+
+int ltx2_emu_launch(const char *kernel, ltx2_emu_dim3 grid, ltx2_emu_dim3 block, size_t dyn_smem,
+                    ltx2_emu_body body, void *closure) {
+    const int cfg = emu_check_config(grid, block, dyn_smem);
+    if (cfg) return emu_fail(cfg);
+    emu_launch *L = calloc(1, sizeof *L);
+    if (!L) return emu_fail(EMU_ERR_OUT_OF_RESOURCES);
+    emu_kernel_name(kernel, L->name, sizeof L->name);
+    L->grid = grid;
+    L->block = block;
+    L->dyn_bytes = dyn_smem;
+    L->body = body;
+    L->closure = closure;
+    L->nthreads = (int)(block.x * block.y * block.z);
+    L->nwarps = (L->nthreads + EMU_WARP - 1) / EMU_WARP;
+    L->threads = calloc((size_t)L->nthreads, sizeof *L->threads);
+    L->warps = calloc((size_t)L->nwarps, sizeof *L->warps);
+    L->race = emu_race_create();
+    if (!L->threads || !L->warps || !L->race) {
+        free(L->threads);
+        free(L->warps);
+        emu_race_free(L->race);
+        free(L);
+        return emu_fail(EMU_ERR_OUT_OF_RESOURCES);
+    }
+    pthread_mutex_init(&L->mu, NULL);
+    sem_init(&L->done, 0, 0);
+    for (int w = 0; w < L->nwarps; w++)
+        L->warps[w].lanes = L->nthreads - w * EMU_WARP < EMU_WARP ? L->nthreads - w * EMU_WARP : EMU_WARP;
+
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, EMU_STACK_BYTES);
+    int created = 0, err = 0;
+    for (; created < L->nthreads; created++) {
+        emu_thread *t = &L->threads[created];
+        const unsigned tid = (unsigned)created;
+        t->L = L;
+        t->tid = created;
+        t->warp = created / EMU_WARP;
+        t->lane = created % EMU_WARP;
+        t->bi.thread_idx.x = tid % block.x;
+        t->bi.thread_idx.y = tid / block.x % block.y;
+        t->bi.thread_idx.z = tid / (block.x * block.y);
+        t->bi.block_dim = block;
+        t->bi.grid_dim = grid;
+        sem_init(&t->sem, 0, 0);
+        if (pthread_create(&t->pt, &attr, emu_worker, t) != 0) {
+            sem_destroy(&t->sem);
+            err = EMU_ERR_OUT_OF_RESOURCES;
+            break;
+        }
+    }
+    pthread_attr_destroy(&attr);
+
+    int fault = 0;
+    for (unsigned z = 0; !err && !fault && z < grid.z; z++)
+        for (unsigned y = 0; !err && !fault && y < grid.y; y++)
+            for (unsigned x = 0; !err && !fault && x < grid.x; x++) {
+                const ltx2_emu_dim3 idx = {x, y, z};
+                const int r = emu_run_block(L, idx);
+                if (r < 0) err = EMU_ERR_OUT_OF_RESOURCES;
+                fault = r > 0;
+            }
+
+    L->stop = 1;
+    for (int i = 0; i < created; i++) sem_post(&L->threads[i].sem);
+    for (int i = 0; i < created; i++) {
+        pthread_join(L->threads[i].pt, NULL);
+        sem_destroy(&L->threads[i].sem);
+    }
+    pthread_mutex_lock(&emu_global_mu);
+    emu_collectives_total += L->collectives;
+    pthread_mutex_unlock(&emu_global_mu);
+    sem_destroy(&L->done);
+    pthread_mutex_destroy(&L->mu);
+    free(L->threads);
+    free(L->warps);
+    emu_race_free(L->race);
+    free(L);
+    if (err) return emu_fail(err);
+    return fault ? emu_fail(LTX2_EMU_ERR_LAUNCH_FAILURE) : 0;
+}
+
+int ltx2_emu_get_last_error(void) {
+    const int e = emu_last_error;
+    emu_last_error = 0;
+    return e;
+}
+
+const char *ltx2_emu_last_fault(void) {
+    pthread_mutex_lock(&emu_global_mu);
+    const char *r = emu_has_fault ? emu_fault_msg : NULL;
+    pthread_mutex_unlock(&emu_global_mu);
+    return r;
+}
+
+void ltx2_emu_reset_fault(void) {
+    pthread_mutex_lock(&emu_global_mu);
+    emu_has_fault = 0;
+    emu_fault_msg[0] = 0;
+    pthread_mutex_unlock(&emu_global_mu);
+}
+
+uint64_t ltx2_emu_collectives(void) {
+    pthread_mutex_lock(&emu_global_mu);
+    const uint64_t n = emu_collectives_total;
+    pthread_mutex_unlock(&emu_global_mu);
+    return n;
+}

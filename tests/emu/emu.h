@@ -1,0 +1,77 @@
+/* The CPU emulator's runtime interface (tests/emu/emu.c), shared by the C runtime and the C++
+ * shim (cuda_emu.h) that the emulated kernels are compiled with. One launch runs every block of
+ * the grid in turn; each CUDA thread of a block is a pthread, and every warp or block collective
+ * is a rendezvous of its threads under one block-wide lock. The first fault of a launch
+ * (deadlock, divergence, a lane that left before a full-mask collective, a bad operand) unwinds
+ * the block's threads and makes the launch return cudaErrorLaunchFailure.
+ * Tests do not include this: they use emu_kernels.h. */
+#ifndef LTX2_EMU_H
+#define LTX2_EMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#define LTX2_EMU_TLS __thread
+#else
+#define LTX2_EMU_TLS _Thread_local
+#endif
+
+/* cudaError_t values the runtime returns (driver_types.h; repeated so the C runtime needs no
+ * CUDA header). */
+#define LTX2_EMU_ERR_INVALID_VALUE 1
+#define LTX2_EMU_ERR_INVALID_CONFIGURATION 9
+#define LTX2_EMU_ERR_LAUNCH_FAILURE 719
+
+typedef struct ltx2_emu_dim3 {
+    unsigned x, y, z;
+} ltx2_emu_dim3;
+
+/* What an emulated thread reads as threadIdx, blockIdx, blockDim and gridDim. */
+typedef struct ltx2_emu_builtins {
+    ltx2_emu_dim3 thread_idx, block_idx, block_dim, grid_dim;
+} ltx2_emu_builtins;
+
+/* The current emulated thread's built-ins; NULL outside a launch. */
+extern LTX2_EMU_TLS const ltx2_emu_builtins *ltx2_emu_builtin;
+
+typedef void (*ltx2_emu_body)(void *closure);
+
+/* Runs body(closure) as every thread of every block of grid x block; dyn_smem bytes of dynamic
+ * shared memory per block. Returns 0 or a cudaError_t value, which is also kept for
+ * ltx2_emu_get_last_error(). kernel names the kernel in fault messages. */
+int ltx2_emu_launch(const char *kernel, ltx2_emu_dim3 grid, ltx2_emu_dim3 block, size_t dyn_smem,
+                    ltx2_emu_body body, void *closure);
+/* cudaGetLastError for the calling host thread: the last launch error, then cleared. */
+int ltx2_emu_get_last_error(void);
+
+/* ---- called from inside an emulated thread; file/line name the call site in fault messages ---- */
+void *ltx2_emu_dyn_smem(void);
+void ltx2_emu_syncthreads(const char *file, int line);
+int ltx2_emu_syncthreads_or(int pred, const char *file, int line);
+void ltx2_emu_syncwarp(unsigned mask, const char *file, int line);
+/* __shfl_xor_sync on up to 8 bytes of raw bits. */
+uint64_t ltx2_emu_shfl_xor(unsigned mask, uint64_t bits, int lane_mask, int width, const char *file, int line);
+/* ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16: row is this lane's 16-byte row address. */
+void ltx2_emu_ldmatrix_x4(uint32_t r[4], const void *row, int trans, const char *file, int line);
+/* mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 with d as both C and D. */
+void ltx2_emu_mma_bf16_m16n8k16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1, const char *file,
+                                int line);
+/* cp.async.cg.shared.global 16 bytes, src_bytes (0..16) read and the rest zero-filled. */
+void ltx2_emu_cp_async16(void *dst, const void *src, int src_bytes, const char *file, int line);
+void ltx2_emu_cp_async_commit(void);
+void ltx2_emu_cp_async_wait(int n);
+/* Reports a fault from kernel-side code (e.g. an intrinsic the emulator cannot run) and unwinds. */
+void ltx2_emu_fault(const char *file, int line, const char *what);
+
+/* ---- for tests (also declared by emu_kernels.h) ---- */
+const char *ltx2_emu_last_fault(void);
+void ltx2_emu_reset_fault(void);
+/* Warp and block collectives completed by all launches so far (a speed measure). */
+uint64_t ltx2_emu_collectives(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -10,6 +10,8 @@
 // the softmax of tile t runs while that PV is still on the tensor cores.
 // The device code exists only in the sm_90a compilation (__CUDA_ARCH_FEAT_SM90_ALL); other
 // architectures get an empty stub, which att90_available() detects so dispatch never picks it.
+// The CPU emulator (tests/emu/, LTX2_EMU) compiles the device code too, with each PTX wrapper
+// below routed to its emulation (tests/emu/emu_sm90.c).
 #include "att90_layout.h"
 #include "attention.cuh"
 #include "common.cuh"
@@ -53,11 +55,65 @@ template <int D> struct a90_cfg {
     static constexpr int SMEM = Q_BYTES + 2 * A90_STAGES * TILE_BYTES + A90_ATOM_BYTES;
 };
 
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(LTX2_EMU)
+#define A90_DEVICE_CODE 1
+#endif
+
+#if defined(LTX2_EMU)
+// ---- the wrappers below, run by the CPU emulator: same operands, plus the caller's file and
+// line for fault messages ----
+__device__ __forceinline__ uint32_t ltx2_smem_addr(const void *p, LTX2_EMU_SITE) {
+    return ltx2_emu_cvta_shared(p, LTX2_EMU_AT);
+}
+__device__ __forceinline__ void a90_bar_init(uint32_t bar, uint32_t count, LTX2_EMU_SITE) {
+    ltx2_emu_mbar_init(bar, count, LTX2_EMU_AT);
+}
+__device__ __forceinline__ void a90_fence_mbarrier_init() {} // the emulated barriers are visible at once
+__device__ __forceinline__ void a90_bar_expect_tx(uint32_t bar, uint32_t bytes, LTX2_EMU_SITE) {
+    ltx2_emu_mbar_arrive(bar, 1, bytes, LTX2_EMU_AT);
+}
+__device__ __forceinline__ void a90_bar_arrive(uint32_t bar, LTX2_EMU_SITE) { ltx2_emu_mbar_arrive(bar, 0, 0, LTX2_EMU_AT); }
+__device__ __forceinline__ void a90_bar_wait(uint32_t bar, uint32_t parity, LTX2_EMU_SITE) {
+    ltx2_emu_mbar_wait_parity(bar, parity, LTX2_EMU_AT);
+}
+__device__ __forceinline__ void a90_tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2,
+                                             LTX2_EMU_SITE) {
+    const int32_t c[3] = {c0, c1, c2};
+    ltx2_emu_tma_load(dst, map, bar, 3, c, LTX2_EMU_AT);
+}
+template <int N> __device__ __forceinline__ void a90_setmaxnreg_inc(LTX2_EMU_SITE) { ltx2_emu_setmaxnreg(1, N, LTX2_EMU_AT); }
+template <int N> __device__ __forceinline__ void a90_setmaxnreg_dec(LTX2_EMU_SITE) { ltx2_emu_setmaxnreg(0, N, LTX2_EMU_AT); }
+__device__ __forceinline__ void a90_named_sync(int id, int threads, LTX2_EMU_SITE) {
+    ltx2_emu_bar_named(id, threads, LTX2_EMU_AT);
+}
+__device__ __forceinline__ void a90_fence_proxy_async() {} // one memory for both proxies here
+__device__ __forceinline__ void a90_wgmma_fence(LTX2_EMU_SITE) { ltx2_emu_wgmma_fence(LTX2_EMU_AT); }
+__device__ __forceinline__ void a90_wgmma_commit(LTX2_EMU_SITE) { ltx2_emu_wgmma_commit(LTX2_EMU_AT); }
+template <int N> __device__ __forceinline__ void a90_wgmma_wait(LTX2_EMU_SITE) { ltx2_emu_wgmma_wait(N, LTX2_EMU_AT); }
+__device__ __forceinline__ void a90_pin(float &) {} // the emulator runs the code in program order
+__device__ __forceinline__ void a90_pin(uint32_t &) {}
+__device__ __forceinline__ float a90_ex2(float x) { return ltx2_emu_ex2_ftz(x); }
+// wgmma m64nNk16 bf16 -> f32, immediates as in the asm twins: scale-a = scale-b = 1 (no
+// negation); SS: A and B K-major (no transpose); RS: B transposed (MN-major).
+template <int SCALE_D> __device__ __forceinline__ void a90_wgmma_ss_n128(float d[64], uint64_t da, uint64_t db, LTX2_EMU_SITE) {
+    ltx2_emu_wgmma_bf16(128, d, nullptr, da, db, SCALE_D, 0, 0, 0, 0, LTX2_EMU_AT);
+}
+__device__ __forceinline__ void a90_wgmma_rs_n128(float d[64], const uint32_t a[4], uint64_t db, LTX2_EMU_SITE) {
+    ltx2_emu_wgmma_bf16(128, d, a, 0, db, 1, 0, 0, 0, 1, LTX2_EMU_AT);
+}
+__device__ __forceinline__ void a90_wgmma_rs_n64(float d[32], const uint32_t a[4], uint64_t db, LTX2_EMU_SITE) {
+    ltx2_emu_wgmma_bf16(64, d, a, 0, db, 1, 0, 0, 0, 1, LTX2_EMU_AT);
+}
+
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 // ---- mbarriers and TMA ----
 __device__ __forceinline__ void a90_bar_init(uint32_t bar, uint32_t count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Makes the initialisations visible to the TMA unit (the async proxy).
+__device__ __forceinline__ void a90_fence_mbarrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 // Arrives once and announces `bytes` of TMA transactions that complete the current phase.
 __device__ __forceinline__ void a90_bar_expect_tx(uint32_t bar, uint32_t bytes) {
@@ -178,7 +234,9 @@ __device__ __forceinline__ void a90_wgmma_rs_n64(float d[32], const uint32_t a[4
                    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "n"(1));
 }
+#endif
 
+#if defined(A90_DEVICE_CODE)
 // S = Q K^T over d: Q rows [64][D] at qa and a K tile [A90_BN][D] at kb, both K-major (d
 // contiguous) in 64-column swizzled panels (start addresses and strides: att90_qk_addr,
 // A90_QK_LBO/SBO).
@@ -268,19 +326,22 @@ __device__ __forceinline__ void a90_pack_p(const float s[A90_BN / 2], uint32_t p
             pf[4 * kk + r] = ltx2_pack_bf16(s[att90_pfrag_src(kk, r, 0)], s[att90_pfrag_src(kk, r, 1)]);
 }
 
-#endif // __CUDA_ARCH_FEAT_SM90_ALL
+#endif // A90_DEVICE_CODE
 
 // Grid (ceil(Sq / A90_BM), H, B); A90_THREADS threads: warpgroup 0 produces, 1 and 2 consume.
 template <int D>
 __global__ void __launch_bounds__(A90_THREADS, 1)
     att90_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                      const __grid_constant__ CUtensorMap tm_v, const att_params p) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(A90_DEVICE_CODE)
     typedef a90_cfg<D> C;
     // Static shared memory only in this build: att90_available() reads its size to tell the
     // real kernel from the stub other architectures compile.
     __shared__ __align__(8) uint64_t bars[A90_BARRIERS];
-    extern __shared__ unsigned char a90_smem[];
+#ifdef LTX2_EMU
+    ltx2_emu_smem_object(bars, sizeof bars, __FILE__, __LINE__); // its place in the emulated shared window
+#endif
+    LTX2_K_DYN_SMEM(unsigned char, a90_smem);
     const uint32_t raw = ltx2_smem_addr(a90_smem);
     const uint32_t base = (raw + A90_ATOM_BYTES - 1) & ~(uint32_t)(A90_ATOM_BYTES - 1);
     unsigned char *gQ = a90_smem + (base - raw); // generic pointer to Q, for ordinary accesses
@@ -301,7 +362,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
             a90_bar_init(b_kempty + 8 * s, A90_CONSUMER_WARPS);
             a90_bar_init(b_vempty + 8 * s, A90_CONSUMER_WARPS);
         }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); // visible to the TMA unit
+        a90_fence_mbarrier_init();
     }
     // All keys masked: the CPU reference then averages every value (uniform weights). The
     // barrier also publishes the mbarrier initialisation to every thread.
@@ -502,12 +563,16 @@ bool att90_available(void) {
         return false;
     }
     if (major != 9) return false;
+#ifdef LTX2_EMU
+    return true; // the emulated build always carries the device code
+#else
     cudaFuncAttributes fa;
     if (cudaFuncGetAttributes(&fa, att90_fwd_kernel<128>) != cudaSuccess) {
         (void)cudaGetLastError();
         return false;
     }
     return fa.sharedSizeBytes >= A90_BARRIERS * sizeof(uint64_t);
+#endif
 }
 
 bool att90_shape_ok(const att_params &p, int64_t B, int64_t head_dim) {
@@ -529,7 +594,7 @@ template <int D> static int a90_launch(cudaStream_t st, const att_params &p, int
     cudaError_t e = cudaFuncSetAttribute(att90_fwd_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return (int)e;
     dim3 grid((unsigned)((p.Sq + A90_BM - 1) / A90_BM), (unsigned)p.H, (unsigned)B);
-    att90_fwd_kernel<D><<<grid, A90_THREADS, smem, st>>>(mq, mk, mv, p);
+    ltx2_launch<att90_fwd_kernel<D>>(grid, A90_THREADS, smem, st, mq, mk, mv, p);
     LTX2_K_RETURN_LAUNCH();
 }
 

@@ -325,9 +325,11 @@ static void test_refusals(void) {
     x = ok, x.workspace_bytes--, expect_refused("workspace 1 byte short", &x, EMU_ERR_INVALID_VALUE, &d, ob);
     x = ok, x.workspace = (char *)ok.workspace + 128, x.workspace_bytes -= 128;
     expect_refused("workspace not 256-aligned", &x, EMU_ERR_INVALID_VALUE, &d, ob);
-    /* wgmma (attention_sm90.cu) is not emulated: forcing it is refused as on a non-9.x device */
-    CHECK(ltx2_k_attention_wgmma_available() == 0, "emulator claims a wgmma device");
-    x = ok, x.impl = LTX2_KATTN_WGMMA, expect_refused("impl WGMMA", &x, EMU_ERR_NOT_SUPPORTED, &d, ob);
+    /* the emulated device is sm_90 (attention_sm90.cu runs: test_emu_attention_sm90.c); a forced
+     * wgmma launch it cannot take (scale <= 0) is refused before anything runs */
+    CHECK(ltx2_k_attention_wgmma_available() == 1, "the emulated sm_90 device reports no wgmma path");
+    x = ok, x.impl = LTX2_KATTN_WGMMA, x.scale = -1.0f;
+    expect_refused("impl WGMMA with scale < 0", &x, EMU_ERR_NOT_SUPPORTED, &d, ob);
     /* nothing to do is success without a launch */
     x = ok, x.Sq = 0, expect_refused("Sq 0 (no-op)", &x, 0, &d, ob);
     x = ok, x.B = 0, expect_refused("B 0 (no-op)", &x, 0, &d, ob);

@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda.h>         // CUtensorMap and its enums (attention_sm90.cu)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled_v12000
 
 #include "emu.h"
 #include "emu_rename.h"
@@ -37,6 +39,9 @@
 #define __global__
 #undef __launch_bounds__
 #define __launch_bounds__(...)
+// Kernel parameters are per-thread copies here; g++ would warn about the unknown attribute.
+#undef __grid_constant__
+#define __grid_constant__
 // No always_inline: the kernels' fragment loops are large, and inlining changes nothing here.
 #undef __forceinline__
 #define __forceinline__ inline
@@ -96,6 +101,71 @@ template <typename F> static inline cudaError_t ltx2_emu_func_set_attribute(F *,
     return cudaSuccess;
 }
 #define cudaFuncSetAttribute ltx2_emu_func_set_attribute
+
+// ---- the emulated device: one sm_90 GPU (attention_sm90.cu asks) --------------------------------------
+#define LTX2_EMU_CC_MAJOR 9
+#define LTX2_EMU_CC_MINOR 0
+static inline cudaError_t ltx2_emu_get_device(int *dev) {
+    if (!dev) return cudaErrorInvalidValue;
+    *dev = 0;
+    return cudaSuccess;
+}
+#define cudaGetDevice ltx2_emu_get_device
+static inline cudaError_t ltx2_emu_device_get_attribute(int *v, cudaDeviceAttr attr, int dev) {
+    if (!v || dev != 0) return cudaErrorInvalidValue;
+    if (attr == cudaDevAttrComputeCapabilityMajor) *v = LTX2_EMU_CC_MAJOR;
+    else if (attr == cudaDevAttrComputeCapabilityMinor) *v = LTX2_EMU_CC_MINOR;
+    else return cudaErrorInvalidValue; // nothing else is emulated
+    return cudaSuccess;
+}
+#define cudaDeviceGetAttribute ltx2_emu_device_get_attribute
+
+// cuTensorMapEncodeTiled: the driver's checks and an encoding the emulated TMA reads (emu_sm90.c).
+static inline CUresult CUDAAPI ltx2_emu_tensor_map_encode_tiled(
+    CUtensorMap *map, CUtensorMapDataType dt, cuuint32_t rank, void *addr, const cuuint64_t *dims,
+    const cuuint64_t *strides, const cuuint32_t *box, const cuuint32_t *estr, CUtensorMapInterleave il,
+    CUtensorMapSwizzle sw, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
+    int esize = 0, is_float = 0;
+    switch (dt) {
+    case CU_TENSOR_MAP_DATA_TYPE_UINT8: esize = 1; break;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT16: esize = 2; break;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT32:
+    case CU_TENSOR_MAP_DATA_TYPE_INT32: esize = 4; break;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT64:
+    case CU_TENSOR_MAP_DATA_TYPE_INT64: esize = 8; break;
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: esize = 2, is_float = 1; break;
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ: esize = 4, is_float = 1; break;
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64: esize = 8, is_float = 1; break;
+    default: break; // packed sub-byte types: not emulated
+    }
+    const int swz = sw == CU_TENSOR_MAP_SWIZZLE_NONE ? 0 : sw == CU_TENSOR_MAP_SWIZZLE_32B ? 32
+                  : sw == CU_TENSOR_MAP_SWIZZLE_64B ? 64 : sw == CU_TENSOR_MAP_SWIZZLE_128B ? 128 : -1;
+    return (CUresult)ltx2_emu_tmap_encode(map, esize, is_float, rank, addr, dims, strides, box, estr, (int)il, swz,
+                                          (int)l2, (int)oob);
+}
+// cudaGetDriverEntryPointByVersion: the emulated driver has cuTensorMapEncodeTiled (ABI 12000).
+static inline cudaError_t ltx2_emu_get_driver_entry_point_by_version(const char *symbol, void **fn, unsigned version,
+                                                                     unsigned long long flags,
+                                                                     cudaDriverEntryPointQueryResult *status) {
+    (void)flags;
+    if (!symbol || !fn) return cudaErrorInvalidValue;
+    const bool ok = strcmp(symbol, "cuTensorMapEncodeTiled") == 0 && version >= 12000;
+    *fn = ok ? reinterpret_cast<void *>(&ltx2_emu_tensor_map_encode_tiled) : nullptr;
+    if (status) *status = ok ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+    return cudaSuccess;
+}
+#define cudaGetDriverEntryPointByVersion ltx2_emu_get_driver_entry_point_by_version
+
+// ---- sm_90 PTX the emulator runs (emu_sm90.c) --------------------------------------------------------
+// ex2.approx.ftz.f32: 2^x with subnormal results flushed to zero (glibc's exp2f otherwise).
+static inline float ltx2_emu_ex2_ftz(float x) {
+    const float y = exp2f(x);
+    return fpclassify(y) == FP_SUBNORMAL ? 0.0f : y;
+}
 
 // The launch helper (common.cuh) hands the runtime a type-erased closure.
 template <typename L> static void ltx2_emu_run_closure(void *c) { (*static_cast<L *>(c))(); }

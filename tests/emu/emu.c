@@ -36,102 +36,13 @@
 #include <unistd.h>
 #endif
 
-#define EMU_WARP 32
-#define EMU_FULL_MASK 0xffffffffu
-/* Kernel frames are small (a few KB of fragment arrays); ASan's redzones inflate them ~3x. */
-#define EMU_STACK_BYTES (512 * 1024)
-/* CUDA's limits on a launch: threads per block, blockDim.z, gridDim.y/z, gridDim.x. */
-#define EMU_MAX_BLOCK_THREADS 1024
-#define EMU_MAX_BLOCK_Z 64
-#define EMU_MAX_GRID_YZ 65535u
-#define EMU_MAX_GRID_X 2147483647u
-/* sm_90's opt-in maximum of dynamic shared memory per block (227 KB). */
-#define EMU_MAX_DYN_SMEM 232448u
-/* Dynamic shared memory starts filled with 0xFF bytes: NaN as f32 and bf16, so reading memory
- * nothing wrote shows up in the results. */
-#define EMU_SMEM_FILL 0xFF
-#define EMU_SMEM_ALIGN 128
-/* A block still running after this long gets its thread states printed (spinning kernels are
- * the one hang the lock-based deadlock check cannot see). */
-#define EMU_WATCHDOG_S 30
-#define EMU_MSG_BYTES 4096
-#define EMU_NAME_BYTES 256
-/* cudaErrorLaunchOutOfResources: the host could not create the block's threads. */
-#define EMU_ERR_OUT_OF_RESOURCES 701
+#include "emu_internal.h"
 
-enum emu_kind { K_NONE, K_SYNCTHREADS, K_SYNCTHREADS_OR, K_SYNCWARP, K_SHFL, K_LDMATRIX, K_LDMATRIX_T, K_MMA };
-static const char *const emu_kind_name[] = {"(none)",   "__syncthreads",     "__syncthreads_or",
-                                            "__syncwarp", "__shfl_xor_sync", "ldmatrix.x4",
-                                            "ldmatrix.x4.trans", "mma.m16n8k16"};
-
-enum emu_state { S_IDLE, S_RUNNING, S_WAITING, S_EXITED };
-enum emu_wake { W_NONE, W_RELEASED, W_UNWIND };
-
-typedef struct emu_copy {
-    void *dst;
-    const void *src;
-    int src_bytes;
-    uint64_t group;
-    const char *file; /* the cp.async call site */
-    int line;
-} emu_copy;
-
-struct emu_launch;
-
-typedef struct emu_thread {
-    ltx2_emu_builtins bi;
-    struct emu_launch *L;
-    int tid, warp, lane;
-    pthread_t pt;
-    sem_t sem; /* posted to start each block (and to stop) */
-    jmp_buf jb;
-    int state, wake;
-    /* where it waits (S_WAITING) */
-    int kind;
-    const char *file;
-    int line;
-    /* operands and results of its current collective */
-    uint64_t bits, out;
-    int imm, width;
-    const void *addr;
-    uint32_t a[4], b[2], r[4];
-    float c[4], d[4];
-    /* cp.async: copies[head..n) are issued and not landed; committed groups so far */
-    emu_copy *copies;
-    size_t head, n, cap;
-    uint64_t committed;
-} emu_thread;
-
-typedef struct emu_warp {
-    uint32_t gen; /* bumped when a collective completes (or the block faults): waiters sleep on it */
-    int kind, arrived, lanes;
-    uint32_t exited; /* lane bit set: that lane returned */
-    const char *file;
-    int line;
-} emu_warp;
-
-typedef struct emu_launch {
-    char name[EMU_NAME_BYTES];
-    ltx2_emu_dim3 grid, block;
-    size_t dyn_bytes;
-    ltx2_emu_body body;
-    void *closure;
-    int nthreads, nwarps;
-    emu_thread *threads;
-    emu_warp *warps;
-    pthread_mutex_t mu;
-    sem_t done; /* posted when the last thread of a block has finished */
-    int stop;
-    /* the running block */
-    ltx2_emu_dim3 block_idx;
-    unsigned char *dyn;
-    int live, blocked, finished;
-    int bar_kind, bar_arrived, bar_or;
-    uint32_t bar_gen;
-    int fault;
-    uint64_t collectives;
-    emu_race *race; /* cp.async / ldmatrix hazards of the running block */
-} emu_launch;
+const char *const emu_kind_name[] = {"(none)", "__syncthreads", "__syncthreads_or", "__syncwarp",
+                                     "__shfl_xor_sync", "ldmatrix.x4", "ldmatrix.x4.trans", "mma.m16n8k16",
+                                     "mbarrier.try_wait.parity", "bar.sync (named)", "setmaxnreg",
+                                     "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group",
+                                     "wgmma.mma_async", "(mbarrier handoff)"};
 
 LTX2_EMU_TLS const ltx2_emu_builtins *ltx2_emu_builtin;
 static LTX2_EMU_TLS emu_thread *emu_cur;
@@ -144,14 +55,14 @@ static uint64_t emu_collectives_total;
 
 /* ---- messages ---------------------------------------------------------------------------------- */
 
-static const char *emu_base(const char *path) {
+const char *emu_base(const char *path) {
     if (!path) return "?";
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
 }
 
 /* Appends to a bounded buffer; silently truncates. */
-static void emu_cat(char *buf, size_t cap, const char *fmt, ...) {
+void emu_cat(char *buf, size_t cap, const char *fmt, ...) {
     size_t len = strlen(buf);
     if (len + 1 >= cap) return;
     va_list ap;
@@ -178,7 +89,8 @@ static void emu_lanes_str(uint32_t bits, char *buf, size_t cap) {
 
 static void emu_thread_desc(const emu_thread *t, char *buf, size_t cap) {
     if (t->state == S_WAITING)
-        snprintf(buf, cap, "at %s (%s:%d)", emu_kind_name[t->kind], emu_base(t->file), t->line);
+        snprintf(buf, cap, "at %s%s%s (%s:%d)", emu_kind_name[t->kind], t->detail[0] ? " " : "", t->detail,
+                 emu_base(t->file), t->line);
     else if (t->state == S_EXITED)
         snprintf(buf, cap, "exited");
     else
@@ -263,7 +175,7 @@ static void emu_gate_wait(uint32_t *gate, uint32_t seen) {
 }
 
 /* Lock held. */
-static void emu_gate_open(uint32_t *gate) {
+void emu_gate_open(uint32_t *gate) {
     __atomic_store_n(gate, *gate + 1, __ATOMIC_RELEASE);
 #ifdef __linux__
     syscall(SYS_futex, gate, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
@@ -276,7 +188,7 @@ static int emu_is_barrier(int kind) { return kind == K_SYNCTHREADS || kind == K_
 
 /* Records the launch's first fault (t: the thread it concerns, or NULL) and wakes every blocked
  * thread to unwind. Lock held. */
-static void emu_fault_locked(emu_launch *L, const emu_thread *t, const char *fmt, ...) {
+void emu_fault_locked(emu_launch *L, const emu_thread *t, const char *fmt, ...) {
     if (L->fault) return;
     L->fault = 1;
     char detail[EMU_MSG_BYTES], msg[EMU_MSG_BYTES];
@@ -298,7 +210,8 @@ static void emu_fault_locked(emu_launch *L, const emu_thread *t, const char *fmt
         if (w->state != S_WAITING) continue;
         w->state = S_RUNNING;
         w->wake = W_UNWIND;
-        L->blocked--;
+        if (w->kind != K_HANDOFF) L->blocked--;
+        emu_gate_open(&w->gate);
     }
     for (int i = 0; i < L->nwarps; i++) emu_gate_open(&L->warps[i].gen);
     emu_gate_open(&L->bar_gen);
@@ -311,15 +224,12 @@ static void emu_deadlock_locked(emu_launch *L) {
     emu_fault_locked(L, NULL, "deadlock: every live thread waits at a collective that cannot complete: %s", states);
 }
 
-#if defined(__GNUC__)
-__attribute__((noreturn))
-#endif
-static void emu_unwind_locked(emu_thread *t) {
+void emu_unwind_locked(emu_thread *t) {
     pthread_mutex_unlock(&t->L->mu);
     longjmp(t->jb, 1);
 }
 
-static emu_thread *emu_self(const char *what) {
+emu_thread *emu_self(const char *what) {
     emu_thread *t = emu_cur;
     if (!t) {
         fprintf(stderr, "[emu] %s called outside an emulated kernel\n", what);
@@ -329,7 +239,7 @@ static emu_thread *emu_self(const char *what) {
 }
 
 /* Takes the block lock for a collective; unwinds at once when the block has faulted. */
-static emu_thread *emu_enter(const char *what) {
+emu_thread *emu_enter(const char *what) {
     emu_thread *t = emu_self(what);
     pthread_mutex_lock(&t->L->mu);
     if (t->L->fault) emu_unwind_locked(t);
@@ -337,15 +247,17 @@ static emu_thread *emu_enter(const char *what) {
 }
 
 /* Parks the calling thread (lock held, released here) until the last arriver releases it. */
-static void emu_block(emu_thread *t, int kind, const char *file, int line) {
+void emu_block(emu_thread *t, int kind, const char *file, int line) {
     emu_launch *L = t->L;
+    emu_sm90_handoff_done(L, t);
     t->state = S_WAITING;
     t->wake = W_NONE;
     t->kind = kind;
     t->file = file;
     t->line = line;
-    L->blocked++;
-    uint32_t *gate = emu_is_barrier(kind) ? &L->bar_gen : &L->warps[t->warp].gen;
+    if (kind < K_FIRST_OWN_GATE) t->detail[0] = 0;
+    if (kind != K_HANDOFF) L->blocked++; /* a handoff always ends: it waits for threads to block */
+    uint32_t *gate = emu_is_barrier(kind) ? &L->bar_gen : kind >= K_FIRST_OWN_GATE ? &t->gate : &L->warps[t->warp].gen;
     const uint32_t seen = *gate;
     if (L->blocked == L->live) emu_deadlock_locked(L); /* marks t W_UNWIND too */
     pthread_mutex_unlock(&L->mu);
@@ -353,10 +265,11 @@ static void emu_block(emu_thread *t, int kind, const char *file, int line) {
     if (t->wake == W_UNWIND) longjmp(t->jb, 1);
 }
 
-static void emu_release_locked(emu_launch *L, emu_thread *w) {
+void emu_release_locked(emu_launch *L, emu_thread *w) {
     w->state = S_RUNNING;
     w->wake = W_RELEASED;
-    L->blocked--;
+    if (w->kind != K_HANDOFF) L->blocked--;
+    if (w->kind >= K_FIRST_OWN_GATE) emu_gate_open(&w->gate);
 }
 
 void ltx2_emu_fault(const char *file, int line, const char *what) {
@@ -673,7 +586,9 @@ void *ltx2_emu_dyn_smem(void) { return emu_self("dynamic shared memory")->L->dyn
 static void emu_thread_exit(emu_thread *t, int unwound) {
     emu_launch *L = t->L;
     pthread_mutex_lock(&L->mu);
+    if (!unwound && !L->fault) emu_sm90_handoff_done(L, t);
     t->state = S_EXITED;
+    if (!unwound && !L->fault) emu_sm90_thread_exit(L, t);
     if (!unwound && !L->fault) {
         emu_warp *w = &L->warps[t->warp];
         L->live--;
@@ -762,6 +677,7 @@ static int emu_run_block(emu_launch *L, ltx2_emu_dim3 idx) {
     L->dyn = dyn;
     L->live = L->nthreads;
     L->blocked = L->finished = 0;
+    emu_sm90_block_start(L);
     L->bar_kind = K_NONE;
     L->bar_arrived = L->bar_or = 0;
     for (int w = 0; w < L->nwarps; w++) {
@@ -867,6 +783,7 @@ int ltx2_emu_launch(const char *kernel, ltx2_emu_dim3 grid, ltx2_emu_dim3 block,
     free(L->threads);
     free(L->warps);
     emu_race_free(L->race);
+    emu_sm90_free(L);
     free(L);
     if (err) return emu_fail(err);
     return fault ? emu_fail(LTX2_EMU_ERR_LAUNCH_FAILURE) : 0;

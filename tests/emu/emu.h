@@ -65,6 +65,46 @@ void ltx2_emu_cp_async_wait(int n);
 /* Reports a fault from kernel-side code (e.g. an intrinsic the emulator cannot run) and unwinds. */
 void ltx2_emu_fault(const char *file, int line, const char *what);
 
+/* ---- sm_90 mechanisms (emu_sm90.c), as attention_sm90.cu uses them. Shared memory has 32-bit
+ * addresses in an emulated window: LTX2_EMU_SMEM_STATIC_BASE.. for static objects registered
+ * with ltx2_emu_smem_object, LTX2_EMU_SMEM_DYN_BASE.. for the dynamic region (as on the GPU,
+ * the dynamic region follows the static one and need not start on a 1024-byte boundary). ---- */
+#define LTX2_EMU_SMEM_STATIC_BASE 0x400u
+#define LTX2_EMU_SMEM_DYN_BASE 0x480u
+/* Gives the static __shared__ object at p (bytes long) its address in the window (every thread
+ * of a block may call it; the first call per block places it). */
+void ltx2_emu_smem_object(void *p, size_t bytes, const char *file, int line);
+/* __cvta_generic_to_shared. */
+uint32_t ltx2_emu_cvta_shared(const void *p, const char *file, int line);
+/* mbarrier.init / arrive (expect_tx: arrive.expect_tx with tx_bytes) / try_wait.parity (blocks
+ * until the phase of that parity has completed). */
+void ltx2_emu_mbar_init(uint32_t bar, uint32_t count, const char *file, int line);
+void ltx2_emu_mbar_arrive(uint32_t bar, int expect_tx, uint32_t tx_bytes, const char *file, int line);
+void ltx2_emu_mbar_wait_parity(uint32_t bar, uint32_t parity, const char *file, int line);
+/* cp.async.bulk.tensor.<rank>d.shared::cluster.global.mbarrier::complete_tx::bytes from the
+ * tensor map at map (written by ltx2_emu_tmap_encode), coordinates innermost first. */
+void ltx2_emu_tma_load(uint32_t dst, const void *map, uint32_t bar, int rank, const int32_t *coords,
+                       const char *file, int line);
+/* cuTensorMapEncodeTiled's checks and encoding into the 128-byte map. elem_bytes 0: a type the
+ * emulator does not know; swizzle_bytes 0 (none), 32, 64, 128, or -1 for the other modes.
+ * Returns a CUresult (0, or 1 = CUDA_ERROR_INVALID_VALUE). */
+int ltx2_emu_tmap_encode(void *map, int elem_bytes, int is_float, unsigned rank, const void *addr,
+                         const uint64_t *dims, const uint64_t *strides, const uint32_t *box, const uint32_t *estr,
+                         int interleave, int swizzle_bytes, int l2promo, int oob_fill);
+/* setmaxnreg.{inc,dec}.sync.aligned.u32: a warpgroup collective with no other effect. */
+void ltx2_emu_setmaxnreg(int inc, uint32_t regs, const char *file, int line);
+/* bar.sync id, count. */
+void ltx2_emu_bar_named(int id, int count, const char *file, int line);
+/* wgmma.fence / commit_group / wait_group n (warpgroup collectives). */
+void ltx2_emu_wgmma_fence(const char *file, int line);
+void ltx2_emu_wgmma_commit(const char *file, int line);
+void ltx2_emu_wgmma_wait(int n, const char *file, int line);
+/* wgmma.mma_async.sync.aligned.m64n<n>k16.f32.bf16.bf16: d is this thread's n/2 accumulators; a
+ * its 4 A registers (RS form) or NULL (SS form, A from descriptor da). Only recorded here: it runs
+ * at the wgmma.wait_group that covers its group, reading d, a and shared memory then. */
+void ltx2_emu_wgmma_bf16(int n, float *d, const uint32_t *a, uint64_t da, uint64_t db, int scale_d, int neg_a,
+                         int neg_b, int tnsp_a, int tnsp_b, const char *file, int line);
+
 /* ---- for tests (also declared by emu_kernels.h) ---- */
 const char *ltx2_emu_last_fault(void);
 void ltx2_emu_reset_fault(void);

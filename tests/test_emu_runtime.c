@@ -4,6 +4,9 @@
  * threads reach = deadlock, a full-mask shuffle after lanes returned), grid coverage, dynamic
  * shared memory, launch-configuration errors, the launcher rename list, and one real kernel end
  * to end (ltx2_k_rms_norm vs the CPU reference) as the example for tests/test_emu_*.c.
+ * The sm_90 mechanisms directly: mbarrier phases and parity, TMA boxes partly out of range
+ * (128-byte swizzle, zero fill, transaction bytes), wgmma SS and RS against the naive product
+ * and their async completion, and the deadlocks of a phase that cannot complete.
  * Also prints the emulation speed in warp collectives per second. */
 #include <math.h>
 #include <stdint.h>
@@ -221,6 +224,156 @@ static void test_pipeline_races(void) {
     free(src);
 }
 
+/* ---- sm_90 mechanisms (emu_sm90.c) ---- */
+
+/* Threads of the mbarrier test; a fault must name the barrier as "[0x<shared address>]". */
+#define MB_THREADS 8
+/* Tensor of the TMA test: [TMA_BATCHES][TMA_ROWS][TMA_COLS] bf16 bit patterns, all nonzero and
+ * distinct, so a zero in the tile can only be a fill and a wrong position shows. */
+#define TMA_COLS 96
+#define TMA_ROWS 20
+#define TMA_BATCHES 2
+#define TMA_BITS0 0x3000u
+/* The 128-byte swizzle's period: 8 rows of 128 bytes. */
+#define SWZ_ROW_BYTES 128
+#define SWZ_ROWS 8
+#define SWZ_CHUNK 16
+#define SWZ_ATOM 1024u
+
+static int has_barrier_name(const char *f, uint32_t bar) {
+    char want[32];
+    snprintf(want, sizeof want, "[0x%x]", bar);
+    return f && strstr(f, want) != NULL;
+}
+
+/* A fresh barrier reports parity 1 complete; phase 0 completes at the count-th arrival (every
+ * thread then sees all marks) and phase 1 at the next count; a phase that lacks an arrival is a
+ * deadlock naming the barrier. */
+static void test_mbarrier(void) {
+    int out[2 * MB_THREADS];
+    uint32_t bar = 0;
+    ltx2_emu_reset_fault();
+    int rc = ltx2_emu_st_mbar(out, &bar, MB_THREADS, 0);
+    CHECK(rc == 0, "mbarrier phases: rc %d, fault %s", rc, ltx2_emu_last_fault() ? ltx2_emu_last_fault() : "(none)");
+    int bad = 0;
+    for (int r = 0; r < 2; r++)
+        for (int t = 0; t < MB_THREADS; t++) bad += out[r * MB_THREADS + t] != (r + 1) * MB_THREADS;
+    CHECK(bad == 0, "mbarrier: %d waits returned before all %d arrivals of their phase", bad, MB_THREADS);
+
+    const double t0 = now_s();
+    rc = ltx2_emu_st_mbar(out, &bar, MB_THREADS, 1);
+    const double dt = now_s() - t0;
+    const char *f = ltx2_emu_last_fault();
+    CHECK(rc == LTX2_EMU_LAUNCH_FAILURE, "mbarrier with a missing arrival returned %d, want 719", rc);
+    CHECK(f && strstr(f, "deadlock") && strstr(f, "mbarrier.try_wait.parity") && has_barrier_name(f, bar) &&
+              strstr(f, "pending: 1 arrivals"),
+          "missing arrival: fault does not name barrier 0x%x / its pending arrival: %s", bar, f ? f : "(none)");
+    CHECK(dt < FAULT_MAX_SECONDS, "mbarrier deadlock took %.1f s to report", dt);
+    ltx2_emu_reset_fault();
+}
+
+/* Where TMA's 128-byte swizzle puts box element (r, c) of 64-column rows in a destination on a
+ * 1024-byte boundary: row r at 128 r, its 16-byte chunk index XORed with r % 8. */
+static int swz_elem(int r, int c) {
+    const int chunk = (c * 2) / SWZ_CHUNK, in_chunk = (c * 2) % SWZ_CHUNK;
+    return (r * SWZ_ROW_BYTES + (chunk ^ (r % SWZ_ROWS)) * SWZ_CHUNK + in_chunk) / 2;
+}
+
+static void test_tma(void) {
+    const size_t n = (size_t)TMA_BATCHES * TMA_ROWS * TMA_COLS;
+    uint16_t *src = dev_alloc(n * sizeof *src), out[ST_TMA_BYTES / 2];
+    for (size_t i = 0; i < n; i++) src[i] = (uint16_t)(TMA_BITS0 + i);
+    struct {
+        int c0, c1, c2;
+        const char *what;
+    } cases[] = {{0, 2, 0, "inside"},
+                 {64, TMA_ROWS - 5, 1, "past the last column and row"},
+                 {0, -3, 0, "before the first row"},
+                 {0, 0, TMA_BATCHES, "past the last batch"}};
+    for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
+        uint32_t info[2] = {0, 0};
+        memset(out, 0xAB, sizeof out);
+        ltx2_emu_reset_fault();
+        const int rc = ltx2_emu_st_tma(src, TMA_COLS, TMA_ROWS, TMA_BATCHES, cases[k].c0, cases[k].c1, cases[k].c2, 0,
+                                       out, info);
+        CHECK(rc == 0, "TMA %s: expect_tx of the box bytes did not complete the phase: rc %d, fault %s", cases[k].what,
+              rc, ltx2_emu_last_fault() ? ltx2_emu_last_fault() : "(none)");
+        CHECK(info[1] % SWZ_ATOM == 0, "TMA destination 0x%x not on a 1024-byte boundary", info[1]);
+        int bad = 0, zeros = 0;
+        for (int r = 0; r < ST_TMA_ROWS; r++)
+            for (int c = 0; c < 64; c++) {
+                const int row = cases[k].c1 + r, col = cases[k].c0 + c, b = cases[k].c2;
+                const int in = row >= 0 && row < TMA_ROWS && col < TMA_COLS && b < TMA_BATCHES;
+                const uint16_t want = in ? src[((size_t)b * TMA_ROWS + (size_t)row) * TMA_COLS + (size_t)col] : 0;
+                zeros += !in;
+                if (out[swz_elem(r, c)] != want && bad++ < 4)
+                    fprintf(stderr, "TMA %s: box (%d, %d) = 0x%04x, want 0x%04x\n", cases[k].what, r, c,
+                            out[swz_elem(r, c)], want);
+            }
+        CHECK(bad == 0, "TMA %s: %d of %d elements not at their swizzled place / not zero-filled", cases[k].what, bad,
+              ST_TMA_ROWS * 64);
+        CHECK(k == 0 || zeros > 0, "TMA case %s has no out-of-range element", cases[k].what);
+    }
+    /* a transaction count the load does not cover: the phase never completes */
+    uint32_t info[2] = {0, 0};
+    ltx2_emu_reset_fault();
+    const int rc = ltx2_emu_st_tma(src, TMA_COLS, TMA_ROWS, TMA_BATCHES, 0, 0, 0, 16, out, info);
+    const char *f = ltx2_emu_last_fault();
+    CHECK(rc == LTX2_EMU_LAUNCH_FAILURE, "expect_tx 16 bytes over the box returned %d, want 719", rc);
+    CHECK(f && strstr(f, "deadlock") && strstr(f, "mbarrier.try_wait.parity") && has_barrier_name(f, info[0]) &&
+              strstr(f, "tx 16"),
+          "expect_tx too large: fault does not name barrier 0x%x / tx 16: %s", info[0], f ? f : "(none)");
+    ltx2_emu_reset_fault();
+    free(src);
+}
+
+/* wgmma SS (m64n128k16, K-major swizzled tiles written by TMA) and RS (m64n64k16, A from
+ * registers, B MN-major): exact on small integers; the accumulators read between commit and
+ * wait are still C (the operation runs at the wait). */
+static void test_wgmma(int rs) {
+    enum { M = 64, K = 64 };
+    const int n = rs ? ST_WGMMA_N_RS : ST_WGMMA_N_SS;
+    uint16_t *a = dev_alloc(M * K * sizeof *a), *b = dev_alloc((size_t)K * n * sizeof *b);
+    float *af = malloc(sizeof(float) * M * K), *bfl = malloc(sizeof(float) * K * n);
+    float *c = malloc(sizeof(float) * M * n), *early = malloc(sizeof(float) * M * n), *out = malloc(sizeof(float) * M * n);
+    if (!a || !b || !af || !bfl || !c || !early || !out) {
+        CHECK(0, "out of memory");
+        return;
+    }
+    for (int i = 0; i < M * K; i++) {
+        af[i] = (float)rnd_int(-3, 3);
+        a[i] = ltx2_f32_to_bf16(af[i]);
+    }
+    for (int i = 0; i < K * n; i++) {
+        bfl[i] = (float)rnd_int(-3, 3);
+        b[i] = ltx2_f32_to_bf16(bfl[i]);
+    }
+    for (int i = 0; i < M * n; i++) c[i] = (float)rnd_int(-50, 50);
+    ltx2_emu_reset_fault();
+    const int rc = ltx2_emu_st_wgmma(a, b, c, early, out, rs);
+    CHECK(rc == 0, "wgmma %s: rc %d, fault %s", rs ? "RS" : "SS", rc,
+          ltx2_emu_last_fault() ? ltx2_emu_last_fault() : "(none)");
+    int bad = 0, bad_early = 0;
+    for (int m = 0; m < M; m++)
+        for (int j = 0; j < n; j++) {
+            float s = c[m * n + j];
+            /* SS: B given [n][k]; RS: [k][n] */
+            for (int k = 0; k < K; k++) s += af[m * K + k] * (rs ? bfl[k * n + j] : bfl[j * K + k]);
+            if (out[m * n + j] != s && bad++ < 4)
+                fprintf(stderr, "wgmma %s d[%d][%d] = %g, want %g\n", rs ? "RS" : "SS", m, j, out[m * n + j], s);
+            bad_early += early[m * n + j] != c[m * n + j];
+        }
+    CHECK(bad == 0, "wgmma %s m64n%dk16: %d of %d wrong", rs ? "RS" : "SS", n, bad, M * n);
+    CHECK(bad_early == 0, "wgmma %s: %d accumulators changed before wgmma.wait_group", rs ? "RS" : "SS", bad_early);
+    free(a);
+    free(b);
+    free(af);
+    free(bfl);
+    free(c);
+    free(early);
+    free(out);
+}
+
 static void test_grid(void) {
     const unsigned gx = 3, gy = 2, gz = 2, bx = 48, by = 2, nb = gx * gy * gz, nt = bx * by;
     int *out = malloc(sizeof(int) * nb * nt);
@@ -321,6 +474,10 @@ int main(void) {
     test_cp_async();
     test_faults();
     test_pipeline_races();
+    test_mbarrier();
+    test_tma();
+    test_wgmma(0);
+    test_wgmma(1);
     test_grid();
     test_dyn_smem();
     test_speed();

@@ -53,6 +53,34 @@ enum {
 };
 int ltx2_emu_st_pipeline(const uint16_t *src, float *out, int mode);
 
+/* ---- sm_90 mechanisms (tests/emu/emu_sm90.c) ---- */
+
+/* `threads` (<= 64) threads, one mbarrier of count `threads` (short_count: threads + 1, so its
+ * phase 0 never completes). Every thread first waits on parity 1 of the fresh barrier, then for
+ * rounds 0 and 1: marks itself, arrives, waits on parity (round & 1) twice, and writes to
+ * out[round * threads + t] the sum of all threads' marks it sees (round + 1 each).
+ * *bar_addr gets the barrier's shared address. */
+int ltx2_emu_st_mbar(int *out, uint32_t *bar_addr, int threads, int short_count);
+
+/* One 3-D TMA load (bf16, 128-byte swizzle, zero fill) of a 64 x ST_TMA_ROWS x 1 box at
+ * coordinates (c0 column, c1 row, c2 batch) of src [batches][rows][cols] into a 1024-aligned
+ * shared destination, after mbarrier.arrive.expect_tx(box bytes + extra_tx); out gets the
+ * destination's ST_TMA_BYTES raw bytes, info[0] the mbarrier's and info[1] the destination's
+ * shared address. */
+#define ST_TMA_ROWS 16
+#define ST_TMA_BYTES (ST_TMA_ROWS * 128)
+int ltx2_emu_st_tma(const uint16_t *src, int cols, int rows, int batches, int c0, int c1, int c2, int extra_tx,
+                    uint16_t *out, uint32_t *info);
+
+/* One warpgroup, D = C + A B with K = 64 (four k16 wgmma.mma_async in one group), A [64][64]
+ * row-major bf16. rs 0 (SS, m64n128k16): B given as [128 n][64 k], A and B K-major tiles that TMA
+ * wrote with 128-byte swizzle. rs 1 (RS, m64n64k16): A from registers, B given as [64 k][64 n]
+ * (MN-major tile). c, early and out are [64][N] row-major f32: early holds the accumulators as
+ * read after commit_group but before wait_group, out as read after it. */
+#define ST_WGMMA_N_SS 128
+#define ST_WGMMA_N_RS 64
+int ltx2_emu_st_wgmma(const uint16_t *a, const uint16_t *b, const float *c, float *early, float *out, int rs);
+
 #ifdef __cplusplus
 }
 #endif

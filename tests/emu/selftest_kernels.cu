@@ -3,6 +3,7 @@
 #include "common.cuh"
 #include "mma.cuh"
 #include "mma_layout.h"
+#include "sm90.cuh"
 #include "selftest_kernels.h"
 
 typedef __nv_bfloat16 bf16;
@@ -190,40 +191,8 @@ extern "C" int ltx2_emu_st_pipeline(const uint16_t *src, float *out, int mode) {
     LTX2_K_RETURN_LAUNCH();
 }
 
-// ---- sm_90 mechanisms (tests/emu/emu_sm90.c), called the way attention_sm90.cu's LTX2_EMU
-// wrappers call them. This file is compiled only for the emulator, so there is no asm twin. ----
-__device__ __forceinline__ uint32_t st_smem_addr(const void *p, LTX2_EMU_SITE) { return ltx2_emu_cvta_shared(p, LTX2_EMU_AT); }
-__device__ __forceinline__ void st_bar_init(uint32_t bar, uint32_t count, LTX2_EMU_SITE) {
-    ltx2_emu_mbar_init(bar, count, LTX2_EMU_AT);
-}
-__device__ __forceinline__ void st_bar_expect_tx(uint32_t bar, uint32_t bytes, LTX2_EMU_SITE) {
-    ltx2_emu_mbar_arrive(bar, 1, bytes, LTX2_EMU_AT);
-}
-__device__ __forceinline__ void st_bar_arrive(uint32_t bar, LTX2_EMU_SITE) { ltx2_emu_mbar_arrive(bar, 0, 0, LTX2_EMU_AT); }
-__device__ __forceinline__ void st_bar_wait(uint32_t bar, uint32_t parity, LTX2_EMU_SITE) {
-    ltx2_emu_mbar_wait_parity(bar, parity, LTX2_EMU_AT);
-}
-__device__ __forceinline__ void st_tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2,
-                                            LTX2_EMU_SITE) {
-    const int32_t c[3] = {c0, c1, c2};
-    ltx2_emu_tma_load(dst, map, bar, 3, c, LTX2_EMU_AT);
-}
-__device__ __forceinline__ void st_wgmma_fence(LTX2_EMU_SITE) { ltx2_emu_wgmma_fence(LTX2_EMU_AT); }
-__device__ __forceinline__ void st_wgmma_commit(LTX2_EMU_SITE) { ltx2_emu_wgmma_commit(LTX2_EMU_AT); }
-__device__ __forceinline__ void st_wgmma_wait0(LTX2_EMU_SITE) { ltx2_emu_wgmma_wait(0, LTX2_EMU_AT); }
-__device__ __forceinline__ void st_setmaxnreg_inc(uint32_t regs, LTX2_EMU_SITE) { ltx2_emu_setmaxnreg(1, regs, LTX2_EMU_AT); }
-__device__ __forceinline__ void st_named_sync(int id, int threads, LTX2_EMU_SITE) {
-    ltx2_emu_bar_named(id, threads, LTX2_EMU_AT);
-}
-// wgmma m64nNk16 bf16 -> f32 accumulating into d (scale-d 1, no negation): SS with A and B
-// K-major; RS with A from registers and B MN-major (transposed), as attention_sm90.cu's forms.
-template <int N> __device__ __forceinline__ void st_wgmma_ss(float *d, uint64_t da, uint64_t db, LTX2_EMU_SITE) {
-    ltx2_emu_wgmma_bf16(N, d, nullptr, da, db, 1, 0, 0, 0, 0, LTX2_EMU_AT);
-}
-template <int N> __device__ __forceinline__ void st_wgmma_rs(float *d, const uint32_t a[4], uint64_t db, LTX2_EMU_SITE) {
-    ltx2_emu_wgmma_bf16(N, d, a, 0, db, 1, 0, 0, 0, 1, LTX2_EMU_AT);
-}
-
+// ---- sm_90 mechanisms (tests/emu/emu_sm90.c), through the very wrappers attention_sm90.cu uses
+// (kernels/sm90.cuh, whose LTX2_EMU branch routes them to the emulation). ----
 // Swizzled tiles start on the 1024-byte period of the 128-byte swizzle (descriptor base offset 0).
 #define ST_ATOM 1024u
 // One tile row: 64 bf16 = 128 bytes, the 128-byte swizzle span and a TMA box's inner extent.
@@ -237,25 +206,13 @@ template <int N> __device__ __forceinline__ void st_wgmma_rs(float *d, const uin
 #define ST_MAXNREG 240
 // Named barrier id used by the wgmma test (0 is __syncthreads).
 #define ST_NAMED_ID 1
-#define ST_TMAP_ABI_VERSION 12000
 
 static uint32_t st_align_atom(uint32_t a) { return (a + ST_ATOM - 1) & ~(ST_ATOM - 1); }
-
-// cuTensorMapEncodeTiled through the runtime's driver entry point, as attention_sm90.cu gets it.
-static PFN_cuTensorMapEncodeTiled_v12000 st_encoder(void) {
-    void *fn = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, ST_TMAP_ABI_VERSION, cudaEnableDefault, &q) !=
-            cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-        return nullptr;
-    return (PFN_cuTensorMapEncodeTiled_v12000)fn;
-}
 
 // 3-D bf16 map over [batches][rows][cols] (innermost first), boxes of 64 columns x box_rows x 1,
 // 128-byte swizzle, out-of-range elements zero-filled. Returns a cudaError_t value.
 static int st_map(CUtensorMap *m, const void *ptr, uint64_t cols, uint64_t rows, uint64_t batches, uint32_t box_rows) {
-    PFN_cuTensorMapEncodeTiled_v12000 enc = st_encoder();
+    PFN_cuTensorMapEncodeTiled_v12000 enc = a90_encoder();
     if (!enc) return (int)cudaErrorNotSupported;
     const cuuint64_t dims[3] = {cols, rows, batches};
     const cuuint64_t strides[2] = {cols * sizeof(bf16), rows * cols * sizeof(bf16)};
@@ -273,19 +230,19 @@ __global__ void st_mbar_kernel(int *out, uint32_t *bar_addr, int short_count) {
     __shared__ int marks[ST_MB_MAX_THREADS];
     ltx2_emu_smem_object(bars, sizeof bars, __FILE__, __LINE__);
     const int t = threadIdx.x, n = blockDim.x;
-    const uint32_t bar = st_smem_addr(&bars[0]);
+    const uint32_t bar = ltx2_smem_addr(&bars[0]);
     if (t == 0) {
         *bar_addr = bar;
-        st_bar_init(bar, (uint32_t)(n + (short_count ? 1 : 0)));
+        a90_bar_init(bar, (uint32_t)(n + (short_count ? 1 : 0)));
     }
     marks[t] = 0;
     __syncthreads();
-    st_bar_wait(bar, 1); // a fresh barrier reports the phase "before" phase 0 (parity 1) complete
+    a90_bar_wait(bar, 1); // a fresh barrier reports the phase "before" phase 0 (parity 1) complete
     for (int round = 0; round < 2; round++) {
         marks[t] = round + 1;
-        st_bar_arrive(bar);
-        st_bar_wait(bar, (uint32_t)round & 1u); // phase `round`: completes at the n-th arrival
-        st_bar_wait(bar, (uint32_t)round & 1u); // a completed phase stays complete
+        a90_bar_arrive(bar);
+        a90_bar_wait(bar, (uint32_t)round & 1u); // phase `round`: completes at the n-th arrival
+        a90_bar_wait(bar, (uint32_t)round & 1u); // a completed phase stays complete
         int seen = 0;
         for (int j = 0; j < n; j++) seen += marks[j];
         out[round * n + t] = seen;
@@ -307,21 +264,21 @@ __global__ void st_tma_kernel(const __grid_constant__ CUtensorMap map, uint16_t 
     __shared__ __align__(8) uint64_t bars[1];
     ltx2_emu_smem_object(bars, sizeof bars, __FILE__, __LINE__);
     LTX2_K_DYN_SMEM(unsigned char, smem);
-    const uint32_t raw = st_smem_addr(smem), base = st_align_atom(raw);
+    const uint32_t raw = ltx2_smem_addr(smem), base = st_align_atom(raw);
     const uint16_t *tile = (const uint16_t *)(smem + (base - raw));
-    const uint32_t bar = st_smem_addr(&bars[0]);
+    const uint32_t bar = ltx2_smem_addr(&bars[0]);
     const int t = threadIdx.x;
     if (t == 0) {
         info[0] = bar;
         info[1] = base;
-        st_bar_init(bar, 1);
+        a90_bar_init(bar, 1);
     }
     __syncthreads();
     if (t == 0) {
-        st_bar_expect_tx(bar, (uint32_t)(ST_TMA_BYTES + extra_tx));
-        st_tma_load(base, &map, bar, c0, c1, c2);
+        a90_bar_expect_tx(bar, (uint32_t)(ST_TMA_BYTES + extra_tx));
+        a90_tma_load(base, &map, bar, c0, c1, c2);
     }
-    st_bar_wait(bar, 0);
+    a90_bar_wait(bar, 0);
     for (int i = t; i < ST_TMA_BYTES / 2; i += blockDim.x) out[i] = tile[i];
 }
 
@@ -363,19 +320,19 @@ __global__ void st_wgmma_kernel(const __grid_constant__ CUtensorMap ma, const __
     __shared__ __align__(8) uint64_t bars[1];
     ltx2_emu_smem_object(bars, sizeof bars, __FILE__, __LINE__);
     LTX2_K_DYN_SMEM(unsigned char, smem);
-    const uint32_t raw = st_smem_addr(smem), sa = st_align_atom(raw), sb = sa + ST_WG_M * ST_ROW_BYTES;
-    const uint32_t bar = st_smem_addr(&bars[0]);
+    const uint32_t raw = ltx2_smem_addr(smem), sa = st_align_atom(raw), sb = sa + ST_WG_M * ST_ROW_BYTES;
+    const uint32_t bar = ltx2_smem_addr(&bars[0]);
     const int t = threadIdx.x, w = t / 32, g = (t % 32) / 4, q = t % 4;
-    st_setmaxnreg_inc(ST_MAXNREG);
+    a90_setmaxnreg_inc<ST_MAXNREG>();
     const uint32_t b_rows = rs ? ST_PANEL : N, bytes = (rs ? 0u : ST_WG_M * ST_ROW_BYTES) + b_rows * ST_ROW_BYTES;
     if (t == 0) {
-        st_bar_init(bar, 1);
-        st_bar_expect_tx(bar, bytes);
-        if (!rs) st_tma_load(sa, &ma, bar, 0, 0, 0);
-        st_tma_load(sb, &mb, bar, 0, 0, 0);
+        a90_bar_init(bar, 1);
+        a90_bar_expect_tx(bar, bytes);
+        if (!rs) a90_tma_load(sa, &ma, bar, 0, 0, 0);
+        a90_tma_load(sb, &mb, bar, 0, 0, 0);
     }
-    st_named_sync(ST_NAMED_ID, ST_WG_THREADS); // the init precedes every wait
-    st_bar_wait(bar, 0);
+    a90_named_sync(ST_NAMED_ID, ST_WG_THREADS); // the init precedes every wait
+    a90_bar_wait(bar, 0);
     // Fragments (PTX ISA "Register Fragments", m64nNk16): D register i: row 16w + g + 8((i/2)%2),
     // column 8(i/4) + 2q + i%2; A register r: row 16w + g + 8(r%2), k 2q + 8(r/2) (+1 high half).
     float d[N / 2];
@@ -386,17 +343,18 @@ __global__ void st_wgmma_kernel(const __grid_constant__ CUtensorMap ma, const __
             const bf16 *p = a + (16 * w + g + 8 * (r % 2)) * ST_PANEL + ST_WG_K * kk + 2 * q + 8 * (r / 2);
             af[kk][r] = st_bf16_bits(p) | st_bf16_bits(p + 1) << 16;
         }
-    st_wgmma_fence();
+    a90_wgmma_fence();
     for (int kk = 0; kk < ST_PANEL / ST_WG_K; kk++) {
-        if (rs)
-            st_wgmma_rs<N>(d, af[kk], st_desc(sb + kk * ST_WG_K * ST_ROW_BYTES, ST_MN_LBO, ST_SBO));
+        // the forms attention_sm90.cu has: SS at N = 128, RS at N = 64 (and 128)
+        if constexpr (N == ST_WGMMA_N_RS)
+            a90_wgmma_rs_n64(d, af[kk], st_desc(sb + kk * ST_WG_K * ST_ROW_BYTES, ST_MN_LBO, ST_SBO));
         else
-            st_wgmma_ss<N>(d, st_desc(sa + kk * ST_K16_BYTES, ST_KMAJOR_LBO, ST_SBO),
-                           st_desc(sb + kk * ST_K16_BYTES, ST_KMAJOR_LBO, ST_SBO));
+            a90_wgmma_ss_n128<1>(d, st_desc(sa + kk * ST_K16_BYTES, ST_KMAJOR_LBO, ST_SBO),
+                                 st_desc(sb + kk * ST_K16_BYTES, ST_KMAJOR_LBO, ST_SBO));
     }
-    st_wgmma_commit();
+    a90_wgmma_commit();
     for (int i = 0; i < N / 2; i++) early[(16 * w + g + 8 * ((i / 2) % 2)) * N + 8 * (i / 4) + 2 * q + i % 2] = d[i];
-    st_wgmma_wait0();
+    a90_wgmma_wait<0>();
     for (int i = 0; i < N / 2; i++) out[(16 * w + g + 8 * ((i / 2) % 2)) * N + 8 * (i / 4) + 2 * q + i % 2] = d[i];
 }
 

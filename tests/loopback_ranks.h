@@ -47,6 +47,14 @@ static void *loopback_rank_main(void *arg) {
     return NULL;
 }
 
+/* A per-block hook (the parallel DiT's on_block) that injects a failure on rank *user before
+ * block 1, while the other ranks wait in that block's collectives. */
+static inline ltx2_status loopback_fail_at_block1(ltx2_context *ctx, int rank, int64_t block, void *user) {
+    if (rank == *(const int *)user && block == 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "injected failure on rank %d at block %lld", rank, (long long)block);
+    return LTX2_OK;
+}
+
 /* Runs fn on every rank of mesh m (data, fsdp, context, tensor). jobs holds the world's ranks
  * consecutively, job_size bytes apart, each already filled in by the caller (rank is set here).
  * Returns how many ranks ended with LTX2_OK; -1 (and a failed check) if the world could not be made. */

@@ -136,13 +136,6 @@ typedef struct rank_job {
     int failed_run;
 } rank_job;
 
-static ltx2_status fail_before_block1(ltx2_context *ctx, int rank, int64_t block, void *user) {
-    const rank_job *j = user;
-    if (rank == j->fail_rank && block == 1)
-        return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "injected failure on rank %d at block %lld", rank, (long long)block);
-    return LTX2_OK;
-}
-
 static ltx2_status rank_runs(ltx2_context *ctx, ltx2_comm *c, void *arg) {
     rank_job *j = arg;
     ltx2_status st = LTX2_OK;
@@ -153,8 +146,8 @@ static ltx2_status rank_runs(ltx2_context *ctx, ltx2_comm *c, void *arg) {
         ltx2_dit_parallel_opts_init(&opts);
         opts.profile = k == RUN_GPU_FULL ? LTX2_PROFILE_GPU : LTX2_PROFILE_TRILLIUM;
         if (j->fail_rank >= 0) {
-            opts.on_block = fail_before_block1;
-            opts.on_block_user = j;
+            opts.on_block = loopback_fail_at_block1;
+            opts.on_block_user = &j->fail_rank;
         }
         ltx2_dit_parallel *dp = NULL;
         j->failed_run = k;

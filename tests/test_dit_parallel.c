@@ -131,18 +131,11 @@ typedef struct rank_job {
     float *out_v, *out_a;
 } rank_job;
 
-static ltx2_status fail_at_block1(ltx2_context *ctx, int rank, int64_t block, void *user) {
-    const rank_job *j = user;
-    if (rank == j->fail_rank && block == 1)
-        return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "injected failure on rank %d at block %lld", rank, (long long)block);
-    return LTX2_OK;
-}
-
 static ltx2_status rank_forward(ltx2_context *ctx, ltx2_comm *c, void *arg) {
     rank_job *j = arg;
     if (j->fail_rank >= 0) {
-        j->opts.on_block = fail_at_block1;
-        j->opts.on_block_user = j;
+        j->opts.on_block = loopback_fail_at_block1;
+        j->opts.on_block_user = &j->fail_rank;
     }
     ltx2_dit_parallel *dp = NULL;
     ltx2_status st = ltx2_dit_parallel_create(ctx, c, j->w, &j->opts, &dp);

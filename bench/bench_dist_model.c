@@ -1,5 +1,5 @@
-/* The distributed DiT "on paper" (src/dist/MODEL.md): per block and per denoising step, the bytes
- * each rank sends through the collectives src/dist/dit_parallel.c issues, the time they take at
+/* The distributed DiT "on paper" (src/model/DIT_PARALLEL.md): per block and per denoising step, the bytes
+ * each rank sends through the collectives src/model/dit_parallel.c issues, the time they take at
  * NVLink and InfiniBand bandwidths, the compute time, and the predicted scaling efficiency, for
  * LTX-2 19B (spec distributed_perf_anchors.md section 1.1) at 768x512x121 and 1920x1088x121 on 8
  * and 64 GPUs. Pure arithmetic: nothing is measured; the numbers are reproducible by rerunning.

@@ -208,7 +208,7 @@ static int tiny_rss(bench_report *r, ltx2_context *ctx, const char *path) {
         long after = vm_hwm_kib();
         bench_report_note(r, "tiny 2.0 full forward (%lld layers, B %d, Tv %lld, Ta %d, S %d; %zu weight floats): "
                           "VmHWM %.1f MiB before load, %.1f MiB after load, %.1f MiB after forward",
-                          (long long)w->cfg.num_layers, TINY_B, (long long)Tv, TINY_AT, TINY_S, w->n_floats,
+                          (long long)w->cfg.num_layers, TINY_B, (long long)Tv, TINY_AT, TINY_S, w->store.n_elems,
                           before / 1024.0, loaded / 1024.0, after / 1024.0);
     }
     inputs_free(&in);
@@ -266,7 +266,7 @@ static int bench_block(const bench_opts *o, bench_report *r, ltx2_context *ctx, 
                       (long long)cfg.inner_dim, (long long)cfg.heads, (long long)cfg.head_dim,
                       (long long)cfg.audio_inner_dim, (long long)cfg.audio_heads, (long long)cfg.audio_head_dim,
                       (long long)cfg.caption_channels, (long long)cfg.in_channels, (long long)Tv, GRID_F, GRID_H,
-                      GRID_W, AUDIO_T, TEXT_S, (double)w->n_floats * 4.0 / (1024.0 * 1024.0));
+                      GRID_W, AUDIO_T, TEXT_S, (double)w->store.n_elems * 4.0 / (1024.0 * 1024.0));
 
     double gflop = 2.0 * GEMM_M * (double)GEMM_N * GEMM_K;
     bench_row grow = {.bench = "dit_block", .name = "gemm M1024 N4096 K1024", .device = "cpu", .flops = gflop,

@@ -280,6 +280,8 @@ __global__ void att_prep_kernel(const bf16 *x, bf16 *y, float *inv_out, const bf
 }
 
 static bool att_needs_prep(const ltx2_k_attn_args *a) { return a->q_norm || a->rope != LTX2_KROPE_NONE; }
+// Head dims the tensor-core kernels take; others run attention_small.cu.
+static bool att_tensor_core_d(int64_t d) { return d == 64 || d == 128; }
 
 extern "C" size_t ltx2_k_attention_workspace(const ltx2_k_attn_args *a) {
     if (!a || !att_needs_prep(a)) return 0;
@@ -299,7 +301,7 @@ template <int D> static int att_launch(cudaStream_t st, const att_params &p, int
 
 extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
     if (!a || !a->q || !a->k || !a->v || !a->out) LTX2_K_BAD_ARG();
-    if (a->head_dim != 64 && a->head_dim != 128) LTX2_K_BAD_ARG();
+    if (a->head_dim < 2 || a->head_dim > ATT_SMALL_MAX_D || a->head_dim % 2) LTX2_K_BAD_ARG();
     if (a->B < 0 || a->Sq < 0 || a->Skv < 1 || a->heads < 1 || a->heads > 65535 || a->B > 65535) LTX2_K_BAD_ARG();
     if (!ltx2_k_aligned16(a->q) || !ltx2_k_aligned16(a->k) || !ltx2_k_aligned16(a->v) || !ltx2_k_aligned16(a->out))
         LTX2_K_BAD_ARG();
@@ -310,6 +312,9 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
     if (a->impl < LTX2_KATTN_AUTO || a->impl > LTX2_KATTN_WGMMA) LTX2_K_BAD_ARG();
     if (a->B * a->Sq == 0) return 0;
     cudaStream_t st = (cudaStream_t)stream;
+    // head dims other than 64 / 128: the per-row kernel, which the wgmma path cannot replace
+    const bool small = !att_tensor_core_d(a->head_dim);
+    if (small && a->impl == LTX2_KATTN_WGMMA) return (int)cudaErrorNotSupported;
     const int64_t D = a->heads * a->head_dim;
 
     att_params p;
@@ -330,7 +335,7 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
 
     // Path choice before any work is queued, so a forced path that cannot run leaves nothing behind.
     bool wgmma = false;
-    if (a->impl == LTX2_KATTN_WGMMA || (a->impl == LTX2_KATTN_AUTO && ATT_AUTO_PICKS_WGMMA)) {
+    if (!small && (a->impl == LTX2_KATTN_WGMMA || (a->impl == LTX2_KATTN_AUTO && ATT_AUTO_PICKS_WGMMA))) {
         wgmma = att90_shape_ok(p, a->B, a->head_dim) && att90_available();
         if (a->impl == LTX2_KATTN_WGMMA && !wgmma) return (int)cudaErrorNotSupported;
     }
@@ -358,6 +363,7 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
         p.k = k2;
         p.q_inv_rms = q_inv;
     }
+    if (small) return att_small_launch(st, p, a->B, a->head_dim);
     if (wgmma) return att90_launch(st, p, a->B, a->head_dim);
     return a->head_dim == 64 ? att_launch<64>(st, p, a->B, a->Sq) : att_launch<128>(st, p, a->B, a->Sq);
 }

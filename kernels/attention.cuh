@@ -1,4 +1,4 @@
-// What the two attention forward kernels share: the per-launch parameter block that
+// What the attention forward kernels share: the per-launch parameter block that
 // ltx2_k_attention (kernels/attention.cu) fills after its Q/K pre-pass, and the entry points of
 // the sm_90a wgmma/TMA path (kernels/attention_sm90.cu) that it dispatches to.
 #ifndef LTX2_KERNELS_ATTENTION_CUH
@@ -41,6 +41,11 @@ __device__ __forceinline__ void att_q_pair(const att_params &p, int64_t b, int64
         ltx2_rope_rotate(a, bb, p.q_cos[t + pr.t0], p.q_sin[t + pr.t0], p.q_cos[t + pr.t1], p.q_sin[t + pr.t1]);
     }
 }
+
+// The small-head-dim path (attention_small.cu), on the same parameters after the same pre-pass;
+// returns a cudaError_t as int.
+#define ATT_SMALL_MAX_D LTX2_KATTN_MAX_HEAD_DIM
+int att_small_launch(cudaStream_t st, const att_params &p, int64_t B, int64_t head_dim);
 
 // True when the current device can run the wgmma path: compute capability 9.x and this binary
 // carries the sm_90a code of the kernel (a build without the 90a architecture has only a stub).

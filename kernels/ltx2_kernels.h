@@ -26,6 +26,11 @@ enum { LTX2_KBINARY_ADD = 0, LTX2_KBINARY_MUL = 1 };
  * NULL; y may alias x. */
 int ltx2_k_rms_norm(void *stream, int dtype, const void *x, void *y, const void *weight,
                     int64_t rows, int64_t dim, float eps);
+/* ss[r] = sum of x[r, :]^2 (fp32 accumulation); and y = x * rsqrt(ss[r] / n + eps) * weight with
+ * ss given (n: the whole row width when the row is split across ranks). y may alias x. */
+int ltx2_k_row_sumsq(void *stream, int dtype, const void *x, float *ss, int64_t rows, int64_t dim);
+int ltx2_k_rms_apply(void *stream, int dtype, const void *x, void *y, const void *weight, const float *ss,
+                     int64_t rows, int64_t dim, float n, float eps);
 int ltx2_k_layer_norm(void *stream, int dtype, const void *x, void *y, const void *weight,
                       const void *bias, int64_t rows, int64_t dim, float eps);
 int ltx2_k_softmax(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t dim);
@@ -77,6 +82,9 @@ typedef struct ltx2_k_attn_args {
     size_t workspace_bytes;
     int impl; /* LTX2_KATTN_* */
 } ltx2_k_attn_args;
+/* Head dims 64 and 128 run the tensor-core kernels; any other even one up to this a per-row fp32
+ * kernel (attention_small.cu). */
+#define LTX2_KATTN_MAX_HEAD_DIM 128
 size_t ltx2_k_attention_workspace(const ltx2_k_attn_args *a);
 int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a);
 /* 1 when the current device can run LTX2_KATTN_WGMMA (compute capability 9.x and a build with
@@ -148,6 +156,40 @@ int ltx2_k_fp8_dequant(void *stream, const uint8_t *src, int dst_dtype, void *ds
                        float scale);
 int ltx2_k_fp8_quant(void *stream, int src_dtype, const void *src, uint8_t *dst, int64_t n,
                      float inv_scale);
+
+/* cudaErrorNotSupported as an int, for C code that must not include the CUDA headers (a launcher
+ * returns it when a forced kernel cannot take a launch; checked against the enum in table.cu). */
+#define LTX2_KERR_NOT_SUPPORTED 801
+
+/* Every launcher above as one table, so the op table's kernel ops (src/backend/backend_kernels.c)
+ * reach either the real kernels or, renamed, the CPU emulator's (tests/emu/). */
+typedef struct ltx2_k_table {
+    int (*rms_norm)(void *, int, const void *, void *, const void *, int64_t, int64_t, float);
+    int (*row_sumsq)(void *, int, const void *, float *, int64_t, int64_t);
+    int (*rms_apply)(void *, int, const void *, void *, const void *, const float *, int64_t, int64_t, float, float);
+    int (*layer_norm)(void *, int, const void *, void *, const void *, const void *, int64_t, int64_t, float);
+    int (*softmax)(void *, int, const void *, void *, int64_t, int64_t);
+    int (*unary)(void *, int, int, const void *, void *, int64_t);
+    int (*binary)(void *, int, int, const void *, const void *, void *, int, const int64_t *, const int64_t *,
+                  const int64_t *, const int64_t *);
+    int (*convert)(void *, int, const void *, int, void *, int64_t);
+    int (*rope)(void *, int, int, const void *, void *, const float *, const float *, int64_t, int64_t, int64_t,
+                int64_t);
+    size_t (*attention_workspace)(const ltx2_k_attn_args *);
+    int (*attention)(void *, const ltx2_k_attn_args *);
+    int (*attention_wgmma_available)(void);
+    int (*conv3d)(void *, const ltx2_k_conv3d_args *);
+    int (*pixel_norm)(void *, int, const void *, void *, int64_t, int64_t, float, int);
+    int (*depth_to_space)(void *, int, const void *, const void *, void *, int64_t, int64_t, int64_t, int64_t, int64_t,
+                          int64_t, int64_t, int64_t, int, int64_t);
+    int (*norm_modulate)(void *, int, const ltx2_k_modulate_args *);
+    int (*gated_add)(void *, int, void *, const void *, const float *, int64_t, const int32_t *, int64_t, int64_t,
+                     int64_t);
+    int (*head_gate)(void *, int, void *, const void *, int64_t, int64_t, int64_t);
+    int (*fp8_dequant)(void *, const uint8_t *, int, void *, int64_t, float);
+    int (*fp8_quant)(void *, int, const void *, uint8_t *, int64_t, float);
+} ltx2_k_table;
+const ltx2_k_table *ltx2_k_table_get(void);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 // RMSNorm and LayerNorm over the last dim: one warp per row for short rows, one block per row
 // for long ones; 16-byte vector accesses when the row layout allows; fp32 accumulation for f32
-// and bf16 storage.
+// and bf16 storage. The RMSNorm kernel also serves tensor parallelism, where a row is split across
+// ranks: it can stop after the sum of squares (row_sumsq) or start from a given one (rms_apply).
 #include "common.cuh"
 
 // x carries no __restrict__ in these kernels: y may alias x (in-place norm), and a restrict
@@ -8,21 +9,30 @@
 template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(LTX2_K_THREADS)
 ltx2_rms_norm_kernel(const T *x, T *y, const T *__restrict__ w, int64_t rows,
-                     int64_t dim, float eps) {
+                     int64_t dim, float eps, const float *__restrict__ ss_in, float *__restrict__ ss_out,
+                     float n) {
     __shared__ float smem[32];
     ltx2_row_group<WARP> g;
     if (g.row >= rows) return;  // whole warps leave together; block mode never takes this
     const T *xr = x + g.row * dim;
     T *yr = y + g.row * dim;
     float ss = 0.0f;
-    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
-        float v[V];
-        ltx2_load<V>(xr + i, v);
+    if (ss_in) {  // uniform over the launch: every thread takes the same branch
+        ss = ss_in[g.row];
+    } else {
+        for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+            float v[V];
+            ltx2_load<V>(xr + i, v);
 #pragma unroll
-        for (int j = 0; j < V; j++) ss += v[j] * v[j];
+            for (int j = 0; j < V; j++) ss += v[j] * v[j];
+        }
+        ss = g.sum(ss, smem);
     }
-    ss = g.sum(ss, smem);
-    float inv = rsqrtf(ss / (float)dim + eps);
+    if (ss_out) {
+        if (g.tid == 0) ss_out[g.row] = ss;
+        return;
+    }
+    float inv = rsqrtf(ss / n + eps);
     for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
         float v[V], wv[V];
         ltx2_load<V>(xr + i, v);
@@ -85,9 +95,16 @@ ltx2_layer_norm_kernel(const T *x, T *y, const T *__restrict__ w,
     }
 }
 
+// The RMS side: plain (ss_in, ss_out NULL, n = dim), sum of squares only, or from a given one.
+typedef struct ltx2_rms_io {
+    const float *ss_in;
+    float *ss_out;
+    float n;
+} ltx2_rms_io;
+
 template <typename T, int V>
 static void ltx2_norm_launch(cudaStream_t s, bool layer, const T *x, T *y, const T *w,
-                             const T *b, int64_t rows, int64_t dim, float eps) {
+                             const T *b, int64_t rows, int64_t dim, float eps, ltx2_rms_io io) {
     bool warp = ltx2_k_row_use_warp(dim);
     unsigned blocks = ltx2_k_row_blocks(rows, warp);
     if (layer) {
@@ -97,46 +114,65 @@ static void ltx2_norm_launch(cudaStream_t s, bool layer, const T *x, T *y, const
             ltx2_launch<ltx2_layer_norm_kernel<T, V, false>>(blocks, LTX2_K_THREADS, 0, s, x, y, w, b, rows, dim, eps);
     } else {
         if (warp)
-            ltx2_launch<ltx2_rms_norm_kernel<T, V, true>>(blocks, LTX2_K_THREADS, 0, s, x, y, w, rows, dim, eps);
+            ltx2_launch<ltx2_rms_norm_kernel<T, V, true>>(blocks, LTX2_K_THREADS, 0, s, x, y, w, rows, dim, eps,
+                                                          io.ss_in, io.ss_out, io.n);
         else
-            ltx2_launch<ltx2_rms_norm_kernel<T, V, false>>(blocks, LTX2_K_THREADS, 0, s, x, y, w, rows, dim, eps);
+            ltx2_launch<ltx2_rms_norm_kernel<T, V, false>>(blocks, LTX2_K_THREADS, 0, s, x, y, w, rows, dim, eps,
+                                                           io.ss_in, io.ss_out, io.n);
     }
 }
 
 template <typename T>
 static int ltx2_norm_t(void *stream, bool layer, const void *xv, void *yv, const void *wv,
-                       const void *bv, int64_t rows, int64_t dim, float eps) {
+                       const void *bv, int64_t rows, int64_t dim, float eps, ltx2_rms_io io) {
     const T *x = (const T *)xv, *w = (const T *)wv, *b = (const T *)bv;
     T *y = (T *)yv;
     const int VN = ltx2_vec<T>::n;
-    bool vec = dim % VN == 0 && ltx2_k_aligned16(x) && ltx2_k_aligned16(y) &&
+    bool vec = dim % VN == 0 && ltx2_k_aligned16(x) && (!y || ltx2_k_aligned16(y)) &&
                (!w || ltx2_k_aligned16(w)) && (!b || ltx2_k_aligned16(b));
     cudaStream_t s = (cudaStream_t)stream;
     if (vec)
-        ltx2_norm_launch<T, ltx2_vec<T>::n>(s, layer, x, y, w, b, rows, dim, eps);
+        ltx2_norm_launch<T, ltx2_vec<T>::n>(s, layer, x, y, w, b, rows, dim, eps, io);
     else
-        ltx2_norm_launch<T, 1>(s, layer, x, y, w, b, rows, dim, eps);
+        ltx2_norm_launch<T, 1>(s, layer, x, y, w, b, rows, dim, eps, io);
     LTX2_K_RETURN_LAUNCH();
 }
 
 static int ltx2_norm_dispatch(void *stream, int dtype, bool layer, const void *x, void *y,
-                              const void *w, const void *b, int64_t rows, int64_t dim, float eps) {
+                              const void *w, const void *b, int64_t rows, int64_t dim, float eps,
+                              ltx2_rms_io io) {
     if (rows < 0 || dim <= 0 || rows > INT32_MAX) LTX2_K_BAD_ARG();
     if (rows == 0) return 0;
-    if (!x || !y) LTX2_K_BAD_ARG();
-    if (dtype == LTX2_KDT_F32) return ltx2_norm_t<float>(stream, layer, x, y, w, b, rows, dim, eps);
+    if (!x || (!y && !io.ss_out)) LTX2_K_BAD_ARG();
+    if (dtype == LTX2_KDT_F32) return ltx2_norm_t<float>(stream, layer, x, y, w, b, rows, dim, eps, io);
     if (dtype == LTX2_KDT_BF16)
-        return ltx2_norm_t<__nv_bfloat16>(stream, layer, x, y, w, b, rows, dim, eps);
+        return ltx2_norm_t<__nv_bfloat16>(stream, layer, x, y, w, b, rows, dim, eps, io);
     LTX2_K_BAD_ARG();
 }
 
 extern "C" int ltx2_k_rms_norm(void *stream, int dtype, const void *x, void *y, const void *weight,
                                int64_t rows, int64_t dim, float eps) {
-    return ltx2_norm_dispatch(stream, dtype, false, x, y, weight, NULL, rows, dim, eps);
+    ltx2_rms_io io = {NULL, NULL, (float)dim};
+    return ltx2_norm_dispatch(stream, dtype, false, x, y, weight, NULL, rows, dim, eps, io);
+}
+
+extern "C" int ltx2_k_row_sumsq(void *stream, int dtype, const void *x, float *ss, int64_t rows, int64_t dim) {
+    if (!ss && rows > 0) LTX2_K_BAD_ARG();
+    ltx2_rms_io io = {NULL, ss, (float)dim};
+    return ltx2_norm_dispatch(stream, dtype, false, x, NULL, NULL, NULL, rows, dim, 0.0f, io);
+}
+
+extern "C" int ltx2_k_rms_apply(void *stream, int dtype, const void *x, void *y, const void *weight, const float *ss,
+                                int64_t rows, int64_t dim, float n, float eps) {
+    if ((!ss || !y) && rows > 0) LTX2_K_BAD_ARG();
+    if (!(n >= (float)dim)) LTX2_K_BAD_ARG();
+    ltx2_rms_io io = {ss, NULL, n};
+    return ltx2_norm_dispatch(stream, dtype, false, x, y, weight, NULL, rows, dim, eps, io);
 }
 
 extern "C" int ltx2_k_layer_norm(void *stream, int dtype, const void *x, void *y,
                                  const void *weight, const void *bias, int64_t rows, int64_t dim,
                                  float eps) {
-    return ltx2_norm_dispatch(stream, dtype, true, x, y, weight, bias, rows, dim, eps);
+    ltx2_rms_io io = {NULL, NULL, (float)dim};
+    return ltx2_norm_dispatch(stream, dtype, true, x, y, weight, bias, rows, dim, eps, io);
 }

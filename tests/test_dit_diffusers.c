@@ -66,10 +66,11 @@ static void check_dit(const char *version) {
     if (!a || !b) goto out;
     CHECK(memcmp(&a->cfg, &b->cfg, sizeof a->cfg) == 0, "%s: translated config differs from the single file's",
           version);
-    CHECK(a->n_floats == b->n_floats && a->n_tensors == b->n_tensors, "%s: %zu vs %zu floats", version, a->n_floats,
-          b->n_floats);
-    if (a->n_floats == b->n_floats)
-        CHECK(memcmp(a->storage_, b->storage_, a->n_floats * sizeof(float)) == 0, "%s: weights differ", version);
+    CHECK(a->store.n_elems == b->store.n_elems && a->store.n_tensors == b->store.n_tensors, "%s: %zu vs %zu floats",
+          version, a->store.n_elems, b->store.n_elems);
+    /* the same table in the same order: the stores (padding zeroed) are bytewise equal */
+    if (a->store.n_bytes == b->store.n_bytes)
+        CHECK(memcmp(a->store.mem, b->store.mem, a->store.n_bytes) == 0, "%s: weights differ", version);
 
     /* forward on the golden inputs: bitwise equal */
     ltx2_st_file *g = NULL;

@@ -114,8 +114,8 @@ int main(void) {
     const struct {
         const char *name;
         const float *w;
-    } probes[2] = {{"model.diffusion_model.transformer_blocks.1.attn1.to_q", got->blocks[1].attn1.q.w},
-                   {"model.diffusion_model.transformer_blocks.1.ff.net.0.proj", got->blocks[1].ff.proj_in.w}};
+    } probes[2] = {{"model.diffusion_model.transformer_blocks.1.attn1.to_q", got->blocks[1].attn1.q.w.data},
+                   {"model.diffusion_model.transformer_blocks.1.ff.net.0.proj", got->blocks[1].ff.proj_in.w.data}};
     for (int p = 0; p < 2; p++) {
         const quant *q = NULL;
         for (size_t i = 0; i < nq; i++)
@@ -131,8 +131,9 @@ int main(void) {
               (long long)q->n);
     }
     /* untouched tensors: bitwise equal to the bf16 load */
-    CHECK(memcmp(ref->blocks[1].attn1.q.b, got->blocks[1].attn1.q.b, sizeof(float) * (size_t)ref->blocks[1].attn1.q.out) == 0 &&
-              memcmp(ref->sst, got->sst, sizeof(float) * 2 * (size_t)ref->cfg.inner_dim) == 0,
+    CHECK(memcmp(ref->blocks[1].attn1.q.b.data, got->blocks[1].attn1.q.b.data,
+                 sizeof(float) * (size_t)ref->blocks[1].attn1.q.out) == 0 &&
+              memcmp(ref->sst.data, got->sst.data, sizeof(float) * 2 * (size_t)ref->cfg.inner_dim) == 0,
           "non-fp8 tensors changed");
 
     /* forward on a small deterministic input: runs, finite, close to the bf16 model */

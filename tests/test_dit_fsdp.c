@@ -11,7 +11,7 @@
  *     matrix and row-parallel bias 1/(T*G), the heads/mlp biases and QK-norm scales 1/T), about
  *     1/(fsdp*context*tensor) of the layers, and the tensor shards they gather to are the gpu
  *     profile's resident floats; the non-block weights stay whole (a stated choice: ~1.5 % of
- *     LTX-2 19B, see src/dist/MODEL.md), the same floats as under gpu;
+ *     LTX-2 19B, see src/model/DIT_PARALLEL.md), the same floats as under gpu;
  *   - one weight all-gather per block, moving gathered - resident floats per rank per forward;
  *   - a rank failing before a block (while the others wait in that block's weight gather) ends
  *     every rank with its message. */
@@ -23,7 +23,7 @@
 #include "core/context.h"
 #include "core/metrics.h"
 #include "dist/comm.h"
-#include "dist/dit_parallel.h"
+#include "model/dit_parallel.h"
 #include "io/safetensors.h"
 #include "model/dit.h"
 #include "model/dit_weights.h"

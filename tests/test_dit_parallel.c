@@ -13,7 +13,7 @@
 #include "core/dtype.h"
 #include "core/metrics.h"
 #include "dist/comm.h"
-#include "dist/dit_parallel.h"
+#include "model/dit_parallel.h"
 #include "io/safetensors.h"
 #include "model/dit.h"
 #include "model/dit_weights.h"

@@ -99,11 +99,15 @@ static void check_version(const char *version) {
 
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
-    /* the blend primitive, by hand */
-    float o[2] = {1e-8f, 1e-8f};
-    const float v[2] = {3.0f, 3.0f};
-    dit_stg_blend(o, v, 1, 1.0f);
-    dit_stg_blend(o + 1, v + 1, 1, 0.0f);
+    /* the blend primitive on the CPU backend: sample 0 kept (m 1), sample 1 skipped (m 0) */
+    float o[2] = {1e-8f, 1e-8f}, v[2] = {3.0f, 3.0f};
+    const uint8_t skip[2] = {0, 1};
+    int64_t sh[3] = {2, 1, 1};
+    ltx2_tensor to = ltx2_tensor_make(o, LTX2_F32, 3, sh), tv = ltx2_tensor_make(v, LTX2_F32, 3, sh);
+    dit_run r = {.ctx = g_ctx, .be = ltx2_backend_cpu(), .dt = LTX2_F32};
+    CHECK(ltx2_bpool_create(g_ctx, r.be, &r.pool) == LTX2_OK, "pool: %s", ltx2_last_error(g_ctx));
+    CHECK(r.pool && dit_stg_blend(&r, &to, &tv, skip) == LTX2_OK, "blend: %s", ltx2_last_error(g_ctx));
+    ltx2_bpool_free(r.pool);
     CHECK(o[0] == 0.0f, "v + 1 * (1e-8 - 3) should round to 0, got %g", (double)o[0]);
     CHECK(o[1] == 3.0f, "m = 0 must give v exactly, got %g", (double)o[1]);
     /* the rules per reference */

@@ -18,7 +18,7 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "dist/comm.h"
-#include "dist/dit_parallel.h"
+#include "model/dit_parallel.h"
 #include "io/safetensors.h"
 #include "model/dit.h"
 #include "model/dit_weights.h"
@@ -267,17 +267,17 @@ static void check_mesh(const char *what, const ltx2_dit_weights *full, const ltx
         CHECK(b->replicated_owned == (rep == NULL) && !a->replicated_owned, "%s: ownership file %d full %d", what,
               (int)b->replicated_owned, (int)a->replicated_owned);
         CHECK(b->replicated_floats == a->replicated_floats &&
-                  b->replicated_floats + b->layer_full_floats == (int64_t)full->n_floats,
+                  b->replicated_floats + b->layer_full_floats == (int64_t)full->store.n_elems,
               "%s: replicated %lld / %lld + layers %lld != all %zu", what, (long long)b->replicated_floats,
-              (long long)a->replicated_floats, (long long)b->layer_full_floats, full->n_floats);
-        CHECK(b->shard_floats + b->replicated_floats < (int64_t)full->n_floats || T == 1,
+              (long long)a->replicated_floats, (long long)b->layer_full_floats, full->store.n_elems);
+        CHECK(b->shard_floats + b->replicated_floats < (int64_t)full->store.n_elems || T == 1,
               "%s T=%d: rank %d holds %lld floats, not fewer than the whole model's %zu", what, T, r,
-              (long long)(b->shard_floats + b->replicated_floats), full->n_floats);
+              (long long)(b->shard_floats + b->replicated_floats), full->store.n_elems);
     }
     printf("  %s%s mesh %d,%d,%d,%d: %d ranks, %lld shard + %lld replicated floats per rank (whole model %zu)\n", what,
            rep ? " (sharded, replicated part borrowed)" : "", m[0], m[1], m[2], m[3], P,
            (long long)jobs[0].mem_file.shard_floats,
-           (long long)jobs[0].mem_file.replicated_floats, full->n_floats);
+           (long long)jobs[0].mem_file.replicated_floats, full->store.n_elems);
     free_jobs(jobs, P);
 }
 
@@ -298,8 +298,8 @@ static void check_model(const char *what, const char *version, const ltx2_st_fil
     /* the generation pipeline's way: the replicated part loaded once by the caller, borrowed */
     ltx2_dit_weights *rep = NULL;
     st = ltx2_dit_weights_load_replicated(g_ctx, f, NULL, &cfg, &rep);
-    CHECK(st == LTX2_OK && rep->layers_skipped && rep->blocks[0].attn1.q.w == NULL && rep->blocks[0].sst != NULL &&
-              rep->n_floats < full->n_floats,
+    CHECK(st == LTX2_OK && rep->layers_skipped && rep->blocks[0].attn1.q.w.data == NULL && rep->blocks[0].sst.data != NULL &&
+              rep->store.n_elems < full->store.n_elems,
           "%s: replicated load: %s", what, ltx2_last_error(g_ctx));
     if (st == LTX2_OK && q.nv > 0) {
         static const int m2[4] = {2, 1, 1, 2};

@@ -33,6 +33,10 @@ static const attn_case k_cases[] = {
     {"d64 H2 1x1 split+qknorm+pad-mask", 2, 1, 1, 2, 64, LTX2_KROPE_SPLIT, true, MASK_PAD},
     {"d64 H2 1x77 interleaved", 2, 1, 77, 2, 64, LTX2_KROPE_INTERLEAVED, false, MASK_NONE},
     {"d128 H2 70x1 split", 2, 70, 1, 2, 128, LTX2_KROPE_SPLIT, false, MASK_NONE},
+    /* head dims the tensor-core kernels do not take: the per-row kernel (attention_small.cu) */
+    {"d16 H4 18x18 split+qknorm (per-row)", 2, 18, 18, 4, 16, LTX2_KROPE_SPLIT, true, MASK_NONE},
+    {"d8 H4 10x16 qknorm+pad-mask (per-row)", 2, 10, 16, 4, 8, LTX2_KROPE_NONE, true, MASK_PAD},
+    {"d40 H2 33x21 interleaved (per-row)", 1, 33, 21, 2, 40, LTX2_KROPE_INTERLEAVED, false, MASK_NONE},
 };
 /* The case the flipped-RoPE negative control and the AUTO-impl check reuse. */
 #define FLIP_CASE 2
@@ -130,8 +134,12 @@ static void test_refusals(void) {
 
     expect_refused("args NULL", NULL, EMU_ERR_INVALID_VALUE, &d, ob);
     x = ok, x.q = NULL, expect_refused("q NULL", &x, EMU_ERR_INVALID_VALUE, &d, ob);
-    x = ok, x.head_dim = 96, expect_refused("head_dim 96", &x, EMU_ERR_INVALID_VALUE, &d, ob);
-    x = ok, x.head_dim = 32, x.heads = 4, expect_refused("head_dim 32", &x, EMU_ERR_INVALID_VALUE, &d, ob);
+    x = ok, x.head_dim = 0, expect_refused("head_dim 0", &x, EMU_ERR_INVALID_VALUE, &d, ob);
+    x = ok, x.head_dim = 130, expect_refused("head_dim 130 (over the limit)", &x, EMU_ERR_INVALID_VALUE, &d, ob);
+    x = ok, x.head_dim = 63, x.heads = 2, expect_refused("odd head_dim", &x, EMU_ERR_INVALID_VALUE, &d, ob);
+    /* head dims other than 64 / 128 take the per-row kernel, which the wgmma path cannot replace */
+    x = ok, x.head_dim = 32, x.heads = 4, x.impl = LTX2_KATTN_WGMMA;
+    expect_refused("impl WGMMA with head_dim 32", &x, EMU_ERR_NOT_SUPPORTED, &d, ob);
     x = ok, x.Skv = 0, expect_refused("Skv 0", &x, EMU_ERR_INVALID_VALUE, &d, ob);
     x = ok, x.heads = 0, expect_refused("heads 0", &x, EMU_ERR_INVALID_VALUE, &d, ob);
     x = ok, x.B = -1, expect_refused("B -1", &x, EMU_ERR_INVALID_VALUE, &d, ob);

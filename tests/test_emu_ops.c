@@ -1,4 +1,4 @@
-/* The row kernels (kernels/norm.cu rms_norm / layer_norm, kernels/vae_ops.cu pixel_norm,
+/* The row kernels (kernels/norm.cu rms_norm / layer_norm / row_sumsq / rms_apply, kernels/vae_ops.cu pixel_norm,
  * kernels/fused.cu norm_modulate) run in the CUDA emulator against the CPU reference ops on the
  * same inputs (bf16-rounded for bf16 cases): f32 and bf16; warp-per-row (dim <= 1024, several
  * rows per block, a partial last block) and block-per-row modes; the 16-byte vector path (aligned
@@ -26,7 +26,7 @@
 /* Token rows per modulation row in row_idx cases draw from this many table rows. */
 #define ROW_IDX_TABLE_ROWS 4
 
-typedef enum row_op { OP_RMS, OP_LAYER, OP_PIXEL, OP_MOD } row_op;
+typedef enum row_op { OP_RMS, OP_LAYER, OP_PIXEL, OP_MOD, OP_SUMSQ, OP_APPLY } row_op;
 
 typedef struct row_case {
     const char *name;
@@ -61,6 +61,13 @@ static const row_case cases[] = {
     {"layer bf16 5x45 warp scalar in-place", OP_LAYER, true, 5, 45, false, false, true, false, false, 0, 0, 0, 0},
     {"layer bf16 2x1040 block misaligned->scalar +b", OP_LAYER, true, 2, 1040, false, true, false, true, false, 0, 0,
      0, 0},
+    {"row_sumsq f32 19x64 warp vec", OP_SUMSQ, false, 19, 64, false, false, false, false, false, 0, 0, 0, 0},
+    {"row_sumsq bf16 7x30 warp scalar", OP_SUMSQ, true, 7, 30, false, false, false, false, false, 0, 0, 0, 0},
+    {"row_sumsq bf16 2x2048 block vec", OP_SUMSQ, true, 2, 2048, false, false, false, false, false, 0, 0, 0, 0},
+    {"rms_apply f32 9x37 warp scalar +w in-place", OP_APPLY, false, 9, 37, true, false, true, false, false, 0, 0, 0,
+     0},
+    {"rms_apply bf16 11x96 warp vec +w", OP_APPLY, true, 11, 96, true, false, false, false, false, 0, 0, 0, 0},
+    {"rms_apply f32 3x1536 block vec", OP_APPLY, false, 3, 1536, false, false, false, false, false, 0, 0, 0, 0},
     {"pixel f32 13x48 warp +silu", OP_PIXEL, false, 13, 48, false, false, false, false, true, 0, 0, 0, 0},
     {"pixel f32 6x33 warp in-place", OP_PIXEL, false, 6, 33, false, false, true, false, false, 0, 0, 0, 0},
     {"pixel f32 2x1200 block +silu", OP_PIXEL, false, 2, 1200, false, false, false, false, true, 0, 0, 0, 0},
@@ -119,6 +126,10 @@ static bool cpu_ref(ltx2_context *ctx, const row_case *c, const float *x, const 
     switch (c->op) {
     case OP_RMS:
         return ltx2_cpu_rms_norm(ctx, x, ref, c->rows, c->dim, w, NORM_EPS) == LTX2_OK;
+    case OP_SUMSQ:
+        return ltx2_cpu_row_sumsq(ctx, x, ref, c->rows, c->dim) == LTX2_OK;
+    case OP_APPLY: /* b: the whole-row sums (this rank's columns are half the row) */
+        return ltx2_cpu_rms_apply(ctx, x, b, 2 * c->dim, ref, c->rows, c->dim, w, NORM_EPS) == LTX2_OK;
     case OP_LAYER:
         return ltx2_cpu_layer_norm(ctx, x, ref, c->rows, c->dim, w, b, NORM_EPS) == LTX2_OK;
     case OP_PIXEL:
@@ -147,6 +158,10 @@ static int launch(const row_case *c, const void *x, void *y, const void *w, cons
     switch (c->op) {
     case OP_RMS:
         return ltx2_k_rms_norm(NULL, dt, x, y, w, c->rows, c->dim, NORM_EPS);
+    case OP_SUMSQ:
+        return ltx2_k_row_sumsq(NULL, dt, x, (float *)y, c->rows, c->dim);
+    case OP_APPLY:
+        return ltx2_k_rms_apply(NULL, dt, x, y, w, (const float *)b, c->rows, c->dim, (float)(2 * c->dim), NORM_EPS);
     case OP_LAYER:
         return ltx2_k_layer_norm(NULL, dt, x, y, w, b, c->rows, c->dim, NORM_EPS);
     case OP_PIXEL:
@@ -171,6 +186,11 @@ static void tol_of(const row_case *c, double *atol, double *rtol) {
         *rtol = c->bf ? DEV_BF16_RTOL : DEV_F32_RTOL;
         return;
     }
+    if (c->op == OP_SUMSQ) { /* positive terms, an f32 output whatever x is */
+        *atol = 0.0;
+        *rtol = ROW_F32_RTOL;
+        return;
+    }
     *atol = ROW_F32_ATOL + ROW_OFFSET_ATOL_GAIN * fabs(c->offset) * sqrt((double)c->dim);
     *rtol = c->op == OP_PIXEL ? ROW_F32_RTOL + ACT_F32_RTOL : ROW_F32_RTOL;
     if (c->bf) {
@@ -186,13 +206,25 @@ static void run_case(ltx2_context *ctx, const row_case *c, int idx, double *f32_
     float *x = emu_normal(st, n, 1.0f, c->offset, c->bf);
     float *w = c->weight ? emu_normal(st + 1, c->dim, 0.5f, 1.0f, c->bf) : NULL;
     float *b = c->bias ? emu_normal(st + 2, c->dim, 0.5f, 0.0f, c->bf) : NULL;
+    if (c->op == OP_APPLY) { /* whole-row sums: this part's own plus an equal share from elsewhere */
+        b = malloc((size_t)c->rows * sizeof(float));
+        for (int64_t r = 0; r < c->rows; r++) {
+            double s = 0;
+            for (int64_t i = 0; i < c->dim; i++) s += (double)x[r * c->dim + i] * x[r * c->dim + i];
+            b[r] = (float)(2.0 * s + 0.5);
+        }
+    }
+    /* row_sumsq writes one f32 per row */
+    const int64_t nout = c->op == OP_SUMSQ ? c->rows : n;
+    const bool obf = c->op == OP_SUMSQ ? false : c->bf;
+    const size_t oes = obf ? 2 : 4;
     mod_inputs m = {0};
     if (c->op == OP_MOD) m = mod_make(c, st + 3);
-    float *ref = malloc((size_t)n * sizeof(float)), *out = malloc((size_t)n * sizeof(float));
+    float *ref = malloc((size_t)nout * sizeof(float)), *out = malloc((size_t)nout * sizeof(float));
     CHECK(cpu_ref(ctx, c, x, w, b, &m, ref), "%s: cpu reference: %s", c->name, ltx2_last_error(ctx));
 
     /* device buffers; a misaligned case shifts x and y by one element */
-    unsigned char *dx = emu_alloc(n * es + off), *dy = c->inplace ? dx : emu_alloc(n * es + off);
+    unsigned char *dx = emu_alloc(n * es + off), *dy = c->inplace ? dx : emu_alloc(nout * oes + off);
     void *px = dx + off, *py = dy + off;
     emu_store(px, x, n, c->bf);
     void *dw = NULL, *db = NULL, *di = NULL;
@@ -203,6 +235,9 @@ static void run_case(ltx2_context *ctx, const row_case *c, int idx, double *f32_
             di = emu_alloc((size_t)c->rows * sizeof(int32_t));
             memcpy(di, m.row_idx, (size_t)c->rows * sizeof(int32_t));
         }
+    } else if (c->op == OP_APPLY) {
+        if (w) emu_store(dw = emu_alloc(c->dim * es), w, c->dim, c->bf);
+        emu_store(db = emu_alloc(c->rows * 4), b, c->rows, false);
     } else {
         if (w) emu_store(dw = emu_alloc(c->dim * es), w, c->dim, c->bf);
         if (b) emu_store(db = emu_alloc(c->dim * es), b, c->dim, c->bf);
@@ -211,21 +246,21 @@ static void run_case(ltx2_context *ctx, const row_case *c, int idx, double *f32_
     const int rc = launch(c, px, py, dw, db, &m, di);
     const double ms = emu_now_ms() - t0;
     EMU_CHECK_LAUNCH(rc, c->name);
-    CHECK(emu_guard_damage(py, n * es) == 0, "%s: wrote past the output", c->name);
-    emu_load(out, py, n, c->bf);
+    CHECK(emu_guard_damage(py, nout * oes) == 0, "%s: wrote past the output", c->name);
+    emu_load(out, py, nout, obf);
 
     double atol, rtol;
     tol_of(c, &atol, &rtol);
-    const emu_stats s = emu_compare(out, ref, n, atol, rtol, c->bf, c->name, false);
+    const emu_stats s = emu_compare(out, ref, nout, atol, rtol, obf, c->name, false);
     emu_report(c->name, s, ms);
-    if (!c->bf) {
+    if (!obf) {
         CHECK(s.max_ulp <= ROW_F32_MAX_ULP, "%s: %.3g ulps from the CPU (ceiling %g)", c->name, s.max_ulp,
               ROW_F32_MAX_ULP);
         if (s.max_ulp > *f32_max_ulp) *f32_max_ulp = s.max_ulp;
     }
     /* once per op and dtype: the comparison must catch one element moved by 0.05 */
     if (idx == 0 || c->op != cases[idx - 1].op || c->bf != cases[idx - 1].bf)
-        emu_check_sensitive(c->name, out, ref, n, atol, rtol, c->bf, n - 1, 0.05f);
+        emu_check_sensitive(c->name, out, ref, nout, atol, rtol, obf, nout - 1, 0.05f);
 
     free(x), free(w), free(b), free(ref), free(out), free(m.table), free(m.row_idx);
     if (dy != dx) free(dy);

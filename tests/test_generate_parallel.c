@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "core/context.h"
-#include "dist/generate_parallel.h"
+#include "pipeline/generate_parallel.h"
 #include "io/png.h"
 #include "test_util.h"
 

@@ -98,7 +98,13 @@ static tol tol_for(const op_case *c, ltx2_dtype dt) {
         break;
     case LTX2_OP_RMS_NORM:
     case LTX2_OP_LAYER_NORM:
+    case LTX2_OP_RMS_APPLY:
         t = (tol){ROW_F32_ATOL + ROW_OFFSET_ATOL_GAIN * fabs(c->offset) * sk, ROW_F32_RTOL};
+        break;
+    case LTX2_OP_ROW_SUMSQ:
+        /* a sum of positive terms in fp32: no cancellation; the output stays f32 for bf16 inputs */
+        bf = false;
+        t = (tol){0.0, ROW_F32_RTOL};
         break;
     case LTX2_OP_SOFTMAX:
         t = (tol){SOFTMAX_F32_ATOL, ROW_F32_RTOL};
@@ -218,12 +224,15 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
                    ltx2_dtype dt, float *out, const char *label, const char *name) {
     ltx2_dtype in_dt = dt, out_dt = dt;
     if (c->op == LTX2_OP_CONVERT) in_dt = dt == LTX2_BF16 ? LTX2_F32 : LTX2_BF16;
+    if (c->op == LTX2_OP_ROW_SUMSQ) out_dt = LTX2_F32; /* sums are f32 whatever x is */
     dev_buf bx = {0}, bw = {0}, bbias = {0}, bb = {0}, bo = {0};
     ltx2_status st = upload_as(be, ctx, in->x, in->nx_storage, in_dt, &bx);
     const bool wide_w = c->op == LTX2_OP_GEMM || c->op == LTX2_OP_CONV3D; /* w is a matrix, bias [n] */
     if (st == LTX2_OK && in->w) st = upload_as(be, ctx, in->w, wide_w ? in->nw : c->shape[c->ndim - 1], dt, &bw);
     if (st == LTX2_OK && in->bias) st = upload_as(be, ctx, in->bias, wide_w ? c->n : c->shape[c->ndim - 1], dt, &bbias);
-    if (st == LTX2_OK && in->b) st = upload_as(be, ctx, in->b, in->nb, dt, &bb);
+    /* b: binary's operand and depth_to_space's residual in dt; rms_apply's row sums f32 */
+    if (st == LTX2_OK && in->b)
+        st = upload_as(be, ctx, in->b, in->nb, c->op == LTX2_OP_RMS_APPLY ? LTX2_F32 : dt, &bb);
     /* attention / rope extras: k, v, norm weights in dt; RoPE tables always f32; the mask u8 */
     dev_buf bk = {0}, bv = {0}, bwq = {0}, bwk = {0}, bqc = {0}, bqs = {0}, bkc = {0}, bks = {0}, bm = {0};
     const int64_t Dm = c->shape[c->ndim - 1];
@@ -277,6 +286,14 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
         case LTX2_OP_LAYER_NORM:
             st = ltx2_backend_layer_norm(be, ctx, &x, in->w ? &tw : NULL, in->bias ? &tbias : NULL, 1e-6f, &y);
             break;
+        case LTX2_OP_ROW_SUMSQ:
+            st = ltx2_backend_row_sumsq(be, ctx, &x, &y);
+            break;
+        case LTX2_OP_RMS_APPLY: {
+            ltx2_tensor ss = view(bb.p, LTX2_F32, be->device, 1, &in->nb);
+            st = ltx2_backend_rms_apply(be, ctx, &x, &ss, 2 * last, in->w ? &tw : NULL, 1e-6f, &y);
+            break;
+        }
         case LTX2_OP_SOFTMAX:
             st = ltx2_backend_softmax(be, ctx, &x, &y);
             break;

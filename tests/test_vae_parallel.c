@@ -10,7 +10,7 @@
 
 #include "core/context.h"
 #include "dist/comm.h"
-#include "dist/vae_parallel.h"
+#include "pipeline/vae_parallel.h"
 #include "io/safetensors.h"
 #include "model/vae_config.h"
 #include "model/video_vae.h"

@@ -9,7 +9,7 @@
 static const char *const op_names[LTX2_OP_COUNT] = {
     "gemm", "rms_norm", "layer_norm", "softmax", "gelu_tanh", "silu", "add", "mul", "convert",
     "attention", "rope", "conv3d", "pixel_norm", "depth_to_space", "norm_modulate", "gated_add",
-    "head_gate", "gemm_ex", "gemm_fp8", "fp8",
+    "head_gate", "gemm_ex", "gemm_fp8", "fp8", "row_sumsq", "rms_apply",
 };
 
 const char *ltx2_op_name(ltx2_op op) {
@@ -511,4 +511,42 @@ ltx2_status ltx2_backend_fp8_convert(const ltx2_backend *be, ltx2_context *ctx, 
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s fp8: scale %g must be finite and > 0", be->name, (double)scale);
     if (ltx2_tensor_numel(x) == 0) return LTX2_OK;
     return be->fp8(be, ctx, x, scale, y);
+}
+
+/* x [.., D] contiguous and a per-row f32 tensor of the right count. */
+static ltx2_status check_per_row(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *x,
+                                 const ltx2_tensor *ss) {
+    LTX2_TRY(check_tensor(be, ctx, op, "x", x, true));
+    LTX2_TRY(check_tensor(be, ctx, op, "ss", ss, true));
+    LTX2_TRY(check_supported(be, ctx, op, x->dtype));
+    LTX2_TRY(check_dtype(be, ctx, op, "ss", ss, LTX2_F32));
+    if (x->ndim < 1 || x->shape[x->ndim - 1] < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: x needs a non-empty last dim", be->name, ltx2_op_name(op));
+    const int64_t rows = ltx2_tensor_numel(x) / x->shape[x->ndim - 1];
+    if (ltx2_tensor_numel(ss) != rows)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: ss has %lld elements, x has %lld rows", be->name,
+                          ltx2_op_name(op), (long long)ltx2_tensor_numel(ss), (long long)rows);
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_backend_row_sumsq(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                   ltx2_tensor *ss) {
+    LTX2_TRY(check_per_row(be, ctx, LTX2_OP_ROW_SUMSQ, x, ss));
+    if (ltx2_tensor_numel(ss) == 0) return LTX2_OK;
+    return be->row_sumsq(be, ctx, x, ss);
+}
+
+ltx2_status ltx2_backend_rms_apply(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                   const ltx2_tensor *ss, int64_t n, const ltx2_tensor *weight, float eps,
+                                   ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_RMS_APPLY;
+    LTX2_TRY(check_per_row(be, ctx, op, x, ss));
+    LTX2_TRY(check_rowwise(be, ctx, op, x, y));
+    const int64_t D = x->shape[x->ndim - 1];
+    LTX2_TRY(check_vector(be, ctx, op, "weight", weight, D, x->dtype));
+    if (n < D)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s rms_apply: whole row width %lld is less than this part's %lld",
+                          be->name, (long long)n, (long long)D);
+    if (ltx2_tensor_numel(ss) == 0) return LTX2_OK;
+    return be->rms_apply(be, ctx, x, ss, n, weight, eps, y);
 }

@@ -35,6 +35,8 @@ typedef enum ltx2_op {
     LTX2_OP_GEMM_EX,        /* gemm + bias / GELU-tanh epilogue + residual add */
     LTX2_OP_GEMM_FP8,       /* gemm with fp8 e4m3 x and w, per-tensor scales, bf16 out */
     LTX2_OP_FP8,            /* fp8 e4m3 quantise / dequantise; the dtype asked about is the wide one */
+    LTX2_OP_ROW_SUMSQ,      /* per-row sum of squares over the last dim, f32 out (tensor-parallel RMSNorm) */
+    LTX2_OP_RMS_APPLY,      /* x / sqrt(ss / n + eps) * weight with a given row sum of squares ss */
     LTX2_OP_COUNT
 } ltx2_op;
 
@@ -107,6 +109,10 @@ struct ltx2_backend {
                             size_t nbytes);
     ltx2_status (*copy)(const ltx2_backend *be, ltx2_context *ctx, void *dst, const void *src,
                         size_t nbytes);
+    /* `rows` rows of `width` bytes, device -> device, row r from src + r*spitch to dst + r*dpitch,
+     * ordered like copy (re-blocking tokens and heads for sequence parallelism). */
+    ltx2_status (*copy_2d)(const ltx2_backend *be, ltx2_context *ctx, void *dst, size_t dpitch, const void *src,
+                           size_t spitch, size_t width, size_t rows);
     /* Waits for all queued work and reports any asynchronous device error. */
     ltx2_status (*sync)(const ltx2_backend *be, ltx2_context *ctx);
 
@@ -151,6 +157,9 @@ struct ltx2_backend {
                              const ltx2_tensor *logits, int64_t heads);
     ltx2_status (*gemm_ex)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                            const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y);
+    ltx2_status (*row_sumsq)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *ss);
+    ltx2_status (*rms_apply)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *ss,
+                             int64_t n, const ltx2_tensor *weight, float eps, ltx2_tensor *y);
     /* quantise (y fp8) or dequantise (x fp8) */
     ltx2_status (*fp8)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float scale,
                        ltx2_tensor *y);
@@ -165,6 +174,9 @@ const ltx2_backend *ltx2_backend_cpu(void);
  * LTX2_ERR_UNSUPPORTED when this build has no CUDA; LTX2_ERR_DEVICE when no usable device exists
  * (the message says which: no device, bad index, driver error). */
 ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_backend **out);
+
+/* How many usable CUDA devices there are: 0 without CUDA in the build, without a driver or device. */
+int ltx2_backend_cuda_device_count(void);
 
 /* Frees a backend from *_create (NULL and the CPU backend are ignored). */
 void ltx2_backend_free(const ltx2_backend *be);
@@ -243,6 +255,19 @@ ltx2_status ltx2_backend_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, cons
  * same shape, contiguous; the saturating cast is src/core/dtype.c's. */
 ltx2_status ltx2_backend_fp8_convert(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                      float scale, ltx2_tensor *y);
+
+/* ---- RMSNorm across ranks (tensor parallelism splits a row over the tensor group) ---- */
+
+/* ss[r] = sum over the last dim of x[r, :]^2 in f32; x [.., D] contiguous f32/bf16, ss f32 with
+ * one element per row (any shape). */
+ltx2_status ltx2_backend_row_sumsq(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                   ltx2_tensor *ss);
+/* y = x / sqrt(ss[r] / n + eps) * weight over the last dim D, with ss (f32, one per row) the sum
+ * of squares of the whole row of width n >= D (this rank's D columns and the others'); weight [D]
+ * or NULL; y like x, may alias it. */
+ltx2_status ltx2_backend_rms_apply(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                   const ltx2_tensor *ss, int64_t n, const ltx2_tensor *weight, float eps,
+                                   ltx2_tensor *y);
 
 /* The CUDA backend's stream (a cudaStream_t) for bench baselines that call CUDA libraries
  * directly; NULL for other backends. */

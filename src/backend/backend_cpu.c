@@ -43,6 +43,14 @@ static ltx2_status cpu_memcpy(const ltx2_backend *be, ltx2_context *ctx, void *d
     return LTX2_OK;
 }
 
+static ltx2_status cpu_copy_2d(const ltx2_backend *be, ltx2_context *ctx, void *dst, size_t dpitch,
+                               const void *src, size_t spitch, size_t width, size_t rows) {
+    (void)be;
+    (void)ctx;
+    for (size_t r = 0; r < rows && width; r++) memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+    return LTX2_OK;
+}
+
 static ltx2_status cpu_sync(const ltx2_backend *be, ltx2_context *ctx) {
     (void)be;
     (void)ctx;
@@ -68,6 +76,21 @@ static ltx2_status cpu_rms_norm(const ltx2_backend *be, ltx2_context *ctx, const
     int64_t d = x->shape[x->ndim - 1];
     return ltx2_cpu_rms_norm(ctx, x->data, y->data, ltx2_tensor_numel(x) / d, d,
                              weight ? weight->data : NULL, eps);
+}
+
+static ltx2_status cpu_row_sumsq(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *ss) {
+    (void)be;
+    const int64_t d = x->shape[x->ndim - 1];
+    return ltx2_cpu_row_sumsq(ctx, x->data, ss->data, ltx2_tensor_numel(x) / d, d);
+}
+
+static ltx2_status cpu_rms_apply(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                 const ltx2_tensor *ss, int64_t n, const ltx2_tensor *weight, float eps,
+                                 ltx2_tensor *y) {
+    (void)be;
+    const int64_t d = x->shape[x->ndim - 1];
+    return ltx2_cpu_rms_apply(ctx, x->data, ss->data, n, y->data, ltx2_tensor_numel(x) / d, d,
+                              weight ? weight->data : NULL, eps);
 }
 
 static ltx2_status cpu_layer_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
@@ -193,6 +216,7 @@ static const ltx2_backend cpu_backend = {
     .upload = cpu_memcpy,
     .download = cpu_memcpy,
     .copy = cpu_memcpy,
+    .copy_2d = cpu_copy_2d,
     .sync = cpu_sync,
     .gemm = cpu_gemm,
     .rms_norm = cpu_rms_norm,
@@ -211,6 +235,8 @@ static const ltx2_backend cpu_backend = {
     .head_gate = ltx2_cpu_be_head_gate,
     .gemm_ex = ltx2_cpu_be_gemm_ex,
     .fp8 = ltx2_cpu_be_fp8,
+    .row_sumsq = cpu_row_sumsq,
+    .rms_apply = cpu_rms_apply,
     .destroy = NULL,
 };
 

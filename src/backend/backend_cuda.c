@@ -1,7 +1,8 @@
-/* The CUDA op table: kernels/ launchers for norms, softmax, activations, broadcasting binary ops
- * and conversion; cuBLASLt for GEMM (bf16 or f32 in, fp32 accumulate, bias epilogue, a
- * workspace, plans cached per shape). The only C file that includes CUDA headers. Built as a stub
- * that reports LTX2_ERR_UNSUPPORTED when the build has no CUDA.
+/* The CUDA op table: the memory runtime (cudaMalloc, copies on one stream), cuBLASLt for GEMM
+ * (bf16 / f32 / fp8 in, fp32 accumulate, bias / GELU / residual epilogues, a workspace, plans
+ * cached per shape), and every other op through backend_kernels.c over the real kernels. The only
+ * C file besides the NCCL communicator that includes CUDA headers. Built as a stub that reports
+ * LTX2_ERR_UNSUPPORTED when the build has no CUDA.
  * A CUDA backend is used from one host thread at a time (its plan cache is not locked). */
 #include "backend/backend.h"
 
@@ -27,6 +28,8 @@ void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
     return NULL;
 }
 
+int ltx2_backend_cuda_device_count(void) { return 0; }
+
 #else
 
 #include <cublasLt.h>
@@ -34,9 +37,8 @@ void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_kernels.h"
 #include "backend/cuda_gemm_layout.h"
-#include "cpu/broadcast.h"
-#include "ltx2_kernels.h"
 
 /* cuBLASLt workspace: NVIDIA recommends 32 MiB on Hopper so split-K / stream-K algorithms are
  * available; smaller devices lose nothing but memory. */
@@ -57,8 +59,6 @@ void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
             return LTX2_ERROR((ctx), LTX2_ERR_DEVICE, "CUDA error %s (%s) in `%s` on device %d",   \
                               cudaGetErrorName(cuda_e_), cudaGetErrorString(cuda_e_), #stmt, (dev)); \
     } while (0)
-/* Same, for kernel launchers (which return a cudaError_t as int). */
-#define KERNEL_CHECK(ctx, dev, call) CUDA_CHECK(ctx, dev, (cudaError_t)(call))
 /* Variants that record the error into `st` and jump to `done:` so the caller can clean up. */
 #define CUDA_TRY(ctx, dev, stmt)                                                                   \
     do {                                                                                           \
@@ -98,19 +98,36 @@ typedef struct gemm_plan {
 } gemm_plan;
 
 typedef struct cuda_impl {
-    int dev;
+    ltx2_kernel_rt rt; /* first: backend_kernels.c reads it through be->impl */
     int cc; /* compute capability major * 10 + minor */
     cudaStream_t stream;
     cublasLtHandle_t lt;
     void *workspace;
     gemm_plan plans[CUDA_GEMM_PLAN_CACHE];
     int next_plan; /* round-robin eviction */
-    int attn_impl; /* LTX2_KATTN_*: the attention kernel, from CUDA_ATTN_IMPL_ENV at creation */
 } cuda_impl;
 
 static cuda_impl *impl_of(const ltx2_backend *be) { return (cuda_impl *)be->impl; }
 
-static int kdt(ltx2_dtype dt) { return dt == LTX2_BF16 ? LTX2_KDT_BF16 : LTX2_KDT_F32; }
+/* ---- the kernel runtime (backend_kernels.h) ---- */
+
+static ltx2_status cuda_enter(const ltx2_backend *be, ltx2_context *ctx) {
+    const int dev = impl_of(be)->rt.dev;
+    CUDA_CHECK(ctx, dev, cudaSetDevice(dev));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_scratch(const ltx2_backend *be, ltx2_context *ctx, size_t nbytes, void **out) {
+    cuda_impl *ci = impl_of(be);
+    CUDA_CHECK(ctx, ci->rt.dev, cudaMallocAsync(out, nbytes, ci->stream));
+    return LTX2_OK;
+}
+
+static void cuda_scratch_free(const ltx2_backend *be, void *p) {
+    cudaFreeAsync(p, impl_of(be)->stream); /* an error here is sticky: the next checked call reports it */
+}
+
+static const char *cuda_error_text(int err) { return cudaGetErrorName((cudaError_t)err); }
 
 /* cuBLASLt fp8 (e4m3) matmuls need Ada / Hopper tensor cores (compute capability 8.9+). */
 #define CUDA_FP8_MIN_CC 89
@@ -125,14 +142,14 @@ static bool cuda_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
 static ltx2_status cuda_alloc(const ltx2_backend *be, ltx2_context *ctx, size_t nbytes, void **out) {
     cuda_impl *ci = impl_of(be);
     *out = NULL;
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    CUDA_CHECK(ctx, ci->dev, cudaMalloc(out, nbytes ? nbytes : 1));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaSetDevice(ci->rt.dev));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaMalloc(out, nbytes ? nbytes : 1));
     return LTX2_OK;
 }
 
 static void cuda_free(const ltx2_backend *be, void *ptr) {
     if (!ptr) return;
-    cudaSetDevice(impl_of(be)->dev);
+    cudaSetDevice(impl_of(be)->rt.dev);
     cudaFree(ptr); /* errors here are sticky and surface at the next checked call */
 }
 
@@ -140,9 +157,9 @@ static ltx2_status cuda_upload(const ltx2_backend *be, ltx2_context *ctx, void *
                                size_t nbytes) {
     cuda_impl *ci = impl_of(be);
     if (!nbytes) return LTX2_OK;
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    CUDA_CHECK(ctx, ci->dev, cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, ci->stream));
-    CUDA_CHECK(ctx, ci->dev, cudaStreamSynchronize(ci->stream));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaSetDevice(ci->rt.dev));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, ci->stream));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaStreamSynchronize(ci->stream));
     return LTX2_OK;
 }
 
@@ -150,9 +167,9 @@ static ltx2_status cuda_download(const ltx2_backend *be, ltx2_context *ctx, void
                                  const void *src, size_t nbytes) {
     cuda_impl *ci = impl_of(be);
     if (!nbytes) return LTX2_OK;
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    CUDA_CHECK(ctx, ci->dev, cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, ci->stream));
-    CUDA_CHECK(ctx, ci->dev, cudaStreamSynchronize(ci->stream));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaSetDevice(ci->rt.dev));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, ci->stream));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaStreamSynchronize(ci->stream));
     return LTX2_OK;
 }
 
@@ -160,16 +177,26 @@ static ltx2_status cuda_copy(const ltx2_backend *be, ltx2_context *ctx, void *ds
                              size_t nbytes) {
     cuda_impl *ci = impl_of(be);
     if (!nbytes) return LTX2_OK;
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    CUDA_CHECK(ctx, ci->dev, cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, ci->stream));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaSetDevice(ci->rt.dev));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, ci->stream));
+    return LTX2_OK;
+}
+
+static ltx2_status cuda_copy_2d(const ltx2_backend *be, ltx2_context *ctx, void *dst, size_t dpitch,
+                                const void *src, size_t spitch, size_t width, size_t rows) {
+    cuda_impl *ci = impl_of(be);
+    if (!width || !rows) return LTX2_OK;
+    CUDA_CHECK(ctx, ci->rt.dev, cudaSetDevice(ci->rt.dev));
+    CUDA_CHECK(ctx, ci->rt.dev,
+               cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyDeviceToDevice, ci->stream));
     return LTX2_OK;
 }
 
 static ltx2_status cuda_sync(const ltx2_backend *be, ltx2_context *ctx) {
     cuda_impl *ci = impl_of(be);
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    CUDA_CHECK(ctx, ci->dev, cudaStreamSynchronize(ci->stream));
-    CUDA_CHECK(ctx, ci->dev, cudaGetLastError());
+    CUDA_CHECK(ctx, ci->rt.dev, cudaSetDevice(ci->rt.dev));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaStreamSynchronize(ci->stream));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaGetLastError());
     return LTX2_OK;
 }
 
@@ -220,35 +247,35 @@ static ltx2_status gemm_plan_build_ex(cuda_impl *ci, ltx2_context *ctx, cudaData
     p->bias_align = has_bias ? ptr_align(bias) : 0;
     p->a_is_w = g.a_is_w;
     /* Pure fp32 accumulation for both dtypes (no TF32), so f32 matches the CPU reference. */
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t ta = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
     if (has_bias || gelu) {
         /* cuBLASLt's GELU epilogues are the tanh approximation (checked against the tanh reference
          * by an f32 op-harness case whose tolerance is below the erf/tanh gap) */
         cublasLtEpilogue_t epi = gelu ? (has_bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
                                       : CUBLASLT_EPILOGUE_BIAS;
-        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+        CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
     }
     if (has_bias) {
-        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &dt_out,
+        CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &dt_out,
                                                                 sizeof(dt_out)));
-        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+        CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                                                                 sizeof(bias)));
     }
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->la, dt, g.a.rows, g.a.cols, g.a.ld));
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->lb, dt, g.b.rows, g.b.cols, g.b.ld));
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatrixLayoutCreate(&p->lc, dt_out, g.c.rows, g.c.cols, g.c.ld));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatrixLayoutCreate(&p->la, dt, g.a.rows, g.a.cols, g.a.ld));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatrixLayoutCreate(&p->lb, dt, g.b.rows, g.b.cols, g.b.ld));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatrixLayoutCreate(&p->lc, dt_out, g.c.rows, g.c.cols, g.c.ld));
 
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceCreate(&pref));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceCreate(&pref));
     uint64_t ws = CUDA_GEMM_WORKSPACE_BYTES;
     uint32_t al = align;
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al, sizeof(al)));
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al, sizeof(al)));
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al, sizeof(al)));
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al, sizeof(al)));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al, sizeof(al)));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al, sizeof(al)));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al, sizeof(al)));
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al, sizeof(al)));
 
     cublasLtMatmulHeuristicResult_t heur;
     int n_found = 0;
@@ -258,14 +285,14 @@ static ltx2_status gemm_plan_build_ex(cuda_impl *ci, ltx2_context *ctx, cudaData
     cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(ci->lt, p->op, p->la, p->lb, p->lc, p->lc, pref, 1, &heur,
                                                        &n_found);
     if (hs != CUBLAS_STATUS_SUCCESS && hs != CUBLAS_STATUS_NOT_SUPPORTED)
-        CUBLAS_TRY(ctx, ci->dev, hs);
+        CUBLAS_TRY(ctx, ci->rt.dev, hs);
     if (hs == CUBLAS_STATUS_NOT_SUPPORTED || n_found < 1 || heur.state != CUBLAS_STATUS_SUCCESS) {
         st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                         "cuBLASLt has no algorithm for gemm M=%lld N=%lld K=%lld (%s, weight %s, align %u, bias "
                         "align %u%s) on device %d: %s",
                         (long long)M, (long long)N, (long long)K, gemm_dt_name(dt),
                         layout == LTX2_B_NK ? "[N,K]" : "[K,N]", align, p->bias_align, gelu ? ", GELU" : "",
-                        ci->dev, cublasLtGetStatusString(hs != CUBLAS_STATUS_SUCCESS ? hs : heur.state));
+                        ci->rt.dev, cublasLtGetStatusString(hs != CUBLAS_STATUS_SUCCESS ? hs : heur.state));
         goto done;
     }
     p->algo = heur.algo;
@@ -289,7 +316,7 @@ static ltx2_status gemm_plan_get_ex(cuda_impl *ci, ltx2_context *ctx, cudaDataTy
             p->layout == layout && p->has_bias == has_bias && p->gelu == gelu && p->align == align &&
             p->bias_align == bias_align) {
             if (has_bias)
-                CUBLAS_TRY(ctx, ci->dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                                                                         sizeof(bias)));
             *out = p;
             return LTX2_OK;
@@ -327,11 +354,11 @@ static ltx2_status cuda_gemm(const ltx2_backend *be, ltx2_context *ctx, const lt
     unsigned a2 = ptr_align(w->data), a3 = ptr_align(y->data);
     if (a2 < align) align = a2;
     if (a3 < align) align = a3;
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaSetDevice(ci->rt.dev));
     gemm_plan *p = NULL;
     LTX2_TRY(gemm_plan_get_ex(ci, ctx, dt, dt, M, N, K, w_layout, bias ? bias->data : NULL, false, align, &p));
     const float alpha = 1.0f, beta = 0.0f;
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, p->op, &alpha, gemm_a(p, x->data, w->data), p->la,
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmul(ci->lt, p->op, &alpha, gemm_a(p, x->data, w->data), p->la,
                                             gemm_b(p, x->data, w->data), p->lb, &beta, y->data, p->lc, y->data, p->lc,
                                             &p->algo, ci->workspace, CUDA_GEMM_WORKSPACE_BYTES, ci->stream));
 done:
@@ -356,11 +383,11 @@ ltx2_status ltx2_backend_cuda_gemm_baseline(const ltx2_backend *be, ltx2_context
     if (a2 < align) align = a2;
     if (a3 < align) align = a3;
     const cudaDataType_t cdt = dt == LTX2_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaSetDevice(ci->rt.dev));
     LTX2_TRY(gemm_plan_build_ex(ci, ctx, cdt, cdt, M, N, K, LTX2_B_NK, NULL, false, align, &plan));
     const float alpha = 1.0f, beta = 0.0f;
     for (int i = 0; i < iters; i++)
-        CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, plan.op, &alpha, gemm_a(&plan, x, w), plan.la,
+        CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmul(ci->lt, plan.op, &alpha, gemm_a(&plan, x, w), plan.la,
                                                 gemm_b(&plan, x, w), plan.lb, &beta, y, plan.lc, y, plan.lc, &plan.algo,
                                                 ci->workspace, CUDA_GEMM_WORKSPACE_BYTES, ci->stream));
 done:
@@ -370,70 +397,13 @@ done:
 
 /* ---- memory-bound ops: kernels/ launchers ---- */
 
-static ltx2_status cuda_rms_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
-                                 const ltx2_tensor *weight, float eps, ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    int64_t d = x->shape[x->ndim - 1];
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev, ltx2_k_rms_norm(ci->stream, kdt(x->dtype), x->data, y->data,
-                                               weight ? weight->data : NULL,
-                                               ltx2_tensor_numel(x) / d, d, eps));
-    return LTX2_OK;
-}
 
-static ltx2_status cuda_layer_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
-                                   const ltx2_tensor *weight, const ltx2_tensor *bias, float eps,
-                                   ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    int64_t d = x->shape[x->ndim - 1];
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev, ltx2_k_layer_norm(ci->stream, kdt(x->dtype), x->data, y->data,
-                                                 weight ? weight->data : NULL, bias ? bias->data : NULL,
-                                                 ltx2_tensor_numel(x) / d, d, eps));
-    return LTX2_OK;
-}
 
-static ltx2_status cuda_softmax(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
-                                ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    int64_t d = x->shape[x->ndim - 1];
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev, ltx2_k_softmax(ci->stream, kdt(x->dtype), x->data, y->data,
-                                              ltx2_tensor_numel(x) / d, d));
-    return LTX2_OK;
-}
 
-static ltx2_status cuda_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
-                              const ltx2_tensor *x, ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    int kop = op == LTX2_OP_GELU_TANH ? LTX2_KUNARY_GELU_TANH : LTX2_KUNARY_SILU;
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev, ltx2_k_unary(ci->stream, kdt(x->dtype), kop, x->data, y->data,
-                                            ltx2_tensor_numel(x)));
-    return LTX2_OK;
-}
 
-static ltx2_status cuda_binary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
-                               const ltx2_tensor *a, const ltx2_tensor *b, ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    ltx2_broadcast_plan p;
-    LTX2_TRY(ltx2_broadcast_plan_make(ctx, a, b, y, &p));
-    if (p.numel == 0) return LTX2_OK;
-    int kop = op == LTX2_OP_ADD ? LTX2_KBINARY_ADD : LTX2_KBINARY_MUL;
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev, ltx2_k_binary(ci->stream, kdt(a->dtype), kop, a->data, b->data, y->data,
-                                             p.ndim, p.shape, p.a_strides, p.b_strides, p.out_strides));
-    return LTX2_OK;
-}
 
-static ltx2_status cuda_convert(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
-                                ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev, ltx2_k_convert(ci->stream, kdt(x->dtype), x->data, kdt(y->dtype), y->data,
-                                              ltx2_tensor_numel(x)));
-    return LTX2_OK;
-}
+
+
 
 /* ---- attention, RoPE, VAE ops ---- */
 
@@ -453,7 +423,7 @@ static ltx2_status cuda_attn_impl_from_env(ltx2_context *ctx, int dev, int *out)
     }
     if (strcmp(v, "wgmma") != 0)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s=\"%s\": expected auto, mma_sync or wgmma", CUDA_ATTN_IMPL_ENV, v);
-    if (!ltx2_k_attention_wgmma_available())
+    if (!ltx2_k_table_get()->attention_wgmma_available())
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                           "%s=wgmma: device %d cannot run the sm_90a attention kernel (needs compute capability 9.x "
                           "and a build whose CUDA architectures include 90a)",
@@ -462,140 +432,16 @@ static ltx2_status cuda_attn_impl_from_env(ltx2_context *ctx, int dev, int *out)
     return LTX2_OK;
 }
 
-static int krope(ltx2_rope_type t) { return t == LTX2_ROPE_INTERLEAVED ? LTX2_KROPE_INTERLEAVED : LTX2_KROPE_SPLIT; }
 
-static ltx2_status cuda_attention(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *q,
-                                  const ltx2_tensor *k, const ltx2_tensor *v, const ltx2_attn_args *a,
-                                  ltx2_tensor *out) {
-    cuda_impl *ci = impl_of(be);
-    ltx2_status st = LTX2_OK;
-    const int64_t d = q->shape[2] / a->heads;
-    if (d != 64 && d != 128)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "cuda attention: head_dim %lld (supported: 64, 128)", (long long)d);
-    ltx2_k_attn_args ka = {
-        .q = q->data, .k = k->data, .v = v->data, .out = out->data,
-        .B = q->shape[0], .Sq = q->shape[1], .Skv = k->shape[1], .heads = a->heads, .head_dim = d,
-        .scale = a->scale, .key_mask = a->key_mask ? a->key_mask->data : NULL,
-        .q_norm = a->q_norm ? a->q_norm->data : NULL, .k_norm = a->k_norm ? a->k_norm->data : NULL,
-        .norm_eps = a->norm_eps, .rope = a->q_cos ? krope(a->rope_type) : LTX2_KROPE_NONE,
-        .q_cos = a->q_cos ? a->q_cos->data : NULL, .q_sin = a->q_sin ? a->q_sin->data : NULL,
-        .k_cos = a->k_cos ? a->k_cos->data : NULL, .k_sin = a->k_sin ? a->k_sin->data : NULL,
-        .impl = ci->attn_impl,
-    };
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    ka.workspace_bytes = ltx2_k_attention_workspace(&ka);
-    /* stream-ordered scratch (normalised/rotated K, q inverse RMS): freed after the kernels */
-    if (ka.workspace_bytes) CUDA_CHECK(ctx, ci->dev, cudaMallocAsync(&ka.workspace, ka.workspace_bytes, ci->stream));
-    cudaError_t e = (cudaError_t)ltx2_k_attention(ci->stream, &ka);
-    if (e == cudaErrorNotSupported && ka.impl == LTX2_KATTN_WGMMA)
-        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                        "cuda attention B=%lld Sq=%lld Skv=%lld H=%lld d=%lld: %s=wgmma but the sm_90a kernel does "
-                        "not take this shape (head_dim 64/128 and scale > 0)",
-                        (long long)ka.B, (long long)ka.Sq, (long long)ka.Skv, (long long)ka.heads, (long long)d,
-                        CUDA_ATTN_IMPL_ENV);
-    else if (e != cudaSuccess)
-        st = LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "cuda attention B=%lld Sq=%lld Skv=%lld H=%lld d=%lld: %s (%s)",
-                        (long long)ka.B, (long long)ka.Sq, (long long)ka.Skv, (long long)ka.heads, (long long)d,
-                        cudaGetErrorName(e), cudaGetErrorString(e));
-    if (ka.workspace) CUDA_TRY(ctx, ci->dev, cudaFreeAsync(ka.workspace, ci->stream));
-done:
-    return st;
-}
 
-static ltx2_status cuda_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
-                             ltx2_rope_type type, int64_t heads, const ltx2_tensor *cos_t,
-                             const ltx2_tensor *sin_t, ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev, ltx2_k_rope(ci->stream, kdt(x->dtype), krope(type), x->data, y->data, cos_t->data,
-                                           sin_t->data, x->shape[0], x->shape[1], heads, x->shape[2] / heads));
-    return LTX2_OK;
-}
 
-static ltx2_status cuda_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
-                               const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, bool silu,
-                               ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    if (d->c_in % 8 || d->c_out % 8)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "cuda conv3d: c_in %lld and c_out %lld must be multiples of 8",
-                          (long long)d->c_in, (long long)d->c_out);
-    int64_t front = 0;
-    if (d->tpad == LTX2_CONV_TPAD_CAUSAL) front = d->kt - 1;
-    else if (d->tpad == LTX2_CONV_TPAD_SYMMETRIC) front = (d->kt - 1) / 2;
-    ltx2_k_conv3d_args ka = {
-        .x = x->data, .w = w->data, .bias = bias ? bias->data : NULL, .y = y->data,
-        .n = x->shape[0], .t = x->shape[1], .h = x->shape[2], .w_ = x->shape[3], .c_in = d->c_in, .c_out = d->c_out,
-        .kt = d->kt, .kh = d->kh, .kw = d->kw, .st = d->st, .sh = d->sh, .sw = d->sw, .t_front = front,
-        .reflect = d->spad == LTX2_CONV_SPAD_REFLECT, .to = y->shape[1], .ho = y->shape[2], .wo = y->shape[3],
-        .silu = silu,
-    };
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev, ltx2_k_conv3d(ci->stream, &ka));
-    return LTX2_OK;
-}
 
-static ltx2_status cuda_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float eps,
-                                   bool silu, ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    int64_t d = x->shape[x->ndim - 1];
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev, ltx2_k_pixel_norm(ci->stream, kdt(x->dtype), x->data, y->data,
-                                                 ltx2_tensor_numel(x) / d, d, eps, silu));
-    return LTX2_OK;
-}
 
-static ltx2_status cuda_depth_to_space(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
-                                       const ltx2_d2s_args *a, const ltx2_tensor *residual, ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    const int64_t prod = a->stride[0] * a->stride[1] * a->stride[2];
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev,
-                 ltx2_k_depth_to_space(ci->stream, kdt(x->dtype), x->data, residual ? residual->data : NULL, y->data,
-                                       x->shape[0], x->shape[1], x->shape[2], x->shape[3], x->shape[4] / prod,
-                                       a->stride[0], a->stride[1], a->stride[2], a->drop_first,
-                                       residual ? residual->shape[4] / prod : 0));
-    return LTX2_OK;
-}
 
 /* ---- fused DiT elementwise, GEMM epilogues, fp8 ---- */
 
-static ltx2_status cuda_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
-                                      ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
-                                      const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    const int64_t D = x->shape[x->ndim - 1];
-    ltx2_k_modulate_args ka = {
-        .x = x->data, .y = y->data, .rows = ltx2_tensor_numel(x) / D, .dim = D,
-        .norm = norm == LTX2_NORM_RMS ? LTX2_KNORM_RMS : norm == LTX2_NORM_LAYER ? LTX2_KNORM_LAYER : LTX2_KNORM_NONE,
-        .eps = eps, .scale = scale->data, .shift = shift->data, .mod_stride = scale->strides[0],
-        .row_idx = m->row_idx ? m->row_idx->data : NULL, .rows_per_group = m->rows_per_group,
-    };
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev, ltx2_k_norm_modulate(ci->stream, kdt(x->dtype), &ka));
-    return LTX2_OK;
-}
 
-static ltx2_status cuda_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
-                                  const ltx2_tensor *gate, const ltx2_mod_rows *m) {
-    cuda_impl *ci = impl_of(be);
-    const int64_t D = x->shape[x->ndim - 1];
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev,
-                 ltx2_k_gated_add(ci->stream, kdt(x->dtype), x->data, y->data, gate ? gate->data : NULL,
-                                  gate ? gate->strides[0] : 0, gate && m->row_idx ? m->row_idx->data : NULL,
-                                  gate ? m->rows_per_group : 1, ltx2_tensor_numel(x) / D, D));
-    return LTX2_OK;
-}
 
-static ltx2_status cuda_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o, const ltx2_tensor *logits,
-                                  int64_t heads) {
-    cuda_impl *ci = impl_of(be);
-    const int64_t inner = o->shape[o->ndim - 1];
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    KERNEL_CHECK(ctx, ci->dev, ltx2_k_head_gate(ci->stream, kdt(o->dtype), o->data, logits->data,
-                                                ltx2_tensor_numel(o) / inner, heads, inner / heads));
-    return LTX2_OK;
-}
 
 /* y = act(alpha x W^T + bias) + residual: the residual is cuBLASLt's C with beta = 1 (C may be
  * D itself: an in-place residual add); fp8 folds the two per-tensor scales into alpha. */
@@ -627,7 +473,7 @@ static ltx2_status cuda_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const
                               align, LTX2_LT_FP8_ALIGN_BYTES, LTX2_LT_FP8_ALIGN_BYTES / out_bytes,
                               LTX2_LT_FP8_ALIGN_BYTES);
     }
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
+    CUDA_CHECK(ctx, ci->rt.dev, cudaSetDevice(ci->rt.dev));
     gemm_plan *p = NULL;
     LTX2_TRY(gemm_plan_get_ex(ci, ctx, dt, dt_out, M, N, K, a->w_layout, a->bias ? a->bias->data : NULL, a->gelu, align,
                               &p));
@@ -635,23 +481,17 @@ static ltx2_status cuda_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const
     /* C == D (in place, same descriptor) or a separate C with D's layout and type: both are
      * cublasLtMatmul's supported forms. */
     const void *c = a->residual ? a->residual->data : y->data;
-    CUBLAS_TRY(ctx, ci->dev, cublasLtMatmul(ci->lt, p->op, &alpha, gemm_a(p, x->data, w->data), p->la,
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmul(ci->lt, p->op, &alpha, gemm_a(p, x->data, w->data), p->la,
                                             gemm_b(p, x->data, w->data), p->lb, &beta, c, p->lc, y->data, p->lc,
                                             &p->algo, ci->workspace, CUDA_GEMM_WORKSPACE_BYTES, ci->stream));
 done:
     return st;
 }
 
-static ltx2_status cuda_fp8(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float scale,
-                            ltx2_tensor *y) {
-    cuda_impl *ci = impl_of(be);
-    const int64_t n = ltx2_tensor_numel(x);
-    CUDA_CHECK(ctx, ci->dev, cudaSetDevice(ci->dev));
-    if (y->dtype == LTX2_F8_E4M3)
-        KERNEL_CHECK(ctx, ci->dev, ltx2_k_fp8_quant(ci->stream, kdt(x->dtype), x->data, y->data, n, 1.0f / scale));
-    else
-        KERNEL_CHECK(ctx, ci->dev, ltx2_k_fp8_dequant(ci->stream, x->data, kdt(y->dtype), y->data, n, scale));
-    return LTX2_OK;
+
+int ltx2_backend_cuda_device_count(void) {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
 }
 
 void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
@@ -663,7 +503,7 @@ static void cuda_destroy(ltx2_backend *be) {
     if (!be) return;
     cuda_impl *ci = impl_of(be);
     if (ci) {
-        cudaSetDevice(ci->dev);
+        cudaSetDevice(ci->rt.dev);
         if (ci->stream) cudaStreamSynchronize(ci->stream);
         for (int i = 0; i < CUDA_GEMM_PLAN_CACHE; i++)
             if (ci->plans[i].valid) gemm_plan_release(&ci->plans[i]);
@@ -696,7 +536,12 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
         free(ci);
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "cuda backend: out of host memory");
     }
-    ci->dev = device_index;
+    ci->rt.dev = device_index;
+    ci->rt.k = ltx2_k_table_get();
+    ci->rt.enter = cuda_enter;
+    ci->rt.scratch = cuda_scratch;
+    ci->rt.scratch_free = cuda_scratch_free;
+    ci->rt.error_text = cuda_error_text;
     be->name = "cuda";
     be->device = LTX2_DEVICE_CUDA;
     be->device_index = device_index;
@@ -708,24 +553,11 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
     be->download = cuda_download;
     be->copy = cuda_copy;
     be->sync = cuda_sync;
+    be->copy_2d = cuda_copy_2d;
     be->gemm = cuda_gemm;
-    be->rms_norm = cuda_rms_norm;
-    be->layer_norm = cuda_layer_norm;
-    be->softmax = cuda_softmax;
-    be->unary = cuda_unary;
-    be->binary = cuda_binary;
-    be->convert = cuda_convert;
-    be->attention = cuda_attention;
-    be->rope = cuda_rope;
-    be->conv3d = cuda_conv3d;
-    be->pixel_norm = cuda_pixel_norm;
-    be->depth_to_space = cuda_depth_to_space;
-    be->norm_modulate = cuda_norm_modulate;
-    be->gated_add = cuda_gated_add;
-    be->head_gate = cuda_head_gate;
     be->gemm_ex = cuda_gemm_ex;
-    be->fp8 = cuda_fp8;
     be->destroy = cuda_destroy;
+    ltx2_backend_kernels_fill(be);
 
     CUDA_TRY(ctx, device_index, cudaSetDevice(device_index));
     {
@@ -734,9 +566,10 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
         CUDA_TRY(ctx, device_index, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_index));
         ci->cc = major * 10 + minor;
     }
-    st = cuda_attn_impl_from_env(ctx, device_index, &ci->attn_impl);
+    st = cuda_attn_impl_from_env(ctx, device_index, &ci->rt.attn_impl);
     if (st != LTX2_OK) goto done;
     CUDA_TRY(ctx, device_index, cudaStreamCreateWithFlags(&ci->stream, cudaStreamNonBlocking));
+    ci->rt.stream = ci->stream;
     CUBLAS_TRY(ctx, device_index, cublasLtCreate(&ci->lt));
     CUDA_TRY(ctx, device_index, cudaMalloc(&ci->workspace, CUDA_GEMM_WORKSPACE_BYTES));
 done:

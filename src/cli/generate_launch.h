@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "dist/bootstrap.h"
-#include "dist/generate_parallel.h"
+#include "pipeline/generate_parallel.h"
 #include "ltx2/ltx2.h"
 
 /* Far above one node's GPUs or useful loopback threads; keeps mistakes (--nproc 100000) cheap. */

@@ -25,6 +25,13 @@ ltx2_status ltx2_cpu_gemm(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, fl
 /* Row-wise over the last dim of x[rows, dim]; y may alias x.
  * RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight            (weight may be NULL = ones)
  * LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias (biased var, as torch; both NULLable) */
+/* ss[r] = sum_i x[r, i]^2 (accumulated in double, rounded once); the tensor-parallel RMSNorm's
+ * partial statistic. */
+ltx2_status ltx2_cpu_row_sumsq(ltx2_context *ctx, const float *x, float *ss, int64_t rows, int64_t dim);
+/* y[r, :] = x[r, :] / sqrt(ss[r] / n + eps) * weight (NULL = 1), the normalisation from a given
+ * sum of squares over a row of width n (y may alias x). */
+ltx2_status ltx2_cpu_rms_apply(ltx2_context *ctx, const float *x, const float *ss, int64_t n, float *y, int64_t rows,
+                               int64_t dim, const float *weight, float eps);
 ltx2_status ltx2_cpu_rms_norm(ltx2_context *ctx, const float *x, float *y, int64_t rows,
                               int64_t dim, const float *weight, float eps);
 ltx2_status ltx2_cpu_layer_norm(ltx2_context *ctx, const float *x, float *y, int64_t rows,

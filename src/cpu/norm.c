@@ -37,6 +37,36 @@ ltx2_status ltx2_cpu_rms_norm(ltx2_context *ctx, const float *x, float *y, int64
     return LTX2_OK;
 }
 
+ltx2_status ltx2_cpu_row_sumsq(ltx2_context *ctx, const float *x, float *ss, int64_t rows, int64_t dim) {
+    LTX2_TRY(check_rows(ctx, "row_sumsq", x, ss, rows, dim));
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * dim;
+        double s = 0.0;
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < dim; i++) s += (double)xr[i] * xr[i];
+        ss[r] = (float)s;
+    }
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_cpu_rms_apply(ltx2_context *ctx, const float *x, const float *ss, int64_t n, float *y, int64_t rows,
+                               int64_t dim, const float *weight, float eps) {
+    LTX2_TRY(check_rows(ctx, "rms_apply", x, y, rows, dim));
+    if (n < dim || (rows > 0 && !ss))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "cpu rms_apply: need ss and n >= dim (n %lld, dim %lld)",
+                          (long long)n, (long long)dim);
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * dim;
+        float *yr = y + r * dim;
+        const float inv = (float)(1.0 / sqrt((double)ss[r] / (double)n + eps));
+#pragma omp simd
+        for (int64_t i = 0; i < dim; i++) yr[i] = weight ? xr[i] * inv * weight[i] : xr[i] * inv;
+    }
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_cpu_layer_norm(ltx2_context *ctx, const float *x, float *y, int64_t rows,
                                 int64_t dim, const float *weight, const float *bias, float eps) {
     LTX2_TRY(check_rows(ctx, "layer_norm", x, y, rows, dim));

@@ -1,5 +1,6 @@
-/* Text connectors forward (fp32, CPU): feature extractor (ltx-core feature_extractor.py) and the
- * Embeddings1DConnector (embeddings_connector.py) for video and audio, in the reference's order
+/* Text connectors forward: the feature extractor (ltx-core feature_extractor.py) on the host over
+ * the host hidden states, then the projections and the Embeddings1DConnector
+ * (embeddings_connector.py) for video and audio on the weights' backend, in the reference's order
  * of operations. Batches are handled per sample where ltx-core only supports batch 1 (register
  * replacement), with the same result as running each sample alone. */
 #include "model/connectors.h"
@@ -9,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_attention.h"
-#include "cpu/cpu_ops.h"
+#include "backend/backend_pool.h"
 #include "cpu/cpu_rope.h"
 
 /* eps of the feature-extractor norms, the connector RMS norms and the QK RMSNorm (ltx-core 1e-6). */
@@ -20,19 +20,40 @@
 
 typedef struct conn_run {
     ltx2_context *ctx;
+    const ltx2_backend *be;
+    ltx2_bpool *pool;
+    ltx2_dtype dt;
     ltx2_dit_dump_fn dump;
     void *user;
 } conn_run;
 
-static void dump3(conn_run *r, const char *name, const float *d, int64_t a, int64_t b, int64_t c) {
+static void dump_host(conn_run *r, const char *name, const float *d, int64_t a, int64_t b, int64_t c) {
     if (!r->dump) return;
     int64_t s[3] = {a, b, c};
     ltx2_tensor t = ltx2_tensor_make((void *)d, LTX2_F32, 3, s);
     r->dump(name, &t, r->user);
 }
 
-static ltx2_status linear(conn_run *r, const ltx2_dit_linear *L, const float *x, int64_t rows, float *y) {
-    return ltx2_cpu_gemm(r->ctx, rows, L->out, L->in, 1.0f, x, L->in, L->w, L->in, LTX2_B_NK, 0.0f, y, L->out, L->b);
+static ltx2_status dump(conn_run *r, const char *name, const ltx2_tensor *t) {
+    if (!r->dump) return LTX2_OK;
+    const int64_t n = ltx2_tensor_numel(t);
+    float *h = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors dump %s", name);
+    ltx2_status st = ltx2_backend_to_host_f32(r->ctx, r->be, t, h);
+    if (st == LTX2_OK) dump_host(r, name, h, t->shape[0], t->shape[1], t->shape[2]);
+    free(h);
+    return st;
+}
+
+static ltx2_status tensor(conn_run *r, int64_t a, int64_t b, int64_t c, ltx2_tensor *out) {
+    int64_t s[3] = {a, b, c};
+    return ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 3, s, out);
+}
+
+static ltx2_status linear(conn_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, bool gelu, ltx2_tensor *y) {
+    ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .bias = L->b.data ? &L->b : NULL, .gelu = gelu,
+                            .x_scale = 1.0f, .w_scale = 1.0f};
+    return ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, &ga, y);
 }
 
 /* V1: per sample b and layer l over the valid tokens: mean, min, max of x[b, valid, :, l]. */
@@ -87,106 +108,173 @@ static void fe_v2(const ltx2_text_hidden *in, float *normed) {
 }
 
 /* Pre-norm self-attention of one connector block (ltx-core Attention.forward, no mask: the
- * registers make every key valid). cos/sin are batch-1 tables shared by all samples. */
-static ltx2_status conn_attn(conn_run *r, const ltx2_connectors_config *cfg, const ltx2_dit_attn_w *a, const float *x,
-                             int64_t B, int64_t S, const float *cos_t, const float *sin_t, float *out, float *buf) {
-    ltx2_context *ctx = r->ctx;
-    const int64_t H = a->heads, d = a->head_dim, inner = H * d, n = B * S * inner;
-    float *q = buf, *k = q + n, *v = k + n, *o = v + n, *g = o + n;
-    LTX2_TRY(linear(r, &a->q, x, B * S, q));
-    LTX2_TRY(linear(r, &a->k, x, B * S, k));
-    LTX2_TRY(linear(r, &a->v, x, B * S, v));
-    LTX2_TRY(ltx2_cpu_rms_norm(ctx, q, q, B * S, inner, a->q_norm, CONN_EPS));
-    LTX2_TRY(ltx2_cpu_rms_norm(ctx, k, k, B * S, inner, a->k_norm, CONN_EPS));
-    for (int64_t b = 0; b < B; b++) {
-        float *qb = q + b * S * inner, *kb = k + b * S * inner;
-        if (cfg->rope_type == LTX2_ROPE_SPLIT) {
-            LTX2_TRY(ltx2_cpu_rope_apply_split(ctx, qb, cos_t, sin_t, 1, S, H, d));
-            LTX2_TRY(ltx2_cpu_rope_apply_split(ctx, kb, cos_t, sin_t, 1, S, H, d));
-        } else {
-            LTX2_TRY(ltx2_cpu_rope_apply_interleaved(ctx, qb, cos_t, sin_t, 1, S, inner));
-            LTX2_TRY(ltx2_cpu_rope_apply_interleaved(ctx, kb, cos_t, sin_t, 1, S, inner));
-        }
+ * registers make every key valid); out = x + attention(x) is left to the caller. */
+static ltx2_status conn_attn(conn_run *r, const ltx2_connectors_config *cfg, const ltx2_dit_attn_w *a,
+                             const ltx2_tensor *x, const ltx2_tensor *cos_t, const ltx2_tensor *sin_t,
+                             ltx2_tensor *out) {
+    const int64_t B = x->shape[0], S = x->shape[1], H = a->heads, d = a->head_dim, inner = H * d;
+    ltx2_tensor q, k, v, o;
+    LTX2_TRY(tensor(r, B, S, inner, &q));
+    LTX2_TRY(tensor(r, B, S, inner, &k));
+    LTX2_TRY(tensor(r, B, S, inner, &v));
+    LTX2_TRY(tensor(r, B, S, inner, &o));
+    LTX2_TRY(linear(r, &a->q, x, false, &q));
+    LTX2_TRY(linear(r, &a->k, x, false, &k));
+    LTX2_TRY(linear(r, &a->v, x, false, &v));
+    ltx2_attn_args aa = {.heads = H, .scale = (float)(1.0 / sqrt((double)d)), .q_norm = &a->q_norm,
+                         .k_norm = &a->k_norm, .norm_eps = CONN_EPS, .rope_type = cfg->rope_type,
+                         .q_cos = cos_t, .q_sin = sin_t, .k_cos = cos_t, .k_sin = sin_t};
+    LTX2_TRY(ltx2_backend_attention(r->be, r->ctx, &q, &k, &v, &aa, &o));
+    if (ltx2_linear_present(&a->gate)) {
+        ltx2_tensor g;
+        LTX2_TRY(tensor(r, B, S, H, &g));
+        LTX2_TRY(linear(r, &a->gate, x, false, &g));
+        LTX2_TRY(ltx2_backend_head_gate(r->be, r->ctx, &o, &g, H));
     }
-    LTX2_TRY(ltx2_cpu_attention(ctx, q, k, v, o, B, S, S, H, d, NULL, (float)(1.0 / sqrt((double)d))));
-    if (a->gate.w) {
-        LTX2_TRY(linear(r, &a->gate, x, B * S, g));
-#pragma omp parallel for schedule(static)
-        for (int64_t rr = 0; rr < B * S; rr++)
-            for (int64_t h = 0; h < H; h++) {
-                float gv = 2.0f * (float)(1.0 / (1.0 + exp(-(double)g[rr * H + h])));
-                for (int64_t j = 0; j < d; j++) o[rr * inner + h * d + j] *= gv;
-            }
-    }
-    return linear(r, &a->o, o, B * S, out);
+    return linear(r, &a->o, &o, false, out);
 }
 
-/* One Embeddings1DConnector over features [B, S, D] -> out [B, S, D]. */
-static ltx2_status connector_run(conn_run *r, const ltx2_connectors_config *cfg, const char *name,
-                                 const ltx2_connector_config *cc, const ltx2_connector_w *w, const float *feat,
-                                 const uint8_t *mask, int64_t B, int64_t S, float *out) {
-    ltx2_context *ctx = r->ctx;
-    const int64_t D = cc->inner_dim, n = B * S * D, R = LTX2_CONNECTOR_REGISTERS;
-    const bool split = cfg->rope_type == LTX2_ROPE_SPLIT;
-    const int64_t tab = split ? S * D / 2 : S * D;
-    /* h, xn, y, ffn hidden (4D), attention scratch (4n + gates), positions, tables */
-    size_t total = (size_t)(3 * n + 4 * n + 4 * n + B * S * cc->heads + S + 2 * tab);
-    float *buf = malloc(total * sizeof(float));
-    if (!buf) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s connector: %zu floats", name, total);
-    float *h = buf, *xn = h + n, *y = xn + n, *ffh = y + n, *scr = ffh + 4 * n, *pos = scr + 4 * n + B * S * cc->heads;
-    float *cos_t = pos + S, *sin_t = cos_t + tab;
-    char nm[128];
+/* _replace_padded_with_learnable_registers: valid tokens compacted to the front, then
+ * h[p] = flip(mask)[p] ? compacted[p] : registers[p mod R] (for left padding: tokens first). Rows
+ * are copied on the backend in runs of consecutive source rows. */
+static ltx2_status replace_registers(conn_run *r, const ltx2_connector_w *w, const ltx2_tensor *feat,
+                                     const uint8_t *mask, const ltx2_tensor *zero_row, ltx2_tensor *h) {
+    const int64_t B = feat->shape[0], S = feat->shape[1], D = feat->shape[2], R = LTX2_CONNECTOR_REGISTERS;
+    const size_t row = (size_t)D * ltx2_dtype_size(r->dt);
+    int64_t *valid = malloc((size_t)S * sizeof(int64_t));
+    if (!valid) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors: register map");
     ltx2_status st = LTX2_OK;
-    /* _replace_padded_with_learnable_registers: valid tokens compacted to the front, then
-     * h[p] = flip(mask)[p] ? compacted[p] : registers[p mod R] (for left padding: tokens first). */
-    for (int64_t b = 0; b < B; b++) {
+    for (int64_t b = 0; b < B && st == LTX2_OK; b++) {
         const uint8_t *m = mask + b * S;
-        int64_t c = 0;
+        int64_t nv = 0;
         for (int64_t t = 0; t < S; t++)
-            if (m[t]) memcpy(xn + (b * S + c++) * D, feat + (b * S + t) * D, (size_t)D * sizeof(float));
-        for (; c < S; c++) memset(xn + (b * S + c) * D, 0, (size_t)D * sizeof(float));
-        for (int64_t p = 0; p < S; p++) {
-            const float *src = m[S - 1 - p] ? xn + (b * S + p) * D : w->registers + (p % R) * D;
-            memcpy(h + (b * S + p) * D, src, (size_t)D * sizeof(float));
+            if (m[t]) valid[nv++] = t;
+        /* source of row p: (base, index); runs of consecutive indices from one base copy at once */
+        int64_t p = 0;
+        while (p < S && st == LTX2_OK) {
+            const char *base;
+            int64_t idx, step;
+            if (m[S - 1 - p] && p < nv) base = (const char *)feat->data + (size_t)(b * S) * row, idx = valid[p], step = 1;
+            else if (m[S - 1 - p]) base = zero_row->data, idx = 0, step = 0; /* a compacted row past the tokens */
+            else base = w->registers.data, idx = p % R, step = 1;
+            int64_t n = 1;
+            while (p + n < S && step) {
+                const int64_t q = p + n;
+                const bool tok = m[S - 1 - q] && q < nv, reg = !m[S - 1 - q];
+                const bool same = (base != (const char *)w->registers.data && tok && valid[q] == idx + n) ||
+                                  (base == (const char *)w->registers.data && reg && q % R == idx + n);
+                if (!same) break;
+                n++;
+            }
+            st = r->be->copy(r->be, r->ctx, (char *)h->data + (size_t)(b * S + p) * row, base + (size_t)idx * row,
+                             (size_t)n * row);
+            p += n;
         }
     }
+    free(valid);
+    return st;
+}
+
+/* One Embeddings1DConnector over features [B, S, D] -> out [B, S, D] (host f32). */
+static ltx2_status connector_run(conn_run *r, const ltx2_connectors_config *cfg, const char *name,
+                                 const ltx2_connector_config *cc, const ltx2_connector_w *w, const ltx2_tensor *feat,
+                                 const uint8_t *mask, float *out) {
+    ltx2_context *ctx = r->ctx;
+    const int64_t B = feat->shape[0], S = feat->shape[1], D = cc->inner_dim;
+    const bool split = cfg->rope_type == LTX2_ROPE_SPLIT;
+    const int64_t tab = split ? S * D / 2 : S * D;
+    const size_t mark = ltx2_bpool_mark(r->pool);
+    char nm[128];
+    ltx2_tensor h, xn, y, ffh, zero, cos_t, sin_t;
+    float *pos = malloc((size_t)(S + 2 * B * tab + D) * sizeof(float));
+    if (!pos) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s connector: RoPE tables", name);
+    float *hc = pos + S, *hs = hc + B * tab, *z = hs + B * tab;
+    memset(z, 0, (size_t)D * sizeof(float));
+    int64_t zs[3] = {1, 1, D};
+    ltx2_status st = LTX2_OK;
+#define TRY_(e)                               \
+    do {                                      \
+        if ((st = (e)) != LTX2_OK) goto done; \
+    } while (0)
+    TRY_(tensor(r, B, S, D, &h));
+    TRY_(tensor(r, B, S, D, &xn));
+    TRY_(tensor(r, B, S, D, &y));
+    TRY_(tensor(r, B, S, 4 * D, &ffh));
+    TRY_(ltx2_bpool_upload_f32(ctx, r->pool, z, r->dt, 3, zs, &zero));
+    TRY_(replace_registers(r, w, feat, mask, &zero, &h));
     snprintf(nm, sizeof nm, "%s_connector.registers.out", name);
-    dump3(r, nm, h, B, S, D);
-    /* 1-D RoPE over positions 0..S-1 (no interval midpoint), shared by the batch */
+    TRY_(dump(r, nm, &h));
+    /* 1-D RoPE over positions 0..S-1 (no interval midpoint), the same for every sample */
     ltx2_rope_params rp = {.type = cfg->rope_type, .dim = D, .heads = cc->heads, .n_axes = 1,
                            .theta = cfg->rope_theta, .double_precision = cfg->rope_double_precision,
                            .use_middle = false};
     rp.max_pos[0] = cfg->max_pos;
     for (int64_t p = 0; p < S; p++) pos[p] = (float)p;
-#define TRY_(e)                               \
-    do {                                      \
-        if ((st = (e)) != LTX2_OK) goto done; \
-    } while (0)
-    TRY_(ltx2_cpu_rope_tables(ctx, &rp, pos, 1, S, 1, cos_t, sin_t));
+    TRY_(ltx2_cpu_rope_tables(ctx, &rp, pos, 1, S, 1, hc, hs));
+    for (int64_t b = 1; b < B; b++) {
+        memcpy(hc + b * tab, hc, (size_t)tab * sizeof(float));
+        memcpy(hs + b * tab, hs, (size_t)tab * sizeof(float));
+    }
+    int64_t ts[4] = {B, cc->heads, S, D / (2 * cc->heads)}, ti[3] = {B, S, D};
+    TRY_(ltx2_bpool_upload_f32(ctx, r->pool, hc, LTX2_F32, split ? 4 : 3, split ? ts : ti, &cos_t));
+    TRY_(ltx2_bpool_upload_f32(ctx, r->pool, hs, LTX2_F32, split ? 4 : 3, split ? ts : ti, &sin_t));
     for (int64_t j = 0; j < cc->num_layers; j++) {
         const ltx2_connector_block_w *bw = &w->blocks[j];
-        TRY_(ltx2_cpu_rms_norm(ctx, h, xn, B * S, D, NULL, CONN_EPS));
-        TRY_(conn_attn(r, cfg, &bw->attn1, xn, B, S, cos_t, sin_t, y, scr));
-        for (int64_t i = 0; i < n; i++) h[i] = y[i] + h[i];
-        TRY_(ltx2_cpu_rms_norm(ctx, h, xn, B * S, D, NULL, CONN_EPS));
-        TRY_(linear(r, &bw->ff.proj_in, xn, B * S, ffh));
-        TRY_(ltx2_cpu_gelu_tanh(ctx, ffh, ffh, B * S * 4 * D));
-        TRY_(linear(r, &bw->ff.proj_out, ffh, B * S, y));
-        for (int64_t i = 0; i < n; i++) h[i] = y[i] + h[i];
+        const size_t bmark = ltx2_bpool_mark(r->pool);
+        TRY_(ltx2_backend_rms_norm(r->be, ctx, &h, NULL, CONN_EPS, &xn));
+        TRY_(conn_attn(r, cfg, &bw->attn1, &xn, &cos_t, &sin_t, &y));
+        TRY_(ltx2_backend_gated_add(r->be, ctx, &h, &y, NULL, NULL));
+        TRY_(ltx2_backend_rms_norm(r->be, ctx, &h, NULL, CONN_EPS, &xn));
+        TRY_(linear(r, &bw->ff.proj_in, &xn, true, &ffh));
+        TRY_(linear(r, &bw->ff.proj_out, &ffh, false, &y));
+        TRY_(ltx2_backend_gated_add(r->be, ctx, &h, &y, NULL, NULL));
         snprintf(nm, sizeof nm, "%s_connector.transformer_1d_blocks.%lld.out", name, (long long)j);
-        dump3(r, nm, h, B, S, D);
+        TRY_(dump(r, nm, &h));
+        ltx2_bpool_release(r->pool, bmark);
     }
-    TRY_(ltx2_cpu_rms_norm(ctx, h, out, B * S, D, NULL, CONN_EPS));
+    TRY_(ltx2_backend_rms_norm(r->be, ctx, &h, NULL, CONN_EPS, &xn));
     snprintf(nm, sizeof nm, "%s.encoding", name);
-    dump3(r, nm, out, B, S, D);
+    TRY_(dump(r, nm, &xn));
+    TRY_(ltx2_backend_to_host_f32(ctx, r->be, &xn, out));
 #undef TRY_
 done:
-    free(buf);
+    free(pos);
+    ltx2_bpool_release(r->pool, mark);
+    return st;
+}
+
+/* The projections of the normalised features (V2: each after _rescale_norm, x * sqrt(out / D),
+ * python double applied in fp32) into fv / fa on the backend; V1 has one projection for both. */
+static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
+                           const float *normed, ltx2_tensor *fv, ltx2_tensor *fa) {
+    const ltx2_connectors_config *cfg = &w->cfg;
+    const int64_t B = in->B, S = in->S, DL = in->D * in->L, n = B * S * DL;
+    const int64_t Dv = cfg->video.inner_dim, Da = cfg->audio.inner_dim;
+    int64_t xs[3] = {B, S, DL};
+    ltx2_tensor x;
+    LTX2_TRY(tensor(r, B, S, Dv, fv));
+    if (cfg->fe == LTX2_TEXT_FE_V1) {
+        LTX2_TRY(ltx2_bpool_upload_f32(r->ctx, r->pool, normed, r->dt, 3, xs, &x));
+        LTX2_TRY(linear(r, &w->proj_video, &x, false, fv));
+        *fa = *fv;
+        return LTX2_OK;
+    }
+    LTX2_TRY(tensor(r, B, S, Da, fa));
+    float *scaled = malloc((size_t)n * sizeof(float));
+    if (!scaled) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: rescale buffer");
+    const float sv = (float)sqrt((double)Dv / (double)in->D), sa = (float)sqrt((double)Da / (double)in->D);
+    for (int64_t i = 0; i < n; i++) scaled[i] = normed[i] * sv;
+    ltx2_status st = ltx2_bpool_upload_f32(r->ctx, r->pool, scaled, r->dt, 3, xs, &x);
+    if (st == LTX2_OK) st = linear(r, &w->proj_video, &x, false, fv);
+    for (int64_t i = 0; st == LTX2_OK && i < n; i++) scaled[i] = normed[i] * sa;
+    if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, scaled, r->dt, 3, xs, &x);
+    if (st == LTX2_OK) st = linear(r, &w->proj_audio, &x, false, fa);
+    free(scaled);
     return st;
 }
 
 ltx2_status ltx2_connectors_forward(ltx2_context *ctx, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
-                                    ltx2_dit_dump_fn dump, void *dump_user, float *video_out, float *audio_out,
+                                    ltx2_dit_dump_fn dump_fn, void *dump_user, float *video_out, float *audio_out,
                                     uint8_t *mask_out) {
     if (!w || !in || !in->hidden || !in->mask || !video_out || !audio_out || !mask_out)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "connectors forward: NULL argument");
@@ -205,60 +293,43 @@ ltx2_status ltx2_connectors_forward(ltx2_context *ctx, const ltx2_connectors_wei
                           "connectors forward: sequence length %lld must be a multiple of the %d learnable registers "
                           "(pad the prompt; the pipeline pads to 1024)",
                           (long long)S, LTX2_CONNECTOR_REGISTERS);
-    conn_run r = {ctx, dump, dump_user};
-    const int64_t Dv = cfg->video.inner_dim, Da = cfg->audio.inner_dim;
+    conn_run r = {ctx, w->be, NULL, w->dtype, dump_fn, dump_user};
+    LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
     float *normed = malloc((size_t)(B * S * DL) * sizeof(float));
-    float *fv = malloc((size_t)(B * S * Dv) * sizeof(float));
-    float *fa = cfg->fe == LTX2_TEXT_FE_V2 ? malloc((size_t)(B * S * Da) * sizeof(float)) : NULL;
+    ltx2_tensor fv, fa;
     ltx2_status st = LTX2_OK;
-    if (!normed || !fv || (cfg->fe == LTX2_TEXT_FE_V2 && !fa)) {
+    if (!normed) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "connectors forward: feature buffers");
         goto done;
     }
-    if (cfg->fe == LTX2_TEXT_FE_V1) {
+    if (cfg->fe == LTX2_TEXT_FE_V1)
         fe_v1(in, normed);
-        dump3(&r, "feature.normed", normed, B, S, DL);
-        if ((st = linear(&r, &w->proj_video, normed, B * S, fv)) != LTX2_OK) goto done;
-        fa = fv; /* one projection feeds both connectors */
-    } else {
+    else
         fe_v2(in, normed);
-        dump3(&r, "feature.normed", normed, B, S, DL);
-        /* _rescale_norm: x * sqrt(out / D) before each projection (python double, applied in fp32) */
-        float *scaled = malloc((size_t)(B * S * DL) * sizeof(float));
-        if (!scaled) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "connectors forward: rescale buffer");
-            goto done;
-        }
-        const float sv = (float)sqrt((double)Dv / (double)in->D), sa = (float)sqrt((double)Da / (double)in->D);
-        for (int64_t i = 0; i < B * S * DL; i++) scaled[i] = normed[i] * sv;
-        st = linear(&r, &w->proj_video, scaled, B * S, fv);
-        for (int64_t i = 0; st == LTX2_OK && i < B * S * DL; i++) scaled[i] = normed[i] * sa;
-        if (st == LTX2_OK) st = linear(&r, &w->proj_audio, scaled, B * S, fa);
-        free(scaled);
-        if (st != LTX2_OK) goto done;
-    }
-    dump3(&r, "feature.video", fv, B, S, Dv);
-    dump3(&r, "feature.audio", fa, B, S, Da);
-    st = connector_run(&r, cfg, "video", &cfg->video, &w->video, fv, in->mask, B, S, video_out);
-    if (st == LTX2_OK) st = connector_run(&r, cfg, "audio", &cfg->audio, &w->audio, fa, in->mask, B, S, audio_out);
+    dump_host(&r, "feature.normed", normed, B, S, DL);
+    if ((st = project(&r, w, in, normed, &fv, &fa)) != LTX2_OK) goto done;
+    if ((st = dump(&r, "feature.video", &fv)) != LTX2_OK) goto done;
+    if ((st = dump(&r, "feature.audio", &fa)) != LTX2_OK) goto done;
+    st = connector_run(&r, cfg, "video", &cfg->video, &w->video, &fv, in->mask, video_out);
+    if (st == LTX2_OK) st = connector_run(&r, cfg, "audio", &cfg->audio, &w->audio, &fa, in->mask, audio_out);
     if (st == LTX2_OK) {
         /* the registers make every position valid: the returned mask is all ones (and the video
          * output's multiplication by it is the identity) */
         memset(mask_out, 1, (size_t)(B * S));
-        if (dump) {
+        if (dump_fn) {
             float *mf = malloc((size_t)(B * S) * sizeof(float));
             if (mf) {
                 for (int64_t i = 0; i < B * S; i++) mf[i] = 1.0f;
                 int64_t s2[2] = {B, S};
                 ltx2_tensor t = ltx2_tensor_make(mf, LTX2_F32, 2, s2);
-                dump("mask", &t, dump_user);
+                dump_fn("mask", &t, dump_user);
                 free(mf);
             }
         }
     }
 done:
+    if (st != LTX2_OK) w->be->sync(w->be, NULL);
     free(normed);
-    if (fa != fv) free(fa);
-    free(fv);
+    ltx2_bpool_free(r.pool);
     return st;
 }

@@ -1,5 +1,5 @@
-/* The LTX-2 / LTX-2.3 text path between Gemma-3 and the DiT, on the CPU in fp32, matching ltx-core
- * 1.0.0's EmbeddingsProcessor.process_hidden_states: the feature extractor (V1 for LTX-2.0:
+/* The LTX-2 / LTX-2.3 text path between Gemma-3 and the DiT, on the weights' backend (the CPU fp32
+ * reference, or a device), matching ltx-core 1.0.0's EmbeddingsProcessor.process_hidden_states: the feature extractor (V1 for LTX-2.0:
  * per-sample per-layer masked mean/range x8, then text_embedding_projection.aggregate_embed; V2 for
  * LTX-2.3: per-token RMS, x sqrt(out/D), then video_/audio_aggregate_embed) and the video and
  * audio Embeddings1DConnector (learnable registers replace padding, 1-D RoPE, pre-norm
@@ -55,23 +55,32 @@ typedef struct ltx2_connector_block_w {
 } ltx2_connector_block_w;
 
 typedef struct ltx2_connector_w {
-    float *registers; /* [LTX2_CONNECTOR_REGISTERS, inner_dim] */
+    ltx2_tensor registers; /* [LTX2_CONNECTOR_REGISTERS, inner_dim] */
     ltx2_connector_block_w *blocks;
 } ltx2_connector_w;
 
 typedef struct ltx2_connectors_weights {
     ltx2_connectors_config cfg;
     int64_t text_dim;        /* flattened Gemma width D * L the projections take */
-    ltx2_dit_linear proj_video; /* V1: aggregate_embed (b NULL); V2: video_aggregate_embed */
+    ltx2_dit_linear proj_video; /* V1: aggregate_embed (no bias); V2: video_aggregate_embed */
     ltx2_dit_linear proj_audio; /* V2 only: audio_aggregate_embed */
     ltx2_connector_w video, audio;
-    float *storage_;
+    const ltx2_backend *be;  /* where the tensors live, and their dtype */
+    ltx2_dtype dtype;
+    ltx2_wstore store;
 } ltx2_connectors_weights;
 
-/* Loads `text_embedding_projection.*` and both connectors (bf16/f16/f32 -> f32), each tensor
- * checked against the config; missing, mis-shaped and unexpected tensors are reported by name. */
+/* Loads `text_embedding_projection.*` and both connectors onto the CPU in f32, each tensor checked
+ * against the config; missing, mis-shaped and unexpected tensors are reported by name. */
 ltx2_status ltx2_connectors_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_connectors_config *cfg,
                                          ltx2_connectors_weights **out);
+/* The same onto backend be in dtype. */
+ltx2_status ltx2_connectors_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                            const ltx2_st_file *f, const ltx2_connectors_config *cfg,
+                                            ltx2_connectors_weights **out);
+/* A copy of src on backend be in dtype. */
+ltx2_status ltx2_connectors_weights_to(ltx2_context *ctx, const ltx2_connectors_weights *src, const ltx2_backend *be,
+                                       ltx2_dtype dtype, ltx2_connectors_weights **out);
 ltx2_status ltx2_connectors_weights_load_file(ltx2_context *ctx, const char *path, ltx2_connectors_weights **out);
 void ltx2_connectors_weights_free(ltx2_connectors_weights *w);
 
@@ -82,8 +91,10 @@ typedef struct ltx2_text_hidden {
 } ltx2_text_hidden;
 
 /* video_out [B, S, video.inner_dim], audio_out [B, S, audio.inner_dim], mask_out [B, S] (all ones:
- * registers fill the padding). dump (may be NULL) sees the intermediates named as in
- * tests/golden/gen_connector_goldens.py. */
+ * registers fill the padding), host f32. dump (may be NULL) sees the intermediates named as in
+ * tests/golden/gen_connector_goldens.py. The feature extractor runs on the host over the host
+ * hidden states (it is input preparation: the Gemma states arrive in host memory); the
+ * projections and both connectors run on the weights' backend. */
 ltx2_status ltx2_connectors_forward(ltx2_context *ctx, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
                                     ltx2_dit_dump_fn dump, void *dump_user, float *video_out, float *audio_out,
                                     uint8_t *mask_out);

@@ -1,7 +1,9 @@
-/* DiT forward: preprocessing (patchify projection, caption projection, AdaLN-single timestep
- * embeddings, RoPE tables; ltx-core transformer_args.py), the blocks, and the output head
- * (model.py _process_output). AdaLN MLPs run once per distinct timestep value and tokens index
- * their row: identical to ltx-core's per-token evaluation (row-wise), without B*T*9*D memory. */
+/* DiT forward: inputs onto the weights' backend, preprocessing (patchify projection, caption
+ * projection, AdaLN-single timestep embeddings, RoPE tables; ltx-core transformer_args.py), the
+ * blocks (dit_block.c), and the output head (model.py _process_output). AdaLN MLPs run once per
+ * distinct timestep value and tokens index their row: identical to ltx-core's per-token evaluation
+ * (row-wise), without B*T*9*D memory. The sinusoids, the deduplication and the RoPE tables are
+ * host work on the inputs; everything else is backend ops. */
 #include "model/dit.h"
 
 #include <math.h>
@@ -9,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_ops.h"
 #include "cpu/cpu_rope.h"
 #include "model/dit_internal.h"
 
@@ -38,35 +39,115 @@ ltx2_status ltx2_dit_perturb_set(ltx2_context *ctx, uint32_t *perturb, int64_t n
     return LTX2_OK;
 }
 
-ltx2_status dit_linear(dit_run *r, const ltx2_dit_linear *L, const float *x, int64_t rows, float *y) {
-    if (rows == 0) return LTX2_OK;
-    return ltx2_cpu_gemm(r->ctx, rows, L->out, L->in, 1.0f, x, L->in, L->w, L->in, LTX2_B_NK, 0.0f, y, L->out, L->b);
+/* ---- helpers shared with dit_block.c and dit_text_cache.c ---- */
+
+ltx2_status dit_tensor(dit_run *r, ltx2_dtype dt, int ndim, const int64_t *shape, ltx2_tensor *out) {
+    return ltx2_bpool_tensor(r->ctx, r->pool, dt, ndim, shape, out);
 }
 
-void dit_dump(dit_run *r, const char *name, const float *data, int ndim, const int64_t *shape) {
+ltx2_status dit_f32(dit_run *r, const ltx2_tensor *t, ltx2_tensor *out) {
+    if (t->dtype == LTX2_F32) {
+        *out = *t;
+        return LTX2_OK;
+    }
+    LTX2_TRY(dit_tensor(r, LTX2_F32, t->ndim, t->shape, out));
+    return ltx2_backend_convert(r->be, r->ctx, t, out);
+}
+
+ltx2_status dit_linear(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, bool gelu, ltx2_tensor *y) {
+    ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .bias = L->b.data ? &L->b : NULL, .gelu = gelu,
+                            .x_scale = 1.0f, .w_scale = 1.0f};
+    return ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, &ga, y);
+}
+
+ltx2_status dit_linear_out(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, ltx2_tensor *y) {
+    if (!r->hooks || !r->hooks->reduce) return dit_linear(r, L, x, false, y);
+    ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .x_scale = 1.0f, .w_scale = 1.0f};
+    LTX2_TRY(ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, &ga, y));
+    LTX2_TRY(r->hooks->reduce(r->hooks->user, r->ctx, y));
+    return L->b.data ? ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, y, &L->b, y) : LTX2_OK;
+}
+
+void dit_dump_host(dit_run *r, const char *name, const float *data, int ndim, const int64_t *shape) {
     if (!r->dump) return;
     ltx2_tensor t = ltx2_tensor_make((void *)data, LTX2_F32, ndim, shape);
     r->dump(name, &t, r->dump_user);
 }
 
-void dit_dump3(dit_run *r, const char *name, const float *data, int64_t a, int64_t b, int64_t c) {
-    int64_t s[3] = {a, b, c};
-    dit_dump(r, name, data, 3, s);
+ltx2_status dit_dump(dit_run *r, const char *name, const ltx2_tensor *t) {
+    if (!r->dump) return LTX2_OK;
+    if (t->device == LTX2_DEVICE_CPU && t->dtype == LTX2_F32 && ltx2_tensor_is_contiguous(t)) {
+        r->dump(name, t, r->dump_user);
+        return LTX2_OK;
+    }
+    const int64_t n = ltx2_tensor_numel(t);
+    float *h = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit dump %s: %lld floats", name, (long long)n);
+    ltx2_status st = ltx2_backend_to_host_f32(r->ctx, r->be, t, h);
+    if (st == LTX2_OK) dit_dump_host(r, name, h, t->ndim, t->shape);
+    free(h);
+    return st;
 }
 
-/* AdaLayerNormSingle over n timesteps (already x multiplier): mod [U, rows*D], emb [U, D] for the
- * U distinct values; row[i] is value i's row. */
+int64_t dit_perturbed(const dit_run *r, int64_t i, int64_t B, uint32_t flag, uint8_t *skip) {
+    int64_t n = 0;
+    for (int64_t b = 0; b < B; b++) {
+        skip[b] = r->perturb && (r->perturb[b * r->w->cfg.num_layers + i] & flag) ? 1 : 0;
+        n += skip[b];
+    }
+    return n;
+}
+
+ltx2_tensor dit_sample(const ltx2_tensor *t, int64_t b) {
+    ltx2_tensor v = *t;
+    const int64_t per = ltx2_tensor_numel(t) / t->shape[0];
+    v.data = (char *)t->data + (size_t)(b * per) * ltx2_dtype_size(t->dtype);
+    v.shape[0] = 1;
+    return v;
+}
+
+/* ---- AdaLayerNormSingle ---- */
+
+/* mod [U, rows * D] and emb [U, D] (f32) for the U distinct values of n timesteps (already x the
+ * multiplier); row[i] (host) is value i's row. */
 typedef struct adaln_res {
-    float *mod, *emb;
+    ltx2_tensor mod, emb;
     int64_t *row;
     int64_t U;
 } adaln_res;
 
-static void adaln_res_free(adaln_res *a) {
-    free(a->mod);
-    free(a->emb);
-    free(a->row);
-    memset(a, 0, sizeof *a);
+static ltx2_status adaln_dump(dit_run *r, const char *name, const float *t, int64_t n, const float *sinus,
+                              const adaln_res *res, int64_t D, int64_t W) {
+    const int64_t C = LTX2_DIT_TIMESTEP_CHANNELS, U = res->U;
+    float *emb = malloc((size_t)(U * D) * sizeof(float)), *mod = malloc((size_t)(U * W) * sizeof(float));
+    float *ex = malloc((size_t)n * (size_t)(W > C ? W : C) * sizeof(float));
+    ltx2_status st = LTX2_OK;
+    if (!emb || !mod || !ex) st = LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit %s: dump buffers", name);
+    if (st == LTX2_OK) st = ltx2_backend_to_host_f32(r->ctx, r->be, &res->emb, emb);
+    if (st == LTX2_OK) st = ltx2_backend_to_host_f32(r->ctx, r->be, &res->mod, mod);
+    if (st == LTX2_OK) {
+        /* expanded to the reference's per-token rows */
+        char nm[160];
+        int64_t s1[1] = {n};
+        snprintf(nm, sizeof nm, "%s.in", name);
+        dit_dump_host(r, nm, t, 1, s1);
+        const struct {
+            const char *suffix;
+            const float *src;
+            int64_t w;
+        } parts[3] = {{"emb.time_proj.out", sinus, C}, {"emb.out", emb, D}, {"out", mod, W}};
+        for (int p = 0; p < 3; p++) {
+            for (int64_t i = 0; i < n; i++)
+                memcpy(ex + i * parts[p].w, parts[p].src + res->row[i] * parts[p].w, (size_t)parts[p].w * sizeof(float));
+            int64_t s2[2] = {n, parts[p].w};
+            snprintf(nm, sizeof nm, "%s.%s", name, parts[p].suffix);
+            dit_dump_host(r, nm, ex, 2, s2);
+        }
+    }
+    free(emb);
+    free(mod);
+    free(ex);
+    return st;
 }
 
 static ltx2_status adaln_run(dit_run *r, const char *name, const ltx2_dit_adaln_w *a, const float *t, int64_t n,
@@ -76,10 +157,11 @@ static ltx2_status adaln_run(dit_run *r, const char *name, const ltx2_dit_adaln_
     memset(res, 0, sizeof *res);
     res->row = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     float *uniq = malloc((size_t)(n ? n : 1) * sizeof(float));
-    if (!res->row || !uniq) {
-        free(uniq);
-        adaln_res_free(res);
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit %s: %lld timesteps", name, (long long)n);
+    float *sinus = malloc((size_t)(n ? n : 1) * (size_t)C * sizeof(float));
+    ltx2_status st = LTX2_OK;
+    if (!res->row || !uniq || !sinus) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit %s: %lld timesteps", name, (long long)n);
+        goto done;
     }
     int64_t U = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -89,15 +171,6 @@ static ltx2_status adaln_run(dit_run *r, const char *name, const ltx2_dit_adaln_
         res->row[i] = j;
     }
     res->U = U;
-    float *sinus = malloc((size_t)(U * C) * sizeof(float));
-    float *h = malloc((size_t)(U * D) * sizeof(float));
-    res->emb = malloc((size_t)(U * D) * sizeof(float));
-    res->mod = malloc((size_t)(U * W) * sizeof(float));
-    ltx2_status st = LTX2_OK;
-    if (!sinus || !h || !res->emb || !res->mod) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit %s: AdaLN buffers", name);
-        goto done;
-    }
     for (int64_t u = 0; u < U; u++) {
         for (int64_t j = 0; j < half; j++) {
             /* torch: exp(float(-ln 1e4) * j / 128) in fp32, t * f in fp32; cos first (flip) */
@@ -109,74 +182,86 @@ static ltx2_status adaln_run(dit_run *r, const char *name, const ltx2_dit_adaln_
             sinus[u * C + half + j] = (float)sin((double)arg);
         }
     }
-    if ((st = dit_linear(r, &a->l1, sinus, U, h)) != LTX2_OK) goto done;
-    if ((st = ltx2_cpu_silu(ctx, h, h, U * D)) != LTX2_OK) goto done;
-    if ((st = dit_linear(r, &a->l2, h, U, res->emb)) != LTX2_OK) goto done;
-    if ((st = ltx2_cpu_silu(ctx, res->emb, h, U * D)) != LTX2_OK) goto done;
-    if ((st = dit_linear(r, &a->lin, h, U, res->mod)) != LTX2_OK) goto done;
-    if (r->dump && n > 0) {
-        /* expand to the reference's per-token rows */
-        size_t big = (size_t)n * (size_t)(W > C ? W : C);
-        float *ex = malloc(big * sizeof(float));
-        if (!ex) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit %s: dump buffer", name);
-            goto done;
-        }
-        char nm[160];
-        int64_t s1[1] = {n};
-        snprintf(nm, sizeof nm, "%s.in", name);
-        dit_dump(r, nm, t, 1, s1);
-        const struct {
-            const char *suffix;
-            const float *src;
-            int64_t w;
-        } parts[3] = {{"emb.time_proj.out", sinus, C}, {"emb.out", res->emb, D}, {"out", res->mod, W}};
-        for (int p = 0; p < 3; p++) {
-            for (int64_t i = 0; i < n; i++)
-                memcpy(ex + i * parts[p].w, parts[p].src + res->row[i] * parts[p].w, (size_t)parts[p].w * sizeof(float));
-            int64_t s2[2] = {n, parts[p].w};
-            snprintf(nm, sizeof nm, "%s.%s", name, parts[p].suffix);
-            dit_dump(r, nm, ex, 2, s2);
-        }
-        free(ex);
-    }
+    int64_t ss[2] = {U, C}, hs[2] = {U, D}, ms[2] = {U, W};
+    ltx2_tensor sn, h, e, h2, m;
+#define TRY_(x)                               \
+    do {                                      \
+        if ((st = (x)) != LTX2_OK) goto done; \
+    } while (0)
+    TRY_(ltx2_bpool_upload_f32(ctx, r->pool, sinus, r->dt, 2, ss, &sn));
+    TRY_(dit_tensor(r, r->dt, 2, hs, &h));
+    TRY_(dit_tensor(r, r->dt, 2, hs, &e));
+    TRY_(dit_tensor(r, r->dt, 2, hs, &h2));
+    TRY_(dit_tensor(r, r->dt, 2, ms, &m));
+    TRY_(dit_linear(r, &a->l1, &sn, false, &h));
+    TRY_(ltx2_backend_unary(r->be, ctx, LTX2_OP_SILU, &h, &h));
+    TRY_(dit_linear(r, &a->l2, &h, false, &e));
+    TRY_(ltx2_backend_unary(r->be, ctx, LTX2_OP_SILU, &e, &h2));
+    TRY_(dit_linear(r, &a->lin, &h2, false, &m));
+    TRY_(dit_f32(r, &m, &res->mod));
+    TRY_(dit_f32(r, &e, &res->emb));
+    if (r->dump && n > 0) TRY_(adaln_dump(r, name, t, n, sinus, res, D, W));
+#undef TRY_
 done:
     free(uniq);
     free(sinus);
-    free(h);
-    if (st != LTX2_OK) adaln_res_free(res);
+    if (st != LTX2_OK) {
+        free(res->row);
+        res->row = NULL;
+    }
     return st;
 }
 
-/* Per-modality buffers owned by the forward. */
-typedef struct modality_state {
-    float *x, *context, *cap_h;
-    uint8_t *mask;
-    adaln_res ada, prompt, cross_ss, cross_gate;
-    float *pe_cos, *pe_sin, *xpe_cos, *xpe_sin, *xpos;
-    float *t_scaled, *cross_t, *gate_t, *prompt_t, *prompt_rows;
-    int64_t n_gate; /* B (per-sample gate) or B * T (LTX2_DIT_AV_TS_OWN) */
-} modality_state;
+/* i32 rows of nt tokens: value rows `row` of n_vals values, one per token (n_vals == nt) or one
+ * per sample shared by its nt / n_vals tokens. */
+static ltx2_status token_rows(dit_run *r, const int64_t *row, int64_t n_vals, int64_t nt, ltx2_tensor *out) {
+    int64_t *tr = malloc((size_t)(nt ? nt : 1) * sizeof(int64_t));
+    if (!tr) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit forward: %lld token rows", (long long)nt);
+    const int64_t per = nt / n_vals;
+    for (int64_t i = 0; i < nt; i++) tr[i] = row[i / per];
+    ltx2_status st = ltx2_bpool_rows(r->ctx, r->pool, tr, nt, out);
+    free(tr);
+    return st;
+}
 
-static void modality_state_free(modality_state *m) {
-    free(m->x);
-    free(m->context);
-    free(m->cap_h);
-    free(m->mask);
-    adaln_res_free(&m->ada);
-    adaln_res_free(&m->prompt);
-    adaln_res_free(&m->cross_ss);
-    adaln_res_free(&m->cross_gate);
-    free(m->pe_cos);
-    free(m->pe_sin);
-    free(m->xpe_cos);
-    free(m->xpe_sin);
-    free(m->xpos);
-    free(m->t_scaled);
-    free(m->cross_t);
-    free(m->gate_t);
-    free(m->prompt_t);
-    free(m->prompt_rows);
+/* ---- RoPE tables ---- */
+
+/* Host tables for `heads` heads (split [B, heads, T, d/2], interleaved [B, T, heads * d]) uploaded
+ * for this rank's heads only. */
+static ltx2_status upload_rope(dit_run *r, const float *hc, const float *hs, int64_t B, int64_t T, int64_t heads,
+                               int64_t dim, ltx2_tensor *c, ltx2_tensor *s) {
+    const bool split = r->w->cfg.rope_type == LTX2_ROPE_SPLIT;
+    const int tp = r->hooks ? r->hooks->tp_size : 1, rank = r->hooks ? r->hooks->tp_rank : 0;
+    const int64_t d = dim / heads, Hl = heads / tp, h0 = rank * Hl;
+    int64_t ss[4] = {B, Hl, T, d / 2}, si[3] = {B, T, Hl * d};
+    const int nd = split ? 4 : 3;
+    const int64_t *sh = split ? ss : si;
+    if (tp == 1) {
+        LTX2_TRY(ltx2_bpool_upload_f32(r->ctx, r->pool, hc, LTX2_F32, nd, sh, c));
+        return ltx2_bpool_upload_f32(r->ctx, r->pool, hs, LTX2_F32, nd, sh, s);
+    }
+    const int64_t n = B * T * Hl * d / (split ? 2 : 1);
+    float *lc = malloc((size_t)(2 * n) * sizeof(float));
+    if (!lc) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit forward: local RoPE tables");
+    float *ls = lc + n;
+    if (split) {
+        const int64_t blk = T * d / 2;
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t h = 0; h < Hl; h++) {
+                memcpy(lc + (b * Hl + h) * blk, hc + (b * heads + h0 + h) * blk, (size_t)blk * sizeof(float));
+                memcpy(ls + (b * Hl + h) * blk, hs + (b * heads + h0 + h) * blk, (size_t)blk * sizeof(float));
+            }
+    } else {
+        const int64_t w = Hl * d, off = h0 * d;
+        for (int64_t i = 0; i < B * T; i++) {
+            memcpy(lc + i * w, hc + i * heads * d + off, (size_t)w * sizeof(float));
+            memcpy(ls + i * w, hs + i * heads * d + off, (size_t)w * sizeof(float));
+        }
+    }
+    ltx2_status st = ltx2_bpool_upload_f32(r->ctx, r->pool, lc, LTX2_F32, nd, sh, c);
+    if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, ls, LTX2_F32, nd, sh, s);
+    free(lc);
+    return st;
 }
 
 typedef struct modality_desc {
@@ -188,8 +273,66 @@ typedef struct modality_desc {
     const float *max_pos;
 } modality_desc;
 
+/* Own positions (all axes) and the A/V cross tables (time axis only), dumped and uploaded. */
+static ltx2_status rope_prepare(dit_run *r, const ltx2_dit_forward_params *p, const modality_desc *md,
+                                const ltx2_dit_modality *in, dit_stream *s) {
+    const ltx2_dit_config *cfg = &r->w->cfg;
+    const int64_t B = p->batch, T = in->T, D = md->D, Dx = cfg->audio_cross_attention_dim;
+    const int64_t xheads = cfg->audio_heads; /* both A/V directions use the audio heads */
+    const bool split = cfg->rope_type == LTX2_ROPE_SPLIT;
+    ltx2_rope_params rp = {.type = cfg->rope_type, .dim = D, .heads = md->heads, .n_axes = (int)md->n_axes,
+                           .theta = cfg->rope_theta,
+                           .double_precision = cfg->rope_double_precision && !p->rope_ladder_f32,
+                           .use_middle = true};
+    for (int64_t a = 0; a < md->n_axes; a++) rp.max_pos[a] = md->max_pos[a];
+    const int64_t tab = split ? B * T * D / 2 : B * T * D, xtab = split ? B * T * Dx / 2 : B * T * Dx;
+    float *pc = malloc((size_t)(2 * tab + 2 * xtab + 2 * B * T) * sizeof(float));
+    if (!pc) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit forward: %s RoPE tables", md->name);
+    float *ps = pc + tab, *xc = ps + tab, *xs = xc + xtab, *xpos = xs + xtab;
+    ltx2_status st = ltx2_cpu_rope_tables(r->ctx, &rp, in->positions, B, T, 2, pc, ps);
+    for (int64_t b = 0; b < B; b++)
+        memcpy(xpos + b * T * 2, in->positions + b * md->n_axes * T * 2, (size_t)(T * 2) * sizeof(float));
+    ltx2_rope_params xp = rp;
+    xp.dim = Dx;
+    xp.heads = xheads;
+    xp.n_axes = 1;
+    xp.max_pos[0] = cfg->max_pos[0] > cfg->audio_max_pos ? cfg->max_pos[0] : cfg->audio_max_pos;
+    if (st == LTX2_OK) st = ltx2_cpu_rope_tables(r->ctx, &xp, xpos, B, T, 2, xc, xs);
+    if (st == LTX2_OK && r->dump) {
+        int64_t sh[4] = {B, md->heads, T, D / (2 * md->heads)}, xsh[4] = {B, xheads, T, Dx / (2 * xheads)};
+        int64_t shi[3] = {B, T, D}, xsi[3] = {B, T, Dx};
+        char nm[96];
+        snprintf(nm, sizeof nm, "%s_args.pe.cos", md->name);
+        dit_dump_host(r, nm, pc, split ? 4 : 3, split ? sh : shi);
+        snprintf(nm, sizeof nm, "%s_args.pe.sin", md->name);
+        dit_dump_host(r, nm, ps, split ? 4 : 3, split ? sh : shi);
+        snprintf(nm, sizeof nm, "%s_args.cross_pe.cos", md->name);
+        dit_dump_host(r, nm, xc, split ? 4 : 3, split ? xsh : xsi);
+        snprintf(nm, sizeof nm, "%s_args.cross_pe.sin", md->name);
+        dit_dump_host(r, nm, xs, split ? 4 : 3, split ? xsh : xsi);
+    }
+    if (st == LTX2_OK) st = upload_rope(r, pc, ps, B, T, md->heads, D, &s->pe_cos, &s->pe_sin);
+    if (st == LTX2_OK) st = upload_rope(r, xc, xs, B, T, xheads, Dx, &s->xpe_cos, &s->xpe_sin);
+    free(pc);
+    return st;
+}
+
+/* Host buffers of prepare that outlive it (freed by the forward). */
+typedef struct modality_host {
+    adaln_res ada, prompt, cross_ss, cross_gate;
+    float *prompt_t; /* [B] prompt timesteps (the text cache keys them) */
+} modality_host;
+
+static void modality_host_free(modality_host *m) {
+    free(m->ada.row);
+    free(m->prompt.row);
+    free(m->cross_ss.row);
+    free(m->cross_gate.row);
+    free(m->prompt_t);
+}
+
 static ltx2_status prepare(dit_run *r, const ltx2_dit_forward_params *p, const modality_desc *md,
-                           const ltx2_dit_modality *in, const ltx2_dit_modality *other, modality_state *m,
+                           const ltx2_dit_modality *in, const ltx2_dit_modality *other, modality_host *m,
                            dit_stream *s) {
     ltx2_context *ctx = r->ctx;
     const ltx2_dit_config *cfg = &r->w->cfg;
@@ -198,267 +341,219 @@ static ltx2_status prepare(dit_run *r, const ltx2_dit_forward_params *p, const m
     if (!in->latent || !in->positions || !in->timesteps || !in->sigma || !in->context || T <= 0 || S <= 0)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: %s input incomplete (need latent, positions, "
                           "timesteps, sigma, context; T, S > 0)", md->name);
+    if ((unsigned)p->av_timestep > (unsigned)LTX2_DIT_AV_TS_OWN)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: unknown av_timestep mode %d", (int)p->av_timestep);
     memset(s, 0, sizeof *s);
     s->B = B;
     s->T = T;
     s->D = D;
     s->S = S;
-    m->x = malloc((size_t)(B * T * D) * sizeof(float));
-    m->context = malloc((size_t)(B * S * D) * sizeof(float));
-    m->t_scaled = malloc((size_t)(B * T) * sizeof(float));
-    m->cross_t = malloc((size_t)(B * T) * sizeof(float));
-    m->gate_t = malloc((size_t)(B * T) * sizeof(float));
-    m->prompt_t = malloc((size_t)B * sizeof(float));
-    if (!m->x || !m->context || !m->t_scaled || !m->cross_t || !m->gate_t || !m->prompt_t)
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: %s buffers", md->name);
-    LTX2_TRY(dit_linear(r, md->patchify, in->latent, B * T, m->x));
+    int64_t ls[3] = {B, T, md->in_ch}, xs[3] = {B, T, D};
+    ltx2_tensor lat;
+    LTX2_TRY(ltx2_bpool_upload_f32(ctx, r->pool, in->latent, r->dt, 3, ls, &lat));
+    LTX2_TRY(dit_tensor(r, r->dt, 3, xs, &s->x));
+    LTX2_TRY(dit_linear(r, md->patchify, &lat, false, &s->x));
     snprintf(nm, sizeof nm, "%spatchify_proj.out", md->pfx);
-    dit_dump3(r, nm, m->x, B, T, D);
+    LTX2_TRY(dit_dump(r, nm, &s->x));
 
     /* timestep embeddings */
     const float mult = cfg->timestep_scale_multiplier;
-    for (int64_t i = 0; i < B * T; i++) m->t_scaled[i] = in->timesteps[i] * mult;
+    float *tv = malloc((size_t)(3 * B * T) * sizeof(float));
+    m->prompt_t = malloc((size_t)B * sizeof(float));
+    if (!tv || !m->prompt_t) {
+        free(tv);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: %s timesteps", md->name);
+    }
+    float *t_scaled = tv, *cross_t = tv + B * T, *gate_t = tv + 2 * B * T;
+    ltx2_status st = LTX2_OK;
+#define TRY_(x)                               \
+    do {                                      \
+        if ((st = (x)) != LTX2_OK) goto done; \
+    } while (0)
+    for (int64_t i = 0; i < B * T; i++) t_scaled[i] = in->timesteps[i] * mult;
     snprintf(nm, sizeof nm, "%sadaln_single", md->pfx);
-    LTX2_TRY(adaln_run(r, nm, md->adaln, m->t_scaled, B * T, &m->ada));
+    TRY_(adaln_run(r, nm, md->adaln, t_scaled, B * T, &m->ada));
+    s->ada = m->ada.mod;
+    TRY_(token_rows(r, m->ada.row, B * T, B * T, &s->ada_rows));
+    for (int64_t b = 0; b < B; b++) m->prompt_t[b] = in->sigma[b] * mult;
     if (cfg->cross_attention_adaln) {
-        for (int64_t b = 0; b < B; b++) m->prompt_t[b] = in->sigma[b] * mult;
         snprintf(nm, sizeof nm, "%sprompt_adaln_single", md->pfx);
-        LTX2_TRY(adaln_run(r, nm, md->prompt_adaln, m->prompt_t, B, &m->prompt));
+        TRY_(adaln_run(r, nm, md->prompt_adaln, m->prompt_t, B, &m->prompt));
+        s->prompt = m->prompt.mod;
+        TRY_(token_rows(r, m->prompt.row, B, B * S, &s->prompt_rows));
     }
     /* A/V cross-attention AdaLN: the gate from the other modality's sigma, except in the
      * diffusers use_cross_timestep=False mode (own per-token timesteps for everything) */
-    if ((unsigned)p->av_timestep > (unsigned)LTX2_DIT_AV_TS_OWN)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: unknown av_timestep mode %d", (int)p->av_timestep);
     const float av_factor = (float)((double)cfg->av_ca_timestep_scale_multiplier / (double)mult);
+    int64_t n_gate, n_cross;
     if (p->av_timestep == LTX2_DIT_AV_TS_OWN) {
-        for (int64_t i = 0; i < B * T; i++) m->gate_t[i] = m->t_scaled[i] * av_factor;
-        m->n_gate = B * T;
+        for (int64_t i = 0; i < B * T; i++) gate_t[i] = t_scaled[i] * av_factor;
+        n_gate = B * T;
     } else {
-        for (int64_t b = 0; b < B; b++) m->gate_t[b] = (other->sigma[b] * mult) * av_factor;
-        m->n_gate = B;
+        for (int64_t b = 0; b < B; b++) gate_t[b] = (other->sigma[b] * mult) * av_factor;
+        n_gate = B;
     }
-    int64_t n_cross;
     if (p->av_timestep == LTX2_DIT_AV_TS_CROSS_SIGMA) {
-        for (int64_t b = 0; b < B; b++) m->cross_t[b] = other->sigma[b] * mult;
+        for (int64_t b = 0; b < B; b++) cross_t[b] = other->sigma[b] * mult;
         n_cross = B;
     } else {
-        memcpy(m->cross_t, m->t_scaled, (size_t)(B * T) * sizeof(float));
+        memcpy(cross_t, t_scaled, (size_t)(B * T) * sizeof(float));
         n_cross = B * T;
     }
     const char *side = md->pfx[0] ? "audio" : "video";
     snprintf(nm, sizeof nm, "av_ca_%s_scale_shift_adaln_single", side);
-    LTX2_TRY(adaln_run(r, nm, md->cross_ss_adaln, m->cross_t, n_cross, &m->cross_ss));
+    TRY_(adaln_run(r, nm, md->cross_ss_adaln, cross_t, n_cross, &m->cross_ss));
+    s->cross_ss = m->cross_ss.mod;
+    TRY_(token_rows(r, m->cross_ss.row, n_cross, B * T, &s->cross_ss_rows));
     snprintf(nm, sizeof nm, "av_ca_%s_gate_adaln_single", md->pfx[0] ? "v2a" : "a2v");
-    LTX2_TRY(adaln_run(r, nm, md->cross_gate_adaln, m->gate_t, m->n_gate, &m->cross_gate));
+    TRY_(adaln_run(r, nm, md->cross_gate_adaln, gate_t, n_gate, &m->cross_gate));
+    s->cross_gate = m->cross_gate.mod;
+    TRY_(token_rows(r, m->cross_gate.row, n_gate, B * T, &s->cross_gate_rows));
 
     /* context (LTX-2.0: caption projection linear_1 -> GELU-tanh -> linear_2) */
+    const int64_t W = cfg->caption_projection ? md->cap1->in : D;
+    int64_t cs[3] = {B, S, W}, ds[3] = {B, S, D};
+    ltx2_tensor craw;
+    TRY_(ltx2_bpool_upload_f32(ctx, r->pool, in->context, r->dt, 3, cs, &craw));
     if (cfg->caption_projection) {
-        m->cap_h = malloc((size_t)(B * S * D) * sizeof(float));
-        if (!m->cap_h) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: caption projection");
-        LTX2_TRY(dit_linear(r, md->cap1, in->context, B * S, m->cap_h));
-        LTX2_TRY(ltx2_cpu_gelu_tanh(ctx, m->cap_h, m->cap_h, B * S * D));
-        LTX2_TRY(dit_linear(r, md->cap2, m->cap_h, B * S, m->context));
+        ltx2_tensor h;
+        TRY_(dit_tensor(r, r->dt, 3, ds, &h));
+        TRY_(dit_tensor(r, r->dt, 3, ds, &s->context));
+        TRY_(dit_linear(r, md->cap1, &craw, true, &h));
+        TRY_(dit_linear(r, md->cap2, &h, false, &s->context));
         snprintf(nm, sizeof nm, "%scaption_projection.out", md->pfx);
-        dit_dump3(r, nm, m->context, B, S, D);
+        TRY_(dit_dump(r, nm, &s->context));
     } else {
-        memcpy(m->context, in->context, (size_t)(B * S * D) * sizeof(float));
+        s->context = craw;
     }
     snprintf(nm, sizeof nm, "%s_args.context", md->name);
-    dit_dump3(r, nm, m->context, B, S, D);
+    TRY_(dit_dump(r, nm, &s->context));
     if (in->context_mask) {
-        m->mask = malloc((size_t)(B * S));
-        if (!m->mask) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: mask");
-        memcpy(m->mask, in->context_mask, (size_t)(B * S));
+        int64_t ms[2] = {B, S};
+        TRY_(dit_tensor(r, LTX2_U8, 2, ms, &s->mask));
+        TRY_(r->be->upload(r->be, ctx, s->mask.data, in->context_mask, (size_t)(B * S)));
     }
-
-    /* RoPE: own positions (all axes) and the A/V cross tables (time axis only) */
-    ltx2_rope_params rp = {.type = cfg->rope_type, .dim = D, .heads = md->heads, .n_axes = (int)md->n_axes,
-                           .theta = cfg->rope_theta,
-                           .double_precision = cfg->rope_double_precision && !p->rope_ladder_f32,
-                           .use_middle = true};
-    for (int64_t a = 0; a < md->n_axes; a++) rp.max_pos[a] = md->max_pos[a];
-    const int64_t tab = cfg->rope_type == LTX2_ROPE_SPLIT ? B * T * D / 2 : B * T * D;
-    const int64_t Dx = cfg->audio_cross_attention_dim;
-    const int64_t xtab = cfg->rope_type == LTX2_ROPE_SPLIT ? B * T * Dx / 2 : B * T * Dx;
-    m->pe_cos = malloc((size_t)tab * sizeof(float));
-    m->pe_sin = malloc((size_t)tab * sizeof(float));
-    m->xpe_cos = malloc((size_t)xtab * sizeof(float));
-    m->xpe_sin = malloc((size_t)xtab * sizeof(float));
-    m->xpos = malloc((size_t)(B * T * 2) * sizeof(float));
-    if (!m->pe_cos || !m->pe_sin || !m->xpe_cos || !m->xpe_sin || !m->xpos)
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: %s RoPE tables", md->name);
-    LTX2_TRY(ltx2_cpu_rope_tables(ctx, &rp, in->positions, B, T, 2, m->pe_cos, m->pe_sin));
-    for (int64_t b = 0; b < B; b++)
-        memcpy(m->xpos + b * T * 2, in->positions + b * md->n_axes * T * 2, (size_t)(T * 2) * sizeof(float));
-    ltx2_rope_params xp = rp;
-    xp.dim = Dx;
-    xp.n_axes = 1;
-    xp.max_pos[0] = cfg->max_pos[0] > cfg->audio_max_pos ? cfg->max_pos[0] : cfg->audio_max_pos;
-    LTX2_TRY(ltx2_cpu_rope_tables(ctx, &xp, m->xpos, B, T, 2, m->xpe_cos, m->xpe_sin));
-    if (r->dump) {
-        int64_t sh[4] = {B, md->heads, T, D / (2 * md->heads)}, xs[4] = {B, md->heads, T, Dx / (2 * md->heads)};
-        int64_t shi[3] = {B, T, D}, xsi[3] = {B, T, Dx};
-        bool split = cfg->rope_type == LTX2_ROPE_SPLIT;
-        snprintf(nm, sizeof nm, "%s_args.pe.cos", md->name);
-        dit_dump(r, nm, m->pe_cos, split ? 4 : 3, split ? sh : shi);
-        snprintf(nm, sizeof nm, "%s_args.pe.sin", md->name);
-        dit_dump(r, nm, m->pe_sin, split ? 4 : 3, split ? sh : shi);
-        snprintf(nm, sizeof nm, "%s_args.cross_pe.cos", md->name);
-        dit_dump(r, nm, m->xpe_cos, split ? 4 : 3, split ? xs : xsi);
-        snprintf(nm, sizeof nm, "%s_args.cross_pe.sin", md->name);
-        dit_dump(r, nm, m->xpe_sin, split ? 4 : 3, split ? xs : xsi);
-    }
-    s->x = m->x;
-    s->context = m->context;
-    s->ctx_mask = m->mask;
-    s->mod = m->ada.mod;
-    s->row_mod = m->ada.row;
-    s->prompt_mod = NULL;
-    if (cfg->cross_attention_adaln) {
-        /* expand the per-sample prompt AdaLN rows to [B, 2D] */
-        m->prompt_rows = malloc((size_t)(B * 2 * D) * sizeof(float));
-        if (!m->prompt_rows) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: prompt AdaLN");
-        for (int64_t b = 0; b < B; b++)
-            memcpy(m->prompt_rows + b * 2 * D, m->prompt.mod + m->prompt.row[b] * 2 * D,
-                   (size_t)(2 * D) * sizeof(float));
-        s->prompt_mod = m->prompt_rows;
-    }
-    s->cross_ss = m->cross_ss.mod;
-    s->row_cross_ss = NULL;
-    /* cross scale/shift rows: per token (own timesteps) or per sample */
-    if (n_cross == B * T) s->row_cross_ss = m->cross_ss.row;
-    s->pe_cos = m->pe_cos;
-    s->pe_sin = m->pe_sin;
-    s->xpe_cos = m->xpe_cos;
-    s->xpe_sin = m->xpe_sin;
-    return LTX2_OK;
+    TRY_(rope_prepare(r, p, md, in, s));
+#undef TRY_
+done:
+    free(tv);
+    return st;
 }
 
-/* Output head: LayerNorm (no affine) * (1 + table[1] + e) + (table[0] + e), then proj_out. */
-static ltx2_status output_head(dit_run *r, const char *pfx, const float *sst, const adaln_res *ada,
+/* Output head: LayerNorm (no affine) * (1 + table[1] + e) + (table[0] + e), then proj_out, to host. */
+static ltx2_status output_head(dit_run *r, const char *pfx, const ltx2_tensor *sst, const adaln_res *ada,
                                const ltx2_dit_linear *proj, dit_stream *s, float *out) {
-    const int64_t B = s->B, T = s->T, D = s->D;
+    const int64_t B = s->B, T = s->T, D = s->D, U = ada->U;
     char nm[96];
-    float *y = malloc((size_t)(B * T * D) * sizeof(float));
-    if (!y) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit forward: output head");
-    ltx2_status st = ltx2_cpu_layer_norm(r->ctx, s->x, y, B * T, D, NULL, NULL, r->w->cfg.norm_eps);
-    if (st == LTX2_OK) {
+    int64_t xs[3] = {B, T, D}, os[3] = {B, T, proj->out}, ts[3] = {1, 2, D}, es[3] = {U, 1, D}, hs[3] = {U, 2, D};
+    ltx2_tensor y, o, tab, tv = *sst, ev = ada->emb, t32;
+    LTX2_TRY(dit_tensor(r, r->dt, 3, xs, &y));
+    LTX2_TRY(dit_tensor(r, r->dt, 3, os, &o));
+    if (r->dump) {
+        LTX2_TRY(ltx2_backend_layer_norm(r->be, r->ctx, &s->x, NULL, NULL, r->w->cfg.norm_eps, &y));
         snprintf(nm, sizeof nm, "%snorm_out.out", pfx);
-        dit_dump3(r, nm, y, B, T, D);
-        for (int64_t i = 0; i < B * T; i++) {
-            const float *e = ada->emb + ada->row[i] * D;
-            float *yr = y + i * D;
-            for (int64_t c = 0; c < D; c++) {
-                float shift = sst[c] + e[c];
-                float scale = sst[D + c] + e[c];
-                yr[c] = yr[c] * (1.0f + scale) + shift;
-            }
-        }
-        st = dit_linear(r, proj, y, B * T, out);
+        LTX2_TRY(dit_dump(r, nm, &y));
     }
-    if (st == LTX2_OK) {
-        snprintf(nm, sizeof nm, "%sproj_out.out", pfx);
-        dit_dump3(r, nm, out, B, T, proj->out);
-    }
-    free(y);
-    return st;
+    /* [U, 2, D] = table [1, 2, D] + e [U, 1, D]: row 0 shift, row 1 scale */
+    tv = ltx2_tensor_make(sst->data, sst->dtype, 3, ts);
+    tv.device = sst->device;
+    ev = ltx2_tensor_make(ada->emb.data, LTX2_F32, 3, es);
+    ev.device = ada->emb.device;
+    LTX2_TRY(dit_f32(r, &tv, &t32));
+    LTX2_TRY(dit_tensor(r, LTX2_F32, 3, hs, &tab));
+    LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, &t32, &ev, &tab));
+    int64_t vs[2] = {U, D};
+    ltx2_tensor shift = ltx2_tensor_make(tab.data, LTX2_F32, 2, vs), scale = shift;
+    shift.device = scale.device = tab.device;
+    shift.strides[0] = scale.strides[0] = 2 * D;
+    scale.data = (float *)tab.data + D;
+    ltx2_mod_rows rule = {.row_idx = &s->ada_rows, .rows_per_group = 0};
+    LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &s->x, LTX2_NORM_LAYER, r->w->cfg.norm_eps, &scale, &shift,
+                                        &rule, &y));
+    LTX2_TRY(dit_linear(r, proj, &y, false, &o));
+    snprintf(nm, sizeof nm, "%sproj_out.out", pfx);
+    LTX2_TRY(dit_dump(r, nm, &o));
+    return ltx2_backend_to_host_f32(r->ctx, r->be, &o, out);
 }
 
 ltx2_status ltx2_dit_forward(ltx2_context *ctx, const ltx2_dit_weights *w, const ltx2_dit_forward_params *p,
                              float *video_out, float *audio_out) {
-    return dit_forward_blocks(ctx, w, p, NULL, NULL, video_out, audio_out);
+    return dit_forward_hooked(ctx, w, p, NULL, video_out, audio_out);
 }
 
-ltx2_status dit_forward_blocks(ltx2_context *ctx, const ltx2_dit_weights *w, const ltx2_dit_forward_params *p,
-                               dit_block_fn block, void *block_user, float *video_out, float *audio_out) {
+static ltx2_status run_blocks(dit_run *r, dit_stream *vs, dit_stream *as) {
+    const dit_hooks *h = r->hooks;
+    for (int64_t i = 0; i < r->w->cfg.num_layers; i++) {
+        const ltx2_dit_block_w *bw = &r->w->blocks[i];
+        if (h && h->block_begin) {
+            ltx2_status st = h->block_begin(h->user, r->ctx, i, &bw);
+            if (st == LTX2_OK) st = dit_block_forward(r, i, bw, vs, as);
+            if (h->block_end) h->block_end(h->user, i);
+            LTX2_TRY(st);
+        } else {
+            LTX2_TRY(dit_block_forward(r, i, bw, vs, as));
+        }
+    }
+    return LTX2_OK;
+}
+
+ltx2_status dit_forward_hooked(ltx2_context *ctx, const ltx2_dit_weights *w, const ltx2_dit_forward_params *p,
+                               const dit_hooks *hooks, float *video_out, float *audio_out) {
     if (!w || !p || !video_out || !audio_out)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: NULL argument");
     if (p->batch <= 0) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit forward: batch must be > 0");
+    if (w->layers_skipped && !(hooks && hooks->block_begin))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "dit forward: the weights hold no block layers (loaded for tensor parallelism)");
     const ltx2_dit_config *cfg = &w->cfg;
-    /* the text K/V cache serves dit_block_forward only (a block hook computes its own K/V) */
-    dit_run r = {ctx, w, p->dump, p->dump_user, p->perturb, block ? NULL : p->text_cache, p->stg_blend_every_block};
+    dit_run r = {.ctx = ctx, .be = w->be, .dt = w->dtype, .w = w, .hooks = hooks, .dump = p->dump,
+                 .dump_user = p->dump_user, .perturb = p->perturb,
+                 /* the text K/V cache serves one rank (a rank's K/V are its own shards) */
+                 .text_cache = hooks ? NULL : p->text_cache, .stg_blend_every_block = p->stg_blend_every_block};
+    LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
     modality_desc vd = {"video", "", &w->patchify, &w->caption1, &w->caption2, &w->adaln, &w->prompt_adaln,
                         &w->av_video_ss, &w->av_a2v_gate, cfg->in_channels, cfg->inner_dim, cfg->heads, 3,
                         cfg->max_pos};
     modality_desc ad = {"audio", "audio_", &w->audio_patchify, &w->audio_caption1, &w->audio_caption2,
                         &w->audio_adaln, &w->audio_prompt_adaln, &w->av_audio_ss, &w->av_v2a_gate,
                         cfg->audio_in_channels, cfg->audio_inner_dim, cfg->audio_heads, 1, &cfg->audio_max_pos};
-    modality_state vm, am;
+    modality_host vm, am;
     memset(&vm, 0, sizeof vm);
     memset(&am, 0, sizeof am);
     dit_stream vs, as;
+    int64_t *text_entry = NULL;
     ltx2_status st = prepare(&r, p, &vd, &p->video, &p->audio, &vm, &vs);
     if (st == LTX2_OK) st = prepare(&r, p, &ad, &p->audio, &p->video, &am, &as);
-    if (st == LTX2_OK) {
-        vs.cross_gate = vm.cross_gate.mod; /* [U<=B, D], rows by sample */
-        as.cross_gate = am.cross_gate.mod;
-    }
-    /* The gate rows are per sample but deduplicated: expand to [B, D]. */
-    float *vg = NULL, *ag = NULL;
-    if (st == LTX2_OK) {
-        const int64_t B = p->batch, Dv = cfg->inner_dim, Da = cfg->audio_inner_dim;
-        vg = malloc((size_t)(B * Dv) * sizeof(float));
-        ag = malloc((size_t)(B * Da) * sizeof(float));
-        float *vss = NULL, *ass = NULL;
-        if (!vg || !ag) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: gates");
-        if (st == LTX2_OK && vm.n_gate == B) {
-            for (int64_t b = 0; b < B; b++) {
-                memcpy(vg + b * Dv, vm.cross_gate.mod + vm.cross_gate.row[b] * Dv, (size_t)Dv * sizeof(float));
-                memcpy(ag + b * Da, am.cross_gate.mod + am.cross_gate.row[b] * Da, (size_t)Da * sizeof(float));
-            }
-            vs.cross_gate = vg;
-            as.cross_gate = ag;
-        } else if (st == LTX2_OK) {
-            /* per-token gates: the blocks pick each token's deduplicated row */
-            vs.row_cross_gate = vm.cross_gate.row;
-            as.row_cross_gate = am.cross_gate.row;
-        }
-        /* per-sample scale/shift rows: index by sample through a [B] row map */
-        if (st == LTX2_OK && !vs.row_cross_ss) {
-            vss = malloc((size_t)(B * 4 * Dv) * sizeof(float));
-            ass = malloc((size_t)(B * 4 * Da) * sizeof(float));
-            if (!vss || !ass) {
-                free(vss);
-                free(ass);
-                st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: cross scale/shift");
-            } else {
-                for (int64_t b = 0; b < B; b++) {
-                    memcpy(vss + b * 4 * Dv, vm.cross_ss.mod + vm.cross_ss.row[b] * 4 * Dv,
-                           (size_t)(4 * Dv) * sizeof(float));
-                    memcpy(ass + b * 4 * Da, am.cross_ss.mod + am.cross_ss.row[b] * 4 * Da,
-                           (size_t)(4 * Da) * sizeof(float));
-                }
-                free(vm.cross_ss.mod);
-                free(am.cross_ss.mod);
-                vm.cross_ss.mod = vss;
-                am.cross_ss.mod = ass;
-                vs.cross_ss = vss;
-                as.cross_ss = ass;
-            }
-        }
-    }
-    int64_t *text_entry = NULL;
     if (st == LTX2_OK && r.text_cache) {
-        text_entry = malloc((size_t)(2 * p->batch) * sizeof(int64_t));
+        const int64_t B = p->batch;
+        const int64_t Wv = cfg->caption_projection ? w->caption1.in : cfg->inner_dim;
+        const int64_t Wa = cfg->caption_projection ? w->audio_caption1.in : cfg->audio_inner_dim;
+        const bool v23 = cfg->cross_attention_adaln;
+        text_entry = malloc((size_t)(2 * B) * sizeof(int64_t));
         if (!text_entry) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit forward: text cache binding");
         dit_text_cache_begin(r.text_cache);
-        if (st == LTX2_OK) st = dit_text_cache_bind(ctx, r.text_cache, w, 0, &vs, text_entry);
-        if (st == LTX2_OK) st = dit_text_cache_bind(ctx, r.text_cache, w, 1, &as, text_entry + p->batch);
+        if (st == LTX2_OK)
+            st = dit_text_cache_bind(ctx, r.text_cache, w, 0, B, vs.S, Wv, p->video.context, v23 ? vm.prompt_t : NULL,
+                                     text_entry);
+        if (st == LTX2_OK)
+            st = dit_text_cache_bind(ctx, r.text_cache, w, 1, B, as.S, Wa, p->audio.context, v23 ? am.prompt_t : NULL,
+                                     text_entry + B);
         if (st == LTX2_OK) {
             vs.text_entry = text_entry;
             vs.text_stream = 0;
-            as.text_entry = text_entry + p->batch;
+            as.text_entry = text_entry + B;
             as.text_stream = 1;
         }
     }
-    for (int64_t i = 0; st == LTX2_OK && i < cfg->num_layers; i++)
-        st = block ? block(&r, i, &vs, &as, block_user) : dit_block_forward(&r, i, &vs, &as);
-    if (st == LTX2_OK) st = output_head(&r, "", w->sst, &vm.ada, &w->proj_out, &vs, video_out);
-    if (st == LTX2_OK) st = output_head(&r, "audio_", w->audio_sst, &am.ada, &w->audio_proj_out, &as, audio_out);
+    if (st == LTX2_OK) st = run_blocks(&r, &vs, &as);
+    if (st == LTX2_OK) st = output_head(&r, "", &w->sst, &vm.ada, &w->proj_out, &vs, video_out);
+    if (st == LTX2_OK) st = output_head(&r, "audio_", &w->audio_sst, &am.ada, &w->audio_proj_out, &as, audio_out);
+    /* queued device work must finish before its buffers go; a NULL context keeps the message of
+     * the op that failed */
+    if (st != LTX2_OK) w->be->sync(w->be, NULL);
     free(text_entry);
-    free(vg);
-    free(ag);
-    modality_state_free(&vm);
-    modality_state_free(&am);
+    modality_host_free(&vm);
+    modality_host_free(&am);
+    ltx2_bpool_free(r.pool);
     return st;
 }

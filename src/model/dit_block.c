@@ -1,89 +1,229 @@
-/* The attention module and the audio-video transformer block of the DiT (ltx-core
- * transformer.py BasicAVTransformerBlock.forward and attention.py Attention.forward), in fp32.
- * Modulation values are table[j] + adaln[j] added first, then x * (1 + scale) + shift, in the
- * reference's order of operations. */
+/* The attention module and the audio-video transformer block of the DiT (ltx-core transformer.py
+ * BasicAVTransformerBlock.forward, attention.py Attention.forward) on the backend op table, once
+ * for every backend and every parallel layout. Modulation values are table[j] + adaln[j], summed
+ * in f32 once per block; the fused ops then compute x * (1 + scale) + shift and x + y * gate in
+ * the reference's order of operations, so on the CPU backend this is the fp32 reference itself. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_attention.h"
-#include "cpu/cpu_ops.h"
-#include "cpu/cpu_rope.h"
 #include "model/dit_internal.h"
 
-static inline int64_t ada_row(const dit_ada_src *s, int64_t b, int64_t t, int64_t T) {
-    return s->row_tok ? s->row_tok[b * T + t] : b;
+/* A block's modulation rows: table rows + AdaLN output, f32 [U, nrow * D], and each token's row. */
+typedef struct mod_tab {
+    ltx2_tensor t;
+    int64_t D, nrow;
+    const ltx2_tensor *rows; /* i32, one per token (or context token) */
+} mod_tab;
+
+static ltx2_mod_rows rule_of(const mod_tab *m) {
+    ltx2_mod_rows rule = {.row_idx = m->rows, .rows_per_group = 0};
+    return rule;
 }
 
-/* out = xn * (1 + (table[js] + mod[js])) + (table[jh] + mod[jh]) */
-void dit_modulate(float *out, const float *xn, int64_t B, int64_t T, int64_t D, const dit_ada_src *s, int64_t js,
-                  int64_t jh) {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t t = 0; t < T; t++) {
-            const float *m = s->mod + ada_row(s, b, t, T) * s->W;
-            const float *xr = xn + (b * T + t) * D;
-            float *o = out + (b * T + t) * D;
-            for (int64_t c = 0; c < D; c++) {
-                float scale = s->table[js * D + c] + m[js * D + c];
-                float shift = s->table[jh * D + c] + m[jh * D + c];
-                o[c] = xr[c] * (1.0f + scale) + shift;
+/* Row j as an f32 [U, D] view whose rows are nrow * D apart. */
+static ltx2_tensor mod_row(const mod_tab *m, int64_t j) {
+    ltx2_tensor v = m->t;
+    v.data = (float *)m->t.data + j * m->D;
+    v.ndim = 2;
+    v.shape[1] = m->D;
+    v.strides[0] = m->nrow * m->D;
+    v.strides[1] = 1;
+    return v;
+}
+
+/* rows [j0, j0 + nrow) of the weight table [*, D] plus ada [U, nrow * D] (the reference adds the
+ * table first: table + adaln). */
+static ltx2_status mod_make(dit_run *r, const ltx2_tensor *table, int64_t j0, int64_t nrow, const ltx2_tensor *ada,
+                            const ltx2_tensor *rows, mod_tab *o) {
+    const int64_t D = table->shape[1], U = ada->shape[0];
+    ltx2_tensor tv = *table;
+    tv.data = (char *)table->data + (size_t)(j0 * D) * ltx2_dtype_size(table->dtype);
+    int64_t ts[2] = {1, nrow * D}, os[2] = {U, nrow * D};
+    tv = ltx2_tensor_make(tv.data, table->dtype, 2, ts);
+    tv.device = table->device;
+    ltx2_tensor t32;
+    LTX2_TRY(dit_f32(r, &tv, &t32));
+    LTX2_TRY(dit_tensor(r, LTX2_F32, 2, os, &o->t));
+    LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, &t32, ada, &o->t));
+    o->D = D;
+    o->nrow = nrow;
+    o->rows = rows;
+    return LTX2_OK;
+}
+
+/* ---- attention ---- */
+
+typedef struct attn_io {
+    const char *name;
+    const ltx2_tensor *x, *c;                     /* [B, Tq, query_dim], [B, Tk, context_dim] */
+    const ltx2_tensor *mask;                      /* [B, Tk] u8, or NULL */
+    const ltx2_tensor *qcos, *qsin, *kcos, *ksin; /* NULL: no RoPE (text) */
+    const uint8_t *skip; /* [B] self-attention samples whose output is the value projection (STG) */
+    bool blend;          /* MaxDiffusion's STG blend for every sample */
+    const dit_stream *text; /* text cross-attention: the stream whose cache binding applies */
+    int64_t block;
+    dit_attn_kind kind;
+    ltx2_tensor *out;   /* [B, Tq, query_dim] */
+} attn_io;
+
+/* x in place: RMSNorm across every head (this rank's, or all ranks' through the hook). */
+static ltx2_status qk_norm(dit_run *r, const ltx2_dit_attn_w *a, ltx2_tensor *x, const ltx2_tensor *w) {
+    const float eps = r->w->cfg.norm_eps;
+    if (r->hooks && r->hooks->qk_norm)
+        return r->hooks->qk_norm(r->hooks->user, r->ctx, x, w, a->heads_total * a->head_dim, eps);
+    return ltx2_backend_rms_norm(r->be, r->ctx, x, w, eps, x);
+}
+
+/* Broadcast add / mul so every backend rounds it the same way: o - v is o + (-1 * v) exactly. */
+ltx2_status dit_stg_blend(dit_run *r, ltx2_tensor *o, const ltx2_tensor *v, const uint8_t *skip) {
+    const int64_t B = o->shape[0];
+    const float neg = -1.0f;
+    float *mh = malloc((size_t)B * sizeof(float));
+    if (!mh) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit STG blend: %lld samples", (long long)B);
+    for (int64_t b = 0; b < B; b++) mh[b] = skip && skip[b] ? 0.0f : 1.0f;
+    int64_t ms[3] = {B, 1, 1}, one = 1;
+    ltx2_tensor m, n1, d, e;
+    ltx2_status st = ltx2_bpool_upload_f32(r->ctx, r->pool, mh, r->dt, 3, ms, &m);
+    free(mh);
+    LTX2_TRY(st);
+    LTX2_TRY(ltx2_bpool_upload_f32(r->ctx, r->pool, &neg, r->dt, 1, &one, &n1));
+    LTX2_TRY(dit_tensor(r, r->dt, 3, o->shape, &d));
+    LTX2_TRY(dit_tensor(r, r->dt, 3, o->shape, &e));
+    LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_MUL, v, &n1, &d));
+    LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, o, &d, &e));
+    LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_MUL, &e, &m, &d));
+    return ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, v, &d, o);
+}
+
+/* Attention.forward. When every sample skips (STG on the whole batch) Q and K are never computed,
+ * as in ltx-core (all_perturbed). */
+static ltx2_status attn_forward(dit_run *r, const ltx2_dit_attn_w *a, const attn_io *io) {
+    const ltx2_backend *be = r->be;
+    ltx2_context *ctx = r->ctx;
+    const int64_t B = io->x->shape[0], Tq = io->x->shape[1], Tk = io->c->shape[1];
+    const int64_t H = a->heads, d = a->head_dim, inner = H * d;
+    char nm[160];
+    snprintf(nm, sizeof nm, "%s.in", io->name);
+    LTX2_TRY(dit_dump(r, nm, io->x));
+    if (io->c != io->x) {
+        snprintf(nm, sizeof nm, "%s.context", io->name);
+        LTX2_TRY(dit_dump(r, nm, io->c));
+    }
+    int64_t sq[3] = {B, Tq, inner}, sk[3] = {B, Tk, inner};
+    ltx2_tensor q, k, v, o;
+    LTX2_TRY(dit_tensor(r, r->dt, 3, sk, &k));
+    LTX2_TRY(dit_tensor(r, r->dt, 3, sk, &v));
+    LTX2_TRY(dit_tensor(r, r->dt, 3, sq, &o));
+    /* text cross-attention with a cache bound: K (normed) and V come from dit_text_kv */
+    const bool cached = io->text && r->text_cache && io->text->text_entry;
+    if (cached)
+        LTX2_TRY(dit_text_kv(r, io->text, io->block, a, io->c, &k, &v));
+    else
+        LTX2_TRY(dit_linear(r, &a->v, io->c, false, &v));
+    int64_t n_skip = 0;
+    for (int64_t b = 0; io->skip && b < B; b++) n_skip += io->skip[b] != 0;
+    if (n_skip == B) {
+        LTX2_TRY(be->copy(be, ctx, o.data, v.data, ltx2_tensor_nbytes(&o))); /* self-attention: Tq == Tk */
+    } else {
+        LTX2_TRY(dit_tensor(r, r->dt, 3, sq, &q));
+        LTX2_TRY(dit_linear(r, &a->q, io->x, false, &q));
+        if (!cached) LTX2_TRY(dit_linear(r, &a->k, io->c, false, &k));
+        const bool seq = io->kind != DIT_ATTN_LOCAL && r->hooks && r->hooks->attend;
+        const float scale = (float)(1.0 / sqrt((double)d));
+        if (!cached && !seq && !(r->hooks && r->hooks->qk_norm)) {
+            /* the fused op: QK RMSNorm and RoPE inside the attention kernel */
+            ltx2_attn_args aa = {.heads = H, .scale = scale, .key_mask = io->mask, .q_norm = &a->q_norm,
+                                 .k_norm = &a->k_norm, .norm_eps = r->w->cfg.norm_eps,
+                                 .rope_type = r->w->cfg.rope_type, .q_cos = io->qcos, .q_sin = io->qsin,
+                                 .k_cos = io->kcos, .k_sin = io->ksin};
+            LTX2_TRY(ltx2_backend_attention(be, ctx, &q, &k, &v, &aa, &o));
+        } else {
+            LTX2_TRY(qk_norm(r, a, &q, &a->q_norm));
+            if (!cached) LTX2_TRY(qk_norm(r, a, &k, &a->k_norm));
+            if (io->qcos) {
+                LTX2_TRY(ltx2_backend_rope(be, ctx, &q, r->w->cfg.rope_type, H, io->qcos, io->qsin, &q));
+                LTX2_TRY(ltx2_backend_rope(be, ctx, &k, r->w->cfg.rope_type, H, io->kcos, io->ksin, &k));
+            }
+            if (seq) {
+                LTX2_TRY(r->hooks->attend(r->hooks->user, ctx, io->kind, &q, &k, &v, H, &o));
+            } else {
+                ltx2_attn_args aa = {.heads = H, .scale = scale, .key_mask = io->mask};
+                LTX2_TRY(ltx2_backend_attention(be, ctx, &q, &k, &v, &aa, &o));
             }
         }
-}
-
-/* x += y * (table[jg] + mod[jg]) */
-void dit_gated_add(float *x, const float *y, int64_t B, int64_t T, int64_t D, const dit_ada_src *s, int64_t jg) {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t t = 0; t < T; t++) {
-            const float *m = s->mod + ada_row(s, b, t, T) * s->W;
-            float *xr = x + (b * T + t) * D;
-            const float *yr = y + (b * T + t) * D;
-            for (int64_t c = 0; c < D; c++) xr[c] = xr[c] + yr[c] * (s->table[jg * D + c] + m[jg * D + c]);
-        }
-}
-
-static void add_inplace(float *x, const float *y, int64_t n) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++) x[i] = x[i] + y[i];
-}
-
-/* prompt AdaLN: context * (1 + scale_kv) + shift_kv, per sample (row 0 shift, row 1 scale) */
-void dit_prompt_modulate(float *ctx_mod, const dit_stream *s, const float *prompt_sst, int64_t B, int64_t D) {
-    for (int64_t b = 0; b < B; b++) {
-        const float *pm = s->prompt_mod + b * 2 * D;
-        for (int64_t t = 0; t < s->S; t++) {
-            const float *cr = s->context + (b * s->S + t) * D;
-            float *o = ctx_mod + (b * s->S + t) * D;
-            for (int64_t c = 0; c < D; c++) {
-                float shift = prompt_sst[c] + pm[c];
-                float scale = prompt_sst[D + c] + pm[D + c];
-                o[c] = cr[c] * (1.0f + scale) + shift;
-            }
+        if (io->blend) {
+            LTX2_TRY(dit_stg_blend(r, &o, &v, io->skip));
+        } else {
+            const size_t per = ltx2_tensor_nbytes(&o) / (size_t)B;
+            for (int64_t b = 0; n_skip && b < B; b++)
+                if (io->skip[b]) LTX2_TRY(be->copy(be, ctx, (char *)o.data + b * per, (char *)v.data + b * per, per));
         }
     }
-}
-
-/* skip[b] = 1 when sample b has `flag` in block i; returns how many samples do. */
-int64_t dit_perturbed(const dit_run *r, int64_t i, int64_t B, uint32_t flag, uint8_t *skip) {
-    int64_t n = 0;
-    for (int64_t b = 0; b < B; b++) {
-        skip[b] = r->perturb && (r->perturb[b * r->w->cfg.num_layers + i] & flag) ? 1 : 0;
-        n += skip[b];
+    if (ltx2_dit_linear_present(&a->gate)) {
+        /* per-head gate 2 * sigmoid(x W_g + b_g) from the query-side input */
+        int64_t sg[3] = {B, Tq, H};
+        ltx2_tensor g;
+        LTX2_TRY(dit_tensor(r, r->dt, 3, sg, &g));
+        LTX2_TRY(dit_linear(r, &a->gate, io->x, false, &g));
+        LTX2_TRY(ltx2_backend_head_gate(be, ctx, &o, &g, H));
     }
-    return n;
+    LTX2_TRY(dit_linear_out(r, &a->o, &o, io->out));
+    snprintf(nm, sizeof nm, "%s.out", io->name);
+    return dit_dump(r, nm, io->out);
 }
 
-/* Zeroes the rows of skipped samples: x + 0 * gate == x, what ltx-core's `* mask` gives. */
-static void zero_skipped(float *y, int64_t B, int64_t per_sample, const uint8_t *skip) {
-    for (int64_t b = 0; b < B; b++)
-        if (skip[b]) memset(y + b * per_sample, 0, (size_t)per_sample * sizeof(float));
+/* ---- the block ---- */
+
+/* Per-stream block state: modulation tables and scratch. */
+typedef struct blk_stream {
+    dit_stream *s;
+    const char *pre; /* "" or "audio_" */
+    mod_tab ada, cross_ss, gate, prompt;
+    ltx2_tensor tmp, y, ctx_mod;
+} blk_stream;
+
+static ltx2_status blk_stream_make(dit_run *r, const ltx2_dit_block_w *bw, bool audio, dit_stream *s,
+                                   blk_stream *o) {
+    const ltx2_dit_config *cfg = &r->w->cfg;
+    memset(o, 0, sizeof *o);
+    o->s = s;
+    o->pre = audio ? "audio_" : "";
+    const ltx2_tensor *sst = audio ? &bw->audio_sst : &bw->sst;
+    const ltx2_tensor *xsst = audio ? &bw->sst_a2v_audio : &bw->sst_a2v_video;
+    LTX2_TRY(mod_make(r, sst, 0, cfg->adaln_rows, &s->ada, &s->ada_rows, &o->ada));
+    LTX2_TRY(mod_make(r, xsst, 0, 4, &s->cross_ss, &s->cross_ss_rows, &o->cross_ss));
+    LTX2_TRY(mod_make(r, xsst, 4, 1, &s->cross_gate, &s->cross_gate_rows, &o->gate));
+    if (cfg->cross_attention_adaln) {
+        const ltx2_tensor *psst = audio ? &bw->audio_prompt_sst : &bw->prompt_sst;
+        LTX2_TRY(mod_make(r, psst, 0, 2, &s->prompt, &s->prompt_rows, &o->prompt));
+        int64_t cs[3] = {s->B, s->S, s->D};
+        LTX2_TRY(dit_tensor(r, r->dt, 3, cs, &o->ctx_mod));
+    }
+    int64_t xs[3] = {s->B, s->T, s->D};
+    LTX2_TRY(dit_tensor(r, r->dt, 3, xs, &o->tmp));
+    return dit_tensor(r, r->dt, 3, xs, &o->y);
 }
 
-void dit_stg_blend(float *o, const float *v, int64_t n, float m) {
-    for (int64_t j = 0; j < n; j++) o[j] = v[j] + m * (o[j] - v[j]);
+/* x += y * gate over the samples not in skip (NULL = every sample). */
+static ltx2_status gated_add(dit_run *r, blk_stream *bs, const mod_tab *m, int64_t j, const uint8_t *skip) {
+    dit_stream *s = bs->s;
+    const ltx2_tensor gate = mod_row(m, j);
+    bool any = false;
+    for (int64_t b = 0; skip && b < s->B; b++) any = any || skip[b];
+    const ltx2_mod_rows rule = rule_of(m);
+    if (!any) return ltx2_backend_gated_add(r->be, r->ctx, &s->x, &bs->y, &gate, &rule);
+    for (int64_t b = 0; b < s->B; b++) {
+        if (skip[b]) continue; /* the reference adds y * gate * 0 */
+        ltx2_tensor xb = dit_sample(&s->x, b), yb = dit_sample(&bs->y, b);
+        ltx2_tensor rb = *m->rows; /* i32 [B * T]: sample b's T rows */
+        rb.data = (int32_t *)m->rows->data + b * s->T;
+        rb.shape[0] = s->T;
+        ltx2_mod_rows rule_b = {.row_idx = &rb, .rows_per_group = 0};
+        LTX2_TRY(ltx2_backend_gated_add(r->be, r->ctx, &xb, &yb, &gate, &rule_b));
+    }
+    return LTX2_OK;
 }
 
 /* Whether any sample skips `flag` in any block: MaxDiffusion's "STG is on" for the whole call. */
@@ -94,223 +234,143 @@ static bool stg_on(const dit_run *r, int64_t B, uint32_t flag) {
     return false;
 }
 
-/* Attention.forward: x [B,Tq,query_dim], c [B,Tk,context_dim] -> out [B,Tq,query_dim]. Tables are
- * NULL for no RoPE (text cross-attention). skip (NULL = none) [B], self-attention only: samples
- * whose attention output is replaced by the value projection (STG); when all are, Q/K are never
- * computed, as in ltx-core (all_perturbed). */
-static ltx2_status attn_forward(dit_run *r, const char *name, const ltx2_dit_attn_w *a, const float *x, int64_t B,
-                                int64_t Tq, const float *c, int64_t Tk, const uint8_t *mask, const float *qcos,
-                                const float *qsin, const float *kcos, const float *ksin, const uint8_t *skip,
-                                const dit_stream *text, int64_t block, bool blend, float *out) {
-    ltx2_context *ctx = r->ctx;
-    const ltx2_dit_config *cfg = &r->w->cfg;
-    const int64_t H = a->heads, d = a->head_dim, inner = H * d;
-    char nm[160];
-    snprintf(nm, sizeof nm, "%s.in", name);
-    dit_dump3(r, nm, x, B, Tq, a->query_dim);
-    if (c != x) {
-        snprintf(nm, sizeof nm, "%s.context", name);
-        dit_dump3(r, nm, c, B, Tk, a->context_dim);
-    }
-    size_t nq = (size_t)(B * Tq * inner), nk = (size_t)(B * Tk * inner);
-    float *buf = malloc((2 * nq + 2 * nk + (size_t)(B * Tq * H)) * sizeof(float));
-    if (!buf) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit %s: attention buffers", name);
-    float *q = buf, *k = q + nq, *v = k + nk, *o = v + nk, *g = o + nq;
-    ltx2_status st = LTX2_OK;
-#define TRY_(e)                         \
-    do {                                \
-        if ((st = (e)) != LTX2_OK) goto done; \
-    } while (0)
-    /* text cross-attention with a cache bound: K (normed) and V come from dit_text_kv */
-    const bool cached = text && r->text_cache && text->text_entry;
-    if (cached)
-        TRY_(dit_text_kv(r, text, block, a, c, k, v));
-    else
-        TRY_(dit_linear(r, &a->v, c, B * Tk, v));
-    int64_t n_skip = 0;
-    for (int64_t b = 0; skip && b < B; b++) n_skip += skip[b] != 0;
-    if (n_skip == B) {
-        memcpy(o, v, nq * sizeof(float)); /* self-attention: Tq == Tk */
-        goto gate;
-    }
-    TRY_(dit_linear(r, &a->q, x, B * Tq, q));
-    TRY_(ltx2_cpu_rms_norm(ctx, q, q, B * Tq, inner, a->q_norm, cfg->norm_eps));
-    if (!cached) {
-        TRY_(dit_linear(r, &a->k, c, B * Tk, k));
-        TRY_(ltx2_cpu_rms_norm(ctx, k, k, B * Tk, inner, a->k_norm, cfg->norm_eps));
-    }
-    if (qcos) {
-        if (cfg->rope_type == LTX2_ROPE_SPLIT) {
-            TRY_(ltx2_cpu_rope_apply_split(ctx, q, qcos, qsin, B, Tq, H, d));
-            TRY_(ltx2_cpu_rope_apply_split(ctx, k, kcos, ksin, B, Tk, H, d));
-        } else {
-            TRY_(ltx2_cpu_rope_apply_interleaved(ctx, q, qcos, qsin, B, Tq, inner));
-            TRY_(ltx2_cpu_rope_apply_interleaved(ctx, k, kcos, ksin, B, Tk, inner));
-        }
-    }
-    TRY_(ltx2_cpu_attention(ctx, q, k, v, o, B, Tq, Tk, H, d, mask, (float)(1.0 / sqrt((double)d))));
-    if (blend) {
-        for (int64_t b = 0; b < B; b++)
-            dit_stg_blend(o + b * Tq * inner, v + b * Tk * inner, Tq * inner, skip && skip[b] ? 0.0f : 1.0f);
-    } else {
-        for (int64_t b = 0; n_skip && b < B; b++)
-            if (skip[b]) memcpy(o + b * Tq * inner, v + b * Tk * inner, (size_t)(Tq * inner) * sizeof(float));
-    }
-gate:
-    if (a->gate.w) {
-        /* per-head gate 2 * sigmoid(x W_g + b_g) from the query-side input */
-        TRY_(dit_linear(r, &a->gate, x, B * Tq, g));
-#pragma omp parallel for schedule(static)
-        for (int64_t rr = 0; rr < B * Tq; rr++)
-            for (int64_t h = 0; h < H; h++) {
-                float gv = 2.0f * (float)(1.0 / (1.0 + exp(-(double)g[rr * H + h])));
-                float *oh = o + rr * inner + h * d;
-                for (int64_t j = 0; j < d; j++) oh[j] = oh[j] * gv;
-            }
-    }
-    TRY_(dit_linear(r, &a->o, o, B * Tq, out));
-    snprintf(nm, sizeof nm, "%s.out", name);
-    dit_dump3(r, nm, out, B, Tq, a->query_dim);
-#undef TRY_
-done:
-    free(buf);
-    return st;
-}
-
-static ltx2_status ff_forward(dit_run *r, const char *name, const ltx2_dit_ff_w *f, const float *x, int64_t B,
-                              int64_t T, int64_t D, float *out) {
-    const int64_t rows = B * T;
-    char nm[160];
-    snprintf(nm, sizeof nm, "%s.in", name);
-    dit_dump3(r, nm, x, B, T, D);
-    float *h = malloc((size_t)(rows * f->proj_in.out) * sizeof(float));
-    if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit %s: FFN hidden", name);
-    ltx2_status st = dit_linear(r, &f->proj_in, x, rows, h);
-    if (st == LTX2_OK) st = ltx2_cpu_gelu_tanh(r->ctx, h, h, rows * f->proj_in.out);
-    if (st == LTX2_OK) st = dit_linear(r, &f->proj_out, h, rows, out);
-    free(h);
-    snprintf(nm, sizeof nm, "%s.out", name);
-    if (st == LTX2_OK) dit_dump3(r, nm, out, B, T, D);
-    return st;
-}
-
 /* Self-attention + text cross-attention of one stream (steps 1-2 of the block). */
-static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, const char *pre, dit_stream *s, const float *sst,
-                               const float *prompt_sst, const ltx2_dit_attn_w *a1, const ltx2_dit_attn_w *a2,
-                               const uint8_t *skip_self, uint32_t skip_flag, float *xn, float *tmp, float *y,
-                               float *ctx_mod) {
+static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, blk_stream *bs, const ltx2_dit_attn_w *a1,
+                               const ltx2_dit_attn_w *a2, dit_attn_kind self_kind, const uint8_t *skip_self,
+                               uint32_t skip_flag) {
     const ltx2_dit_config *cfg = &r->w->cfg;
-    const int64_t B = s->B, T = s->T, D = s->D, n = B * T * D;
-    dit_ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
-    char nm[128];
-    LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
-    dit_modulate(tmp, xn, B, T, D, &src, 1, 0);
-    snprintf(nm, sizeof nm, "%s.%sattn1", blk, pre);
-    LTX2_TRY(attn_forward(r, nm, a1, tmp, B, T, tmp, T, NULL, s->pe_cos, s->pe_sin, s->pe_cos, s->pe_sin, skip_self,
-                          NULL, bi, r->stg_blend_every_block && stg_on(r, B, skip_flag), y));
-    dit_gated_add(s->x, y, B, T, D, &src, 2);
+    dit_stream *s = bs->s;
+    const float eps = cfg->norm_eps;
+    char n1[128], n2[128];
+    snprintf(n1, sizeof n1, "%s.%sattn1", blk, bs->pre);
+    snprintf(n2, sizeof n2, "%s.%sattn2", blk, bs->pre);
+    ltx2_tensor sc = mod_row(&bs->ada, 1), sh = mod_row(&bs->ada, 0);
+    ltx2_mod_rows rule = rule_of(&bs->ada);
+    LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &s->x, LTX2_NORM_RMS, eps, &sc, &sh, &rule, &bs->tmp));
+    attn_io io = {.name = n1, .x = &bs->tmp, .c = &bs->tmp, .qcos = &s->pe_cos, .qsin = &s->pe_sin,
+                  .kcos = &s->pe_cos, .ksin = &s->pe_sin, .skip = skip_self,
+                  .blend = r->stg_blend_every_block && stg_on(r, s->B, skip_flag), .block = bi, .kind = self_kind,
+                  .out = &bs->y};
+    LTX2_TRY(attn_forward(r, a1, &io));
+    LTX2_TRY(gated_add(r, bs, &bs->ada, 2, NULL));
 
-    snprintf(nm, sizeof nm, "%s.%sattn2", blk, pre);
-    LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
+    attn_io io2 = {.name = n2, .x = &bs->tmp, .c = &s->context, .mask = s->mask.data ? &s->mask : NULL,
+                   .text = s, .block = bi, .kind = DIT_ATTN_LOCAL, .out = &bs->y};
     if (!cfg->cross_attention_adaln) {
-        LTX2_TRY(attn_forward(r, nm, a2, xn, B, T, s->context, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, NULL, s, bi,
-                              false, y));
-        add_inplace(s->x, y, n);
-        return LTX2_OK;
+        LTX2_TRY(ltx2_backend_rms_norm(r->be, r->ctx, &s->x, NULL, eps, &bs->tmp));
+        LTX2_TRY(attn_forward(r, a2, &io2));
+        return ltx2_backend_gated_add(r->be, r->ctx, &s->x, &bs->y, NULL, &rule);
     }
-    dit_modulate(tmp, xn, B, T, D, &src, 7, 6);
-    dit_prompt_modulate(ctx_mod, s, prompt_sst, B, D);
-    LTX2_TRY(attn_forward(r, nm, a2, tmp, B, T, ctx_mod, s->S, s->ctx_mask, NULL, NULL, NULL, NULL, NULL, s, bi, false, y));
-    dit_gated_add(s->x, y, B, T, D, &src, 8);
-    return LTX2_OK;
+    sc = mod_row(&bs->ada, 7), sh = mod_row(&bs->ada, 6);
+    LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &s->x, LTX2_NORM_RMS, eps, &sc, &sh, &rule, &bs->tmp));
+    /* prompt AdaLN of the context: row 0 shift, row 1 scale */
+    ltx2_tensor psc = mod_row(&bs->prompt, 1), psh = mod_row(&bs->prompt, 0);
+    ltx2_mod_rows prule = rule_of(&bs->prompt);
+    LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &s->context, LTX2_NORM_NONE, 0.0f, &psc, &psh, &prule,
+                                        &bs->ctx_mod));
+    io2.c = &bs->ctx_mod;
+    LTX2_TRY(attn_forward(r, a2, &io2));
+    return gated_add(r, bs, &bs->ada, 8, NULL);
 }
 
-static ltx2_status stream_ff(dit_run *r, const char *blk, const char *name, dit_stream *s, const float *sst,
-                             const ltx2_dit_ff_w *f, float *xn, float *tmp, float *y) {
-    const ltx2_dit_config *cfg = &r->w->cfg;
-    const int64_t B = s->B, T = s->T, D = s->D;
-    dit_ada_src src = {sst, s->mod, cfg->adaln_rows * D, s->row_mod};
+static ltx2_status stream_ff(dit_run *r, const char *blk, const char *name, blk_stream *bs, const ltx2_dit_ff_w *f) {
+    dit_stream *s = bs->s;
+    ltx2_tensor sc = mod_row(&bs->ada, 4), sh = mod_row(&bs->ada, 3);
+    ltx2_mod_rows rule = rule_of(&bs->ada);
+    LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &s->x, LTX2_NORM_RMS, r->w->cfg.norm_eps, &sc, &sh, &rule,
+                                        &bs->tmp));
     char nm[128];
-    LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, s->x, xn, B * T, D, NULL, cfg->norm_eps));
-    dit_modulate(tmp, xn, B, T, D, &src, 4, 3);
-    snprintf(nm, sizeof nm, "%s.%s", blk, name);
-    LTX2_TRY(ff_forward(r, nm, f, tmp, B, T, D, y));
-    dit_gated_add(s->x, y, B, T, D, &src, 5);
+    snprintf(nm, sizeof nm, "%s.%s.in", blk, name);
+    LTX2_TRY(dit_dump(r, nm, &bs->tmp));
+    int64_t hs[3] = {s->B, s->T, f->proj_in.out};
+    ltx2_tensor h;
+    LTX2_TRY(dit_tensor(r, r->dt, 3, hs, &h));
+    LTX2_TRY(dit_linear(r, &f->proj_in, &bs->tmp, true, &h));
+    LTX2_TRY(dit_linear_out(r, &f->proj_out, &h, &bs->y));
+    snprintf(nm, sizeof nm, "%s.%s.out", blk, name);
+    LTX2_TRY(dit_dump(r, nm, &bs->y));
+    return gated_add(r, bs, &bs->ada, 5, NULL);
+}
+
+/* The audio <-> video exchange: all four modulated inputs come from x before either direction
+ * updates it (the reference's normalised snapshot). a2v: Q video (rows 0 scale, 1 shift), K/V audio
+ * (rows 0, 1); v2a: Q audio (rows 2, 3), K/V video (rows 2, 3); gate row 4. A direction every sample
+ * skips (modality isolation) is not run at all. */
+static ltx2_status av_exchange(dit_run *r, int64_t i, const char *blk, const ltx2_dit_block_w *bw, blk_stream *bv,
+                               blk_stream *ba, const uint8_t *skip_a2v, int64_t n_a2v, const uint8_t *skip_v2a,
+                               int64_t n_v2a) {
+    dit_stream *v = bv->s, *a = ba->s;
+    const int64_t B = v->B;
+    const float eps = r->w->cfg.norm_eps;
+    const ltx2_mod_rows rv = rule_of(&bv->cross_ss), ra = rule_of(&ba->cross_ss);
+    ltx2_tensor vq, vkv, aq, akv;
+    int64_t sv[3] = {B, v->T, v->D}, sa[3] = {B, a->T, a->D};
+    char nm[128];
+    if (n_a2v < B) {
+        ltx2_tensor s0 = mod_row(&bv->cross_ss, 0), s1 = mod_row(&bv->cross_ss, 1);
+        LTX2_TRY(dit_tensor(r, r->dt, 3, sv, &vq));
+        LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &v->x, LTX2_NORM_RMS, eps, &s0, &s1, &rv, &vq));
+        s0 = mod_row(&ba->cross_ss, 0), s1 = mod_row(&ba->cross_ss, 1);
+        LTX2_TRY(dit_tensor(r, r->dt, 3, sa, &akv));
+        LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &a->x, LTX2_NORM_RMS, eps, &s0, &s1, &ra, &akv));
+    }
+    if (n_v2a < B) {
+        ltx2_tensor s2 = mod_row(&ba->cross_ss, 2), s3 = mod_row(&ba->cross_ss, 3);
+        LTX2_TRY(dit_tensor(r, r->dt, 3, sa, &aq));
+        LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &a->x, LTX2_NORM_RMS, eps, &s2, &s3, &ra, &aq));
+        s2 = mod_row(&bv->cross_ss, 2), s3 = mod_row(&bv->cross_ss, 3);
+        LTX2_TRY(dit_tensor(r, r->dt, 3, sv, &vkv));
+        LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &v->x, LTX2_NORM_RMS, eps, &s2, &s3, &rv, &vkv));
+    }
+    if (n_a2v < B) {
+        snprintf(nm, sizeof nm, "%s.audio_to_video_attn", blk);
+        attn_io io = {.name = nm, .x = &vq, .c = &akv, .qcos = &v->xpe_cos, .qsin = &v->xpe_sin,
+                      .kcos = &a->xpe_cos, .ksin = &a->xpe_sin, .block = i, .kind = DIT_ATTN_LOCAL, .out = &bv->y};
+        LTX2_TRY(attn_forward(r, &bw->a2v, &io));
+        LTX2_TRY(gated_add(r, bv, &bv->gate, 0, skip_a2v));
+    }
+    if (n_v2a < B) {
+        snprintf(nm, sizeof nm, "%s.video_to_audio_attn", blk);
+        attn_io io = {.name = nm, .x = &aq, .c = &vkv, .qcos = &a->xpe_cos, .qsin = &a->xpe_sin,
+                      .kcos = &v->xpe_cos, .ksin = &v->xpe_sin, .block = i, .kind = DIT_ATTN_SEQ_KV, .out = &ba->y};
+        LTX2_TRY(attn_forward(r, &bw->v2a, &io));
+        LTX2_TRY(gated_add(r, ba, &ba->gate, 0, skip_v2a));
+    }
     return LTX2_OK;
 }
 
-ltx2_status dit_block_forward(dit_run *r, int64_t i, dit_stream *v, dit_stream *a) {
-    const ltx2_dit_block_w *bw = &r->w->blocks[i];
-    const ltx2_dit_config *cfg = &r->w->cfg;
-    const int64_t B = v->B, nv = B * v->T * v->D, na = B * a->T * a->D;
-    const int64_t Sv = v->S, Sa = a->S;
-    /* video: xn, tmp, y, norm3, scaled (5 nv); audio likewise; modulated contexts */
-    size_t total = (size_t)(5 * nv + 5 * na + B * Sv * v->D + B * Sa * a->D);
-    float *buf = malloc(total * sizeof(float));
-    uint8_t *skips = malloc((size_t)(4 * B)); /* per-sample perturbation masks */
-    if (!buf || !skips) {
-        free(buf);
-        free(skips);
-        return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit block %lld: %zu floats", (long long)i, total);
-    }
-    float *vxn = buf, *vtmp = vxn + nv, *vy = vtmp + nv, *vn3 = vy + nv, *vsc = vn3 + nv;
-    float *axn = vsc + nv, *atmp = axn + na, *ay = atmp + na, *an3 = ay + na, *asc = an3 + na;
-    float *vctx = asc + na, *actx = vctx + B * Sv * v->D;
+static ltx2_status block_run(dit_run *r, int64_t i, const ltx2_dit_block_w *bw, dit_stream *v, dit_stream *a,
+                             uint8_t *skips) {
+    const int64_t B = v->B;
     char blk[64], nm[128];
     snprintf(blk, sizeof blk, "transformer_blocks.%lld", (long long)i);
-    ltx2_status st = LTX2_OK;
-#define TRY_(e)                         \
-    do {                                \
-        if ((st = (e)) != LTX2_OK) goto done; \
-    } while (0)
     uint8_t *skip_v = skips, *skip_a = skips + B, *skip_a2v = skips + 2 * B, *skip_v2a = skips + 3 * B;
-    dit_perturbed(r, i, B, LTX2_DIT_SKIP_VIDEO_SELF_ATTN, skip_v);
-    dit_perturbed(r, i, B, LTX2_DIT_SKIP_AUDIO_SELF_ATTN, skip_a);
+    const int64_t n_v = dit_perturbed(r, i, B, LTX2_DIT_SKIP_VIDEO_SELF_ATTN, skip_v);
+    const int64_t n_a = dit_perturbed(r, i, B, LTX2_DIT_SKIP_AUDIO_SELF_ATTN, skip_a);
     const int64_t n_a2v = dit_perturbed(r, i, B, LTX2_DIT_SKIP_A2V_CROSS_ATTN, skip_a2v);
     const int64_t n_v2a = dit_perturbed(r, i, B, LTX2_DIT_SKIP_V2A_CROSS_ATTN, skip_v2a);
-    TRY_(stream_attn(r, i, blk, "", v, bw->sst, bw->prompt_sst, &bw->attn1, &bw->attn2, skip_v,
-                     LTX2_DIT_SKIP_VIDEO_SELF_ATTN, vxn, vtmp, vy, vctx));
-    TRY_(stream_attn(r, i, blk, "audio_", a, bw->audio_sst, bw->audio_prompt_sst, &bw->audio_attn1, &bw->audio_attn2,
-                     skip_a, LTX2_DIT_SKIP_AUDIO_SELF_ATTN, axn, atmp, ay, actx));
-
-    /* Audio <-> video exchange: both directions read the normalised snapshot taken here. */
-    TRY_(ltx2_cpu_rms_norm(r->ctx, v->x, vn3, B * v->T, v->D, NULL, cfg->norm_eps));
-    TRY_(ltx2_cpu_rms_norm(r->ctx, a->x, an3, B * a->T, a->D, NULL, cfg->norm_eps));
-    dit_ada_src vss = {bw->sst_a2v_video, v->cross_ss, 4 * v->D, v->row_cross_ss};
-    dit_ada_src ass = {bw->sst_a2v_audio, a->cross_ss, 4 * a->D, a->row_cross_ss};
-    dit_ada_src vgate = {bw->sst_a2v_video + 4 * v->D, v->cross_gate, v->D, v->row_cross_gate};
-    dit_ada_src agate = {bw->sst_a2v_audio + 4 * a->D, a->cross_gate, a->D, a->row_cross_gate};
-    /* a2v: Q video (rows 0 scale, 1 shift), K/V audio (rows 0, 1), gate row 4; not run at all when
-     * every sample skips it (modality isolation) */
-    if (n_a2v < B) {
-        dit_modulate(vsc, vn3, B, v->T, v->D, &vss, 0, 1);
-        dit_modulate(asc, an3, B, a->T, a->D, &ass, 0, 1);
-        snprintf(nm, sizeof nm, "%s.audio_to_video_attn", blk);
-        TRY_(attn_forward(r, nm, &bw->a2v, vsc, B, v->T, asc, a->T, NULL, v->xpe_cos, v->xpe_sin, a->xpe_cos,
-                          a->xpe_sin, NULL, NULL, i, false, vy));
-        zero_skipped(vy, B, v->T * v->D, skip_a2v);
-        dit_gated_add(v->x, vy, B, v->T, v->D, &vgate, 0);
-    }
-    /* v2a: Q audio (rows 2 scale, 3 shift), K/V video (rows 2, 3), gate row 4 */
-    if (n_v2a < B) {
-        dit_modulate(asc, an3, B, a->T, a->D, &ass, 2, 3);
-        dit_modulate(vsc, vn3, B, v->T, v->D, &vss, 2, 3);
-        snprintf(nm, sizeof nm, "%s.video_to_audio_attn", blk);
-        TRY_(attn_forward(r, nm, &bw->v2a, asc, B, a->T, vsc, v->T, NULL, a->xpe_cos, a->xpe_sin, v->xpe_cos,
-                          v->xpe_sin, NULL, NULL, i, false, ay));
-        zero_skipped(ay, B, a->T * a->D, skip_v2a);
-        dit_gated_add(a->x, ay, B, a->T, a->D, &agate, 0);
-    }
-
-    TRY_(stream_ff(r, blk, "ff", v, bw->sst, &bw->ff, vxn, vtmp, vy));
-    TRY_(stream_ff(r, blk, "audio_ff", a, bw->audio_sst, &bw->audio_ff, axn, atmp, ay));
+    blk_stream bv, ba;
+    LTX2_TRY(blk_stream_make(r, bw, false, v, &bv));
+    LTX2_TRY(blk_stream_make(r, bw, true, a, &ba));
+    LTX2_TRY(stream_attn(r, i, blk, &bv, &bw->attn1, &bw->attn2, DIT_ATTN_SEQ_SELF, n_v ? skip_v : NULL,
+                         LTX2_DIT_SKIP_VIDEO_SELF_ATTN));
+    LTX2_TRY(stream_attn(r, i, blk, &ba, &bw->audio_attn1, &bw->audio_attn2, DIT_ATTN_LOCAL, n_a ? skip_a : NULL,
+                         LTX2_DIT_SKIP_AUDIO_SELF_ATTN));
+    LTX2_TRY(av_exchange(r, i, blk, bw, &bv, &ba, n_a2v ? skip_a2v : NULL, n_a2v, n_v2a ? skip_v2a : NULL, n_v2a));
+    LTX2_TRY(stream_ff(r, blk, "ff", &bv, &bw->ff));
+    LTX2_TRY(stream_ff(r, blk, "audio_ff", &ba, &bw->audio_ff));
     snprintf(nm, sizeof nm, "%s.out.video", blk);
-    dit_dump3(r, nm, v->x, B, v->T, v->D);
+    LTX2_TRY(dit_dump(r, nm, &v->x));
     snprintf(nm, sizeof nm, "%s.out.audio", blk);
-    dit_dump3(r, nm, a->x, B, a->T, a->D);
-#undef TRY_
-done:
-    free(buf);
+    return dit_dump(r, nm, &a->x);
+}
+
+ltx2_status dit_block_forward(dit_run *r, int64_t i, const ltx2_dit_block_w *bw, dit_stream *v, dit_stream *a) {
+    uint8_t *skips = malloc((size_t)(4 * v->B)); /* per-sample perturbation masks */
+    if (!skips) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit block %lld: masks", (long long)i);
+    const size_t mark = ltx2_bpool_mark(r->pool);
+    ltx2_status st = block_run(r, i, bw, v, a, skips);
+    ltx2_bpool_release(r->pool, mark);
     free(skips);
     return st;
 }

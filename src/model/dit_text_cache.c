@@ -1,21 +1,23 @@
 /* The DiT's per-generation text K/V cache (see ltx2_dit_text_cache in model/dit.h): the text
  * cross-attention's K (after k_norm) and V depend only on the context (and, for LTX-2.3, the
  * prompt-AdaLN row of the sample's sigma), so every guidance pass and step with the same key can
- * reuse them. Entries are keyed by the exact bytes, so a hit is exact by construction. */
+ * reuse them. Entries are keyed by the exact bytes of the host inputs they are a function of (the
+ * raw context rows, and the prompt timestep for LTX-2.3), so a hit is exact by construction; the
+ * K/V live on the weights' backend. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/context.h"
-#include "cpu/cpu_ops.h"
 #include "model/dit_internal.h"
 
 typedef struct text_entry {
     int used;
     int stream;           /* 0 video, 1 audio */
-    int64_t S, D;         /* context rows and width */
-    int64_t P;            /* prompt row width (2D for LTX-2.3, else 0) */
-    float *key;           /* [S*D + P] the context rows, then the prompt row */
-    float *k, *v;         /* [num_layers, S, inner] */
+    int64_t S, W;         /* context rows and raw width */
+    int64_t P;            /* prompt key values (1 for LTX-2.3: the prompt timestep, else 0) */
+    float *key;           /* [S*W + P] the context rows, then the prompt timestep */
+    const ltx2_backend *be;
+    void *k, *v;          /* [num_layers, S, inner] on be, the weights' dtype */
     uint8_t *filled;      /* [num_layers] */
     int64_t num_layers, inner;
     const ltx2_dit_weights *w; /* the weights the K/V came from */
@@ -46,8 +48,10 @@ ltx2_status ltx2_dit_text_cache_create(ltx2_context *ctx, int64_t max_entries, l
 
 static void entry_clear(text_entry *t) {
     free(t->key);
-    free(t->k);
-    free(t->v);
+    if (t->be) {
+        t->be->free(t->be, t->k);
+        t->be->free(t->be, t->v);
+    }
     free(t->filled);
     memset(t, 0, sizeof *t);
 }
@@ -76,23 +80,56 @@ void dit_text_cache_begin(ltx2_dit_text_cache *c) {
     if (c) c->stamp++;
 }
 
-static bool entry_matches(const text_entry *t, const ltx2_dit_weights *w, int stream, int64_t S, int64_t D, int64_t P, const float *ctx_rows,
-                          const float *prow) {
-    return t->used && t->w == w && t->stream == stream && t->S == S && t->D == D && t->P == P &&
-           memcmp(t->key, ctx_rows, (size_t)(S * D) * sizeof(float)) == 0 &&
-           (P == 0 || memcmp(t->key + S * D, prow, (size_t)P * sizeof(float)) == 0);
+static bool entry_matches(const text_entry *t, const ltx2_dit_weights *w, int stream, int64_t S, int64_t W,
+                          int64_t P, const float *ctx_rows, const float *prow) {
+    return t->used && t->w == w && t->stream == stream && t->S == S && t->W == W && t->P == P &&
+           memcmp(t->key, ctx_rows, (size_t)(S * W) * sizeof(float)) == 0 &&
+           (P == 0 || memcmp(t->key + S * W, prow, (size_t)P * sizeof(float)) == 0);
+}
+
+/* A fresh entry for the key (the slot is cleared first). */
+static ltx2_status entry_fill(ltx2_context *ctx, text_entry *t, const ltx2_dit_weights *w, int stream, int64_t S,
+                              int64_t W, int64_t P, const float *rows, const float *prow, int64_t inner) {
+    const int64_t L = w->cfg.num_layers;
+    const size_t kv = (size_t)(L * S * inner) * ltx2_dtype_size(w->dtype);
+    entry_clear(t);
+    t->key = malloc((size_t)(S * W + P) * sizeof(float));
+    t->filled = calloc((size_t)L, 1);
+    if (!t->key || !t->filled) {
+        entry_clear(t);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit text cache: entry key of %lld floats", (long long)(S * W + P));
+    }
+    t->be = w->be;
+    ltx2_status st = w->be->alloc(w->be, ctx, kv, &t->k);
+    if (st == LTX2_OK) st = w->be->alloc(w->be, ctx, kv, &t->v);
+    if (st != LTX2_OK) {
+        entry_clear(t);
+        return st;
+    }
+    memcpy(t->key, rows, (size_t)(S * W) * sizeof(float));
+    if (P) memcpy(t->key + S * W, prow, (size_t)P * sizeof(float));
+    t->used = 1;
+    t->stream = stream;
+    t->S = S;
+    t->W = W;
+    t->P = P;
+    t->num_layers = L;
+    t->inner = inner;
+    t->w = w;
+    return LTX2_OK;
 }
 
 ltx2_status dit_text_cache_bind(ltx2_context *ctx, ltx2_dit_text_cache *c, const ltx2_dit_weights *w, int stream,
-                                const dit_stream *s, int64_t *entry_out) {
-    const int64_t S = s->S, D = s->D, P = s->prompt_mod ? 2 * D : 0;
+                                int64_t B, int64_t S, int64_t W, const float *ctx_rows, const float *prompt_t,
+                                int64_t *entry_out) {
+    const int64_t P = prompt_t ? 1 : 0;
     const ltx2_dit_attn_w *a = stream ? &w->blocks[0].audio_attn2 : &w->blocks[0].attn2;
-    const int64_t L = w->cfg.num_layers, inner = a->heads * a->head_dim;
-    for (int64_t b = 0; b < s->B; b++) {
-        const float *rows = s->context + b * S * D, *prow = P ? s->prompt_mod + b * P : NULL;
+    const int64_t inner = a->heads * a->head_dim;
+    for (int64_t b = 0; b < B; b++) {
+        const float *rows = ctx_rows + b * S * W, *prow = P ? prompt_t + b : NULL;
         int64_t hit = -1, victim = -1;
         for (int64_t i = 0; i < c->n && hit < 0; i++)
-            if (entry_matches(&c->e[i], w, stream, S, D, P, rows, prow)) hit = i;
+            if (entry_matches(&c->e[i], w, stream, S, W, P, rows, prow)) hit = i;
         if (hit < 0) {
             /* an empty slot, else the least recently used one not bound in this forward */
             for (int64_t i = 0; i < c->n; i++) {
@@ -102,27 +139,7 @@ ltx2_status dit_text_cache_bind(ltx2_context *ctx, ltx2_dit_text_cache *c, const
                 if (!t->used) break;
             }
             if (victim >= 0) {
-                text_entry *t = &c->e[victim];
-                entry_clear(t);
-                t->key = malloc((size_t)(S * D + P) * sizeof(float));
-                t->k = malloc((size_t)(L * S * inner) * sizeof(float));
-                t->v = malloc((size_t)(L * S * inner) * sizeof(float));
-                t->filled = calloc((size_t)L, 1);
-                if (!t->key || !t->k || !t->v || !t->filled) {
-                    entry_clear(t);
-                    return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit text cache: entry of %lld x %lld floats",
-                                      (long long)(L * S), (long long)inner);
-                }
-                memcpy(t->key, rows, (size_t)(S * D) * sizeof(float));
-                if (P) memcpy(t->key + S * D, prow, (size_t)P * sizeof(float));
-                t->used = 1;
-                t->stream = stream;
-                t->S = S;
-                t->D = D;
-                t->P = P;
-                t->num_layers = L;
-                t->inner = inner;
-                t->w = w;
+                LTX2_TRY(entry_fill(ctx, &c->e[victim], w, stream, S, W, P, rows, prow, inner));
                 hit = victim;
             }
         }
@@ -132,37 +149,40 @@ ltx2_status dit_text_cache_bind(ltx2_context *ctx, ltx2_dit_text_cache *c, const
     return LTX2_OK;
 }
 
-/* K and V of S rows of one sample, exactly as Attention.forward computes them (to_k, k_norm over
- * all heads; to_v); rows are independent, so this equals the batched projection bit for bit. */
-static ltx2_status project(dit_run *r, const ltx2_dit_attn_w *a, const float *c, int64_t S, float *k, float *v) {
-    LTX2_TRY(dit_linear(r, &a->k, c, S, k));
-    LTX2_TRY(ltx2_cpu_rms_norm(r->ctx, k, k, S, a->heads * a->head_dim, a->k_norm, r->w->cfg.norm_eps));
-    return dit_linear(r, &a->v, c, S, v);
+/* K and V of one sample's S context rows, exactly as Attention.forward computes them (to_k, k_norm
+ * over all heads; to_v); rows are independent, so this equals the batched projection. */
+static ltx2_status project(dit_run *r, const ltx2_dit_attn_w *a, const ltx2_tensor *c, ltx2_tensor *k,
+                           ltx2_tensor *v) {
+    LTX2_TRY(dit_linear(r, &a->k, c, false, k));
+    LTX2_TRY(ltx2_backend_rms_norm(r->be, r->ctx, k, &a->k_norm, r->w->cfg.norm_eps, k));
+    return dit_linear(r, &a->v, c, false, v);
 }
 
-ltx2_status dit_text_kv(dit_run *r, const dit_stream *s, int64_t i, const ltx2_dit_attn_w *a, const float *context,
-                        float *k, float *v) {
+ltx2_status dit_text_kv(dit_run *r, const dit_stream *s, int64_t i, const ltx2_dit_attn_w *a,
+                        const ltx2_tensor *context, ltx2_tensor *k, ltx2_tensor *v) {
     ltx2_dit_text_cache *c = r->text_cache;
-    const int64_t S = s->S, inner = a->heads * a->head_dim, Dc = a->context_dim;
-    const size_t n = (size_t)(S * inner);
+    const int64_t S = s->S, inner = a->heads * a->head_dim;
+    const size_t nbytes = (size_t)(S * inner) * ltx2_dtype_size(r->dt);
     for (int64_t b = 0; b < s->B; b++) {
-        float *kb = k + b * S * inner, *vb = v + b * S * inner;
+        ltx2_tensor kb = dit_sample(k, b), vb = dit_sample(v, b), cb = dit_sample(context, b);
         const int64_t e = c && s->text_entry ? s->text_entry[b] : -1;
         if (e < 0) {
-            LTX2_TRY(project(r, a, context + b * S * Dc, S, kb, vb));
+            LTX2_TRY(project(r, a, &cb, &kb, &vb));
             continue;
         }
         text_entry *t = &c->e[e];
-        float *ck = t->k + i * S * inner, *cv = t->v + i * S * inner;
+        ltx2_tensor ck = kb, cv = vb;
+        ck.data = (char *)t->k + (size_t)i * nbytes;
+        cv.data = (char *)t->v + (size_t)i * nbytes;
         if (!t->filled[i]) {
-            LTX2_TRY(project(r, a, context + b * S * Dc, S, ck, cv));
+            LTX2_TRY(project(r, a, &cb, &ck, &cv));
             t->filled[i] = 1;
             c->projections++;
         } else {
             c->hits++;
         }
-        memcpy(kb, ck, n * sizeof(float));
-        memcpy(vb, cv, n * sizeof(float));
+        LTX2_TRY(r->be->copy(r->be, r->ctx, kb.data, ck.data, nbytes));
+        LTX2_TRY(r->be->copy(r->be, r->ctx, vb.data, cv.data, nbytes));
     }
     return LTX2_OK;
 }

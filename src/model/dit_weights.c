@@ -1,8 +1,10 @@
 /* DiT weight loading: the config implies a list of (name, shape, destination); every entry is
- * looked up, checked and converted into one fp32 block, then the file is scanned for DiT tensors
- * nobody asked for. All problems are gathered first so one message names them. The replicated
- * variant walks the same list but leaves the blocks' attention / FFN tensors (flagged `layer`)
- * unconverted: a tensor-parallel rank reads only its shard of those (dist/dit_shard_load.c). */
+ * looked up, checked and converted into one allocation on the target backend (host f32 directly,
+ * a device through a staging buffer of one tensor), then the file is scanned for DiT tensors nobody
+ * asked for. All problems are gathered first so one message names them. The replicated variant
+ * walks the same list but leaves the blocks' attention / FFN tensors (flagged `layer`) unloaded: a
+ * tensor-parallel rank reads only its shard of those (model/dit_shard_load.c). The same list also
+ * drives the backend copy (ltx2_dit_weights_to) and the random weights. */
 #include "model/dit_weights.h"
 
 #include <stdbool.h>
@@ -11,70 +13,21 @@
 #include <string.h>
 
 #include "core/context.h"
-#include "core/dtype.h"
-#include "core/rng.h"
 #include "model/names.h"
-#include "model/weight_fetch.h"
 
 /* Sub-trees under model.diffusion_model. that belong to the text connectors, not the DiT. */
 static const char *const k_connector_prefixes[] = {"video_embeddings_connector.", "audio_embeddings_connector."};
-/* How many offenders of each kind an error message names. */
-#define REPORT_FIRST 3
-#define NAME_CAP 192
 /* Audio latent width for random weights when the config lacks it (every LTX-2 audio VAE: 8 ch x 16 mel). */
 #define RANDOM_AUDIO_IN_CHANNELS 128
 
-typedef struct wspec {
-    char name[NAME_CAP];
-    int ndim;
-    int64_t shape[2];
-    float **dst;
-    bool layer; /* a block's attention / FFN tensor: the ones tensor parallelism splits */
-} wspec;
+#define NAME_CAP LTX2_WNAME_CAP
 
-typedef struct wlist {
-    wspec *v;
-    size_t n, cap;
-    bool oom;
-} wlist;
-
-static void add(wlist *l, const char *name, int ndim, int64_t s0, int64_t s1, float **dst) {
-    if (l->oom) return;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        wspec *v = realloc(l->v, cap * sizeof *v);
-        if (!v) {
-            l->oom = true;
-            return;
-        }
-        l->v = v;
-        l->cap = cap;
-    }
-    wspec *s = &l->v[l->n++];
-    snprintf(s->name, sizeof s->name, "%s", name);
-    s->ndim = ndim;
-    s->shape[0] = s0;
-    s->shape[1] = s1;
-    s->dst = dst;
-    s->layer = false;
+/* Every DiT Linear has a bias (attention_bias true in every config). */
+static void add_linear(ltx2_wtable *l, const char *p, int64_t out, int64_t in, ltx2_dit_linear *lin) {
+    ltx2_wtable_add_linear(l, p, out, in, true, lin);
 }
 
-/* Flags the entries from index n0 on as block layer tensors. */
-static void mark_layer(wlist *l, size_t n0) {
-    for (size_t i = n0; i < l->n; i++) l->v[i].layer = true;
-}
-
-static void add_linear(wlist *l, const char *p, int64_t out, int64_t in, ltx2_dit_linear *lin) {
-    char n[NAME_CAP];
-    lin->out = out;
-    lin->in = in;
-    snprintf(n, sizeof n, "%s.weight", p);
-    add(l, n, 2, out, in, &lin->w);
-    snprintf(n, sizeof n, "%s.bias", p);
-    add(l, n, 1, out, 0, &lin->b);
-}
-
-static void add_adaln(wlist *l, const char *p, int64_t dim, int64_t rows, ltx2_dit_adaln_w *a) {
+static void add_adaln(ltx2_wtable *l, const char *p, int64_t dim, int64_t rows, ltx2_dit_adaln_w *a) {
     char n[NAME_CAP];
     a->dim = dim;
     a->rows = rows;
@@ -86,11 +39,13 @@ static void add_adaln(wlist *l, const char *p, int64_t dim, int64_t rows, ltx2_d
     add_linear(l, n, rows * dim, dim, &a->lin);
 }
 
-static void add_attn(wlist *l, const char *blk, const char *name, int64_t qdim, int64_t cdim, int64_t heads,
+static void add_attn(ltx2_wtable *l, const char *blk, const char *name, int64_t qdim, int64_t cdim, int64_t heads,
                      int64_t head_dim, bool gated, ltx2_dit_attn_w *a) {
     char n[NAME_CAP];
     int64_t inner = heads * head_dim;
     a->heads = heads;
+    a->head0 = 0;
+    a->heads_total = heads;
     a->head_dim = head_dim;
     a->query_dim = qdim;
     a->context_dim = cdim;
@@ -103,16 +58,16 @@ static void add_attn(wlist *l, const char *blk, const char *name, int64_t qdim, 
     snprintf(n, sizeof n, "%s.%s.to_out.0", blk, name);
     add_linear(l, n, qdim, inner, &a->o);
     snprintf(n, sizeof n, "%s.%s.q_norm.weight", blk, name);
-    add(l, n, 1, inner, 0, &a->q_norm);
+    ltx2_wtable_add(l, n, 1, inner, 0, &a->q_norm);
     snprintf(n, sizeof n, "%s.%s.k_norm.weight", blk, name);
-    add(l, n, 1, inner, 0, &a->k_norm);
+    ltx2_wtable_add(l, n, 1, inner, 0, &a->k_norm);
     if (gated) {
         snprintf(n, sizeof n, "%s.%s.to_gate_logits", blk, name);
         add_linear(l, n, heads, qdim, &a->gate);
     }
 }
 
-static void add_ff(wlist *l, const char *blk, const char *name, int64_t dim, ltx2_dit_ff_w *f) {
+static void add_ff(ltx2_wtable *l, const char *blk, const char *name, int64_t dim, ltx2_dit_ff_w *f) {
     char n[NAME_CAP];
     snprintf(n, sizeof n, "%s.%s.net.0.proj", blk, name);
     add_linear(l, n, 4 * dim, dim, &f->proj_in);
@@ -120,7 +75,7 @@ static void add_ff(wlist *l, const char *blk, const char *name, int64_t dim, ltx
     add_linear(l, n, dim, 4 * dim, &f->proj_out);
 }
 
-static void build_list(wlist *l, ltx2_dit_weights *w) {
+static void build_list(ltx2_wtable *l, ltx2_dit_weights *w) {
     const ltx2_dit_config *c = &w->cfg;
     const int64_t Dv = c->inner_dim, Da = c->audio_inner_dim, k = c->adaln_rows;
     add_linear(l, "patchify_proj", Dv, c->in_channels, &w->patchify);
@@ -141,8 +96,8 @@ static void build_list(wlist *l, ltx2_dit_weights *w) {
     add_adaln(l, "av_ca_audio_scale_shift_adaln_single", Da, 4, &w->av_audio_ss);
     add_adaln(l, "av_ca_a2v_gate_adaln_single", Dv, 1, &w->av_a2v_gate);
     add_adaln(l, "av_ca_v2a_gate_adaln_single", Da, 1, &w->av_v2a_gate);
-    add(l, "scale_shift_table", 2, 2, Dv, &w->sst);
-    add(l, "audio_scale_shift_table", 2, 2, Da, &w->audio_sst);
+    ltx2_wtable_add(l, "scale_shift_table", 2, 2, Dv, &w->sst);
+    ltx2_wtable_add(l, "audio_scale_shift_table", 2, 2, Da, &w->audio_sst);
     add_linear(l, "proj_out", c->out_channels, Dv, &w->proj_out);
     add_linear(l, "audio_proj_out", c->audio_out_channels, Da, &w->audio_proj_out);
     const bool g = c->apply_gated_attention;
@@ -161,25 +116,23 @@ static void build_list(wlist *l, ltx2_dit_weights *w) {
         add_attn(l, p, "video_to_audio_attn", Da, Dv, c->audio_heads, c->audio_head_dim, g, &b->v2a);
         add_ff(l, p, "ff", Dv, &b->ff);
         add_ff(l, p, "audio_ff", Da, &b->audio_ff);
-        mark_layer(l, n0);
+        ltx2_wtable_mark_layers(l, n0);
         snprintf(n, sizeof n, "%s.scale_shift_table", p);
-        add(l, n, 2, k, Dv, &b->sst);
+        ltx2_wtable_add(l, n, 2, k, Dv, &b->sst);
         snprintf(n, sizeof n, "%s.audio_scale_shift_table", p);
-        add(l, n, 2, k, Da, &b->audio_sst);
+        ltx2_wtable_add(l, n, 2, k, Da, &b->audio_sst);
         snprintf(n, sizeof n, "%s.scale_shift_table_a2v_ca_video", p);
-        add(l, n, 2, 5, Dv, &b->sst_a2v_video);
+        ltx2_wtable_add(l, n, 2, 5, Dv, &b->sst_a2v_video);
         snprintf(n, sizeof n, "%s.scale_shift_table_a2v_ca_audio", p);
-        add(l, n, 2, 5, Da, &b->sst_a2v_audio);
+        ltx2_wtable_add(l, n, 2, 5, Da, &b->sst_a2v_audio);
         if (c->cross_attention_adaln) {
             snprintf(n, sizeof n, "%s.prompt_scale_shift_table", p);
-            add(l, n, 2, 2, Dv, &b->prompt_sst);
+            ltx2_wtable_add(l, n, 2, 2, Dv, &b->prompt_sst);
             snprintf(n, sizeof n, "%s.audio_prompt_scale_shift_table", p);
-            add(l, n, 2, 2, Da, &b->audio_prompt_sst);
+            ltx2_wtable_add(l, n, 2, 2, Da, &b->audio_prompt_sst);
         }
     }
 }
-
-static int64_t spec_numel(const wspec *s) { return s->ndim == 1 ? s->shape[0] : s->shape[0] * s->shape[1]; }
 
 static bool is_connector(const char *rel) {
     for (size_t i = 0; i < sizeof(k_connector_prefixes) / sizeof(k_connector_prefixes[0]); i++)
@@ -187,13 +140,11 @@ static bool is_connector(const char *rel) {
     return false;
 }
 
-/* Appends "name" to a short list of offenders (the first REPORT_FIRST), counting the rest. */
-static void note(ltx2_sbuf *s, size_t *count, const char *fmt, const char *name, const char *extra) {
-    if (*count < REPORT_FIRST) {
-        if (*count) ltx2_sbuf_append(s, ", ", 2);
-        ltx2_sbuf_printf(s, fmt, name, extra);
-    }
-    (*count)++;
+/* A file tensor under the DiT prefix that is not a connector's is the DiT's. */
+static bool dit_owns(const char *name, const void *user) {
+    const char *prefix = user;
+    const size_t plen = strlen(prefix);
+    return strncmp(name, prefix, plen) == 0 && !is_connector(name + plen);
 }
 
 /* A weights struct for cfg with its blocks, no tensors yet (the caller may still adjust w->cfg). */
@@ -210,39 +161,22 @@ static ltx2_status weights_new(ltx2_context *ctx, const ltx2_dit_config *cfg, lt
     return LTX2_OK;
 }
 
-/* Builds the tensor list for w->cfg and points every destination into one fp32 block; with
- * skip_layers the block layer tensors get no storage (their pointers stay NULL). */
-static ltx2_status weights_layout(ltx2_context *ctx, ltx2_dit_weights *w, wlist *l, bool skip_layers) {
+/* The table of w->cfg, laid out on be in dtype. */
+static ltx2_status weights_layout(ltx2_context *ctx, ltx2_dit_weights *w, ltx2_wtable *l, bool skip_layers,
+                                  const ltx2_backend *be, ltx2_dtype dtype) {
     build_list(l, w);
-    if (l->oom) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: tensor list");
-    int64_t total = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < l->n; i++)
-        if (!(skip_layers && l->v[i].layer)) {
-            total += spec_numel(&l->v[i]);
-            n++;
-        }
-    w->storage_ = malloc((size_t)(total ? total : 1) * sizeof(float));
-    if (!w->storage_) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: %lld floats", (long long)total);
-    w->n_floats = (size_t)total;
-    w->n_tensors = n;
+    LTX2_TRY(ltx2_wstore_layout(ctx, &w->store, l, be, dtype, skip_layers));
+    w->be = be;
+    w->dtype = dtype;
     w->layers_skipped = skip_layers;
-    float *cur = w->storage_;
-    for (size_t i = 0; i < l->n; i++) {
-        if (skip_layers && l->v[i].layer) continue;
-        *l->v[i].dst = cur;
-        cur += spec_numel(&l->v[i]);
-    }
     return LTX2_OK;
 }
 
-static ltx2_status load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
-                        bool skip_layers, ltx2_dit_weights **out) {
-    if (!f || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
+static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f,
+                        const char *prefix, const ltx2_dit_config *cfg, bool skip_layers, ltx2_dit_weights **out) {
+    if (!be || !f || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
     *out = NULL;
     if (!prefix) prefix = LTX2_DIT_PREFIX;
-    const char *label = f->path ? f->path : "checkpoint";
-    const size_t plen = strlen(prefix);
     ltx2_dit_weights *w = NULL;
     LTX2_TRY(weights_new(ctx, cfg, &w));
     char full[NAME_CAP + 64];
@@ -252,82 +186,19 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_st_file *f, const char *pr
         const ltx2_st_tensor *t = ltx2_st_find(f, full);
         w->cfg.audio_in_channels = (t && t->ndim == 2 && t->shape[1] > 0) ? t->shape[1] : 128;
     }
-    wlist l = {0};
-    bool *used = calloc(f->n_tensors ? f->n_tensors : 1, sizeof *used);
-    ltx2_sbuf missing = {0}, shapes = {0}, unexpected = {0}, dtypes = {0};
-    size_t n_missing = 0, n_shape = 0, n_unexpected = 0, n_dtype = 0;
-    ltx2_status st = LTX2_OK;
-    if (!used) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: tensor list");
-        goto done;
-    }
-    st = weights_layout(ctx, w, &l, skip_layers);
-    if (st != LTX2_OK) goto done;
-    for (size_t i = 0; i < l.n; i++) {
-        wspec *s = &l.v[i];
-        snprintf(full, sizeof full, "%s%s", prefix, s->name);
-        const ltx2_st_tensor *t = ltx2_st_find(f, full);
-        if (!t) {
-            note(&missing, &n_missing, "%s%s", full, "");
-            continue;
-        }
-        used[t - f->tensors] = true;
-        bool ok = t->ndim == s->ndim && t->shape[0] == s->shape[0] && (s->ndim == 1 || t->shape[1] == s->shape[1]);
-        if (!ok) {
-            char got[96], want[96], both[224];
-            ltx2_shape_str(t->shape, t->ndim, got, sizeof got);
-            ltx2_shape_str(s->shape, s->ndim, want, sizeof want);
-            snprintf(both, sizeof both, " (expected %s, got %s)", want, got);
-            note(&shapes, &n_shape, "%s%s", full, both);
-            continue;
-        }
-        if (!ltx2_weight_dtype_ok(t->dtype)) {
-            char what[64];
-            snprintf(what, sizeof what, " (%s)", ltx2_dtype_name(t->dtype));
-            note(&dtypes, &n_dtype, "%s%s", full, what);
-            continue;
-        }
-        if (skip_layers && s->layer) continue; /* checked; the caller reads its slice */
-        st = ltx2_weight_to_f32(ctx, f, t, *s->dst, (size_t)spec_numel(s));
-        if (st != LTX2_OK) goto done;
-    }
-    for (size_t i = 0; i < f->n_tensors; i++) {
-        const char *name = f->tensors[i].name;
-        if (used[i] || strncmp(name, prefix, plen) != 0 || is_connector(name + plen) ||
-            ltx2_weight_is_fp8_aux(f, name))
-            continue;
-        note(&unexpected, &n_unexpected, "%s%s", name, "");
-    }
-    if (missing.oom || shapes.oom || unexpected.oom || dtypes.oom) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: error message");
-    } else if (n_missing || n_shape || n_dtype || n_unexpected) {
-        ltx2_status code = n_missing ? LTX2_ERR_NOT_FOUND
-                           : n_shape ? LTX2_ERR_SHAPE
-                           : n_dtype ? LTX2_ERR_DTYPE
-                                     : LTX2_ERR_FORMAT;
+    ltx2_wtable l = {0};
+    ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype);
+    if (st == LTX2_OK) {
         char cfgdesc[160];
         snprintf(cfgdesc, sizeof cfgdesc, "%lld layers, Dv %lld, Da %lld, %s%s", (long long)cfg->num_layers,
                  (long long)cfg->inner_dim, (long long)cfg->audio_inner_dim,
                  cfg->apply_gated_attention ? "gated attention, " : "",
                  cfg->cross_attention_adaln ? "cross-attention AdaLN" : "no cross-attention AdaLN");
-        st = LTX2_ERROR(ctx, code,
-                        "%s: DiT weights do not match the config (%s): %zu missing%s%s%s; %zu wrong shape%s%s%s; "
-                        "%zu unsupported dtype%s%s%s; %zu unexpected%s%s%s",
-                        label, cfgdesc, n_missing, n_missing ? " [" : "", n_missing ? missing.buf : "",
-                        n_missing ? (n_missing > REPORT_FIRST ? ", ...]" : "]") : "", n_shape, n_shape ? " [" : "",
-                        n_shape ? shapes.buf : "", n_shape ? (n_shape > REPORT_FIRST ? ", ...]" : "]") : "", n_dtype,
-                        n_dtype ? " [" : "", n_dtype ? dtypes.buf : "",
-                        n_dtype ? (n_dtype > REPORT_FIRST ? ", ...]" : "]") : "", n_unexpected,
-                        n_unexpected ? " [" : "", n_unexpected ? unexpected.buf : "",
-                        n_unexpected ? (n_unexpected > REPORT_FIRST ? ", ...]" : "]") : "");
+        const ltx2_wload how = {.f = f, .prefix = prefix, .skip_layers = skip_layers, .what = "DiT weights",
+                                .cfgdesc = cfgdesc, .owns = dit_owns, .owns_user = prefix};
+        st = ltx2_wtable_load(ctx, &l, &w->store, &how);
     }
-done:
-    ltx2_sbuf_free(&missing);
-    ltx2_sbuf_free(&shapes);
-    ltx2_sbuf_free(&unexpected);
-    ltx2_sbuf_free(&dtypes);
-    free(used);
-    free(l.v);
+    ltx2_wtable_free(&l);
     if (st != LTX2_OK) {
         ltx2_dit_weights_free(w);
         return st;
@@ -338,12 +209,18 @@ done:
 
 ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                   const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, f, prefix, cfg, false, out);
+    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, false, out);
+}
+
+ltx2_status ltx2_dit_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                     const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
+                                     ltx2_dit_weights **out) {
+    return load(ctx, be, dtype, f, prefix, cfg, false, out);
 }
 
 ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                              const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, f, prefix, cfg, true, out);
+    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, true, out);
 }
 
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out) {
@@ -375,23 +252,50 @@ ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cf
     ltx2_dit_weights *w = NULL;
     LTX2_TRY(weights_new(ctx, cfg, &w));
     if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = RANDOM_AUDIO_IN_CHANNELS;
-    wlist l = {0};
-    ltx2_status st = weights_layout(ctx, w, &l, false);
-    free(l.v);
+    ltx2_wtable l = {0};
+    ltx2_status st = weights_layout(ctx, w, &l, false, ltx2_backend_cpu(), LTX2_F32);
+    if (st == LTX2_OK) st = ltx2_wtable_random(ctx, &l, &w->store, seed, scale);
+    ltx2_wtable_free(&l);
     if (st != LTX2_OK) {
         ltx2_dit_weights_free(w);
         return st;
     }
-    /* One stream for the whole block: tensor order is fixed by the list, so a seed is reproducible. */
-    ltx2_rng_normal(seed, 0, 0, w->n_floats, w->storage_);
-    for (size_t i = 0; i < w->n_floats; i++) w->storage_[i] *= scale;
+    *out = w;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_dit_weights_to(ltx2_context *ctx, const ltx2_dit_weights *src, const ltx2_backend *be,
+                                ltx2_dtype dtype, ltx2_dit_weights **out) {
+    if (!src || !be || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights copy: NULL argument");
+    *out = NULL;
+    ltx2_dit_weights *w = NULL;
+    LTX2_TRY(weights_new(ctx, &src->cfg, &w));
+    /* build_list records where each tensor field is (and rewrites shapes): run it over a copy of
+     * src so its entries point at copies of src's views, in the same order as w's */
+    ltx2_dit_weights tmp = *src;
+    ltx2_wtable ls = {0}, l = {0};
+    tmp.blocks = malloc((size_t)src->cfg.num_layers * sizeof *tmp.blocks);
+    ltx2_status st = tmp.blocks ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights copy: blocks");
+    if (st == LTX2_OK) {
+        memcpy(tmp.blocks, src->blocks, (size_t)src->cfg.num_layers * sizeof *tmp.blocks);
+        build_list(&ls, &tmp);
+        st = weights_layout(ctx, w, &l, src->layers_skipped, be, dtype);
+    }
+    if (st == LTX2_OK) st = ltx2_wtable_copy(ctx, &ls, &src->store, &l, &w->store);
+    ltx2_wtable_free(&ls);
+    ltx2_wtable_free(&l);
+    free(tmp.blocks);
+    if (st != LTX2_OK) {
+        ltx2_dit_weights_free(w);
+        return st;
+    }
     *out = w;
     return LTX2_OK;
 }
 
 void ltx2_dit_weights_free(ltx2_dit_weights *w) {
     if (!w) return;
-    free(w->storage_);
+    ltx2_wstore_free(&w->store);
     free(w->blocks);
     free(w);
 }

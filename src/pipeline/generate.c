@@ -14,7 +14,7 @@
 #include "core/timer.h"
 #include "io/file.h"
 #include "io/npy.h"
-#include "dist/vae_parallel.h"
+#include "pipeline/vae_parallel.h"
 #include "pipeline/generate_dist.h"
 #include "pipeline/guidance.h"
 #include "pipeline/pipeline.h"

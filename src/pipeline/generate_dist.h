@@ -1,5 +1,5 @@
 /* ltx2_generate as one rank of a multi-rank job: the DiT runs sharded over the world communicator
- * (dist/dit_parallel.h), the video VAE decode is spread over the ranks (dist/vae_parallel.h);
+ * (model/dit_parallel.h), the video VAE decode is spread over the ranks (pipeline/vae_parallel.h);
  * text, noise, guidance and the audio decode are replicated (cheap, deterministic). Every rank
  * returns the whole result; only rank 0 dumps and reports progress. A failure on any rank aborts
  * the world, so every rank returns an error carrying the reason. */
@@ -7,7 +7,7 @@
 #define LTX2_PIPELINE_GENERATE_DIST_H
 
 #include "dist/comm.h"
-#include "dist/dit_parallel.h"
+#include "model/dit_parallel.h"
 #include "ltx2/ltx2.h"
 
 typedef struct ltx2_generate_dist {

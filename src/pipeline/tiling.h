@@ -106,7 +106,7 @@ ltx2_status ltx2_vae_tiled_decode_blocks(ltx2_context *ctx, const ltx2_video_dec
 ltx2_status ltx2_vae_tiled_decode(ltx2_context *ctx, const ltx2_video_decoder *dec, const ltx2_tensor *latent,
                                   const ltx2_vae_tiling *tiling, ltx2_tensor *video, ltx2_vae_tiling_stats *stats);
 
-/* ---- Tile-level access, for spreading one decode's tiles over ranks (src/dist/vae_parallel.c) ---- */
+/* ---- Tile-level access, for spreading one decode's tiles over ranks (src/pipeline/vae_parallel.c) ---- */
 
 /* One tile of a decode plan; plans list tiles in itertools.product order (T slowest, then H, W). */
 typedef struct ltx2_vae_tile_info {

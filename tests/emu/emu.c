@@ -611,15 +611,29 @@ static void emu_thread_exit(emu_thread *t, int unwound) {
     pthread_mutex_unlock(&L->mu);
 }
 
+/* The OS threads that run emulated CUDA threads: created once and reused by every launch (a
+ * launch of 256-thread blocks used to create and join 256 pthreads, which cost more than the
+ * kernels of small models). Worker i runs emulated thread i of the current launch; launches are
+ * serialised, since the pool serves one at a time. */
+typedef struct emu_host {
+    pthread_t pt;
+    sem_t go;       /* posted to run one block of `t` */
+    emu_thread *t;  /* this launch's thread i, set before each post */
+} emu_host;
+
+static pthread_mutex_t emu_pool_mu = PTHREAD_MUTEX_INITIALIZER; /* held for a whole launch */
+static emu_host *emu_pool;
+static int emu_pool_n;
+
 static void *emu_worker(void *arg) {
-    emu_thread *t = arg;
-    emu_launch *L = t->L;
-    emu_cur = t;
-    ltx2_emu_builtin = &t->bi;
+    emu_host *h = arg;
     for (;;) {
-        while (sem_wait(&t->sem) != 0 && errno == EINTR) {
+        while (sem_wait(&h->go) != 0 && errno == EINTR) {
         }
-        if (L->stop) break;
+        emu_thread *t = h->t;
+        emu_launch *L = t->L;
+        emu_cur = t;
+        ltx2_emu_builtin = &t->bi;
         t->bi.block_idx = L->block_idx;
         t->head = t->n = 0; /* copies never waited for in the last block never land */
         t->committed = 0;
@@ -630,8 +644,31 @@ static void *emu_worker(void *arg) {
             emu_thread_exit(t, 1);
         }
     }
-    free(t->copies);
     return NULL;
+}
+
+/* Grows the pool to n workers (emu_pool_mu held); returns how many exist. */
+static int emu_pool_grow(int n) {
+    if (n <= emu_pool_n) return emu_pool_n;
+    if (!emu_pool) {
+        emu_pool = calloc(EMU_MAX_BLOCK_THREADS, sizeof *emu_pool);
+        if (!emu_pool) return 0;
+    }
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, EMU_STACK_BYTES);
+    /* detached: the pool lives as long as the process */
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    for (; emu_pool_n < n; emu_pool_n++) {
+        emu_host *h = &emu_pool[emu_pool_n];
+        sem_init(&h->go, 0, 0);
+        if (pthread_create(&h->pt, &attr, emu_worker, h) != 0) {
+            sem_destroy(&h->go);
+            break;
+        }
+    }
+    pthread_attr_destroy(&attr);
+    return emu_pool_n;
 }
 
 static int emu_check_config(ltx2_emu_dim3 grid, ltx2_emu_dim3 block, size_t dyn) {
@@ -690,7 +727,10 @@ static int emu_run_block(emu_launch *L, ltx2_emu_dim3 idx) {
         L->threads[i].wake = W_NONE;
     }
     pthread_mutex_unlock(&L->mu);
-    for (int i = 0; i < L->nthreads; i++) sem_post(&L->threads[i].sem);
+    for (int i = 0; i < L->nthreads; i++) {
+        emu_pool[i].t = &L->threads[i];
+        sem_post(&emu_pool[i].go);
+    }
     emu_wait_block(L);
     pthread_mutex_lock(&L->mu);
     const int fault = L->fault;
@@ -734,30 +774,21 @@ int ltx2_emu_launch(const char *kernel, ltx2_emu_dim3 grid, ltx2_emu_dim3 block,
     for (int w = 0; w < L->nwarps; w++)
         L->warps[w].lanes = L->nthreads - w * EMU_WARP < EMU_WARP ? L->nthreads - w * EMU_WARP : EMU_WARP;
 
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, EMU_STACK_BYTES);
-    int created = 0, err = 0;
-    for (; created < L->nthreads; created++) {
-        emu_thread *t = &L->threads[created];
-        const unsigned tid = (unsigned)created;
+    for (int i = 0; i < L->nthreads; i++) {
+        emu_thread *t = &L->threads[i];
+        const unsigned tid = (unsigned)i;
         t->L = L;
-        t->tid = created;
-        t->warp = created / EMU_WARP;
-        t->lane = created % EMU_WARP;
+        t->tid = i;
+        t->warp = i / EMU_WARP;
+        t->lane = i % EMU_WARP;
         t->bi.thread_idx.x = tid % block.x;
         t->bi.thread_idx.y = tid / block.x % block.y;
         t->bi.thread_idx.z = tid / (block.x * block.y);
         t->bi.block_dim = block;
         t->bi.grid_dim = grid;
-        sem_init(&t->sem, 0, 0);
-        if (pthread_create(&t->pt, &attr, emu_worker, t) != 0) {
-            sem_destroy(&t->sem);
-            err = EMU_ERR_OUT_OF_RESOURCES;
-            break;
-        }
     }
-    pthread_attr_destroy(&attr);
+    pthread_mutex_lock(&emu_pool_mu);
+    int err = emu_pool_grow(L->nthreads) < L->nthreads ? EMU_ERR_OUT_OF_RESOURCES : 0;
 
     int fault = 0;
     for (unsigned z = 0; !err && !fault && z < grid.z; z++)
@@ -769,12 +800,8 @@ int ltx2_emu_launch(const char *kernel, ltx2_emu_dim3 grid, ltx2_emu_dim3 block,
                 fault = r > 0;
             }
 
-    L->stop = 1;
-    for (int i = 0; i < created; i++) sem_post(&L->threads[i].sem);
-    for (int i = 0; i < created; i++) {
-        pthread_join(L->threads[i].pt, NULL);
-        sem_destroy(&L->threads[i].sem);
-    }
+    pthread_mutex_unlock(&emu_pool_mu);
+    for (int i = 0; i < L->nthreads; i++) free(L->threads[i].copies);
     pthread_mutex_lock(&emu_global_mu);
     emu_collectives_total += L->collectives;
     pthread_mutex_unlock(&emu_global_mu);

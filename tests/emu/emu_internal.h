@@ -63,8 +63,6 @@ typedef struct emu_thread {
     ltx2_emu_builtins bi;
     struct emu_launch *L;
     int tid, warp, lane;
-    pthread_t pt;
-    sem_t sem; /* posted to start each block (and to stop) */
     jmp_buf jb;
     int state, wake;
     /* where it waits (S_WAITING) */
@@ -116,7 +114,6 @@ typedef struct emu_launch {
     emu_warp *warps;
     pthread_mutex_t mu;
     sem_t done; /* posted when the last thread of a block has finished */
-    int stop;
     /* the running block */
     ltx2_emu_dim3 block_idx;
     unsigned char *dyn;

@@ -18,9 +18,12 @@
 #define ltx2_k_layer_norm ltx2_emu_k_layer_norm
 #define ltx2_k_norm_modulate ltx2_emu_k_norm_modulate
 #define ltx2_k_pixel_norm ltx2_emu_k_pixel_norm
+#define ltx2_k_rms_apply ltx2_emu_k_rms_apply
 #define ltx2_k_rms_norm ltx2_emu_k_rms_norm
 #define ltx2_k_rope ltx2_emu_k_rope
+#define ltx2_k_row_sumsq ltx2_emu_k_row_sumsq
 #define ltx2_k_softmax ltx2_emu_k_softmax
+#define ltx2_k_table_get ltx2_emu_k_table_get
 #define ltx2_k_unary ltx2_emu_k_unary
 
 #endif

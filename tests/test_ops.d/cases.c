@@ -50,6 +50,14 @@ static void build_registry(void) {
         c.flags = i % 3 == 0 ? 0u : (i % 3 == 1 ? F_WEIGHT | F_BIAS : F_BIAS);
         add2(c);
     }
+    /* Tensor-parallel RMSNorm: one rank's sum of squares (warp and block rows, odd widths), and the
+     * normalisation of one rank's columns from a whole-row sum (its own plus the other ranks'). */
+    static const int64_t tp_shapes[][2] = {{6, 7}, {9, 128}, {3, 1030}, {4, 2048}};
+    for (size_t i = 0; i < sizeof(tp_shapes) / sizeof(tp_shapes[0]); i++) {
+        add2((op_case){.op = LTX2_OP_ROW_SUMSQ, .ndim = 2, .shape = {tp_shapes[i][0], tp_shapes[i][1]}});
+        add2((op_case){.op = LTX2_OP_RMS_APPLY, .ndim = 2, .shape = {tp_shapes[i][0], tp_shapes[i][1]},
+                       .flags = i % 2 ? 0u : F_WEIGHT});
+    }
     /* LayerNorm on inputs whose mean dwarfs their spread (catches E[x^2]-E[x]^2 cancellation). */
     add2((op_case){.op = LTX2_OP_LAYER_NORM, .ndim = 2, .shape = {8, 512}, .flags = F_WEIGHT | F_BIAS,
                    .offset = 100.0f});
@@ -124,6 +132,15 @@ static void build_registry(void) {
                   .flags = F_MASK | F_ROPE_IL});
     add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 1024, 2 * 128}, .heads = 2, .sk = 1024,
                   .flags = F_QKNORM | F_ROPE});
+
+    /* Head dims the tensor-core kernels do not take (the tiny models' 16 and 8; an odd-sized 40):
+     * the per-row kernel behind the same launcher, with the pre-pass's norm and RoPE. */
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 18, 4 * 16}, .heads = 4, .sk = 18,
+                  .flags = F_QKNORM | F_ROPE});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 10, 4 * 8}, .heads = 4, .sk = 16,
+                  .flags = F_QKNORM | F_MASK});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 33, 2 * 40}, .heads = 2, .sk = 21,
+                  .flags = F_ROPE_IL});
 
     /* RoPE alone, both layouts, f32 and bf16. */
     add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {2, 77, 2 * 64}, .heads = 2, .flags = F_ROPE});

@@ -127,6 +127,23 @@ void inputs_make(const op_case *c, int idx, inputs *in) {
         if (c->flags & F_BIAS) in->bias = gen(st + 2, c->n, 1.0f, 0.0f, rb);
         in->out_shape[c->ndim - 1] = c->n;
         break;
+    case LTX2_OP_ROW_SUMSQ:
+        in->out_shape[c->ndim - 1] = 1;
+        break;
+    case LTX2_OP_RMS_APPLY: {
+        /* this rank's D columns of a row twice as wide: the whole-row sum is its own plus an equal
+         * share from the other rank (f32, as the all-reduce delivers it) */
+        const int64_t rows = in->nx / last;
+        if (c->flags & F_WEIGHT) in->w = gen(st + 1, last, 0.2f, 1.0f, rb);
+        in->nb = rows;
+        in->b = malloc((size_t)rows * sizeof(float));
+        for (int64_t r = 0; r < rows; r++) {
+            double s = 0;
+            for (int64_t i = 0; i < last; i++) s += (double)in->x[r * last + i] * in->x[r * last + i];
+            in->b[r] = (float)(2.0 * s + 0.5);
+        }
+        break;
+    }
     case LTX2_OP_RMS_NORM:
     case LTX2_OP_LAYER_NORM:
         /* weights near 1 like trained norm gains, biases small */
@@ -427,6 +444,20 @@ void naive_ref(const op_case *c, const inputs *in, double *ref) {
         }
         break;
     }
+    case LTX2_OP_ROW_SUMSQ:
+        for (int64_t r = 0; r < in->nout; r++) {
+            double s = 0;
+            for (int64_t i = 0; i < last; i++) s += (double)in->x[r * last + i] * in->x[r * last + i];
+            ref[r] = s;
+        }
+        break;
+    case LTX2_OP_RMS_APPLY:
+        for (int64_t r = 0; r < in->nx / last; r++) {
+            const double inv = 1.0 / sqrt((double)in->b[r] / (double)(2 * last) + 1e-6);
+            for (int64_t i = 0; i < last; i++)
+                ref[r * last + i] = in->x[r * last + i] * inv * (in->w ? in->w[i] : 1.0);
+        }
+        break;
     case LTX2_OP_GELU_TANH:
         for (int64_t i = 0; i < in->nx; i++) {
             double v = in->x[i];

@@ -1,32 +1,21 @@
-/* Shared by dit_parallel.c (groups, forward, the per-block weight gathers) and dit_shard_load.c (a
- * rank's weight shards, cut from a full fp32 copy or read straight from the checkpoint). Private to
- * src/dist/dit_*.c. */
-#ifndef LTX2_DIST_DIT_PARALLEL_INTERNAL_H
-#define LTX2_DIST_DIT_PARALLEL_INTERNAL_H
+/* Shared by dit_parallel.c (groups, the forward's hooks, inputs and outputs), dit_fsdp.c (the
+ * per-block weight gathers) and dit_shard_load.c (a rank's weight shards, cut from a full fp32 copy
+ * or read straight from the checkpoint). Private to src/model/dit_*.c. */
+#ifndef LTX2_MODEL_DIT_PARALLEL_INTERNAL_H
+#define LTX2_MODEL_DIT_PARALLEL_INTERNAL_H
 
-#include "dist/dit_parallel.h"
 #include "io/safetensors.h"
+#include "model/dit_parallel.h"
 
 enum { PA_ATTN1, PA_ATTN2, PA_AUDIO1, PA_AUDIO2, PA_A2V, PA_V2A, PA_COUNT };
-
-/* One attention's local shard: w.heads are this rank's heads, starting at global head h0. */
-typedef struct par_attn {
-    ltx2_dit_attn_w w;
-    int64_t heads_full, h0;
-} par_attn;
-
-typedef struct par_block {
-    par_attn att[PA_COUNT];
-    ltx2_dit_ff_w ff, audio_ff;
-} par_block;
 
 /* A block layer tensor whose `embed` dim the profile splits over the weight-gather group (context x
  * fsdp, trillium): this rank stores only `piece`, its 1/G of its tensor shard along `dim`. Before the
  * block runs the group's pieces are all-gathered into a scratch holding the whole tensor shard
- * ([rows, cols], exactly what a profile without FSDP stores) and *slot, the pointer in the block's
- * par_block the forward reads, is hung on it; outside the block *slot is NULL. */
+ * ([rows, cols], exactly what a profile without FSDP stores) and slot->data, the tensor of the
+ * rank's block weights the forward reads, is hung on it; outside the block slot->data is NULL. */
 typedef struct fsdp_piece {
-    float **slot;
+    ltx2_tensor *slot;
     const float *piece; /* [rows / G, cols] (dim 0) or [rows, cols / G] (dim 1) */
     int64_t rows, cols; /* the gathered tensor shard; cols 1 for 1-D tensors */
     int dim;
@@ -42,11 +31,13 @@ struct ltx2_dit_parallel {
     ltx2_comm *world, *batch, *seq, *tp; /* batch = data x fsdp, seq = context, tp = tensor */
     ltx2_comm *wg; /* weight-gather group: context x fsdp, the axes `embed` maps to */
     ltx2_dit_parallel_opts opts;
-    /* cfg, the non-block weights and the blocks' scale-shift tables (the block layer pointers are
+    /* cfg, the non-block weights and the blocks' scale-shift tables (the block layer tensors are
      * not read: `blocks` holds this rank's shards). Borrowed, or owned_full when dp loaded it. */
     const ltx2_dit_weights *full;
     ltx2_dit_weights *owned_full;
-    par_block *blocks;
+    /* The weights each block runs on: this rank's layer shards (heads [head0, head0 + heads)) and
+     * the full weights' scale-shift tables. */
+    ltx2_dit_block_w *blocks;
     int64_t n_layers;
     float **owned; /* every shard tensor, freed with dp */
     size_t n_owned, cap_owned;

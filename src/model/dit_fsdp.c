@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/context.h"
-#include "dist/dit_parallel_internal.h"
+#include "model/dit_parallel_internal.h"
 
 /* Piece j of a [rows, cols] tensor split along dim into G pieces, from src, into its place in dst. */
 static void place_piece(const fsdp_piece *p, int64_t G, int64_t j, const float *src, float *dst) {
@@ -51,7 +51,7 @@ ltx2_status dit_par_fsdp_gather(ltx2_context *ctx, ltx2_dit_parallel *dp, int64_
             const fsdp_piece *p = &fb->pieces[k];
             for (int64_t g = 0; g < G; g++)
                 place_piece(p, G, dp->wg_piece[g], recv + g * count + src_off, out + dst_off);
-            *p->slot = out + dst_off;
+            p->slot->data = out + dst_off;
             src_off += p->rows * p->cols / G;
             dst_off += p->rows * p->cols;
         }
@@ -65,6 +65,6 @@ ltx2_status dit_par_fsdp_gather(ltx2_context *ctx, ltx2_dit_parallel *dp, int64_
 
 void dit_par_fsdp_release(ltx2_dit_parallel *dp, int64_t i, float *scratch) {
     const fsdp_block *fb = &dp->fsdp[i];
-    for (size_t k = 0; k < fb->n; k++) *fb->pieces[k].slot = NULL;
+    for (size_t k = 0; k < fb->n; k++) fb->pieces[k].slot->data = NULL;
     free(scratch);
 }

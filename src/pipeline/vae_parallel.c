@@ -1,7 +1,7 @@
 /* Video-VAE decode over ranks (see vae_parallel.h): batch chunks or round-robin tiles, gathered by
  * broadcasts from each producing rank and blended by tiling.c's own stream, so the frames are the
  * single-rank ones bit for bit. */
-#include "dist/vae_parallel.h"
+#include "pipeline/vae_parallel.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

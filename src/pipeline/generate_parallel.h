@@ -6,12 +6,12 @@
  *     LTX2_RENDEZVOUS), as srun or `ltx2 generate --nproc` with NCCL start it; NCCL world on GPU
  *     LTX2_LOCAL_RANK.
  * Both run pipeline/generate_dist.h's ltx2_generate_ranked on every rank. */
-#ifndef LTX2_DIST_GENERATE_PARALLEL_H
-#define LTX2_DIST_GENERATE_PARALLEL_H
+#ifndef LTX2_PIPELINE_GENERATE_PARALLEL_H
+#define LTX2_PIPELINE_GENERATE_PARALLEL_H
 
 #include "dist/bootstrap.h"
 #include "dist/comm.h"
-#include "dist/dit_parallel.h"
+#include "model/dit_parallel.h"
 #include "ltx2/ltx2.h"
 
 /* How long a loopback rank may wait in one collective before it declares the job hung: ranks do

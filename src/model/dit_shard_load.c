@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/context.h"
-#include "dist/dit_parallel_internal.h"
+#include "model/dit_parallel_internal.h"
 #include "model/dit_weights.h"
 #include "model/weight_fetch.h"
 
@@ -99,11 +99,11 @@ static int piece_of(const ltx2_shard_layout *l, const ltx2_mesh *wg_mesh, int g,
     return (int)(off[dim] / l->local_shape[dim]);
 }
 
-/* Registers *dst (just read: this rank's piece) for the block's gather: *dst becomes NULL until
+/* Registers dst (just read: this rank's piece) for the block's gather: dst->data becomes NULL until
  * the block runs. The first FSDP tensor fixes which piece each weight-gather rank holds; every other
  * one must agree (they all split `embed`, so they do). */
 static ltx2_status add_piece(const shard_src *s, const char *name, const ltx2_shard_layout *l, int dim, int64_t rows,
-                             int64_t cols, float **dst) {
+                             int64_t cols, ltx2_tensor *dst) {
     ltx2_dit_parallel *dp = s->dp;
     const int G = dp->wg->size;
     if (!dp->wg_piece) {
@@ -125,11 +125,11 @@ static ltx2_status add_piece(const shard_src *s, const char *name, const ltx2_sh
         fb->pieces = p;
         fb->cap = cap;
     }
-    fb->pieces[fb->n++] = (fsdp_piece){dst, *dst, rows, cols, dim};
+    fb->pieces[fb->n++] = (fsdp_piece){dst, dst->data, rows, cols, dim};
     fb->floats += rows * cols;
     if (fb->floats > dp->fsdp_max_block) dp->fsdp_max_block = fb->floats;
     dp->gathered_floats += rows * cols - l->local_numel;
-    *dst = NULL;
+    dst->data = NULL;
     return LTX2_OK;
 }
 
@@ -139,7 +139,7 @@ static ltx2_status add_piece(const shard_src *s, const char *name, const ltx2_sh
  * `embed` over context x fsdp) is stored as a piece and gathered per block; *lrows / *lcols get the
  * tensor shard's shape either way (what the forward sees). */
 static ltx2_status slice(const shard_src *s, const char *rel, const float *src, int64_t rows, int64_t cols,
-                         int want_part, float **dst, int64_t *lrows, int64_t *lcols) {
+                         int want_part, ltx2_tensor *dst, int64_t *lrows, int64_t *lcols) {
     ltx2_context *ctx = s->ctx;
     ltx2_dit_parallel *dp = s->dp;
     const ltx2_mesh *mesh = &dp->world->mesh;
@@ -186,7 +186,10 @@ static ltx2_status slice(const shard_src *s, const char *rel, const float *src, 
     int64_t off[LTX2_MAX_DIMS];
     ltx2_shard_local_offset(&l, mesh, dp->world->rank, off);
     const int64_t lr = l.local_shape[0], lc = cols ? l.local_shape[1] : 1;
-    LTX2_TRY(read_block(s, rel, src, rows, cols, off[0], lr, cols ? off[1] : 0, lc, dst));
+    float *buf = NULL;
+    LTX2_TRY(read_block(s, rel, src, rows, cols, off[0], lr, cols ? off[1] : 0, lc, &buf));
+    /* the tensor the forward sees: the whole tensor shard (an FSDP piece is gathered into it) */
+    *dst = ltx2_tensor_make(buf, LTX2_F32, cols ? 2 : 1, ts);
     if (fsdp_dim >= 0) LTX2_TRY(add_piece(s, name, &l, fsdp_dim, ts[0], ts[1], dst));
     if (lrows) *lrows = ts[0];
     if (lcols) *lcols = cols ? ts[1] : 0;
@@ -198,28 +201,27 @@ static ltx2_status slice_linear(const shard_src *s, const char *base, const ltx2
     char nm[REL_CAP];
     memset(dst, 0, sizeof *dst);
     snprintf(nm, sizeof nm, "%s.weight", base);
-    LTX2_TRY(slice(s, nm, src->w, src->out, src->in, kind == SPLIT_COL ? 0 : 1, &dst->w, &dst->out, &dst->in));
+    LTX2_TRY(slice(s, nm, src->w.data, src->out, src->in, kind == SPLIT_COL ? 0 : 1, &dst->w, &dst->out, &dst->in));
     /* every LTX-2 Linear has a bias; a full copy without one (random test weights) keeps none */
-    if (src->b || s->f) {
+    if (src->b.data || s->f) {
         snprintf(nm, sizeof nm, "%s.bias", base);
-        LTX2_TRY(slice(s, nm, src->b, src->out, 0, kind == SPLIT_COL ? 0 : -1, &dst->b, NULL, NULL));
+        LTX2_TRY(slice(s, nm, src->b.data, src->out, 0, kind == SPLIT_COL ? 0 : -1, &dst->b, NULL, NULL));
     }
     return LTX2_OK;
 }
 
 static ltx2_status slice_attn(const shard_src *s, const char *blk, int which, const ltx2_dit_attn_w *a, bool gated,
-                              par_attn *pa) {
+                              ltx2_dit_attn_w *w) {
     const int T = s->dp->tp->size;
     char base[BASE_CAP], nm[REL_CAP];
     snprintf(base, sizeof base, "%s.%s", blk, pa_names[which]);
     if (a->heads % T != 0)
         return LTX2_ERROR(s->ctx, LTX2_ERR_SHAPE, "dit parallel: %s has %lld heads, not divisible by tensor=%d", base,
                           (long long)a->heads, T);
-    ltx2_dit_attn_w *w = &pa->w;
-    memset(pa, 0, sizeof *pa);
-    pa->heads_full = a->heads;
+    memset(w, 0, sizeof *w);
+    w->heads_total = a->heads;
     w->heads = a->heads / T;
-    pa->h0 = (int64_t)s->dp->tp->rank * w->heads;
+    w->head0 = (int64_t)s->dp->tp->rank * w->heads;
     w->head_dim = a->head_dim;
     w->query_dim = a->query_dim;
     w->context_dim = a->context_dim;
@@ -238,11 +240,15 @@ static ltx2_status slice_attn(const shard_src *s, const char *blk, int which, co
     /* The QK norm scales cover every head; the sum of squares is all-reduced, the scale applied
      * to this rank's heads only, so the slice is taken whatever the profile says (ironwood and
      * gpu replicate `norm`, trillium splits it over tensor: the same slice). */
-    const int64_t inner = a->heads * a->head_dim, il = w->heads * w->head_dim, off = pa->h0 * w->head_dim;
+    const int64_t inner = a->heads * a->head_dim, il = w->heads * w->head_dim, off = w->head0 * w->head_dim;
+    float *qn = NULL, *kn = NULL;
     snprintf(nm, sizeof nm, "%s.q_norm.weight", base);
-    LTX2_TRY(read_block(s, nm, a->q_norm, inner, 0, off, il, 0, 1, &w->q_norm));
+    LTX2_TRY(read_block(s, nm, a->q_norm.data, inner, 0, off, il, 0, 1, &qn));
     snprintf(nm, sizeof nm, "%s.k_norm.weight", base);
-    return read_block(s, nm, a->k_norm, inner, 0, off, il, 0, 1, &w->k_norm);
+    LTX2_TRY(read_block(s, nm, a->k_norm.data, inner, 0, off, il, 0, 1, &kn));
+    w->q_norm = ltx2_tensor_make(qn, LTX2_F32, 1, &il);
+    w->k_norm = ltx2_tensor_make(kn, LTX2_F32, 1, &il);
+    return LTX2_OK;
 }
 
 static ltx2_status slice_ff(const shard_src *s, const char *blk, const char *name, const ltx2_dit_ff_w *f,
@@ -265,16 +271,22 @@ ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const
     const ltx2_dit_config *cfg = &w->cfg;
     for (int64_t i = 0; i < cfg->num_layers; i++) {
         const ltx2_dit_block_w *b = &w->blocks[i];
-        par_block *pb = &dp->blocks[i];
+        ltx2_dit_block_w *pb = &dp->blocks[i];
         s.fb = &dp->fsdp[i];
         char blk[64];
         snprintf(blk, sizeof blk, "transformer_blocks.%lld", (long long)i);
         const ltx2_dit_attn_w *src[PA_COUNT] = {&b->attn1, &b->attn2, &b->audio_attn1,
                                                 &b->audio_attn2, &b->a2v, &b->v2a};
-        /* a full copy says by its pointer whether gates exist; the file path by the config */
+        ltx2_dit_attn_w *dst[PA_COUNT] = {&pb->attn1, &pb->attn2, &pb->audio_attn1,
+                                          &pb->audio_attn2, &pb->a2v, &pb->v2a};
+        /* the scale-shift tables stay whole: views of the replicated weights */
+        pb->sst = b->sst, pb->audio_sst = b->audio_sst;
+        pb->sst_a2v_video = b->sst_a2v_video, pb->sst_a2v_audio = b->sst_a2v_audio;
+        pb->prompt_sst = b->prompt_sst, pb->audio_prompt_sst = b->audio_prompt_sst;
+        /* a full copy says by its data whether gates exist; the file path by the config */
         for (int k = 0; k < PA_COUNT; k++)
-            LTX2_TRY(slice_attn(&s, blk, k, src[k], f ? cfg->apply_gated_attention : src[k]->gate.w != NULL,
-                                &pb->att[k]));
+            LTX2_TRY(slice_attn(&s, blk, k, src[k], f ? cfg->apply_gated_attention : src[k]->gate.w.data != NULL,
+                                dst[k]));
         LTX2_TRY(slice_ff(&s, blk, "ff", &b->ff, &pb->ff));
         LTX2_TRY(slice_ff(&s, blk, "audio_ff", &b->audio_ff, &pb->audio_ff));
     }
@@ -286,7 +298,13 @@ static ltx2_status build(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_wei
                          const ltx2_st_file *f, const char *prefix, const ltx2_dit_parallel_opts *opts,
                          ltx2_dit_parallel **out) {
     ltx2_dit_parallel *dp = NULL;
-    ltx2_status st = dit_par_setup(ctx, world, &w->cfg, opts, &dp);
+    ltx2_status st = LTX2_OK;
+    /* the shards are host f32 (cut from the host copy or read from the mapping) */
+    if (w->be->device != LTX2_DEVICE_CPU || w->dtype != LTX2_F32)
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                        "dit parallel: the ranks' shards are host f32; weights on %s in %s are not supported yet",
+                        w->be->name, ltx2_dtype_name(w->dtype));
+    if (st == LTX2_OK) st = dit_par_setup(ctx, world, &w->cfg, opts, &dp);
     if (st == LTX2_OK) {
         dp->full = w;
         dp->owned_full = owned;
@@ -341,7 +359,7 @@ void ltx2_dit_parallel_get_weight_mem(const ltx2_dit_parallel *dp, ltx2_dit_para
     out->shard_floats = dp->shard_floats;
     out->layer_full_floats = dp->layer_full_floats;
     /* a full copy also holds the layers; the replicated part is what is not a layer tensor */
-    out->replicated_floats = (int64_t)dp->full->n_floats - (dp->full->layers_skipped ? 0 : dp->layer_full_floats);
+    out->replicated_floats = (int64_t)(int64_t)dp->full->store.n_elems - (dp->full->layers_skipped ? 0 : dp->layer_full_floats);
     out->replicated_owned = dp->owned_full != NULL;
     out->gathered_floats = dp->gathered_floats;
     out->scratch_floats = dp->fsdp_max_block;

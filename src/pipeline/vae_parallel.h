@@ -8,8 +8,8 @@
  * Either way every rank ends with the whole video, bitwise equal to the single-rank
  * ltx2_vae_tiled_decode (ltx2_video_decoder_decode when untiled). Working memory in tile mode:
  * P decoded tiles plus the stream's one temporal group. */
-#ifndef LTX2_DIST_VAE_PARALLEL_H
-#define LTX2_DIST_VAE_PARALLEL_H
+#ifndef LTX2_PIPELINE_VAE_PARALLEL_H
+#define LTX2_PIPELINE_VAE_PARALLEL_H
 
 #include "dist/comm.h"
 #include "model/video_vae.h"

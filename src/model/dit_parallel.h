@@ -15,10 +15,10 @@
  * before their block runs, into this rank's tensor shards, and dropped when it ends (dit_fsdp.c),
  * so the forward is bitwise the same as under gpu on the same mesh. The non-block weights
  * (embeddings, AdaLN, output head, the blocks' scale-shift tables) are held whole by every rank in
- * every profile: 1.8 % of LTX-2 19B (0.70 GB bf16, MODEL.md), used outside the blocks.
- * See src/dist/MODEL.md for the bytes each collective moves. */
-#ifndef LTX2_DIST_DIT_PARALLEL_H
-#define LTX2_DIST_DIT_PARALLEL_H
+ * every profile: 1.8 % of LTX-2 19B (0.70 GB bf16, DIT_PARALLEL.md), used outside the blocks.
+ * See src/model/DIT_PARALLEL.md for the bytes each collective moves. */
+#ifndef LTX2_MODEL_DIT_PARALLEL_H
+#define LTX2_MODEL_DIT_PARALLEL_H
 
 #include "dist/comm.h"
 #include "dist/sharding.h"

@@ -1,6 +1,6 @@
 /* Multi-rank generation launchers (see generate_parallel.h): loopback threads and one process of
  * an environment-described NCCL job. */
-#include "dist/generate_parallel.h"
+#include "pipeline/generate_parallel.h"
 
 #include <omp.h>
 #include <pthread.h>
@@ -8,10 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef LTX2_HAVE_NCCL
-#include <cuda_runtime.h>
-#endif
-
+#include "backend/backend.h"
 #include "core/context.h"
 #include "pipeline/generate_dist.h"
 
@@ -146,8 +143,8 @@ ltx2_status ltx2_generate_env_rank(ltx2_context *ctx, const ltx2_generate_params
     ltx2_comm *c = NULL;
     /* one GPU per local rank, round-robin when there are more ranks than GPUs (NCCL >= 2.30 with
      * NCCL_MULTI_RANK_GPU_ENABLE=1 accepts several ranks on one GPU) */
-    int n_dev = 0;
-    if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev < 1)
+    const int n_dev = ltx2_backend_cuda_device_count();
+    if (n_dev < 1)
         return LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "rank %d of %d: no usable CUDA device for its NCCL communicator",
                           env->rank, env->world_size);
     LTX2_TRY(ltx2_comm_nccl_init(ctx, &o->mesh, env->rank, env->local_rank % n_dev, id, &c));

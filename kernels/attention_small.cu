@@ -1,0 +1,58 @@
+// Attention for head dims the tensor-core kernels do not take (anything but 64 and 128; the tiny
+// test models have 8 and 16): one thread per (batch, head, query row) streams every key with an
+// online softmax in fp32. A correctness path, not a fast one: no shared memory, no collectives, the
+// q row and the output accumulator in per-thread arrays. K arrives normalised and rotated by
+// ltx2_k_attention's pre-pass (as for the other kernels); Q is normalised and rotated here, in
+// fp32, by the same prologue the tensor-core kernels use (att_q_pair). A row whose keys are all
+// masked averages every value, like the CPU reference.
+#include "attention.cuh"
+#include "common.cuh"
+
+// Threads per block: one query row each.
+#define ATT_SMALL_THREADS 128
+
+__global__ void __launch_bounds__(ATT_SMALL_THREADS) att_small_kernel(att_params p, int64_t d) {
+    const int64_t i = (int64_t)blockIdx.x * ATT_SMALL_THREADS + threadIdx.x, b = blockIdx.y;
+    if (i >= p.Sq * p.H) return;
+    const int64_t qi = i / p.H, h = i % p.H, ld = p.H * d;
+    const bool il = p.rope == LTX2_KROPE_INTERLEAVED;
+    const __nv_bfloat16 *qr = p.q + (b * p.Sq + qi) * ld + h * d;
+    float qv[ATT_SMALL_MAX_D], acc[ATT_SMALL_MAX_D];
+    for (int64_t pp = 0; pp < d / 2; pp++) {
+        // the head's rotation pairs, columns relative to the head (d is even: checked)
+        const ltx2_rope_pair pr = ltx2_rope_pair_of(pp, d, il);
+        float a = __bfloat162float(qr[pr.c0]), bb = __bfloat162float(qr[pr.c1]);
+        att_q_pair(p, b, h, qi, d, ld, il, pr, a, bb);
+        qv[pr.c0] = a;
+        qv[pr.c1] = bb;
+    }
+    for (int64_t c = 0; c < d; c++) acc[c] = 0.0f;
+    const uint8_t *mask = p.mask ? p.mask + b * p.Skv : nullptr;
+    int64_t live = 0;
+    for (int64_t j = 0; mask && j < p.Skv; j++) live += mask[j] != 0;
+    const bool all_masked = mask && live == 0; // then every key counts, with equal scores
+    float m = -INFINITY, l = 0.0f;
+    for (int64_t j = 0; j < p.Skv; j++) {
+        if (mask && !all_masked && !mask[j]) continue;
+        const __nv_bfloat16 *kr = p.k + (b * p.Skv + j) * ld + h * d;
+        const __nv_bfloat16 *vr = p.v + (b * p.Skv + j) * ld + h * d;
+        float s = 0.0f;
+        if (!all_masked) {
+            for (int64_t c = 0; c < d; c++) s += qv[c] * __bfloat162float(kr[c]);
+            s *= p.scale_log2;
+        }
+        const float mn = fmaxf(m, s), corr = exp2f(m - mn), e = exp2f(s - mn);
+        l = l * corr + e;
+        for (int64_t c = 0; c < d; c++) acc[c] = acc[c] * corr + e * __bfloat162float(vr[c]);
+        m = mn;
+    }
+    __nv_bfloat16 *orow = p.out + (b * p.Sq + qi) * ld + h * d;
+    const float inv = 1.0f / l; // Skv >= 1: at least one key counted
+    for (int64_t c = 0; c < d; c++) orow[c] = __float2bfloat16_rn(acc[c] * inv);
+}
+
+int att_small_launch(cudaStream_t st, const att_params &p, int64_t B, int64_t head_dim) {
+    dim3 grid((unsigned)((p.Sq * p.H + ATT_SMALL_THREADS - 1) / ATT_SMALL_THREADS), (unsigned)B);
+    ltx2_launch<att_small_kernel>(grid, ATT_SMALL_THREADS, 0, st, p, head_dim);
+    LTX2_K_RETURN_LAUNCH();
+}

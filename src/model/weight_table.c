@@ -1,0 +1,289 @@
+/* The weight table of weight_table.h: entries appended by a model's list builder, one aligned
+ * allocation per store, and the load / copy / random fills over it. */
+#include "model/weight_table.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend_pool.h"
+#include "core/context.h"
+#include "core/dtype.h"
+#include "core/rng.h"
+#include "io/json.h"
+#include "model/weight_fetch.h"
+
+/* How many offenders of each kind an error message names. */
+#define REPORT_FIRST 3
+/* Zeroing a device store goes through a host buffer of at most this many bytes. */
+#define ZERO_PIECE_BYTES ((size_t)1 << 24)
+
+void ltx2_wtable_add(ltx2_wtable *t, const char *name, int ndim, int64_t s0, int64_t s1, ltx2_tensor *dst) {
+    if (t->oom) return;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        ltx2_wspec *v = realloc(t->v, cap * sizeof *v);
+        if (!v) {
+            t->oom = true;
+            return;
+        }
+        t->v = v;
+        t->cap = cap;
+    }
+    ltx2_wspec *s = &t->v[t->n++];
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->ndim = ndim;
+    s->shape[0] = s0;
+    s->shape[1] = s1;
+    s->dst = dst;
+    s->layer = false;
+}
+
+void ltx2_wtable_add_linear(ltx2_wtable *t, const char *prefix, int64_t out, int64_t in, bool bias, ltx2_linear *lin) {
+    char n[LTX2_WNAME_CAP];
+    /* only the shape is written: a table built over a copy of loaded weights keeps their views */
+    lin->out = out;
+    lin->in = in;
+    snprintf(n, sizeof n, "%.180s.weight", prefix);
+    ltx2_wtable_add(t, n, 2, out, in, &lin->w);
+    if (bias) {
+        snprintf(n, sizeof n, "%.180s.bias", prefix);
+        ltx2_wtable_add(t, n, 1, out, 0, &lin->b);
+    }
+}
+
+void ltx2_wtable_mark_layers(ltx2_wtable *t, size_t n0) {
+    for (size_t i = n0; i < t->n; i++) t->v[i].layer = true;
+}
+
+void ltx2_wtable_free(ltx2_wtable *t) {
+    free(t->v);
+    memset(t, 0, sizeof *t);
+}
+
+static int64_t spec_numel(const ltx2_wspec *s) { return s->ndim == 1 ? s->shape[0] : s->shape[0] * s->shape[1]; }
+static size_t align_up(size_t n) { return (n + LTX2_W_TENSOR_ALIGN - 1) / LTX2_W_TENSOR_ALIGN * LTX2_W_TENSOR_ALIGN; }
+
+static int64_t max_numel(const ltx2_wtable *t) {
+    int64_t m = 1;
+    for (size_t i = 0; i < t->n; i++) m = spec_numel(&t->v[i]) > m ? spec_numel(&t->v[i]) : m;
+    return m;
+}
+
+static ltx2_status zero_fill(ltx2_context *ctx, const ltx2_backend *be, void *mem, size_t total) {
+    if (be->device == LTX2_DEVICE_CPU) {
+        memset(mem, 0, total);
+        return LTX2_OK;
+    }
+    const size_t piece = total < ZERO_PIECE_BYTES ? total : ZERO_PIECE_BYTES;
+    void *z = calloc(piece ? piece : 1, 1);
+    if (!z) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "weights: zero staging");
+    ltx2_status st = LTX2_OK;
+    for (size_t o = 0; st == LTX2_OK && o < total; o += piece)
+        st = be->upload(be, ctx, (char *)mem + o, z, total - o < piece ? total - o : piece);
+    free(z);
+    return st;
+}
+
+ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                               ltx2_dtype dtype, bool skip_layers) {
+    memset(s, 0, sizeof *s);
+    if (t->oom) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "weights: tensor list");
+    if (!ltx2_backend_supports(be, LTX2_OP_GEMM_EX, dtype))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s has no %s GEMM", be->name,
+                          ltx2_dtype_name(dtype));
+    const size_t es = ltx2_dtype_size(dtype);
+    for (size_t i = 0; i < t->n; i++)
+        if (!(skip_layers && t->v[i].layer)) {
+            s->n_bytes += align_up((size_t)spec_numel(&t->v[i]) * es);
+            s->n_elems += (size_t)spec_numel(&t->v[i]);
+            s->n_tensors++;
+        }
+    s->be = be;
+    s->dtype = dtype;
+    LTX2_TRY(be->alloc(be, ctx, s->n_bytes ? s->n_bytes : 1, &s->mem));
+    ltx2_status st = zero_fill(ctx, be, s->mem, s->n_bytes);
+    if (st != LTX2_OK) {
+        ltx2_wstore_free(s);
+        return st;
+    }
+    char *cur = s->mem;
+    for (size_t i = 0; i < t->n; i++) {
+        ltx2_wspec *w = &t->v[i];
+        const bool stored = !(skip_layers && w->layer);
+        *w->dst = ltx2_tensor_make(stored ? cur : NULL, dtype, w->ndim, w->shape);
+        w->dst->device = be->device;
+        if (stored) cur += align_up((size_t)spec_numel(w) * es);
+    }
+    return LTX2_OK;
+}
+
+void ltx2_wstore_free(ltx2_wstore *s) {
+    if (s->be && s->mem) s->be->free(s->be, s->mem);
+    memset(s, 0, sizeof *s);
+}
+
+/* Host buffers for filling a store: f32 values and the target-dtype staging; none for a host f32
+ * store, which is filled in place. */
+typedef struct stage {
+    float *f32;
+    void *dt;
+} stage;
+
+static ltx2_status stage_alloc(ltx2_context *ctx, const ltx2_wstore *s, const ltx2_wtable *t, bool always,
+                               stage *g) {
+    memset(g, 0, sizeof *g);
+    if (!always && s->be->device == LTX2_DEVICE_CPU && s->dtype == LTX2_F32) return LTX2_OK;
+    const size_t n = (size_t)max_numel(t);
+    g->f32 = malloc(n * sizeof(float));
+    g->dt = malloc(n * ltx2_dtype_size(s->dtype));
+    if (!g->f32 || !g->dt) {
+        free(g->f32);
+        free(g->dt);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "weights: staging of %zu elements", n);
+    }
+    return LTX2_OK;
+}
+
+static void stage_free(stage *g) {
+    free(g->f32);
+    free(g->dt);
+}
+
+/* One destination tensor from host f32 values (converted to its dtype, uploaded to a device). */
+static ltx2_status put_f32(ltx2_context *ctx, const ltx2_wstore *s, ltx2_tensor *dst, const float *src,
+                           const stage *g) {
+    const size_t n = (size_t)ltx2_tensor_numel(dst);
+    if (s->be->device == LTX2_DEVICE_CPU && s->dtype == LTX2_F32) {
+        if (dst->data != src) memcpy(dst->data, src, n * sizeof(float));
+        return LTX2_OK;
+    }
+    LTX2_TRY(ltx2_convert(ctx, g->dt, s->dtype, src, LTX2_F32, n));
+    return s->be->upload(s->be, ctx, dst->data, g->dt, ltx2_tensor_nbytes(dst));
+}
+
+/* Appends "name[extra]" to a short list of offenders (the first REPORT_FIRST), counting the rest. */
+static void note(ltx2_sbuf *b, size_t *count, const char *name, const char *extra) {
+    if (*count < REPORT_FIRST) {
+        if (*count) ltx2_sbuf_append(b, ", ", 2);
+        ltx2_sbuf_printf(b, "%s%s", name, extra);
+    }
+    (*count)++;
+}
+
+typedef struct offenders {
+    ltx2_sbuf missing, shapes, dtypes, unexpected;
+    size_t n_missing, n_shape, n_dtype, n_unexpected;
+} offenders;
+
+static const char *listed(size_t n, const ltx2_sbuf *b, int part) {
+    if (!n) return "";
+    if (part == 0) return " [";
+    if (part == 1) return b->buf;
+    return n > REPORT_FIRST ? ", ...]" : "]";
+}
+
+static ltx2_status report(ltx2_context *ctx, const ltx2_wload *how, offenders *o) {
+    if (o->missing.oom || o->shapes.oom || o->unexpected.oom || o->dtypes.oom)
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: error message", how->what);
+    if (!o->n_missing && !o->n_shape && !o->n_dtype && !o->n_unexpected) return LTX2_OK;
+    const ltx2_status code = o->n_missing ? LTX2_ERR_NOT_FOUND
+                             : o->n_shape ? LTX2_ERR_SHAPE
+                             : o->n_dtype ? LTX2_ERR_DTYPE
+                                          : LTX2_ERR_FORMAT;
+    const char *label = how->f->path ? how->f->path : "checkpoint";
+    return LTX2_ERROR(ctx, code,
+                      "%s: %s do not match the config (%s): %zu missing%s%s%s; %zu wrong shape%s%s%s; "
+                      "%zu unsupported dtype%s%s%s; %zu unexpected%s%s%s",
+                      label, how->what, how->cfgdesc ? how->cfgdesc : "", o->n_missing,
+                      listed(o->n_missing, &o->missing, 0), listed(o->n_missing, &o->missing, 1),
+                      listed(o->n_missing, &o->missing, 2), o->n_shape, listed(o->n_shape, &o->shapes, 0),
+                      listed(o->n_shape, &o->shapes, 1), listed(o->n_shape, &o->shapes, 2), o->n_dtype,
+                      listed(o->n_dtype, &o->dtypes, 0), listed(o->n_dtype, &o->dtypes, 1),
+                      listed(o->n_dtype, &o->dtypes, 2), o->n_unexpected, listed(o->n_unexpected, &o->unexpected, 0),
+                      listed(o->n_unexpected, &o->unexpected, 1), listed(o->n_unexpected, &o->unexpected, 2));
+}
+
+ltx2_status ltx2_wtable_load(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_wstore *s, const ltx2_wload *how) {
+    const ltx2_st_file *f = how->f;
+    const char *prefix = how->prefix ? how->prefix : "";
+    bool *used = calloc(f->n_tensors ? f->n_tensors : 1, sizeof *used);
+    offenders o;
+    memset(&o, 0, sizeof o);
+    stage g = {0};
+    ltx2_status st = used ? stage_alloc(ctx, s, t, false, &g) : LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: tensor list", how->what);
+    char full[LTX2_WNAME_CAP + 128];
+    for (size_t i = 0; st == LTX2_OK && i < t->n; i++) {
+        const ltx2_wspec *w = &t->v[i];
+        snprintf(full, sizeof full, "%s%s", prefix, w->name);
+        const ltx2_st_tensor *ft = ltx2_st_find(f, full);
+        if (!ft) {
+            note(&o.missing, &o.n_missing, full, "");
+            continue;
+        }
+        used[ft - f->tensors] = true;
+        const bool ok = ft->ndim == w->ndim && ft->shape[0] == w->shape[0] && (w->ndim == 1 || ft->shape[1] == w->shape[1]);
+        if (!ok) {
+            char got[96], want[96], both[224];
+            ltx2_shape_str(ft->shape, ft->ndim, got, sizeof got);
+            ltx2_shape_str(w->shape, w->ndim, want, sizeof want);
+            snprintf(both, sizeof both, " (expected %s, got %s)", want, got);
+            note(&o.shapes, &o.n_shape, full, both);
+            continue;
+        }
+        if (!ltx2_weight_dtype_ok(ft->dtype)) {
+            char what[64];
+            snprintf(what, sizeof what, " (%s)", ltx2_dtype_name(ft->dtype));
+            note(&o.dtypes, &o.n_dtype, full, what);
+            continue;
+        }
+        if (!w->dst->data) continue; /* a skipped layer: checked; its reader takes a slice */
+        float *vals = g.f32 ? g.f32 : w->dst->data;
+        st = ltx2_weight_to_f32(ctx, f, ft, vals, (size_t)spec_numel(w));
+        if (st == LTX2_OK) st = put_f32(ctx, s, w->dst, vals, &g);
+    }
+    for (size_t i = 0; st == LTX2_OK && i < f->n_tensors; i++) {
+        const char *name = f->tensors[i].name;
+        if (used[i] || !how->owns(name, how->owns_user) || ltx2_weight_is_fp8_aux(f, name)) continue;
+        note(&o.unexpected, &o.n_unexpected, name, "");
+    }
+    if (st == LTX2_OK) st = report(ctx, how, &o);
+    ltx2_sbuf_free(&o.missing);
+    ltx2_sbuf_free(&o.shapes);
+    ltx2_sbuf_free(&o.dtypes);
+    ltx2_sbuf_free(&o.unexpected);
+    stage_free(&g);
+    free(used);
+    return st;
+}
+
+ltx2_status ltx2_wtable_copy(ltx2_context *ctx, const ltx2_wtable *src, const ltx2_wstore *src_store,
+                             const ltx2_wtable *dst, const ltx2_wstore *dst_store) {
+    if (src->n != dst->n) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "weights copy: tensor lists differ");
+    stage g = {0};
+    LTX2_TRY(stage_alloc(ctx, dst_store, dst, true, &g));
+    ltx2_status st = LTX2_OK;
+    for (size_t i = 0; st == LTX2_OK && i < dst->n; i++) {
+        if (!src->v[i].dst->data || !dst->v[i].dst->data) continue;
+        st = ltx2_backend_to_host_f32(ctx, src_store->be, src->v[i].dst, g.f32);
+        if (st == LTX2_OK) st = put_f32(ctx, dst_store, dst->v[i].dst, g.f32, &g);
+    }
+    stage_free(&g);
+    return st;
+}
+
+ltx2_status ltx2_wtable_random(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_wstore *s, uint64_t seed,
+                               float scale) {
+    if (s->be->device != LTX2_DEVICE_CPU || s->dtype != LTX2_F32)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "random weights: the store must be host f32");
+    uint64_t off = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        float *d = t->v[i].dst->data;
+        const size_t n = (size_t)spec_numel(&t->v[i]);
+        if (!d) continue;
+        ltx2_rng_normal(seed, 0, off, n, d);
+        for (size_t k = 0; k < n; k++) d[k] *= scale;
+        off += n;
+    }
+    return LTX2_OK;
+}

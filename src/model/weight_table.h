@@ -1,0 +1,91 @@
+/* A model's weights as one table of named tensors (checkpoint name, shape, and the tensor view in the
+ * model's weight struct it fills), and what every loader does with such a table: place the tensors
+ * in one allocation on a backend in one dtype, fill them from a checkpoint (every tensor checked;
+ * missing, mis-shaped, unsupported-dtype and unexpected tensors gathered into one message naming
+ * the first few of each), copy them to another backend, or fill them with seeded normals. A device
+ * is filled tensor by tensor through a host staging buffer of the largest tensor: no full host copy. */
+#ifndef LTX2_MODEL_WEIGHT_TABLE_H
+#define LTX2_MODEL_WEIGHT_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "io/safetensors.h"
+
+#define LTX2_WNAME_CAP 192
+/* Every tensor of a store starts this many bytes apart at least (cuBLASLt's preferred operand
+ * alignment; also a cache line multiple for the CPU GEMM's panels). */
+#define LTX2_W_TENSOR_ALIGN 256
+
+/* A torch Linear: y = x W^T + b. */
+typedef struct ltx2_linear {
+    ltx2_tensor w;  /* [out, in]; w.data NULL when absent */
+    ltx2_tensor b;  /* [out]; b.data NULL when absent or bias-free */
+    int64_t out, in;
+} ltx2_linear;
+
+static inline bool ltx2_linear_present(const ltx2_linear *L) { return L->w.data != NULL; }
+
+typedef struct ltx2_wspec {
+    char name[LTX2_WNAME_CAP]; /* relative to the load prefix */
+    int ndim;
+    int64_t shape[2];
+    ltx2_tensor *dst;
+    bool layer; /* a tensor a tensor-parallel rank reads only a shard of (skipped by replicated loads) */
+} ltx2_wspec;
+
+typedef struct ltx2_wtable {
+    ltx2_wspec *v;
+    size_t n, cap;
+    bool oom; /* an add failed: the table is incomplete */
+} ltx2_wtable;
+
+void ltx2_wtable_add(ltx2_wtable *t, const char *name, int ndim, int64_t s0, int64_t s1, ltx2_tensor *dst);
+/* "<prefix>.weight" [out, in] and, with bias, "<prefix>.bias" [out]; sets lin->out / in (and
+ * nothing else: building a table over a copy of loaded weights leaves their views to read). */
+void ltx2_wtable_add_linear(ltx2_wtable *t, const char *prefix, int64_t out, int64_t in, bool bias, ltx2_linear *lin);
+/* Flags the entries from index n0 on as layer tensors. */
+void ltx2_wtable_mark_layers(ltx2_wtable *t, size_t n0);
+void ltx2_wtable_free(ltx2_wtable *t);
+
+/* The one allocation holding a table's tensors. */
+typedef struct ltx2_wstore {
+    const ltx2_backend *be;
+    ltx2_dtype dtype;
+    void *mem;
+    size_t n_bytes, n_elems, n_tensors;
+} ltx2_wstore;
+
+/* Points every entry's tensor into a new zeroed allocation of dtype on be (layer entries get no
+ * storage and data NULL when skip_layers). LTX2_ERR_UNSUPPORTED when be has no GEMM in dtype. */
+ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                               ltx2_dtype dtype, bool skip_layers);
+void ltx2_wstore_free(ltx2_wstore *s);
+
+/* How a table is read from a checkpoint. */
+typedef struct ltx2_wload {
+    const ltx2_st_file *f;
+    const char *prefix;   /* prepended to every entry's name ("" for none) */
+    bool skip_layers;     /* layer entries are checked but not read */
+    const char *what;     /* for messages: "DiT weights" */
+    const char *cfgdesc;  /* for messages: the config the table came from */
+    /* Whether a file tensor nobody asked for belongs to this model (an unexpected tensor, an error)
+     * or to another component (ignored). */
+    bool (*owns)(const char *name, const void *user);
+    const void *owns_user;
+} ltx2_wload;
+
+/* Fills every stored entry of t (laid out in s) from how->f, converting to s's dtype (fp8 with its
+ * scale as weight_fetch.h does). All problems are reported together. */
+ltx2_status ltx2_wtable_load(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_wstore *s, const ltx2_wload *how);
+/* dst's entries from src's (the same table of another weight struct, in the same order), each
+ * converted from src's backend/dtype to dst's store. Entries without data on either side are left. */
+ltx2_status ltx2_wtable_copy(ltx2_context *ctx, const ltx2_wtable *src, const ltx2_wstore *src_store,
+                             const ltx2_wtable *dst, const ltx2_wstore *dst_store);
+/* Every stored entry, in table order, as one Philox normal stream (seed, stream 0) times scale; s
+ * must be host f32 (for benches and shape tests). */
+ltx2_status ltx2_wtable_random(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_wstore *s, uint64_t seed,
+                               float scale);
+
+#endif

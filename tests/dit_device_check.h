@@ -1,0 +1,111 @@
+/* The tiny LTX-2.0 / LTX-2.3 DiT forward on a device backend (bf16 weights and activations, the
+ * model's one forward) against the same forward on the CPU backend in fp32, on the golden inputs of
+ * dit_blocks_<v>.safetensors: plain, with STG and modality-isolation perturbations, with the
+ * own-timestep A/V rule, and with the text mask and K/V cache (second call hits). Shared by
+ * test_dit_cuda (a GPU) and test_emu_dit (the CPU emulator of the kernels, where every forward
+ * costs seconds: each case runs once, the mask with the cache). */
+#ifndef LTX2_TEST_DIT_DEVICE_CHECK_H
+#define LTX2_TEST_DIT_DEVICE_CHECK_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/context.h"
+#include "dit_inputs.h"
+#include "model/dit.h"
+#include "model/dit_weights.h"
+#include "test_util.h"
+
+/* bf16 storage of weights, the residual stream and every activation (2^-9 relative rounding per
+ * step, a few dozen steps per block, two blocks) keeps the outputs' direction to ~1e-5 and their
+ * rel-L2 near 1e-2; a wrong modulation row, gate, mask or RoPE table drops the cosine below 0.99. */
+#define DIT_DEVICE_MIN_COSINE 0.9999
+#define DIT_DEVICE_MAX_REL_L2 2e-2
+
+static void dit_device_compare(const char *what, const float *ref, const float *got, int64_t n, double *worst) {
+    double ab = 0, aa = 0, bb = 0, d2 = 0;
+    bool finite = true;
+    for (int64_t i = 0; i < n; i++) {
+        finite = finite && isfinite(got[i]);
+        ab += (double)ref[i] * got[i], aa += (double)ref[i] * ref[i], bb += (double)got[i] * got[i];
+        d2 += ((double)got[i] - ref[i]) * ((double)got[i] - ref[i]);
+    }
+    const double cosine = aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0, rel = aa > 0 ? sqrt(d2 / aa) : sqrt(d2);
+    CHECK(finite && cosine >= DIT_DEVICE_MIN_COSINE && rel <= DIT_DEVICE_MAX_REL_L2,
+          "%s: cosine %.7f (min %.4f), rel-L2 %.3g (max %.1g)%s", what, cosine, DIT_DEVICE_MIN_COSINE, rel,
+          DIT_DEVICE_MAX_REL_L2, finite ? "" : ", non-finite values");
+    if (rel > *worst) *worst = rel;
+}
+
+/* Runs every case of one version on `dev`; prints the worst rel-L2. */
+static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
+    char ck[1024], gp[1024];
+    snprintf(ck, sizeof ck, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
+    snprintf(gp, sizeof gp, "%s/tests/golden/data/dit_blocks_%s.safetensors", LTX2_SOURCE_DIR, version);
+    ltx2_dit_weights *cpu = NULL, *dw = NULL;
+    ltx2_st_file *g = NULL;
+    ltx2_status st = ltx2_dit_weights_load_file(ctx, ck, &cpu);
+    if (st == LTX2_OK) st = ltx2_dit_weights_to(ctx, cpu, dev, LTX2_BF16, &dw);
+    if (st == LTX2_OK) st = ltx2_st_open(ctx, gp, &g);
+    CHECK(st == LTX2_OK, "%s: %s", version, ltx2_last_error(ctx));
+    double worst = 0;
+    int cases = 0;
+    for (int masked = 0; st == LTX2_OK && masked < 2; masked++) {
+        dit_inputs in;
+        if (!dit_inputs_load(ctx, g, masked ? DIT_INPUTS_MASKED : DIT_INPUTS_UNMASKED, &in)) break;
+        /* unmasked: plain, perturbed, own timesteps; masked: the text cache */
+        const int mode0 = masked ? 3 : 0, mode1 = masked ? 4 : 3;
+        const int64_t B = in.B, L = cpu->cfg.num_layers;
+        const int64_t nv = B * in.video.T * cpu->cfg.out_channels, na = B * in.audio.T * cpu->cfg.audio_out_channels;
+        float *rv = malloc((size_t)nv * sizeof(float)), *ra = malloc((size_t)na * sizeof(float));
+        float *gv = malloc((size_t)nv * sizeof(float)), *ga = malloc((size_t)na * sizeof(float));
+        uint32_t *pert = calloc((size_t)(B * L), sizeof(uint32_t));
+        ltx2_dit_text_cache *cache = NULL;
+        ltx2_dit_text_cache_create(ctx, 4, &cache);
+        const char *modes[4] = {"plain", "STG + isolation", "own A/V timesteps", "text cache"};
+        for (int mode = mode0; mode < mode1 && rv && ra && gv && ga && pert && cache; mode++) {
+            ltx2_dit_forward_params p = in.p;
+            if (mode == 1) {
+                const int64_t last = L - 1;
+                ltx2_dit_perturb_set(ctx, pert, L, 0, LTX2_DIT_SKIP_VIDEO_SELF_ATTN | LTX2_DIT_SKIP_AUDIO_SELF_ATTN,
+                                     &last, 1);
+                ltx2_dit_perturb_set(ctx, pert, L, B - 1, LTX2_DIT_SKIP_A2V_CROSS_ATTN | LTX2_DIT_SKIP_V2A_CROSS_ATTN,
+                                     NULL, 0);
+                p.perturb = pert;
+            }
+            if (mode == 2) p.av_timestep = LTX2_DIT_AV_TS_OWN;
+            st = ltx2_dit_forward(ctx, cpu, &p, rv, ra);
+            if (mode == 3) p.text_cache = cache;
+            for (int rep = 0; st == LTX2_OK && rep < (mode == 3 ? 2 : 1); rep++) {
+                st = ltx2_dit_forward(ctx, dw, &p, gv, ga);
+                CHECK(st == LTX2_OK, "%s %s: device forward: %s", version, modes[mode], ltx2_last_error(ctx));
+                if (st != LTX2_OK) break;
+                char what[160];
+                snprintf(what, sizeof what, "%s %s%s%s video", version, masked ? "masked " : "", modes[mode],
+                         rep ? " (cached)" : "");
+                dit_device_compare(what, rv, gv, nv, &worst);
+                snprintf(what, sizeof what, "%s %s%s%s audio", version, masked ? "masked " : "", modes[mode],
+                         rep ? " (cached)" : "");
+                dit_device_compare(what, ra, ga, na, &worst);
+                cases++;
+            }
+        }
+        if (cache && masked) {
+            ltx2_dit_text_cache_stats cs;
+            ltx2_dit_text_cache_get_stats(cache, &cs);
+            CHECK(cs.hits > 0, "%s: the device text cache never hit", version);
+        }
+        ltx2_dit_text_cache_free(cache);
+        free(rv), free(ra), free(gv), free(ga), free(pert);
+        dit_inputs_free(&in);
+    }
+    printf("%s on %s: %d forwards against the CPU, worst rel-L2 %.3g\n", version, dev->name, cases, worst);
+    ltx2_st_close(g);
+    ltx2_dit_weights_free(dw);
+    ltx2_dit_weights_free(cpu);
+}
+
+#endif

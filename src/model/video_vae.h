@@ -10,6 +10,7 @@
 
 #include "cpu/cpu_conv3d.h"
 #include "io/safetensors.h"
+#include "backend/backend.h"
 #include "ltx2/tensor.h"
 #include "model/vae_config.h"
 
@@ -161,5 +162,39 @@ ltx2_status ltx2_video_encoder_out_shape(ltx2_context *ctx, const ltx2_video_enc
 ltx2_status ltx2_video_encoder_encode(ltx2_context *ctx, const ltx2_video_encoder *enc,
                                       const ltx2_tensor *video, ltx2_tensor *latent,
                                       ltx2_vae_dump_fn dump, void *user);
+
+/* ---- the decoder on a backend (video_vae_decode.c: its one forward, run by every backend) ---- */
+
+/* A decoder's conv weights on a backend. Keeps a pointer to `dec`, which must outlive it. */
+typedef struct ltx2_vae_device ltx2_vae_device;
+
+/* Places every conv of dec (the packed [kt, kh, kw, c_in][c_out] weights, which are already the
+ * B operand ltx2_backend_conv3d reads) on be in its storage dtype: bf16 where the backend has a
+ * bf16 conv3d (CUDA, the emulator), else f32 (the CPU backend, where the weights are used in place,
+ * not copied). LTX2_ERR_UNSUPPORTED naming the op when
+ * the backend lacks one the decoder needs in that dtype. Channel counts the backend's conv cannot
+ * run (CUDA: multiples of 8) fail later, in the stage that uses them, with its name. */
+ltx2_status ltx2_vae_device_create(ltx2_context *ctx, const ltx2_backend *be, const ltx2_video_decoder *dec,
+                                   ltx2_vae_device **out);
+void ltx2_vae_device_free(ltx2_vae_device *dv);
+
+/* The dtype activations and weights are stored in on the device (LTX2_BF16 or LTX2_F32). */
+ltx2_dtype ltx2_vae_device_dtype(const ltx2_vae_device *dv);
+
+/* The decode on dv's backend: latent and video are host tensors as for
+ * ltx2_video_decoder_decode_ex (contiguous f32 CPU NDHWC), opts NULL = ltx2_vae_decode_opts_default(),
+ * the noise draws are the same (callback or Philox streams, same order), and dump (may be NULL) gets
+ * every named stage downloaded to f32. */
+ltx2_status ltx2_vae_device_decode(ltx2_context *ctx, const ltx2_vae_device *dv, const ltx2_tensor *latent,
+                                   ltx2_tensor *video, const ltx2_vae_decode_opts *opts, ltx2_vae_dump_fn dump,
+                                   void *user);
+
+/* Up block i alone ("decoder.up_blocks.<i>"), for stage-by-stage comparisons: x is its input as a
+ * host f32 NDHWC tensor [B, T, H, W, c_in], y receives its output (host f32, the shape the block
+ * produces). Noise draws start where a full decode would be when it reaches block i (after the
+ * latent draw and the draws of earlier noise-injecting blocks), so with the same opts the block
+ * sees the same noise as in ltx2_video_decoder_decode_ex. */
+ltx2_status ltx2_vae_device_run_block(ltx2_context *ctx, const ltx2_vae_device *dv, int i,
+                                      const ltx2_vae_decode_opts *opts, const ltx2_tensor *x, ltx2_tensor *y);
 
 #endif

@@ -1,9 +1,12 @@
-/* CPU emulator runtime: runs a CUDA grid with one pthread per thread of a block, blocks one after
- * another, and every collective as a rendezvous of its participants under one block-wide lock.
- * A waiting thread sleeps on its collective's generation word (a futex on Linux); the last
- * arriver computes the result for everyone (from the PTX ISA / CUDA documentation semantics),
- * bumps the word and wakes the sleepers with one call: a collective costs one lock round trip
- * per thread and one wake-up per waiter (on 2 cores, ~4 us per thread per collective).
+/* CPU emulator runtime: runs a CUDA grid with one fiber (ucontext) per thread of a block, blocks
+ * one after another, and every collective as a rendezvous of its participants under one block-wide
+ * lock. A block's fibers run on the launching thread: a thread that waits at a collective switches
+ * back to the scheduler loop, which resumes the next runnable one; the last arriver computes the
+ * result for everyone (from the PTX ISA / CUDA documentation semantics) and marks them runnable.
+ * A collective costs a user-space context switch per thread (threads as pthreads cost a futex
+ * wake-up and a kernel context switch each, ~20x more). Under AddressSanitizer and
+ * ThreadSanitizer the switches are announced to them; ThreadSanitizer sees every fiber as a thread
+ * and the switches as unsynchronised, so a missing __syncthreads is still a reported race.
  * Deadlock needs no timeout: when every live thread of the block is blocked in a collective, no
  * collective can complete any more (completions happen under the lock, by the last arriver), so
  * the thread that blocks last reports it, with where every thread waits. A fault wakes all
@@ -14,29 +17,45 @@
  * emu_race.c checks the other side (a refill issued while other warps still read the stage).
  * Process-wide state (the last fault message, the collective counter) is test-harness state, not
  * library state. One launch at a time: static __shared__ arrays are one object per kernel. */
-/* syscall() for futex (Linux); the rest is POSIX. */
+/* makecontext / swapcontext (POSIX.1-2001, kept by glibc). */
 #define _DEFAULT_SOURCE
 #include "emu.h"
 #include "emu_race.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
-#include <semaphore.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#ifdef __linux__
-#include <limits.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
+#include <ucontext.h>
 
 #include "emu_internal.h"
+
+/* The sanitizers must hear about stack switches (ASan: which stack is live; TSan: which "thread"). */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EMU_ASAN 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define EMU_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(EMU_ASAN)
+#define EMU_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__) && !defined(EMU_TSAN)
+#define EMU_TSAN 1
+#endif
+#ifdef EMU_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef EMU_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
 
 const char *const emu_kind_name[] = {"(none)", "__syncthreads", "__syncthreads_or", "__syncwarp",
                                      "__shfl_xor_sync", "ldmatrix.x4", "ldmatrix.x4.trans", "mma.m16n8k16",
@@ -160,27 +179,42 @@ static void emu_kernel_name(const char *pretty, char *out, size_t cap) {
     snprintf(out, cap, "%.*s", (int)n, s);
 }
 
-/* ---- sleeping and waking ---------------------------------------------------------------------
- * A waiter sleeps on its collective's generation word (the warp's, or the block barrier's) until
- * the completer bumps it: one wake-up call releases the whole warp or block. */
+/* ---- fibers, sleeping and waking -------------------------------------------------------------
+ * A waiter yields to the scheduler until its collective's generation word (the warp's, the block
+ * barrier's, or its own) has moved: the completer bumps it and marks the waiters runnable. */
 
-static void emu_gate_wait(uint32_t *gate, uint32_t seen) {
-    while (__atomic_load_n(gate, __ATOMIC_ACQUIRE) == seen) {
-#ifdef __linux__
-        syscall(SYS_futex, gate, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+/* Switches from the running context to `to` (stack [bottom, bottom + size) for ASan). dying: the
+ * current fiber never runs again. */
+static void emu_switch(ucontext_t *from, ucontext_t *to, const void *bottom, size_t size, void *tsan_to, bool dying) {
+#ifdef EMU_ASAN
+    void *fake = NULL;
+    __sanitizer_start_switch_fiber(dying ? NULL : &fake, bottom, size);
 #else
-        sched_yield();
+    (void)bottom, (void)size, (void)dying;
 #endif
-    }
+#ifdef EMU_TSAN
+    __tsan_switch_to_fiber(tsan_to, __tsan_switch_to_fiber_no_sync);
+#else
+    (void)tsan_to;
+#endif
+    swapcontext(from, to);
+#ifdef EMU_ASAN
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+}
+
+/* The running fiber gives the launching thread back its scheduler. */
+static void emu_yield(emu_thread *t, bool dying) {
+    emu_launch *L = t->L;
+    emu_switch(&t->uc, &L->sched, L->sched_stack, L->sched_stack_size, L->sched_tsan_fiber, dying);
+}
+
+static void emu_gate_wait(emu_thread *t, uint32_t *gate, uint32_t seen) {
+    while (__atomic_load_n(gate, __ATOMIC_ACQUIRE) == seen) emu_yield(t, false);
 }
 
 /* Lock held. */
-void emu_gate_open(uint32_t *gate) {
-    __atomic_store_n(gate, *gate + 1, __ATOMIC_RELEASE);
-#ifdef __linux__
-    syscall(SYS_futex, gate, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-#endif
-}
+void emu_gate_open(uint32_t *gate) { __atomic_store_n(gate, *gate + 1, __ATOMIC_RELEASE); }
 
 static int emu_is_barrier(int kind) { return kind == K_SYNCTHREADS || kind == K_SYNCTHREADS_OR; }
 
@@ -261,7 +295,7 @@ void emu_block(emu_thread *t, int kind, const char *file, int line) {
     const uint32_t seen = *gate;
     if (L->blocked == L->live) emu_deadlock_locked(L); /* marks t W_UNWIND too */
     pthread_mutex_unlock(&L->mu);
-    emu_gate_wait(gate, seen);
+    emu_gate_wait(t, gate, seen);
     if (t->wake == W_UNWIND) longjmp(t->jb, 1);
 }
 
@@ -607,68 +641,45 @@ static void emu_thread_exit(emu_thread *t, int unwound) {
             emu_deadlock_locked(L);
         }
     }
-    if (++L->finished == L->nthreads) sem_post(&L->done);
+    ++L->finished;
     pthread_mutex_unlock(&L->mu);
 }
 
-/* The OS threads that run emulated CUDA threads: created once and reused by every launch (a
- * launch of 256-thread blocks used to create and join 256 pthreads, which cost more than the
- * kernels of small models). Worker i runs emulated thread i of the current launch; launches are
- * serialised, since the pool serves one at a time. */
-typedef struct emu_host {
-    pthread_t pt;
-    sem_t go;       /* posted to run one block of `t` */
-    emu_thread *t;  /* this launch's thread i, set before each post */
-} emu_host;
+/* A fiber's life: one block of one CUDA thread, from the kernel entry to its return (or a fault's
+ * unwind), then back to the scheduler for good. makecontext passes ints: the thread's index. */
+static emu_launch *emu_fiber_launch; /* the running launch (one at a time) */
 
-static pthread_mutex_t emu_pool_mu = PTHREAD_MUTEX_INITIALIZER; /* held for a whole launch */
-static emu_host *emu_pool;
-static int emu_pool_n;
-
-static void *emu_worker(void *arg) {
-    emu_host *h = arg;
-    for (;;) {
-        while (sem_wait(&h->go) != 0 && errno == EINTR) {
-        }
-        emu_thread *t = h->t;
-        emu_launch *L = t->L;
-        emu_cur = t;
-        ltx2_emu_builtin = &t->bi;
-        t->bi.block_idx = L->block_idx;
-        t->head = t->n = 0; /* copies never waited for in the last block never land */
-        t->committed = 0;
-        if (setjmp(t->jb) == 0) {
-            L->body(L->closure);
-            emu_thread_exit(t, 0);
-        } else {
-            emu_thread_exit(t, 1);
-        }
+static void emu_fiber_main(int tid) {
+    emu_launch *L = emu_fiber_launch;
+    emu_thread *t = &L->threads[tid];
+#ifdef EMU_ASAN
+    __sanitizer_finish_switch_fiber(NULL, &L->sched_stack, &L->sched_stack_size);
+#endif
+    t->bi.block_idx = L->block_idx;
+    t->head = t->n = 0; /* copies never waited for in the last block never land */
+    t->committed = 0;
+    if (setjmp(t->jb) == 0) {
+        L->body(L->closure);
+        emu_thread_exit(t, 0);
+    } else {
+        emu_thread_exit(t, 1);
     }
-    return NULL;
+    emu_yield(t, true);
 }
 
-/* Grows the pool to n workers (emu_pool_mu held); returns how many exist. */
-static int emu_pool_grow(int n) {
-    if (n <= emu_pool_n) return emu_pool_n;
-    if (!emu_pool) {
-        emu_pool = calloc(EMU_MAX_BLOCK_THREADS, sizeof *emu_pool);
-        if (!emu_pool) return 0;
+/* The stacks of the fibers, made once (up to the largest block seen) and reused. */
+static void **emu_stacks;
+static int emu_stacks_n;
+static pthread_mutex_t emu_launch_mu = PTHREAD_MUTEX_INITIALIZER; /* held for a whole launch */
+
+static int emu_stacks_grow(int n) {
+    if (!emu_stacks) {
+        emu_stacks = calloc(EMU_MAX_BLOCK_THREADS, sizeof *emu_stacks);
+        if (!emu_stacks) return 0;
     }
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, EMU_STACK_BYTES);
-    /* detached: the pool lives as long as the process */
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    for (; emu_pool_n < n; emu_pool_n++) {
-        emu_host *h = &emu_pool[emu_pool_n];
-        sem_init(&h->go, 0, 0);
-        if (pthread_create(&h->pt, &attr, emu_worker, h) != 0) {
-            sem_destroy(&h->go);
-            break;
-        }
-    }
-    pthread_attr_destroy(&attr);
-    return emu_pool_n;
+    for (; emu_stacks_n < n; emu_stacks_n++)
+        if (!(emu_stacks[emu_stacks_n] = malloc(EMU_STACK_BYTES))) break;
+    return emu_stacks_n;
 }
 
 static int emu_check_config(ltx2_emu_dim3 grid, ltx2_emu_dim3 block, size_t dyn) {
@@ -682,20 +693,17 @@ static int emu_check_config(ltx2_emu_dim3 grid, ltx2_emu_dim3 block, size_t dyn)
     return 0;
 }
 
-static void emu_wait_block(emu_launch *L) {
-    for (;;) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += EMU_WATCHDOG_S;
-        if (sem_timedwait(&L->done, &ts) == 0) return;
-        if (errno != ETIMEDOUT) continue;
-        char states[EMU_MSG_BYTES];
-        states[0] = 0;
-        pthread_mutex_lock(&L->mu);
-        emu_states_str(L, states, sizeof states);
-        pthread_mutex_unlock(&L->mu);
-        fprintf(stderr, "[emu] kernel %s block (%u,%u,%u) still running after %d s: %s\n", L->name,
-                L->block_idx.x, L->block_idx.y, L->block_idx.z, EMU_WATCHDOG_S, states);
+/* A fresh fiber per thread at its kernel entry. Out of line: getcontext returns twice as far as the
+ * compiler knows, which would spoil the caller's locals (it never does here: the saved context is
+ * only the template makecontext rewrites). */
+__attribute__((noinline)) static void emu_fibers_make(emu_launch *L) {
+    for (int i = 0; i < L->nthreads; i++) {
+        emu_thread *t = &L->threads[i];
+        getcontext(&t->uc);
+        t->uc.uc_stack.ss_sp = t->stack;
+        t->uc.uc_stack.ss_size = EMU_STACK_BYTES;
+        t->uc.uc_link = NULL; /* fibers never return: they switch back for good */
+        makecontext(&t->uc, (void (*)(void))emu_fiber_main, 1, i);
     }
 }
 
@@ -727,11 +735,33 @@ static int emu_run_block(emu_launch *L, ltx2_emu_dim3 idx) {
         L->threads[i].wake = W_NONE;
     }
     pthread_mutex_unlock(&L->mu);
-    for (int i = 0; i < L->nthreads; i++) {
-        emu_pool[i].t = &L->threads[i];
-        sem_post(&emu_pool[i].go);
+    emu_fibers_make(L);
+    /* the scheduler: resume runnable fibers round-robin until every one has finished; a thread is
+     * runnable when it has not exited and nothing holds it at a collective */
+    int next = 0;
+    for (;;) {
+        pthread_mutex_lock(&L->mu);
+        const int finished = L->finished;
+        int pick = -1;
+        for (int k = 0; k < L->nthreads && finished < L->nthreads; k++) {
+            const int i = (next + k) % L->nthreads;
+            if (L->threads[i].state == S_RUNNING) {
+                pick = i;
+                break;
+            }
+        }
+        if (finished < L->nthreads && pick < 0) /* every blocking path checks this; belt and braces */
+            emu_fault_locked(L, NULL, "scheduler: no thread can run and %d have not finished", L->nthreads - finished);
+        pthread_mutex_unlock(&L->mu);
+        if (finished == L->nthreads) break;
+        if (pick < 0) continue; /* the fault made every waiter runnable */
+        emu_thread *t = &L->threads[pick];
+        emu_cur = t;
+        ltx2_emu_builtin = &t->bi;
+        emu_switch(&L->sched, &t->uc, t->stack, EMU_STACK_BYTES, t->tsan_fiber, false);
+        emu_cur = NULL;
+        next = pick + 1;
     }
-    emu_wait_block(L);
     pthread_mutex_lock(&L->mu);
     const int fault = L->fault;
     L->dyn = NULL;
@@ -770,7 +800,6 @@ int ltx2_emu_launch(const char *kernel, ltx2_emu_dim3 grid, ltx2_emu_dim3 block,
         return emu_fail(EMU_ERR_OUT_OF_RESOURCES);
     }
     pthread_mutex_init(&L->mu, NULL);
-    sem_init(&L->done, 0, 0);
     for (int w = 0; w < L->nwarps; w++)
         L->warps[w].lanes = L->nthreads - w * EMU_WARP < EMU_WARP ? L->nthreads - w * EMU_WARP : EMU_WARP;
 
@@ -787,8 +816,18 @@ int ltx2_emu_launch(const char *kernel, ltx2_emu_dim3 grid, ltx2_emu_dim3 block,
         t->bi.block_dim = block;
         t->bi.grid_dim = grid;
     }
-    pthread_mutex_lock(&emu_pool_mu);
-    int err = emu_pool_grow(L->nthreads) < L->nthreads ? EMU_ERR_OUT_OF_RESOURCES : 0;
+    pthread_mutex_lock(&emu_launch_mu);
+    int err = emu_stacks_grow(L->nthreads) < L->nthreads ? EMU_ERR_OUT_OF_RESOURCES : 0;
+    emu_fiber_launch = L;
+#ifdef EMU_TSAN
+    L->sched_tsan_fiber = __tsan_get_current_fiber();
+#endif
+    for (int i = 0; i < L->nthreads; i++) {
+        L->threads[i].stack = err ? NULL : emu_stacks[i];
+#ifdef EMU_TSAN
+        L->threads[i].tsan_fiber = __tsan_create_fiber(0);
+#endif
+    }
 
     int fault = 0;
     for (unsigned z = 0; !err && !fault && z < grid.z; z++)
@@ -800,12 +839,15 @@ int ltx2_emu_launch(const char *kernel, ltx2_emu_dim3 grid, ltx2_emu_dim3 block,
                 fault = r > 0;
             }
 
-    pthread_mutex_unlock(&emu_pool_mu);
+#ifdef EMU_TSAN
+    for (int i = 0; i < L->nthreads; i++) __tsan_destroy_fiber(L->threads[i].tsan_fiber);
+#endif
+    emu_fiber_launch = NULL;
+    pthread_mutex_unlock(&emu_launch_mu);
     for (int i = 0; i < L->nthreads; i++) free(L->threads[i].copies);
     pthread_mutex_lock(&emu_global_mu);
     emu_collectives_total += L->collectives;
     pthread_mutex_unlock(&emu_global_mu);
-    sem_destroy(&L->done);
     pthread_mutex_destroy(&L->mu);
     free(L->threads);
     free(L->warps);

@@ -9,9 +9,9 @@
 #include "emu_race.h"
 
 #include <pthread.h>
-#include <semaphore.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <ucontext.h>
 
 #define EMU_WARP 32
 #define EMU_FULL_MASK 0xffffffffu
@@ -28,12 +28,9 @@
  * nothing wrote shows up in the results. */
 #define EMU_SMEM_FILL 0xFF
 #define EMU_SMEM_ALIGN 128
-/* A block still running after this long gets its thread states printed (spinning kernels are
- * the one hang the lock-based deadlock check cannot see). */
-#define EMU_WATCHDOG_S 30
 #define EMU_MSG_BYTES 4096
 #define EMU_NAME_BYTES 256
-/* cudaErrorLaunchOutOfResources: the host could not create the block's threads. */
+/* cudaErrorLaunchOutOfResources: the host could not make the block's thread stacks. */
 #define EMU_ERR_OUT_OF_RESOURCES 701
 
 /* What a waiting thread waits at. Kinds from K_FIRST_OWN_GATE on (emu_sm90.c) sleep on the
@@ -60,6 +57,9 @@ typedef struct emu_copy {
 struct emu_launch;
 
 typedef struct emu_thread {
+    ucontext_t uc;    /* the fiber this CUDA thread runs on (emu.c) */
+    void *stack;      /* its stack, EMU_STACK_BYTES */
+    void *tsan_fiber; /* ThreadSanitizer's handle for it (NULL otherwise) */
     ltx2_emu_builtins bi;
     struct emu_launch *L;
     int tid, warp, lane;
@@ -113,7 +113,10 @@ typedef struct emu_launch {
     emu_thread *threads;
     emu_warp *warps;
     pthread_mutex_t mu;
-    sem_t done; /* posted when the last thread of a block has finished */
+    ucontext_t sched;         /* the launching thread's scheduler loop, which resumes the fibers */
+    void *sched_tsan_fiber;   /* ThreadSanitizer's handle for the launching thread */
+    const void *sched_stack;  /* the scheduler's stack, for AddressSanitizer's fiber switches */
+    size_t sched_stack_size;
     /* the running block */
     ltx2_emu_dim3 block_idx;
     unsigned char *dyn;

@@ -1,11 +1,13 @@
-/* The video VAE decoder on a device backend (see vae_cuda.h): video_vae.c's decoder forward
- * mapped onto backend ops. PixelNorm + SiLU is one fused op; the conditioned norm is the fused
- * norm + modulate op followed by SiLU; a res block's residual is a plain gated add; the compress_*
- * upsamplers are conv3d then depth-to-space with the residual folded into the rearrangement.
- * Every device buffer a decode allocates is tracked in one table, so an error anywhere frees
- * everything; buffers a stage is done with are freed after the stream has drained (flush), since
- * queued kernels may still read them. */
-#include "model/vae_cuda.h"
+/* The video VAE decoder's one forward (ltx-core video_vae.py Decoder.forward) on the backend op
+ * table: the CPU reference (ltx2_video_decoder_decode_ex runs it on the CPU backend), CUDA and the
+ * kernel emulator. PixelNorm + SiLU is one fused op; the conditioned norm is the fused norm +
+ * modulate op followed by SiLU; a res block's residual is a plain gated add; the compress_*
+ * upsamplers are conv3d then depth-to-space with the residual folded into the rearrangement. The
+ * per-channel un-normalisation, the latent noise mix, the timestep MLPs (a few hundred values) and
+ * the unpatchify are host work on the host input and output. Every device buffer a decode
+ * allocates is tracked in one table, so an error anywhere frees everything; buffers a stage is done
+ * with are freed after the stream has drained (flush), since queued kernels may still read them. */
+#include "model/video_vae.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 typedef struct dev_conv {
     ltx2_conv3d_desc desc;
     ltx2_tensor w, b; /* [kt*kh*kw*c_in, c_out], [c_out] in the storage dtype */
+    bool owned;       /* a copy on the backend (else views of the host weights) */
 } dev_conv;
 
 typedef struct dev_block {
@@ -57,7 +60,7 @@ static ltx2_status host_to_dev(ltx2_context *ctx, const ltx2_backend *be, const 
     } else {
         void *tmp = malloc(nbytes ? nbytes : 1);
         st = tmp ? ltx2_convert(ctx, tmp, dt, host, LTX2_F32, n)
-                 : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE device: staging %zu bytes", nbytes);
+                 : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: staging %zu bytes", nbytes);
         if (st == LTX2_OK) st = be->upload(be, ctx, p, tmp, nbytes);
         free(tmp);
     }
@@ -75,7 +78,7 @@ static ltx2_status dev_to_host(ltx2_context *ctx, const ltx2_backend *be, const 
     const size_t n = (size_t)ltx2_tensor_numel(t), nbytes = ltx2_tensor_nbytes(t);
     if (t->dtype == LTX2_F32) return be->download(be, ctx, host, t->data, nbytes);
     void *tmp = malloc(nbytes ? nbytes : 1);
-    if (!tmp) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE device: download staging %zu bytes", nbytes);
+    if (!tmp) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: download staging %zu bytes", nbytes);
     ltx2_status st = be->download(be, ctx, tmp, t->data, nbytes);
     if (st == LTX2_OK) st = ltx2_convert(ctx, host, LTX2_F32, tmp, t->dtype, n);
     free(tmp);
@@ -85,15 +88,23 @@ static ltx2_status dev_to_host(ltx2_context *ctx, const ltx2_backend *be, const 
 /* ---- weights ---- */
 
 static void conv_release(const ltx2_backend *be, dev_conv *c) {
-    if (c->w.data) be->free(be, c->w.data);
-    if (c->b.data) be->free(be, c->b.data);
+    if (c->owned && c->w.data) be->free(be, c->w.data);
+    if (c->owned && c->b.data) be->free(be, c->b.data);
     c->w.data = c->b.data = NULL;
 }
 
+/* The conv's weights on be: the host arrays themselves on the CPU in f32, else a converted copy. */
 static ltx2_status conv_upload(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt, const ltx2_vae_conv *c,
                                dev_conv *o) {
     o->desc = c->desc;
     const int64_t ws[2] = {ltx2_cpu_conv3d_packed_numel(&c->desc) / c->desc.c_out, c->desc.c_out};
+    if (be->device == LTX2_DEVICE_CPU && dt == LTX2_F32) {
+        o->w = dev_view(c->weight, LTX2_F32, LTX2_DEVICE_CPU, 2, ws);
+        o->b = dev_view(c->bias, LTX2_F32, LTX2_DEVICE_CPU, 1, &c->desc.c_out);
+        o->owned = false;
+        return LTX2_OK;
+    }
+    o->owned = true;
     LTX2_TRY(host_to_dev(ctx, be, c->weight, dt, 2, ws, &o->w));
     return host_to_dev(ctx, be, c->bias, dt, 1, &c->desc.c_out, &o->b);
 }
@@ -117,7 +128,7 @@ ltx2_dtype ltx2_vae_device_dtype(const ltx2_vae_device *dv) { return dv ? dv->dt
 
 ltx2_status ltx2_vae_device_create(ltx2_context *ctx, const ltx2_backend *be, const ltx2_video_decoder *dec,
                                    ltx2_vae_device **out) {
-    if (!be || !dec || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE device: NULL argument");
+    if (!be || !dec || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");
     *out = NULL;
     const ltx2_dtype dt = ltx2_backend_supports(be, LTX2_OP_CONV3D, LTX2_BF16) ? LTX2_BF16 : LTX2_F32;
     /* every op the decoder runs, in the storage dtype (the modulation tables are f32 rows of the
@@ -126,15 +137,15 @@ ltx2_status ltx2_vae_device_create(ltx2_context *ctx, const ltx2_backend *be, co
                             LTX2_OP_GATED_ADD,   LTX2_OP_SILU,       LTX2_OP_ADD};
     for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++)
         if (!ltx2_backend_supports(be, need[k], dt))
-            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "video VAE device: backend %s has no %s %s op", be->name,
+            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "video VAE: backend %s has no %s %s op", be->name,
                               ltx2_dtype_name(dt), ltx2_op_name(need[k]));
     ltx2_vae_device *dv = calloc(1, sizeof(*dv));
-    if (!dv) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE device: state");
+    if (!dv) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: state");
     dv->be = be;
     dv->dec = dec;
     dv->dt = dt;
     dv->blocks = calloc((size_t)(dec->n_blocks ? dec->n_blocks : 1), sizeof(*dv->blocks));
-    ltx2_status st = dv->blocks ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE device: blocks");
+    ltx2_status st = dv->blocks ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: blocks");
     if (st == LTX2_OK) st = conv_upload(ctx, be, dt, &dec->conv_in, &dv->conv_in);
     if (st == LTX2_OK) st = conv_upload(ctx, be, dt, &dec->conv_out, &dv->conv_out);
     for (int i = 0; i < dec->n_blocks && st == LTX2_OK; i++) {
@@ -142,13 +153,13 @@ ltx2_status ltx2_vae_device_create(ltx2_context *ctx, const ltx2_backend *be, co
         dev_block *db = &dv->blocks[i];
         if (b->kind == LTX2_VAE_RES_X) {
             db->res = calloc((size_t)(2 * b->n_layers), sizeof(*db->res));
-            if (!db->res) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE device: res convs");
+            if (!db->res) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: res convs");
             for (int j = 0; j < 2 * b->n_layers && st == LTX2_OK; j++)
                 st = conv_upload(ctx, be, dt, &b->res[j], &db->res[j]);
         } else {
             st = conv_upload(ctx, be, dt, &b->up, &db->up);
         }
-        if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE device: uploading decoder.up_blocks.%d", i);
+        if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE: uploading decoder.up_blocks.%d", i);
     }
     if (st != LTX2_OK) {
         ltx2_vae_device_free(dv);
@@ -174,7 +185,7 @@ typedef struct vrun {
 static ltx2_status track(vrun *r, const ltx2_tensor *t) {
     if (r->nbufs >= VAE_DEV_MAX_BUFS) {
         r->be->free(r->be, t->data);
-        return LTX2_ERROR(r->ctx, LTX2_ERR_INTERNAL, "video VAE device: more than %d live device buffers",
+        return LTX2_ERROR(r->ctx, LTX2_ERR_INTERNAL, "video VAE: more than %d live device buffers",
                           VAE_DEV_MAX_BUFS);
     }
     r->retired[r->nbufs] = false;
@@ -241,7 +252,7 @@ static void run_end(vrun *r, ltx2_status st) {
 static ltx2_status dump_dev(vrun *r, ltx2_vae_dump_fn dump, void *user, const char *name, const ltx2_tensor *x) {
     if (!dump) return LTX2_OK;
     float *h = malloc((size_t)ltx2_tensor_numel(x) * sizeof(float));
-    if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "video VAE device: dump %s", name);
+    if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "video VAE: dump %s", name);
     ltx2_status st = dev_to_host(r->ctx, r->be, x, h);
     if (st == LTX2_OK) {
         ltx2_tensor v = ltx2_tensor_make(h, LTX2_F32, x->ndim, x->shape);
@@ -278,7 +289,7 @@ static ltx2_status norm_act(vrun *r, const ltx2_tensor *x, const ltx2_tensor *tb
 static ltx2_status add_noise(vrun *r, const char *name, ltx2_tensor *x, const float *scale) {
     const int64_t NT = x->shape[0] * x->shape[1], H = x->shape[2], W = x->shape[3], C = x->shape[4];
     float *noise = malloc((size_t)(H * W + H * W * C) * sizeof(float));
-    if (!noise) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "video VAE device: noise %s", name);
+    if (!noise) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "video VAE: noise %s", name);
     float *term = noise + H * W;
     const int64_t ns[2] = {H, W};
     ltx2_status st = vae_draw_noise(r->ctx, &r->ns, name, 2, ns, noise);
@@ -305,7 +316,7 @@ static ltx2_status res_layer(vrun *r, int bi, int j, const float *emb, ltx2_tens
     if (emb) {
         /* rows shift1, scale1, shift2, scale2 = scale_shift_table + embedding, summed in fp32 */
         float *ada = malloc((size_t)(4 * C) * sizeof(float));
-        if (!ada) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "video VAE device: ada values");
+        if (!ada) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "video VAE: ada values");
         for (int64_t k = 0; k < 4 * C; k++) ada[k] = b->scale_shift[j][k] + emb[k];
         const int64_t ts[2] = {4, C};
         ltx2_status st = act_upload(r, ada, LTX2_F32, 2, ts, &tbl);
@@ -366,7 +377,7 @@ static ltx2_status run_block(vrun *r, int i, ltx2_tensor *x, ltx2_vae_dump_fn du
         if (dec->timestep_conditioning) {
             emb = malloc((size_t)b->temb.dim * sizeof(float));
             st = emb ? vae_time_embed(r->ctx, &b->temb, r->t_scaled, emb)
-                     : LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "video VAE device: block embedding");
+                     : LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "video VAE: block embedding");
         }
         char name[VAE_KEY_CAP];
         for (int j = 0; j < b->n_layers && st == LTX2_OK; j++) {
@@ -414,14 +425,14 @@ static bool shape_is(const ltx2_tensor *t, const int64_t *want) {
 ltx2_status ltx2_vae_device_run_block(ltx2_context *ctx, const ltx2_vae_device *dv, int i,
                                       const ltx2_vae_decode_opts *opts, const ltx2_tensor *x, ltx2_tensor *y) {
     if (!dv || i < 0 || i >= dv->dec->n_blocks)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE device block %d: no such block", i);
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE block %d: no such block", i);
     const ltx2_video_decoder *dec = dv->dec;
     const ltx2_vae_dec_block *b = &dec->blocks[i];
     const ltx2_vae_decode_opts defaults = ltx2_vae_decode_opts_default();
     if (!opts) opts = &defaults;
     if (!vae_is_f32_ndhwc(x) || !vae_is_f32_ndhwc(y) || x->shape[4] != b->c_in)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
-                          "video VAE device block %d: x and y must be contiguous f32 CPU NDHWC tensors, x with %lld "
+                          "video VAE block %d: x and y must be contiguous f32 CPU NDHWC tensors, x with %lld "
                           "channels",
                           i, (long long)b->c_in);
     const int64_t drop = b->kind != LTX2_VAE_RES_X && b->stride[0] == 2 ? 1 : 0;
@@ -429,7 +440,7 @@ ltx2_status ltx2_vae_device_run_block(ltx2_context *ctx, const ltx2_vae_device *
                              x->shape[3] * b->stride[2], b->c_out};
     if (!shape_is(y, want)) {
         char got[96], exp[96];
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE device block %d: y is %s, expected %s", i,
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE block %d: y is %s, expected %s", i,
                           ltx2_shape_str(y->shape, 5, got, sizeof(got)), ltx2_shape_str(want, 5, exp, sizeof(exp)));
     }
     vrun r;
@@ -440,7 +451,7 @@ ltx2_status ltx2_vae_device_run_block(ltx2_context *ctx, const ltx2_vae_device *
     if (st == LTX2_OK) st = run_block(&r, i, &dx, NULL, NULL);
     if (st == LTX2_OK) st = dev_to_host(ctx, r.be, &dx, y->data);
     if (st == LTX2_OK) st = r.be->sync(r.be, ctx);
-    if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE device (%s)", r.be->name);
+    if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE (on %s)", r.be->name);
     run_end(&r, st);
     return st;
 }
@@ -448,24 +459,24 @@ ltx2_status ltx2_vae_device_run_block(ltx2_context *ctx, const ltx2_vae_device *
 ltx2_status ltx2_vae_device_decode(ltx2_context *ctx, const ltx2_vae_device *dv, const ltx2_tensor *latent,
                                    ltx2_tensor *video, const ltx2_vae_decode_opts *opts, ltx2_vae_dump_fn dump,
                                    void *user) {
-    if (!dv) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE device decode: NULL decoder");
+    if (!dv) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE decode: NULL decoder");
     const ltx2_video_decoder *dec = dv->dec;
     const ltx2_vae_decode_opts defaults = ltx2_vae_decode_opts_default();
     if (!opts) opts = &defaults;
     if (!vae_is_f32_ndhwc(latent) || !vae_is_f32_ndhwc(video))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
-                          "video VAE device decode: latent and video must be contiguous f32 CPU NDHWC tensors");
+                          "video VAE decode: latent and video must be contiguous f32 CPU NDHWC tensors");
     int64_t want[5];
     LTX2_TRY(ltx2_video_decoder_out_shape(ctx, dec, latent->shape, want));
     if (!shape_is(video, want)) {
         char got[96], exp[96];
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE device decode: video buffer is %s, expected %s",
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "video VAE decode: video buffer is %s, expected %s",
                           ltx2_shape_str(video->shape, 5, got, sizeof(got)), ltx2_shape_str(want, 5, exp, sizeof(exp)));
     }
     if (dec->timestep_conditioning && (!(opts->noise_scale >= 0.0 && opts->noise_scale <= 1.0) ||
                                        !isfinite(opts->timestep)))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
-                          "video VAE device decode: decode_noise_scale %g must be in [0, 1] and decode_timestep (%g) "
+                          "video VAE decode: decode_noise_scale %g must be in [0, 1] and decode_timestep (%g) "
                           "finite",
                           opts->noise_scale, opts->timestep);
 
@@ -473,7 +484,7 @@ ltx2_status ltx2_vae_device_decode(ltx2_context *ctx, const ltx2_vae_device *dv,
     run_init(&r, ctx, dv, opts);
     const int64_t n_lat = ltx2_tensor_numel(latent), C = latent->shape[4];
     float *hx = malloc((size_t)n_lat * sizeof(float) * (dec->timestep_conditioning ? 2 : 1));
-    if (!hx) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE device decode: latent copy");
+    if (!hx) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE decode: latent copy");
     memcpy(hx, latent->data, (size_t)n_lat * sizeof(float));
     ltx2_tensor hv = ltx2_tensor_make(hx, LTX2_F32, 5, latent->shape);
     if (dump) dump("decoder.in", &hv, user);
@@ -515,10 +526,18 @@ ltx2_status ltx2_vae_device_decode(ltx2_context *ctx, const ltx2_vae_device *dv,
             const int64_t Cl = x.shape[4], ts[2] = {2, Cl};
             float *emb = malloc((size_t)(2 * Cl) * sizeof(float));
             st = emb ? vae_time_embed(ctx, &dec->last_temb, r.t_scaled, emb)
-                     : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE device decode: last embedding");
+                     : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE decode: last embedding");
             for (int64_t k = 0; st == LTX2_OK && k < 2 * Cl; k++) emb[k] += dec->last_scale_shift[k];
             if (st == LTX2_OK) st = act_upload(&r, emb, LTX2_F32, 2, ts, &tbl);
             free(emb);
+        }
+        if (st == LTX2_OK && dump) {
+            /* the norm alone, for the dump (the decode fuses it with what follows) */
+            ltx2_tensor n;
+            st = act_new(&r, 5, x.shape, &n);
+            if (st == LTX2_OK) st = ltx2_backend_pixel_norm(r.be, ctx, &x, VAE_PIXEL_NORM_EPS, false, &n);
+            if (st == LTX2_OK) st = dump_dev(&r, dump, user, "decoder.conv_norm_out.out", &n);
+            if (st == LTX2_OK) retire(&r, &n);
         }
         if (st == LTX2_OK) st = norm_act(&r, &x, dec->timestep_conditioning ? &tbl : NULL, 0, &x);
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "decoder.conv_norm_out");
@@ -530,7 +549,7 @@ ltx2_status ltx2_vae_device_decode(ltx2_context *ctx, const ltx2_vae_device *dv,
     float *hy = NULL;
     if (st == LTX2_OK) {
         hy = malloc((size_t)ltx2_tensor_numel(&y) * sizeof(float));
-        st = hy ? dev_to_host(ctx, r.be, &y, hy) : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE device decode: output");
+        st = hy ? dev_to_host(ctx, r.be, &y, hy) : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE decode: output");
     }
     if (st == LTX2_OK) st = r.be->sync(r.be, ctx);
     if (st == LTX2_OK) {
@@ -549,7 +568,7 @@ ltx2_status ltx2_vae_device_decode(ltx2_context *ctx, const ltx2_vae_device *dv,
         if (dump) dump("decoder.out", video, user);
     }
     free(hy);
-    if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE device decode (%s)", r.be->name);
+    if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE decode (on %s)", r.be->name);
     run_end(&r, st);
     return st;
 }

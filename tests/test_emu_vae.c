@@ -1,0 +1,24 @@
+/* The video VAE decoder's one forward through the CUDA kernels run by the CPU emulator (tests/emu/)
+ * against the CPU reference (vae_device_check.h): what `--device cuda` decodes, without a GPU. On a
+ * 2 x 2 x 2 latent (9 frames of 64 x 64 for the tiny checkpoints) rather than the golden one: the
+ * comparison is with the reference on the same latent, and it keeps the emulated decode (and its
+ * ThreadSanitizer run in CI) short. */
+#include "backend_emu.h"
+#include "vae_device_check.h"
+
+int main(void) {
+    g_ctx = ltx2_context_create(NULL);
+    if (!g_ctx) return 1;
+    dec_case cases[3];
+    vae_cases_load(cases, true);
+    ltx2_backend *emu = NULL;
+    CHECK(ltx2_backend_emu_create(g_ctx, &emu) == LTX2_OK, "emu backend: %s", ltx2_last_error(g_ctx));
+    if (emu) {
+        const be_case bc = {.be = emu, .f32 = false};
+        run_backend(&bc, cases, 3);
+    }
+    ltx2_backend_free(emu);
+    for (int k = 0; k < 3; k++) dec_case_free(&cases[k]);
+    ltx2_context_free(g_ctx);
+    return test_finish();
+}

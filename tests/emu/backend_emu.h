@@ -3,7 +3,7 @@
  * as device memory (so a host pointer handed to it by mistake is refused like on a GPU), and its
  * GEMMs a stand-in for cuBLASLt (the CPU fp32 GEMM on the bf16-rounded operands, the epilogue in
  * fp32, one rounding to the output dtype): what a model forward does on CUDA, checked without a
- * GPU. Slow (every CUDA thread a pthread): for tiny models. */
+ * GPU. Slow (every CUDA thread a fiber, every mma emulated): for tiny models. */
 #ifndef LTX2_TESTS_EMU_BACKEND_EMU_H
 #define LTX2_TESTS_EMU_BACKEND_EMU_H
 

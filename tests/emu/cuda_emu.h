@@ -47,10 +47,10 @@
 #define __forceinline__ inline
 
 // ---- built-in variables -------------------------------------------------------------------------
-#define threadIdx (ltx2_emu_builtin->thread_idx)
-#define blockIdx (ltx2_emu_builtin->block_idx)
-#define blockDim (ltx2_emu_builtin->block_dim)
-#define gridDim (ltx2_emu_builtin->grid_dim)
+#define threadIdx (ltx2_emu_builtins_here()->thread_idx)
+#define blockIdx (ltx2_emu_builtins_here()->block_idx)
+#define blockDim (ltx2_emu_builtins_here()->block_dim)
+#define gridDim (ltx2_emu_builtins_here()->grid_dim)
 #define warpSize 32
 
 // Call sites for fault messages: the caller's file and line (g++ and clang builtins).

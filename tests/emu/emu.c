@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <ucontext.h>
 
@@ -63,8 +64,6 @@ const char *const emu_kind_name[] = {"(none)", "__syncthreads", "__syncthreads_o
                                      "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group",
                                      "wgmma.mma_async", "(mbarrier handoff)"};
 
-LTX2_EMU_TLS const ltx2_emu_builtins *ltx2_emu_builtin;
-static LTX2_EMU_TLS emu_thread *emu_cur;
 static LTX2_EMU_TLS int emu_last_error;
 
 static pthread_mutex_t emu_global_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -263,8 +262,26 @@ void emu_unwind_locked(emu_thread *t) {
     longjmp(t->jb, 1);
 }
 
+/* The fibers' stacks: one reservation of EMU_MAX_BLOCK_THREADS stacks, stack i for thread i of the
+ * running block, so the stack a call runs on says which emulated thread it is. */
+static unsigned char *emu_stack_base;
+static emu_launch *emu_fiber_launch; /* the running launch (one at a time) */
+
+static emu_thread *emu_here(void) {
+    unsigned char probe;
+    const uintptr_t p = (uintptr_t)&probe, b = (uintptr_t)emu_stack_base;
+    if (!emu_fiber_launch || p < b || p >= b + (uintptr_t)EMU_MAX_BLOCK_THREADS * EMU_STACK_BYTES) return NULL;
+    const int i = (int)((p - b) / EMU_STACK_BYTES);
+    return i < emu_fiber_launch->nthreads ? &emu_fiber_launch->threads[i] : NULL;
+}
+
+const ltx2_emu_builtins *ltx2_emu_builtins_here(void) {
+    emu_thread *t = emu_here();
+    return t ? &t->bi : NULL;
+}
+
 emu_thread *emu_self(const char *what) {
-    emu_thread *t = emu_cur;
+    emu_thread *t = emu_here();
     if (!t) {
         fprintf(stderr, "[emu] %s called outside an emulated kernel\n", what);
         abort();
@@ -647,13 +664,14 @@ static void emu_thread_exit(emu_thread *t, int unwound) {
 
 /* A fiber's life: one block of one CUDA thread, from the kernel entry to its return (or a fault's
  * unwind), then back to the scheduler for good. makecontext passes ints: the thread's index. */
-static emu_launch *emu_fiber_launch; /* the running launch (one at a time) */
-
 static void emu_fiber_main(int tid) {
     emu_launch *L = emu_fiber_launch;
     emu_thread *t = &L->threads[tid];
 #ifdef EMU_ASAN
     __sanitizer_finish_switch_fiber(NULL, &L->sched_stack, &L->sched_stack_size);
+#endif
+#ifdef EMU_TSAN
+    __tsan_acquire(&L->block_idx); /* the launcher's setup of this block happened before */
 #endif
     t->bi.block_idx = L->block_idx;
     t->head = t->n = 0; /* copies never waited for in the last block never land */
@@ -667,19 +685,16 @@ static void emu_fiber_main(int tid) {
     emu_yield(t, true);
 }
 
-/* The stacks of the fibers, made once (up to the largest block seen) and reused. */
-static void **emu_stacks;
-static int emu_stacks_n;
 static pthread_mutex_t emu_launch_mu = PTHREAD_MUTEX_INITIALIZER; /* held for a whole launch */
 
-static int emu_stacks_grow(int n) {
-    if (!emu_stacks) {
-        emu_stacks = calloc(EMU_MAX_BLOCK_THREADS, sizeof *emu_stacks);
-        if (!emu_stacks) return 0;
-    }
-    for (; emu_stacks_n < n; emu_stacks_n++)
-        if (!(emu_stacks[emu_stacks_n] = malloc(EMU_STACK_BYTES))) break;
-    return emu_stacks_n;
+/* Reserves the stacks once (address space only: pages are touched as fibers use them). */
+static bool emu_stacks_ready(void) {
+    if (emu_stack_base) return true;
+    void *p = mmap(NULL, (size_t)EMU_MAX_BLOCK_THREADS * EMU_STACK_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return false;
+    emu_stack_base = p;
+    return true;
 }
 
 static int emu_check_config(ltx2_emu_dim3 grid, ltx2_emu_dim3 block, size_t dyn) {
@@ -736,15 +751,21 @@ static int emu_run_block(emu_launch *L, ltx2_emu_dim3 idx) {
     }
     pthread_mutex_unlock(&L->mu);
     emu_fibers_make(L);
-    /* the scheduler: resume runnable fibers round-robin until every one has finished; a thread is
-     * runnable when it has not exited and nothing holds it at a collective */
-    int next = 0;
+#ifdef EMU_TSAN
+    __tsan_release(&L->block_idx); /* each fiber acquires it when it starts (the switches do not sync) */
+#endif
+    /* the scheduler: resume runnable fibers until every one has finished; a thread is runnable when
+     * it has not exited and nothing holds it at a collective. It always resumes the lowest runnable
+     * thread (on odd blocks the highest), so the first (last) warps run as far ahead of the others
+     * as the kernel's synchronisation lets them: an access that a missing barrier leaves unordered
+     * then really happens early, and ThreadSanitizer sees it. */
+    const bool up = ((idx.x ^ idx.y ^ idx.z) & 1u) == 0;
     for (;;) {
         pthread_mutex_lock(&L->mu);
         const int finished = L->finished;
         int pick = -1;
         for (int k = 0; k < L->nthreads && finished < L->nthreads; k++) {
-            const int i = (next + k) % L->nthreads;
+            const int i = up ? k : L->nthreads - 1 - k;
             if (L->threads[i].state == S_RUNNING) {
                 pick = i;
                 break;
@@ -756,11 +777,7 @@ static int emu_run_block(emu_launch *L, ltx2_emu_dim3 idx) {
         if (finished == L->nthreads) break;
         if (pick < 0) continue; /* the fault made every waiter runnable */
         emu_thread *t = &L->threads[pick];
-        emu_cur = t;
-        ltx2_emu_builtin = &t->bi;
         emu_switch(&L->sched, &t->uc, t->stack, EMU_STACK_BYTES, t->tsan_fiber, false);
-        emu_cur = NULL;
-        next = pick + 1;
     }
     pthread_mutex_lock(&L->mu);
     const int fault = L->fault;
@@ -817,15 +834,15 @@ int ltx2_emu_launch(const char *kernel, ltx2_emu_dim3 grid, ltx2_emu_dim3 block,
         t->bi.grid_dim = grid;
     }
     pthread_mutex_lock(&emu_launch_mu);
-    int err = emu_stacks_grow(L->nthreads) < L->nthreads ? EMU_ERR_OUT_OF_RESOURCES : 0;
+    int err = emu_stacks_ready() ? 0 : EMU_ERR_OUT_OF_RESOURCES;
     emu_fiber_launch = L;
 #ifdef EMU_TSAN
     L->sched_tsan_fiber = __tsan_get_current_fiber();
 #endif
-    for (int i = 0; i < L->nthreads; i++) {
-        L->threads[i].stack = err ? NULL : emu_stacks[i];
+    for (int i = 0; !err && i < L->nthreads; i++) {
+        L->threads[i].stack = emu_stack_base + (size_t)i * EMU_STACK_BYTES;
 #ifdef EMU_TSAN
-        L->threads[i].tsan_fiber = __tsan_create_fiber(0);
+        L->threads[i].tsan_fiber = __tsan_create_fiber(0); /* one per thread for the whole launch */
 #endif
     }
 
@@ -840,7 +857,7 @@ int ltx2_emu_launch(const char *kernel, ltx2_emu_dim3 grid, ltx2_emu_dim3 block,
             }
 
 #ifdef EMU_TSAN
-    for (int i = 0; i < L->nthreads; i++) __tsan_destroy_fiber(L->threads[i].tsan_fiber);
+    for (int i = 0; !err && i < L->nthreads; i++) __tsan_destroy_fiber(L->threads[i].tsan_fiber);
 #endif
     emu_fiber_launch = NULL;
     pthread_mutex_unlock(&emu_launch_mu);

@@ -1,6 +1,6 @@
 /* The CPU emulator's runtime interface (tests/emu/emu.c), shared by the C runtime and the C++
  * shim (cuda_emu.h) that the emulated kernels are compiled with. One launch runs every block of
- * the grid in turn; each CUDA thread of a block is a pthread, and every warp or block collective
+ * the grid in turn; each CUDA thread of a block is a fiber, and every warp or block collective
  * is a rendezvous of its threads under one block-wide lock. The first fault of a launch
  * (deadlock, divergence, a lane that left before a full-mask collective, a bad operand) unwinds
  * the block's threads and makes the launch return cudaErrorLaunchFailure.
@@ -33,8 +33,9 @@ typedef struct ltx2_emu_builtins {
     ltx2_emu_dim3 thread_idx, block_idx, block_dim, grid_dim;
 } ltx2_emu_builtins;
 
-/* The current emulated thread's built-ins; NULL outside a launch. */
-extern LTX2_EMU_TLS const ltx2_emu_builtins *ltx2_emu_builtin;
+/* The current emulated thread's built-ins (found from the stack it runs on: fibers share the OS
+ * thread, so thread-local storage cannot tell them apart); NULL outside a launch. */
+const ltx2_emu_builtins *ltx2_emu_builtins_here(void);
 
 typedef void (*ltx2_emu_body)(void *closure);
 

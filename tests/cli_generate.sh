@@ -43,6 +43,11 @@ expect_refusal "missing embeds" "no such readable file" --prompt-embeds "$tmp/no
 expect_refusal "unwritable dir" "not writable" "${small[@]}" --wav "$tmp/no/such/dir/a.wav" --png-dir f
 expect_refusal "wrong suffix" "end in .mp4" "${small[@]}" -o o.avi --png-dir f
 expect_refusal "semantics" "ltx-core, diffusers or maxdiffusion" --semantics foo -o o.mp4
+# --device: an unknown name, and a CUDA device no machine has (no GPU: no usable device; with GPUs:
+# the index is out of range), refused before any work; several ranks on a GPU are not written yet
+expect_refusal "device name" "expected cpu, cuda, cuda:N or auto" --device tpu -o o.mp4
+expect_refusal "device cuda:99" "device cuda:99" --device cuda:99 -o o.mp4
+expect_refusal "device cuda, 2 ranks" "multi-rank generation computes on the CPU" --device cuda --nproc 2 -o o.mp4
 expect_refusal "CFG without negative" "negative-prompt-embeds" \
     --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" --checkpoint "$src/weights/tiny/ltx2-tiny-2.0.safetensors" -o o.mp4
 # a checkpoint that is not one: refused after parsing, and still no file
@@ -65,6 +70,7 @@ else
     bad "generate failed"; cat "$tmp/stderr"
 fi
 grep -q "embedded tiny" "$tmp/stdout" && ok || bad "does not say it used the embedded model"
+head -1 "$tmp/stdout" | grep -q "^device: " && ok || bad "the first line does not name the device: $(head -1 "$tmp/stdout")"
 grep -q "seed: 123" "$tmp/stdout" && ok || bad "seed not printed"
 grep -q "timings: load" "$tmp/stdout" && ok || bad "no timing summary"
 [ "$(ls "$out/frames" 2>/dev/null | grep -c '^frame_.*\.png$')" -eq 17 ] && ok || bad "expected 17 PNG frames"

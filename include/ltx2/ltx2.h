@@ -71,6 +71,9 @@ typedef enum ltx2_generate_semantics {
 
 typedef struct ltx2_generate_params {
     const char *checkpoint;             /* Lightricks single-file .safetensors (required) */
+    /* Where the DiT, the text connectors and the video VAE run: "cpu", "cuda", "cuda:N", or NULL /
+     * "auto" (CUDA device 0 when usable, else the CPU). The audio VAE and vocoder run on the CPU. */
+    const char *device;
     /* Precomputed Gemma-3 hidden states: a .safetensors/.npz holding "hidden_states" [1, S, D, L]
      * (S a multiple of 128, layer axis last) and "attention_mask" [1, S] (1 = token), or a lone
      * .npy of hidden states (mask all ones). negative_prompt_embeds NULL: CFG needs it, so the

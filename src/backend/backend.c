@@ -3,7 +3,9 @@
 #include "backend/backend.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const op_names[LTX2_OP_COUNT] = {
@@ -549,4 +551,63 @@ ltx2_status ltx2_backend_rms_apply(const ltx2_backend *be, ltx2_context *ctx, co
                           be->name, (long long)n, (long long)D);
     if (ltx2_tensor_numel(ss) == 0) return LTX2_OK;
     return be->rms_apply(be, ctx, x, ss, n, weight, eps, y);
+}
+
+void ltx2_backend_describe(const ltx2_backend *be, char *buf, size_t cap) {
+    if (!be || !cap) return;
+    if (be->device == LTX2_DEVICE_CUDA && !strcmp(be->name, "cuda")) {
+        ltx2_backend_cuda_describe(be, buf, cap);
+        return;
+    }
+    if (be->device == LTX2_DEVICE_CPU)
+        snprintf(buf, cap, "cpu (%d OpenMP threads)", omp_get_max_threads());
+    else
+        snprintf(buf, cap, "%s", be->name);
+}
+
+ltx2_status ltx2_backend_open(ltx2_context *ctx, const char *spec, const ltx2_backend **out, char *desc, size_t cap) {
+    if (!out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "backend open: out is NULL");
+    *out = NULL;
+    char tmp[256];
+    if (!desc || !cap) desc = tmp, cap = sizeof tmp;
+    desc[0] = 0;
+    if (spec && !strcmp(spec, "cpu")) {
+        *out = ltx2_backend_cpu();
+        ltx2_backend_describe(*out, desc, cap);
+        return LTX2_OK;
+    }
+    ltx2_backend *cuda = NULL;
+    if (!spec || !*spec || !strcmp(spec, "auto")) {
+        /* CUDA when usable; otherwise the CPU, saying why (a user who expected a GPU sees it) */
+        if (ltx2_backend_cuda_create(ctx, 0, &cuda) == LTX2_OK) {
+            *out = cuda;
+            ltx2_backend_describe(cuda, desc, cap);
+            return LTX2_OK;
+        }
+        char why[200];
+        snprintf(why, sizeof why, "%s", ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+        *out = ltx2_backend_cpu();
+        char cpu[96];
+        ltx2_backend_describe(*out, cpu, sizeof cpu);
+        snprintf(desc, cap, "%s; auto: no CUDA (%s)", cpu, why);
+        return LTX2_OK;
+    }
+    int index = 0;
+    if (!strcmp(spec, "cuda")) {
+        index = 0;
+    } else if (!strncmp(spec, "cuda:", 5)) {
+        char *end = NULL;
+        const long v = strtol(spec + 5, &end, 10);
+        if (!spec[5] || *end || v < 0 || v > 1023)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "device \"%s\": expected cuda:N with N a device index", spec);
+        index = (int)v;
+    } else {
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "device \"%s\": expected cpu, cuda, cuda:N or auto", spec);
+    }
+    ltx2_status st = ltx2_backend_cuda_create(ctx, index, &cuda);
+    if (st != LTX2_OK) return ltx2_error_prefix(ctx, "device %s", spec);
+    *out = cuda;
+    ltx2_backend_describe(cuda, desc, cap);
+    return LTX2_OK;
 }

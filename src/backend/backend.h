@@ -178,6 +178,18 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
 /* How many usable CUDA devices there are: 0 without CUDA in the build, without a driver or device. */
 int ltx2_backend_cuda_device_count(void);
 
+/* Opens the backend a user names: "cpu", "cuda" (device 0), "cuda:N", or NULL / "auto" (CUDA
+ * device 0 when one is usable, else the CPU). desc (cap bytes) gets one line saying what was
+ * chosen and, for auto on the CPU, why: "cuda:0 (NVIDIA H100 80GB HBM3, compute capability 9.0,
+ * 79.1 GiB)", "cpu (auto: no usable CUDA device: ...)". Naming cuda without a usable device is
+ * LTX2_ERR_DEVICE with the reason; an unknown name LTX2_ERR_INVALID_ARG. Free with
+ * ltx2_backend_free (the CPU backend is static). */
+ltx2_status ltx2_backend_open(ltx2_context *ctx, const char *spec, const ltx2_backend **out, char *desc, size_t cap);
+/* One line naming a backend's device (see ltx2_backend_open). */
+void ltx2_backend_describe(const ltx2_backend *be, char *buf, size_t cap);
+/* The CUDA half of ltx2_backend_describe ("cuda:N (name, compute capability, memory)"). */
+void ltx2_backend_cuda_describe(const ltx2_backend *be, char *buf, size_t cap);
+
 /* Frees a backend from *_create (NULL and the CPU backend are ignored). */
 void ltx2_backend_free(const ltx2_backend *be);
 

@@ -6,6 +6,8 @@
  * A CUDA backend is used from one host thread at a time (its plan cache is not locked). */
 #include "backend/backend.h"
 
+#include <stdio.h>
+
 #ifndef LTX2_HAVE_CUDA
 
 ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_backend **out) {
@@ -29,6 +31,10 @@ void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
 }
 
 int ltx2_backend_cuda_device_count(void) { return 0; }
+
+void ltx2_backend_cuda_describe(const ltx2_backend *be, char *buf, size_t cap) {
+    snprintf(buf, cap, "%s", be ? be->name : "cuda");
+}
 
 #else
 
@@ -492,6 +498,17 @@ done:
 int ltx2_backend_cuda_device_count(void) {
     int n = 0;
     return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+void ltx2_backend_cuda_describe(const ltx2_backend *be, char *buf, size_t cap) {
+    struct cudaDeviceProp prop;
+    const int dev = be && be->impl ? impl_of(be)->rt.dev : 0;
+    if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+        snprintf(buf, cap, "cuda:%d", dev);
+        return;
+    }
+    snprintf(buf, cap, "cuda:%d (%s, compute capability %d.%d, %.1f GiB)", dev, prop.name, prop.major, prop.minor,
+             (double)prop.totalGlobalMem / (double)(1ull << 30));
 }
 
 void *ltx2_backend_cuda_stream(const ltx2_backend *be) {

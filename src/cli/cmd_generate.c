@@ -48,6 +48,10 @@ static void usage(FILE *out) {
             "With no --checkpoint the embedded tiny test model is used (random weights: the output is\n"
             "abstract, the pipeline is real).\n"
             "\n"
+            "device:\n"
+            "  --device cpu|cuda[:N]|auto     where the DiT, text connectors and video VAE run (default auto:\n"
+            "                                 CUDA device 0 when usable, else the CPU; the first output line\n"
+            "                                 says which); the audio VAE and vocoder run on the CPU\n"
             "model and prompt:\n"
             "  --checkpoint FILE              LTX-2 / LTX-2.3 single-file .safetensors\n"
             "  --prompt-embeds FILE           .safetensors/.npz with hidden_states [1,S,D,L] + attention_mask [1,S]\n"
@@ -82,7 +86,7 @@ static void usage(FILE *out) {
             "  --sharding PROFILE             gpu (default) | ironwood | trillium | default\n"
             "  multi-node: launch one process per GPU with LTX2_RANK, LTX2_WORLD_SIZE, LTX2_LOCAL_RANK and\n"
             "  NCCL_COMM_ID or LTX2_RENDEZVOUS=host:port set (e.g. by srun); rank 0 writes the outputs\n"
-            "exit codes: 0 ok, 2 bad input (nothing written)\n");
+            "exit codes: 0 ok, 2 bad input or an unusable --device (nothing written)\n");
 }
 
 /* Directory containing the running executable, "" when unknown. */
@@ -221,7 +225,7 @@ static void forget_written(written *w) {
 int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     ltx2_generate_params p;
     ltx2_generate_params_init(&p);
-    const char *ckpt = NULL, *pos = NULL, *neg = NULL, *output = NULL, *png_dir = NULL, *wav = NULL;
+    const char *device = NULL, *ckpt = NULL, *pos = NULL, *neg = NULL, *output = NULL, *png_dir = NULL, *wav = NULL;
     long long threads = 0, steps = -1, height = -1, width = -1, frames = -1, seed = -1, stg_block = -1, tile = 0;
     double cfg = NAN, acfg = NAN, stg = NAN, rescale = NAN, modality = NAN, fps = NAN;
     ltx2_semantics sem = LTX2_SEM_LTX_CORE;
@@ -239,6 +243,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
 #define NUM(dst) do { VALUE(); if (!cli_parse_double(CMD, a, v, &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
 #define INT(dst, lo) do { VALUE(); if (!parse_int(a, v, (lo), &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
         if (!strcmp(a, "--checkpoint")) { VALUE(); ckpt = v; }
+        else if (!strcmp(a, "--device")) { VALUE(); device = v; }
         else if (!strcmp(a, "--prompt-embeds")) { VALUE(); pos = v; }
         else if (!strcmp(a, "--negative-prompt-embeds")) { VALUE(); neg = v; }
         else if (!strcmp(a, "--seed")) INT(seed, 0);
@@ -396,7 +401,12 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (threads > 0) omp_set_num_threads((int)threads);
     if (!cli_launch_prepare(ctx, CMD, &launch)) return CLI_EXIT_BAD_INPUT;
 
+    /* ---- device: refused here, before any work, when it cannot be used ---- */
+    char dev_desc[300];
+    if (!cli_launch_device(ctx, CMD, &launch, device, dev_desc, sizeof dev_desc)) return CLI_EXIT_BAD_INPUT;
+
     /* ---- run ---- */
+    printf("device: %s\n", dev_desc);
     printf("model: %s%s\n", ckpt, embedded ? " (embedded tiny test model: random weights)" : "");
     printf("prompt: %s%s%s\n", pos, neg ? ", negative: " : "", neg ? neg : "");
     printf("seed: %llu%s, %dx%d, %d frames @ %g fps, semantics %s\n", (unsigned long long)p.seed,
@@ -404,6 +414,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     fflush(stdout);
     if (p.dump_dir && !ltx2_path_is_dir(p.dump_dir) && mkdir(p.dump_dir, 0777) != 0) {
         fprintf(stderr, "ltx2 %s: cannot create --dump %s: %s\n", CMD, p.dump_dir, strerror(errno));
+        cli_launch_free(&launch);
         return CLI_EXIT_BAD_INPUT;
     }
     cli_progress cp;
@@ -414,6 +425,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     p.decode_audio = output || wav;
     ltx2_generate_result r;
     ltx2_status st = cli_launch_run(ctx, &launch, &p, argc, argv, &r);
+    cli_launch_free(&launch);
     if (cp.started) ltx2_progress_end(&cp.bar);
     if (st != LTX2_OK) {
         cli_report_error(CMD, ctx);

@@ -18,6 +18,7 @@
 
 #include "core/context.h"
 #include "dist/sharding.h"
+#include "pipeline/pipeline.h"
 #include "pipeline/generate_dist.h"
 
 static ltx2_status inject(ltx2_context *ctx, int rank, int64_t block, void *user) {
@@ -206,12 +207,37 @@ static ltx2_status fork_ranks(ltx2_context *ctx, int n, int argc, char **argv) {
 }
 #endif
 
+bool cli_launch_device(ltx2_context *ctx, const char *cmd, cli_launch *l, const char *spec, char *desc, size_t cap) {
+    const bool ranks = l->env.world_size > 1 || ltx2_mesh_world_size(&l->opts.mesh) > 1 || l->opts.dit.on_block;
+    if (ranks) {
+        if (spec && strcmp(spec, "cpu") && strcmp(spec, "auto")) {
+            fprintf(stderr,
+                    "ltx2 %s: --device %s: multi-rank generation computes on the CPU for now (each rank on its own "
+                    "GPU is not written yet); use --device cpu, or one rank for the GPU\n",
+                    cmd, spec);
+            return false;
+        }
+        snprintf(desc, cap, "cpu (every rank; multi-rank runs compute on the CPU)");
+        return true;
+    }
+    if (ltx2_backend_open(ctx, spec, &l->be, desc, cap) != LTX2_OK) {
+        fprintf(stderr, "ltx2 %s: %s\n", cmd, ltx2_last_error(ctx));
+        return false;
+    }
+    return true;
+}
+
+void cli_launch_free(cli_launch *l) {
+    ltx2_backend_free(l->be);
+    l->be = NULL;
+}
+
 ltx2_status cli_launch_run(ltx2_context *ctx, cli_launch *l, const ltx2_generate_params *p, int argc, char **argv,
                            ltx2_generate_result *r) {
     memset(r, 0, sizeof *r);
     if (l->env.world_size > 1) return ltx2_generate_env_rank(ctx, p, &l->opts, &l->env, r);
     const int n = ltx2_mesh_world_size(&l->opts.mesh);
-    if (n <= 1 && !l->opts.dit.on_block) return ltx2_generate(ctx, p, r);
+    if (n <= 1 && !l->opts.dit.on_block) return l->be ? ltx2_generate_on(ctx, p, l->be, r) : ltx2_generate(ctx, p, r);
 #ifdef LTX2_HAVE_NCCL
     if (l->processes && n > 1) {
         l->writer = false; /* the children write the outputs (rank 0) */

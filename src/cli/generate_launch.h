@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 
+#include "backend/backend.h"
 #include "dist/bootstrap.h"
 #include "pipeline/generate_parallel.h"
 #include "ltx2/ltx2.h"
@@ -26,10 +27,17 @@ typedef struct cli_launch {
     int fault_rank;              /* -1: none */
     long long fault_block;
     bool writer;                 /* this process writes the outputs (rank 0 / single) */
+    const ltx2_backend *be;      /* one process, one rank: the device it computes on */
 } cli_launch;
 
 /* Checks and resolves the flags and environment; prints the reason and returns false on bad input. */
 bool cli_launch_prepare(ltx2_context *ctx, const char *cmd, cli_launch *l);
+/* Opens the device (--device spec: cpu, cuda, cuda:N, auto / NULL) for a one-rank run, or checks
+ * that several ranks are not asked for a GPU (they compute on the CPU for now); desc gets the line
+ * to print. Prints the reason and returns false when the device cannot be used. After
+ * cli_launch_prepare; cli_launch_free releases it. */
+bool cli_launch_device(ltx2_context *ctx, const char *cmd, cli_launch *l, const char *spec, char *desc, size_t cap);
+void cli_launch_free(cli_launch *l);
 /* Runs the generation as prepared. args/argc: the generate subcommand's arguments (re-used to
  * start the NCCL ranks). */
 ltx2_status cli_launch_run(ltx2_context *ctx, cli_launch *l, const ltx2_generate_params *p, int argc, char **argv,

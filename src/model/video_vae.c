@@ -151,6 +151,7 @@ static ltx2_status load_res_conditioning(vae_loader *L, int i, bool tc, ltx2_vae
 
 void ltx2_video_decoder_free(ltx2_video_decoder *dec) {
     if (!dec) return;
+    ltx2_vae_device_free(dec->placed);
     free(dec->mean_of_means);
     free(dec->std_of_means);
     vae_conv_free(&dec->conv_in);
@@ -517,9 +518,19 @@ ltx2_status ltx2_video_decoder_decode(ltx2_context *ctx, const ltx2_video_decode
     return ltx2_video_decoder_decode_ex(ctx, dec, latent, video, NULL, dump, user);
 }
 
+ltx2_status ltx2_video_decoder_place(ltx2_context *ctx, ltx2_video_decoder *dec, const ltx2_backend *be) {
+    if (!dec) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE place: NULL decoder");
+    ltx2_vae_device *dv = NULL;
+    if (be && be->device != LTX2_DEVICE_CPU) LTX2_TRY(ltx2_vae_device_create(ctx, be, dec, &dv));
+    ltx2_vae_device_free(dec->placed);
+    dec->placed = dv;
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_video_decoder_decode_ex(ltx2_context *ctx, const ltx2_video_decoder *dec,
                                          const ltx2_tensor *latent, ltx2_tensor *video,
                                          const ltx2_vae_decode_opts *opts, ltx2_vae_dump_fn dump, void *user) {
+    if (dec && dec->placed) return ltx2_vae_device_decode(ctx, dec->placed, latent, video, opts, dump, user);
     /* the decoder's one forward on the CPU backend, over the host weights in place */
     ltx2_vae_device *dv = NULL;
     LTX2_TRY(ltx2_vae_device_create(ctx, ltx2_backend_cpu(), dec, &dv));

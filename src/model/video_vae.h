@@ -50,6 +50,8 @@ typedef struct ltx2_vae_dec_block {
     bool residual;         /* compress_all with residual: add the tiled depth-to-space of the input */
 } ltx2_vae_dec_block;
 
+typedef struct ltx2_vae_device ltx2_vae_device;
+
 typedef struct ltx2_video_decoder {
     ltx2_vae_config cfg;
     float *mean_of_means, *std_of_means; /* [latent_channels] */
@@ -63,7 +65,13 @@ typedef struct ltx2_video_decoder {
     ltx2_vae_time_embed last_temb;   /* dim = 2 * (last block width) */
     float *last_scale_shift;         /* [2][last width]: shift, scale after conv_norm_out */
     bool needs_noise;                /* timestep conditioning or any inject_noise block */
+    ltx2_vae_device *placed;         /* ltx2_video_decoder_place: where decodes run (NULL: the CPU) */
 } ltx2_video_decoder;
+
+/* Runs every later decode of dec (ltx2_video_decoder_decode_ex, the tiled and parallel decodes) on
+ * be: its convs are copied there once (bf16 where be has a bf16 conv3d). NULL or the CPU backend:
+ * back to the host weights. */
+ltx2_status ltx2_video_decoder_place(ltx2_context *ctx, ltx2_video_decoder *dec, const ltx2_backend *be);
 
 /* ltx-core VideoDecoder defaults (`decode_timestep`, `decode_noise_scale`). */
 #define LTX2_VAE_DECODE_TIMESTEP_DEFAULT 0.05
@@ -165,8 +173,8 @@ ltx2_status ltx2_video_encoder_encode(ltx2_context *ctx, const ltx2_video_encode
 
 /* ---- the decoder on a backend (video_vae_decode.c: its one forward, run by every backend) ---- */
 
-/* A decoder's conv weights on a backend. Keeps a pointer to `dec`, which must outlive it. */
-typedef struct ltx2_vae_device ltx2_vae_device;
+/* A decoder's conv weights on a backend (ltx2_vae_device). Keeps a pointer to `dec`, which must
+ * outlive it. */
 
 /* Places every conv of dec (the packed [kt, kh, kw, c_in][c_out] weights, which are already the
  * B operand ltx2_backend_conv3d reads) on be in its storage dtype: bf16 where the backend has a

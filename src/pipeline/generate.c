@@ -17,6 +17,7 @@
 #include "pipeline/vae_parallel.h"
 #include "pipeline/generate_dist.h"
 #include "pipeline/guidance.h"
+#include "backend/backend.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/scheduler.h"
 #include "pipeline/semantics.h"
@@ -267,8 +268,8 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
     return LTX2_OK;
 }
 
-static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_pipe_models *m,
-                            const ltx2_generate_dist *dist, ltx2_generate_result *r) {
+static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
+                            ltx2_pipe_models *m, const ltx2_generate_dist *dist, ltx2_generate_result *r) {
     const double t0 = ltx2_timer_now();
     ltx2_status st = LTX2_OK;
     gen_context pos = {0}, neg = {0};
@@ -282,7 +283,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, lt
 
     /* ranks read only their shards of the DiT's layers from the file (no whole copy anywhere) */
     LTX2_TRY(dist ? ltx2_pipe_models_load_dit_replicated(ctx, p->checkpoint, m)
-                  : ltx2_pipe_models_load(ctx, p->checkpoint, m));
+                  : ltx2_pipe_models_load(ctx, p->checkpoint, be, m));
     r->model_version = m->is_2_3 ? "2.3" : "2.0";
     const double t_load = ltx2_timer_now();
     r->timings.load = t_load - t0;
@@ -544,15 +545,29 @@ done:
     return st;
 }
 
-ltx2_status ltx2_generate(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_generate_result *result) {
-    if (!p || !result) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL params or result");
+ltx2_status ltx2_generate_on(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
+                             ltx2_generate_result *result) {
+    if (!p || !result || !be) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL params, backend or result");
     memset(result, 0, sizeof *result);
     LTX2_TRY(check_params(ctx, p));
     ltx2_pipe_models m;
     memset(&m, 0, sizeof m);
-    ltx2_status st = generate(ctx, p, &m, NULL, result);
+    ltx2_status st = generate(ctx, p, be, &m, NULL, result);
     ltx2_pipe_models_free(&m);
     if (st != LTX2_OK) ltx2_generate_result_free(result);
+    return st;
+}
+
+ltx2_status ltx2_generate(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_generate_result *result) {
+    if (!p || !result) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL params or result");
+    memset(result, 0, sizeof *result);
+    LTX2_TRY(check_params(ctx, p));
+    const ltx2_backend *be = NULL;
+    char desc[256];
+    LTX2_TRY(ltx2_backend_open(ctx, p->device, &be, desc, sizeof desc));
+    LTX2_LOGI(ctx, "generate: device %s", desc);
+    ltx2_status st = ltx2_generate_on(ctx, p, be, result);
+    ltx2_backend_free(be);
     return st;
 }
 
@@ -565,10 +580,16 @@ ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *
         memset(result, 0, sizeof *result);
         st = check_params(ctx, p);
     }
+    /* the ranks' DiT shards are host f32: several ranks compute on the CPU (auto picks it) */
+    if (st == LTX2_OK && p->device && strcmp(p->device, "cpu") && strcmp(p->device, "auto"))
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                        "device %s: multi-rank generation computes on the CPU for now (each rank on its own GPU is "
+                        "not written yet); use --device cpu or one rank",
+                        p->device);
     if (st == LTX2_OK) {
         ltx2_pipe_models m;
         memset(&m, 0, sizeof m);
-        st = generate(ctx, p, &m, dist, result);
+        st = generate(ctx, p, ltx2_backend_cpu(), &m, dist, result);
         ltx2_pipe_models_free(&m);
         if (st != LTX2_OK) ltx2_generate_result_free(result);
     }

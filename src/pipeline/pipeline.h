@@ -31,6 +31,7 @@
 
 typedef struct ltx2_pipe_models {
     ltx2_st_set *set;
+    const ltx2_backend *be; /* where the DiT, the connectors and the video decoder run */
     bool is_2_3;
     ltx2_dit_weights *dit;
     ltx2_connectors_weights *conn;
@@ -39,8 +40,11 @@ typedef struct ltx2_pipe_models {
     ltx2_vocoder *voc;
 } ltx2_pipe_models;
 
-/* Loads every component (the decoders also define the latent geometry, so they always load). */
-ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, ltx2_pipe_models *out);
+/* Loads every component (the decoders also define the latent geometry, so they always load): the
+ * DiT and the connectors straight onto be (f32 on the CPU, bf16 on a device, read tensor by tensor
+ * from the mapping), the video decoder placed on be; the audio decoder and vocoder on the CPU (their
+ * forwards are not on the op table yet). */
+ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx2_backend *be, ltx2_pipe_models *out);
 /* The same, but the DiT's block layer tensors are only checked, not loaded (out->dit from
  * ltx2_dit_weights_load_replicated): for ranks that read their tensor shards of those from
  * out->set->files[0] (ltx2_dit_parallel_create_sharded), so no rank holds the whole DiT. */
@@ -89,6 +93,11 @@ ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, const ltx2
 
 /* Audio tokens [T', z*F'] <-> latent [z, T', F']. */
 void ltx2_pipe_audio_unpatchify(const ltx2_pipe_geometry *g, const float *tokens, float *latent);
+
+/* ltx2_generate on a given backend (p->device is ignored): for tests that run the pipeline on a
+ * backend the library does not open itself (the kernel emulator). */
+ltx2_status ltx2_generate_on(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
+                             ltx2_generate_result *result);
 
 /* Writes t as DIR/<name>.npy (no-op when dir is NULL). */
 ltx2_status ltx2_pipe_dump(ltx2_context *ctx, const char *dir, const char *name, const float *data, int ndim,

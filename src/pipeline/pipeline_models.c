@@ -1,12 +1,18 @@
 /* Loads every model the generation pipeline needs from one Lightricks single-file checkpoint:
- * DiT, text projection + connectors, video VAE decoder, audio VAE decoder and vocoder. */
+ * DiT, text projection + connectors, video VAE decoder (those on the run's backend), audio VAE
+ * decoder and vocoder. */
 #include <string.h>
 
 #include "core/context.h"
 #include "pipeline/pipeline.h"
 
-static ltx2_status load(ltx2_context *ctx, const char *path, bool dit_layers, ltx2_pipe_models *out) {
+/* The dtype models are stored in on be: the CPU reference is fp32, devices store bf16. */
+static ltx2_dtype model_dtype(const ltx2_backend *be) { return be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16; }
+
+static ltx2_status load(ltx2_context *ctx, const char *path, const ltx2_backend *be, bool dit_layers,
+                        ltx2_pipe_models *out) {
     memset(out, 0, sizeof *out);
+    out->be = be;
     ltx2_status st = ltx2_st_set_open(ctx, path, &out->set);
     if (st != LTX2_OK) return st;
     if (out->set->n_files != 1) {
@@ -18,16 +24,17 @@ static ltx2_status load(ltx2_context *ctx, const char *path, bool dit_layers, lt
     ltx2_dit_config dcfg;
     ltx2_connectors_config ccfg;
     if ((st = ltx2_dit_config_from_st(ctx, f, &dcfg)) != LTX2_OK) goto fail;
-    st = dit_layers ? ltx2_dit_weights_load(ctx, f, NULL, &dcfg, &out->dit)
+    st = dit_layers ? ltx2_dit_weights_load_on(ctx, be, model_dtype(be), f, NULL, &dcfg, &out->dit)
                     : ltx2_dit_weights_load_replicated(ctx, f, NULL, &dcfg, &out->dit);
     if (st != LTX2_OK) goto fail;
     if ((st = ltx2_connectors_config_from_st(ctx, f, &ccfg)) != LTX2_OK) goto fail;
-    if ((st = ltx2_connectors_weights_load(ctx, f, &ccfg, &out->conn)) != LTX2_OK) goto fail;
+    if ((st = ltx2_connectors_weights_load_on(ctx, be, model_dtype(be), f, &ccfg, &out->conn)) != LTX2_OK) goto fail;
     out->is_2_3 = ccfg.fe == LTX2_TEXT_FE_V2;
     {
         ltx2_vae_config vcfg;
         if ((st = ltx2_vae_config_from_file(ctx, f, &vcfg)) != LTX2_OK) goto fail;
         if ((st = ltx2_video_decoder_load(ctx, out->set, "vae.", &vcfg, &out->vdec)) != LTX2_OK) goto fail;
+        if ((st = ltx2_video_decoder_place(ctx, out->vdec, be)) != LTX2_OK) goto fail;
     }
     {
         ltx2_audio_vae_config acfg;
@@ -44,12 +51,12 @@ fail:
     return st;
 }
 
-ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, ltx2_pipe_models *out) {
-    return load(ctx, path, true, out);
+ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx2_backend *be, ltx2_pipe_models *out) {
+    return load(ctx, path, be, true, out);
 }
 
 ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *path, ltx2_pipe_models *out) {
-    return load(ctx, path, false, out);
+    return load(ctx, path, ltx2_backend_cpu(), false, out);
 }
 
 void ltx2_pipe_models_free(ltx2_pipe_models *m) {

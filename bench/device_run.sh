@@ -112,10 +112,11 @@ if [ "$phase" = tests ] || [ "$phase" = all ]; then
   run test_ops_fused 90 ./build-dev/tests/test_ops_fused
   run test_dit_cuda 90 ./build-dev/tests/test_dit_cuda
   run test_vae_cuda 90 ./build-dev/tests/test_vae_cuda
+  run test_generate_cuda 90 ./build-dev/tests/test_generate_cuda
   NCCL_DEBUG=WARN run test_comm_nccl 60 ./build-dev/tests/test_comm_nccl
   # everything else (CPU tests, layout tests, fuzz replays) once more on this machine
   LTX2_ATTN_IMPL=mma_sync run ctest 150 ctest --test-dir build-dev --output-on-failure -j8 \
-    -E '^(test_ops|test_ops_fused|test_dit_cuda|test_vae_cuda|test_comm_nccl)$'
+    -E '^(test_ops|test_ops_fused|test_dit_cuda|test_vae_cuda|test_generate_cuda|test_comm_nccl)$'
   # a hang here means a barrier / TMA byte-count bug in attention_sm90.cu
   LTX2_ATTN_IMPL=wgmma run test_ops_wgmma 90 ./build-dev/tests/test_ops -o attention -b cuda -v
 fi

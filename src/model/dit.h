@@ -1,7 +1,9 @@
-/* The LTX-2 / LTX-2.3 audio-video transformer (DiT) forward on the CPU in fp32, matching ltx-core
- * 1.0.0's LTXModel.forward: inputs are patchified tokens, per-token timesteps, positions and text
- * contexts for both modalities; outputs are the velocities. An optional dump callback sees every
- * intermediate under the reference module path (see tests/golden/gen_dit_goldens.py for the names). */
+/* The LTX-2 / LTX-2.3 audio-video transformer (DiT) forward on the weights' backend (the CPU
+ * reference in fp32, CUDA or the kernel emulator in bf16), matching ltx-core 1.0.0's
+ * LTXModel.forward: inputs are patchified tokens, per-token timesteps, positions and text contexts
+ * for both modalities (host f32); outputs are the velocities (host f32). An optional dump callback
+ * sees every intermediate under the reference module path (tests/golden/gen_dit_goldens.py names
+ * them). */
 #ifndef LTX2_MODEL_DIT_H
 #define LTX2_MODEL_DIT_H
 
@@ -50,13 +52,15 @@ typedef enum ltx2_dit_perturb_flag {
 } ltx2_dit_perturb_flag;
 
 /* Per-generation cache of the text cross-attention K (after k_norm) and V projections of every
- * block, both streams (src/model/dit_text_cache.c). The pipeline creates one per generation and
- * passes it in every forward; an entry is keyed by the exact bytes the projections read for one
- * sample: the context row block [S, D] after the caption projection and, for LTX-2.3, the sample's
- * prompt-AdaLN row [2D]. LTX-2.3 modulates the context with sigma before the projections
- * (context * (1 + scale_kv(sigma)) + shift_kv(sigma)), so there the K/V are reusable only between
- * passes of one step (same sigma); a new sigma is a new key, never an approximation. A hit is
- * bitwise equal to recomputing: the GEMM's rows are independent of the batch they are in. */
+ * block, both streams (src/model/dit_text_cache.c), held on the weights' backend. The pipeline
+ * creates one per generation and passes it in every forward; an entry is keyed by the exact bytes of
+ * the host inputs the projections are a function of, for one sample: its raw context rows [S, W]
+ * (before the caption projection) and, for LTX-2.3, its prompt timestep (sigma x multiplier), since
+ * LTX-2.3 modulates the context with the prompt AdaLN of sigma before the projections; there the K/V
+ * are reusable only between passes of one step (same sigma): a new sigma is a new key, never an
+ * approximation. A hit is bitwise equal to recomputing on the CPU (the GEMM's rows are independent
+ * of the batch they are in); on a device the per-sample projection may pick another GEMM algorithm
+ * than the batched one (bf16 rounding level). */
 typedef struct ltx2_dit_text_cache ltx2_dit_text_cache;
 
 typedef struct ltx2_dit_text_cache_stats {
@@ -66,8 +70,8 @@ typedef struct ltx2_dit_text_cache_stats {
 } ltx2_dit_text_cache_stats;
 
 /* max_entries: distinct (context, sigma) samples kept (least recently used evicted); each costs
- * num_layers * S * 2 * (inner_dim + audio_inner_dim) floats. Samples of a forward that find no
- * free slot are computed uncached. */
+ * num_layers * S * 2 * inner elements of its stream in the weights' dtype. Samples of a forward
+ * that find no free slot are computed uncached. */
 ltx2_status ltx2_dit_text_cache_create(ltx2_context *ctx, int64_t max_entries, ltx2_dit_text_cache **out);
 void ltx2_dit_text_cache_free(ltx2_dit_text_cache *c);
 /* Drops every entry (e.g. new prompts or new weights); counters are kept. */

@@ -1,5 +1,6 @@
 /* Memory-bound ops (norms, the tensor-parallel norm halves row_sumsq / rms_apply, softmax,
- * activations, broadcast add/mul, conversion) in GB/s of ideal
+ * activations, broadcast add/mul, conversion; the video VAE's pixel_norm + SiLU and its
+ * depth_to_space / space_to_depth rearrangements) in GB/s of ideal
  * traffic (each input read once, each output written once), against the measured copy bandwidth
  * of the same device (memcpy on the CPU, device-to-device copy on CUDA) as the roofline. The
  * baseline column is a copy moving the same bytes: x baseline = copy time / op time. */
@@ -48,6 +49,37 @@ static void run_op(void *u) {
         case LTX2_OP_SILU: j->st = ltx2_backend_unary(j->be, j->ctx, j->op, &j->x, &j->y); break;
         case LTX2_OP_ADD: j->st = ltx2_backend_binary(j->be, j->ctx, j->op, &j->x, &j->vec, &j->y); break;
         case LTX2_OP_MUL: j->st = ltx2_backend_binary(j->be, j->ctx, j->op, &j->x, &j->x, &j->y); break;
+        default: j->st = LTX2_ERR_INTERNAL; break;
+        }
+    }
+    if (j->st == LTX2_OK) j->st = j->be->sync(j->be, j->ctx);
+}
+
+/* The video VAE's rearrangements at the (2,2,2) factors with their skip inputs, as the decoder's
+ * and encoder's compress_all blocks run them: x, residual and y are preallocated for the larger
+ * of the two. */
+typedef struct vae_job {
+    const ltx2_backend *be;
+    ltx2_context *ctx;
+    ltx2_op op;
+    ltx2_tensor x, r, y;
+    int inner;
+    ltx2_status st;
+} vae_job;
+
+static void run_vae_op(void *u) {
+    vae_job *j = u;
+    const ltx2_d2s_args d2s = {.stride = {2, 2, 2}, .drop_first = true};
+    const ltx2_s2d_args s2d = {.stride = {2, 2, 2}};
+    for (int i = 0; i < j->inner && j->st == LTX2_OK; i++) {
+        switch (j->op) {
+        case LTX2_OP_PIXEL_NORM: j->st = ltx2_backend_pixel_norm(j->be, j->ctx, &j->x, 1e-8f, true, &j->y); break;
+        case LTX2_OP_DEPTH_TO_SPACE:
+            j->st = ltx2_backend_depth_to_space(j->be, j->ctx, &j->x, &d2s, &j->r, &j->y);
+            break;
+        case LTX2_OP_SPACE_TO_DEPTH:
+            j->st = ltx2_backend_space_to_depth(j->be, j->ctx, &j->x, &s2d, &j->r, &j->y);
+            break;
         default: j->st = LTX2_ERR_INTERNAL; break;
         }
     }
@@ -150,6 +182,66 @@ done:
     be->free(be, pss);
 }
 
+/* The VAE ops on a [1, T, H, W, C] activation: pixel_norm over C; depth_to_space from
+ * [1, T/2, H/2, W/2, 8C] to [1, T - 1, H, W, C] plus the block input [1, T/2, H/2, W/2, 2C]
+ * rearranged and repeated 4 times (the decoder's multiplier-2 compress_all); space_to_depth from
+ * [1, T, H, W, C/4] to [1, T/2, H/2, W/2, 2C] with the mean of groups of 4 of the s2d'd
+ * [1, T, H, W, C] input (the encoder's multiplier-2 compress_all). */
+static void bench_vae_ops(const bench_opts *o, bench_report *r, const ltx2_backend *be, ltx2_context *ctx,
+                          ltx2_dtype dt, int64_t T, int64_t H, int64_t W, int64_t C, double copy_bw) {
+    const int64_t n = T * H * W * C;
+    const size_t es = ltx2_dtype_size(dt);
+    void *px = bench_dev_randn(be, ctx, dt, n, OPS_SEED, 5, 1.0f), *pr = bench_dev_randn(be, ctx, dt, n, OPS_SEED, 6, 1.0f);
+    void *py = NULL;
+    be->alloc(be, ctx, (size_t)n * es, &py);
+    if (!px || !pr || !py) {
+        bench_report_note(r, "%s: VAE op allocation failed: %s", be->name, ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+        goto done;
+    }
+    static const ltx2_op ops[] = {LTX2_OP_PIXEL_NORM, LTX2_OP_DEPTH_TO_SPACE, LTX2_OP_SPACE_TO_DEPTH};
+    for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+        vae_job j = {.be = be, .ctx = ctx, .op = ops[k], .inner = be->device == LTX2_DEVICE_CPU ? 1 : GPU_INNER};
+        const int64_t full[5] = {1, T, H, W, C}, half[5] = {1, T / 2, H / 2, W / 2, 8 * C};
+        const int64_t d2s_y[5] = {1, T - 1, H, W, C}, d2s_r[5] = {1, T / 2, H / 2, W / 2, 2 * C};
+        const int64_t s2d_x[5] = {1, T, H, W, C / 4}, s2d_y[5] = {1, T / 2, H / 2, W / 2, 2 * C};
+        double bytes = 0.0;
+        if (ops[k] == LTX2_OP_PIXEL_NORM) {
+            j.x = ltx2_tensor_make(px, dt, 5, full);
+            j.y = ltx2_tensor_make(py, dt, 5, full);
+            bytes = 2.0 * (double)n * (double)es;
+        } else if (ops[k] == LTX2_OP_DEPTH_TO_SPACE) {
+            j.x = ltx2_tensor_make(px, dt, 5, half);
+            j.r = ltx2_tensor_make(pr, dt, 5, d2s_r);
+            j.y = ltx2_tensor_make(py, dt, 5, d2s_y);
+            bytes = (double)(ltx2_tensor_numel(&j.x) + ltx2_tensor_numel(&j.r) + ltx2_tensor_numel(&j.y)) * (double)es;
+        } else {
+            j.x = ltx2_tensor_make(px, dt, 5, s2d_x);
+            j.r = ltx2_tensor_make(pr, dt, 5, full);
+            j.y = ltx2_tensor_make(py, dt, 5, s2d_y);
+            bytes = (double)(ltx2_tensor_numel(&j.x) + ltx2_tensor_numel(&j.r) + ltx2_tensor_numel(&j.y)) * (double)es;
+        }
+        j.x.device = j.r.device = j.y.device = be->device;
+        char name[96];
+        snprintf(name, sizeof(name), "%s %s [1,%lld,%lld,%lld,%lld]", ltx2_op_name(ops[k]), ltx2_dtype_name(dt),
+                 (long long)T, (long long)H, (long long)W, (long long)C);
+        bench_row row = {.bench = "ops", .name = name, .device = be->name, .bytes = bytes,
+                         .baseline = be->device == LTX2_DEVICE_CPU ? "memcpy" : "d2d_copy",
+                         .baseline_s = bytes / copy_bw, .roof_rate = copy_bw, .roof = "copy_bw"};
+        row.st = bench_measure(o, run_vae_op, &j, j.inner);
+        if (j.st != LTX2_OK) {
+            bench_report_note(r, "%s: %s", name, ltx2_last_error(ctx));
+            ltx2_clear_error(ctx);
+            continue;
+        }
+        bench_report_row(r, &row);
+    }
+done:
+    be->free(be, px);
+    be->free(be, pr);
+    be->free(be, py);
+}
+
 int main(int argc, char **argv) {
     bench_opts o;
     int rc = bench_parse_args(argc, argv, &o, "norms/softmax/activations/elementwise GB/s vs copy bandwidth\n");
@@ -164,6 +256,8 @@ int main(int argc, char **argv) {
                       omp_get_max_threads());
     /* LTX-2 tokens x hidden scaled down (4096/4): 16K x 1024 f32 = 64 MB per tensor. */
     bench_device(&o, &r, cpu, ctx, LTX2_F32, o.quick ? 4096 : 16384, 1024, cbw);
+    /* The decoder's last stage scaled down: 8 frames of 64x96 at 128 channels (25 MB f32). */
+    bench_vae_ops(&o, &r, cpu, ctx, LTX2_F32, 8, o.quick ? 32 : 64, o.quick ? 48 : 96, 128, cbw);
 
     ltx2_backend *cuda = NULL;
     if (ltx2_backend_cuda_create(ctx, 0, &cuda) == LTX2_OK) {
@@ -172,6 +266,9 @@ int main(int argc, char **argv) {
         /* Full-size LTX-2 video tokens x hidden: 2 x 6144 tokens x 4096. */
         bench_device(&o, &r, cuda, ctx, LTX2_BF16, 12288, 4096, gbw);
         bench_device(&o, &r, cuda, ctx, LTX2_F32, 12288, 4096, gbw);
+        /* The 768x512x121 decode's last stage (128 channels at 192x128 after the patch-4
+         * unpatchify), 16 of its 121 frames: 50M values. */
+        bench_vae_ops(&o, &r, cuda, ctx, LTX2_BF16, 16, 128, 192, 128, gbw);
         ltx2_backend_free(cuda);
     } else {
         bench_report_note(&r, "cuda: skipped (%s)", ltx2_last_error(ctx));

@@ -118,6 +118,12 @@ int ltx2_k_depth_to_space(void *stream, int dtype, const void *x, const void *re
                           int64_t n, int64_t t, int64_t h, int64_t w, int64_t c, int64_t s0,
                           int64_t s1, int64_t s2, int drop, int64_t rc);
 
+/* SpaceToDepthDownsample rearrangement (src/cpu/cpu_space_to_depth.h): x [n, t, h, w, c] ->
+ * y [n, t/s0, h/s1, w/s2, c*s0*s1*s2] (+ the group mean of residual [n, t, h, w, rc] or NULL). */
+int ltx2_k_space_to_depth(void *stream, int dtype, const void *x, const void *residual, void *y,
+                          int64_t n, int64_t t, int64_t h, int64_t w, int64_t c, int64_t s0,
+                          int64_t s1, int64_t s2, int64_t rc);
+
 /* ---- fused DiT elementwise (kernels/fused.cu) and fp8 (kernels/fp8.cu) ---- */
 
 enum { LTX2_KNORM_NONE = 0, LTX2_KNORM_RMS = 1, LTX2_KNORM_LAYER = 2 };
@@ -182,6 +188,8 @@ typedef struct ltx2_k_table {
     int (*pixel_norm)(void *, int, const void *, void *, int64_t, int64_t, float, int);
     int (*depth_to_space)(void *, int, const void *, const void *, void *, int64_t, int64_t, int64_t, int64_t, int64_t,
                           int64_t, int64_t, int64_t, int, int64_t);
+    int (*space_to_depth)(void *, int, const void *, const void *, void *, int64_t, int64_t, int64_t, int64_t, int64_t,
+                          int64_t, int64_t, int64_t, int64_t);
     int (*norm_modulate)(void *, int, const ltx2_k_modulate_args *);
     int (*gated_add)(void *, int, void *, const void *, const float *, int64_t, const int32_t *, int64_t, int64_t,
                      int64_t);

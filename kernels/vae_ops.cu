@@ -1,6 +1,7 @@
 // The video VAE's memory-bound ops besides conv3d: PixelNorm (RMS over channels, no weight)
 // fused with the SiLU that always follows it, and the DepthToSpaceUpsample rearrangement with
-// its optional channel-repeated residual (src/cpu/cpu_depth_to_space.h).
+// its optional channel-repeated residual (src/cpu/cpu_depth_to_space.h), and the encoder's inverse
+// SpaceToDepthDownsample with its group-mean skip (src/cpu/cpu_space_to_depth.h).
 #include "common.cuh"
 #include "vae_ops_layout.h"
 
@@ -83,6 +84,45 @@ extern "C" int ltx2_k_depth_to_space(void *stream, int dtype, const void *x, con
                                        (float *)y, g, total);
     else if (dtype == LTX2_KDT_BF16)
         ltx2_launch<d2s_kernel<__nv_bfloat16>>(grid, LTX2_K_THREADS, 0, st,
+            (const __nv_bfloat16 *)x, (const __nv_bfloat16 *)residual, (__nv_bfloat16 *)y, g, total);
+    else
+        LTX2_K_BAD_ARG();
+    LTX2_K_RETURN_LAUNCH();
+}
+
+// One thread per output element: the gathered x value plus, with a residual, the fp32 mean of
+// its g rearranged residual channels summed in order (the CPU reference's arithmetic).
+template <typename T>
+__global__ void __launch_bounds__(LTX2_K_THREADS)
+s2d_kernel(const T *x, const T *res, T *y, ltx2_s2d_geom g, int64_t total) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t bn, t2, h2, w2, k;
+        ltx2_s2d_split(g, i, &bn, &t2, &h2, &w2, &k);
+        float v = ltx2_to_f32(x[ltx2_s2d_src(g, g.c, bn, t2, h2, w2, k)]);
+        if (res) {
+            float sum = 0.0f;
+            for (int64_t q = k * g.g; q < (k + 1) * g.g; q++) sum += ltx2_to_f32(res[ltx2_s2d_src(g, g.rc, bn, t2, h2, w2, q)]);
+            v += sum / (float)g.g;
+        }
+        y[i] = ltx2_from_f32<T>(v);
+    }
+}
+
+extern "C" int ltx2_k_space_to_depth(void *stream, int dtype, const void *x, const void *residual, void *y,
+                                     int64_t n, int64_t t, int64_t h, int64_t w, int64_t c, int64_t s0, int64_t s1,
+                                     int64_t s2, int64_t rc) {
+    if (!x || !y || n < 1 || t < 1 || h < 1 || w < 1 || c < 1 || s0 < 1 || s1 < 1 || s2 < 1) LTX2_K_BAD_ARG();
+    if (t % s0 || h % s1 || w % s2) LTX2_K_BAD_ARG();
+    if (residual && (rc < 1 || (rc * s0 * s1 * s2) % (c * s0 * s1 * s2))) LTX2_K_BAD_ARG();
+    const ltx2_s2d_geom g = ltx2_s2d_geom_make(t, h, w, c, s0, s1, s2, residual ? rc : 0);
+    const int64_t total = ltx2_s2d_total(g, n);
+    const unsigned grid = ltx2_k_grid(total, LTX2_K_THREADS);
+    cudaStream_t st = (cudaStream_t)stream;
+    if (dtype == LTX2_KDT_F32)
+        ltx2_launch<s2d_kernel<float>>(grid, LTX2_K_THREADS, 0, st, (const float *)x, (const float *)residual,
+                                       (float *)y, g, total);
+    else if (dtype == LTX2_KDT_BF16)
+        ltx2_launch<s2d_kernel<__nv_bfloat16>>(grid, LTX2_K_THREADS, 0, st,
             (const __nv_bfloat16 *)x, (const __nv_bfloat16 *)residual, (__nv_bfloat16 *)y, g, total);
     else
         LTX2_K_BAD_ARG();

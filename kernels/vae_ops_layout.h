@@ -57,4 +57,57 @@ LTX2_HD void ltx2_d2s_src(ltx2_d2s_geom g, int64_t i, int64_t *x_off, int64_t *r
     if (g.rc > 0) *res_off = vox * g.rc * prod + (((cc % g.rc) * g.s0 + a) * g.s1 + b) * g.s2 + e;
 }
 
+/* SpaceToDepthDownsample (the inverse, src/cpu/cpu_space_to_depth.h): y [n, t/s0, h/s1, w/s2,
+ * C = c*s0*s1*s2] takes channel k = ((cc*s0 + a)*s1 + b)*s2 + e of output voxel (t2, h2, w2) from
+ * x [n, t, h, w, c] at (t2*s0 + a, h2*s1 + b, w2*s2 + e, cc). The optional residual [n, t, h, w, rc]
+ * is rearranged the same way into rc*s0*s1*s2 channels, of which k averages [k*g, (k+1)*g). */
+typedef struct ltx2_s2d_geom {
+    int64_t t, h, w, c;   /* input frames, rows, columns, channels */
+    int64_t s0, s1, s2;   /* time, height, width factors */
+    int64_t rc;           /* residual channels (0: no residual) */
+    int64_t T, H, W, C;   /* output frames, rows, columns, channels */
+    int64_t g;            /* residual channels averaged per output channel (0: no residual) */
+} ltx2_s2d_geom;
+
+LTX2_HD ltx2_s2d_geom ltx2_s2d_geom_make(int64_t t, int64_t h, int64_t w, int64_t c, int64_t s0, int64_t s1,
+                                         int64_t s2, int64_t rc) {
+    ltx2_s2d_geom g;
+    g.t = t, g.h = h, g.w = w, g.c = c;
+    g.s0 = s0, g.s1 = s1, g.s2 = s2;
+    g.rc = rc;
+    g.T = t / s0, g.H = h / s1, g.W = w / s2, g.C = c * s0 * s1 * s2;
+    g.g = rc > 0 ? rc * s0 * s1 * s2 / g.C : 0;
+    return g;
+}
+
+/* Elements of y. */
+LTX2_HD int64_t ltx2_s2d_total(ltx2_s2d_geom g, int64_t n) { return n * g.T * g.H * g.W * g.C; }
+
+/* Output element i of y: its voxel (batch bn, frame t2, row h2, column w2) and channel k. */
+LTX2_HD void ltx2_s2d_split(ltx2_s2d_geom g, int64_t i, int64_t *bn, int64_t *t2, int64_t *h2, int64_t *w2,
+                            int64_t *k) {
+    int64_t r = i;
+    *k = r % g.C;
+    r /= g.C;
+    *w2 = r % g.W;
+    r /= g.W;
+    *h2 = r % g.H;
+    r /= g.H;
+    *t2 = r % g.T;
+    *bn = r / g.T;
+}
+
+/* Offset in an [n, t, h, w, ch] tensor of rearranged channel k of output voxel (bn, t2, h2, w2). */
+LTX2_HD int64_t ltx2_s2d_src(ltx2_s2d_geom g, int64_t ch, int64_t bn, int64_t t2, int64_t h2, int64_t w2,
+                             int64_t k) {
+    int64_t r = k;
+    const int64_t e = r % g.s2;
+    r /= g.s2;
+    const int64_t b = r % g.s1;
+    r /= g.s1;
+    const int64_t a = r % g.s0;
+    const int64_t cc = r / g.s0;
+    return (((bn * g.t + t2 * g.s0 + a) * g.h + h2 * g.s1 + b) * g.w + w2 * g.s2 + e) * ch + cc;
+}
+
 #endif

@@ -3,10 +3,10 @@
  * the CUDA backend builds them; broadcast and strided operands), convert f32 <-> bf16 (every bf16
  * pattern, IEEE specials), fp8 e4m3 dequantise (all 256 codes) and quantise (specials, ties,
  * saturation; bit-exact against ltx2_f32_to_fp8e4m3), gated_add and head_gate (kernels/fused.cu)
- * and depth_to_space (kernels/vae_ops.cu), each in f32 and bf16 on the 16-byte vector path and
+ * and depth_to_space / space_to_depth (kernels/vae_ops.cu), each in f32 and bf16 on the 16-byte vector path and
  * the scalar path (odd sizes, misaligned pointers), in place where the op allows.
  * Where the kernel does exactly the CPU's fp32 operations (add / mul, convert, fp8, the
- * depth_to_space add) the result must be bit-identical (bf16: to the CPU result rounded to bf16);
+ * depth_to_space add, the space_to_depth group mean) the result must be bit-identical (bf16: to the CPU result rounded to bf16);
  * elsewhere the op harnesses' tolerances apply (tests/test_ops.c, tests/test_ops_fused.c). */
 #define _POSIX_C_SOURCE 200809L
 
@@ -15,6 +15,7 @@
 #include "backend/backend.h"
 #include "cpu/broadcast.h"
 #include "cpu/cpu_depth_to_space.h"
+#include "cpu/cpu_space_to_depth.h"
 #include "cpu/cpu_ops.h"
 #include "emu_check.h"
 
@@ -351,6 +352,36 @@ static void d2s_case(ltx2_context *ctx, bool bf, int64_t n, int64_t t, int64_t h
     free(x), free(r), free(ref), free(out), free(dx), free(dr), free(dy);
 }
 
+/* ---- space_to_depth ---- */
+
+static void s2d_case(ltx2_context *ctx, bool bf, int64_t n, int64_t t, int64_t h, int64_t w, int64_t c,
+                     const int64_t s[3], int64_t rc) {
+    char name[96];
+    snprintf(name, sizeof(name), "space_to_depth %s %lldx%lldx%lldx%lld c%lld s%lldx%lldx%lld%s", bf ? "bf16" : "f32",
+             (long long)n, (long long)t, (long long)h, (long long)w, (long long)c, (long long)s[0], (long long)s[1],
+             (long long)s[2], rc ? " +residual mean" : "");
+    const int64_t nx = n * t * h * w * c, nr = n * t * h * w * rc, ny = nx;
+    const uint64_t st = next_stream();
+    float *x = emu_normal(st, nx, 1.0f, 0.0f, bf), *r = rc ? emu_normal(st + 1, nr, 1.0f, 0.0f, bf) : NULL;
+    float *ref = malloc((size_t)ny * 4), *out = malloc((size_t)ny * 4);
+    CHECK(ltx2_cpu_space_to_depth(ctx, x, n, t, h, w, c, s, r, rc, ref) == LTX2_OK, "%s: cpu: %s", name,
+          ltx2_last_error(ctx));
+    const size_t es = bf ? 2 : 4;
+    void *dx = emu_alloc(nx * es), *dr = rc ? emu_alloc(nr * es) : NULL, *dy = emu_alloc(ny * es);
+    emu_store(dx, x, nx, bf);
+    if (dr) emu_store(dr, r, nr, bf);
+    const double t0 = emu_now_ms();
+    const int rcode = ltx2_k_space_to_depth(NULL, bf ? LTX2_KDT_BF16 : LTX2_KDT_F32, dx, dr, dy, n, t, h, w, c, s[0],
+                                            s[1], s[2], rc);
+    const double ms = emu_now_ms() - t0;
+    EMU_CHECK_LAUNCH(rcode, name);
+    CHECK(emu_guard_damage(dy, ny * es) == 0, "%s: wrote past y", name);
+    emu_load(out, dy, ny, bf);
+    if (bf) round_all(ref, ny); /* a gather + the same fp32 sums and divide: exact */
+    finish(name, out, ref, ny, 0.0, 0.0, bf, ms, !bf && rc);
+    free(x), free(r), free(ref), free(out), free(dx), free(dr), free(dy);
+}
+
 int main(void) {
     ltx2_context *ctx = ltx2_context_create(NULL);
     const double t0 = emu_now_ms();
@@ -406,6 +437,10 @@ int main(void) {
     d2s_case(ctx, false, 1, 3, 2, 3, 3, s122, false, 0);
     d2s_case(ctx, true, 2, 3, 2, 2, 8, s211, true, 4);
     d2s_case(ctx, true, 1, 2, 2, 3, 2, s222, false, 1);
+    s2d_case(ctx, false, 2, 4, 4, 2, 2, s222, 8); /* the encoder's compress_all: g = 4 */
+    s2d_case(ctx, false, 1, 3, 4, 6, 3, s122, 0);
+    s2d_case(ctx, true, 1, 4, 2, 2, 6, s211, 6);  /* g = 1 */
+    s2d_case(ctx, true, 2, 2, 4, 4, 2, s222, 16); /* g = 8 */
 
     printf("total %.1f s\n", (emu_now_ms() - t0) / 1e3);
     ltx2_context_free(ctx);

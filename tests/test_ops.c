@@ -139,6 +139,9 @@ static tol tol_for(const op_case *c, ltx2_dtype dt) {
     case LTX2_OP_DEPTH_TO_SPACE:
         t = (tol){0.0, BINARY_F32_RTOL};
         break;
+    case LTX2_OP_SPACE_TO_DEPTH: /* a gather plus an fp32 mean of at most a few terms */
+        t = (tol){ROW_F32_ATOL, BINARY_F32_RTOL};
+        break;
     default: /* convert: exact */
         break;
     }
@@ -230,7 +233,7 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
     const bool wide_w = c->op == LTX2_OP_GEMM || c->op == LTX2_OP_CONV3D; /* w is a matrix, bias [n] */
     if (st == LTX2_OK && in->w) st = upload_as(be, ctx, in->w, wide_w ? in->nw : c->shape[c->ndim - 1], dt, &bw);
     if (st == LTX2_OK && in->bias) st = upload_as(be, ctx, in->bias, wide_w ? c->n : c->shape[c->ndim - 1], dt, &bbias);
-    /* b: binary's operand and depth_to_space's residual in dt; rms_apply's row sums f32 */
+    /* b: binary's operand and depth_to_space / space_to_depth's residual in dt; rms_apply's row sums f32 */
     if (st == LTX2_OK && in->b)
         st = upload_as(be, ctx, in->b, in->nb, c->op == LTX2_OP_RMS_APPLY ? LTX2_F32 : dt, &bb);
     /* attention / rope extras: k, v, norm weights in dt; RoPE tables always f32; the mask u8 */
@@ -357,6 +360,13 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
             int64_t rs[5] = {c->shape[0], c->shape[1], c->shape[2], c->shape[3], c->n * c->k3[0] * c->k3[1] * c->k3[2]};
             ltx2_tensor tr = view(bb.p, dt, be->device, 5, rs);
             st = ltx2_backend_depth_to_space(be, ctx, &x, &a, in->b ? &tr : NULL, &y);
+            break;
+        }
+        case LTX2_OP_SPACE_TO_DEPTH: {
+            ltx2_s2d_args a = {.stride = {c->k3[0], c->k3[1], c->k3[2]}};
+            int64_t rs[5] = {c->shape[0], c->shape[1], c->shape[2], c->shape[3], c->n};
+            ltx2_tensor tr = view(bb.p, dt, be->device, 5, rs);
+            st = ltx2_backend_space_to_depth(be, ctx, &x, &a, in->b ? &tr : NULL, &y);
             break;
         }
         default:

@@ -11,7 +11,7 @@
 static const char *const op_names[LTX2_OP_COUNT] = {
     "gemm", "rms_norm", "layer_norm", "softmax", "gelu_tanh", "silu", "add", "mul", "convert",
     "attention", "rope", "conv3d", "pixel_norm", "depth_to_space", "norm_modulate", "gated_add",
-    "head_gate", "gemm_ex", "gemm_fp8", "fp8", "row_sumsq", "rms_apply",
+    "head_gate", "gemm_ex", "gemm_fp8", "fp8", "row_sumsq", "rms_apply", "space_to_depth",
 };
 
 const char *ltx2_op_name(ltx2_op op) {
@@ -383,6 +383,39 @@ ltx2_status ltx2_backend_depth_to_space(const ltx2_backend *be, ltx2_context *ct
     if (y->data == x->data || (residual && y->data == residual->data))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s depth_to_space: y must not alias x or residual", be->name);
     return be->depth_to_space(be, ctx, x, a, residual, y);
+}
+
+ltx2_status ltx2_backend_space_to_depth(const ltx2_backend *be, ltx2_context *ctx,
+                                        const ltx2_tensor *x, const ltx2_s2d_args *a,
+                                        const ltx2_tensor *residual, ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_SPACE_TO_DEPTH;
+    LTX2_TRY(check_tensor(be, ctx, op, "x", x, true));
+    LTX2_TRY(check_supported(be, ctx, op, x->dtype));
+    if (!a) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s space_to_depth: NULL args", be->name);
+    const int64_t *s = a->stride;
+    char sx[128];
+    if (s[0] < 1 || s[1] < 1 || s[2] < 1 || x->ndim != 5 || x->shape[1] % s[0] != 0 || x->shape[2] % s[1] != 0 ||
+        x->shape[3] % s[2] != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s space_to_depth: x %s must be [N, T, H, W, C] with T, H, W "
+                          "divisible by %lldx%lldx%lld", be->name, shape_txt(x, sx, sizeof(sx)),
+                          (long long)s[0], (long long)s[1], (long long)s[2]);
+    const int64_t prod = s[0] * s[1] * s[2], C = x->shape[4] * prod;
+    const int64_t ys[5] = {x->shape[0], x->shape[1] / s[0], x->shape[2] / s[1], x->shape[3] / s[2], C};
+    LTX2_TRY(check_input(be, ctx, op, "y", y, x->dtype, 5, ys));
+    if (residual) {
+        LTX2_TRY(check_tensor(be, ctx, op, "residual", residual, true));
+        LTX2_TRY(check_dtype(be, ctx, op, "residual", residual, x->dtype));
+        bool ok = residual->ndim == 5 && residual->shape[4] > 0 && (residual->shape[4] * prod) % C == 0;
+        for (int i = 0; ok && i < 4; i++) ok = residual->shape[i] == x->shape[i];
+        if (!ok)
+            return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
+                              "%s space_to_depth: residual %s must be [N, T, H, W, Cr] like x with Cr*%lld a "
+                              "multiple of %lld", be->name, shape_txt(residual, sx, sizeof(sx)), (long long)prod,
+                              (long long)C);
+    }
+    if (y->data == x->data || (residual && y->data == residual->data))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s space_to_depth: y must not alias x or residual", be->name);
+    return be->space_to_depth(be, ctx, x, a, residual, y);
 }
 
 /* ---- fused DiT elementwise, GEMM epilogues, fp8 ---- */

@@ -37,6 +37,7 @@ typedef enum ltx2_op {
     LTX2_OP_FP8,            /* fp8 e4m3 quantise / dequantise; the dtype asked about is the wide one */
     LTX2_OP_ROW_SUMSQ,      /* per-row sum of squares over the last dim, f32 out (tensor-parallel RMSNorm) */
     LTX2_OP_RMS_APPLY,      /* x / sqrt(ss / n + eps) * weight with a given row sum of squares ss */
+    LTX2_OP_SPACE_TO_DEPTH, /* the VAE encoder's SpaceToDepthDownsample rearrangement (+ group-mean skip) */
     LTX2_OP_COUNT
 } ltx2_op;
 
@@ -68,6 +69,11 @@ typedef struct ltx2_d2s_args {
     int64_t stride[3];    /* t, h, w factors */
     bool drop_first;      /* drop the first output frame (the VAE does when stride[0] == 2) */
 } ltx2_d2s_args;
+
+/* The VAE encoder's SpaceToDepthDownsample rearrangement (see src/cpu/cpu_space_to_depth.h). */
+typedef struct ltx2_s2d_args {
+    int64_t stride[3]; /* t, h, w factors */
+} ltx2_s2d_args;
 
 /* Normalisations the fused norm + modulate op runs first (no affine weights). */
 typedef enum ltx2_norm_kind { LTX2_NORM_NONE = 0, LTX2_NORM_RMS = 1, LTX2_NORM_LAYER = 2 } ltx2_norm_kind;
@@ -147,6 +153,8 @@ struct ltx2_backend {
     ltx2_status (*depth_to_space)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                   const ltx2_d2s_args *a, const ltx2_tensor *residual,
                                   ltx2_tensor *y);
+    ltx2_status (*space_to_depth)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                  const ltx2_s2d_args *a, const ltx2_tensor *residual, ltx2_tensor *y);
 
     ltx2_status (*norm_modulate)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                  ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
@@ -244,6 +252,13 @@ ltx2_status ltx2_backend_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, c
  * its channels repeated. */
 ltx2_status ltx2_backend_depth_to_space(const ltx2_backend *be, ltx2_context *ctx,
                                         const ltx2_tensor *x, const ltx2_d2s_args *a,
+                                        const ltx2_tensor *residual, ltx2_tensor *y);
+/* x [N, T, H, W, C] -> y [N, T/s0, H/s1, W/s2, C*s0*s1*s2] (T, H, W divisible by the strides);
+ * residual (NULL or [N, T, H, W, Cr] with Cr*s0*s1*s2 a multiple of y's channels) is rearranged
+ * the same way and each output channel adds the mean of its group of Cr*s0*s1*s2 / (C*s0*s1*s2)
+ * consecutive rearranged residual channels. */
+ltx2_status ltx2_backend_space_to_depth(const ltx2_backend *be, ltx2_context *ctx,
+                                        const ltx2_tensor *x, const ltx2_s2d_args *a,
                                         const ltx2_tensor *residual, ltx2_tensor *y);
 
 /* ---- fused DiT elementwise, GEMM epilogues, fp8 ---- */

@@ -9,6 +9,7 @@
 #include "core/dtype.h"
 #include "cpu/cpu_attention.h"
 #include "cpu/cpu_depth_to_space.h"
+#include "cpu/cpu_space_to_depth.h"
 
 /* Host buffers are cache-line aligned, like the packed GEMM panels. */
 #define CPU_ALLOC_ALIGN 64
@@ -205,6 +206,14 @@ static ltx2_status cpu_depth_to_space(const ltx2_backend *be, ltx2_context *ctx,
                                    residual ? residual->shape[4] / prod : 0, y->data);
 }
 
+static ltx2_status cpu_space_to_depth(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                      const ltx2_s2d_args *a, const ltx2_tensor *residual, ltx2_tensor *y) {
+    (void)be;
+    return ltx2_cpu_space_to_depth(ctx, x->data, x->shape[0], x->shape[1], x->shape[2], x->shape[3], x->shape[4],
+                                   a->stride, residual ? residual->data : NULL, residual ? residual->shape[4] : 0,
+                                   y->data);
+}
+
 static const ltx2_backend cpu_backend = {
     .name = "cpu",
     .device = LTX2_DEVICE_CPU,
@@ -230,6 +239,7 @@ static const ltx2_backend cpu_backend = {
     .conv3d = cpu_conv3d,
     .pixel_norm = cpu_pixel_norm,
     .depth_to_space = cpu_depth_to_space,
+    .space_to_depth = cpu_space_to_depth,
     .norm_modulate = ltx2_cpu_be_norm_modulate,
     .gated_add = ltx2_cpu_be_gated_add,
     .head_gate = ltx2_cpu_be_head_gate,

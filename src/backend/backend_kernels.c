@@ -201,6 +201,17 @@ static ltx2_status k_depth_to_space(const ltx2_backend *be, ltx2_context *ctx, c
     return LTX2_OK;
 }
 
+static ltx2_status k_space_to_depth(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                   const ltx2_s2d_args *a, const ltx2_tensor *residual, ltx2_tensor *y) {
+    const ltx2_kernel_rt *rt = krt(be);
+    LTX2_TRY(rt->enter(be, ctx));
+    KCHECK(be, ctx, rt->k->space_to_depth(rt->stream, kdt(x->dtype), x->data, residual ? residual->data : NULL,
+                                          y->data, x->shape[0], x->shape[1], x->shape[2], x->shape[3], x->shape[4],
+                                          a->stride[0], a->stride[1], a->stride[2],
+                                          residual ? residual->shape[4] : 0));
+    return LTX2_OK;
+}
+
 static ltx2_status k_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                       ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
                                       const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y) {
@@ -264,6 +275,7 @@ void ltx2_backend_kernels_fill(ltx2_backend *be) {
     be->conv3d = k_conv3d;
     be->pixel_norm = k_pixel_norm;
     be->depth_to_space = k_depth_to_space;
+    be->space_to_depth = k_space_to_depth;
     be->norm_modulate = k_norm_modulate;
     be->gated_add = k_gated_add;
     be->head_gate = k_head_gate;

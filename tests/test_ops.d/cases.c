@@ -179,6 +179,12 @@ static void build_registry(void) {
     add2((op_case){.op = DS, .ndim = 5, .shape = {1, 3, 4, 5, 4 * 8}, .k3 = {2, 2, 2}, .n = 2, .flags = F_DROP | F_RESID});
     add2((op_case){.op = DS, .ndim = 5, .shape = {2, 2, 3, 3, 3 * 4}, .k3 = {1, 2, 2}});
     add2((op_case){.op = DS, .ndim = 5, .shape = {1, 2, 2, 3, 16 * 2}, .k3 = {2, 1, 1}, .n = 16, .flags = F_DROP | F_RESID});
+    /* SpaceToDepthDownsample as the encoder runs it: (2,2,2) with a 4-channel group mean of the
+     * block input, spatial-only (1,2,2) without a skip, temporal-only (2,1,1) with g = 1. */
+    const ltx2_op SD = LTX2_OP_SPACE_TO_DEPTH;
+    add2((op_case){.op = SD, .ndim = 5, .shape = {1, 4, 4, 6, 2}, .k3 = {2, 2, 2}, .n = 8, .flags = F_RESID});
+    add2((op_case){.op = SD, .ndim = 5, .shape = {2, 3, 4, 4, 4}, .k3 = {1, 2, 2}});
+    add2((op_case){.op = SD, .ndim = 5, .shape = {1, 4, 3, 3, 5}, .k3 = {2, 1, 1}, .n = 5, .flags = F_RESID});
 }
 
 

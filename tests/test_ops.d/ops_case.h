@@ -28,7 +28,8 @@
 #define F_QKNORM 256u  /* attention: RMSNorm across heads on q and k */
 #define F_SILU 512u    /* conv3d / pixel_norm: SiLU epilogue */
 #define F_DROP 1024u   /* depth_to_space: drop the first frame */
-#define F_RESID 2048u  /* depth_to_space: residual with .n channels before the stride product */
+#define F_RESID 2048u  /* depth_to_space: residual with .n channels before the stride product;
+                        * space_to_depth: residual (group-mean skip) with .n channels */
 #define F_REFLECT 4096u /* conv3d: reflect spatial padding (else zeros) */
 
 typedef struct op_case {
@@ -36,9 +37,10 @@ typedef struct op_case {
     ltx2_dtype dtype; /* device dtype; convert: the destination (source is the other one) */
     int ndim;
     int64_t shape[5]; /* x (or a); attention: q [B, Sq, H*d]; conv3d: x NDHWC */
-    int64_t n;        /* gemm: N; conv3d: c_out; depth_to_space: residual channels / prod */
+    int64_t n;        /* gemm: N; conv3d: c_out; depth_to_space: residual channels / prod;
+                       * space_to_depth: residual channels */
     int64_t heads, sk; /* attention / rope: heads; attention: S_kv */
-    int64_t k3[3];     /* conv3d kernel (t, h, w); depth_to_space: strides */
+    int64_t k3[3];     /* conv3d kernel (t, h, w); depth_to_space / space_to_depth: strides */
     int tpad;          /* conv3d: ltx2_conv_tpad */
     int b_ndim;       /* binary: b shape */
     int64_t b_shape[4];

@@ -65,6 +65,11 @@ void case_name(const op_case *c, char *buf, size_t cap) {
                  (long long)c->k3[0], (long long)c->k3[1], (long long)c->k3[2], c->flags & F_DROP ? " drop" : "",
                  c->flags & F_RESID ? " +residual" : "");
         break;
+    case LTX2_OP_SPACE_TO_DEPTH:
+        snprintf(buf, cap, "space_to_depth %s x%s s%lldx%lldx%lld%s", ltx2_dtype_name(c->dtype), s1,
+                 (long long)c->k3[0], (long long)c->k3[1], (long long)c->k3[2],
+                 c->flags & F_RESID ? " +residual mean" : "");
+        break;
     case LTX2_OP_CONVERT:
         snprintf(buf, cap, "convert %s->%s %s%s", c->dtype == LTX2_BF16 ? "f32" : "bf16",
                  ltx2_dtype_name(c->dtype), s1, c->flags & F_SPECIAL ? " specials" : "");
@@ -262,6 +267,18 @@ void inputs_make(const op_case *c, int idx, inputs *in) {
         }
         break;
     }
+    case LTX2_OP_SPACE_TO_DEPTH: {
+        const int64_t *sd = c->k3;
+        in->out_shape[1] = c->shape[1] / sd[0];
+        in->out_shape[2] = c->shape[2] / sd[1];
+        in->out_shape[3] = c->shape[3] / sd[2];
+        in->out_shape[4] = c->shape[4] * sd[0] * sd[1] * sd[2];
+        if (c->flags & F_RESID) {
+            in->nb = c->shape[0] * c->shape[1] * c->shape[2] * c->shape[3] * c->n;
+            in->b = gen(st + 1, in->nb, 1.0f, 0.0f, rb);
+        }
+        break;
+    }
     default:
         break;
     }
@@ -396,6 +413,39 @@ static void naive_conv3d(const op_case *c, const inputs *in, double *ref) {
                     if (c->flags & F_SILU)
                         for (int64_t o = 0; o < Co; o++) y[o] = y[o] / (1.0 + exp(-y[o]));
                 }
+}
+
+/* SpaceToDepthDownsample written as a scatter (every input element to its output slot; the op
+ * gathers), then the residual scattered the same way and averaged over groups of g channels. */
+static void s2d_scatter(const op_case *c, const float *src, int64_t ch, double *dst) {
+    const int64_t *sd = c->k3, T = c->shape[1], H = c->shape[2], W = c->shape[3];
+    const int64_t To = T / sd[0], Ho = H / sd[1], Wo = W / sd[2], Co = ch * sd[0] * sd[1] * sd[2];
+    for (int64_t n = 0; n < c->shape[0]; n++)
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t y = 0; y < H; y++)
+                for (int64_t x = 0; x < W; x++)
+                    for (int64_t cc = 0; cc < ch; cc++) {
+                        const int64_t k = ((cc * sd[0] + t % sd[0]) * sd[1] + y % sd[1]) * sd[2] + x % sd[2];
+                        const int64_t o = (((n * To + t / sd[0]) * Ho + y / sd[1]) * Wo + x / sd[2]) * Co + k;
+                        dst[o] = src[(((n * T + t) * H + y) * W + x) * ch + cc];
+                    }
+}
+
+static void s2d_reference(const op_case *c, const inputs *in, double *ref) {
+    s2d_scatter(c, in->x, c->shape[4], ref);
+    if (!in->b) return;
+    const int64_t vox = in->nout / in->out_shape[4], C = in->out_shape[4];
+    const int64_t rcp = c->n * c->k3[0] * c->k3[1] * c->k3[2], g = rcp / C;
+    double *r = malloc((size_t)(vox * rcp) * sizeof(double));
+    if (!r) return;
+    s2d_scatter(c, in->b, c->n, r);
+    for (int64_t v = 0; v < vox; v++)
+        for (int64_t k = 0; k < C; k++) {
+            double sum = 0.0;
+            for (int64_t q = 0; q < g; q++) sum += r[v * rcp + k * g + q];
+            ref[v * C + k] += sum / (double)g;
+        }
+    free(r);
 }
 
 void naive_ref(const op_case *c, const inputs *in, double *ref) {
@@ -542,6 +592,9 @@ void naive_ref(const op_case *c, const inputs *in, double *ref) {
                         }
         break;
     }
+    case LTX2_OP_SPACE_TO_DEPTH:
+        s2d_reference(c, in, ref);
+        break;
     default:
         break;
     }

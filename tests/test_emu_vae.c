@@ -1,10 +1,11 @@
-/* The video VAE decoder's one forward through the CUDA kernels run by the CPU emulator (tests/emu/)
- * against the CPU reference (vae_device_check.h): what `--device cuda` decodes, without a GPU. On a
- * 2 x 2 x 2 latent (9 frames of 64 x 64 for the tiny checkpoints) rather than the golden one: the
- * comparison is with the reference on the same latent, and it keeps the emulated decode (and its
- * ThreadSanitizer run in CI) short. */
+/* The video VAE decoder's and encoder's one forwards through the CUDA kernels run by the CPU
+ * emulator (tests/emu/) against the CPU reference (vae_device_check.h, vae_enc_check.h): what
+ * `--device cuda` decodes and encodes, without a GPU. The decoders on a 2 x 2 x 2 latent (9 frames
+ * of 64 x 64 for the tiny checkpoints) rather than the golden one: the comparison is with the
+ * reference on the same latent, and it keeps the emulated decode (and its ThreadSanitizer run in
+ * CI) short. */
 #include "backend_emu.h"
-#include "vae_device_check.h"
+#include "vae_enc_check.h"
 
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
@@ -16,6 +17,12 @@ int main(void) {
     if (emu) {
         const be_case bc = {.be = emu, .f32 = false};
         run_backend(&bc, cases, 3);
+        enc_case ec[3];
+        const int ne = enc_cases_load(ec, true);
+        for (int k = 0; k < ne; k++) {
+            enc_check(&bc, &ec[k]);
+            enc_case_free(&ec[k]);
+        }
     }
     ltx2_backend_free(emu);
     for (int k = 0; k < 3; k++) dec_case_free(&cases[k]);

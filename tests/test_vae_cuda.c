@@ -1,14 +1,17 @@
-/* The video VAE decoder on the CPU backend through the block-alone entry, on a CPU backend that
- * rounds every op output to bf16 (the cosine floor without a GPU), and on CUDA (vae_device_check.h).
+/* The video VAE decoder and encoder on the CPU backend (the decoder through the block-alone entry
+ * too), on a CPU backend that rounds every op output to bf16 (the cosine floor without a GPU), and
+ * on CUDA (vae_device_check.h, vae_enc_check.h).
  * Without a CUDA build or device the CUDA run prints why and the test exits 77 once the CPU runs
  * have passed. */
-#include "vae_device_check.h"
+#include "vae_enc_check.h"
 
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
     if (!g_ctx) return 1;
     dec_case cases[3];
     vae_cases_load(cases, false);
+    enc_case ec[3];
+    const int ne = enc_cases_load(ec, true);
     if (cases[0].dec && cases[0].ref_video) {
         bad_calls(&cases[0]);
         refused_op(&cases[0]);
@@ -16,9 +19,11 @@ int main(void) {
 
     const be_case cpu = {.be = ltx2_backend_cpu(), .f32 = true};
     run_backend(&cpu, cases, 3);
+    for (int k = 0; k < ne; k++) enc_check(&cpu, &ec[k]);
     const ltx2_backend em = bf16_backend();
     const be_case cpu_bf16 = {.be = &em, .emulate = true};
     run_backend(&cpu_bf16, cases, 3);
+    for (int k = 0; k < ne; k++) enc_check(&cpu_bf16, &ec[k]);
 
     ltx2_backend *cuda = NULL;
     int rc;
@@ -29,10 +34,12 @@ int main(void) {
     } else {
         const be_case cu = {.be = cuda, .f32 = false};
         run_backend(&cu, cases, 3);
+        for (int k = 0; k < ne; k++) enc_check(&cu, &ec[k]);
         ltx2_backend_free(cuda);
         rc = test_finish();
     }
     for (int k = 0; k < 3; k++) dec_case_free(&cases[k]);
+    for (int k = 0; k < ne; k++) enc_case_free(&ec[k]);
     ltx2_context_free(g_ctx);
     return rc;
 }

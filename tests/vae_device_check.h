@@ -4,8 +4,11 @@
  * vae_<v>.safetensors, and the timestep-conditioned, noise-injecting tiny decoder (vae_tcond_tiny,
  * Philox noise) on its golden latent. For each: every up block alone (fed the reference's input to
  * that block, compared with its output) so a failure names the stage, then the whole decode
- * compared on the video. Shared by test_vae_cuda (the CPU backend run through the block-alone entry,
- * a CPU backend rounding every op output to bf16, and CUDA) and test_emu_vae (the kernel emulator). */
+ * compared on the video. Then the encoder's one forward (video_vae_encode.c) the same way on the
+ * latent: a synthetic encoder whose every conv the CUDA conv3d takes (vae_enc_check.h), and the
+ * tiny checkpoints' encoders, whose 4-wide downsample convs a device must refuse by stage name.
+ * Shared by test_vae_cuda (the CPU backend run through the block-alone entry, a CPU backend rounding
+ * every op output to bf16, and CUDA) and test_emu_vae (the kernel emulator). */
 #ifndef LTX2_TEST_VAE_DEVICE_CHECK_H
 #define LTX2_TEST_VAE_DEVICE_CHECK_H
 
@@ -121,6 +124,13 @@ static ltx2_status em_d2s(const ltx2_backend *be, ltx2_context *ctx, const ltx2_
     return round_bf16(ctx, y);
 }
 
+static ltx2_status em_s2d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_s2d_args *a,
+                          const ltx2_tensor *residual, ltx2_tensor *y) {
+    (void)be;
+    LTX2_TRY(ltx2_backend_cpu()->space_to_depth(ltx2_backend_cpu(), ctx, x, a, residual, y));
+    return round_bf16(ctx, y);
+}
+
 static ltx2_status em_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                     ltx2_norm_kind norm, float eps, const ltx2_tensor *scale, const ltx2_tensor *shift,
                                     const ltx2_mod_rows *m, ltx2_tensor *y) {
@@ -156,6 +166,7 @@ static inline ltx2_backend bf16_backend(void) {
     be.conv3d = em_conv3d;
     be.pixel_norm = em_pixel_norm;
     be.depth_to_space = em_d2s;
+    be.space_to_depth = em_s2d;
     be.norm_modulate = em_norm_modulate;
     be.gated_add = em_gated_add;
     be.unary = em_unary;

@@ -383,69 +383,6 @@ ltx2_status ltx2_video_decoder_latent_grid(ltx2_context *ctx, const ltx2_video_d
  * Forward
  * ------------------------------------------------------------------------------------------- */
 
-/* One NDHWC activation. */
-
-int64_t vae_act_numel(const vae_act *a) { return a->n * a->t * a->h * a->w * a->c; }
-
-ltx2_status vae_act_alloc(ltx2_context *ctx, vae_act *a, int64_t n, int64_t t, int64_t h, int64_t w, int64_t c) {
-    a->n = n, a->t = t, a->h = h, a->w = w, a->c = c;
-    a->d = malloc((size_t)vae_act_numel(a) * sizeof(float));
-    if (!a->d)
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: activation [%lld, %lld, %lld, %lld, %lld]",
-                          (long long)n, (long long)t, (long long)h, (long long)w, (long long)c);
-    return LTX2_OK;
-}
-
-void vae_act_free(vae_act *a) {
-    free(a->d);
-    a->d = NULL;
-}
-
-void vae_dump_act(ltx2_vae_dump_fn dump, void *user, const char *name, const vae_act *a) {
-    if (!dump) return;
-    const int64_t shape[5] = {a->n, a->t, a->h, a->w, a->c};
-    ltx2_tensor v = ltx2_tensor_make(a->d, LTX2_F32, 5, shape);
-    dump(name, &v, user);
-}
-
-ltx2_status vae_run_conv(ltx2_context *ctx, const ltx2_vae_conv *c, const vae_act *x, vae_act *y) {
-    int64_t o[3];
-    LTX2_TRY(ltx2_cpu_conv3d_out_shape(ctx, &c->desc, x->t, x->h, x->w, o));
-    LTX2_TRY(vae_act_alloc(ctx, y, x->n, o[0], o[1], o[2], c->desc.c_out));
-    ltx2_status st = ltx2_cpu_conv3d(ctx, &c->desc, x->d, x->n, x->t, x->h, x->w, c->weight, c->bias, y->d);
-    if (st != LTX2_OK) vae_act_free(y);
-    return st;
-}
-
-/* In place: PixelNorm over channels (RMS norm of the last NDHWC dim) then SiLU. */
-ltx2_status vae_norm_silu(ltx2_context *ctx, vae_act *a) {
-    const int64_t rows = a->n * a->t * a->h * a->w;
-    LTX2_TRY(ltx2_cpu_rms_norm(ctx, a->d, a->d, rows, a->c, NULL, VAE_PIXEL_NORM_EPS));
-    return ltx2_cpu_silu(ctx, a->d, a->d, rows * a->c);
-}
-
-/* ResnetBlock3D (in == out) without conditioning: x += conv2(silu(norm(conv1(silu(norm(x)))))).
- * The encoder uses this form; the decoder goes through dec_res_block. */
-ltx2_status vae_res_block(ltx2_context *ctx, const ltx2_vae_conv *conv1, const ltx2_vae_conv *conv2, vae_act *x) {
-    vae_act h = {0}, h1 = {0}, h2 = {0};
-    LTX2_TRY(vae_act_alloc(ctx, &h, x->n, x->t, x->h, x->w, x->c));
-    memcpy(h.d, x->d, (size_t)vae_act_numel(x) * sizeof(float));
-    ltx2_status st = vae_norm_silu(ctx, &h);
-    if (st == LTX2_OK) st = vae_run_conv(ctx, conv1, &h, &h1);
-    vae_act_free(&h);
-    if (st == LTX2_OK) st = vae_norm_silu(ctx, &h1);
-    if (st == LTX2_OK) st = vae_run_conv(ctx, conv2, &h1, &h2);
-    vae_act_free(&h1);
-    if (st != LTX2_OK) return st;
-    const int64_t n = vae_act_numel(x);
-    float *xd = x->d;
-    const float *hd = h2.d;
-#pragma omp parallel for schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) xd[i] += hd[i];
-    vae_act_free(&h2);
-    return LTX2_OK;
-}
-
 /* Where the decoder's noise comes from (see ltx2_vae_noise_fn); counts draws for Philox streams. */
 typedef vae_noise_src noise_src;
 

@@ -146,6 +146,8 @@ typedef struct ltx2_vae_enc_block {
     int64_t group;         /* skip path: space-to-depth channels averaged in consecutive groups of this size */
 } ltx2_vae_enc_block;
 
+typedef struct ltx2_vae_enc_device ltx2_vae_enc_device;
+
 typedef struct ltx2_video_encoder {
     ltx2_vae_config cfg;
     float *mean_of_means, *std_of_means;
@@ -153,6 +155,7 @@ typedef struct ltx2_video_encoder {
     int n_blocks;
     ltx2_vae_enc_block *blocks;
     int64_t time_factor, space_factor;
+    ltx2_vae_enc_device *placed; /* ltx2_video_encoder_place: where encodes run (NULL: the CPU) */
 } ltx2_video_encoder;
 
 /* Loads `<prefix>encoder.*` and the shared per-channel statistics (same rules as the decoder). */
@@ -166,10 +169,27 @@ void ltx2_video_encoder_free(ltx2_video_encoder *enc);
 ltx2_status ltx2_video_encoder_out_shape(ltx2_context *ctx, const ltx2_video_encoder *enc,
                                          const int64_t video_ndhwc[5], int64_t latent_ndhwc[5]);
 
-/* Encodes a video (contiguous f32 CPU NDHWC, RGB in [-1, 1]) into the normalized mean latent. */
+/* Encodes a video (contiguous f32 CPU NDHWC, RGB in [-1, 1]) into the normalized mean latent, on
+ * the backend enc is placed on (the CPU backend when it is not). */
 ltx2_status ltx2_video_encoder_encode(ltx2_context *ctx, const ltx2_video_encoder *enc,
                                       const ltx2_tensor *video, ltx2_tensor *latent,
                                       ltx2_vae_dump_fn dump, void *user);
+
+/* Runs every later encode of enc (ltx2_video_encoder_encode, the tiled encode) on be: its convs are
+ * copied there once (bf16 where be has a bf16 conv3d). NULL or the CPU backend: back to the host
+ * weights. */
+ltx2_status ltx2_video_encoder_place(ltx2_context *ctx, ltx2_video_encoder *enc, const ltx2_backend *be);
+
+/* ---- the encoder on a backend (video_vae_encode.c: its one forward, run by every backend) ---- */
+
+/* enc's convs on be, as ltx2_vae_device_create places a decoder's (same dtype rule and refusals).
+ * Keeps a pointer to enc, which must outlive it. */
+ltx2_status ltx2_vae_enc_device_create(ltx2_context *ctx, const ltx2_backend *be, const ltx2_video_encoder *enc,
+                                       ltx2_vae_enc_device **out);
+void ltx2_vae_enc_device_free(ltx2_vae_enc_device *dv);
+/* The encode on dv's backend; arguments and dumps as ltx2_video_encoder_encode. */
+ltx2_status ltx2_vae_enc_device_encode(ltx2_context *ctx, const ltx2_vae_enc_device *dv, const ltx2_tensor *video,
+                                       ltx2_tensor *latent, ltx2_vae_dump_fn dump, void *user);
 
 /* ---- the decoder on a backend (video_vae_decode.c: its one forward, run by every backend) ---- */
 

@@ -4,9 +4,8 @@
  * modulate op followed by SiLU; a res block's residual is a plain gated add; the compress_*
  * upsamplers are conv3d then depth-to-space with the residual folded into the rearrangement. The
  * per-channel un-normalisation, the latent noise mix, the timestep MLPs (a few hundred values) and
- * the unpatchify are host work on the host input and output. Every device buffer a decode
- * allocates is tracked in one table, so an error anywhere frees everything; buffers a stage is done
- * with are freed after the stream has drained (flush), since queued kernels may still read them. */
+ * the unpatchify are host work on the host input and output. The device buffers of a decode live
+ * in one vae_run table (vae_run.h). */
 #include "model/video_vae.h"
 
 #include <math.h>
@@ -15,110 +14,32 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "model/vae_run.h"
 #include "model/video_vae_internal.h"
 
-/* Device buffers one decode may hold at once: the activation, a res layer's temporaries (norm
- * output, two conv outputs, modulation table, noise term) and the ones retired but not yet
- * freed; 32 leaves ample room. */
-#define VAE_DEV_MAX_BUFS 32
-
-typedef struct dev_conv {
-    ltx2_conv3d_desc desc;
-    ltx2_tensor w, b; /* [kt*kh*kw*c_in, c_out], [c_out] in the storage dtype */
-    bool owned;       /* a copy on the backend (else views of the host weights) */
-} dev_conv;
-
 typedef struct dev_block {
-    dev_conv *res; /* res_x: 2 * n_layers (conv1, conv2 per layer) */
-    dev_conv up;   /* compress_*: the conv before depth-to-space */
+    vae_dev_conv *res; /* res_x: 2 * n_layers (conv1, conv2 per layer) */
+    vae_dev_conv up;   /* compress_*: the conv before depth-to-space */
 } dev_block;
 
 struct ltx2_vae_device {
     const ltx2_backend *be;
     const ltx2_video_decoder *dec;
     ltx2_dtype dt;
-    dev_conv conv_in, conv_out;
+    vae_dev_conv conv_in, conv_out;
     dev_block *blocks;
 };
-
-static ltx2_tensor dev_view(void *data, ltx2_dtype dt, ltx2_device dev, int ndim, const int64_t *shape) {
-    ltx2_tensor t = ltx2_tensor_make(data, dt, ndim, shape);
-    t.device = dev;
-    return t;
-}
-
-/* Host f32 -> a new device tensor of dtype dt (f32 or bf16); *out is untouched on failure. */
-static ltx2_status host_to_dev(ltx2_context *ctx, const ltx2_backend *be, const float *host, ltx2_dtype dt, int ndim,
-                               const int64_t *shape, ltx2_tensor *out) {
-    ltx2_tensor t = dev_view(NULL, dt, be->device, ndim, shape);
-    const size_t n = (size_t)ltx2_tensor_numel(&t), nbytes = ltx2_tensor_nbytes(&t);
-    void *p = NULL;
-    LTX2_TRY(be->alloc(be, ctx, nbytes, &p));
-    ltx2_status st = LTX2_OK;
-    if (dt == LTX2_F32) {
-        st = be->upload(be, ctx, p, host, nbytes);
-    } else {
-        void *tmp = malloc(nbytes ? nbytes : 1);
-        st = tmp ? ltx2_convert(ctx, tmp, dt, host, LTX2_F32, n)
-                 : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: staging %zu bytes", nbytes);
-        if (st == LTX2_OK) st = be->upload(be, ctx, p, tmp, nbytes);
-        free(tmp);
-    }
-    if (st != LTX2_OK) {
-        be->free(be, p);
-        return st;
-    }
-    t.data = p;
-    *out = t;
-    return LTX2_OK;
-}
-
-/* Device tensor (f32 or bf16, contiguous) -> host f32 [numel]. */
-static ltx2_status dev_to_host(ltx2_context *ctx, const ltx2_backend *be, const ltx2_tensor *t, float *host) {
-    const size_t n = (size_t)ltx2_tensor_numel(t), nbytes = ltx2_tensor_nbytes(t);
-    if (t->dtype == LTX2_F32) return be->download(be, ctx, host, t->data, nbytes);
-    void *tmp = malloc(nbytes ? nbytes : 1);
-    if (!tmp) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: download staging %zu bytes", nbytes);
-    ltx2_status st = be->download(be, ctx, tmp, t->data, nbytes);
-    if (st == LTX2_OK) st = ltx2_convert(ctx, host, LTX2_F32, tmp, t->dtype, n);
-    free(tmp);
-    return st;
-}
-
-/* ---- weights ---- */
-
-static void conv_release(const ltx2_backend *be, dev_conv *c) {
-    if (c->owned && c->w.data) be->free(be, c->w.data);
-    if (c->owned && c->b.data) be->free(be, c->b.data);
-    c->w.data = c->b.data = NULL;
-}
-
-/* The conv's weights on be: the host arrays themselves on the CPU in f32, else a converted copy. */
-static ltx2_status conv_upload(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt, const ltx2_vae_conv *c,
-                               dev_conv *o) {
-    o->desc = c->desc;
-    const int64_t ws[2] = {ltx2_cpu_conv3d_packed_numel(&c->desc) / c->desc.c_out, c->desc.c_out};
-    if (be->device == LTX2_DEVICE_CPU && dt == LTX2_F32) {
-        o->w = dev_view(c->weight, LTX2_F32, LTX2_DEVICE_CPU, 2, ws);
-        o->b = dev_view(c->bias, LTX2_F32, LTX2_DEVICE_CPU, 1, &c->desc.c_out);
-        o->owned = false;
-        return LTX2_OK;
-    }
-    o->owned = true;
-    LTX2_TRY(host_to_dev(ctx, be, c->weight, dt, 2, ws, &o->w));
-    return host_to_dev(ctx, be, c->bias, dt, 1, &c->desc.c_out, &o->b);
-}
 
 void ltx2_vae_device_free(ltx2_vae_device *dv) {
     if (!dv) return;
     const ltx2_backend *be = dv->be;
-    conv_release(be, &dv->conv_in);
-    conv_release(be, &dv->conv_out);
+    vae_dev_conv_release(be, &dv->conv_in);
+    vae_dev_conv_release(be, &dv->conv_out);
     for (int i = 0; dv->blocks && i < dv->dec->n_blocks; i++) {
         dev_block *db = &dv->blocks[i];
-        for (int j = 0; db->res && j < 2 * dv->dec->blocks[i].n_layers; j++) conv_release(be, &db->res[j]);
+        for (int j = 0; db->res && j < 2 * dv->dec->blocks[i].n_layers; j++) vae_dev_conv_release(be, &db->res[j]);
         free(db->res);
-        conv_release(be, &db->up);
+        vae_dev_conv_release(be, &db->up);
     }
     free(dv->blocks);
     free(dv);
@@ -130,15 +51,12 @@ ltx2_status ltx2_vae_device_create(ltx2_context *ctx, const ltx2_backend *be, co
                                    ltx2_vae_device **out) {
     if (!be || !dec || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");
     *out = NULL;
-    const ltx2_dtype dt = ltx2_backend_supports(be, LTX2_OP_CONV3D, LTX2_BF16) ? LTX2_BF16 : LTX2_F32;
     /* every op the decoder runs, in the storage dtype (the modulation tables are f32 rows of the
      * norm + modulate op, which every backend takes) */
     const ltx2_op need[] = {LTX2_OP_CONV3D,      LTX2_OP_PIXEL_NORM, LTX2_OP_DEPTH_TO_SPACE, LTX2_OP_NORM_MODULATE,
                             LTX2_OP_GATED_ADD,   LTX2_OP_SILU,       LTX2_OP_ADD};
-    for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++)
-        if (!ltx2_backend_supports(be, need[k], dt))
-            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "video VAE: backend %s has no %s %s op", be->name,
-                              ltx2_dtype_name(dt), ltx2_op_name(need[k]));
+    ltx2_dtype dt;
+    LTX2_TRY(vae_run_pick_dtype(ctx, be, "video VAE decoder", need, sizeof(need) / sizeof(need[0]), &dt));
     ltx2_vae_device *dv = calloc(1, sizeof(*dv));
     if (!dv) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: state");
     dv->be = be;
@@ -146,8 +64,8 @@ ltx2_status ltx2_vae_device_create(ltx2_context *ctx, const ltx2_backend *be, co
     dv->dt = dt;
     dv->blocks = calloc((size_t)(dec->n_blocks ? dec->n_blocks : 1), sizeof(*dv->blocks));
     ltx2_status st = dv->blocks ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: blocks");
-    if (st == LTX2_OK) st = conv_upload(ctx, be, dt, &dec->conv_in, &dv->conv_in);
-    if (st == LTX2_OK) st = conv_upload(ctx, be, dt, &dec->conv_out, &dv->conv_out);
+    if (st == LTX2_OK) st = vae_dev_conv_upload(ctx, be, dt, &dec->conv_in, 1, &dv->conv_in);
+    if (st == LTX2_OK) st = vae_dev_conv_upload(ctx, be, dt, &dec->conv_out, 1, &dv->conv_out);
     for (int i = 0; i < dec->n_blocks && st == LTX2_OK; i++) {
         const ltx2_vae_dec_block *b = &dec->blocks[i];
         dev_block *db = &dv->blocks[i];
@@ -155,9 +73,9 @@ ltx2_status ltx2_vae_device_create(ltx2_context *ctx, const ltx2_backend *be, co
             db->res = calloc((size_t)(2 * b->n_layers), sizeof(*db->res));
             if (!db->res) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: res convs");
             for (int j = 0; j < 2 * b->n_layers && st == LTX2_OK; j++)
-                st = conv_upload(ctx, be, dt, &b->res[j], &db->res[j]);
+                st = vae_dev_conv_upload(ctx, be, dt, &b->res[j], 1, &db->res[j]);
         } else {
-            st = conv_upload(ctx, be, dt, &b->up, &db->up);
+            st = vae_dev_conv_upload(ctx, be, dt, &b->up, 1, &db->up);
         }
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE: uploading decoder.up_blocks.%d", i);
     }
@@ -169,116 +87,24 @@ ltx2_status ltx2_vae_device_create(ltx2_context *ctx, const ltx2_backend *be, co
     return LTX2_OK;
 }
 
-/* ---- one decode's device buffers ---- */
+/* ---- one decode ---- */
 
 typedef struct vrun {
+    vae_run run; /* the device buffers */
     ltx2_context *ctx;
     const ltx2_vae_device *dv;
     const ltx2_backend *be;
     vae_noise_src ns;
     float t_scaled; /* timestep * timestep_scale_multiplier, as the CPU decoder rounds it */
-    void *bufs[VAE_DEV_MAX_BUFS];
-    bool retired[VAE_DEV_MAX_BUFS];
-    int nbufs;
 } vrun;
-
-static ltx2_status track(vrun *r, const ltx2_tensor *t) {
-    if (r->nbufs >= VAE_DEV_MAX_BUFS) {
-        r->be->free(r->be, t->data);
-        return LTX2_ERROR(r->ctx, LTX2_ERR_INTERNAL, "video VAE: more than %d live device buffers",
-                          VAE_DEV_MAX_BUFS);
-    }
-    r->retired[r->nbufs] = false;
-    r->bufs[r->nbufs++] = t->data;
-    return LTX2_OK;
-}
-
-/* A new device activation in the storage dtype. */
-static ltx2_status act_new(vrun *r, int ndim, const int64_t *shape, ltx2_tensor *out) {
-    ltx2_tensor t = dev_view(NULL, r->dv->dt, r->be->device, ndim, shape);
-    void *p = NULL;
-    LTX2_TRY(r->be->alloc(r->be, r->ctx, ltx2_tensor_nbytes(&t), &p));
-    t.data = p;
-    LTX2_TRY(track(r, &t));
-    *out = t;
-    return LTX2_OK;
-}
-
-/* A new device tensor holding host f32 data, stored as dt. */
-static ltx2_status act_upload(vrun *r, const float *host, ltx2_dtype dt, int ndim, const int64_t *shape,
-                              ltx2_tensor *out) {
-    ltx2_tensor t;
-    LTX2_TRY(host_to_dev(r->ctx, r->be, host, dt, ndim, shape, &t));
-    LTX2_TRY(track(r, &t));
-    *out = t;
-    return LTX2_OK;
-}
-
-/* t will not be used by ops issued from now on; freed at the next flush. */
-static void retire(vrun *r, ltx2_tensor *t) {
-    for (int k = 0; k < r->nbufs; k++)
-        if (r->bufs[k] == t->data) r->retired[k] = true;
-    t->data = NULL;
-}
-
-/* Waits for the queued ops, then frees the retired buffers. */
-static ltx2_status flush(vrun *r) {
-    bool any = false;
-    for (int k = 0; k < r->nbufs && !any; k++) any = r->retired[k];
-    if (!any) return LTX2_OK;
-    LTX2_TRY(r->be->sync(r->be, r->ctx));
-    int m = 0;
-    for (int k = 0; k < r->nbufs; k++) {
-        if (r->retired[k]) {
-            r->be->free(r->be, r->bufs[k]);
-        } else {
-            r->bufs[m] = r->bufs[k];
-            r->retired[m++] = false;
-        }
-    }
-    r->nbufs = m;
-    return LTX2_OK;
-}
-
-/* Frees everything; after a failure, lets queued work finish first (NULL context: a failing
- * sync, the same sticky device error, must not overwrite the message naming the failed stage). */
-static void run_end(vrun *r, ltx2_status st) {
-    if (st != LTX2_OK) r->be->sync(r->be, NULL);
-    for (int k = 0; k < r->nbufs; k++) r->be->free(r->be, r->bufs[k]);
-    r->nbufs = 0;
-}
-
-/* dump(name) of a device activation, as host f32. */
-static ltx2_status dump_dev(vrun *r, ltx2_vae_dump_fn dump, void *user, const char *name, const ltx2_tensor *x) {
-    if (!dump) return LTX2_OK;
-    float *h = malloc((size_t)ltx2_tensor_numel(x) * sizeof(float));
-    if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "video VAE: dump %s", name);
-    ltx2_status st = dev_to_host(r->ctx, r->be, x, h);
-    if (st == LTX2_OK) {
-        ltx2_tensor v = ltx2_tensor_make(h, LTX2_F32, x->ndim, x->shape);
-        dump(name, &v, user);
-    }
-    free(h);
-    return st;
-}
-
-/* ---- stages ---- */
-
-static ltx2_status conv(vrun *r, const dev_conv *c, const ltx2_tensor *x, ltx2_tensor *y) {
-    int64_t o[3];
-    LTX2_TRY(ltx2_cpu_conv3d_out_shape(r->ctx, &c->desc, x->shape[1], x->shape[2], x->shape[3], o));
-    const int64_t ys[5] = {x->shape[0], o[0], o[1], o[2], c->desc.c_out};
-    LTX2_TRY(act_new(r, 5, ys, y));
-    return ltx2_backend_conv3d(r->be, r->ctx, &c->desc, x, &c->w, &c->b, false, y);
-}
 
 /* y = SiLU(PixelNorm(x)), or with tbl (device f32 [k, C] rows) SiLU(PixelNorm(x) * (1 + tbl[row + 1])
  * + tbl[row]); y may be x. */
 static ltx2_status norm_act(vrun *r, const ltx2_tensor *x, const ltx2_tensor *tbl, int64_t row, ltx2_tensor *y) {
     if (!tbl) return ltx2_backend_pixel_norm(r->be, r->ctx, x, VAE_PIXEL_NORM_EPS, true, y);
     const int64_t C = x->shape[x->ndim - 1], rs[2] = {1, C};
-    ltx2_tensor shift = dev_view((float *)tbl->data + row * C, LTX2_F32, r->be->device, 2, rs);
-    ltx2_tensor scale = dev_view((float *)tbl->data + (row + 1) * C, LTX2_F32, r->be->device, 2, rs);
+    ltx2_tensor shift = vae_dev_view((float *)tbl->data + row * C, LTX2_F32, r->be->device, 2, rs);
+    ltx2_tensor scale = vae_dev_view((float *)tbl->data + (row + 1) * C, LTX2_F32, r->be->device, 2, rs);
     const ltx2_mod_rows m = {.rows_per_group = ltx2_tensor_numel(x) / C}; /* one row for every voxel */
     LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, x, LTX2_NORM_RMS, VAE_PIXEL_NORM_EPS, &scale, &shift, &m, y));
     return ltx2_backend_unary(r->be, r->ctx, LTX2_OP_SILU, y, y);
@@ -297,12 +123,12 @@ static ltx2_status add_noise(vrun *r, const char *name, ltx2_tensor *x, const fl
         for (int64_t c = 0; c < C; c++) term[p * C + c] = noise[p] * scale[c];
     const int64_t ts[4] = {1, H, W, C}, xs[4] = {NT, H, W, C};
     ltx2_tensor dterm = {0};
-    if (st == LTX2_OK) st = act_upload(r, term, r->dv->dt, 4, ts, &dterm);
+    if (st == LTX2_OK) st = vae_run_upload(&r->run, term, r->dv->dt, 4, ts, &dterm);
     free(noise);
     LTX2_TRY(st);
-    ltx2_tensor xv = dev_view(x->data, x->dtype, r->be->device, 4, xs);
+    ltx2_tensor xv = vae_dev_view(x->data, x->dtype, r->be->device, 4, xs);
     LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, &xv, &dterm, &xv));
-    retire(r, &dterm);
+    vae_run_retire(&r->run, &dterm);
     return LTX2_OK;
 }
 
@@ -319,34 +145,34 @@ static ltx2_status res_layer(vrun *r, int bi, int j, const float *emb, ltx2_tens
         if (!ada) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "video VAE: ada values");
         for (int64_t k = 0; k < 4 * C; k++) ada[k] = b->scale_shift[j][k] + emb[k];
         const int64_t ts[2] = {4, C};
-        ltx2_status st = act_upload(r, ada, LTX2_F32, 2, ts, &tbl);
+        ltx2_status st = vae_run_upload(&r->run, ada, LTX2_F32, 2, ts, &tbl);
         free(ada);
         LTX2_TRY(st);
     }
     const ltx2_tensor *t = emb ? &tbl : NULL;
     char name[VAE_KEY_CAP];
-    LTX2_TRY(act_new(r, 5, x->shape, &h));
+    LTX2_TRY(vae_run_new(&r->run, 5, x->shape, &h));
     LTX2_TRY(norm_act(r, x, t, 0, &h));
-    ltx2_status st = conv(r, &db->res[2 * j], &h, &h1);
+    ltx2_status st = vae_run_conv3d(&r->run, &db->res[2 * j], &h, &h1);
     if (st != LTX2_OK) return ltx2_error_prefix(r->ctx, "res_blocks.%d.conv1", j);
-    retire(r, &h);
+    vae_run_retire(&r->run, &h);
     if (b->inject_noise) {
         snprintf(name, sizeof(name), "decoder.up_blocks.%d.res_blocks.%d.noise1", bi, j);
         LTX2_TRY(add_noise(r, name, &h1, b->noise_scale[2 * j]));
     }
     LTX2_TRY(norm_act(r, &h1, t, 2, &h1));
-    st = conv(r, &db->res[2 * j + 1], &h1, &h2);
+    st = vae_run_conv3d(&r->run, &db->res[2 * j + 1], &h1, &h2);
     if (st != LTX2_OK) return ltx2_error_prefix(r->ctx, "res_blocks.%d.conv2", j);
-    retire(r, &h1);
+    vae_run_retire(&r->run, &h1);
     if (b->inject_noise) {
         snprintf(name, sizeof(name), "decoder.up_blocks.%d.res_blocks.%d.noise2", bi, j);
         LTX2_TRY(add_noise(r, name, &h2, b->noise_scale[2 * j + 1]));
     }
     const ltx2_mod_rows plain = {.rows_per_group = 1}; /* unused without a gate */
     LTX2_TRY(ltx2_backend_gated_add(r->be, r->ctx, x, &h2, NULL, &plain));
-    retire(r, &h2);
-    if (emb) retire(r, &tbl);
-    return flush(r);
+    vae_run_retire(&r->run, &h2);
+    if (emb) vae_run_retire(&r->run, &tbl);
+    return vae_run_flush(&r->run);
 }
 
 /* compress_* block bi (upsample_block): conv, then depth-to-space (+ the rearranged input). */
@@ -355,17 +181,17 @@ static ltx2_status upsample(vrun *r, int bi, ltx2_tensor *x) {
     const int64_t s0 = b->stride[0], s1 = b->stride[1], s2 = b->stride[2];
     const int64_t drop = s0 == 2 ? 1 : 0; /* the reference drops the first frame of a time upsample */
     ltx2_tensor y, out;
-    ltx2_status st = conv(r, &r->dv->blocks[bi].up, x, &y);
+    ltx2_status st = vae_run_conv3d(&r->run, &r->dv->blocks[bi].up, x, &y);
     if (st != LTX2_OK) return ltx2_error_prefix(r->ctx, "conv");
     const int64_t os[5] = {x->shape[0], x->shape[1] * s0 - drop, x->shape[2] * s1, x->shape[3] * s2, b->c_out};
-    LTX2_TRY(act_new(r, 5, os, &out));
+    LTX2_TRY(vae_run_new(&r->run, 5, os, &out));
     const ltx2_d2s_args a = {.stride = {s0, s1, s2}, .drop_first = drop != 0};
     st = ltx2_backend_depth_to_space(r->be, r->ctx, &y, &a, b->residual ? x : NULL, &out);
     if (st != LTX2_OK) return ltx2_error_prefix(r->ctx, "depth-to-space");
-    retire(r, &y);
-    retire(r, x);
+    vae_run_retire(&r->run, &y);
+    vae_run_retire(&r->run, x);
     *x = out;
-    return flush(r);
+    return vae_run_flush(&r->run);
 }
 
 static ltx2_status run_block(vrun *r, int i, ltx2_tensor *x, ltx2_vae_dump_fn dump, void *user) {
@@ -384,7 +210,7 @@ static ltx2_status run_block(vrun *r, int i, ltx2_tensor *x, ltx2_vae_dump_fn du
             st = res_layer(r, i, j, emb, x);
             if (st == LTX2_OK && b->n_layers > 1) {
                 snprintf(name, sizeof(name), "decoder.up_blocks.%d.res_blocks.%d.out", i, j);
-                st = dump_dev(r, dump, user, name, x);
+                st = vae_run_dump(&r->run, dump, user, name, x);
             }
         }
         free(emb);
@@ -406,6 +232,7 @@ static uint64_t draws_before(const ltx2_video_decoder *dec, int i) {
 
 static void run_init(vrun *r, ltx2_context *ctx, const ltx2_vae_device *dv, const ltx2_vae_decode_opts *opts) {
     memset(r, 0, sizeof(*r));
+    vae_run_init(&r->run, ctx, dv->be, dv->dt);
     r->ctx = ctx;
     r->dv = dv;
     r->be = dv->be;
@@ -447,12 +274,12 @@ ltx2_status ltx2_vae_device_run_block(ltx2_context *ctx, const ltx2_vae_device *
     run_init(&r, ctx, dv, opts);
     r.ns.k = draws_before(dec, i);
     ltx2_tensor dx;
-    ltx2_status st = act_upload(&r, x->data, dv->dt, 5, x->shape, &dx);
+    ltx2_status st = vae_run_upload(&r.run, x->data, dv->dt, 5, x->shape, &dx);
     if (st == LTX2_OK) st = run_block(&r, i, &dx, NULL, NULL);
-    if (st == LTX2_OK) st = dev_to_host(ctx, r.be, &dx, y->data);
+    if (st == LTX2_OK) st = vae_dev_to_host(ctx, r.be, &dx, y->data);
     if (st == LTX2_OK) st = r.be->sync(r.be, ctx);
     if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE (on %s)", r.be->name);
-    run_end(&r, st);
+    vae_run_end(&r.run, st);
     return st;
 }
 
@@ -501,23 +328,23 @@ ltx2_status ltx2_vae_device_decode(ltx2_context *ctx, const ltx2_vae_device *dv,
     if (st == LTX2_OK && dump) dump("decoder.un_normalize.out", &hv, user);
 
     ltx2_tensor x, y;
-    if (st == LTX2_OK) st = act_upload(&r, hx, dv->dt, 5, latent->shape, &x);
+    if (st == LTX2_OK) st = vae_run_upload(&r.run, hx, dv->dt, 5, latent->shape, &x);
     free(hx);
     if (st == LTX2_OK) {
-        st = conv(&r, &dv->conv_in, &x, &y);
+        st = vae_run_conv3d(&r.run, &dv->conv_in, &x, &y);
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "decoder.conv_in");
     }
     if (st == LTX2_OK) {
-        retire(&r, &x);
+        vae_run_retire(&r.run, &x);
         x = y;
-        st = flush(&r);
+        st = vae_run_flush(&r.run);
     }
-    if (st == LTX2_OK) st = dump_dev(&r, dump, user, "decoder.conv_in.out", &x);
+    if (st == LTX2_OK) st = vae_run_dump(&r.run, dump, user, "decoder.conv_in.out", &x);
     char name[VAE_KEY_CAP];
     for (int i = 0; i < dec->n_blocks && st == LTX2_OK; i++) {
         st = run_block(&r, i, &x, dump, user);
         snprintf(name, sizeof(name), "decoder.up_blocks.%d.out", i);
-        if (st == LTX2_OK) st = dump_dev(&r, dump, user, name, &x);
+        if (st == LTX2_OK) st = vae_run_dump(&r.run, dump, user, name, &x);
     }
     if (st == LTX2_OK) {
         ltx2_tensor tbl = {0};
@@ -528,28 +355,28 @@ ltx2_status ltx2_vae_device_decode(ltx2_context *ctx, const ltx2_vae_device *dv,
             st = emb ? vae_time_embed(ctx, &dec->last_temb, r.t_scaled, emb)
                      : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE decode: last embedding");
             for (int64_t k = 0; st == LTX2_OK && k < 2 * Cl; k++) emb[k] += dec->last_scale_shift[k];
-            if (st == LTX2_OK) st = act_upload(&r, emb, LTX2_F32, 2, ts, &tbl);
+            if (st == LTX2_OK) st = vae_run_upload(&r.run, emb, LTX2_F32, 2, ts, &tbl);
             free(emb);
         }
         if (st == LTX2_OK && dump) {
             /* the norm alone, for the dump (the decode fuses it with what follows) */
             ltx2_tensor n;
-            st = act_new(&r, 5, x.shape, &n);
+            st = vae_run_new(&r.run, 5, x.shape, &n);
             if (st == LTX2_OK) st = ltx2_backend_pixel_norm(r.be, ctx, &x, VAE_PIXEL_NORM_EPS, false, &n);
-            if (st == LTX2_OK) st = dump_dev(&r, dump, user, "decoder.conv_norm_out.out", &n);
-            if (st == LTX2_OK) retire(&r, &n);
+            if (st == LTX2_OK) st = vae_run_dump(&r.run, dump, user, "decoder.conv_norm_out.out", &n);
+            if (st == LTX2_OK) vae_run_retire(&r.run, &n);
         }
         if (st == LTX2_OK) st = norm_act(&r, &x, dec->timestep_conditioning ? &tbl : NULL, 0, &x);
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "decoder.conv_norm_out");
     }
     if (st == LTX2_OK) {
-        st = conv(&r, &dv->conv_out, &x, &y);
+        st = vae_run_conv3d(&r.run, &dv->conv_out, &x, &y);
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "decoder.conv_out");
     }
     float *hy = NULL;
     if (st == LTX2_OK) {
         hy = malloc((size_t)ltx2_tensor_numel(&y) * sizeof(float));
-        st = hy ? dev_to_host(ctx, r.be, &y, hy) : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE decode: output");
+        st = hy ? vae_dev_to_host(ctx, r.be, &y, hy) : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE decode: output");
     }
     if (st == LTX2_OK) st = r.be->sync(r.be, ctx);
     if (st == LTX2_OK) {
@@ -569,6 +396,6 @@ ltx2_status ltx2_vae_device_decode(ltx2_context *ctx, const ltx2_vae_device *dv,
     }
     free(hy);
     if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE decode (on %s)", r.be->name);
-    run_end(&r, st);
+    vae_run_end(&r.run, st);
     return st;
 }

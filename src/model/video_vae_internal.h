@@ -1,6 +1,6 @@
-/* Internals shared by the video VAE decoder (video_vae.c) and encoder (video_vae_encoder.c): the
- * tensor loader that records which checkpoint tensors were used, NDHWC activations, and the conv /
- * norm / residual building blocks both sides run. Not a public interface. */
+/* Internals shared by the video VAE decoder (video_vae.c, video_vae_decode.c) and encoder
+ * (video_vae_encoder.c, video_vae_encode.c): the tensor loader that records which checkpoint
+ * tensors were used, and the decoder's noise and timestep-embedding rules. Not a public interface. */
 #ifndef LTX2_MODEL_VIDEO_VAE_INTERNAL_H
 #define LTX2_MODEL_VIDEO_VAE_INTERNAL_H
 
@@ -28,11 +28,6 @@ typedef struct vae_loader {
     size_t n_used, cap_used;
 } vae_loader;
 
-typedef struct vae_act {
-    float *d;
-    int64_t n, t, h, w, c;
-} vae_act;
-
 ltx2_status vae_find_tensor(vae_loader *L, const char *key, int ndim, const int64_t *shape,
                             const ltx2_st_tensor **out);
 ltx2_status vae_load_f32(vae_loader *L, const char *key, int ndim, const int64_t *shape, float **out);
@@ -41,17 +36,9 @@ ltx2_status vae_load_conv(vae_loader *L, const char *path, int64_t c_in, int64_t
                           ltx2_conv_spad spad, ltx2_vae_conv *c);
 ltx2_status vae_check_all_used(vae_loader *L);
 bool vae_has_prefix(const char *s, const char *p);
-int64_t vae_act_numel(const vae_act *a);
-ltx2_status vae_act_alloc(ltx2_context *ctx, vae_act *a, int64_t n, int64_t t, int64_t h, int64_t w, int64_t c);
-void vae_act_free(vae_act *a);
-void vae_dump_act(ltx2_vae_dump_fn dump, void *user, const char *name, const vae_act *a);
-ltx2_status vae_run_conv(ltx2_context *ctx, const ltx2_vae_conv *c, const vae_act *x, vae_act *y);
-ltx2_status vae_norm_silu(ltx2_context *ctx, vae_act *a);
-ltx2_status vae_res_block(ltx2_context *ctx, const ltx2_vae_conv *conv1, const ltx2_vae_conv *conv2, vae_act *x);
 bool vae_is_f32_ndhwc(const ltx2_tensor *t);
 
-/* Decoder pieces other backends reuse so that they draw the same noise and compute the same
- * timestep embeddings as the CPU decoder (src/model/vae_cuda.c). */
+/* The decoder's noise draws and timestep embeddings (host work of video_vae_decode.c). */
 
 /* Where a decode's noise comes from (opts->noise, else Philox stream stream_base + k of seed); k
  * counts the draws made so far, in the decoder's draw order (see ltx2_vae_noise_fn). */

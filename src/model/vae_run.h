@@ -1,0 +1,77 @@
+/* The plumbing a convolutional forward needs on any backend (the video VAE decoder and encoder
+ * today): conv weights placed on the backend (views of the host arrays on the CPU backend in f32,
+ * converted copies elsewhere), host <-> device transfers in the storage dtype, and one run's table
+ * of device buffers, so that an error anywhere frees everything and a buffer a stage is done with
+ * is freed only after the queued kernels that may read it have drained. Not a public interface. */
+#ifndef LTX2_MODEL_VAE_RUN_H
+#define LTX2_MODEL_VAE_RUN_H
+
+#include <stdbool.h>
+
+#include "backend/backend.h"
+#include "model/video_vae.h"
+
+/* Device buffers one run may hold at once: the activation, a res layer's temporaries (norm
+ * output, two conv outputs, modulation table, noise term) and the ones retired but not yet
+ * freed; 32 leaves ample room. */
+#define VAE_RUN_MAX_BUFS 32
+
+/* One conv's weights on a backend. */
+typedef struct vae_dev_conv {
+    ltx2_conv3d_desc desc;
+    ltx2_tensor w, b; /* [kt*kh*kw*c_in, c_out], [c_out] in the storage dtype */
+    bool owned;       /* a copy on the backend (else views of the host weights) */
+} vae_dev_conv;
+
+/* The dtype a conv net stores weights and activations in on be: bf16 where the backend's conv3d
+ * takes it (CUDA, the emulator), else f32 (the CPU reference). Fails, naming the op, when be
+ * lacks one of need[n] in that dtype. */
+ltx2_status vae_run_pick_dtype(ltx2_context *ctx, const ltx2_backend *be, const char *model, const ltx2_op *need,
+                               size_t n, ltx2_dtype *out);
+
+/* Output channels a conv whose extra outputs are ignored is widened to on a device backend: the
+ * CUDA conv3d (and the emulator's) takes c_out in multiples of 8, and the encoder's conv_out has
+ * latent_channels + 1 (129 in real files). */
+#define VAE_CONV_OUT_ALIGN 8
+
+/* c's weights on be in dt (views on the CPU backend in f32). c_out_align > 1 (a copy only): c_out
+ * is rounded up to a multiple of it with zero weights and bias, for a consumer that reads only the
+ * first c->desc.c_out channels of each output row. */
+ltx2_status vae_dev_conv_upload(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt, const ltx2_vae_conv *c,
+                                int64_t c_out_align, vae_dev_conv *o);
+void vae_dev_conv_release(const ltx2_backend *be, vae_dev_conv *c);
+
+/* A tensor header for data on device dev. */
+ltx2_tensor vae_dev_view(void *data, ltx2_dtype dt, ltx2_device dev, int ndim, const int64_t *shape);
+
+/* Device tensor (f32 or bf16, contiguous) -> host f32 [numel]. */
+ltx2_status vae_dev_to_host(ltx2_context *ctx, const ltx2_backend *be, const ltx2_tensor *t, float *host);
+
+/* One forward's device buffers. */
+typedef struct vae_run {
+    ltx2_context *ctx;
+    const ltx2_backend *be;
+    ltx2_dtype dt; /* activations */
+    void *bufs[VAE_RUN_MAX_BUFS];
+    bool retired[VAE_RUN_MAX_BUFS];
+    int nbufs;
+} vae_run;
+
+void vae_run_init(vae_run *r, ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt);
+/* A new tracked activation in r->dt. */
+ltx2_status vae_run_new(vae_run *r, int ndim, const int64_t *shape, ltx2_tensor *out);
+/* A new tracked tensor holding host f32 data, stored as dt. */
+ltx2_status vae_run_upload(vae_run *r, const float *host, ltx2_dtype dt, int ndim, const int64_t *shape,
+                           ltx2_tensor *out);
+/* t will not be used by ops issued from now on; freed at the next flush. */
+void vae_run_retire(vae_run *r, ltx2_tensor *t);
+/* Waits for the queued ops (only when something is retired), then frees the retired buffers. */
+ltx2_status vae_run_flush(vae_run *r);
+/* Frees everything; after a failure (st != OK) lets the queued work finish first. */
+void vae_run_end(vae_run *r, ltx2_status st);
+/* dump(name) of a device activation, as host f32 (nothing without dump). */
+ltx2_status vae_run_dump(vae_run *r, ltx2_vae_dump_fn dump, void *user, const char *name, const ltx2_tensor *x);
+/* y = conv(x) as a new tracked activation. */
+ltx2_status vae_run_conv3d(vae_run *r, const vae_dev_conv *c, const ltx2_tensor *x, ltx2_tensor *y);
+
+#endif

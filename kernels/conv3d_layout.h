@@ -49,7 +49,8 @@ typedef struct ltx2_c3_geom {
     int64_t T, H, W, Ci, Co;    /* input extent per batch item, channels */
     int64_t kh, kw;             /* spatial kernel (odd) */
     int64_t st, sh, sw;         /* strides */
-    int64_t t_front, ph, pw;    /* frames in front of frame 0 (replicated), spatial pads */
+    int64_t t_front, ph, pw;    /* frames in front of frame 0, spatial pads */
+    int t_zero;                 /* padded frames: 1 zeros, 0 copies of the edge frames */
     int64_t To, Ho, Wo;         /* output extent */
     int64_t M, K;               /* GEMM rows (output voxels), depth (taps * c_in) */
     int reflect;                /* spatial padding: 0 zeros, 1 reflect */
@@ -93,6 +94,7 @@ LTX2_HD ltx2_c3_geom ltx2_c3_geom_from_args(const ltx2_k_conv3d_args *a) {
     g.sh = a->sh;
     g.sw = a->sw;
     g.t_front = a->t_front;
+    g.t_zero = a->t_zero != 0;
     g.ph = a->kh / 2;
     g.pw = a->kw / 2;
     g.To = a->to;
@@ -136,9 +138,14 @@ LTX2_HD ltx2_c3_tap ltx2_c3_k_tap(const ltx2_c3_geom *g, int64_t k) {
     return t;
 }
 
-/* Time is padded by replicating edge frames (ltx-core CausalConv3d: frame 0 in front, the last
- * frame behind), never zeros, so any frame index clamps into [0, T). */
-LTX2_HD int64_t ltx2_c3_time_src(int64_t t, int64_t T) { return t < 0 ? 0 : (t >= T ? T - 1 : t); }
+/* Source frame of frame index t, or -1 for a zero frame. The video VAE pads time by replicating
+ * edge frames (ltx-core CausalConv3d: frame 0 in front, the last frame behind), so the index
+ * clamps into [0, T); the audio VAE's causal conv pads with zero frames (t_zero). */
+LTX2_HD int64_t ltx2_c3_time_src(int64_t t, int64_t T, int t_zero) {
+    if (t >= 0 && t < T) return t;
+    if (t_zero) return -1;
+    return t < 0 ? 0 : T - 1;
+}
 
 /* Spatial source index, or -1 for a zero. Reflect mirrors without repeating the edge (PyTorch
  * padding_mode="reflect"); a mirror that still falls outside (only for inconsistent output
@@ -151,12 +158,12 @@ LTX2_HD int64_t ltx2_c3_spatial_src(int64_t i, int64_t size, int reflect) {
 }
 
 /* Element offset into x of A[m][k] for the row's origin and the column's tap, or -1 when it is
- * a spatial padding zero. */
+ * a padding zero. */
 LTX2_HD int64_t ltx2_c3_x_offset(const ltx2_c3_geom *g, const ltx2_c3_origin *o, const ltx2_c3_tap *k) {
-    const int64_t ts = ltx2_c3_time_src(o->t + k->a, g->T);
+    const int64_t ts = ltx2_c3_time_src(o->t + k->a, g->T, g->t_zero);
     const int64_t hs = ltx2_c3_spatial_src(o->h + k->b, g->H, g->reflect);
     const int64_t ws = ltx2_c3_spatial_src(o->w + k->e, g->W, g->reflect);
-    if (hs < 0 || ws < 0) return -1;
+    if (ts < 0 || hs < 0 || ws < 0) return -1;
     return (((o->n * g->T + ts) * g->H + hs) * g->W + ws) * g->Ci + k->c;
 }
 

@@ -93,7 +93,8 @@ int ltx2_k_attention_wgmma_available(void);
 
 /* Implicit-GEMM conv3d, bf16 NDHWC in/out, fp32 accumulation: y[n, to, ho, wo, co] = bias[co] +
  * sum x[n, t, h, w, ci] * w[((a*kh + b)*kw + e)*c_in + ci][co], then SiLU when silu. Time index
- * to*st + a - t_front is clamped into [0, T) (edge frames replicated); spatial padding kh/2, kw/2
+ * to*st + a - t_front outside [0, T) reads a zero frame when t_zero, else is clamped into [0, T)
+ * (edge frames replicated); spatial padding kh/2, kw/2
  * is zeros or reflect (kh, kw odd; reflect needs kh/2 < h and kw/2 < w). c_in and c_out
  * multiples of 8, 16-byte aligned x, w, y. */
 typedef struct ltx2_k_conv3d_args {
@@ -102,6 +103,7 @@ typedef struct ltx2_k_conv3d_args {
     int64_t n, t, h, w_, c_in, c_out;
     int64_t kt, kh, kw, st, sh, sw;
     int64_t t_front;
+    int t_zero;
     int reflect;
     int64_t to, ho, wo;
     int silu;

@@ -26,7 +26,8 @@ typedef struct c3_case {
     ltx2_conv_tpad tpad;
     bool reflect, bias, silu;
     /* a wrong reference this case must NOT match (shows the comparison separates the modes):
-     * 0 none, 1 the other time padding, 2 the other spatial padding */
+     * 0 none, 1 the other time padding, 2 the other spatial padding, 3 replicated instead of zero
+     * frames */
     int wrong;
 } c3_case;
 
@@ -61,6 +62,9 @@ static const c3_case cases[] = {
     /* three N tiles (136 = 2 * 64 + 8) */
     {"1x1x1 16->136 t3 5x3 +bias", 1, 3, 5, 3, 16, 136, 1, 1, 1, 1, 1, 1, LTX2_CONV_TPAD_CAUSAL, false, true, false,
      0},
+    /* the audio VAE's causal conv over (time, 1, mel): two zero frames in front */
+    {"3x1x3 causal zero frames 16->24 n2 t4 1x6 +bias", 2, 4, 1, 6, 16, 24, 3, 1, 3, 1, 1, 1,
+     LTX2_CONV_TPAD_CAUSAL_ZEROS, false, true, false, 3},
 };
 
 static ltx2_conv3d_desc desc_of(const c3_case *c) {
@@ -69,11 +73,11 @@ static ltx2_conv3d_desc desc_of(const c3_case *c) {
                               .spad = c->reflect ? LTX2_CONV_SPAD_REFLECT : LTX2_CONV_SPAD_ZEROS};
 }
 
-/* t_front as the CUDA backend derives it (src/backend/backend_cuda.c, cuda_conv3d). */
+/* t_front as the kernel backends derive it (src/backend/backend_kernels.c). */
 static int64_t t_front_of(const ltx2_conv3d_desc *d) {
-    if (d->tpad == LTX2_CONV_TPAD_CAUSAL) return d->kt - 1;
-    if (d->tpad == LTX2_CONV_TPAD_SYMMETRIC) return (d->kt - 1) / 2;
-    return 0;
+    int64_t front, back;
+    ltx2_conv3d_tpad_amounts(d, &front, &back);
+    return front;
 }
 
 /* The CPU reference y (+ SiLU) for descriptor d; false when the CPU refuses. */
@@ -109,7 +113,7 @@ static void run_case(ltx2_context *ctx, const c3_case *c, int idx) {
     const ltx2_k_conv3d_args a = {
         .x = dx, .w = dw, .bias = db, .y = dy, .n = c->n, .t = c->t, .h = c->h, .w_ = c->w, .c_in = c->ci,
         .c_out = c->co, .kt = c->kt, .kh = c->kh, .kw = c->kw, .st = c->st, .sh = c->sh, .sw = c->sw,
-        .t_front = t_front_of(&d), .reflect = c->reflect, .to = o[0], .ho = o[1], .wo = o[2], .silu = c->silu,
+        .t_front = t_front_of(&d), .t_zero = ltx2_conv3d_tpad_zeros(&d), .reflect = c->reflect, .to = o[0], .ho = o[1], .wo = o[2], .silu = c->silu,
     };
     const double t0 = emu_now_ms();
     const int rc = ltx2_k_conv3d(NULL, &a);
@@ -125,13 +129,15 @@ static void run_case(ltx2_context *ctx, const c3_case *c, int idx) {
     if (c->wrong) {
         /* the same output against the other padding mode's reference must not pass */
         ltx2_conv3d_desc dw2 = d;
-        if (c->wrong == 1) dw2.tpad = d.tpad == LTX2_CONV_TPAD_CAUSAL ? LTX2_CONV_TPAD_SYMMETRIC : LTX2_CONV_TPAD_CAUSAL;
+        if (c->wrong == 1)
+            dw2.tpad = d.tpad == LTX2_CONV_TPAD_CAUSAL ? LTX2_CONV_TPAD_SYMMETRIC : LTX2_CONV_TPAD_CAUSAL;
+        if (c->wrong == 3) dw2.tpad = LTX2_CONV_TPAD_CAUSAL; /* zero frames vs replicated frame 0 */
         else dw2.spad = d.spad == LTX2_CONV_SPAD_REFLECT ? LTX2_CONV_SPAD_ZEROS : LTX2_CONV_SPAD_REFLECT;
         float *wrong = malloc((size_t)ny * sizeof(float));
         CHECK(cpu_ref(ctx, &dw2, c, x, wp, bias, wrong, ny), "%s: wrong reference", c->name);
         emu_stats s = emu_compare(out, wrong, ny, atol, rtol, true, c->name, true);
         printf("    vs the %s reference: %lld/%lld elements differ (expected: many)\n",
-               c->wrong == 1 ? "other time padding" : "other spatial padding", (long long)s.n_bad, (long long)ny);
+               c->wrong == 2 ? "other spatial padding" : "other time padding", (long long)s.n_bad, (long long)ny);
         CHECK(s.n_bad > 0, "%s: indistinguishable from the wrong padding's reference", c->name);
         free(wrong);
     }

@@ -46,14 +46,15 @@ static int small_int(int range) {
 static void naive_conv3d(const conv_case *c, const float *x, const float *w_oikkk, const float *bias, float *y,
                          int64_t out[3]) {
     int64_t front = 0, back = 0;
-    if (c->tpad == LTX2_CONV_TPAD_CAUSAL) front = c->kt - 1;
+    if (c->tpad == LTX2_CONV_TPAD_CAUSAL || c->tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS) front = c->kt - 1;
     if (c->tpad == LTX2_CONV_TPAD_SYMMETRIC) front = back = (c->kt - 1) / 2;
     const int64_t ph = c->kh / 2, pw = c->kw / 2;
     const int64_t tp = c->t + front + back, hp = c->h + 2 * ph, wp = c->w + 2 * pw;
-    /* time: torch.cat([frame 0] * front, x, [last frame] * back) */
+    /* time: torch.cat([frame 0] * front, x, [last frame] * back), or F.pad with zero frames in
+     * front (-1: a zero frame) */
     int64_t *frame_of = malloc((size_t)tp * sizeof(int64_t));
     int64_t u = 0;
-    for (int64_t i = 0; i < front; i++) frame_of[u++] = 0;
+    for (int64_t i = 0; i < front; i++) frame_of[u++] = c->tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS ? -1 : 0;
     for (int64_t i = 0; i < c->t; i++) frame_of[u++] = i;
     for (int64_t i = 0; i < back; i++) frame_of[u++] = c->t - 1;
     /* space: F.pad(..., mode): padded[p + i] = x[i]; reflect: padded[p - j] = x[j], padded[p + s - 1 + j] = x[s - 1 - j] */
@@ -78,7 +79,7 @@ static void naive_conv3d(const conv_case *c, const float *x, const float *w_oikk
         for (int64_t tt = 0; tt < tp; tt++)
             for (int64_t hh = 0; hh < hp; hh++)
                 for (int64_t ww = 0; ww < wp; ww++) {
-                    if (row_of[hh] < 0 || col_of[ww] < 0) continue;
+                    if (frame_of[tt] < 0 || row_of[hh] < 0 || col_of[ww] < 0) continue;
                     const float *s = x + (((b * c->t + frame_of[tt]) * c->h + row_of[hh]) * c->w + col_of[ww]) * ci;
                     memcpy(xp + (((b * tp + tt) * hp + hh) * wp + ww) * ci, s, (size_t)ci * sizeof(float));
                 }
@@ -355,14 +356,13 @@ static void run_case(const conv_case *c) {
     float *y_lib = malloc((size_t)y_numel * sizeof(float));
     CHECK(ltx2_cpu_conv3d(ctx, &d, x, c->n, c->t, c->h, c->w, wp, b, y_lib) == LTX2_OK, "%s: cpu conv3d", c->name);
 
-    /* the arguments exactly as the CUDA backend fills them (t_front from the temporal mode) */
-    int64_t t_front = 0;
-    if (c->tpad == LTX2_CONV_TPAD_CAUSAL) t_front = c->kt - 1;
-    if (c->tpad == LTX2_CONV_TPAD_SYMMETRIC) t_front = (c->kt - 1) / 2;
+    /* the arguments exactly as the kernel backends fill them (src/backend/backend_kernels.c) */
+    int64_t t_front, t_back;
+    ltx2_conv3d_tpad_amounts(&d, &t_front, &t_back);
     const ltx2_k_conv3d_args args = {.x = x, .w = wp, .bias = b, .y = y_lib, .n = c->n, .t = c->t, .h = c->h,
                                      .w_ = c->w, .c_in = c->ci, .c_out = c->co, .kt = c->kt, .kh = c->kh,
                                      .kw = c->kw, .st = c->st, .sh = c->sh, .sw = c->sw, .t_front = t_front,
-                                     .reflect = c->spad == LTX2_CONV_SPAD_REFLECT, .to = out[0], .ho = out[1],
+                                     .t_zero = ltx2_conv3d_tpad_zeros(&d), .reflect = c->spad == LTX2_CONV_SPAD_REFLECT, .to = out[0], .ho = out[1],
                                      .wo = out[2], .silu = 0};
     CHECK(ltx2_c3_args_valid(&args), "%s: launcher would refuse valid arguments", c->name);
     float *y_emu = malloc((size_t)y_numel * sizeof(float));
@@ -461,9 +461,9 @@ static void check_args_and_big_offsets(void) {
 
 int main(void) {
     /* Tails: M not a multiple of 128, c_out not of 64, K not of 32 (every case), several CTAs in both
-     * grid dims; time: causal (2 copies of frame 0), symmetric (1 in front, 1 behind), none, and a
-     * single frame whose every temporal tap is a replicated frame 0; kh != kw so that row and
-     * column terms cannot be swapped unnoticed. */
+     * grid dims; time: causal (2 copies of frame 0), symmetric (1 in front, 1 behind), none, zero
+     * frames in front, and a single frame whose every earlier temporal tap is padding; kh != kw so
+     * that row and column terms cannot be swapped unnoticed. */
     static const conv_case cases[] = {
         {"3x3x3 causal zeros", 2, 5, 7, 9, 24, 72, 3, 3, 3, 1, 1, 1, LTX2_CONV_TPAD_CAUSAL, LTX2_CONV_SPAD_ZEROS, 1},
         {"3x3x3 symmetric reflect", 1, 4, 5, 6, 16, 8, 3, 3, 3, 1, 1, 1, LTX2_CONV_TPAD_SYMMETRIC,
@@ -480,6 +480,14 @@ int main(void) {
         {"1x1x1 many rows", 3, 3, 9, 11, 8, 8, 1, 1, 1, 1, 1, 1, LTX2_CONV_TPAD_CAUSAL, LTX2_CONV_SPAD_ZEROS, 0},
         {"3x3x3 stride 2 no tpad", 1, 7, 9, 11, 8, 8, 3, 3, 3, 2, 2, 2, LTX2_CONV_TPAD_NONE, LTX2_CONV_SPAD_ZEROS,
          1},
+        /* the audio VAE's causal conv: zero frames in front, (3, 1, 3) over (time, 1, mel), and its
+         * upsampler's (2, 1, 3); one frame where every earlier tap is a zero */
+        {"3x1x3 causal zero frames", 2, 5, 1, 7, 16, 24, 3, 1, 3, 1, 1, 1, LTX2_CONV_TPAD_CAUSAL_ZEROS,
+         LTX2_CONV_SPAD_ZEROS, 1},
+        {"2x1x3 causal zero frames", 1, 4, 1, 6, 8, 32, 2, 1, 3, 1, 1, 1, LTX2_CONV_TPAD_CAUSAL_ZEROS,
+         LTX2_CONV_SPAD_ZEROS, 0},
+        {"3x3x3 causal zero frames one frame", 1, 1, 3, 5, 8, 8, 3, 3, 3, 1, 1, 1, LTX2_CONV_TPAD_CAUSAL_ZEROS,
+         LTX2_CONV_SPAD_ZEROS, 1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) run_case(&cases[i]);
     check_args_and_big_offsets();

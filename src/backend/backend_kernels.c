@@ -164,14 +164,13 @@ static ltx2_status k_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx
     if (d->c_in % 8 || d->c_out % 8)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s conv3d: c_in %lld and c_out %lld must be multiples of 8",
                           be->name, (long long)d->c_in, (long long)d->c_out);
-    int64_t front = 0;
-    if (d->tpad == LTX2_CONV_TPAD_CAUSAL) front = d->kt - 1;
-    else if (d->tpad == LTX2_CONV_TPAD_SYMMETRIC) front = (d->kt - 1) / 2;
+    int64_t front, back;
+    ltx2_conv3d_tpad_amounts(d, &front, &back);
     ltx2_k_conv3d_args ka = {
         .x = x->data, .w = w->data, .bias = bias ? bias->data : NULL, .y = y->data,
         .n = x->shape[0], .t = x->shape[1], .h = x->shape[2], .w_ = x->shape[3], .c_in = d->c_in, .c_out = d->c_out,
         .kt = d->kt, .kh = d->kh, .kw = d->kw, .st = d->st, .sh = d->sh, .sw = d->sw, .t_front = front,
-        .reflect = d->spad == LTX2_CONV_SPAD_REFLECT, .to = y->shape[1], .ho = y->shape[2], .wo = y->shape[3],
+        .t_zero = ltx2_conv3d_tpad_zeros(d), .reflect = d->spad == LTX2_CONV_SPAD_REFLECT, .to = y->shape[1], .ho = y->shape[2], .wo = y->shape[3],
         .silu = silu,
     };
     LTX2_TRY(rt->enter(be, ctx));

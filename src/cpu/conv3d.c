@@ -16,9 +16,10 @@
 /* Below this many floats the weight repack runs on one thread (fork/join costs more). */
 #define CONV3D_PARALLEL_MIN_FLOATS ((int64_t)1 << 15)
 
-static void pad_amounts(const ltx2_conv3d_desc *d, int64_t *front, int64_t *back) {
+void ltx2_conv3d_tpad_amounts(const ltx2_conv3d_desc *d, int64_t *front, int64_t *back) {
     switch (d->tpad) {
-    case LTX2_CONV_TPAD_CAUSAL: *front = d->kt - 1; *back = 0; break;
+    case LTX2_CONV_TPAD_CAUSAL:
+    case LTX2_CONV_TPAD_CAUSAL_ZEROS: *front = d->kt - 1; *back = 0; break;
     case LTX2_CONV_TPAD_SYMMETRIC: *front = (d->kt - 1) / 2; *back = (d->kt - 1) / 2; break;
     default: *front = 0; *back = 0; break;
     }
@@ -38,7 +39,7 @@ ltx2_status ltx2_cpu_conv3d_check(ltx2_context *ctx, const ltx2_conv3d_desc *d) 
                           "conv3d: spatial kernel %lldx%lld must be odd (padding is k/2 per side)",
                           (long long)d->kh, (long long)d->kw);
     if (d->tpad != LTX2_CONV_TPAD_CAUSAL && d->tpad != LTX2_CONV_TPAD_SYMMETRIC &&
-        d->tpad != LTX2_CONV_TPAD_NONE)
+        d->tpad != LTX2_CONV_TPAD_NONE && d->tpad != LTX2_CONV_TPAD_CAUSAL_ZEROS)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "conv3d: unknown temporal padding %d", (int)d->tpad);
     if (d->spad != LTX2_CONV_SPAD_ZEROS && d->spad != LTX2_CONV_SPAD_REFLECT)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "conv3d: unknown spatial padding %d", (int)d->spad);
@@ -52,7 +53,7 @@ ltx2_status ltx2_cpu_conv3d_out_shape(ltx2_context *ctx, const ltx2_conv3d_desc 
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "conv3d: empty input %lldx%lldx%lld (T x H x W)",
                           (long long)t, (long long)h, (long long)w);
     int64_t front, back;
-    pad_amounts(d, &front, &back);
+    ltx2_conv3d_tpad_amounts(d, &front, &back);
     int64_t ph = d->kh / 2, pw = d->kw / 2;
     if (d->spad == LTX2_CONV_SPAD_REFLECT && (ph >= h || pw >= w))
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
@@ -107,14 +108,17 @@ typedef struct conv_geom {
 } conv_geom;
 
 /* Input voxel offset (in floats, channel 0) read by output row m at tap (a, bb, c), or -1 for a
- * zero (spatial zero padding). Time is clamped (replicated edge frames). */
+ * zero (spatial zero padding, or a zero frame). Time is otherwise clamped (replicated edge frames). */
 static inline int64_t tap_src(const conv_geom *g, int64_t m, int64_t tap) {
     const ltx2_conv3d_desc *d = g->d;
     const int64_t c = tap % d->kw, bb = (tap / d->kw) % d->kh, a = tap / (d->kw * d->kh);
     const int64_t xo = m % g->wo, yo = (m / g->wo) % g->ho, tt = (m / (g->wo * g->ho)) % g->to;
     const int64_t b = m / (g->wo * g->ho * g->to);
     int64_t ts = tt * d->st + a - g->front;
-    ts = ts < 0 ? 0 : (ts >= g->t ? g->t - 1 : ts);
+    if (ts < 0 || ts >= g->t) {
+        if (ltx2_conv3d_tpad_zeros(d)) return -1;
+        ts = ts < 0 ? 0 : g->t - 1;
+    }
     const int64_t hs = spatial_src(yo * d->sh + bb - g->ph, g->h, d->spad);
     const int64_t ws = spatial_src(xo * d->sw + c - g->pw, g->w, d->spad);
     if (hs < 0 || ws < 0) return -1;
@@ -167,7 +171,7 @@ ltx2_status ltx2_cpu_conv3d(ltx2_context *ctx, const ltx2_conv3d_desc *d, const 
         return ltx2_cpu_gemm(ctx, M, co, d->c_in, 1.0f, x, d->c_in, w_packed, co, LTX2_B_KN, 0.0f, y, co, bias);
 
     int64_t front, back;
-    pad_amounts(d, &front, &back);
+    ltx2_conv3d_tpad_amounts(d, &front, &back);
     (void)back;
     const conv_geom g = {.d = d, .x = x, .t = t, .h = h, .w = w, .to = o[0], .ho = o[1], .wo = o[2],
                          .front = front, .ph = d->kh / 2, .pw = d->kw / 2, .m_total = M};

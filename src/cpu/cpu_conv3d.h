@@ -1,6 +1,7 @@
 /* CPU reference 3-D convolution over channels-last (NDHWC) fp32 activations, with the padding
- * rules of LTX-2's video VAE (ltx-core CausalConv3d): time is padded by replicating edge frames
- * (never zeros), H/W by zeros or reflection. Implemented as an implicit GEMM: the input patches are
+ * rules of LTX-2's video VAE (ltx-core CausalConv3d: time padded by replicating edge frames, H/W
+ * by zeros or reflection) and audio VAE (CausalConv2d run as a conv3d with time on T: zero frames
+ * in front). Implemented as an implicit GEMM: the input patches are
  * packed straight into the GEMM A panels (no im2col buffer), register-tiled FMA kernel, OpenMP. */
 #ifndef LTX2_CPU_CPU_CONV3D_H
 #define LTX2_CPU_CPU_CONV3D_H
@@ -13,7 +14,8 @@
 typedef enum ltx2_conv_tpad {
     LTX2_CONV_TPAD_CAUSAL = 0,    /* kt-1 copies of frame 0 in front, nothing behind (encoder) */
     LTX2_CONV_TPAD_SYMMETRIC = 1, /* (kt-1)/2 copies of frame 0 in front and of the last frame behind */
-    LTX2_CONV_TPAD_NONE = 2       /* no temporal padding (plain valid conv along T) */
+    LTX2_CONV_TPAD_NONE = 2,      /* no temporal padding (plain valid conv along T) */
+    LTX2_CONV_TPAD_CAUSAL_ZEROS = 3 /* kt-1 zero frames in front, nothing behind (audio VAE) */
 } ltx2_conv_tpad;
 
 /* Spatial padding of kh/2 rows and kw/2 columns (PyTorch padding_mode). */
@@ -29,6 +31,11 @@ typedef struct ltx2_conv3d_desc {
     ltx2_conv_tpad tpad;
     ltx2_conv_spad spad;
 } ltx2_conv3d_desc;
+
+/* Frames of temporal padding in front of frame 0 and behind the last one. */
+void ltx2_conv3d_tpad_amounts(const ltx2_conv3d_desc *d, int64_t *front, int64_t *back);
+/* Whether the padded frames are zeros (else copies of the edge frames). */
+static inline int ltx2_conv3d_tpad_zeros(const ltx2_conv3d_desc *d) { return d->tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS; }
 
 /* Checks the descriptor (positive sizes, odd spatial kernels, known modes). */
 ltx2_status ltx2_cpu_conv3d_check(ltx2_context *ctx, const ltx2_conv3d_desc *d);

@@ -148,7 +148,7 @@ static void build_registry(void) {
     add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {2, 33, 3 * 64}, .heads = 3, .flags = F_ROPE_IL});
 
     /* conv3d (device: bf16 only): VAE layer shapes scaled down (decoder channels 1024/512/256/128
-     * -> 64/32; latent 128 -> 32; conv_out 3*4*4 = 48), causal and symmetric time padding, zeros
+     * -> 64/32; latent 128 -> 32; conv_out 3*4*4 = 48), causal, symmetric and zero-frame time padding, zeros
      * and reflect spatial padding, 1x1x1, bias, SiLU epilogue, odd spatial sizes. */
     const ltx2_op C3 = LTX2_OP_CONV3D;
     const ltx2_conv_tpad CAUSAL = LTX2_CONV_TPAD_CAUSAL, SYM = LTX2_CONV_TPAD_SYMMETRIC;
@@ -166,6 +166,12 @@ static void build_registry(void) {
                   .tpad = CAUSAL, .flags = F_REFLECT | F_SILU}); /* tiny, no bias */
     add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 2, 16, 16, 128}, .n = 128, .k3 = {3, 3, 3},
                   .tpad = CAUSAL, .flags = F_BIAS}); /* several K and M tiles */
+    /* the audio VAE's causal conv over [B, time, 1, mel, C] (zero frames in front) and its
+     * upsampler's phase conv (time kernel 2) */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {2, 5, 1, 8, 32}, .n = 16, .k3 = {3, 1, 3},
+                  .tpad = LTX2_CONV_TPAD_CAUSAL_ZEROS, .flags = F_BIAS});
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 4, 1, 6, 16}, .n = 64, .k3 = {2, 1, 3},
+                  .tpad = LTX2_CONV_TPAD_CAUSAL_ZEROS, .flags = F_BIAS});
 
     /* PixelNorm (+ SiLU), the VAE's norm over channels. */
     add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {1, 3, 4, 5, 64}, .flags = F_SILU});

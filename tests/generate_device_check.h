@@ -1,12 +1,12 @@
 /* The tiny generation on a device backend against the same pipeline on the CPU backend:
- * ltx2_generate_on puts the DiT, the text connectors and the video VAE on the device in bf16 (the
- * audio VAE and vocoder stay on the CPU), checked per stage. Shared by test_generate_cuda (a GPU)
+ * ltx2_generate_on puts the DiT, the text connectors, the video VAE and the audio VAE on the device
+ * in bf16 (the vocoder stays on the CPU), checked per stage. Shared by test_generate_cuda (a GPU)
  * and test_emu_generate (the CUDA kernels in the CPU emulator). LTX-2.0 and 2.3 at the e2e golden's
  * settings (64 x 96, 9 frames, 2 steps, CFG + STG + modality + rescale):
  * - the final video and audio latents against the CPU run (text + denoising);
  * - the decoded video against the CPU decode of the emulator's own latent (the VAE alone);
- * - the waveform against the CPU audio decode of the emulator's own latent (the same CPU code:
- *   bitwise; a waveform is too sensitive to its latent to compare across the two runs). */
+ * - the waveform against the CPU audio decode of the emulator's own latent (the audio VAE alone; a
+ *   waveform is too sensitive to its latent to compare across the two runs). */
 #ifndef LTX2_TEST_GENERATE_DEVICE_CHECK_H
 #define LTX2_TEST_GENERATE_DEVICE_CHECK_H
 
@@ -26,6 +26,10 @@
 #define GEN_EMU_LATENT_MAX_REL_L2 1e-1
 /* The VAE alone on the same latent: bf16 activations through ~20 convs (test_emu_vae: ~1e-2). */
 #define GEN_EMU_VIDEO_MAX_REL_L2 3e-2
+/* The audio VAE on the device (test_emu_vae: spectrogram ~1e-2) then the fp32 CPU vocoder on the
+ * same latent: measured 0.004 (2.0) and 0.028 (2.3, whose bandwidth-extension stage amplifies the
+ * spectrogram's error). A wrong op or layout moves the waveform by O(1). */
+#define GEN_EMU_WAVE_MAX_REL_L2 1e-1
 
 static double rel_l2(const float *got, const float *ref, int64_t n) {
     double num = 0, den = 0;
@@ -103,10 +107,8 @@ static void generate_device_check(ltx2_context *ctx, const ltx2_backend *dev, co
         if (ok) {
             stage(v, "video (VAE on the same latent)", got.video, cvideo, got.frames * got.height * got.width * 3,
                   GEN_EMU_VIDEO_MAX_REL_L2);
-            const int64_t n = got.audio_channels * got.audio_samples;
-            CHECK(memcmp(got.audio, cwav, (size_t)n * sizeof(float)) == 0,
-                  "%s: waveform differs from the CPU decode of the same latent (rel-L2 %.3g)", v,
-                  rel_l2(got.audio, cwav, n));
+            stage(v, "waveform (audio VAE + vocoder)", got.audio, cwav, got.audio_channels * got.audio_samples,
+                  GEN_EMU_WAVE_MAX_REL_L2);
         }
         const ltx2_generate_timings *t = &got.timings;
         printf("%s: cpu %.2f s, %s %.2f s (load %.2f text %.2f denoise %.2f video %.2f audio %.2f)\n", v,

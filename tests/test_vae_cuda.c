@@ -1,8 +1,10 @@
-/* The video VAE decoder and encoder on the CPU backend (the decoder through the block-alone entry
- * too), on a CPU backend that rounds every op output to bf16 (the cosine floor without a GPU), and
- * on CUDA (vae_device_check.h, vae_enc_check.h).
+/* The video VAE decoder and encoder and the audio VAE decoder on the CPU backend (the video decoder
+ * through the block-alone entry too), on a CPU backend that rounds every op output to bf16 (the
+ * cosine floor without a GPU), and on CUDA (vae_device_check.h, vae_enc_check.h,
+ * audio_vae_check.h).
  * Without a CUDA build or device the CUDA run prints why and the test exits 77 once the CPU runs
  * have passed. */
+#include "audio_vae_check.h"
 #include "vae_enc_check.h"
 
 int main(void) {
@@ -12,6 +14,8 @@ int main(void) {
     vae_cases_load(cases, false);
     enc_case ec[3];
     const int ne = enc_cases_load(ec, true);
+    audio_case ac[2];
+    audio_cases_load(ac);
     if (cases[0].dec && cases[0].ref_video) {
         bad_calls(&cases[0]);
         refused_op(&cases[0]);
@@ -20,10 +24,12 @@ int main(void) {
     const be_case cpu = {.be = ltx2_backend_cpu(), .f32 = true};
     run_backend(&cpu, cases, 3);
     for (int k = 0; k < ne; k++) enc_check(&cpu, &ec[k]);
+    for (int k = 0; k < 2; k++) audio_check(&cpu, &ac[k]);
     const ltx2_backend em = bf16_backend();
     const be_case cpu_bf16 = {.be = &em, .emulate = true};
     run_backend(&cpu_bf16, cases, 3);
     for (int k = 0; k < ne; k++) enc_check(&cpu_bf16, &ec[k]);
+    for (int k = 0; k < 2; k++) audio_check(&cpu_bf16, &ac[k]);
 
     ltx2_backend *cuda = NULL;
     int rc;
@@ -35,11 +41,13 @@ int main(void) {
         const be_case cu = {.be = cuda, .f32 = false};
         run_backend(&cu, cases, 3);
         for (int k = 0; k < ne; k++) enc_check(&cu, &ec[k]);
+        for (int k = 0; k < 2; k++) audio_check(&cu, &ac[k]);
         ltx2_backend_free(cuda);
         rc = test_finish();
     }
     for (int k = 0; k < 3; k++) dec_case_free(&cases[k]);
     for (int k = 0; k < ne; k++) enc_case_free(&ec[k]);
+    for (int k = 0; k < 2; k++) audio_case_free(&ac[k]);
     ltx2_context_free(g_ctx);
     return rc;
 }

@@ -1,9 +1,8 @@
-/* Audio VAE decoder on the CPU (see audio_vae.h). Reference: ltx-core 1.0.0
- * model/audio_vae/audio_vae.py AudioDecoder, resnet.py ResnetBlock, upsample.py Upsample,
- * causal_conv_2d.py CausalConv2d (causality_axis "height" = time), ops.py PerChannelStatistics,
- * components/patchifiers.py AudioPatchifier. Activations are [B, T, F, C] fp32 buffers. */
+/* Audio VAE decoder: loading, output shape, placement and the decode entry (see audio_vae.h); the
+ * forward is audio_vae_decode.c. Reference: ltx-core 1.0.0 model/audio_vae/audio_vae.py
+ * AudioDecoder, resnet.py ResnetBlock, upsample.py Upsample, causal_conv_2d.py CausalConv2d
+ * (causality_axis "height" = time), ops.py PerChannelStatistics. */
 #include "model/audio_vae.h"
-#include "model/audio_act.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +12,6 @@
 #include "cpu/cpu_ops.h"
 #include "model/audio_weights.h"
 
-/* The audio VAE's PixelNorm epsilon (ltx-core build_normalization_layer passes 1e-6 for "pixel"). */
-#define AUDIO_PIXEL_NORM_EPS 1e-6f
 /* ltx-core audio_vae.py LATENT_DOWNSAMPLE_FACTOR: a hard-coded constant there (not derived from
  * ch_mult), which sets the decoded length 4T' - 3 before the crop. */
 #define AUDIO_LATENT_DOWNSAMPLE 4
@@ -31,27 +28,93 @@ static void conv_free(ltx2_audio_conv *c) {
     c->weight = c->bias = NULL;
 }
 
-/* `<prefix>decoder.<path>.conv.{weight,bias}` ([c_out, c_in, k, k]). */
+/* CausalConv2d (causality on time) as a conv3d over [B, time, 1, mel, C]: kernel (k, 1, k), k-1
+ * zero frames in front, (k-1)/2 zero mel columns each side. The torch weight [c_out, c_in, k, k]
+ * is [c_out, c_in, k, 1, k] in memory, so it packs as is. */
+static ltx2_conv3d_desc causal_desc(int64_t c_in, int64_t c_out, int64_t kt, int64_t kw) {
+    return (ltx2_conv3d_desc){.c_in = c_in, .c_out = c_out, .kt = kt, .kh = 1, .kw = kw, .st = 1, .sh = 1, .sw = 1,
+                              .tpad = kt > 1 ? LTX2_CONV_TPAD_CAUSAL_ZEROS : LTX2_CONV_TPAD_NONE,
+                              .spad = LTX2_CONV_SPAD_ZEROS};
+}
+
+/* c from a torch-layout weight w ([c_out, c_in, kt, 1, kw] floats) and bias. */
+static ltx2_status pack_conv(ltx2_context *ctx, const ltx2_conv3d_desc *d, const float *w, const float *bias,
+                             const char *what, ltx2_audio_conv *c) {
+    c->desc = *d;
+    c->weight = malloc((size_t)ltx2_cpu_conv3d_packed_numel(d) * sizeof(float));
+    c->bias = malloc((size_t)d->c_out * sizeof(float));
+    if (!c->weight || !c->bias) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "audio VAE: packed %s", what);
+    memcpy(c->bias, bias, (size_t)d->c_out * sizeof(float));
+    return ltx2_cpu_conv3d_pack_weight(ctx, d, w, c->weight);
+}
+
+/* Loads `<prefix>decoder.<path>.conv.{weight,bias}` ([c_out, c_in, k, k], [c_out]). */
+static ltx2_status load_torch_conv(ltx2_audio_loader *L, const char *prefix, const char *path, int64_t c_in,
+                                   int64_t c_out, int64_t k, float **w, float **b) {
+    char key[2 * AUDIO_KEY_CAP]; /* prefix + path + suffix, each below AUDIO_KEY_CAP */
+    const int64_t wshape[4] = {c_out, c_in, k, k};
+    snprintf(key, sizeof(key), "%sdecoder.%s.conv.weight", prefix, path);
+    LTX2_TRY(ltx2_audio_load_f32(L, key, 4, wshape, w));
+    snprintf(key, sizeof(key), "%sdecoder.%s.conv.bias", prefix, path);
+    return ltx2_audio_load_f32(L, key, 1, &c_out, b);
+}
+
 static ltx2_status load_conv(ltx2_audio_loader *L, const char *prefix, const char *path, int64_t c_in, int64_t c_out,
                              int64_t k, ltx2_audio_conv *c) {
-    char key[AUDIO_KEY_CAP];
     memset(c, 0, sizeof(*c));
-    c->desc = (ltx2_conv3d_desc){.c_in = c_in, .c_out = c_out, .kt = 1, .kh = k, .kw = k, .st = 1, .sh = 1, .sw = 1,
-                                 .tpad = LTX2_CONV_TPAD_NONE, .spad = LTX2_CONV_SPAD_ZEROS};
-    const int64_t wshape[4] = {c_out, c_in, k, k};
-    float *w = NULL;
-    snprintf(key, sizeof(key), "%sdecoder.%s.conv.weight", prefix, path);
-    LTX2_TRY(ltx2_audio_load_f32(L, key, 4, wshape, &w));
-    c->weight = malloc((size_t)ltx2_cpu_conv3d_packed_numel(&c->desc) * sizeof(float));
-    if (!c->weight) {
-        free(w);
-        return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "audio VAE: packed %s", key);
-    }
-    ltx2_status st = ltx2_cpu_conv3d_pack_weight(L->ctx, &c->desc, w, c->weight); /* [o, i, 1, k, k] */
+    float *w = NULL, *b = NULL;
+    ltx2_status st = load_torch_conv(L, prefix, path, c_in, c_out, k, &w, &b);
+    const ltx2_conv3d_desc d = causal_desc(c_in, c_out, k, k);
+    if (st == LTX2_OK) st = pack_conv(L->ctx, &d, w, b, path, c);
     free(w);
-    if (st != LTX2_OK) return st;
-    snprintf(key, sizeof(key), "%sdecoder.%s.conv.bias", prefix, path);
-    return ltx2_audio_load_f32(L, key, 1, &c_out, &c->bias);
+    free(b);
+    return st;
+}
+
+/* Upsample = nearest x2 on time and mel, the causal 3x3 conv, then the first time row dropped.
+ * Output row 2p + a, column 2q + e of the conv over the upsampled grid reads, through the nearest
+ * repeat, input rows p-1..p and columns q-1..q+1 only, with the 3x3 taps that land on the same
+ * input element summed (time: a = 0 takes W[0]+W[1] on row p-1 and W[2] on row p, a = 1 W[0] and
+ * W[1]+W[2]; mel: e = 0 takes W[0] on q-1 and W[1]+W[2] on q, e = 1 W[0]+W[1] on q and W[2] on
+ * q+1), and the upsampled grid's zero padding is the input grid's (one zero row in front, a zero
+ * column each side). So the block is one (2, 1, 3) conv to 4 * c_out "phase" channels
+ * o*4 + a*2 + e on the input grid, then depth-to-space (2, 1, 2) dropping the first frame: a
+ * quarter of the upsampled grid's positions and 2/3 of the taps, with the weight sums rounded
+ * once in fp32. */
+static const int AUDIO_UP_TIME_TAPS[2][2][2] = {{{0, 1}, {2, -1}}, {{0, -1}, {1, 2}}}; /* [a][row p-1+r] */
+static const int AUDIO_UP_MEL_TAPS[2][3][2] = {{{0, -1}, {1, 2}, {-1, -1}}, {{-1, -1}, {0, 1}, {2, -1}}};
+
+static ltx2_status load_upsample(ltx2_audio_loader *L, const char *prefix, const char *path, int64_t c,
+                                 ltx2_audio_conv *out) {
+    memset(out, 0, sizeof(*out));
+    float *w = NULL, *b = NULL;
+    LTX2_TRY(load_torch_conv(L, prefix, path, c, c, AUDIO_KERNEL, &w, &b));
+    const int64_t co = 4 * c, taps = 2 * 3;
+    float *pw = calloc((size_t)(co * c * taps), sizeof(float)), *pb = malloc((size_t)co * sizeof(float));
+    ltx2_status st = pw && pb ? LTX2_OK : LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "audio VAE: %s phase weights", path);
+    for (int64_t o = 0; st == LTX2_OK && o < c; o++)
+        for (int a = 0; a < 2; a++)
+            for (int e = 0; e < 2; e++) {
+                const int64_t op = o * 4 + a * 2 + e;
+                pb[op] = b[o];
+                for (int64_t i = 0; i < c; i++)
+                    for (int r = 0; r < 2; r++)
+                        for (int q = 0; q < 3; q++) {
+                            float sum = 0.0f;
+                            for (int u = 0; u < 2 && AUDIO_UP_TIME_TAPS[a][r][u] >= 0; u++)
+                                for (int v = 0; v < 2 && AUDIO_UP_MEL_TAPS[e][q][v] >= 0; v++)
+                                    sum += w[((o * c + i) * 3 + AUDIO_UP_TIME_TAPS[a][r][u]) * 3 +
+                                             AUDIO_UP_MEL_TAPS[e][q][v]];
+                            pw[((op * c + i) * 2 + r) * 3 + q] = sum;
+                        }
+            }
+    const ltx2_conv3d_desc d = causal_desc(c, co, 2, 3);
+    if (st == LTX2_OK) st = pack_conv(L->ctx, &d, pw, pb, path, out);
+    free(w);
+    free(b);
+    free(pw);
+    free(pb);
+    return st;
 }
 
 static ltx2_status load_res(ltx2_audio_loader *L, const char *prefix, const char *path, int64_t c_in, int64_t c_out,
@@ -78,6 +141,7 @@ static void res_free(ltx2_audio_res *r) {
 
 void ltx2_audio_decoder_free(ltx2_audio_decoder *dec) {
     if (!dec) return;
+    ltx2_audio_dec_device_free(dec->placed);
     free(dec->mean_of_means);
     free(dec->std_of_means);
     conv_free(&dec->conv_in);
@@ -119,7 +183,7 @@ static ltx2_status load_all(ltx2_audio_loader *L, const char *prefix, ltx2_audio
         if (l != 0) {
             snprintf(path, sizeof(path), "up.%d.upsample.conv", l);
             lv->has_upsample = true;
-            LTX2_TRY(load_conv(L, prefix, path, block_in, block_in, AUDIO_KERNEL, &lv->upsample));
+            LTX2_TRY(load_upsample(L, prefix, path, block_in, &lv->upsample));
         }
     }
     LTX2_TRY(load_conv(L, prefix, "conv_out", block_in, c->out_ch, AUDIO_KERNEL, &dec->conv_out));
@@ -164,169 +228,23 @@ ltx2_status ltx2_audio_decoder_out_shape(ltx2_context *ctx, const ltx2_audio_dec
     return LTX2_OK;
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Forward
- * ------------------------------------------------------------------------------------------- */
-
-/* CausalConv2d (causality on time): zero-pad k-1 rows before time 0, (k-1)/2 mel columns each side.
- * The conv3d primitive pads H symmetrically, so one extra zero row goes in front and the last
- * output row (which saw the symmetric pad's trailing zeros) is dropped. 1x1 convs need neither. */
-static ltx2_status causal_conv(ltx2_context *ctx, const ltx2_audio_conv *cv, const ltx2_audio_act *x, ltx2_audio_act *y) {
-    const ltx2_conv3d_desc *d = &cv->desc;
-    if (d->kh == 1) {
-        LTX2_TRY(ltx2_audio_act_alloc(ctx, y, x->n, x->t, x->f, d->c_out));
-        ltx2_status st = ltx2_cpu_conv3d(ctx, d, x->d, x->n, 1, x->t, x->f, cv->weight, cv->bias, y->d);
-        if (st != LTX2_OK) ltx2_audio_act_free(y);
-        return st;
-    }
-    ltx2_audio_act xp = {0}, yp = {0};
-    LTX2_TRY(ltx2_audio_act_alloc(ctx, &xp, x->n, x->t + 1, x->f, x->c));
-    const int64_t row = x->f * x->c;
-    for (int64_t b = 0; b < x->n; b++) {
-        memset(xp.d + b * (x->t + 1) * row, 0, (size_t)row * sizeof(float));
-        memcpy(xp.d + (b * (x->t + 1) + 1) * row, x->d + b * x->t * row, (size_t)(x->t * row) * sizeof(float));
-    }
-    ltx2_status st = ltx2_audio_act_alloc(ctx, &yp, x->n, x->t + 1, x->f, d->c_out);
-    if (st == LTX2_OK) st = ltx2_cpu_conv3d(ctx, d, xp.d, x->n, 1, x->t + 1, x->f, cv->weight, cv->bias, yp.d);
-    ltx2_audio_act_free(&xp);
-    if (st == LTX2_OK) st = ltx2_audio_act_alloc(ctx, y, x->n, x->t, x->f, d->c_out);
-    if (st == LTX2_OK) {
-        const int64_t orow = x->f * d->c_out;
-        for (int64_t b = 0; b < x->n; b++)
-            memcpy(y->d + b * x->t * orow, yp.d + b * (x->t + 1) * orow, (size_t)(x->t * orow) * sizeof(float));
-    }
-    ltx2_audio_act_free(&yp);
-    return st;
-}
-
-/* In place: PixelNorm over channels then SiLU. */
-static ltx2_status norm_silu(ltx2_context *ctx, ltx2_audio_act *a) {
-    const int64_t rows = a->n * a->t * a->f;
-    LTX2_TRY(ltx2_cpu_rms_norm(ctx, a->d, a->d, rows, a->c, NULL, AUDIO_PIXEL_NORM_EPS));
-    return ltx2_cpu_silu(ctx, a->d, a->d, rows * a->c);
-}
-
-/* ResnetBlock: out = shortcut(x) + conv2(SiLU(PN(conv1(SiLU(PN(x)))))); replaces *x. */
-static ltx2_status res_block(ltx2_context *ctx, const ltx2_audio_res *r, ltx2_audio_act *x) {
-    ltx2_audio_act h = {0}, h1 = {0}, h2 = {0}, sc = {0};
-    LTX2_TRY(ltx2_audio_act_alloc(ctx, &h, x->n, x->t, x->f, x->c));
-    memcpy(h.d, x->d, (size_t)ltx2_audio_act_numel(x) * sizeof(float));
-    ltx2_status st = norm_silu(ctx, &h);
-    if (st == LTX2_OK) st = causal_conv(ctx, &r->conv1, &h, &h1);
-    ltx2_audio_act_free(&h);
-    if (st == LTX2_OK) st = norm_silu(ctx, &h1);
-    if (st == LTX2_OK) st = causal_conv(ctx, &r->conv2, &h1, &h2);
-    ltx2_audio_act_free(&h1);
-    if (st == LTX2_OK && r->c_in != r->c_out) {
-        st = causal_conv(ctx, &r->nin, x, &sc);
-        if (st == LTX2_OK) {
-            ltx2_audio_act_free(x);
-            *x = sc;
-        }
-    }
-    if (st != LTX2_OK) {
-        ltx2_audio_act_free(&h2);
-        return st;
-    }
-    const int64_t n = ltx2_audio_act_numel(x);
-    for (int64_t i = 0; i < n; i++) x->d[i] += h2.d[i];
-    ltx2_audio_act_free(&h2);
-    return LTX2_OK;
-}
-
-/* Upsample: nearest x2 on time and mel, causal conv, drop the first time row (2T -> 2T - 1). */
-static ltx2_status upsample(ltx2_context *ctx, const ltx2_audio_conv *cv, ltx2_audio_act *x) {
-    ltx2_audio_act u = {0}, y = {0};
-    LTX2_TRY(ltx2_audio_act_alloc(ctx, &u, x->n, 2 * x->t, 2 * x->f, x->c));
-    for (int64_t b = 0; b < x->n; b++)
-        for (int64_t t = 0; t < u.t; t++)
-            for (int64_t f = 0; f < u.f; f++)
-                memcpy(u.d + ((b * u.t + t) * u.f + f) * u.c, x->d + ((b * x->t + t / 2) * x->f + f / 2) * x->c,
-                       (size_t)x->c * sizeof(float));
-    ltx2_status st = causal_conv(ctx, cv, &u, &y);
-    ltx2_audio_act_free(&u);
-    if (st != LTX2_OK) return st;
-    ltx2_audio_act_free(x);
-    LTX2_TRY(ltx2_audio_act_alloc(ctx, x, y.n, y.t - 1, y.f, y.c));
-    const int64_t row = y.f * y.c;
-    for (int64_t b = 0; b < y.n; b++)
-        memcpy(x->d + b * x->t * row, y.d + (b * y.t + 1) * row, (size_t)(x->t * row) * sizeof(float));
-    ltx2_audio_act_free(&y);
-    return LTX2_OK;
-}
-
-static ltx2_status decode_body(ltx2_context *ctx, const ltx2_audio_decoder *dec, ltx2_audio_act *h, ltx2_audio_dump_fn dump,
-                               void *user) {
-    char name[96];
-    ltx2_audio_act y = {0};
-    LTX2_TRY(causal_conv(ctx, &dec->conv_in, h, &y));
-    ltx2_audio_act_free(h);
-    *h = y;
-    ltx2_audio_act_dump(dump, user, "decoder.conv_in.out", h);
-    LTX2_TRY(res_block(ctx, &dec->mid1, h));
-    ltx2_audio_act_dump(dump, user, "decoder.mid.block_1.out", h);
-    LTX2_TRY(res_block(ctx, &dec->mid2, h));
-    ltx2_audio_act_dump(dump, user, "decoder.mid.block_2.out", h);
-    for (int l = dec->cfg.n_levels - 1; l >= 0; l--) {
-        const ltx2_audio_level *lv = &dec->levels[l];
-        for (int b = 0; b < lv->n_blocks; b++) {
-            LTX2_TRY(res_block(ctx, &lv->blocks[b], h));
-            snprintf(name, sizeof(name), "decoder.up.%d.block.%d.out", l, b);
-            ltx2_audio_act_dump(dump, user, name, h);
-        }
-        if (lv->has_upsample) {
-            LTX2_TRY(upsample(ctx, &lv->upsample, h));
-            snprintf(name, sizeof(name), "decoder.up.%d.upsample.out", l);
-            ltx2_audio_act_dump(dump, user, name, h);
-        }
-    }
-    LTX2_TRY(norm_silu(ctx, h));
-    LTX2_TRY(causal_conv(ctx, &dec->conv_out, h, &y));
-    ltx2_audio_act_free(h);
-    *h = y;
-    ltx2_audio_act_dump(dump, user, "decoder.conv_out.out", h);
+ltx2_status ltx2_audio_decoder_place(ltx2_context *ctx, ltx2_audio_decoder *dec, const ltx2_backend *be) {
+    if (!dec) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio VAE place: NULL decoder");
+    ltx2_audio_dec_device *dv = NULL;
+    if (be && be->device != LTX2_DEVICE_CPU) LTX2_TRY(ltx2_audio_dec_device_create(ctx, be, dec, &dv));
+    ltx2_audio_dec_device_free(dec->placed);
+    dec->placed = dv;
     return LTX2_OK;
 }
 
 ltx2_status ltx2_audio_decoder_decode(ltx2_context *ctx, const ltx2_audio_decoder *dec, const ltx2_tensor *latent,
                                       ltx2_tensor *mel, ltx2_audio_dump_fn dump, void *user) {
-    if (!dec || !latent || !mel) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio VAE: NULL argument");
-    if (latent->ndim != 4 || latent->dtype != LTX2_F32 || latent->device != LTX2_DEVICE_CPU ||
-        !ltx2_tensor_is_contiguous(latent))
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio VAE: latent must be a contiguous f32 CPU [B, C, T', F'] tensor");
-    int64_t ms[4];
-    LTX2_TRY(ltx2_audio_decoder_out_shape(ctx, dec, latent->shape, ms));
-    bool ok = mel->ndim == 4 && mel->dtype == LTX2_F32 && mel->device == LTX2_DEVICE_CPU && ltx2_tensor_is_contiguous(mel);
-    for (int i = 0; ok && i < 4; i++) ok = mel->shape[i] == ms[i];
-    char a[96], b[96];
-    if (!ok)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "audio VAE: mel output is %s, expected a contiguous f32 CPU %s",
-                          ltx2_shape_str(mel->shape, mel->ndim, a, sizeof(a)), ltx2_shape_str(ms, 4, b, sizeof(b)));
-    const int64_t B = latent->shape[0], C = latent->shape[1], T = latent->shape[2], F = latent->shape[3];
-    ltx2_audio_act h = {0};
-    LTX2_TRY(ltx2_audio_act_alloc(ctx, &h, B, T, F, C));
-    /* patchify "b c t f -> b t (c f)", un-normalize feature c*F + f, unpatchify (torch: x*std + mean). */
-    const float *z = latent->data;
-    for (int64_t bb = 0; bb < B; bb++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t t = 0; t < T; t++)
-                for (int64_t f = 0; f < F; f++) {
-                    const float v = z[((bb * C + c) * T + t) * F + f] * dec->std_of_means[c * F + f];
-                    h.d[((bb * T + t) * F + f) * C + c] = v + dec->mean_of_means[c * F + f];
-                }
-    ltx2_audio_act_dump(dump, user, "decoder.un_normalize.out", &h);
-    ltx2_status st = decode_body(ctx, dec, &h, dump, user);
-    if (st == LTX2_OK) {
-        /* Crop to the target then zero-pad what is missing (ltx-core _adjust_output_shape). */
-        float *o = mel->data;
-        for (int64_t bb = 0; bb < ms[0]; bb++)
-            for (int64_t c = 0; c < ms[1]; c++)
-                for (int64_t t = 0; t < ms[2]; t++)
-                    for (int64_t f = 0; f < ms[3]; f++)
-                        o[((bb * ms[1] + c) * ms[2] + t) * ms[3] + f] =
-                            (c < h.c && t < h.t && f < h.f) ? h.d[((bb * h.t + t) * h.f + f) * h.c + c] : 0.0f;
-        if (dump) dump("decoder.out", mel, user);
-    }
-    ltx2_audio_act_free(&h);
+    if (!dec) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio VAE: NULL decoder");
+    if (dec->placed) return ltx2_audio_dec_device_decode(ctx, dec->placed, latent, mel, dump, user);
+    /* the decoder's one forward on the CPU backend, over the host weights in place */
+    ltx2_audio_dec_device *dv = NULL;
+    LTX2_TRY(ltx2_audio_dec_device_create(ctx, ltx2_backend_cpu(), dec, &dv));
+    const ltx2_status st = ltx2_audio_dec_device_decode(ctx, dv, latent, mel, dump, user);
+    ltx2_audio_dec_device_free(dv);
     return st;
 }

@@ -69,35 +69,49 @@ void vae_dev_conv_release(const ltx2_backend *be, vae_dev_conv *c) {
     c->w.data = c->b.data = NULL;
 }
 
-ltx2_status vae_dev_conv_upload(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt, const ltx2_vae_conv *c,
-                                int64_t c_out_align, vae_dev_conv *o) {
-    o->desc = c->desc;
-    const int64_t K = ltx2_cpu_conv3d_packed_numel(&c->desc) / c->desc.c_out, N = c->desc.c_out;
-    const int64_t ws[2] = {K, N};
+static int64_t round_up(int64_t v, int64_t align) { return align > 1 ? (v + align - 1) / align * align : v; }
+
+ltx2_status vae_dev_conv_upload(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt, const ltx2_conv3d_desc *d,
+                                const float *weight, const float *bias, int64_t c_in_align, int64_t c_out_align,
+                                vae_dev_conv *o) {
+    o->desc = *d;
+    const int64_t taps = d->kt * d->kh * d->kw, Ci = d->c_in, N = d->c_out;
     if (be->device == LTX2_DEVICE_CPU && dt == LTX2_F32) {
-        o->w = vae_dev_view(c->weight, LTX2_F32, LTX2_DEVICE_CPU, 2, ws);
-        o->b = vae_dev_view(c->bias, LTX2_F32, LTX2_DEVICE_CPU, 1, &c->desc.c_out);
+        const int64_t ws[2] = {taps * Ci, N};
+        o->w = vae_dev_view((float *)weight, LTX2_F32, LTX2_DEVICE_CPU, 2, ws);
+        o->b = vae_dev_view((float *)bias, LTX2_F32, LTX2_DEVICE_CPU, 1, &d->c_out);
         o->owned = false;
         return LTX2_OK;
     }
     o->owned = true;
-    const int64_t Np = c_out_align > 1 ? (N + c_out_align - 1) / c_out_align * c_out_align : N;
-    if (Np == N) {
-        LTX2_TRY(host_to_dev(ctx, be, c->weight, dt, 2, ws, &o->w));
-        return host_to_dev(ctx, be, c->bias, dt, 1, &N, &o->b);
+    const int64_t Cip = round_up(Ci, c_in_align), Np = round_up(N, c_out_align);
+    if (Cip == Ci && Np == N) {
+        const int64_t ws[2] = {taps * Ci, N};
+        LTX2_TRY(host_to_dev(ctx, be, weight, dt, 2, ws, &o->w));
+        return host_to_dev(ctx, be, bias, dt, 1, &N, &o->b);
     }
-    /* the packed weight is [K, N] row-major: widen every row with zero columns */
-    float *wp = calloc((size_t)(K * Np + Np), sizeof(float));
-    if (!wp) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "conv weight widened to %lld outputs", (long long)Np);
-    float *bp = wp + K * Np;
-    for (int64_t k = 0; k < K; k++) memcpy(wp + k * Np, c->weight + k * N, (size_t)N * sizeof(float));
-    memcpy(bp, c->bias, (size_t)N * sizeof(float));
+    /* row (tap, ci) of [taps * Ci, N] goes to row (tap, ci) of [taps * Cip, Np]; the rest is zero */
+    float *wp = calloc((size_t)(taps * Cip * Np + Np), sizeof(float));
+    if (!wp)
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "conv weight widened to %lld inputs x %lld outputs", (long long)Cip,
+                          (long long)Np);
+    float *bp = wp + taps * Cip * Np;
+    for (int64_t t = 0; t < taps; t++)
+        for (int64_t i = 0; i < Ci; i++)
+            memcpy(wp + (t * Cip + i) * Np, weight + (t * Ci + i) * N, (size_t)N * sizeof(float));
+    memcpy(bp, bias, (size_t)N * sizeof(float));
+    o->desc.c_in = Cip;
     o->desc.c_out = Np;
-    const int64_t wps[2] = {K, Np};
+    const int64_t wps[2] = {taps * Cip, Np};
     ltx2_status st = host_to_dev(ctx, be, wp, dt, 2, wps, &o->w);
     if (st == LTX2_OK) st = host_to_dev(ctx, be, bp, dt, 1, &Np, &o->b);
     free(wp);
     return st;
+}
+
+ltx2_status vae_dev_conv_upload_exact(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt, const ltx2_vae_conv *c,
+                                      vae_dev_conv *o) {
+    return vae_dev_conv_upload(ctx, be, dt, &c->desc, c->weight, c->bias, 1, 1, o);
 }
 
 /* ---- one run's buffers ---- */

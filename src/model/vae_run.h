@@ -29,16 +29,24 @@ typedef struct vae_dev_conv {
 ltx2_status vae_run_pick_dtype(ltx2_context *ctx, const ltx2_backend *be, const char *model, const ltx2_op *need,
                                size_t n, ltx2_dtype *out);
 
-/* Output channels a conv whose extra outputs are ignored is widened to on a device backend: the
- * CUDA conv3d (and the emulator's) takes c_out in multiples of 8, and the encoder's conv_out has
- * latent_channels + 1 (129 in real files). */
-#define VAE_CONV_OUT_ALIGN 8
+/* Channel granularity of the device conv3d (CUDA and the emulator take c_in and c_out in multiples
+ * of 8). A conv whose extra outputs the consumer ignores is widened to it (the video encoder's
+ * conv_out has latent_channels + 1 = 129 outputs in real files, the audio decoder's 2), and one
+ * whose input is uploaded from the host with zero channels appended (the tiny audio latent's 2). */
+#define VAE_CONV_CHANNEL_ALIGN 8
 
-/* c's weights on be in dt (views on the CPU backend in f32). c_out_align > 1 (a copy only): c_out
- * is rounded up to a multiple of it with zero weights and bias, for a consumer that reads only the
- * first c->desc.c_out channels of each output row. */
-ltx2_status vae_dev_conv_upload(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt, const ltx2_vae_conv *c,
-                                int64_t c_out_align, vae_dev_conv *o);
+/* A conv's packed weights ([kt, kh, kw, c_in][c_out], cpu_conv3d.h) and bias on be in dt (views
+ * on the CPU backend in f32). On a copy, c_in is rounded up to a multiple of c_in_align with zero
+ * weight rows (the input must then carry that many channels, the appended ones zero: a zero weight
+ * times a NaN is still NaN) and c_out up to a multiple of c_out_align with zero weights and bias
+ * (the consumer reads only the first d->c_out channels of each output row); o->desc has the
+ * widened counts. */
+ltx2_status vae_dev_conv_upload(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt, const ltx2_conv3d_desc *d,
+                                const float *weight, const float *bias, int64_t c_in_align, int64_t c_out_align,
+                                vae_dev_conv *o);
+/* The same for a ltx2_vae_conv, at its exact channel counts. */
+ltx2_status vae_dev_conv_upload_exact(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt, const ltx2_vae_conv *c,
+                                      vae_dev_conv *o);
 void vae_dev_conv_release(const ltx2_backend *be, vae_dev_conv *c);
 
 /* A tensor header for data on device dev. */

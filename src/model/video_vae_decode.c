@@ -64,8 +64,8 @@ ltx2_status ltx2_vae_device_create(ltx2_context *ctx, const ltx2_backend *be, co
     dv->dt = dt;
     dv->blocks = calloc((size_t)(dec->n_blocks ? dec->n_blocks : 1), sizeof(*dv->blocks));
     ltx2_status st = dv->blocks ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: blocks");
-    if (st == LTX2_OK) st = vae_dev_conv_upload(ctx, be, dt, &dec->conv_in, 1, &dv->conv_in);
-    if (st == LTX2_OK) st = vae_dev_conv_upload(ctx, be, dt, &dec->conv_out, 1, &dv->conv_out);
+    if (st == LTX2_OK) st = vae_dev_conv_upload_exact(ctx, be, dt, &dec->conv_in, &dv->conv_in);
+    if (st == LTX2_OK) st = vae_dev_conv_upload_exact(ctx, be, dt, &dec->conv_out, &dv->conv_out);
     for (int i = 0; i < dec->n_blocks && st == LTX2_OK; i++) {
         const ltx2_vae_dec_block *b = &dec->blocks[i];
         dev_block *db = &dv->blocks[i];
@@ -73,9 +73,9 @@ ltx2_status ltx2_vae_device_create(ltx2_context *ctx, const ltx2_backend *be, co
             db->res = calloc((size_t)(2 * b->n_layers), sizeof(*db->res));
             if (!db->res) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: res convs");
             for (int j = 0; j < 2 * b->n_layers && st == LTX2_OK; j++)
-                st = vae_dev_conv_upload(ctx, be, dt, &b->res[j], 1, &db->res[j]);
+                st = vae_dev_conv_upload_exact(ctx, be, dt, &b->res[j], &db->res[j]);
         } else {
-            st = vae_dev_conv_upload(ctx, be, dt, &b->up, 1, &db->up);
+            st = vae_dev_conv_upload_exact(ctx, be, dt, &b->up, &db->up);
         }
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE: uploading decoder.up_blocks.%d", i);
     }

@@ -58,9 +58,10 @@ ltx2_status ltx2_vae_enc_device_create(ltx2_context *ctx, const ltx2_backend *be
     dv->dt = dt;
     dv->blocks = calloc((size_t)(enc->n_blocks ? enc->n_blocks : 1), sizeof(*dv->blocks));
     ltx2_status st = dv->blocks ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE encoder: blocks");
-    if (st == LTX2_OK) st = vae_dev_conv_upload(ctx, be, dt, &enc->conv_in, 1, &dv->conv_in);
+    if (st == LTX2_OK) st = vae_dev_conv_upload_exact(ctx, be, dt, &enc->conv_in, &dv->conv_in);
     /* only the first latent_channels outputs of conv_out are read (the mean) */
-    if (st == LTX2_OK) st = vae_dev_conv_upload(ctx, be, dt, &enc->conv_out, VAE_CONV_OUT_ALIGN, &dv->conv_out);
+    if (st == LTX2_OK) st = vae_dev_conv_upload(ctx, be, dt, &enc->conv_out.desc, enc->conv_out.weight, enc->conv_out.bias, 1,
+                                                 VAE_CONV_CHANNEL_ALIGN, &dv->conv_out);
     for (int i = 0; i < enc->n_blocks && st == LTX2_OK; i++) {
         const ltx2_vae_enc_block *b = &enc->blocks[i];
         enc_dev_block *db = &dv->blocks[i];
@@ -68,9 +69,9 @@ ltx2_status ltx2_vae_enc_device_create(ltx2_context *ctx, const ltx2_backend *be
             db->res = calloc((size_t)(2 * b->n_layers), sizeof(*db->res));
             if (!db->res) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE encoder: res convs");
             for (int j = 0; j < 2 * b->n_layers && st == LTX2_OK; j++)
-                st = vae_dev_conv_upload(ctx, be, dt, &b->res[j], 1, &db->res[j]);
+                st = vae_dev_conv_upload_exact(ctx, be, dt, &b->res[j], &db->res[j]);
         } else {
-            st = vae_dev_conv_upload(ctx, be, dt, &b->down, 1, &db->down);
+            st = vae_dev_conv_upload_exact(ctx, be, dt, &b->down, &db->down);
         }
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "video VAE: uploading encoder.down_blocks.%d", i);
     }
@@ -245,7 +246,7 @@ ltx2_status ltx2_vae_enc_device_encode(ltx2_context *ctx, const ltx2_vae_enc_dev
         st = hy ? vae_dev_to_host(ctx, r.be, &y, hy) : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE encode: output");
     }
     if (st == LTX2_OK) st = r.be->sync(r.be, ctx);
-    /* conv_out's real channels (a device run may have widened it, see VAE_CONV_OUT_ALIGN) */
+    /* conv_out's real channels (a device run may have widened it, see VAE_CONV_CHANNEL_ALIGN) */
     const int64_t yc = enc->conv_out.desc.c_out, rows = st == LTX2_OK ? ltx2_tensor_numel(&y) / y.shape[4] : 0;
     if (st == LTX2_OK && y.shape[4] != yc)
         for (int64_t k = 0; k < rows; k++) memmove(hy + k * yc, hy + k * y.shape[4], (size_t)yc * sizeof(float));

@@ -42,8 +42,8 @@ typedef struct ltx2_pipe_models {
 
 /* Loads every component (the decoders also define the latent geometry, so they always load): the
  * DiT and the connectors straight onto be (f32 on the CPU, bf16 on a device, read tensor by tensor
- * from the mapping), the video decoder placed on be; the audio decoder and vocoder on the CPU (their
- * forwards are not on the op table yet). */
+ * from the mapping), the video and audio decoders placed on be; the vocoder on the CPU (its forward
+ * is not on the op table yet). */
 ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx2_backend *be, ltx2_pipe_models *out);
 /* The same, but the DiT's block layer tensors are only checked, not loaded (out->dit from
  * ltx2_dit_weights_load_replicated): for ranks that read their tensor shards of those from

@@ -41,6 +41,7 @@ static ltx2_status load(ltx2_context *ctx, const char *path, const ltx2_backend 
         ltx2_vocoder_config vocfg;
         if ((st = ltx2_audio_vae_config_from_file(ctx, f, &acfg)) != LTX2_OK) goto fail;
         if ((st = ltx2_audio_decoder_load(ctx, out->set, "audio_vae.", &acfg, &out->adec)) != LTX2_OK) goto fail;
+        if ((st = ltx2_audio_decoder_place(ctx, out->adec, be)) != LTX2_OK) goto fail;
         if ((st = ltx2_vocoder_config_from_file(ctx, f, &vocfg)) != LTX2_OK) goto fail;
         if ((st = ltx2_vocoder_load(ctx, out->set, "vocoder.", &vocfg, &out->voc)) != LTX2_OK) goto fail;
     }

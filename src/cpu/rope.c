@@ -5,7 +5,9 @@
 #include "cpu/cpu_rope.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* pi as the double Python's math.pi holds (strict C11 has no M_PI). */
 #define LTX2_ROPE_PI 3.14159265358979311600
@@ -30,6 +32,11 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_rope_params *p) {
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "rope: max_pos[%d] must be > 0, got %g", a,
                               (double)p->max_pos[a]);
     return LTX2_OK;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 int64_t ltx2_cpu_rope_n_freqs(const ltx2_rope_params *p) { return p->dim / (2 * p->n_axes); }
@@ -84,45 +91,95 @@ ltx2_status ltx2_cpu_rope_tables(ltx2_context *ctx, const ltx2_rope_params *p, c
     const int64_t half = p->dim / 2;
     const int64_t pad = p->type == LTX2_ROPE_SPLIT ? half - n_ang : p->dim % (2 * n);
     const int64_t per_head = p->type == LTX2_ROPE_SPLIT ? half / p->heads : 0;
-
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t b = 0; b < B; b++) {
-        for (int64_t t = 0; t < T; t++) {
-            float u[LTX2_ROPE_MAX_AXES];
-            for (int a = 0; a < n; a++) {
-                const float *pp = positions + (((b * n + a) * T) + t) * pos_last;
-                float pos = p->use_middle ? (pp[0] + pp[1]) / 2.0f : pp[0];
-                float frac = pos / p->max_pos[a];
-                u[a] = frac * 2.0f - 1.0f;
+    /* An angle is fr[k] * u[axis] with u a function of the token's position on that axis alone,
+     * and positions repeat across tokens (a video's frames, rows, columns): cos / sin are evaluated
+     * once per (axis, distinct u, k) and gathered, the same expressions as evaluating them per
+     * token, so the tables are bitwise the same. */
+    const int64_t BT = B * T;
+    uint32_t *ubits = malloc((size_t)(BT * n > 0 ? BT * n : 1) * sizeof(uint32_t));
+    int32_t *uidx = malloc((size_t)(BT * n > 0 ? BT * n : 1) * sizeof(int32_t));
+    uint32_t *uniq = malloc((size_t)(BT > 0 ? BT : 1) * sizeof(uint32_t));
+    float *trig[LTX2_ROPE_MAX_AXES] = {0};
+    st = ubits && uidx && uniq ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "rope tables: %lld positions", (long long)BT);
+    for (int a = 0; a < n && st == LTX2_OK; a++) {
+        for (int64_t bt = 0; bt < BT; bt++) {
+            const int64_t b = bt / (T ? T : 1), t = bt % (T ? T : 1);
+            const float *pp = positions + (((b * n + a) * T) + t) * pos_last;
+            const float pos = p->use_middle ? (pp[0] + pp[1]) / 2.0f : pp[0];
+            const float frac = pos / p->max_pos[a];
+            const float u = frac * 2.0f - 1.0f;
+            memcpy(&ubits[a * BT + bt], &u, sizeof u);
+            uniq[bt] = ubits[a * BT + bt];
+        }
+        qsort(uniq, (size_t)BT, sizeof *uniq, cmp_u32);
+        int64_t nu = 0;
+        for (int64_t i = 0; i < BT; i++)
+            if (nu == 0 || uniq[i] != uniq[nu - 1]) uniq[nu++] = uniq[i];
+        for (int64_t bt = 0; bt < BT; bt++) {
+            const uint32_t key = ubits[a * BT + bt];
+            int64_t lo = 0, hi = nu - 1;
+            while (lo < hi) {
+                const int64_t mid = (lo + hi) / 2;
+                if (uniq[mid] < key) lo = mid + 1;
+                else hi = mid;
             }
-            for (int64_t j = 0; j < (p->type == LTX2_ROPE_SPLIT ? half : pad + n_ang); j++) {
-                float c = 1.0f, s = 0.0f;
-                if (j >= pad) {
-                    int64_t i = j - pad; /* flat angle index = k * n + axis */
-                    float ang = fr[i / n] * u[i % n];
-                    c = (float)cos((double)ang);
-                    s = (float)sin((double)ang);
-                }
-                if (p->type == LTX2_ROPE_SPLIT) {
-                    int64_t h = j / per_head, r = j % per_head;
-                    int64_t o = ((b * p->heads + h) * T + t) * per_head + r;
-                    cos_out[o] = c;
-                    sin_out[o] = s;
-                } else if (j < pad) {
-                    /* interleaved: the pad covers dim % (2n) single entries at the front */
-                    int64_t o = (b * T + t) * p->dim + j;
-                    cos_out[o] = 1.0f;
-                    sin_out[o] = 0.0f;
-                } else {
-                    int64_t o = (b * T + t) * p->dim + pad + 2 * (j - pad);
-                    cos_out[o] = cos_out[o + 1] = c;
-                    sin_out[o] = sin_out[o + 1] = s;
+            uidx[a * BT + bt] = (int32_t)lo;
+        }
+        trig[a] = malloc((size_t)(nu * nf * 2 > 0 ? nu * nf * 2 : 1) * sizeof(float));
+        if (!trig[a]) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "rope tables: %lld angles", (long long)(nu * nf));
+            break;
+        }
+        float *tg = trig[a];
+#pragma omp parallel for schedule(static) if (nu * nf > 4096)
+        for (int64_t q = 0; q < nu; q++) {
+            float u;
+            memcpy(&u, &uniq[q], sizeof u);
+            for (int64_t k = 0; k < nf; k++) {
+                const float ang = fr[k] * u;
+                tg[(q * nf + k) * 2] = (float)cos((double)ang);
+                tg[(q * nf + k) * 2 + 1] = (float)sin((double)ang);
+            }
+        }
+    }
+    if (st == LTX2_OK) {
+#pragma omp parallel for collapse(2) schedule(static)
+        for (int64_t b = 0; b < B; b++) {
+            for (int64_t t = 0; t < T; t++) {
+                for (int64_t j = 0; j < (p->type == LTX2_ROPE_SPLIT ? half : pad + n_ang); j++) {
+                    float c = 1.0f, s = 0.0f;
+                    if (j >= pad) {
+                        const int64_t i = j - pad; /* flat angle index = k * n + axis */
+                        const int a = (int)(i % n);
+                        const float *cs = trig[a] + ((int64_t)uidx[a * BT + b * T + t] * nf + i / n) * 2;
+                        c = cs[0];
+                        s = cs[1];
+                    }
+                    if (p->type == LTX2_ROPE_SPLIT) {
+                        int64_t h = j / per_head, r = j % per_head;
+                        int64_t o = ((b * p->heads + h) * T + t) * per_head + r;
+                        cos_out[o] = c;
+                        sin_out[o] = s;
+                    } else if (j < pad) {
+                        /* interleaved: the pad covers dim % (2n) single entries at the front */
+                        int64_t o = (b * T + t) * p->dim + j;
+                        cos_out[o] = 1.0f;
+                        sin_out[o] = 0.0f;
+                    } else {
+                        int64_t o = (b * T + t) * p->dim + pad + 2 * (j - pad);
+                        cos_out[o] = cos_out[o + 1] = c;
+                        sin_out[o] = sin_out[o + 1] = s;
+                    }
                 }
             }
         }
     }
+    for (int a = 0; a < n; a++) free(trig[a]);
+    free(ubits);
+    free(uidx);
+    free(uniq);
     if (fr != freqs) free(fr);
-    return LTX2_OK;
+    return st;
 }
 
 ltx2_status ltx2_cpu_rope_apply_split(ltx2_context *ctx, float *x, const float *cos_t, const float *sin_t,

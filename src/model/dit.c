@@ -289,15 +289,29 @@ static ltx2_status rope_prepare(dit_run *r, const ltx2_dit_forward_params *p, co
     float *pc = malloc((size_t)(2 * tab + 2 * xtab + 2 * B * T) * sizeof(float));
     if (!pc) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit forward: %s RoPE tables", md->name);
     float *ps = pc + tab, *xc = ps + tab, *xs = xc + xtab, *xpos = xs + xtab;
-    ltx2_status st = ltx2_cpu_rope_tables(r->ctx, &rp, in->positions, B, T, 2, pc, ps);
-    for (int64_t b = 0; b < B; b++)
-        memcpy(xpos + b * T * 2, in->positions + b * md->n_axes * T * 2, (size_t)(T * 2) * sizeof(float));
+    /* The passes of a guided step share their positions: samples with byte-identical positions
+     * get sample 0's tables copied (each sample's table is computed independently, so this is
+     * bitwise what computing it again gives). */
+    const int64_t per = md->n_axes * T * 2;
+    bool same = true;
+    for (int64_t b = 1; b < B && same; b++)
+        same = memcmp(in->positions, in->positions + b * per, (size_t)per * sizeof(float)) == 0;
+    const int64_t Bc = same ? 1 : B;
+    ltx2_status st = ltx2_cpu_rope_tables(r->ctx, &rp, in->positions, Bc, T, 2, pc, ps);
+    for (int64_t b = 0; b < Bc; b++)
+        memcpy(xpos + b * T * 2, in->positions + b * per, (size_t)(T * 2) * sizeof(float));
     ltx2_rope_params xp = rp;
     xp.dim = Dx;
     xp.heads = xheads;
     xp.n_axes = 1;
     xp.max_pos[0] = cfg->max_pos[0] > cfg->audio_max_pos ? cfg->max_pos[0] : cfg->audio_max_pos;
-    if (st == LTX2_OK) st = ltx2_cpu_rope_tables(r->ctx, &xp, xpos, B, T, 2, xc, xs);
+    if (st == LTX2_OK) st = ltx2_cpu_rope_tables(r->ctx, &xp, xpos, Bc, T, 2, xc, xs);
+    for (int64_t b = Bc; st == LTX2_OK && b < B; b++) {
+        memcpy(pc + b * (tab / B), pc, (size_t)(tab / B) * sizeof(float));
+        memcpy(ps + b * (tab / B), ps, (size_t)(tab / B) * sizeof(float));
+        memcpy(xc + b * (xtab / B), xc, (size_t)(xtab / B) * sizeof(float));
+        memcpy(xs + b * (xtab / B), xs, (size_t)(xtab / B) * sizeof(float));
+    }
     if (st == LTX2_OK && r->dump) {
         int64_t sh[4] = {B, md->heads, T, D / (2 * md->heads)}, xsh[4] = {B, xheads, T, Dx / (2 * xheads)};
         int64_t shi[3] = {B, T, D}, xsi[3] = {B, T, Dx};

@@ -121,6 +121,9 @@ struct ltx2_backend {
                            size_t spitch, size_t width, size_t rows);
     /* Waits for all queued work and reports any asynchronous device error. */
     ltx2_status (*sync)(const ltx2_backend *be, ltx2_context *ctx);
+    /* The device memory free and total, in bytes; NULL where there is no device memory to plan
+     * (the CPU, the emulator, the planning backend). */
+    ltx2_status (*mem_info)(const ltx2_backend *be, ltx2_context *ctx, size_t *free_bytes, size_t *total_bytes);
 
     ltx2_status (*gemm)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                         const ltx2_tensor *w, ltx2_b_layout w_layout, const ltx2_tensor *bias,

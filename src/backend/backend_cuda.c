@@ -153,6 +153,13 @@ static ltx2_status cuda_alloc(const ltx2_backend *be, ltx2_context *ctx, size_t 
     return LTX2_OK;
 }
 
+static ltx2_status cuda_mem_info(const ltx2_backend *be, ltx2_context *ctx, size_t *free_bytes, size_t *total_bytes) {
+    const int dev = impl_of(be)->rt.dev;
+    CUDA_CHECK(ctx, dev, cudaSetDevice(dev));
+    CUDA_CHECK(ctx, dev, cudaMemGetInfo(free_bytes, total_bytes));
+    return LTX2_OK;
+}
+
 static void cuda_free(const ltx2_backend *be, void *ptr) {
     if (!ptr) return;
     cudaSetDevice(impl_of(be)->rt.dev);
@@ -570,6 +577,7 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
     be->download = cuda_download;
     be->copy = cuda_copy;
     be->sync = cuda_sync;
+    be->mem_info = cuda_mem_info;
     be->copy_2d = cuda_copy_2d;
     be->gemm = cuda_gemm;
     be->gemm_ex = cuda_gemm_ex;

@@ -19,6 +19,9 @@
 #define LTX2_CONNECTOR_VIDEO_PREFIX "model.diffusion_model.video_embeddings_connector."
 #define LTX2_CONNECTOR_AUDIO_PREFIX "model.diffusion_model.audio_embeddings_connector."
 #define LTX2_TEXT_PROJ_PREFIX "text_embedding_projection."
+/* The projection input of the real checkpoints: Gemma-3-12B's 3840-wide hidden states of its 48
+ * layers plus the embeddings (ltx-core GEMMA3_CONFIG_FOR_LTX), flattened. */
+#define LTX2_GEMMA_TEXT_DIM (3840 * 49)
 /* ltx-core builds every connector with 128 registers (it ignores connector_num_learnable_registers). */
 #define LTX2_CONNECTOR_REGISTERS 128
 
@@ -78,6 +81,15 @@ ltx2_status ltx2_connectors_weights_load(ltx2_context *ctx, const ltx2_st_file *
 ltx2_status ltx2_connectors_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                             const ltx2_st_file *f, const ltx2_connectors_config *cfg,
                                             ltx2_connectors_weights **out);
+/* The text projection's input width (Gemma width x hidden states) as the file's projection weight
+ * has it (it is not in the config). */
+ltx2_status ltx2_connectors_text_dim(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_connectors_config *cfg,
+                                     int64_t *out);
+/* The loader's tensor list for cfg and a text_dim-wide projection input laid out on be in dtype,
+ * every value zero (nothing read): for the memory planner (backend_plan.h). */
+ltx2_status ltx2_connectors_weights_layout_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                              const ltx2_connectors_config *cfg, int64_t text_dim,
+                                              ltx2_connectors_weights **out);
 /* A copy of src on backend be in dtype. */
 ltx2_status ltx2_connectors_weights_to(ltx2_context *ctx, const ltx2_connectors_weights *src, const ltx2_backend *be,
                                        ltx2_dtype dtype, ltx2_connectors_weights **out);

@@ -82,6 +82,14 @@ static ltx2_status text_dim_from_file(ltx2_context *ctx, const ltx2_st_file *f, 
     return LTX2_OK;
 }
 
+ltx2_status ltx2_connectors_text_dim(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_connectors_config *cfg,
+                                     int64_t *out) {
+    return text_dim_from_file(ctx, f, f->path ? f->path : "checkpoint",
+                              cfg->fe == LTX2_TEXT_FE_V2 ? LTX2_TEXT_PROJ_PREFIX "video_aggregate_embed.weight"
+                                                         : LTX2_TEXT_PROJ_PREFIX "aggregate_embed.weight",
+                              out);
+}
+
 static ltx2_status weights_new(ltx2_context *ctx, const ltx2_connectors_config *cfg, int64_t text_dim,
                                ltx2_connectors_weights **out) {
     ltx2_connectors_weights *w = calloc(1, sizeof *w);
@@ -103,13 +111,9 @@ ltx2_status ltx2_connectors_weights_load_on(ltx2_context *ctx, const ltx2_backen
                                             ltx2_connectors_weights **out) {
     if (!be || !f || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "connectors weights: NULL argument");
     *out = NULL;
-    const char *label = f->path ? f->path : "checkpoint";
     const bool v2 = cfg->fe == LTX2_TEXT_FE_V2;
     int64_t text_dim = 0;
-    LTX2_TRY(text_dim_from_file(ctx, f, label,
-                                v2 ? LTX2_TEXT_PROJ_PREFIX "video_aggregate_embed.weight"
-                                   : LTX2_TEXT_PROJ_PREFIX "aggregate_embed.weight",
-                                &text_dim));
+    LTX2_TRY(ltx2_connectors_text_dim(ctx, f, cfg, &text_dim));
     ltx2_connectors_weights *w = NULL;
     LTX2_TRY(weights_new(ctx, cfg, text_dim, &w));
     ltx2_wtable l = {0};
@@ -131,6 +135,28 @@ ltx2_status ltx2_connectors_weights_load_on(ltx2_context *ctx, const ltx2_backen
         ltx2_connectors_weights_free(w);
         return st;
     }
+    *out = w;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_connectors_weights_layout_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                              const ltx2_connectors_config *cfg, int64_t text_dim,
+                                              ltx2_connectors_weights **out) {
+    if (!be || !cfg || !out || text_dim < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "connectors weights (layout): bad argument");
+    *out = NULL;
+    ltx2_connectors_weights *w = NULL;
+    LTX2_TRY(weights_new(ctx, cfg, text_dim, &w));
+    ltx2_wtable l = {0};
+    build_list(&l, w);
+    ltx2_status st = ltx2_wstore_layout(ctx, &w->store, &l, be, dtype, false);
+    ltx2_wtable_free(&l);
+    if (st != LTX2_OK) {
+        ltx2_connectors_weights_free(w);
+        return st;
+    }
+    w->be = be;
+    w->dtype = dtype;
     *out = w;
     return LTX2_OK;
 }

@@ -17,8 +17,8 @@
 
 /* Sub-trees under model.diffusion_model. that belong to the text connectors, not the DiT. */
 static const char *const k_connector_prefixes[] = {"video_embeddings_connector.", "audio_embeddings_connector."};
-/* Audio latent width for random weights when the config lacks it (every LTX-2 audio VAE: 8 ch x 16 mel). */
-#define RANDOM_AUDIO_IN_CHANNELS 128
+/* Audio latent width when the config lacks it (ltx-core's default; every LTX-2 audio VAE: 8 ch x 16 mel). */
+#define DEFAULT_AUDIO_IN_CHANNELS 128
 
 #define NAME_CAP LTX2_WNAME_CAP
 
@@ -251,10 +251,28 @@ ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cf
     *out = NULL;
     ltx2_dit_weights *w = NULL;
     LTX2_TRY(weights_new(ctx, cfg, &w));
-    if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = RANDOM_AUDIO_IN_CHANNELS;
+    if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = DEFAULT_AUDIO_IN_CHANNELS;
     ltx2_wtable l = {0};
     ltx2_status st = weights_layout(ctx, w, &l, false, ltx2_backend_cpu(), LTX2_F32);
     if (st == LTX2_OK) st = ltx2_wtable_random(ctx, &l, &w->store, seed, scale);
+    ltx2_wtable_free(&l);
+    if (st != LTX2_OK) {
+        ltx2_dit_weights_free(w);
+        return st;
+    }
+    *out = w;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_dit_weights_layout_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                       const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
+    if (!be || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights (layout): NULL argument");
+    *out = NULL;
+    ltx2_dit_weights *w = NULL;
+    LTX2_TRY(weights_new(ctx, cfg, &w));
+    if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = DEFAULT_AUDIO_IN_CHANNELS;
+    ltx2_wtable l = {0};
+    ltx2_status st = weights_layout(ctx, w, &l, false, be, dtype);
     ltx2_wtable_free(&l);
     if (st != LTX2_OK) {
         ltx2_dit_weights_free(w);

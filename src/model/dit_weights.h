@@ -88,9 +88,14 @@ ltx2_status ltx2_dit_weights_to(ltx2_context *ctx, const ltx2_dit_weights *src, 
                                 ltx2_dtype dtype, ltx2_dit_weights **out);
 /* Same tensor list as the loader for cfg on the CPU in f32, every value a Philox normal (seed,
  * stream 0) times `scale`: for benches and shape tests, not a meaningful model.
- * audio_in_channels 0 becomes 128. */
+ * audio_in_channels 0 becomes 128 (ltx-core's default). */
 ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cfg, uint64_t seed, float scale,
                                     ltx2_dit_weights **out);
+/* The loader's tensor list for cfg laid out on be in dtype, every value zero (nothing read): the
+ * memory planner lays the weights out on the planning backend (backend_plan.h) to count them.
+ * audio_in_channels 0 (absent from real configs) becomes ltx-core's default, 128. */
+ltx2_status ltx2_dit_weights_layout_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                       const ltx2_dit_config *cfg, ltx2_dit_weights **out);
 void ltx2_dit_weights_free(ltx2_dit_weights *w);
 
 /* True when the linear is present (gates exist only with gated attention). */

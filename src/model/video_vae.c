@@ -248,6 +248,27 @@ static ltx2_status plan_blocks(ltx2_context *ctx, ltx2_video_decoder *dec) {
     return LTX2_OK;
 }
 
+ltx2_status ltx2_video_decoder_shape_only(ltx2_context *ctx, const ltx2_vae_config *cfg, ltx2_video_decoder **out) {
+    if (!cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");
+    *out = NULL;
+    if (cfg->n_decoder_blocks < 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "video VAE: the config has no vae.decoder_blocks");
+    ltx2_video_decoder *dec = calloc(1, sizeof(*dec));
+    if (!dec) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: decoder struct");
+    dec->cfg = *cfg;
+    dec->timestep_conditioning = cfg->timestep_conditioning > 0;
+    dec->n_blocks = cfg->n_decoder_blocks;
+    dec->blocks = calloc((size_t)(dec->n_blocks ? dec->n_blocks : 1), sizeof(*dec->blocks));
+    if (!dec->blocks) dec->n_blocks = 0;
+    ltx2_status st = dec->blocks ? plan_blocks(ctx, dec) : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: blocks");
+    if (st != LTX2_OK) {
+        ltx2_video_decoder_free(dec);
+        return st;
+    }
+    *out = dec;
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_video_decoder_load(ltx2_context *ctx, const ltx2_st_set *weights, const char *prefix,
                                     const ltx2_vae_config *cfg, ltx2_video_decoder **out) {
     if (!weights || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");

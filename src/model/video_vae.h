@@ -68,6 +68,10 @@ typedef struct ltx2_video_decoder {
     ltx2_vae_device *placed;         /* ltx2_video_decoder_place: where decodes run (NULL: the CPU) */
 } ltx2_video_decoder;
 
+/* A decoder with its block plan (kinds, channels, strides, factors) and no tensors, for the memory
+ * planner; timestep conditioning as the config says (absent: off, as in every 2.0 / 2.3 file). */
+ltx2_status ltx2_video_decoder_shape_only(ltx2_context *ctx, const ltx2_vae_config *cfg, ltx2_video_decoder **out);
+
 /* Runs every later decode of dec (ltx2_video_decoder_decode_ex, the tiled and parallel decodes) on
  * be: its convs are copied there once (bf16 where be has a bf16 conv3d). NULL or the CPU backend:
  * back to the host weights. */

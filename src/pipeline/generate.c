@@ -14,6 +14,7 @@
 #include "core/timer.h"
 #include "io/file.h"
 #include "io/npy.h"
+#include "pipeline/memory_plan.h"
 #include "pipeline/vae_parallel.h"
 #include "pipeline/generate_dist.h"
 #include "pipeline/guidance.h"
@@ -30,9 +31,6 @@
  * below a tile of two factors, else ltx-core's usual 64 px / 24 frames. */
 #define GEN_TILE_OVERLAP_PX 64
 #define GEN_TILE_OVERLAP_FRAMES 24
-/* Text K/V cache slots: (positive, negative prompt) x (video, audio stream). LTX-2.3 keys also
- * carry the step's sigma; least-recently-used eviction drops the previous step's. */
-#define GEN_TEXT_CACHE_ENTRIES 4
 
 void ltx2_generate_params_init(ltx2_generate_params *p) {
     memset(p, 0, sizeof *p);
@@ -268,6 +266,54 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
     return LTX2_OK;
 }
 
+/* The samples the largest model call of a step batches. */
+static int64_t max_call_batch(const ltx2_guidance_plan *plan) {
+    int64_t best = 1;
+    for (int c = 0; c < plan->n_calls; c++) {
+        int64_t nb = 0;
+        for (int s = 0; s < plan->n_passes; s++) nb += plan->call_of[s] == c;
+        if (nb > best) best = nb;
+    }
+    return best;
+}
+
+/* On a backend with device memory to plan: the plan from the checkpoint's configs (nothing else
+ * read), logged, and a run that cannot fit refused with the options (memory_plan.h). */
+static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
+                               const ltx2_guidance_plan *plan) {
+    if (!be->mem_info) return LTX2_OK;
+    size_t free_b = 0, total_b = 0;
+    LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
+    ltx2_st_set *set = NULL;
+    LTX2_TRY(ltx2_st_set_open(ctx, p->checkpoint, &set));
+    const ltx2_st_file *f = set->files[0];
+    ltx2_dit_config dcfg;
+    ltx2_connectors_config ccfg;
+    ltx2_vae_config vcfg;
+    ltx2_audio_vae_config acfg;
+    ltx2_status st = ltx2_dit_config_from_st(ctx, f, &dcfg);
+    if (st == LTX2_OK) st = ltx2_connectors_config_from_st(ctx, f, &ccfg);
+    if (st == LTX2_OK) st = ltx2_vae_config_from_file(ctx, f, &vcfg);
+    if (st == LTX2_OK) st = ltx2_audio_vae_config_from_file(ctx, f, &acfg);
+    int64_t text_dim = 0;
+    if (st == LTX2_OK) st = ltx2_connectors_text_dim(ctx, f, &ccfg, &text_dim);
+    const ltx2_mem_request req = {.dit = &dcfg, .conn = &ccfg, .vae = &vcfg, .audio = &acfg, .frames = p->frames,
+                                  .height = p->height, .width = p->width, .fps = p->fps,
+                                  .batch = max_call_batch(plan), .text_tokens = LTX2_PIPE_TEXT_TOKENS, .text_dim = text_dim,
+                                  .text_cache_entries = LTX2_PIPE_TEXT_CACHE_ENTRIES, .vae_tile_px = p->vae_tile_px,
+                                  .vae_tile_frames = p->vae_tile_frames, .free_bytes = free_b};
+    ltx2_mem_plan mp;
+    if (st == LTX2_OK) st = ltx2_mem_plan_make(ctx, &req, &mp);
+    if (st == LTX2_OK) {
+        char text[LTX2_MEM_PLAN_TEXT_CAP];
+        ltx2_mem_plan_format(&mp, text, sizeof text, "");
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) LTX2_LOGI(ctx, "%s", line);
+        st = ltx2_mem_plan_check(ctx, &req, &mp);
+    }
+    ltx2_st_set_close(set);
+    return st;
+}
+
 static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
                             ltx2_pipe_models *m, const ltx2_generate_dist *dist, ltx2_generate_result *r) {
     const double t0 = ltx2_timer_now();
@@ -280,6 +326,18 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     const bool rank0 = !dist || dist->world->rank == 0;
     const char *dump = rank0 ? p->dump_dir : NULL;
     char name[64];
+
+    /* the guidance plan (how many passes each model call batches) and, on a device, the memory
+     * plan: refusals before anything is loaded */
+    ltx2_sem_rules rules = ltx2_sem_rules_for((ltx2_semantics)p->semantics);
+    if (p->latent_bf16 >= 0) rules.latent_bf16 = p->latent_bf16 != 0;
+    ltx2_guidance_params gp;
+    gp.video = (ltx2_guidance_scales){p->video_cfg, p->video_stg, p->video_rescale, p->video_modality, 0};
+    ltx2_guidance_scales audio_in = {p->audio_cfg, p->audio_stg, p->audio_rescale, p->audio_modality, 0};
+    LTX2_TRY(ltx2_guidance_resolve_audio(ctx, &rules, &gp.video, &audio_in, &gp.audio));
+    ltx2_guidance_plan plan;
+    LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp, &plan));
+    if (!dist) LTX2_TRY(plan_memory(ctx, p, be, &plan));
 
     /* ranks read only their shards of the DiT's layers from the file (no whole copy anywhere) */
     LTX2_TRY(dist ? ltx2_pipe_models_load_dit_replicated(ctx, p->checkpoint, m)
@@ -303,14 +361,6 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                         (long long)g.lc, (long long)m->dit->cfg.in_channels);
         goto done;
     }
-    ltx2_sem_rules rules = ltx2_sem_rules_for((ltx2_semantics)p->semantics);
-    if (p->latent_bf16 >= 0) rules.latent_bf16 = p->latent_bf16 != 0;
-    ltx2_guidance_params gp;
-    gp.video = (ltx2_guidance_scales){p->video_cfg, p->video_stg, p->video_rescale, p->video_modality, 0};
-    ltx2_guidance_scales audio_in = {p->audio_cfg, p->audio_stg, p->audio_rescale, p->audio_modality, 0};
-    if ((st = ltx2_guidance_resolve_audio(ctx, &rules, &gp.video, &audio_in, &gp.audio)) != LTX2_OK) goto done;
-    ltx2_guidance_plan plan;
-    if ((st = ltx2_guidance_plan_make(ctx, &rules, &gp, &plan)) != LTX2_OK) goto done;
     const bool need_neg = ltx2_guidance_plan_slot(&plan, LTX2_PASS_UNCOND) >= 0;
     if (need_neg && !p->negative_prompt_embeds) {
         st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "CFG (video %g, audio %g) needs negative prompt embeddings; give them "
@@ -416,7 +466,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     L.av_timestep = ltx2_sem_dit_av_timestep(&rules, m->dit->cfg.cross_attention_adaln);
     L.stg_blend_every_block = rules.dit_stg_blend_every_block;
     L.rope_ladder_f32 = rules.dit_rope_ladder_f32;
-    if ((st = ltx2_dit_text_cache_create(ctx, GEN_TEXT_CACHE_ENTRIES, &L.text_cache)) != LTX2_OK) goto done;
+    if ((st = ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &L.text_cache)) != LTX2_OK) goto done;
     dit_dump ddump = {.ctx = ctx};
     if (dump && !L.dp) { /* the sharded DiT has no dump hook */
         int n = snprintf(ddump.dir, sizeof ddump.dir, "%s/dit", dump);

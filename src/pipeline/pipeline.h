@@ -17,6 +17,12 @@
 #include "model/video_vae.h"
 #include "model/vocoder.h"
 
+/* Text K/V cache slots of a generation: (positive, negative prompt) x (video, audio stream).
+ * LTX-2.3 keys also carry the step's sigma; least-recently-used eviction drops the previous
+ * step's. */
+#define LTX2_PIPE_TEXT_CACHE_ENTRIES 4
+/* Prompt length after the connectors (ltx-pipelines pads the Gemma tokens to 1024). */
+#define LTX2_PIPE_TEXT_TOKENS 1024
 /* ltx_core types.py AudioLatentShape.from_duration defaults (the pipelines never override them):
  * 16 kHz mel frames every 160 samples, 4 mel frames per latent -> 25 latents per second. */
 #define LTX2_PIPE_AUDIO_SAMPLE_RATE 16000

@@ -1,0 +1,248 @@
+/* The planning backend (backend_plan.h): every op is a no-op, every allocation a fake address, and
+ * the bytes held are counted. It tags its tensors as CUDA device memory and takes the dtypes the
+ * CUDA backend takes, so a forward runs the same device path it would run on a GPU. */
+#include "backend/backend_plan.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fake addresses start here (never 0, never a plausible host pointer) and advance by each
+ * allocation rounded up to this alignment (cudaMalloc's is at least 256 bytes). */
+#define PLAN_BASE_ADDR ((uintptr_t)1 << 44)
+#define PLAN_ALIGN 256
+
+typedef struct plan_buf {
+    uintptr_t addr;
+    size_t bytes;
+} plan_buf;
+
+typedef struct plan_impl {
+    uintptr_t next;
+    plan_buf *live;
+    size_t n_live, cap_live;
+    size_t cur, peak;
+    bool oom; /* the live table could not grow: the counts are incomplete */
+} plan_impl;
+
+static plan_impl *impl_of(const ltx2_backend *be) { return (plan_impl *)be->impl; }
+
+static bool plan_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
+    (void)be;
+    /* as the CUDA backend: the tensor-core ops bf16 only; fp8 GEMMs are planned like bf16 ones */
+    if (op == LTX2_OP_GEMM_FP8) return dt == LTX2_F8_E4M3;
+    if (op == LTX2_OP_ATTENTION || op == LTX2_OP_CONV3D) return dt == LTX2_BF16;
+    return op >= 0 && op < LTX2_OP_COUNT && (dt == LTX2_F32 || dt == LTX2_BF16);
+}
+
+static ltx2_status plan_alloc(const ltx2_backend *be, ltx2_context *ctx, size_t nbytes, void **out) {
+    plan_impl *p = impl_of(be);
+    if (p->n_live == p->cap_live) {
+        const size_t cap = p->cap_live ? 2 * p->cap_live : 64;
+        plan_buf *nb = realloc(p->live, cap * sizeof *nb);
+        if (!nb) {
+            p->oom = true;
+            return LTX2_ERROR(ctx, LTX2_ERR_OOM, "planning backend: allocation table");
+        }
+        p->live = nb;
+        p->cap_live = cap;
+    }
+    const size_t bytes = (nbytes + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
+    p->live[p->n_live++] = (plan_buf){p->next, bytes};
+    *out = (void *)p->next;
+    p->next += bytes ? bytes : PLAN_ALIGN;
+    p->cur += bytes;
+    if (p->cur > p->peak) p->peak = p->cur;
+    return LTX2_OK;
+}
+
+static void plan_free(const ltx2_backend *be, void *ptr) {
+    plan_impl *p = impl_of(be);
+    for (size_t i = 0; ptr && i < p->n_live; i++)
+        if (p->live[i].addr == (uintptr_t)ptr) {
+            p->cur -= p->live[i].bytes;
+            p->live[i] = p->live[--p->n_live];
+            return;
+        }
+}
+
+static ltx2_status plan_xfer(const ltx2_backend *be, ltx2_context *ctx, void *dst, const void *src, size_t n) {
+    (void)be, (void)ctx, (void)dst, (void)src, (void)n;
+    return LTX2_OK;
+}
+
+static ltx2_status plan_download(const ltx2_backend *be, ltx2_context *ctx, void *dst, const void *src, size_t n) {
+    (void)be, (void)ctx, (void)src;
+    memset(dst, 0, n); /* host readers see zeros, never uninitialised memory */
+    return LTX2_OK;
+}
+
+static ltx2_status plan_copy_2d(const ltx2_backend *be, ltx2_context *ctx, void *dst, size_t dpitch, const void *src,
+                                size_t spitch, size_t width, size_t rows) {
+    (void)be, (void)ctx, (void)dst, (void)dpitch, (void)src, (void)spitch, (void)width, (void)rows;
+    return LTX2_OK;
+}
+
+static ltx2_status plan_sync(const ltx2_backend *be, ltx2_context *ctx) {
+    (void)ctx;
+    return impl_of(be)->oom ? LTX2_ERR_OOM : LTX2_OK;
+}
+
+/* ---- ops: nothing to compute ---- */
+
+#define PLAN_UNUSED6(a, b, c, d, e, f) (void)(a), (void)(b), (void)(c), (void)(d), (void)(e), (void)(f)
+
+static ltx2_status plan_gemm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *w,
+                             ltx2_b_layout l, const ltx2_tensor *bias, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, w, l, bias), (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_rms_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                 const ltx2_tensor *weight, float eps, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, weight, eps, y);
+    return LTX2_OK;
+}
+static ltx2_status plan_layer_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                   const ltx2_tensor *weight, const ltx2_tensor *bias, float eps, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, weight, bias, eps), (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_softmax(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y) {
+    (void)be, (void)ctx, (void)x, (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *x,
+                              ltx2_tensor *y) {
+    (void)be, (void)ctx, (void)op, (void)x, (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_binary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *a,
+                               const ltx2_tensor *b, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, op, a, b, y);
+    return LTX2_OK;
+}
+static ltx2_status plan_convert(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y) {
+    (void)be, (void)ctx, (void)x, (void)y;
+    return LTX2_OK;
+}
+
+/* The CUDA attention's workspace (kernels/attention.cu, ltx2_k_attention_workspace): a bf16 copy
+ * of K when K is normalised or rotated on the fly, and f32 per-row q scales with a q norm; taken
+ * and returned around the kernel, so it counts toward the peak. */
+static ltx2_status plan_attention(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *q,
+                                  const ltx2_tensor *k, const ltx2_tensor *v, const ltx2_attn_args *a,
+                                  ltx2_tensor *out) {
+    (void)v, (void)out;
+    if (!(a->k_norm || a->q_norm || a->k_cos)) return LTX2_OK;
+    size_t bytes = (size_t)ltx2_tensor_numel(k) * 2;
+    if (a->q_norm) bytes += (size_t)(q->shape[0] * q->shape[1]) * sizeof(float);
+    void *ws = NULL;
+    LTX2_TRY(plan_alloc(be, ctx, bytes, &ws));
+    plan_free(be, ws);
+    return LTX2_OK;
+}
+static ltx2_status plan_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_rope_type type,
+                             int64_t heads, const ltx2_tensor *cos_t, const ltx2_tensor *sin_t, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, type, heads, cos_t), (void)sin_t, (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
+                               const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, bool silu,
+                               ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, d, x, w, bias), (void)silu, (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float eps,
+                                   bool silu, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, eps, silu, y);
+    return LTX2_OK;
+}
+static ltx2_status plan_d2s(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_d2s_args *a,
+                            const ltx2_tensor *residual, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, a, residual, y);
+    return LTX2_OK;
+}
+static ltx2_status plan_s2d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_s2d_args *a,
+                            const ltx2_tensor *residual, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, a, residual, y);
+    return LTX2_OK;
+}
+static ltx2_status plan_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                      ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
+                                      const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, norm, eps, scale), (void)shift, (void)m, (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
+                                  const ltx2_tensor *gate, const ltx2_mod_rows *m) {
+    PLAN_UNUSED6(be, ctx, x, y, gate, m);
+    return LTX2_OK;
+}
+static ltx2_status plan_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o, const ltx2_tensor *logits,
+                                  int64_t heads) {
+    (void)be, (void)ctx, (void)o, (void)logits, (void)heads;
+    return LTX2_OK;
+}
+static ltx2_status plan_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *w,
+                                const ltx2_gemm_ex_args *a, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, w, a, y);
+    return LTX2_OK;
+}
+static ltx2_status plan_row_sumsq(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *ss) {
+    (void)be, (void)ctx, (void)x, (void)ss;
+    return LTX2_OK;
+}
+static ltx2_status plan_rms_apply(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                  const ltx2_tensor *ss, int64_t n, const ltx2_tensor *weight, float eps,
+                                  ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, ss, n, weight), (void)eps, (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_fp8(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float scale,
+                            ltx2_tensor *y) {
+    (void)be, (void)ctx, (void)x, (void)scale, (void)y;
+    return LTX2_OK;
+}
+
+static void plan_destroy(ltx2_backend *be) {
+    plan_impl *p = impl_of(be);
+    if (p) free(p->live);
+    free(p);
+    free(be);
+}
+
+ltx2_status ltx2_backend_plan_create(ltx2_context *ctx, ltx2_backend **out) {
+    *out = NULL;
+    ltx2_backend *be = calloc(1, sizeof *be);
+    plan_impl *p = calloc(1, sizeof *p);
+    if (!be || !p) {
+        free(be);
+        free(p);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "planning backend");
+    }
+    p->next = PLAN_BASE_ADDR;
+    *be = (ltx2_backend){
+        .name = "plan", .device = LTX2_DEVICE_CUDA, .device_index = 0, .impl = p,
+        .supports = plan_supports, .alloc = plan_alloc, .free = plan_free, .upload = plan_xfer,
+        .download = plan_download, .copy = plan_xfer, .copy_2d = plan_copy_2d, .sync = plan_sync,
+        .gemm = plan_gemm, .rms_norm = plan_rms_norm, .layer_norm = plan_layer_norm, .softmax = plan_softmax,
+        .unary = plan_unary, .binary = plan_binary, .convert = plan_convert, .attention = plan_attention,
+        .rope = plan_rope, .conv3d = plan_conv3d, .pixel_norm = plan_pixel_norm, .depth_to_space = plan_d2s,
+        .space_to_depth = plan_s2d, .norm_modulate = plan_norm_modulate, .gated_add = plan_gated_add,
+        .head_gate = plan_head_gate, .gemm_ex = plan_gemm_ex, .row_sumsq = plan_row_sumsq,
+        .rms_apply = plan_rms_apply, .fp8 = plan_fp8, .destroy = plan_destroy,
+    };
+    *out = be;
+    return LTX2_OK;
+}
+
+void ltx2_backend_plan_counts(const ltx2_backend *be, size_t *current, size_t *peak) {
+    const plan_impl *p = impl_of(be);
+    if (current) *current = p->cur;
+    if (peak) *peak = p->peak;
+}
+
+void ltx2_backend_plan_reset_peak(ltx2_backend *be) {
+    plan_impl *p = impl_of(be);
+    p->peak = p->cur;
+}

@@ -1,0 +1,403 @@
+/* The generation's device memory plan (memory_plan.h). */
+#include "pipeline/memory_plan.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend_plan.h"
+#include "core/context.h"
+#include "model/dit.h"
+#include "model/dit_weights.h"
+#include "model/video_vae.h"
+#include "pipeline/pipeline.h"
+
+/* Device storage dtype of every model (bf16) and of the AdaLN / modulation tables the decoders
+ * upload in f32. */
+#define PLAN_ES 2
+#define PLAN_F32 4
+/* Every device allocation is rounded to this (backend_plan.h, as the CUDA allocator at least). */
+#define PLAN_ALLOC_ALIGN 256
+/* The VAE convs' kernel: 3 x 3 x 3 everywhere (video_vae_internal.h VAE_KERNEL). */
+#define PLAN_VAE_TAPS 27
+/* The audio VAE: 3 x 3 causal convs, the (2, 1, 3) upsample phase conv to 4 phases, 1x1 shortcuts
+ * (audio_vae.c). */
+#define PLAN_AUDIO_TAPS 9
+#define PLAN_AUDIO_PHASE_TAPS 6
+#define PLAN_AUDIO_PHASES 4
+/* Device convs take channels in multiples of this (vae_run.h VAE_CONV_CHANNEL_ALIGN). */
+#define PLAN_CHANNEL_ALIGN 8
+/* The connectors' forward (not measured: its input, the Gemma states, is too large to fake on the
+ * host): the projection input [S, text_dim] uploaded in bf16, plus at most this many [S, inner]
+ * buffers live at once (block input, norm output, q, k, v, attention output, gate logits, the
+ * 4-wide FFN hidden, the block output and the registers: 12, rounded up). */
+#define PLAN_CONNECTOR_LIVE_BUFFERS 16
+/* The two sigmas the DiT stage runs at (any two distinct values): LTX-2.3 keys its text K/V cache
+ * by sigma, so the second call fills the cache as every later step does. */
+#define PLAN_SIGMA_A 1.0f
+#define PLAN_SIGMA_B 0.5f
+/* Tile sizes (pixels) and frame counts tried for advice. */
+static const int64_t ADVICE_TILES_PX[] = {512, 384, 256};
+static const int ADVICE_RANKS[] = {2, 4, 8};
+
+static const char *const STAGE_NAMES[LTX2_MEM_STAGES] = {"text", "denoise", "video decode", "audio decode"};
+
+const char *ltx2_mem_stage_name(ltx2_mem_stage_id s) {
+    return s >= 0 && s < LTX2_MEM_STAGES ? STAGE_NAMES[s] : "?";
+}
+
+static uint64_t a256(uint64_t b) { return (b + PLAN_ALLOC_ALIGN - 1) / PLAN_ALLOC_ALIGN * PLAN_ALLOC_ALIGN; }
+static int64_t align_ch(int64_t c) { return (c + PLAN_CHANNEL_ALIGN - 1) / PLAN_CHANNEL_ALIGN * PLAN_CHANNEL_ALIGN; }
+static uint64_t act(int64_t elems, int es) { return a256((uint64_t)elems * (uint64_t)es); }
+static uint64_t max_u(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+static int64_t text_dim_of(const ltx2_mem_request *req) { return req->text_dim ? req->text_dim : LTX2_GEMMA_TEXT_DIM; }
+
+/* ---- denoise: the DiT forward on the planning backend ---- */
+
+typedef struct dit_inputs {
+    float *vl, *al, *vp, *ap, *vt, *at, *sg, *vc, *ac, *vo, *ao;
+} dit_inputs;
+
+static void dit_inputs_free(dit_inputs *d) {
+    free(d->vl), free(d->al), free(d->vp), free(d->ap), free(d->vt), free(d->at), free(d->sg);
+    free(d->vc), free(d->ac), free(d->vo), free(d->ao);
+}
+
+static float *zeros(int64_t n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(float)); }
+
+static ltx2_status plan_dit(ltx2_context *ctx, const ltx2_mem_request *req, const ltx2_pipe_geometry *g,
+                            uint64_t *weights, uint64_t *stage, uint64_t *text_weights) {
+    ltx2_backend *pb = NULL;
+    LTX2_TRY(ltx2_backend_plan_create(ctx, &pb));
+    ltx2_dit_weights *w = NULL;
+    ltx2_connectors_weights *cw = NULL;
+    ltx2_dit_text_cache *cache = NULL;
+    dit_inputs d = {0};
+    size_t cur = 0, peak = 0;
+    ltx2_status st = ltx2_connectors_weights_layout_on(ctx, pb, LTX2_BF16, req->conn, text_dim_of(req), &cw);
+    if (st == LTX2_OK) {
+        ltx2_backend_plan_counts(pb, &cur, NULL);
+        *text_weights = cur;
+        st = ltx2_dit_weights_layout_on(ctx, pb, LTX2_BF16, req->dit, &w);
+    }
+    if (st == LTX2_OK) {
+        ltx2_backend_plan_counts(pb, &cur, NULL);
+        *weights = cur - *text_weights;
+        ltx2_backend_plan_reset_peak(pb);
+        st = ltx2_dit_text_cache_create(ctx, req->text_cache_entries, &cache);
+    }
+    const int64_t B = req->batch, Tv = g->video_tokens, Ta = g->at, S = req->text_tokens;
+    const int64_t Cv = w ? w->cfg.in_channels : 0, Ca = w ? w->cfg.audio_in_channels : 0;
+    const int64_t dv = req->conn->video.inner_dim, da = req->conn->audio.inner_dim;
+    if (st == LTX2_OK) {
+        d.vl = zeros(B * Tv * Cv), d.al = zeros(B * Ta * Ca), d.vp = zeros(B * 3 * Tv * 2), d.ap = zeros(B * Ta * 2);
+        d.vt = zeros(B * Tv), d.at = zeros(B * Ta), d.sg = zeros(B), d.vc = zeros(B * S * dv), d.ac = zeros(B * S * da);
+        d.vo = zeros(B * Tv * Cv), d.ao = zeros(B * Ta * Ca);
+        if (!d.vl || !d.al || !d.vp || !d.ap || !d.vt || !d.at || !d.sg || !d.vc || !d.ac || !d.vo || !d.ao)
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "memory plan: DiT inputs for %lld samples", (long long)B);
+    }
+    /* each sample its own prompt (the cache keys on the context bytes), as CFG's two prompts */
+    for (int64_t b = 0; st == LTX2_OK && b < B; b++) {
+        for (int64_t i = 0; i < S * dv; i++) d.vc[b * S * dv + i] = (float)b;
+        for (int64_t i = 0; i < S * da; i++) d.ac[b * S * da + i] = (float)b;
+    }
+    const float sigmas[2] = {PLAN_SIGMA_A, PLAN_SIGMA_B};
+    for (int k = 0; k < 2 && st == LTX2_OK; k++) {
+        for (int64_t i = 0; i < B * Tv; i++) d.vt[i] = sigmas[k];
+        for (int64_t i = 0; i < B * Ta; i++) d.at[i] = sigmas[k];
+        for (int64_t b = 0; b < B; b++) d.sg[b] = sigmas[k];
+        ltx2_dit_forward_params fp;
+        ltx2_dit_forward_params_init(&fp);
+        fp.batch = B;
+        fp.video = (ltx2_dit_modality){d.vl, d.vp, d.vt, d.sg, d.vc, NULL, Tv, S};
+        fp.audio = (ltx2_dit_modality){d.al, d.ap, d.at, d.sg, d.ac, NULL, Ta, S};
+        fp.text_cache = cache;
+        st = ltx2_dit_forward(ctx, w, &fp, d.vo, d.ao);
+    }
+    if (st == LTX2_OK) {
+        ltx2_backend_plan_counts(pb, &cur, &peak);
+        *stage = peak - *weights - *text_weights;
+    } else {
+        ltx2_error_prefix(ctx, "memory plan: the DiT forward on the planning backend");
+    }
+    dit_inputs_free(&d);
+    ltx2_dit_text_cache_free(cache);
+    ltx2_dit_weights_free(w);
+    ltx2_connectors_weights_free(cw);
+    ltx2_backend_free(pb);
+    return st;
+}
+
+/* ---- text: the connectors' forward (estimate, see PLAN_CONNECTOR_LIVE_BUFFERS) ---- */
+
+static uint64_t plan_text_stage(const ltx2_mem_request *req) {
+    const int64_t S = req->text_tokens;
+    const int64_t inner = req->conn->video.inner_dim > req->conn->audio.inner_dim ? req->conn->video.inner_dim
+                                                                                  : req->conn->audio.inner_dim;
+    return act(S * text_dim_of(req), PLAN_ES) + PLAN_CONNECTOR_LIVE_BUFFERS * act(S * inner, PLAN_ES);
+}
+
+/* ---- video decode: video_vae_decode.c's buffers ---- */
+
+static uint64_t conv_bytes(int64_t taps, int64_t c_in, int64_t c_out) {
+    return act(taps * c_in * c_out, PLAN_ES) + act(c_out, PLAN_ES);
+}
+
+uint64_t ltx2_mem_plan_video_vae_weights(const ltx2_video_decoder *dec) {
+    const ltx2_vae_config *c = &dec->cfg;
+    uint64_t w = conv_bytes(PLAN_VAE_TAPS, c->latent_channels, c->decoder_base_channels * 8);
+    int64_t c_last = c->decoder_base_channels * 8;
+    for (int i = 0; i < dec->n_blocks; i++) {
+        const ltx2_vae_dec_block *b = &dec->blocks[i];
+        if (b->kind == LTX2_VAE_RES_X) {
+            w += 2 * (uint64_t)b->n_layers * conv_bytes(PLAN_VAE_TAPS, b->c_in, b->c_in);
+        } else {
+            const int64_t prod = b->stride[0] * b->stride[1] * b->stride[2];
+            w += conv_bytes(PLAN_VAE_TAPS, b->c_in, prod * b->c_out);
+        }
+        c_last = b->c_out;
+    }
+    return w + conv_bytes(PLAN_VAE_TAPS, c_last, c->out_channels * c->patch_size * c->patch_size);
+}
+
+/* The decode's peak on a latent of lat[0] frames x lat[1] rows x lat[2] columns (batch 1): the
+ * buffers live at each point of video_vae_decode.c, retired ones counted until the flush that
+ * frees them. */
+uint64_t ltx2_mem_plan_video_decode_peak(const ltx2_video_decoder *dec, const int64_t lat[3]) {
+    const ltx2_vae_config *c = &dec->cfg;
+    int64_t T = lat[0], H = lat[1], W = lat[2], C = c->decoder_base_channels * 8;
+    const bool tc = dec->timestep_conditioning;
+    uint64_t x = act(T * H * W * C, PLAN_ES);
+    uint64_t peak = act(T * H * W * c->latent_channels, PLAN_ES) + x; /* conv_in */
+    for (int i = 0; i < dec->n_blocks; i++) {
+        const ltx2_vae_dec_block *b = &dec->blocks[i];
+        if (b->kind == LTX2_VAE_RES_X) {
+            /* x, the norm output, conv1's and conv2's outputs, the noise terms, the AdaLN table */
+            uint64_t layer = 4 * x;
+            if (b->inject_noise) layer += 2 * act(H * W * b->c_in, PLAN_ES);
+            if (tc) layer += act(4 * b->c_in, PLAN_F32);
+            peak = max_u(peak, layer);
+        } else {
+            const int64_t drop = b->stride[0] == 2 ? 1 : 0;
+            const int64_t prod = b->stride[0] * b->stride[1] * b->stride[2];
+            const uint64_t y = act(T * H * W * prod * b->c_out, PLAN_ES);
+            T = T * b->stride[0] - drop, H *= b->stride[1], W *= b->stride[2], C = b->c_out;
+            const uint64_t out = act(T * H * W * C, PLAN_ES);
+            peak = max_u(peak, x + y + out);
+            x = out;
+        }
+    }
+    const uint64_t tbl = tc ? act(2 * C, PLAN_F32) : 0;
+    const uint64_t y = act(T * H * W * c->out_channels * c->patch_size * c->patch_size, PLAN_ES);
+    return max_u(peak, x + y + tbl);
+}
+
+/* ---- audio decode: audio_vae_decode.c's buffers ---- */
+
+uint64_t ltx2_mem_plan_audio_vae_weights(const ltx2_audio_vae_config *a) {
+    int64_t c = a->ch * a->ch_mult[a->n_levels - 1];
+    uint64_t w = conv_bytes(PLAN_AUDIO_TAPS, align_ch(a->z_channels), c);
+    for (int k = 0; k < 2; k++) w += 2 * conv_bytes(PLAN_AUDIO_TAPS, c, c); /* mid.block_1, _2 */
+    for (int l = a->n_levels - 1; l >= 0; l--) {
+        const int64_t co = a->ch * a->ch_mult[l];
+        for (int64_t b = 0; b <= a->num_res_blocks; b++) {
+            w += conv_bytes(PLAN_AUDIO_TAPS, c, co) + conv_bytes(PLAN_AUDIO_TAPS, co, co);
+            if (c != co) w += conv_bytes(1, c, co);
+            c = co;
+        }
+        if (l != 0) w += conv_bytes(PLAN_AUDIO_PHASE_TAPS, c, PLAN_AUDIO_PHASES * c);
+    }
+    return w + conv_bytes(PLAN_AUDIO_TAPS, c, align_ch(a->out_ch));
+}
+
+uint64_t ltx2_mem_plan_audio_decode_peak(const ltx2_audio_vae_config *a, int64_t t, int64_t f) {
+    int64_t c = a->ch * a->ch_mult[a->n_levels - 1];
+    uint64_t x = act(t * f * c, PLAN_ES);
+    uint64_t peak = act(t * f * align_ch(a->z_channels), PLAN_ES) + x; /* conv_in */
+    /* a res block: x, the norm output (c_in), conv1's and conv2's outputs and the shortcut (c_out) */
+#define RES_PEAK(ci, co) (act(t * f * (ci), PLAN_ES) * 2 + act(t * f * (co), PLAN_ES) * ((ci) != (co) ? 3 : 2))
+    peak = max_u(peak, RES_PEAK(c, c));
+    for (int l = a->n_levels - 1; l >= 0; l--) {
+        const int64_t co = a->ch * a->ch_mult[l];
+        for (int64_t b = 0; b <= a->num_res_blocks; b++) {
+            peak = max_u(peak, RES_PEAK(c, co));
+            c = co;
+        }
+        x = act(t * f * c, PLAN_ES);
+        if (l != 0) {
+            const uint64_t y = act(t * f * PLAN_AUDIO_PHASES * c, PLAN_ES);
+            t = 2 * t - 1, f *= 2;
+            const uint64_t out = act(t * f * c, PLAN_ES);
+            peak = max_u(peak, x + y + out);
+            x = out;
+        }
+    }
+#undef RES_PEAK
+    return max_u(peak, x + act(t * f * align_ch(a->out_ch), PLAN_ES));
+}
+
+/* ---- the plan ---- */
+
+static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, bool with_dit, ltx2_mem_plan *p) {
+    ltx2_video_decoder *dec = NULL;
+    LTX2_TRY(ltx2_video_decoder_shape_only(ctx, req->vae, &dec));
+    ltx2_pipe_geometry g;
+    const int64_t audio_feat = req->dit->audio_in_channels ? req->dit->audio_in_channels : 128;
+    ltx2_status st = ltx2_pipe_geometry_make(ctx, req->frames, req->height, req->width, req->fps, dec->time_factor,
+                                             dec->space_factor, req->vae->latent_channels, req->audio->z_channels,
+                                             audio_feat, &g);
+    if (st == LTX2_OK && with_dit)
+        st = plan_dit(ctx, req, &g, &p->dit_weights, &p->stage[LTX2_MEM_DENOISE], &p->text_weights);
+    if (st == LTX2_OK) {
+        p->video_tokens = g.video_tokens;
+        p->audio_tokens = g.at;
+        p->stage[LTX2_MEM_TEXT] = plan_text_stage(req);
+        const int64_t full[3] = {g.lf, g.lh, g.lw};
+        int64_t tile[3] = {g.lf, g.lh, g.lw};
+        if (req->vae_tile_frames > 0) {
+            const int64_t tf = (req->vae_tile_frames - 1) / dec->time_factor + 1;
+            tile[0] = tf < full[0] ? tf : full[0];
+        }
+        if (req->vae_tile_px > 0) {
+            const int64_t tp = req->vae_tile_px / dec->space_factor;
+            tile[1] = tp < full[1] ? tp : full[1];
+            tile[2] = tp < full[2] ? tp : full[2];
+        }
+        memcpy(p->tile_latent, tile, sizeof tile);
+        p->video_vae_weights = ltx2_mem_plan_video_vae_weights(dec);
+        p->stage[LTX2_MEM_VIDEO_DECODE] = ltx2_mem_plan_video_decode_peak(dec, tile);
+        p->audio_vae_weights = ltx2_mem_plan_audio_vae_weights(req->audio);
+        p->stage[LTX2_MEM_AUDIO_DECODE] = ltx2_mem_plan_audio_decode_peak(req->audio, g.at, g.afreq);
+    }
+    ltx2_video_decoder_free(dec);
+    return st;
+}
+
+static void plan_total(ltx2_mem_plan *p, uint64_t free_bytes) {
+    p->runtime = LTX2_MEM_RUNTIME_BYTES;
+    p->resident = p->dit_weights + p->text_weights + p->video_vae_weights + p->audio_vae_weights + p->runtime;
+    p->peak_stage = LTX2_MEM_TEXT;
+    for (int s = 1; s < LTX2_MEM_STAGES; s++)
+        if (p->stage[s] > p->stage[p->peak_stage]) p->peak_stage = (ltx2_mem_stage_id)s;
+    p->need = p->resident + p->stage[p->peak_stage];
+    p->free_bytes = free_bytes;
+    p->fits = p->need <= free_bytes;
+}
+
+ltx2_status ltx2_mem_plan_make(ltx2_context *ctx, const ltx2_mem_request *req, ltx2_mem_plan *out) {
+    if (!req || !out || !req->dit || !req->conn || !req->vae || !req->audio)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "memory plan: NULL argument");
+    if (req->batch < 1 || req->text_tokens < 1 || req->text_cache_entries < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "memory plan: batch, text tokens and cache entries must be >= 1");
+    memset(out, 0, sizeof *out);
+    LTX2_TRY(plan_core(ctx, req, true, out));
+    plan_total(out, req->free_bytes);
+    return LTX2_OK;
+}
+
+static double gib(uint64_t b) { return (double)b / (double)((uint64_t)1 << 30); }
+
+void ltx2_mem_plan_format(const ltx2_mem_plan *p, char *buf, size_t cap, const char *prefix) {
+    snprintf(buf, cap,
+             "%smemory plan (GiB): resident %.1f = DiT %.1f + text connectors %.1f + video VAE %.2f + audio VAE "
+             "%.2f + CUDA runtime %.1f\n"
+             "%s  per stage: text +%.2f, denoise +%.2f (%lld video + %lld audio tokens), video decode +%.2f (tile "
+             "%lldx%lldx%lld latents), audio decode +%.2f\n"
+             "%s  need %.1f (peak: %s), free %.1f: %s\n",
+             prefix, gib(p->resident), gib(p->dit_weights), gib(p->text_weights), gib(p->video_vae_weights),
+             gib(p->audio_vae_weights), gib(p->runtime), prefix, gib(p->stage[LTX2_MEM_TEXT]),
+             gib(p->stage[LTX2_MEM_DENOISE]), (long long)p->video_tokens, (long long)p->audio_tokens,
+             gib(p->stage[LTX2_MEM_VIDEO_DECODE]), (long long)p->tile_latent[0], (long long)p->tile_latent[1],
+             (long long)p->tile_latent[2], gib(p->stage[LTX2_MEM_AUDIO_DECODE]), prefix, gib(p->need),
+             ltx2_mem_stage_name(p->peak_stage), gib(p->free_bytes), p->fits ? "fits" : "does not fit");
+}
+
+void ltx2_mem_plan_print(const ltx2_mem_plan *p, FILE *f, const char *prefix) {
+    char buf[LTX2_MEM_PLAN_TEXT_CAP];
+    ltx2_mem_plan_format(p, buf, sizeof buf, prefix);
+    fputs(buf, f);
+}
+
+/* Appends to buf (cap bytes, NUL-terminated). */
+static void cat(char *buf, size_t cap, const char *fmt, ...) LTX2_PRINTF(3, 4);
+static void cat(char *buf, size_t cap, const char *fmt, ...) {
+    const size_t n = strlen(buf);
+    if (n + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, cap - n, fmt, ap);
+    va_end(ap);
+}
+
+ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, const ltx2_mem_plan *p) {
+    if (p->fits) return LTX2_OK;
+    char adv[1024] = "";
+    /* tiled decoding: only the decode stage changes */
+    if (p->peak_stage == LTX2_MEM_VIDEO_DECODE)
+        for (size_t k = 0; k < sizeof ADVICE_TILES_PX / sizeof ADVICE_TILES_PX[0]; k++) {
+            ltx2_mem_request r = *req;
+            r.vae_tile_px = ADVICE_TILES_PX[k];
+            if (r.vae_tile_px >= req->height && r.vae_tile_px >= req->width) continue;
+            ltx2_mem_plan q = *p;
+            if (plan_core(ctx, &r, false, &q) != LTX2_OK) break;
+            plan_total(&q, req->free_bytes);
+            if (q.fits) {
+                cat(adv, sizeof adv, "%s--vae-tile %lld (needs %.1f GiB)", adv[0] ? "; " : "", (long long)r.vae_tile_px, gib(q.need));
+                break;
+            }
+        }
+    /* fewer frames: the longest tf*k+1 that fits, by bisection on k (the need grows with the
+     * frames); none can when the weights alone do not */
+    ltx2_video_decoder *dec = NULL;
+    if (p->resident < req->free_bytes && ltx2_video_decoder_shape_only(ctx, req->vae, &dec) == LTX2_OK) {
+        const int64_t tf = dec->time_factor;
+        int64_t lo = -1, hi = (req->frames - 1) / tf; /* k <= lo fits (-1: none known), k >= hi does not */
+        uint64_t lo_need = 0;
+        while (hi - lo > 1) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            ltx2_mem_request r = *req;
+            r.frames = tf * mid + 1;
+            ltx2_mem_plan q;
+            memset(&q, 0, sizeof q);
+            if (plan_core(ctx, &r, true, &q) != LTX2_OK) break;
+            plan_total(&q, req->free_bytes);
+            if (q.fits) {
+                lo = mid;
+                lo_need = q.need;
+            } else {
+                hi = mid;
+            }
+        }
+        if (lo >= 0)
+            cat(adv, sizeof adv, "%s--frames %lld (needs %.1f GiB)", adv[0] ? "; " : "", (long long)(tf * lo + 1),
+                gib(lo_need));
+        ltx2_video_decoder_free(dec);
+    }
+    ltx2_clear_error(ctx);
+    /* DiT weights in fp8, or sharded over ranks: the DiT's linears hold all but ~0.1% of its bytes */
+    {
+        ltx2_mem_plan q = *p;
+        q.dit_weights = p->dit_weights / 2;
+        plan_total(&q, req->free_bytes);
+        cat(adv, sizeof adv, "%sfp8 DiT weights would need %.1f GiB%s (not available on a device yet)",
+            adv[0] ? "; " : "", gib(q.need), q.fits ? "" : ", still too much");
+    }
+    for (size_t k = 0; k < sizeof ADVICE_RANKS / sizeof ADVICE_RANKS[0]; k++) {
+        ltx2_mem_plan q = *p;
+        q.dit_weights = p->dit_weights / (uint64_t)ADVICE_RANKS[k];
+        plan_total(&q, req->free_bytes);
+        if (q.fits) {
+            cat(adv, sizeof adv, "%s--nproc %d with the DiT sharded over %d GPUs would need %.1f GiB each "
+                "(multi-GPU ranks do not run on devices yet)", adv[0] ? "; " : "", ADVICE_RANKS[k], ADVICE_RANKS[k],
+                gib(q.need));
+            break;
+        }
+    }
+    return LTX2_ERROR(ctx, LTX2_ERR_OOM,
+                      "not enough device memory: the generation needs %.1f GiB (resident %.1f, %s +%.1f), the device "
+                      "has %.1f GiB free. Options: %s",
+                      gib(p->need), gib(p->resident), ltx2_mem_stage_name(p->peak_stage),
+                      gib(p->stage[p->peak_stage]), gib(p->free_bytes), adv[0] ? adv : "none found");
+}

@@ -1,0 +1,98 @@
+/* The device memory a generation needs, per stage, computed before any work from the configs and
+ * the request alone (no weights read), and checked against what the device has free.
+ *
+ * Residency is what `ltx2 generate` does on a device: the DiT, the text connectors and the video
+ * and audio VAE decoders are loaded on the device up front and stay for the whole generation (one
+ * copy each, in bf16); each stage adds what it allocates while it runs:
+ * - text:    the connectors' forward (estimated, see memory_plan.c);
+ * - denoise: one DiT call's peak with the text K/V cache in its steady state: MEASURED by running
+ *            the real forward on the planning backend (backend_plan.h), twice (two sigmas);
+ * - video decode: the decoder's peak on one tile (the whole latent untiled), from the decode's
+ *            buffer lifetimes (video_vae_decode.c), which test_memory_plan checks against the
+ *            planning backend on the tiny decoders byte for byte;
+ * - audio decode: the same for the audio VAE decoder (audio_vae_decode.c).
+ * The vocoder and the Gemma text encoder are not on the device (the vocoder runs on the CPU,
+ * prompts come as precomputed embeddings). Alternatives priced for the advice of a run that does
+ * not fit: tiled VAE decoding, fewer frames, fp8 DiT weights and DiT weights sharded over ranks;
+ * the last two are estimates for features that do not run on a device yet, and say so. */
+#ifndef LTX2_PIPELINE_MEMORY_PLAN_H
+#define LTX2_PIPELINE_MEMORY_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model/audio_config.h"
+#include "model/connectors.h"
+#include "model/dit_config.h"
+#include "model/vae_config.h"
+
+typedef enum ltx2_mem_stage_id {
+    LTX2_MEM_TEXT = 0,
+    LTX2_MEM_DENOISE,
+    LTX2_MEM_VIDEO_DECODE,
+    LTX2_MEM_AUDIO_DECODE,
+    LTX2_MEM_STAGES
+} ltx2_mem_stage_id;
+
+/* The CUDA context, cuBLASLt's workspace and the allocator's slack on one device, on top of what
+ * the code allocates: a CUDA 12/13 context on Hopper holds ~500 MiB, the GEMM workspace is 32 MiB
+ * (backend_cuda.c) and the caching of freed blocks costs a few hundred MiB more; 1 GiB covers them. */
+#define LTX2_MEM_RUNTIME_BYTES ((uint64_t)1 << 30)
+
+typedef struct ltx2_mem_request {
+    const ltx2_dit_config *dit;
+    const ltx2_connectors_config *conn;
+    const ltx2_vae_config *vae;
+    const ltx2_audio_vae_config *audio;
+    int64_t frames, height, width; /* pixels */
+    double fps;
+    int64_t batch;        /* samples per DiT call (the guidance passes one call batches) */
+    int64_t text_tokens;  /* prompt length after the connectors (1024 in ltx-pipelines) */
+    int64_t text_dim;     /* the text projection's input width; 0: the real Gemma's (LTX2_GEMMA_TEXT_DIM) */
+    int64_t text_cache_entries; /* the generation's text K/V cache capacity (samples) */
+    int64_t vae_tile_px, vae_tile_frames; /* 0 = untiled */
+    uint64_t free_bytes;  /* what the device has free */
+} ltx2_mem_request;
+
+typedef struct ltx2_mem_plan {
+    /* resident weights */
+    uint64_t dit_weights, text_weights, video_vae_weights, audio_vae_weights;
+    uint64_t runtime;
+    uint64_t stage[LTX2_MEM_STAGES]; /* each stage's own peak on top of the resident set */
+    uint64_t resident;               /* weights + runtime */
+    uint64_t need;                   /* resident + the largest stage */
+    ltx2_mem_stage_id peak_stage;
+    uint64_t free_bytes;
+    bool fits;
+    /* the geometry it was made for */
+    int64_t video_tokens, audio_tokens;
+    int64_t tile_latent[3]; /* latent frames, rows, columns one decode tile covers */
+} ltx2_mem_plan;
+
+const char *ltx2_mem_stage_name(ltx2_mem_stage_id s);
+
+/* Fills *out for the request (the DiT stage takes a few seconds at real sizes: it runs the
+ * forward's host side). Errors: a config the models would refuse, a geometry the pipeline would. */
+ltx2_status ltx2_mem_plan_make(ltx2_context *ctx, const ltx2_mem_request *req, ltx2_mem_plan *out);
+
+/* The plan as three lines of text (GiB), each starting with `prefix` and ending in a newline;
+ * LTX2_MEM_PLAN_TEXT_CAP holds them with a prefix of up to 64 characters. */
+#define LTX2_MEM_PLAN_TEXT_CAP 1024
+void ltx2_mem_plan_format(const ltx2_mem_plan *p, char *buf, size_t cap, const char *prefix);
+void ltx2_mem_plan_print(const ltx2_mem_plan *p, FILE *f, const char *prefix);
+
+/* LTX2_OK when the plan fits; else LTX2_ERR_OOM with a message giving what is needed, what is
+ * free, the stage that does not fit, and the alternatives that would fit (re-planned here). */
+ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, const ltx2_mem_plan *p);
+
+/* The pieces, exposed for test_memory_plan (checked against the planning backend): a decoder's
+ * device weight bytes and its decode's peak on a latent of lat = (frames, rows, columns), batch
+ * 1; the audio decoder's, on a t x f latent. */
+struct ltx2_video_decoder;
+uint64_t ltx2_mem_plan_video_vae_weights(const struct ltx2_video_decoder *dec);
+uint64_t ltx2_mem_plan_video_decode_peak(const struct ltx2_video_decoder *dec, const int64_t lat[3]);
+uint64_t ltx2_mem_plan_audio_vae_weights(const ltx2_audio_vae_config *a);
+uint64_t ltx2_mem_plan_audio_decode_peak(const ltx2_audio_vae_config *a, int64_t t, int64_t f);
+
+#endif

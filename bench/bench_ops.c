@@ -129,6 +129,23 @@ static double copy_bandwidth(const bench_opts *o, const ltx2_backend *be, ltx2_c
     return bw;
 }
 
+/* One "ops" row: fn(job) timed as moving `bytes`, against a copy of the same bytes at copy_bw;
+ * *job_st is the job's status once measured (a failed op is a note, not a row). */
+static void report_row(const bench_opts *o, bench_report *r, ltx2_context *ctx, const ltx2_backend *be,
+                       const char *name, double bytes, double copy_bw, void (*fn)(void *), void *job, int inner,
+                       const ltx2_status *job_st) {
+    bench_row row = {.bench = "ops", .name = name, .device = be->name, .bytes = bytes,
+                     .baseline = be->device == LTX2_DEVICE_CPU ? "memcpy" : "d2d_copy",
+                     .baseline_s = bytes / copy_bw, .roof_rate = copy_bw, .roof = "copy_bw"};
+    row.st = bench_measure(o, fn, job, inner);
+    if (*job_st != LTX2_OK) {
+        bench_report_note(r, "%s: %s", name, ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+        return;
+    }
+    bench_report_row(r, &row);
+}
+
 static void bench_device(const bench_opts *o, bench_report *r, const ltx2_backend *be, ltx2_context *ctx,
                          ltx2_dtype dt, int64_t rows, int64_t dim, double copy_bw) {
     static const ltx2_op ops[] = {LTX2_OP_RMS_NORM,  LTX2_OP_ROW_SUMSQ, LTX2_OP_RMS_APPLY, LTX2_OP_LAYER_NORM,
@@ -163,16 +180,7 @@ static void bench_device(const bench_opts *o, bench_report *r, const ltx2_backen
         char name[96];
         snprintf(name, sizeof(name), "%s %s [%lld,%lld]", ltx2_op_name(ops[k]), ltx2_dtype_name(dt),
                  (long long)rows, (long long)dim);
-        bench_row row = {.bench = "ops", .name = name, .device = be->name, .bytes = bytes,
-                         .baseline = be->device == LTX2_DEVICE_CPU ? "memcpy" : "d2d_copy",
-                         .baseline_s = bytes / copy_bw, .roof_rate = copy_bw, .roof = "copy_bw"};
-        row.st = bench_measure(o, run_op, &j, j.inner);
-        if (j.st != LTX2_OK) {
-            bench_report_note(r, "%s: %s", name, ltx2_last_error(ctx));
-            ltx2_clear_error(ctx);
-            continue;
-        }
-        bench_report_row(r, &row);
+        report_row(o, r, ctx, be, name, bytes, copy_bw, run_op, &j, j.inner, &j.st);
     }
 done:
     be->free(be, px);
@@ -225,16 +233,7 @@ static void bench_vae_ops(const bench_opts *o, bench_report *r, const ltx2_backe
         char name[96];
         snprintf(name, sizeof(name), "%s %s [1,%lld,%lld,%lld,%lld]", ltx2_op_name(ops[k]), ltx2_dtype_name(dt),
                  (long long)T, (long long)H, (long long)W, (long long)C);
-        bench_row row = {.bench = "ops", .name = name, .device = be->name, .bytes = bytes,
-                         .baseline = be->device == LTX2_DEVICE_CPU ? "memcpy" : "d2d_copy",
-                         .baseline_s = bytes / copy_bw, .roof_rate = copy_bw, .roof = "copy_bw"};
-        row.st = bench_measure(o, run_vae_op, &j, j.inner);
-        if (j.st != LTX2_OK) {
-            bench_report_note(r, "%s: %s", name, ltx2_last_error(ctx));
-            ltx2_clear_error(ctx);
-            continue;
-        }
-        bench_report_row(r, &row);
+        report_row(o, r, ctx, be, name, bytes, copy_bw, run_vae_op, &j, j.inner, &j.st);
     }
 done:
     be->free(be, px);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "bench.h"
+#include "cpu_peak.h"
 #include "core/rng.h"
 #include "cpu/cpu_conv3d.h"
 #include "cpu/cpu_ops.h"

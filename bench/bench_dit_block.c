@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "cpu_peak.h"
 #include "core/rng.h"
 #include "cpu/cpu_ops.h"
 #include "model/dit.h"

@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "bench.h"
+#include "cpu_peak.h"
 #include "device_util.h"
 #include "core/dtype.h"
 #include "core/rng.h"

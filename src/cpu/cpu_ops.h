@@ -54,14 +54,5 @@ typedef enum ltx2_binary_op { LTX2_BINARY_ADD = 0, LTX2_BINARY_MUL = 1 } ltx2_bi
 ltx2_status ltx2_cpu_binary(ltx2_context *ctx, ltx2_binary_op op, const ltx2_tensor *a,
                             const ltx2_tensor *b, ltx2_tensor *out);
 
-/* Machine fp32 peak, measured (for benches): independent FMA chains of the widest vector this
- * build targets, on all OpenMP threads, for at least min_seconds. Returns FLOP/s. */
-double ltx2_cpu_measure_fma_peak(double min_seconds);
-/* Core clock in Hz from a chain of dependent integer adds (1 cycle each on x86); 0 when it cannot
- * be measured on this architecture. */
-double ltx2_cpu_measure_clock_hz(void);
-/* fp32 FLOPs per cycle per core this build's vector ISA allows, assuming two FMA pipes
- * (AVX-512: 2*16*2 = 64, AVX2: 2*8*2 = 32, otherwise 2). */
-int ltx2_cpu_flops_per_cycle(void);
 
 #endif

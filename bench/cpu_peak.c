@@ -1,6 +1,7 @@
-/* Measures the CPU's fp32 FMA throughput and clock, the denominators of the GEMM roofline in
- * bench/. Compiled with the same ISA flags as gemm.c so "peak" means the peak our kernel can use. */
-#include "cpu/cpu_ops.h"
+/* Measures the CPU's fp32 FMA throughput and clock (cpu_peak.h). Compiled with the same ISA flags
+ * as the engine's GEMM (src/cpu/gemm.c, bench/CMakeLists.txt) so "peak" means the peak our kernel
+ * can use. */
+#include "cpu_peak.h"
 
 #include <omp.h>
 #include <time.h>

@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
                        .tpad = LTX2_CONV_TPAD_SYMMETRIC, .spad = LTX2_CONV_SPAD_ZEROS},
                  .t = cs->t, .h = cs->h, .w = cs->w};
         int64_t out[3];
-        if (ltx2_cpu_conv3d_out_shape(NULL, &j.d, j.t, j.h, j.w, out) != LTX2_OK) continue;
+        if (ltx2_conv3d_out_shape(NULL, &j.d, j.t, j.h, j.w, out) != LTX2_OK) continue;
         j.M = out[0] * out[1] * out[2];
         j.K = 27 * cs->c_in;
         j.x = randn(1, j.t * j.h * j.w * cs->c_in);

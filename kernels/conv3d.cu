@@ -1,7 +1,7 @@
 // Causal conv3d as an implicit GEMM over NDHWC bf16 (fp32 accumulation, mma.sync bf16):
 // M = output voxels, N = c_out, K = kt*kh*kw*c_in, with A[m][k] gathered on the fly from x
 // (the padding rules are an index remap: time clamped = edge frames replicated, space zero or
-// reflect) and B = the packed weight [kt, kh, kw, c_in][c_out] of ltx2_cpu_conv3d_pack_weight.
+// reflect) and B = the packed weight [kt, kh, kw, c_in][c_out] of ltx2_conv3d_pack_weight.
 // Because c_in % 8 == 0, each 16-byte chunk of a K row lies inside one tap, so the gather is one
 // cp.async (or one zero fill) per chunk. Epilogue: + bias, optional SiLU, bf16 store.
 // All index arithmetic (tiles, im2col, padding, thread/lane maps) is in conv3d_layout.h, which

@@ -7,7 +7,7 @@
  * ldmatrix row addresses and which tile element each accumulator holds.
  * GEMM view: M = output voxels (n, to, ho, wo) row-major, N = c_out, K = (a, b, e, ci) row-major
  * over the kt x kh x kw taps and c_in, i.e. the row index of the packed weight
- * [kt, kh, kw, c_in][c_out] (ltx2_cpu_conv3d_pack_weight). */
+ * [kt, kh, kw, c_in][c_out] (ltx2_conv3d_pack_weight). */
 #ifndef LTX2_KERNELS_CONV3D_LAYOUT_H
 #define LTX2_KERNELS_CONV3D_LAYOUT_H
 

@@ -4,7 +4,7 @@
  * strides, 1x1x1, channel counts that are multiples of 8 but not of the 128 x 64 x 32 tile, odd
  * H / W, batch 2, bias / SiLU on and off, partial M and N tiles; plus the launcher's refusals.
  * Weights are generated in torch's [c_out, c_in, kt, kh, kw] layout and packed with
- * ltx2_cpu_conv3d_pack_weight, as the CUDA backend receives them. Tolerances are the op
+ * ltx2_conv3d_pack_weight, as the CUDA backend receives them. Tolerances are the op
  * harness's for CUDA conv3d (tests/test_ops.c). */
 #define _POSIX_C_SOURCE 200809L
 
@@ -90,7 +90,7 @@ static bool cpu_ref(ltx2_context *ctx, const ltx2_conv3d_desc *d, const c3_case 
 static void run_case(ltx2_context *ctx, const c3_case *c, int idx) {
     const ltx2_conv3d_desc d = desc_of(c);
     int64_t o[3];
-    if (ltx2_cpu_conv3d_out_shape(ctx, &d, c->t, c->h, c->w, o) != LTX2_OK) {
+    if (ltx2_conv3d_out_shape(ctx, &d, c->t, c->h, c->w, o) != LTX2_OK) {
         CHECK(0, "%s: bad case: %s", c->name, ltx2_last_error(ctx));
         return;
     }
@@ -102,7 +102,7 @@ static void run_case(ltx2_context *ctx, const c3_case *c, int idx) {
     float *bias = c->bias ? emu_normal(st + 2, c->co, BIAS_SCALE, 0.0f, true) : NULL;
     float *wp = malloc((size_t)nw * sizeof(float));
     float *ref = malloc((size_t)ny * sizeof(float)), *out = malloc((size_t)ny * sizeof(float));
-    CHECK(ltx2_cpu_conv3d_pack_weight(ctx, &d, w_torch, wp) == LTX2_OK, "%s: pack", c->name);
+    CHECK(ltx2_conv3d_pack_weight(ctx, &d, w_torch, wp) == LTX2_OK, "%s: pack", c->name);
     CHECK(cpu_ref(ctx, &d, c, x, wp, bias, ref, ny), "%s: cpu reference: %s", c->name, ltx2_last_error(ctx));
 
     void *dx = emu_alloc((size_t)nx * 2), *dw = emu_alloc((size_t)nw * 2), *dy = emu_alloc((size_t)ny * 2);

@@ -348,11 +348,11 @@ static void run_case(const conv_case *c) {
     const ltx2_conv3d_desc d = {.c_in = c->ci, .c_out = c->co, .kt = c->kt, .kh = c->kh, .kw = c->kw, .st = c->st,
                                 .sh = c->sh, .sw = c->sw, .tpad = c->tpad, .spad = c->spad};
     int64_t lib_out[3] = {0, 0, 0};
-    CHECK(ltx2_cpu_conv3d_out_shape(ctx, &d, c->t, c->h, c->w, lib_out) == LTX2_OK, "%s: out_shape", c->name);
+    CHECK(ltx2_conv3d_out_shape(ctx, &d, c->t, c->h, c->w, lib_out) == LTX2_OK, "%s: out_shape", c->name);
     CHECK(lib_out[0] == out[0] && lib_out[1] == out[1] && lib_out[2] == out[2],
           "%s: library output %lldx%lldx%lld, naive %lldx%lldx%lld", c->name, (long long)lib_out[0],
           (long long)lib_out[1], (long long)lib_out[2], (long long)out[0], (long long)out[1], (long long)out[2]);
-    CHECK(ltx2_cpu_conv3d_pack_weight(ctx, &d, wt, wp) == LTX2_OK, "%s: pack", c->name);
+    CHECK(ltx2_conv3d_pack_weight(ctx, &d, wt, wp) == LTX2_OK, "%s: pack", c->name);
     float *y_lib = malloc((size_t)y_numel * sizeof(float));
     CHECK(ltx2_cpu_conv3d(ctx, &d, x, c->n, c->t, c->h, c->w, wp, b, y_lib) == LTX2_OK, "%s: cpu conv3d", c->name);
 

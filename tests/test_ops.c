@@ -128,7 +128,7 @@ static tol tol_for(const op_case *c, ltx2_dtype dt) {
         break;
     case LTX2_OP_CONV3D: {
         const ltx2_conv3d_desc d = conv_desc_of(c);
-        double sK = sqrt((double)(ltx2_cpu_conv3d_packed_numel(&d) / d.c_out));
+        double sK = sqrt((double)(ltx2_conv3d_packed_numel(&d) / d.c_out));
         t.atol = (bf ? GEMM_BF16_ATOL_PER_SQRT_K : GEMM_F32_ATOL_PER_SQRT_K) * sK;
         t.rtol = GEMM_F32_RTOL;
         break;

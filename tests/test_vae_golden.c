@@ -250,7 +250,7 @@ static void missing_key(ltx2_context *ctx, const ltx2_st_set *w20) {
 static double naive_conv_check(ltx2_context *ctx, const ltx2_conv3d_desc *d, int64_t n, int64_t t, int64_t h,
                                int64_t w) {
     int64_t o[3];
-    if (ltx2_cpu_conv3d_out_shape(ctx, d, t, h, w, o) != LTX2_OK) return 1e9;
+    if (ltx2_conv3d_out_shape(ctx, d, t, h, w, o) != LTX2_OK) return 1e9;
     const int64_t taps = d->kt * d->kh * d->kw, nx = n * t * h * w * d->c_in, ny = n * o[0] * o[1] * o[2] * d->c_out;
     float *x = malloc((size_t)nx * sizeof(float)), *wt = malloc((size_t)(taps * d->c_in * d->c_out) * sizeof(float));
     float *wp = malloc((size_t)(taps * d->c_in * d->c_out) * sizeof(float)), *bias = malloc((size_t)d->c_out * sizeof(float));
@@ -287,7 +287,7 @@ static double naive_conv_check(ltx2_context *ctx, const ltx2_conv3d_desc *d, int
                         r[(((b * o[0] + tt) * o[1] + yy) * o[2] + xx) * d->c_out + co] = (float)acc;
                     }
     double rel = 1e9;
-    if (ltx2_cpu_conv3d_pack_weight(ctx, d, wt, wp) == LTX2_OK &&
+    if (ltx2_conv3d_pack_weight(ctx, d, wt, wp) == LTX2_OK &&
         ltx2_cpu_conv3d(ctx, d, x, n, t, h, w, wp, bias, y) == LTX2_OK) {
         ltx2_tensor rt = ltx2_tensor_make(r, LTX2_F32, 1, &ny), yt = ltx2_tensor_make(y, LTX2_F32, 1, &ny);
         ltx2_diff_stats s;
@@ -313,7 +313,7 @@ static void conv3d_paths(ltx2_context *ctx) {
     }
     ltx2_conv3d_desc even = descs[1];
     even.kh = 2;
-    check_error(ctx, ltx2_cpu_conv3d_check(ctx, &even), LTX2_ERR_INVALID_ARG, "odd", "even spatial kernel");
+    check_error(ctx, ltx2_conv3d_check(ctx, &even), LTX2_ERR_INVALID_ARG, "odd", "even spatial kernel");
 }
 
 typedef struct version_case {

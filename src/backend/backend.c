@@ -336,8 +336,8 @@ ltx2_status ltx2_backend_conv3d(const ltx2_backend *be, ltx2_context *ctx, const
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s conv3d: x %s must be [N >= 1, T, H, W, c_in = %lld]", be->name,
                           shape_txt(x, sx, sizeof(sx)), d ? (long long)d->c_in : -1LL);
     int64_t o[3];
-    LTX2_TRY(ltx2_cpu_conv3d_out_shape(ctx, d, x->shape[1], x->shape[2], x->shape[3], o));
-    int64_t ws[2] = {ltx2_cpu_conv3d_packed_numel(d) / d->c_out, d->c_out};
+    LTX2_TRY(ltx2_conv3d_out_shape(ctx, d, x->shape[1], x->shape[2], x->shape[3], o));
+    int64_t ws[2] = {ltx2_conv3d_packed_numel(d) / d->c_out, d->c_out};
     int64_t ys[5] = {x->shape[0], o[0], o[1], o[2], d->c_out};
     LTX2_TRY(check_input(be, ctx, op, "w", w, x->dtype, 2, ws));
     LTX2_TRY(check_vector(be, ctx, op, "bias", bias, d->c_out, x->dtype));

@@ -8,6 +8,7 @@
 #include "backend/backend_cpu_fused.h"
 #include "core/dtype.h"
 #include "cpu/cpu_attention.h"
+#include "cpu/cpu_conv3d.h"
 #include "cpu/cpu_depth_to_space.h"
 #include "cpu/cpu_space_to_depth.h"
 

@@ -41,11 +41,11 @@ static ltx2_conv3d_desc causal_desc(int64_t c_in, int64_t c_out, int64_t kt, int
 static ltx2_status pack_conv(ltx2_context *ctx, const ltx2_conv3d_desc *d, const float *w, const float *bias,
                              const char *what, ltx2_audio_conv *c) {
     c->desc = *d;
-    c->weight = malloc((size_t)ltx2_cpu_conv3d_packed_numel(d) * sizeof(float));
+    c->weight = malloc((size_t)ltx2_conv3d_packed_numel(d) * sizeof(float));
     c->bias = malloc((size_t)d->c_out * sizeof(float));
     if (!c->weight || !c->bias) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "audio VAE: packed %s", what);
     memcpy(c->bias, bias, (size_t)d->c_out * sizeof(float));
-    return ltx2_cpu_conv3d_pack_weight(ctx, d, w, c->weight);
+    return ltx2_conv3d_pack_weight(ctx, d, w, c->weight);
 }
 
 /* Loads `<prefix>decoder.<path>.conv.{weight,bias}` ([c_out, c_in, k, k], [c_out]). */

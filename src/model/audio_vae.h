@@ -10,7 +10,7 @@
 #define LTX2_MODEL_AUDIO_VAE_H
 
 #include "backend/backend.h"
-#include "cpu/cpu_conv3d.h"
+#include "backend/conv3d_desc.h"
 #include "io/safetensors.h"
 #include "ltx2/tensor.h"
 #include "model/audio_config.h"

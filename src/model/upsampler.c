@@ -89,8 +89,8 @@ static ltx2_status load_conv(ltx2_context *ctx, const ltx2_st_set *set, const ch
     float *w = NULL;
     snprintf(key, sizeof(key), "%s.weight", name);
     LTX2_TRY(load_f32(ctx, set, key, kt == 3 ? 5 : 4, kt == 3 ? s3 : s2, &w));
-    c->w = malloc((size_t)ltx2_cpu_conv3d_packed_numel(&c->desc) * sizeof(float));
-    ltx2_status st = c->w ? ltx2_cpu_conv3d_pack_weight(ctx, &c->desc, w, c->w)
+    c->w = malloc((size_t)ltx2_conv3d_packed_numel(&c->desc) * sizeof(float));
+    ltx2_status st = c->w ? ltx2_conv3d_pack_weight(ctx, &c->desc, w, c->w)
                           : LTX2_ERROR(ctx, LTX2_ERR_OOM, "upsampler: packed %s", key);
     free(w);
     if (st != LTX2_OK) return st;
@@ -269,7 +269,7 @@ static ltx2_status run_conv(ltx2_context *ctx, const ups_conv *c, const act *x, 
         src = xp.d;
     }
     int64_t o[3];
-    ltx2_status st = ltx2_cpu_conv3d_out_shape(ctx, &c->desc, xp.t, xp.h, xp.w, o);
+    ltx2_status st = ltx2_conv3d_out_shape(ctx, &c->desc, xp.t, xp.h, xp.w, o);
     if (st == LTX2_OK) st = act_alloc(ctx, y, x->n, o[0], o[1], o[2], c->desc.c_out);
     if (st == LTX2_OK) st = ltx2_cpu_conv3d(ctx, &c->desc, src, x->n, xp.t, xp.h, xp.w, c->w, c->b, y->d);
     if (st != LTX2_OK && y->d) {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "cpu/cpu_conv3d.h"
+#include "backend/conv3d_desc.h"
 
 ltx2_tensor vae_dev_view(void *data, ltx2_dtype dt, ltx2_device dev, int ndim, const int64_t *shape) {
     ltx2_tensor t = ltx2_tensor_make(data, dt, ndim, shape);
@@ -200,7 +200,7 @@ ltx2_status vae_run_dump(vae_run *r, ltx2_vae_dump_fn dump, void *user, const ch
 
 ltx2_status vae_run_conv3d(vae_run *r, const vae_dev_conv *c, const ltx2_tensor *x, ltx2_tensor *y) {
     int64_t o[3];
-    LTX2_TRY(ltx2_cpu_conv3d_out_shape(r->ctx, &c->desc, x->shape[1], x->shape[2], x->shape[3], o));
+    LTX2_TRY(ltx2_conv3d_out_shape(r->ctx, &c->desc, x->shape[1], x->shape[2], x->shape[3], o));
     const int64_t ys[5] = {x->shape[0], o[0], o[1], o[2], c->desc.c_out};
     LTX2_TRY(vae_run_new(r, 5, ys, y));
     return ltx2_backend_conv3d(r->be, r->ctx, &c->desc, x, &c->w, &c->b, false, y);

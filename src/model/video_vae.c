@@ -81,12 +81,12 @@ ltx2_status vae_load_conv(vae_loader *L, const char *path, int64_t c_in, int64_t
     float *w = NULL;
     snprintf(key, sizeof(key), "%s%s.%s.conv.weight", L->prefix, L->part, path);
     LTX2_TRY(vae_load_f32(L, key, 5, wshape, &w));
-    c->weight = malloc((size_t)ltx2_cpu_conv3d_packed_numel(&c->desc) * sizeof(float));
+    c->weight = malloc((size_t)ltx2_conv3d_packed_numel(&c->desc) * sizeof(float));
     if (!c->weight) {
         free(w);
         return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "video VAE: packed %s", key);
     }
-    ltx2_status st = ltx2_cpu_conv3d_pack_weight(L->ctx, &c->desc, w, c->weight);
+    ltx2_status st = ltx2_conv3d_pack_weight(L->ctx, &c->desc, w, c->weight);
     free(w);
     if (st != LTX2_OK) return st;
     snprintf(key, sizeof(key), "%s%s.%s.conv.bias", L->prefix, L->part, path);

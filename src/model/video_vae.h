@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpu/cpu_conv3d.h"
+#include "backend/conv3d_desc.h"
 #include "io/safetensors.h"
 #include "backend/backend.h"
 #include "ltx2/tensor.h"

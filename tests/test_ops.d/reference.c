@@ -247,8 +247,8 @@ void inputs_make(const op_case *c, int idx, inputs *in) {
     case LTX2_OP_CONV3D: {
         ltx2_conv3d_desc d = conv_desc_of(c);
         int64_t o[3];
-        ltx2_cpu_conv3d_out_shape(NULL, &d, c->shape[1], c->shape[2], c->shape[3], o);
-        int64_t K = ltx2_cpu_conv3d_packed_numel(&d) / d.c_out;
+        ltx2_conv3d_out_shape(NULL, &d, c->shape[1], c->shape[2], c->shape[3], o);
+        int64_t K = ltx2_conv3d_packed_numel(&d) / d.c_out;
         in->nw = K * d.c_out;
         in->w = gen(st + 1, in->nw, (float)(CONV_W_SCALE_PER_SQRT_K / sqrt((double)K)), 0.0f, rb);
         if (c->flags & F_BIAS) in->bias = gen(st + 2, d.c_out, 0.5f, 0.0f, rb);

@@ -10,7 +10,9 @@
 # when build-dev is missing):
 #   tests  build + device tests + the rest of ctest     (call 1)
 #   bench  build + benches + the cuDNN SDPA baseline    (call 2)
-#   build  build only;  all  tests then bench (only where one call may take ~20 minutes)
+#   build  build only
+#   all    device tests, benches, then sanitizers and the rest of ctest (one call: the machine
+#          goes back 30 s after a call, so a second call may start bare and build again)
 # Run it as (the device tool returns few files, so one tarball):
 #   bash bench/device_run.sh /tmp/res tests; tar czf "$OUT/res.tgz" -C /tmp res
 # Every step has its own timeout, a failing step does not stop the later ones, and the whole run
@@ -105,30 +107,53 @@ if [ ! -x build-dev/tests/test_ops ] || [ "$phase" = build ]; then
   fi
 fi
 
-if [ "$phase" = tests ] || [ "$phase" = all ]; then
-  # Device halves first (the point of the call); the wgmma attention kernel has never run, so it
-  # is kept out of these (a hang there would eat the call) and gets its own bounded run last.
+# The device halves first (the point of the call). The wgmma attention kernel gets its own bounded
+# run after them: a hang there (a barrier / TMA byte-count bug in attention_sm90.cu) must not eat
+# the call.
+tests_core() {
   LTX2_ATTN_IMPL=mma_sync run test_ops_cuda 120 ./build-dev/tests/test_ops -b cuda
-  run test_ops_fused 90 ./build-dev/tests/test_ops_fused
+  run test_ops_fused 60 ./build-dev/tests/test_ops_fused
   run test_dit_cuda 90 ./build-dev/tests/test_dit_cuda
   run test_vae_cuda 90 ./build-dev/tests/test_vae_cuda
   run test_generate_cuda 90 ./build-dev/tests/test_generate_cuda
+  # the user's path: the README's main job on the GPU (first line says the device; memory plan)
+  run generate_cuda 60 ./build-dev/ltx2 generate --device cuda --wav "$out/generate_cuda.wav"
   NCCL_DEBUG=WARN run test_comm_nccl 60 ./build-dev/tests/test_comm_nccl
-  # everything else (CPU tests, layout tests, fuzz replays) once more on this machine
-  LTX2_ATTN_IMPL=mma_sync run ctest 150 ctest --test-dir build-dev --output-on-failure -j8 \
-    -E '^(test_ops|test_ops_fused|test_dit_cuda|test_vae_cuda|test_generate_cuda|test_comm_nccl)$'
-  # a hang here means a barrier / TMA byte-count bug in attention_sm90.cu
   LTX2_ATTN_IMPL=wgmma run test_ops_wgmma 90 ./build-dev/tests/test_ops -o attention -b cuda -v
-fi
+}
 
-if [ "$phase" = bench ] || [ "$phase" = all ]; then
-  for b in gemm ops attention conv3d fused; do
+# compute-sanitizer on the hand-written tiled kernels (the op harness's small cases), then the rest
+# of ctest (CPU tests, layout tests, emulator, fuzz replays) once more on this machine.
+tests_extra() {
+  local tool op
+  for op in attention conv3d; do
+    for tool in memcheck racecheck synccheck; do
+      LTX2_ATTN_IMPL=mma_sync run "sanitize_${tool}_$op" 45 compute-sanitizer --tool "$tool" \
+        --error-exitcode 1 --print-limit 20 ./build-dev/tests/test_ops -o "$op" -b cuda
+    done
+  done
+  LTX2_ATTN_IMPL=wgmma run sanitize_memcheck_attention_wgmma 45 compute-sanitizer --tool memcheck \
+    --error-exitcode 1 --print-limit 20 ./build-dev/tests/test_ops -o attention -b cuda
+  LTX2_ATTN_IMPL=mma_sync run ctest 150 ctest --test-dir build-dev --output-on-failure -j"$(nproc)" \
+    -E '^(test_ops|test_ops_fused|test_dit_cuda|test_vae_cuda|test_generate_cuda|test_comm_nccl)$'
+}
+
+benches() {
+  local b
+  for b in attention conv3d fused gemm ops; do
     run "bench_$b" 100 "./build-dev/bench/bench_$b" --json "$out/bench_$b.jsonl"
   done
   # cuDNN SDPA baseline through PyTorch (cuDNN's fused attention has no C API we wrap), paired
   # with bench_attention's rows by shape name; also the PNG plot the issue asks for.
   run attention_vs_cudnn 120 python3 bench/sdpa_cudnn_torch.py --ours "$out/bench_attention.jsonl" \
     --json "$out/attention_vs_cudnn.jsonl" --plot "$out/attention_vs_cudnn.png"
-fi
+}
+
+# all: what one call must bring back first (device tests, benches), then the slower extras
+case "$phase" in
+  tests) tests_core; tests_extra ;;
+  bench) benches ;;
+  all) tests_core; benches; tests_extra ;;
+esac
 echo "done after $((SECONDS - t0))s" | tee -a "$out/summary.txt"
 exit 0

@@ -26,6 +26,7 @@ int main(void) {
 }
 #else
 #include <cuda_runtime.h>
+#include <nccl.h>
 
 /* Elements per rank block: odd, so no collective hides a partial-vector tail. */
 #define BLOCK 1001
@@ -37,6 +38,9 @@ int main(void) {
 #define ABORT_TIMEOUT_MS "8000"
 /* One bf16 ulp relative to the value (2^-7 at the top of a binade, 2^-8 at the bottom). */
 #define BF16_REL_ULP 0.0078125
+/* The first NCCL that runs several ranks on one GPU (NCCL_MULTI_RANK_GPU_ENABLE), as ncclGetVersion
+ * encodes it (major * 10000 + minor * 100 + patch). */
+#define NCCL_MULTI_RANK_GPU_VERSION 23000
 
 typedef struct result {
     float *v;
@@ -278,11 +282,21 @@ int main(void) {
     setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 0); /* two ranks on GPU 0 (NCCL >= 2.30) */
     setenv("LTX2_NCCL_TIMEOUT_MS", RUN_TIMEOUT_MS, 0); /* a broken run fails in a minute, not ten */
     ltx2_context *ctx = ltx2_context_create(NULL);
+    /* NCCL before 2.30 refuses two ranks on one GPU ("Duplicate GPU detected", invalid usage; seen
+     * with 2.28 on a one-GPU H100): two-rank worlds then need two devices. */
+    int nccl_version = 0;
+    ncclGetVersion(&nccl_version);
+    const int max_ranks = nccl_version >= NCCL_MULTI_RANK_GPU_VERSION ? 2 : n_dev;
     const int meshes[3][4] = {{1, 1, 1, 1}, {1, 1, 2, 1}, {1, 1, 1, 2}};
     for (int m = 0; m < 3; m++) {
         ltx2_mesh mesh;
         CHECK(ltx2_mesh_init(ctx, &mesh, meshes[m][0], meshes[m][1], meshes[m][2], meshes[m][3]) == LTX2_OK, "mesh");
         const int P = ltx2_mesh_world_size(&mesh);
+        if (P > max_ranks) {
+            printf("mesh %d,%d,%d,%d: not run: %d ranks on %d GPU(s) need NCCL >= 2.30 (this is %d)\n", meshes[m][0],
+                   meshes[m][1], meshes[m][2], meshes[m][3], P, n_dev, nccl_version);
+            continue;
+        }
         rank_job nc[2], nh[2], lb[2];
         const bool ok_lb = run_world(ctx, &mesh, false, false, lb);
         const bool ok_nc = run_world(ctx, &mesh, true, true, nc), ok_nh = run_world(ctx, &mesh, true, false, nh);
@@ -297,7 +311,9 @@ int main(void) {
     }
     /* abort: a short peer timeout, so a missing propagation ends in an error, not a hang */
     setenv("LTX2_NCCL_TIMEOUT_MS", ABORT_TIMEOUT_MS, 1);
-    {
+    if (max_ranks < 2) {
+        printf("abort: not run: 2 ranks on %d GPU(s) need NCCL >= 2.30 (this is %d)\n", n_dev, nccl_version);
+    } else {
         ltx2_mesh mesh;
         unsigned char id[LTX2_NCCL_UNIQUE_ID_BYTES];
         CHECK(ltx2_mesh_init(ctx, &mesh, 1, 1, 2, 1) == LTX2_OK && ltx2_comm_nccl_unique_id(ctx, id) == LTX2_OK,

@@ -31,6 +31,7 @@
 
 static void base_params(ltx2_generate_params *p) {
     ltx2_generate_params_init(p);
+    p->device = "cpu"; /* the CPU engine against the goldens, also on a machine with a GPU */
     p->checkpoint = LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors";
     p->prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_positive.safetensors";
     p->negative_prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_negative.safetensors";

@@ -289,6 +289,11 @@ static ltx2_status gemm_plan_build_ex(cuda_impl *ci, ltx2_context *ctx, cudaData
     CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al, sizeof(al)));
     CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al, sizeof(al)));
     CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al, sizeof(al)));
+    /* Split-K partial sums add up in fp32 only: the INPLACE and OUTPUT_TYPE schemes add them in the
+     * output dtype, a bf16 rounding per partial sum (seen on an H100: 5-6 bf16 ulps on cancelling
+     * outputs at K = 129 / 300 with small M and N, tests/test_ops cases 3 and 7). */
+    uint32_t red = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &red, sizeof(red)));
 
     cublasLtMatmulHeuristicResult_t heur;
     int n_found = 0;

@@ -326,7 +326,22 @@ static ltx2_status nc_split(ltx2_comm *c, ltx2_context *ctx, int color, int key,
     cfg.blocking = 0;
     ncclComm_t sub = NULL;
     NC_NCCL(nc, nc->comm, ctx, ncclCommSplit(nc->comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, &cfg));
-    if (!sub) return LTX2_OK;
+    if (color < 0) return LTX2_OK; /* this rank joins no sub-communicator */
+    /* NCCL publishes the new handle only once the split's job has finished ("*newcomm should be
+     * NCCL_COMM_NULL until comm split fully complete", init.cc): without this wait a one-rank split
+     * came back NULL on an H100 (NCCL 2.28). */
+    const double deadline = nc_now_ms() + nc->timeout_ms;
+    while (!__atomic_load_n(&sub, __ATOMIC_ACQUIRE)) {
+        ncclResult_t r = ncclSuccess;
+        if (ncclCommGetAsyncError(nc->comm, &r) != ncclSuccess) r = ncclInternalError;
+        if (r != ncclSuccess && r != ncclInProgress) return nc_result(nc, nc->comm, ctx, r, "ncclCommSplit", __LINE__);
+        if (nc_now_ms() > deadline) {
+            nc_abort_comm(nc);
+            return LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "NCCL split of comm '%s' published no communicator within %d ms; "
+                              "comm aborted", c->label, nc->timeout_ms);
+        }
+        nc_sleep();
+    }
     /* A non-blocking split finishes asynchronously on the new communicator. */
     LTX2_TRY(nc_result(NULL, sub, ctx, ncclInProgress, "ncclCommSplit (completion)", __LINE__));
     return nc_wrap(ctx, sub, nc->device, mesh, nc->timeout_ms, nc->compute, "split", out);

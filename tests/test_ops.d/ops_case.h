@@ -70,5 +70,8 @@ void inputs_make(const op_case *c, int idx, inputs *in);
 void inputs_free(inputs *in);
 /* The naive double-precision result of case c on inputs in, into ref[in->nout]. */
 void naive_ref(const op_case *c, const inputs *in, double *ref);
+/* Attention only: per output element, the standard deviation the device's bf16 roundings give it
+ * (first order; see reference.c), for the bf16 device comparison. */
+void naive_attention_bf16_sd(const op_case *c, const inputs *in, double *sd);
 
 #endif

@@ -186,7 +186,8 @@ static void check_cli(void) {
         CHECK(0, "mkdtemp failed");
         return;
     }
-    const char *small = "--height 64 --width 96 --frames 9 --steps 2";
+    /* --device cpu: ranks compute on the CPU, so the single-rank run must too on a GPU machine */
+    const char *small = "--device cpu --height 64 --width 96 --frames 9 --steps 2";
     /* frames are compared too where this build writes PNG (not on a GPU machine without libpng) */
     const bool png = ltx2_png_available();
     char args[1024];

@@ -78,12 +78,15 @@ static float *get(const ltx2_backend *be, const ltx2_tensor *t) {
     return out;
 }
 
-static bool close_all(const char *what, const float *out, const double *ref, int64_t n, double atol, double rtol) {
+/* |out - ref| <= atol + rtol |ref| (+ rtol_pre |pre[i]| where pre is given: a value rounded before
+ * the last add). */
+static bool close_all_pre(const char *what, const float *out, const double *ref, int64_t n, double atol, double rtol,
+                          const double *pre, double rtol_pre) {
     int64_t bad = 0, first = -1;
     double maxe = 0;
     for (int64_t i = 0; i < n; i++) {
         double e = fabs((double)out[i] - ref[i]);
-        if (!(e <= atol + rtol * fabs(ref[i]))) {
+        if (!(e <= atol + rtol * fabs(ref[i]) + (pre ? rtol_pre * fabs(pre[i]) : 0.0))) {
             if (first < 0) first = i;
             bad++;
         }
@@ -93,6 +96,10 @@ static bool close_all(const char *what, const float *out, const double *ref, int
           (long long)bad, (long long)n, maxe, (long long)first, first >= 0 ? out[first] : 0.0,
           first >= 0 ? ref[first] : 0.0);
     return bad == 0;
+}
+
+static bool close_all(const char *what, const float *out, const double *ref, int64_t n, double atol, double rtol) {
+    return close_all_pre(what, out, ref, n, atol, rtol, NULL, 0.0);
 }
 
 static double *to_d(const float *p, int64_t n) {
@@ -303,15 +310,23 @@ static void test_gemm_ex(void) {
         close_all(what, cpu, ref, ny, GEMM_F32_ATOL_PER_SQRT_K * sk, F32_RTOL);
         if (g_dev) {
             double *cd = to_d(cpu, ny);
+            /* cuBLASLt adds the residual (beta C) to alpha AB + bias already rounded to the bf16
+             * output type: measured on an H100 (every heuristic algorithm, 6-8 each, of a 25x80x96
+             * and a 128x256x1024 case), outputs that cancel to ~0 came out off by the whole product's
+             * rounding. Two roundings, as in a framework's separate GEMM and add; the second-to-last
+             * value's rounding (pre = out - residual) enters the tolerance. */
+            double *pre = malloc((size_t)ny * sizeof(double));
+            for (int64_t i = 0; i < ny; i++) pre[i] = cd[i] - (c->residual ? (double)res[i] : 0.0);
             for (int b = 0; b < 2; b++) {
                 float *dv = run_gemm(g_dev, b ? LTX2_BF16 : LTX2_F32, c, x, w, bias, res);
                 snprintf(what, sizeof what, "gemm_ex case %zu cuda %s vs cpu%s", ci, b ? "bf16" : "f32",
                          !b && c->gelu ? " (tanh-GELU check)" : "");
-                close_all(what, dv, cd, ny, b ? DEV_BF16_GEMM_ATOL_PER_SQRT_K * sk : GEMM_F32_ATOL_PER_SQRT_K * sk,
-                          b ? DEV_BF16_RTOL : DEV_F32_RTOL);
+                close_all_pre(what, dv, cd, ny, b ? DEV_BF16_GEMM_ATOL_PER_SQRT_K * sk : GEMM_F32_ATOL_PER_SQRT_K * sk,
+                              b ? DEV_BF16_RTOL : DEV_F32_RTOL, b && c->residual ? pre : NULL, DEV_BF16_RTOL);
                 free(dv);
             }
             free(cd);
+            free(pre);
         }
         free(x), free(w), free(bias), free(res), free(ref), free(cpu);
     }

@@ -289,10 +289,13 @@ static ltx2_status gemm_plan_build_ex(cuda_impl *ci, ltx2_context *ctx, cudaData
     CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al, sizeof(al)));
     CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al, sizeof(al)));
     CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al, sizeof(al)));
-    /* Split-K partial sums add up in fp32 only: the INPLACE and OUTPUT_TYPE schemes add them in the
-     * output dtype, a bf16 rounding per partial sum (seen on an H100: 5-6 bf16 ulps on cancelling
-     * outputs at K = 129 / 300 with small M and N, tests/test_ops cases 3 and 7). */
-    uint32_t red = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    /* Split-K: partial sums add up in fp32 only (INPLACE and OUTPUT_TYPE add them in the output
+     * dtype), and not at all under a bias or GELU epilogue into bf16: measured on an H100
+     * (cuBLASLt 13.0, algorithm 24 at M37 N71 K129 and M50 N33 K300, every split count 3..29 even
+     * with the fp32 COMPUTE_TYPE reduction) the epilogue then sees the sum already rounded to bf16,
+     * up to 140 bf16 ulps off on outputs that cancel; the same algorithm unsplit was within 1 ulp. */
+    uint32_t red = (has_bias || gelu) && dt_out == CUDA_R_16BF ? CUBLASLT_REDUCTION_SCHEME_NONE
+                                                               : CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
     CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &red, sizeof(red)));
 
     cublasLtMatmulHeuristicResult_t heur;
@@ -462,7 +465,9 @@ static ltx2_status cuda_attn_impl_from_env(ltx2_context *ctx, int dev, int *out)
 
 
 /* y = act(alpha x W^T + bias) + residual: the residual is cuBLASLt's C with beta = 1 (C may be
- * D itself: an in-place residual add); fp8 folds the two per-tensor scales into alpha. */
+ * D itself: an in-place residual add); fp8 folds the two per-tensor scales into alpha. With a bf16
+ * output cuBLASLt adds C to the product already rounded to bf16 (measured on an H100; see
+ * tests/test_ops_fused.c): two roundings, like a separate GEMM and add. */
 static ltx2_status cuda_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *w,
                                 const ltx2_gemm_ex_args *a, ltx2_tensor *y) {
     cuda_impl *ci = impl_of(be);

@@ -1,10 +1,11 @@
 /* GEMM throughput. CPU: our OpenMP GEMM (weight layout [N,K]) in GFLOP/s for square and LTX-2-like
  * linear shapes (hidden 4096/4), as a fraction of the measured fp32 FMA peak on all threads (the
  * roofline), with the theoretical peak cores*clock*flops/cycle printed beside it, and the speedup
- * over a naive OpenMP i-k-j loop. CUDA (when built and a device exists): our cuBLASLt path
+ * over a naive OpenMP i-k-j loop; each shape again on bf16 weights against the f32-weight row. CUDA (when built and a device exists): our cuBLASLt path
  * (plan cache, bias epilogue off) vs a bare cuBLASLt call on full-size LTX-2 linears, TFLOP/s. */
 #include <omp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,11 +55,20 @@ static const gemm_shape gpu_shapes[] = {
 typedef struct cpu_job {
     int64_t M, N, K;
     float *A, *B, *Bkn, *C;
+    uint16_t *Bbf; /* B rounded to bf16: a checkpoint's stored weights */
 } cpu_job;
 
 static void run_ours(void *u) {
     cpu_job *j = u;
     ltx2_cpu_gemm(NULL, j->M, j->N, j->K, 1.0f, j->A, j->K, j->B, j->K, LTX2_B_NK, 0.0f, j->C, j->N, NULL);
+}
+
+/* The same product on bf16 weights, widened while packing (what the CPU forward runs on a real
+ * checkpoint); its baseline is the f32-weight row. */
+static void run_ours_bf16w(void *u) {
+    cpu_job *j = u;
+    ltx2_cpu_gemm_wdt(NULL, j->M, j->N, j->K, 1.0f, j->A, j->K, j->Bbf, LTX2_BF16, j->K, LTX2_B_NK, 0.0f, j->C, j->N,
+                      NULL);
 }
 
 /* Baseline: the loop order a C programmer writes first (i-k-j, vectorisable inner loop). */
@@ -100,7 +110,9 @@ static void bench_cpu(const bench_opts *o, bench_report *r) {
         cpu_job j = {g->M, g->N, g->K, randn(1, g->M * g->K), randn(2, g->N * g->K), NULL, NULL};
         j.Bkn = malloc((size_t)(g->N * g->K) * sizeof(float));
         j.C = malloc((size_t)(g->M * g->N) * sizeof(float));
-        if (!j.A || !j.B || !j.Bkn || !j.C) {
+        j.Bbf = malloc((size_t)(g->N * g->K) * sizeof(uint16_t));
+        if (!j.A || !j.B || !j.Bkn || !j.C || !j.Bbf ||
+            ltx2_convert(NULL, j.Bbf, LTX2_BF16, j.B, LTX2_F32, (size_t)(g->N * g->K)) != LTX2_OK) {
             bench_report_note(r, "cpu %s: out of memory", g->name);
             goto next;
         }
@@ -123,11 +135,21 @@ static void bench_cpu(const bench_opts *o, bench_report *r) {
             row.baseline_s = bench_measure(&once, run_naive, &j, 1).median_s;
         }
         bench_report_row(r, &row);
+        char name_bf[96];
+        snprintf(name_bf, sizeof name_bf, "%s bf16 weights", g->name);
+        bench_row rbf = {.bench = "gemm", .name = name_bf, .device = "cpu", .flops = flops,
+                         .bytes = 4.0 * (double)(g->M * g->K + g->M * g->N) + 2.0 * (double)(g->N * g->K),
+                         .roof = "fma_peak", .baseline = "f32_weights", .baseline_s = row.st.median_s};
+        pk_before = ltx2_cpu_measure_fma_peak(PEAK_SECONDS_ROW);
+        rbf.st = bench_measure(o, run_ours_bf16w, &j, 1);
+        rbf.roof_rate = 0.5 * (pk_before + ltx2_cpu_measure_fma_peak(PEAK_SECONDS_ROW));
+        bench_report_row(r, &rbf);
     next:
         free(j.A);
         free(j.B);
         free(j.Bkn);
         free(j.C);
+        free(j.Bbf);
     }
     /* The machine is shared; a second peak reading shows how much the denominator moved. */
     double peak1 = ltx2_cpu_measure_fma_peak(o->quick ? PEAK_SECONDS_QUICK : PEAK_SECONDS);

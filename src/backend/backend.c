@@ -75,6 +75,13 @@ static ltx2_status check_dtype(const ltx2_backend *be, ltx2_context *ctx, ltx2_o
     return LTX2_OK;
 }
 
+/* A GEMM weight: x's dtype, or bf16 under f32 where the backend widens bf16 weights itself. */
+static ltx2_status check_weight_dtype(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *w,
+                                      ltx2_dtype x_dtype) {
+    if (be->gemm_bf16_weights && x_dtype == LTX2_F32 && w->dtype == LTX2_BF16) return LTX2_OK;
+    return check_dtype(be, ctx, op, "w", w, x_dtype);
+}
+
 static ltx2_status check_supported(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
                                    ltx2_dtype dt) {
     if (!ltx2_backend_supports(be, op, dt))
@@ -129,7 +136,7 @@ ltx2_status ltx2_backend_gemm(const ltx2_backend *be, ltx2_context *ctx, const l
     LTX2_TRY(check_tensor(be, ctx, op, "w", w, true));
     LTX2_TRY(check_tensor(be, ctx, op, "y", y, true));
     LTX2_TRY(check_supported(be, ctx, op, x->dtype));
-    LTX2_TRY(check_dtype(be, ctx, op, "w", w, x->dtype));
+    LTX2_TRY(check_weight_dtype(be, ctx, op, w, x->dtype));
     LTX2_TRY(check_dtype(be, ctx, op, "y", y, x->dtype));
     if (w_layout != LTX2_B_NK && w_layout != LTX2_B_KN)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s gemm: unknown weight layout %d", be->name, (int)w_layout);
@@ -504,7 +511,7 @@ ltx2_status ltx2_backend_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, cons
     LTX2_TRY(check_tensor(be, ctx, op, "w", w, true));
     LTX2_TRY(check_tensor(be, ctx, op, "y", y, true));
     LTX2_TRY(check_supported(be, ctx, op, x->dtype));
-    LTX2_TRY(check_dtype(be, ctx, op, "w", w, x->dtype));
+    LTX2_TRY(check_weight_dtype(be, ctx, op, w, x->dtype));
     const ltx2_dtype ydt = fp8 ? LTX2_BF16 : x->dtype;
     LTX2_TRY(check_dtype(be, ctx, op, "y", y, ydt));
     if (a->w_layout != LTX2_B_NK && (fp8 || a->w_layout != LTX2_B_KN))

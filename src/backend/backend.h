@@ -103,6 +103,9 @@ struct ltx2_backend {
     ltx2_device device; /* where its tensors live */
     int device_index;
     void *impl;         /* backend-private state (streams, handles); NULL for the CPU */
+    /* GEMM weights may be bf16 under f32 activations (the CPU: a checkpoint's bf16 weights stay
+     * bf16 in memory and are widened, exactly, while packing). Otherwise w has x's dtype. */
+    bool gemm_bf16_weights;
 
     bool (*supports)(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt);
     ltx2_status (*alloc)(const ltx2_backend *be, ltx2_context *ctx, size_t nbytes, void **out);

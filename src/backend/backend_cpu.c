@@ -68,8 +68,8 @@ static ltx2_status cpu_gemm(const ltx2_backend *be, ltx2_context *ctx, const ltx
     int64_t M = 1;
     for (int i = 0; i + 1 < x->ndim; i++) M *= x->shape[i];
     int64_t ldb = w_layout == LTX2_B_NK ? K : N;
-    return ltx2_cpu_gemm(ctx, M, N, K, 1.0f, x->data, K, w->data, ldb, w_layout, 0.0f, y->data, N,
-                         bias ? bias->data : NULL);
+    return ltx2_cpu_gemm_wdt(ctx, M, N, K, 1.0f, x->data, K, w->data, w->dtype, ldb, w_layout, 0.0f, y->data, N,
+                             bias ? bias->data : NULL);
 }
 
 static ltx2_status cpu_rms_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
@@ -220,6 +220,7 @@ static const ltx2_backend cpu_backend = {
     .device = LTX2_DEVICE_CPU,
     .device_index = 0,
     .impl = NULL,
+    .gemm_bf16_weights = true,
     .supports = cpu_supports,
     .alloc = cpu_alloc,
     .free = cpu_free,

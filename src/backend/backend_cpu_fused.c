@@ -74,8 +74,8 @@ ltx2_status ltx2_cpu_be_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const
         if (a->residual->data != y->data) memcpy(y->data, a->residual->data, (size_t)(M * N) * sizeof(float));
         beta = 1.0f;
     }
-    LTX2_TRY(ltx2_cpu_gemm(ctx, M, N, K, 1.0f, x->data, K, w->data, ldb, a->w_layout, beta, y->data, N,
-                           a->bias ? a->bias->data : NULL));
+    LTX2_TRY(ltx2_cpu_gemm_wdt(ctx, M, N, K, 1.0f, x->data, K, w->data, w->dtype, ldb, a->w_layout, beta, y->data,
+                               N, a->bias ? a->bias->data : NULL));
     return a->gelu ? ltx2_cpu_gelu_tanh(ctx, y->data, y->data, M * N) : LTX2_OK;
 }
 

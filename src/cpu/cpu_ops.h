@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/context.h"
+#include "core/dtype.h"
 #include "ltx2/tensor.h"
 
 /* How the second GEMM operand is stored. NK is a torch Linear weight ([out, in]: y = x W^T);
@@ -21,6 +22,11 @@ ltx2_status ltx2_cpu_gemm(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, fl
                           const float *A, int64_t lda, const float *B, int64_t ldb,
                           ltx2_b_layout b_layout, float beta, float *C, int64_t ldc,
                           const float *bias);
+/* The same with B in b_dtype: f32, or bf16 (a checkpoint's stored weights, widened exactly while
+ * packing: bitwise the f32 result of the same values, at half the resident bytes). */
+ltx2_status ltx2_cpu_gemm_wdt(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, float alpha,
+                              const float *A, int64_t lda, const void *B, ltx2_dtype b_dtype, int64_t ldb,
+                              ltx2_b_layout b_layout, float beta, float *C, int64_t ldc, const float *bias);
 
 /* Row-wise over the last dim of x[rows, dim]; y may alias x.
  * RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight            (weight may be NULL = ones)

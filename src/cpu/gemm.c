@@ -181,6 +181,37 @@ void ltx2_gemm_pack_b_kn(float *restrict dst, const void *b, int64_t j0, int64_t
     }
 }
 
+/* bf16 weights (a checkpoint's stored dtype) widened while packing: the shift is exact, so the
+ * product is bitwise the f32 GEMM of the same values, at half the weight bytes in memory. */
+static inline float bf16_bits_to_f32(uint16_t h) {
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static void pack_b_nk_bf16(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
+    const ltx2_gemm_matrix *B = b;
+    const uint16_t *base = (const uint16_t *)B->p, *rows[NR];
+    for (int64_t j = 0; j < NR; j++) rows[j] = base + (j0 + (j < nr ? j : 0)) * B->ld + p0;
+    for (int64_t k = 0; k < kc; k++) {
+        float *d = dst + k * NR;
+        for (int64_t j = 0; j < nr; j++) d[j] = bf16_bits_to_f32(rows[j][k]);
+        for (int64_t j = nr; j < NR; j++) d[j] = 0.0f;
+    }
+}
+
+static void pack_b_kn_bf16(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
+    const ltx2_gemm_matrix *B = b;
+    for (int64_t k = 0; k < kc; k++) {
+        const uint16_t *src = (const uint16_t *)B->p + (p0 + k) * B->ld + j0;
+        float *d = dst + k * NR;
+        int64_t j = 0;
+        for (; j < nr; j++) d[j] = bf16_bits_to_f32(src[j]);
+        for (; j < NR; j++) d[j] = 0.0f;
+    }
+}
+
 /* C = beta*C + bias, for K == 0 or alpha == 0 (no product to add). */
 static void gemm_scale_only(int64_t M, int64_t N, float beta, float *C, int64_t ldc, const float *bias) {
 #pragma omp parallel for schedule(static)
@@ -262,10 +293,11 @@ ltx2_status ltx2_cpu_gemm_packed(ltx2_context *ctx, int64_t M, int64_t N, int64_
     return LTX2_OK;
 }
 
-ltx2_status ltx2_cpu_gemm(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, float alpha,
-                          const float *A, int64_t lda, const float *B, int64_t ldb,
-                          ltx2_b_layout b_layout, float beta, float *C, int64_t ldc,
-                          const float *bias) {
+ltx2_status ltx2_cpu_gemm_wdt(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, float alpha,
+                              const float *A, int64_t lda, const void *B, ltx2_dtype b_dtype, int64_t ldb,
+                              ltx2_b_layout b_layout, float beta, float *C, int64_t ldc, const float *bias) {
+    if (b_dtype != LTX2_F32 && b_dtype != LTX2_BF16)
+        return LTX2_ERROR(ctx, LTX2_ERR_DTYPE, "cpu gemm: weights in %s (f32 or bf16)", ltx2_dtype_name(b_dtype));
     if (M < 0 || N < 0 || K < 0)
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "cpu gemm: negative size M=%lld N=%lld K=%lld",
                           (long long)M, (long long)N, (long long)K);
@@ -287,9 +319,18 @@ ltx2_status ltx2_cpu_gemm(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, fl
         return LTX2_OK;
     }
     const ltx2_gemm_matrix a = {A, lda}, b = {B, ldb};
+    const bool bf = b_dtype == LTX2_BF16, nk = b_layout == LTX2_B_NK;
     const ltx2_gemm_packers pk = {.pack_a = pack_a_rows,
-                                  .pack_b = b_layout == LTX2_B_NK ? pack_b_nk : ltx2_gemm_pack_b_kn,
+                                  .pack_b = bf ? (nk ? pack_b_nk_bf16 : pack_b_kn_bf16)
+                                               : (nk ? pack_b_nk : ltx2_gemm_pack_b_kn),
                                   .a = &a,
                                   .b = &b};
     return ltx2_cpu_gemm_packed(ctx, M, N, K, alpha, &pk, beta, C, ldc, bias);
+}
+
+ltx2_status ltx2_cpu_gemm(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, float alpha,
+                          const float *A, int64_t lda, const float *B, int64_t ldb,
+                          ltx2_b_layout b_layout, float beta, float *C, int64_t ldc,
+                          const float *bias) {
+    return ltx2_cpu_gemm_wdt(ctx, M, N, K, alpha, A, lda, B, LTX2_F32, ldb, b_layout, beta, C, ldc, bias);
 }

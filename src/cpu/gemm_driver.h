@@ -49,7 +49,7 @@ ltx2_status ltx2_cpu_gemm_packed(ltx2_context *ctx, int64_t M, int64_t N, int64_
                                  const ltx2_gemm_packers *pk, float beta, float *C, int64_t ldc,
                                  const float *bias);
 
-/* A row-major matrix as the standard packers see it. */
+/* A row-major matrix as the standard packers see it (the bf16-weight packers read p as bf16 bits). */
 typedef struct ltx2_gemm_matrix {
     const float *p;
     int64_t ld;

@@ -73,8 +73,9 @@ typedef struct ltx2_connectors_weights {
     ltx2_wstore store;
 } ltx2_connectors_weights;
 
-/* Loads `text_embedding_projection.*` and both connectors onto the CPU in f32, each tensor checked
- * against the config; missing, mis-shaped and unexpected tensors are reported by name. */
+/* Loads `text_embedding_projection.*` and both connectors onto the CPU in f32 (a file's bf16 Linear
+ * weights stay bf16: store.matrix_dtype), each tensor checked against the config; missing,
+ * mis-shaped and unexpected tensors are reported by name. */
 ltx2_status ltx2_connectors_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_connectors_config *cfg,
                                          ltx2_connectors_weights **out);
 /* The same onto backend be in dtype. */

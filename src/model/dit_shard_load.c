@@ -53,9 +53,10 @@ static float *own(ltx2_dit_parallel *dp, size_t n) {
     return b;
 }
 
-/* A new owned buffer with the [r0, r0 + nr) x [c0, c0 + nc) block of the [rows, cols] tensor `rel`
- * (cols 0: 1-D, c0 0, nc 1): copied from src, or read from the file. */
-static ltx2_status read_block(const shard_src *s, const char *rel, const float *src, int64_t rows, int64_t cols,
+/* A new owned f32 buffer with the [r0, r0 + nr) x [c0, c0 + nc) block of the [rows, cols] tensor
+ * `rel` (cols 0: 1-D, c0 0, nc 1): copied from src (host f32, or the bf16 a single-process load kept),
+ * or read from the file. */
+static ltx2_status read_block(const shard_src *s, const char *rel, const ltx2_tensor *src, int64_t rows, int64_t cols,
                               int64_t r0, int64_t nr, int64_t c0, int64_t nc, float **dst) {
     ltx2_dit_parallel *dp = s->dp;
     float *b = own(dp, (size_t)(nr * nc));
@@ -67,12 +68,15 @@ static ltx2_status read_block(const shard_src *s, const char *rel, const float *
     dp->layer_full_floats += rows * sc;
     *dst = b;
     if (!s->f) {
-        if (!src)
+        if (!src->data)
             return LTX2_ERROR(s->ctx, LTX2_ERR_INVALID_ARG,
                               "dit parallel: %s has no floats (weights loaded with ltx2_dit_weights_load_replicated "
                               "need ltx2_dit_parallel_create_sharded and the checkpoint)",
                               rel);
-        for (int64_t i = 0; i < nr; i++) memcpy(b + i * nc, src + (r0 + i) * sc + c0, (size_t)nc * sizeof(float));
+        const size_t es = ltx2_dtype_size(src->dtype);
+        for (int64_t i = 0; i < nr; i++)
+            LTX2_TRY(ltx2_convert(s->ctx, b + i * nc, LTX2_F32, (const char *)src->data + ((r0 + i) * sc + c0) * es,
+                                  src->dtype, (size_t)nc));
         return LTX2_OK;
     }
     char key[KEY_CAP];
@@ -138,7 +142,7 @@ static ltx2_status add_piece(const shard_src *s, const char *name, const ltx2_sh
  * the Megatron split the forward is written for. A dim split over other mesh axes (trillium's
  * `embed` over context x fsdp) is stored as a piece and gathered per block; *lrows / *lcols get the
  * tensor shard's shape either way (what the forward sees). */
-static ltx2_status slice(const shard_src *s, const char *rel, const float *src, int64_t rows, int64_t cols,
+static ltx2_status slice(const shard_src *s, const char *rel, const ltx2_tensor *src, int64_t rows, int64_t cols,
                          int want_part, ltx2_tensor *dst, int64_t *lrows, int64_t *lcols) {
     ltx2_context *ctx = s->ctx;
     ltx2_dit_parallel *dp = s->dp;
@@ -201,11 +205,11 @@ static ltx2_status slice_linear(const shard_src *s, const char *base, const ltx2
     char nm[REL_CAP];
     memset(dst, 0, sizeof *dst);
     snprintf(nm, sizeof nm, "%s.weight", base);
-    LTX2_TRY(slice(s, nm, src->w.data, src->out, src->in, kind == SPLIT_COL ? 0 : 1, &dst->w, &dst->out, &dst->in));
+    LTX2_TRY(slice(s, nm, &src->w, src->out, src->in, kind == SPLIT_COL ? 0 : 1, &dst->w, &dst->out, &dst->in));
     /* every LTX-2 Linear has a bias; a full copy without one (random test weights) keeps none */
     if (src->b.data || s->f) {
         snprintf(nm, sizeof nm, "%s.bias", base);
-        LTX2_TRY(slice(s, nm, src->b.data, src->out, 0, kind == SPLIT_COL ? 0 : -1, &dst->b, NULL, NULL));
+        LTX2_TRY(slice(s, nm, &src->b, src->out, 0, kind == SPLIT_COL ? 0 : -1, &dst->b, NULL, NULL));
     }
     return LTX2_OK;
 }
@@ -243,9 +247,9 @@ static ltx2_status slice_attn(const shard_src *s, const char *blk, int which, co
     const int64_t inner = a->heads * a->head_dim, il = w->heads * w->head_dim, off = w->head0 * w->head_dim;
     float *qn = NULL, *kn = NULL;
     snprintf(nm, sizeof nm, "%s.q_norm.weight", base);
-    LTX2_TRY(read_block(s, nm, a->q_norm.data, inner, 0, off, il, 0, 1, &qn));
+    LTX2_TRY(read_block(s, nm, &a->q_norm, inner, 0, off, il, 0, 1, &qn));
     snprintf(nm, sizeof nm, "%s.k_norm.weight", base);
-    LTX2_TRY(read_block(s, nm, a->k_norm.data, inner, 0, off, il, 0, 1, &kn));
+    LTX2_TRY(read_block(s, nm, &a->k_norm, inner, 0, off, il, 0, 1, &kn));
     w->q_norm = ltx2_tensor_make(qn, LTX2_F32, 1, &il);
     w->k_norm = ltx2_tensor_make(kn, LTX2_F32, 1, &il);
     return LTX2_OK;

@@ -161,19 +161,24 @@ static ltx2_status weights_new(ltx2_context *ctx, const ltx2_dit_config *cfg, lt
     return LTX2_OK;
 }
 
-/* The table of w->cfg, laid out on be in dtype. */
+/* The table of w->cfg, laid out on be in dtype; with a file (f non-NULL) the Linear weights keep
+ * its bf16 where be can multiply them so (ltx2_wtable_matrix_dtype). */
 static ltx2_status weights_layout(ltx2_context *ctx, ltx2_dit_weights *w, ltx2_wtable *l, bool skip_layers,
-                                  const ltx2_backend *be, ltx2_dtype dtype) {
+                                  const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix) {
     build_list(l, w);
-    LTX2_TRY(ltx2_wstore_layout(ctx, &w->store, l, be, dtype, skip_layers));
+    const ltx2_dtype mdt = f ? ltx2_wtable_matrix_dtype(l, f, prefix, be, dtype) : dtype;
+    LTX2_TRY(ltx2_wstore_layout_mixed(ctx, &w->store, l, be, dtype, mdt, skip_layers));
     w->be = be;
     w->dtype = dtype;
     w->layers_skipped = skip_layers;
     return LTX2_OK;
 }
 
+/* keep_bf16: the single-process forward's weights (Linear weights stay as the file's bf16 on the
+ * CPU); the replicated and sliced copies of the parallel path stay all f32. */
 static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f,
-                        const char *prefix, const ltx2_dit_config *cfg, bool skip_layers, ltx2_dit_weights **out) {
+                        const char *prefix, const ltx2_dit_config *cfg, bool skip_layers, bool keep_bf16,
+                        ltx2_dit_weights **out) {
     if (!be || !f || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
     *out = NULL;
     if (!prefix) prefix = LTX2_DIT_PREFIX;
@@ -187,7 +192,7 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
         w->cfg.audio_in_channels = (t && t->ndim == 2 && t->shape[1] > 0) ? t->shape[1] : 128;
     }
     ltx2_wtable l = {0};
-    ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype);
+    ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype, keep_bf16 ? f : NULL, prefix);
     if (st == LTX2_OK) {
         char cfgdesc[160];
         snprintf(cfgdesc, sizeof cfgdesc, "%lld layers, Dv %lld, Da %lld, %s%s", (long long)cfg->num_layers,
@@ -209,18 +214,18 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
 
 ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                   const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, false, out);
+    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, false, false, out);
 }
 
 ltx2_status ltx2_dit_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                      const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                      ltx2_dit_weights **out) {
-    return load(ctx, be, dtype, f, prefix, cfg, false, out);
+    return load(ctx, be, dtype, f, prefix, cfg, false, true, out);
 }
 
 ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                              const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, true, out);
+    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, true, false, out);
 }
 
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out) {
@@ -232,7 +237,8 @@ ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2
         LTX2_TRY(ltx2_df_view_open(ctx, path, &v));
         ltx2_dit_config cfg;
         ltx2_status st = ltx2_dit_config_from_st(ctx, ltx2_df_view_file(v), &cfg);
-        if (st == LTX2_OK) st = ltx2_dit_weights_load(ctx, ltx2_df_view_file(v), NULL, &cfg, out);
+        if (st == LTX2_OK)
+            st = load(ctx, ltx2_backend_cpu(), LTX2_F32, ltx2_df_view_file(v), NULL, &cfg, false, true, out);
         ltx2_df_view_close(v);
         return st;
     }
@@ -240,7 +246,7 @@ ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2
     LTX2_TRY(ltx2_st_open(ctx, path, &f));
     ltx2_dit_config cfg;
     ltx2_status st = ltx2_dit_config_from_st(ctx, f, &cfg);
-    if (st == LTX2_OK) st = ltx2_dit_weights_load(ctx, f, NULL, &cfg, out);
+    if (st == LTX2_OK) st = load(ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, false, true, out);
     ltx2_st_close(f);
     return st;
 }
@@ -253,7 +259,7 @@ ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cf
     LTX2_TRY(weights_new(ctx, cfg, &w));
     if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = DEFAULT_AUDIO_IN_CHANNELS;
     ltx2_wtable l = {0};
-    ltx2_status st = weights_layout(ctx, w, &l, false, ltx2_backend_cpu(), LTX2_F32);
+    ltx2_status st = weights_layout(ctx, w, &l, false, ltx2_backend_cpu(), LTX2_F32, NULL, NULL);
     if (st == LTX2_OK) st = ltx2_wtable_random(ctx, &l, &w->store, seed, scale);
     ltx2_wtable_free(&l);
     if (st != LTX2_OK) {
@@ -272,7 +278,7 @@ ltx2_status ltx2_dit_weights_layout_on(ltx2_context *ctx, const ltx2_backend *be
     LTX2_TRY(weights_new(ctx, cfg, &w));
     if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = DEFAULT_AUDIO_IN_CHANNELS;
     ltx2_wtable l = {0};
-    ltx2_status st = weights_layout(ctx, w, &l, false, be, dtype);
+    ltx2_status st = weights_layout(ctx, w, &l, false, be, dtype, NULL, NULL);
     ltx2_wtable_free(&l);
     if (st != LTX2_OK) {
         ltx2_dit_weights_free(w);
@@ -297,7 +303,7 @@ ltx2_status ltx2_dit_weights_to(ltx2_context *ctx, const ltx2_dit_weights *src, 
     if (st == LTX2_OK) {
         memcpy(tmp.blocks, src->blocks, (size_t)src->cfg.num_layers * sizeof *tmp.blocks);
         build_list(&ls, &tmp);
-        st = weights_layout(ctx, w, &l, src->layers_skipped, be, dtype);
+        st = weights_layout(ctx, w, &l, src->layers_skipped, be, dtype, NULL, NULL);
     }
     if (st == LTX2_OK) st = ltx2_wtable_copy(ctx, &ls, &src->store, &l, &w->store);
     ltx2_wtable_free(&ls);

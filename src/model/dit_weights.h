@@ -53,7 +53,7 @@ typedef struct ltx2_dit_block_w {
 typedef struct ltx2_dit_weights {
     ltx2_dit_config cfg; /* audio_in_channels filled from the weights when the config lacks it */
     const ltx2_backend *be; /* where every tensor lives */
-    ltx2_dtype dtype;       /* and its dtype */
+    ltx2_dtype dtype;       /* and its dtype (the Linear weights': store.matrix_dtype) */
     ltx2_dit_linear patchify, audio_patchify, proj_out, audio_proj_out;
     ltx2_dit_linear caption1, caption2, audio_caption1, audio_caption2; /* LTX-2.0 only */
     ltx2_dit_adaln_w adaln, audio_adaln, prompt_adaln, audio_prompt_adaln;
@@ -65,11 +65,14 @@ typedef struct ltx2_dit_weights {
 } ltx2_dit_weights;
 
 /* Loads every DiT tensor of f under `prefix` (NULL = LTX2_DIT_PREFIX) onto the CPU in f32
- * (bf16/f16/f32 convert exactly, fp8 with its scale). cfg as parsed from the same file. */
+ * (bf16/f16/f32 convert exactly, fp8 with its scale), all of it: the source the parallel path
+ * slices. cfg as parsed from the same file. */
 ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                   const ltx2_dit_config *cfg, ltx2_dit_weights **out);
-/* The same onto backend be in dtype (f32 or bf16; what ltx2_backend_supports says for gemm). On a
- * device each tensor is converted in a host staging buffer of one tensor and uploaded. */
+/* The weights a single-process forward runs on: onto backend be in dtype (f32 or bf16; what
+ * ltx2_backend_supports says for gemm). On a device each tensor is converted in a host staging
+ * buffer of one tensor and uploaded. On the CPU (f32) a file whose Linear weights are all bf16
+ * keeps them bf16 (store.matrix_dtype): half the resident bytes, the same results bitwise. */
 ltx2_status ltx2_dit_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                      const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                      ltx2_dit_weights **out);
@@ -81,7 +84,8 @@ ltx2_status ltx2_dit_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, 
 ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                              const ltx2_dit_config *cfg, ltx2_dit_weights **out);
 /* Opens path (single file or diffusers directory), parses its config and loads the weights onto the
- * CPU in f32 (the file is closed again). */
+ * CPU as ltx2_dit_weights_load_on does (f32; bf16 Linear weights kept bf16); the file is closed
+ * again. */
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out);
 /* A copy of src on backend be in dtype (every tensor converted; absent tensors stay absent). */
 ltx2_status ltx2_dit_weights_to(ltx2_context *ctx, const ltx2_dit_weights *src, const ltx2_backend *be,

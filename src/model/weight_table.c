@@ -37,6 +37,7 @@ void ltx2_wtable_add(ltx2_wtable *t, const char *name, int ndim, int64_t s0, int
     s->shape[1] = s1;
     s->dst = dst;
     s->layer = false;
+    s->matrix = false;
 }
 
 void ltx2_wtable_add_linear(ltx2_wtable *t, const char *prefix, int64_t out, int64_t in, bool bias, ltx2_linear *lin) {
@@ -46,6 +47,7 @@ void ltx2_wtable_add_linear(ltx2_wtable *t, const char *prefix, int64_t out, int
     lin->in = in;
     snprintf(n, sizeof n, "%.180s.weight", prefix);
     ltx2_wtable_add(t, n, 2, out, in, &lin->w);
+    if (!t->oom && t->n) t->v[t->n - 1].matrix = true;
     if (bias) {
         snprintf(n, sizeof n, "%.180s.bias", prefix);
         ltx2_wtable_add(t, n, 1, out, 0, &lin->b);
@@ -85,22 +87,27 @@ static ltx2_status zero_fill(ltx2_context *ctx, const ltx2_backend *be, void *me
     return st;
 }
 
-ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
-                               ltx2_dtype dtype, bool skip_layers) {
+static ltx2_dtype spec_dtype(const ltx2_wstore *s, const ltx2_wspec *w) { return w->matrix ? s->matrix_dtype : s->dtype; }
+
+ltx2_status ltx2_wstore_layout_mixed(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                                     ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers) {
     memset(s, 0, sizeof *s);
     if (t->oom) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "weights: tensor list");
     if (!ltx2_backend_supports(be, LTX2_OP_GEMM_EX, dtype))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s has no %s GEMM", be->name,
                           ltx2_dtype_name(dtype));
-    const size_t es = ltx2_dtype_size(dtype);
+    if (matrix_dtype != dtype && !(be->gemm_bf16_weights && dtype == LTX2_F32 && matrix_dtype == LTX2_BF16))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s has no GEMM of %s weights under %s",
+                          be->name, ltx2_dtype_name(matrix_dtype), ltx2_dtype_name(dtype));
+    s->be = be;
+    s->dtype = dtype;
+    s->matrix_dtype = matrix_dtype;
     for (size_t i = 0; i < t->n; i++)
         if (!(skip_layers && t->v[i].layer)) {
-            s->n_bytes += align_up((size_t)spec_numel(&t->v[i]) * es);
+            s->n_bytes += align_up((size_t)spec_numel(&t->v[i]) * ltx2_dtype_size(spec_dtype(s, &t->v[i])));
             s->n_elems += (size_t)spec_numel(&t->v[i]);
             s->n_tensors++;
         }
-    s->be = be;
-    s->dtype = dtype;
     LTX2_TRY(be->alloc(be, ctx, s->n_bytes ? s->n_bytes : 1, &s->mem));
     ltx2_status st = zero_fill(ctx, be, s->mem, s->n_bytes);
     if (st != LTX2_OK) {
@@ -111,11 +118,33 @@ ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wta
     for (size_t i = 0; i < t->n; i++) {
         ltx2_wspec *w = &t->v[i];
         const bool stored = !(skip_layers && w->layer);
-        *w->dst = ltx2_tensor_make(stored ? cur : NULL, dtype, w->ndim, w->shape);
+        const ltx2_dtype dt = spec_dtype(s, w);
+        *w->dst = ltx2_tensor_make(stored ? cur : NULL, dt, w->ndim, w->shape);
         w->dst->device = be->device;
-        if (stored) cur += align_up((size_t)spec_numel(w) * es);
+        if (stored) cur += align_up((size_t)spec_numel(w) * ltx2_dtype_size(dt));
     }
     return LTX2_OK;
+}
+
+ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                               ltx2_dtype dtype, bool skip_layers) {
+    return ltx2_wstore_layout_mixed(ctx, s, t, be, dtype, dtype, skip_layers);
+}
+
+ltx2_dtype ltx2_wtable_matrix_dtype(const ltx2_wtable *t, const ltx2_st_file *f, const char *prefix,
+                                    const ltx2_backend *be, ltx2_dtype dtype) {
+    if (!be->gemm_bf16_weights || dtype != LTX2_F32 || !f) return dtype;
+    size_t n_bf16 = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (!t->v[i].matrix) continue;
+        char full[LTX2_WNAME_CAP + 128];
+        snprintf(full, sizeof full, "%s%s", prefix ? prefix : "", t->v[i].name);
+        const ltx2_st_tensor *ft = ltx2_st_find(f, full);
+        if (!ft) continue; /* the loader reports it */
+        if (ft->dtype != LTX2_BF16) return dtype;
+        n_bf16++;
+    }
+    return n_bf16 ? LTX2_BF16 : dtype;
 }
 
 void ltx2_wstore_free(ltx2_wstore *s) {
@@ -133,10 +162,11 @@ typedef struct stage {
 static ltx2_status stage_alloc(ltx2_context *ctx, const ltx2_wstore *s, const ltx2_wtable *t, bool always,
                                stage *g) {
     memset(g, 0, sizeof *g);
-    if (!always && s->be->device == LTX2_DEVICE_CPU && s->dtype == LTX2_F32) return LTX2_OK;
-    const size_t n = (size_t)max_numel(t);
+    if (!always && s->be->device == LTX2_DEVICE_CPU && s->dtype == LTX2_F32 && s->matrix_dtype == LTX2_F32)
+        return LTX2_OK;
+    const size_t n = (size_t)max_numel(t), es = ltx2_dtype_size(s->dtype), ems = ltx2_dtype_size(s->matrix_dtype);
     g->f32 = malloc(n * sizeof(float));
-    g->dt = malloc(n * ltx2_dtype_size(s->dtype));
+    g->dt = malloc(n * (es > ems ? es : ems));
     if (!g->f32 || !g->dt) {
         free(g->f32);
         free(g->dt);
@@ -154,11 +184,11 @@ static void stage_free(stage *g) {
 static ltx2_status put_f32(ltx2_context *ctx, const ltx2_wstore *s, ltx2_tensor *dst, const float *src,
                            const stage *g) {
     const size_t n = (size_t)ltx2_tensor_numel(dst);
-    if (s->be->device == LTX2_DEVICE_CPU && s->dtype == LTX2_F32) {
+    if (s->be->device == LTX2_DEVICE_CPU && dst->dtype == LTX2_F32) {
         if (dst->data != src) memcpy(dst->data, src, n * sizeof(float));
         return LTX2_OK;
     }
-    LTX2_TRY(ltx2_convert(ctx, g->dt, s->dtype, src, LTX2_F32, n));
+    LTX2_TRY(ltx2_convert(ctx, g->dt, dst->dtype, src, LTX2_F32, n));
     return s->be->upload(s->be, ctx, dst->data, g->dt, ltx2_tensor_nbytes(dst));
 }
 
@@ -274,7 +304,7 @@ ltx2_status ltx2_wtable_copy(ltx2_context *ctx, const ltx2_wtable *src, const lt
 
 ltx2_status ltx2_wtable_random(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_wstore *s, uint64_t seed,
                                float scale) {
-    if (s->be->device != LTX2_DEVICE_CPU || s->dtype != LTX2_F32)
+    if (s->be->device != LTX2_DEVICE_CPU || s->dtype != LTX2_F32 || s->matrix_dtype != LTX2_F32)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "random weights: the store must be host f32");
     uint64_t off = 0;
     for (size_t i = 0; i < t->n; i++) {

@@ -33,6 +33,7 @@ typedef struct ltx2_wspec {
     int64_t shape[2];
     ltx2_tensor *dst;
     bool layer; /* a tensor a tensor-parallel rank reads only a shard of (skipped by replicated loads) */
+    bool matrix; /* a Linear's weight: stored in the store's matrix dtype */
 } ltx2_wspec;
 
 typedef struct ltx2_wtable {
@@ -52,7 +53,8 @@ void ltx2_wtable_free(ltx2_wtable *t);
 /* The one allocation holding a table's tensors. */
 typedef struct ltx2_wstore {
     const ltx2_backend *be;
-    ltx2_dtype dtype;
+    ltx2_dtype dtype;        /* vectors (biases, norms, tables) */
+    ltx2_dtype matrix_dtype; /* Linear weights: dtype, or bf16 under f32 where be widens them itself */
     void *mem;
     size_t n_bytes, n_elems, n_tensors;
 } ltx2_wstore;
@@ -61,6 +63,14 @@ typedef struct ltx2_wstore {
  * storage and data NULL when skip_layers). LTX2_ERR_UNSUPPORTED when be has no GEMM in dtype. */
 ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                ltx2_dtype dtype, bool skip_layers);
+/* The same with the Linear weights in matrix_dtype (dtype, or bf16 under an f32 dtype on a backend
+ * with gemm_bf16_weights: a checkpoint's bf16 weights kept as stored, no f32 copy). */
+ltx2_status ltx2_wstore_layout_mixed(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                                     ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers);
+/* bf16 when every Linear weight of t that f holds (under prefix) is stored in bf16 and be widens bf16
+ * weights itself under dtype f32; else dtype. */
+ltx2_dtype ltx2_wtable_matrix_dtype(const ltx2_wtable *t, const ltx2_st_file *f, const char *prefix,
+                                    const ltx2_backend *be, ltx2_dtype dtype);
 void ltx2_wstore_free(ltx2_wstore *s);
 
 /* How a table is read from a checkpoint. */

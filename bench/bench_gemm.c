@@ -107,7 +107,7 @@ static void bench_cpu(const bench_opts *o, bench_report *r) {
     for (size_t s = 0; s < sizeof(cpu_shapes) / sizeof(cpu_shapes[0]); s++) {
         const gemm_shape *g = &cpu_shapes[s];
         if (o->quick && !g->quick) continue;
-        cpu_job j = {g->M, g->N, g->K, randn(1, g->M * g->K), randn(2, g->N * g->K), NULL, NULL};
+        cpu_job j = {g->M, g->N, g->K, randn(1, g->M * g->K), randn(2, g->N * g->K), NULL, NULL, NULL};
         j.Bkn = malloc((size_t)(g->N * g->K) * sizeof(float));
         j.C = malloc((size_t)(g->M * g->N) * sizeof(float));
         j.Bbf = malloc((size_t)(g->N * g->K) * sizeof(uint16_t));

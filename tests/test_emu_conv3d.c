@@ -65,6 +65,9 @@ static const c3_case cases[] = {
     /* the audio VAE's causal conv over (time, 1, mel): two zero frames in front */
     {"3x1x3 causal zero frames 16->24 n2 t4 1x6 +bias", 2, 4, 1, 6, 16, 24, 3, 1, 3, 1, 1, 1,
      LTX2_CONV_TPAD_CAUSAL_ZEROS, false, true, false, 3},
+    /* the latent upsampler's Conv3d(padding=1): one zero frame on each side */
+    {"3x3x3 symmetric zero frames 16->32 n2 t3 4x5 +bias", 2, 3, 4, 5, 16, 32, 3, 3, 3, 1, 1, 1,
+     LTX2_CONV_TPAD_SYMMETRIC_ZEROS, false, true, false, 3},
 };
 
 static ltx2_conv3d_desc desc_of(const c3_case *c) {

@@ -10,6 +10,7 @@
  * copy is 16-byte aligned and inside x / the weight, that each shared chunk is written exactly
  * once per k-step, and that ldmatrix only reads elements written for the current k-step. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,16 +48,17 @@ static void naive_conv3d(const conv_case *c, const float *x, const float *w_oikk
                          int64_t out[3]) {
     int64_t front = 0, back = 0;
     if (c->tpad == LTX2_CONV_TPAD_CAUSAL || c->tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS) front = c->kt - 1;
-    if (c->tpad == LTX2_CONV_TPAD_SYMMETRIC) front = back = (c->kt - 1) / 2;
+    if (c->tpad == LTX2_CONV_TPAD_SYMMETRIC || c->tpad == LTX2_CONV_TPAD_SYMMETRIC_ZEROS) front = back = (c->kt - 1) / 2;
+    const bool zeros = c->tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS || c->tpad == LTX2_CONV_TPAD_SYMMETRIC_ZEROS;
     const int64_t ph = c->kh / 2, pw = c->kw / 2;
     const int64_t tp = c->t + front + back, hp = c->h + 2 * ph, wp = c->w + 2 * pw;
     /* time: torch.cat([frame 0] * front, x, [last frame] * back), or F.pad with zero frames in
      * front (-1: a zero frame) */
     int64_t *frame_of = malloc((size_t)tp * sizeof(int64_t));
     int64_t u = 0;
-    for (int64_t i = 0; i < front; i++) frame_of[u++] = c->tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS ? -1 : 0;
+    for (int64_t i = 0; i < front; i++) frame_of[u++] = zeros ? -1 : 0;
     for (int64_t i = 0; i < c->t; i++) frame_of[u++] = i;
-    for (int64_t i = 0; i < back; i++) frame_of[u++] = c->t - 1;
+    for (int64_t i = 0; i < back; i++) frame_of[u++] = zeros ? -1 : c->t - 1;
     /* space: F.pad(..., mode): padded[p + i] = x[i]; reflect: padded[p - j] = x[j], padded[p + s - 1 + j] = x[s - 1 - j] */
     int64_t *row_of = malloc((size_t)hp * sizeof(int64_t)), *col_of = malloc((size_t)wp * sizeof(int64_t));
     for (int64_t i = 0; i < hp; i++) row_of[i] = -1;
@@ -487,6 +489,8 @@ int main(void) {
         {"2x1x3 causal zero frames", 1, 4, 1, 6, 8, 32, 2, 1, 3, 1, 1, 1, LTX2_CONV_TPAD_CAUSAL_ZEROS,
          LTX2_CONV_SPAD_ZEROS, 0},
         {"3x3x3 causal zero frames one frame", 1, 1, 3, 5, 8, 8, 3, 3, 3, 1, 1, 1, LTX2_CONV_TPAD_CAUSAL_ZEROS,
+         LTX2_CONV_SPAD_ZEROS, 1},
+        {"3x3x3 symmetric zero frames", 2, 3, 4, 5, 8, 16, 3, 3, 3, 1, 1, 1, LTX2_CONV_TPAD_SYMMETRIC_ZEROS,
          LTX2_CONV_SPAD_ZEROS, 1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) run_case(&cases[i]);

@@ -8,7 +8,8 @@ void ltx2_conv3d_tpad_amounts(const ltx2_conv3d_desc *d, int64_t *front, int64_t
     switch (d->tpad) {
     case LTX2_CONV_TPAD_CAUSAL:
     case LTX2_CONV_TPAD_CAUSAL_ZEROS: *front = d->kt - 1; *back = 0; break;
-    case LTX2_CONV_TPAD_SYMMETRIC: *front = (d->kt - 1) / 2; *back = (d->kt - 1) / 2; break;
+    case LTX2_CONV_TPAD_SYMMETRIC:
+    case LTX2_CONV_TPAD_SYMMETRIC_ZEROS: *front = (d->kt - 1) / 2; *back = (d->kt - 1) / 2; break;
     default: *front = 0; *back = 0; break;
     }
 }
@@ -27,7 +28,8 @@ ltx2_status ltx2_conv3d_check(ltx2_context *ctx, const ltx2_conv3d_desc *d) {
                           "conv3d: spatial kernel %lldx%lld must be odd (padding is k/2 per side)",
                           (long long)d->kh, (long long)d->kw);
     if (d->tpad != LTX2_CONV_TPAD_CAUSAL && d->tpad != LTX2_CONV_TPAD_SYMMETRIC &&
-        d->tpad != LTX2_CONV_TPAD_NONE && d->tpad != LTX2_CONV_TPAD_CAUSAL_ZEROS)
+        d->tpad != LTX2_CONV_TPAD_NONE && d->tpad != LTX2_CONV_TPAD_CAUSAL_ZEROS &&
+        d->tpad != LTX2_CONV_TPAD_SYMMETRIC_ZEROS)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "conv3d: unknown temporal padding %d", (int)d->tpad);
     if (d->spad != LTX2_CONV_SPAD_ZEROS && d->spad != LTX2_CONV_SPAD_REFLECT)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "conv3d: unknown spatial padding %d", (int)d->spad);

@@ -15,7 +15,9 @@ typedef enum ltx2_conv_tpad {
     LTX2_CONV_TPAD_CAUSAL = 0,    /* kt-1 copies of frame 0 in front, nothing behind (encoder) */
     LTX2_CONV_TPAD_SYMMETRIC = 1, /* (kt-1)/2 copies of frame 0 in front and of the last frame behind */
     LTX2_CONV_TPAD_NONE = 2,      /* no temporal padding (plain valid conv along T) */
-    LTX2_CONV_TPAD_CAUSAL_ZEROS = 3 /* kt-1 zero frames in front, nothing behind (audio VAE) */
+    LTX2_CONV_TPAD_CAUSAL_ZEROS = 3, /* kt-1 zero frames in front, nothing behind (audio VAE) */
+    LTX2_CONV_TPAD_SYMMETRIC_ZEROS = 4 /* (kt-1)/2 zero frames on each side (torch Conv3d padding=k/2:
+                                          the latent upsampler) */
 } ltx2_conv_tpad;
 
 /* Spatial padding of kh/2 rows and kw/2 columns (PyTorch padding_mode). */
@@ -35,7 +37,9 @@ typedef struct ltx2_conv3d_desc {
 /* Frames of temporal padding in front of frame 0 and behind the last one. */
 void ltx2_conv3d_tpad_amounts(const ltx2_conv3d_desc *d, int64_t *front, int64_t *back);
 /* Whether the padded frames are zeros (else copies of the edge frames). */
-static inline int ltx2_conv3d_tpad_zeros(const ltx2_conv3d_desc *d) { return d->tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS; }
+static inline int ltx2_conv3d_tpad_zeros(const ltx2_conv3d_desc *d) {
+    return d->tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS || d->tpad == LTX2_CONV_TPAD_SYMMETRIC_ZEROS;
+}
 
 /* Checks the descriptor (positive sizes, odd spatial kernels, known modes). */
 ltx2_status ltx2_conv3d_check(ltx2_context *ctx, const ltx2_conv3d_desc *d);

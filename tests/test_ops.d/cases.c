@@ -172,6 +172,9 @@ static void build_registry(void) {
                   .tpad = LTX2_CONV_TPAD_CAUSAL_ZEROS, .flags = F_BIAS});
     add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {1, 4, 1, 6, 16}, .n = 64, .k3 = {2, 1, 3},
                   .tpad = LTX2_CONV_TPAD_CAUSAL_ZEROS, .flags = F_BIAS});
+    /* the latent upsampler's Conv3d(padding=1): one zero frame on each side */
+    add((op_case){.op = C3, .dtype = LTX2_BF16, .ndim = 5, .shape = {2, 3, 4, 5, 32}, .n = 64, .k3 = {3, 3, 3},
+                  .tpad = LTX2_CONV_TPAD_SYMMETRIC_ZEROS, .flags = F_BIAS});
 
     /* PixelNorm (+ SiLU), the VAE's norm over channels. */
     add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {1, 3, 4, 5, 64}, .flags = F_SILU});

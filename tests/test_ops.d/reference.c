@@ -54,9 +54,10 @@ void case_name(const op_case *c, char *buf, size_t cap) {
     case LTX2_OP_CONV3D:
         snprintf(buf, cap, "conv3d %s x%s Cout=%lld k%lldx%lldx%lld %s %s%s%s", ltx2_dtype_name(c->dtype), s1,
                  (long long)c->n, (long long)c->k3[0], (long long)c->k3[1], (long long)c->k3[2],
-                 c->tpad == LTX2_CONV_TPAD_CAUSAL         ? "causal"
-                 : c->tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS ? "causal-zero-frames"
-                                                          : "sym",
+                 c->tpad == LTX2_CONV_TPAD_CAUSAL            ? "causal"
+                 : c->tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS    ? "causal-zero-frames"
+                 : c->tpad == LTX2_CONV_TPAD_SYMMETRIC_ZEROS ? "sym-zero-frames"
+                                                             : "sym",
                  c->flags & F_REFLECT ? "reflect" : "zeros",
                  c->flags & F_BIAS ? " +bias" : "", c->flags & F_SILU ? " +silu" : "");
         break;
@@ -442,10 +443,11 @@ static void naive_conv3d(const op_case *c, const inputs *in, double *ref) {
     const ltx2_conv3d_desc dd = conv_desc_of(c);
     const int64_t N = c->shape[0], T = c->shape[1], Hh = c->shape[2], W = c->shape[3], Ci = dd.c_in, Co = dd.c_out;
     const int64_t To = in->out_shape[1], Ho = in->out_shape[2], Wo = in->out_shape[3];
-    const bool zero_frames = dd.tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS;
-    const int64_t front = dd.tpad == LTX2_CONV_TPAD_CAUSAL || zero_frames ? dd.kt - 1
-                          : dd.tpad == LTX2_CONV_TPAD_SYMMETRIC        ? (dd.kt - 1) / 2
-                                                                       : 0;
+    const bool zero_frames = dd.tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS || dd.tpad == LTX2_CONV_TPAD_SYMMETRIC_ZEROS;
+    const int64_t front = dd.tpad == LTX2_CONV_TPAD_CAUSAL || dd.tpad == LTX2_CONV_TPAD_CAUSAL_ZEROS ? dd.kt - 1
+                          : dd.tpad == LTX2_CONV_TPAD_SYMMETRIC || dd.tpad == LTX2_CONV_TPAD_SYMMETRIC_ZEROS
+                              ? (dd.kt - 1) / 2
+                              : 0;
     const int64_t ph = dd.kh / 2, pw = dd.kw / 2;
     const bool reflect = dd.spad == LTX2_CONV_SPAD_REFLECT;
 #pragma omp parallel for collapse(2)
@@ -457,7 +459,7 @@ static void naive_conv3d(const op_case *c, const inputs *in, double *ref) {
                     for (int64_t o = 0; o < Co; o++) y[o] = in->bias ? in->bias[o] : 0.0;
                     for (int64_t a = 0; a < dd.kt; a++) {
                         int64_t ts = to + a - front;
-                        if (zero_frames && ts < 0) continue;         /* zero frames in front */
+                        if (zero_frames && (ts < 0 || ts > T - 1)) continue; /* zero frames */
                         ts = ts < 0 ? 0 : ts > T - 1 ? T - 1 : ts; /* edge frames replicated */
                         for (int64_t bb = 0; bb < dd.kh; bb++)
                             for (int64_t e = 0; e < dd.kw; e++) {

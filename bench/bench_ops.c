@@ -58,6 +58,9 @@ static void run_op(void *u) {
 /* The video VAE's rearrangements at the (2,2,2) factors with their skip inputs, as the decoder's
  * and encoder's compress_all blocks run them: x, residual and y are preallocated for the larger
  * of the two. */
+/* GroupNorm's group count in the latent upsampler (torch GroupNorm(32, C)). */
+#define BENCH_GN_GROUPS 32
+
 typedef struct vae_job {
     const ltx2_backend *be;
     ltx2_context *ctx;
@@ -74,6 +77,9 @@ static void run_vae_op(void *u) {
     for (int i = 0; i < j->inner && j->st == LTX2_OK; i++) {
         switch (j->op) {
         case LTX2_OP_PIXEL_NORM: j->st = ltx2_backend_pixel_norm(j->be, j->ctx, &j->x, 1e-8f, true, &j->y); break;
+        case LTX2_OP_GROUP_NORM:
+            j->st = ltx2_backend_group_norm(j->be, j->ctx, &j->x, BENCH_GN_GROUPS, 1e-5f, NULL, NULL, true, &j->y);
+            break;
         case LTX2_OP_DEPTH_TO_SPACE:
             j->st = ltx2_backend_depth_to_space(j->be, j->ctx, &j->x, &d2s, &j->r, &j->y);
             break;
@@ -190,7 +196,8 @@ done:
     be->free(be, pss);
 }
 
-/* The VAE ops on a [1, T, H, W, C] activation: pixel_norm over C; depth_to_space from
+/* The VAE ops on a [1, T, H, W, C] activation: pixel_norm over C; the latent upsampler's
+ * group_norm (32 groups, + SiLU; bytes counted once each way, its three passes read x three times); depth_to_space from
  * [1, T/2, H/2, W/2, 8C] to [1, T - 1, H, W, C] plus the block input [1, T/2, H/2, W/2, 2C]
  * rearranged and repeated 4 times (the decoder's multiplier-2 compress_all); space_to_depth from
  * [1, T, H, W, C/4] to [1, T/2, H/2, W/2, 2C] with the mean of groups of 4 of the s2d'd
@@ -207,14 +214,15 @@ static void bench_vae_ops(const bench_opts *o, bench_report *r, const ltx2_backe
         ltx2_clear_error(ctx);
         goto done;
     }
-    static const ltx2_op ops[] = {LTX2_OP_PIXEL_NORM, LTX2_OP_DEPTH_TO_SPACE, LTX2_OP_SPACE_TO_DEPTH};
+    static const ltx2_op ops[] = {LTX2_OP_PIXEL_NORM, LTX2_OP_GROUP_NORM, LTX2_OP_DEPTH_TO_SPACE,
+                                  LTX2_OP_SPACE_TO_DEPTH};
     for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
         vae_job j = {.be = be, .ctx = ctx, .op = ops[k], .inner = be->device == LTX2_DEVICE_CPU ? 1 : GPU_INNER};
         const int64_t full[5] = {1, T, H, W, C}, half[5] = {1, T / 2, H / 2, W / 2, 8 * C};
         const int64_t d2s_y[5] = {1, T - 1, H, W, C}, d2s_r[5] = {1, T / 2, H / 2, W / 2, 2 * C};
         const int64_t s2d_x[5] = {1, T, H, W, C / 4}, s2d_y[5] = {1, T / 2, H / 2, W / 2, 2 * C};
         double bytes = 0.0;
-        if (ops[k] == LTX2_OP_PIXEL_NORM) {
+        if (ops[k] == LTX2_OP_PIXEL_NORM || ops[k] == LTX2_OP_GROUP_NORM) {
             j.x = ltx2_tensor_make(px, dt, 5, full);
             j.y = ltx2_tensor_make(py, dt, 5, full);
             bytes = 2.0 * (double)n * (double)es;

@@ -110,6 +110,11 @@ typedef struct ltx2_k_conv3d_args {
 } ltx2_k_conv3d_args;
 int ltx2_k_conv3d(void *stream, const ltx2_k_conv3d_args *a);
 
+/* torch GroupNorm on channels-last x [n, inner, c] (src/cpu/cpu_ops.h ltx2_cpu_group_norm): weight
+ * and bias [c] in x's dtype or NULL, then SiLU when silu; y may alias x. */
+int ltx2_k_group_norm(void *stream, int dtype, const void *x, void *y, int64_t n, int64_t inner, int64_t c,
+                      int64_t groups, float eps, const void *weight, const void *bias, int silu);
+
 /* y = x * rsqrt(mean(x^2) + eps) over the last dim (then SiLU when silu); y may alias x. */
 int ltx2_k_pixel_norm(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t dim,
                       float eps, int silu);
@@ -198,6 +203,8 @@ typedef struct ltx2_k_table {
     int (*head_gate)(void *, int, void *, const void *, int64_t, int64_t, int64_t);
     int (*fp8_dequant)(void *, const uint8_t *, int, void *, int64_t, float);
     int (*fp8_quant)(void *, int, const void *, uint8_t *, int64_t, float);
+    int (*group_norm)(void *, int, const void *, void *, int64_t, int64_t, int64_t, int64_t, float, const void *,
+                      const void *, int);
 } ltx2_k_table;
 const ltx2_k_table *ltx2_k_table_get(void);
 

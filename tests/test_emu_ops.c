@@ -1,5 +1,5 @@
 /* The row kernels (kernels/norm.cu rms_norm / layer_norm / row_sumsq / rms_apply, kernels/vae_ops.cu pixel_norm,
- * kernels/fused.cu norm_modulate) run in the CUDA emulator against the CPU reference ops on the
+ * kernels/fused.cu norm_modulate, kernels/group_norm.cu) run in the CUDA emulator against the CPU reference ops on the
  * same inputs (bf16-rounded for bf16 cases): f32 and bf16; warp-per-row (dim <= 1024, several
  * rows per block, a partial last block) and block-per-row modes; the 16-byte vector path (aligned
  * dims and pointers) and the scalar path (odd dims, a misaligned pointer); in place (y == x);
@@ -17,6 +17,8 @@
 /* torch RMSNorm / LayerNorm eps of the DiT, and the VAE's PixelNorm eps (ltx-core defaults). */
 #define NORM_EPS 1e-6f
 #define PIXEL_NORM_EPS 1e-8f
+/* torch.nn.GroupNorm's default eps (the latent upsampler). */
+#define GROUP_NORM_EPS 1e-5f
 /* f32 ceiling on top of the harness tolerance, in ulps of max(|ref|, 1): the kernels' fp32 row
  * sums differ from the CPU's double ones by ~eps32 * sqrt(dim) relative (dim <= 2048: ~45 ulps
  * worst case, a few typical) plus rsqrtf's rounding; a wrong formula is off by far more. */
@@ -26,7 +28,7 @@
 /* Token rows per modulation row in row_idx cases draw from this many table rows. */
 #define ROW_IDX_TABLE_ROWS 4
 
-typedef enum row_op { OP_RMS, OP_LAYER, OP_PIXEL, OP_MOD, OP_SUMSQ, OP_APPLY } row_op;
+typedef enum row_op { OP_RMS, OP_LAYER, OP_PIXEL, OP_MOD, OP_SUMSQ, OP_APPLY, OP_GROUP } row_op;
 
 typedef struct row_case {
     const char *name;
@@ -35,7 +37,8 @@ typedef struct row_case {
     int64_t rows, dim;
     bool weight, bias, inplace, misalign, silu;
     float offset;
-    /* norm_modulate: LTX2_KNORM_*, rows per group (0: per-token row_idx), extra columns per table row */
+    /* norm_modulate: LTX2_KNORM_*, rows per group (0: per-token row_idx), extra columns per table row;
+     * group_norm: rpg = groups, pad = samples (rows = samples x positions, dim = channels) */
     int norm;
     int64_t rpg, pad;
 } row_case;
@@ -89,6 +92,13 @@ static const row_case cases[] = {
      LTX2_KNORM_NONE, 0, 8},
     {"modulate bf16 layer 2x1536 block row_idx", OP_MOD, true, 2, 1536, false, false, false, false, false, 0,
      LTX2_KNORM_LAYER, 0, 0},
+    {"group f32 1x60 positions x64 G32 +w+b +silu", OP_GROUP, false, 60, 64, true, true, false, false, true, 0, 0, 32,
+     1},
+    {"group f32 2x18 positions x128 G32 +w+b offset in-place", OP_GROUP, false, 36, 128, true, true, true, false,
+     false, 3, 0, 32, 2},
+    {"group bf16 1x12 positions x1024 G32 +w+b +silu", OP_GROUP, true, 12, 1024, true, true, false, false, true, 0, 0,
+     32, 1},
+    {"group bf16 3x37 positions x12 G4", OP_GROUP, true, 111, 12, false, false, false, false, false, 0, 0, 4, 3},
 };
 
 static ltx2_tensor host_view(void *p, ltx2_dtype dt, int ndim, const int64_t *shape) {
@@ -135,6 +145,9 @@ static bool cpu_ref(ltx2_context *ctx, const row_case *c, const float *x, const 
     case OP_PIXEL:
         return ltx2_cpu_rms_norm(ctx, x, ref, c->rows, c->dim, NULL, PIXEL_NORM_EPS) == LTX2_OK &&
                (!c->silu || ltx2_cpu_silu(ctx, ref, ref, n) == LTX2_OK);
+    case OP_GROUP:
+        return ltx2_cpu_group_norm(ctx, x, ref, c->pad, c->rows / c->pad, c->dim, c->rpg, GROUP_NORM_EPS, w, b,
+                                   c->silu) == LTX2_OK;
     case OP_MOD: {
         const int64_t xs[2] = {c->rows, c->dim}, ms[2] = {m->U, c->dim}, rs[1] = {c->rows};
         ltx2_tensor tx = host_view((void *)x, LTX2_F32, 2, xs), ty = host_view(ref, LTX2_F32, 2, xs);
@@ -166,6 +179,9 @@ static int launch(const row_case *c, const void *x, void *y, const void *w, cons
         return ltx2_k_layer_norm(NULL, dt, x, y, w, b, c->rows, c->dim, NORM_EPS);
     case OP_PIXEL:
         return ltx2_k_pixel_norm(NULL, dt, x, y, c->rows, c->dim, PIXEL_NORM_EPS, c->silu);
+    case OP_GROUP:
+        return ltx2_k_group_norm(NULL, dt, x, y, c->pad, c->rows / c->pad, c->dim, c->rpg, GROUP_NORM_EPS, w, b,
+                                 c->silu);
     case OP_MOD: {
         const float *table = (const float *)w; /* the device copy of m->table */
         const ltx2_k_modulate_args a = {
@@ -191,8 +207,10 @@ static void tol_of(const row_case *c, double *atol, double *rtol) {
         *rtol = ROW_F32_RTOL;
         return;
     }
-    *atol = ROW_F32_ATOL + ROW_OFFSET_ATOL_GAIN * fabs(c->offset) * sqrt((double)c->dim);
-    *rtol = c->op == OP_PIXEL ? ROW_F32_RTOL + ACT_F32_RTOL : ROW_F32_RTOL;
+    /* a group norm's statistics run over a sample's positions x the group's channels */
+    const double stat_n = c->op == OP_GROUP ? (double)(c->rows / c->pad) * (double)(c->dim / c->rpg) : (double)c->dim;
+    *atol = ROW_F32_ATOL + ROW_OFFSET_ATOL_GAIN * fabs(c->offset) * sqrt(stat_n);
+    *rtol = c->op == OP_PIXEL || c->op == OP_GROUP ? ROW_F32_RTOL + ACT_F32_RTOL : ROW_F32_RTOL;
     if (c->bf) {
         if (*atol < BF16_ATOL) *atol = BF16_ATOL;
         *rtol += EPS_BF16;
@@ -273,6 +291,10 @@ static void check_args(void) {
     CHECK(ltx2_k_rms_norm(NULL, LTX2_KDT_F32, buf, buf, NULL, 2, 0, NORM_EPS) != 0, "rms_norm dim 0 accepted");
     CHECK(ltx2_k_layer_norm(NULL, 7, buf, buf, NULL, NULL, 2, 8, NORM_EPS) != 0, "layer_norm bad dtype accepted");
     CHECK(ltx2_k_pixel_norm(NULL, LTX2_KDT_F32, NULL, buf, 2, 8, PIXEL_NORM_EPS, 0) != 0, "pixel_norm NULL x");
+    CHECK(ltx2_k_group_norm(NULL, LTX2_KDT_F32, buf, buf, 1, 2, 12, 5, GROUP_NORM_EPS, NULL, NULL, 0) != 0,
+          "group_norm 12 channels in 5 groups accepted");
+    CHECK(ltx2_k_group_norm(NULL, LTX2_KDT_F32, buf, buf, 0, 2, 12, 4, GROUP_NORM_EPS, NULL, NULL, 0) == 0,
+          "group_norm 0 samples");
     CHECK(ltx2_k_rms_norm(NULL, LTX2_KDT_F32, NULL, NULL, NULL, 0, 8, NORM_EPS) == 0, "rms_norm 0 rows");
     ltx2_k_modulate_args a = {.x = buf, .y = buf, .rows = 2, .dim = 8, .norm = LTX2_KNORM_RMS, .eps = NORM_EPS,
                               .scale = buf, .shift = buf, .mod_stride = 4, .row_idx = NULL, .rows_per_group = 1};

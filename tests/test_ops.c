@@ -106,6 +106,14 @@ static tol tol_for(const op_case *c, ltx2_dtype dt) {
     case LTX2_OP_RMS_APPLY:
         t = (tol){ROW_F32_ATOL + ROW_OFFSET_ATOL_GAIN * fabs(c->offset) * sk, ROW_F32_RTOL};
         break;
+    case LTX2_OP_GROUP_NORM: {
+        /* the row rule over a group's inner x channels-per-group values, plus the SiLU's ulps */
+        int64_t per_group = 1;
+        for (int i = 1; i < c->ndim; i++) per_group *= c->shape[i];
+        const double sg = sqrt((double)(per_group / c->heads));
+        t = (tol){ROW_F32_ATOL + ROW_OFFSET_ATOL_GAIN * fabs(c->offset) * sg, ROW_F32_RTOL + ACT_F32_RTOL};
+        break;
+    }
     case LTX2_OP_ROW_SUMSQ:
         /* a sum of positive terms in fp32: no cancellation; the output stays f32 for bf16 inputs */
         bf = false;
@@ -360,6 +368,10 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
         }
         case LTX2_OP_PIXEL_NORM:
             st = ltx2_backend_pixel_norm(be, ctx, &x, PIXEL_NORM_EPS, c->flags & F_SILU, &y);
+            break;
+        case LTX2_OP_GROUP_NORM:
+            st = ltx2_backend_group_norm(be, ctx, &x, c->heads, GROUP_NORM_EPS, in->w ? &tw : NULL,
+                                         in->bias ? &tbias : NULL, c->flags & F_SILU, &y);
             break;
         case LTX2_OP_DEPTH_TO_SPACE: {
             ltx2_d2s_args a = {.stride = {c->k3[0], c->k3[1], c->k3[2]}, .drop_first = c->flags & F_DROP};

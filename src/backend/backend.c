@@ -11,7 +11,7 @@
 static const char *const op_names[LTX2_OP_COUNT] = {
     "gemm", "rms_norm", "layer_norm", "softmax", "gelu_tanh", "silu", "add", "mul", "convert",
     "attention", "rope", "conv3d", "pixel_norm", "depth_to_space", "norm_modulate", "gated_add",
-    "head_gate", "gemm_ex", "gemm_fp8", "fp8", "row_sumsq", "rms_apply", "space_to_depth",
+    "head_gate", "gemm_ex", "gemm_fp8", "fp8", "row_sumsq", "rms_apply", "space_to_depth", "group_norm",
 };
 
 const char *ltx2_op_name(ltx2_op op) {
@@ -350,6 +350,24 @@ ltx2_status ltx2_backend_conv3d(const ltx2_backend *be, ltx2_context *ctx, const
     LTX2_TRY(check_vector(be, ctx, op, "bias", bias, d->c_out, x->dtype));
     LTX2_TRY(check_input(be, ctx, op, "y", y, x->dtype, 5, ys));
     return be->conv3d(be, ctx, d, x, w, bias, silu, y);
+}
+
+ltx2_status ltx2_backend_group_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, int64_t groups,
+                                    float eps, const ltx2_tensor *weight, const ltx2_tensor *bias, bool silu,
+                                    ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_GROUP_NORM;
+    LTX2_TRY(check_rowwise(be, ctx, op, x, y));
+    const int64_t C = x->shape[x->ndim - 1];
+    if (x->ndim < 2 || groups < 1 || C % groups != 0 || !(eps >= 0.0f)) {
+        char s[128];
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s group_norm: x %s in %lld groups, eps %g (need [N, ..., C] with C "
+                          "a multiple of the groups, eps >= 0)", be->name, shape_txt(x, s, sizeof s),
+                          (long long)groups, (double)eps);
+    }
+    LTX2_TRY(check_vector(be, ctx, op, "weight", weight, C, x->dtype));
+    LTX2_TRY(check_vector(be, ctx, op, "bias", bias, C, x->dtype));
+    if (ltx2_tensor_numel(x) == 0) return LTX2_OK;
+    return be->group_norm(be, ctx, x, groups, eps, weight, bias, silu, y);
 }
 
 ltx2_status ltx2_backend_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,

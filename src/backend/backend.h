@@ -38,6 +38,7 @@ typedef enum ltx2_op {
     LTX2_OP_ROW_SUMSQ,      /* per-row sum of squares over the last dim, f32 out (tensor-parallel RMSNorm) */
     LTX2_OP_RMS_APPLY,      /* x / sqrt(ss / n + eps) * weight with a given row sum of squares ss */
     LTX2_OP_SPACE_TO_DEPTH, /* the VAE encoder's SpaceToDepthDownsample rearrangement (+ group-mean skip) */
+    LTX2_OP_GROUP_NORM,     /* torch GroupNorm over [N, ..., C] channels-last, affine, optional SiLU */
     LTX2_OP_COUNT
 } ltx2_op;
 
@@ -161,6 +162,9 @@ struct ltx2_backend {
                                   ltx2_tensor *y);
     ltx2_status (*space_to_depth)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                   const ltx2_s2d_args *a, const ltx2_tensor *residual, ltx2_tensor *y);
+    ltx2_status (*group_norm)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, int64_t groups,
+                              float eps, const ltx2_tensor *weight, const ltx2_tensor *bias, bool silu,
+                              ltx2_tensor *y);
 
     ltx2_status (*norm_modulate)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                  ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
@@ -250,6 +254,13 @@ ltx2_status ltx2_backend_rope(const ltx2_backend *be, ltx2_context *ctx, const l
 ltx2_status ltx2_backend_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
                                 const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias,
                                 bool silu, ltx2_tensor *y);
+/* torch GroupNorm(groups, C, eps) on channels-last x [N, ..., C]: per sample and group of C/groups
+ * consecutive channels, mean and biased variance over every position and channel of the group;
+ * y = (x - mean) / sqrt(var + eps) * weight[c] + bias[c] (each NULL: 1 / 0), then SiLU when silu.
+ * y may alias x. */
+ltx2_status ltx2_backend_group_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, int64_t groups,
+                                    float eps, const ltx2_tensor *weight, const ltx2_tensor *bias, bool silu,
+                                    ltx2_tensor *y);
 /* y = x / sqrt(mean(x^2 over the last dim) + eps), then SiLU when silu; y may alias x. */
 ltx2_status ltx2_backend_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                     float eps, bool silu, ltx2_tensor *y);

@@ -190,6 +190,15 @@ static ltx2_status cpu_conv3d(const ltx2_backend *be, ltx2_context *ctx, const l
     return silu ? ltx2_cpu_silu(ctx, y->data, y->data, ltx2_tensor_numel(y)) : LTX2_OK;
 }
 
+static ltx2_status cpu_group_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, int64_t groups,
+                                  float eps, const ltx2_tensor *weight, const ltx2_tensor *bias, bool silu,
+                                  ltx2_tensor *y) {
+    (void)be;
+    const int64_t c = x->shape[x->ndim - 1], n = x->shape[0];
+    return ltx2_cpu_group_norm(ctx, x->data, y->data, n, ltx2_tensor_numel(x) / (n * c), c, groups, eps,
+                               weight ? weight->data : NULL, bias ? bias->data : NULL, silu);
+}
+
 static ltx2_status cpu_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float eps,
                                   bool silu, ltx2_tensor *y) {
     (void)be;
@@ -240,6 +249,7 @@ static const ltx2_backend cpu_backend = {
     .rope = cpu_rope,
     .conv3d = cpu_conv3d,
     .pixel_norm = cpu_pixel_norm,
+    .group_norm = cpu_group_norm,
     .depth_to_space = cpu_depth_to_space,
     .space_to_depth = cpu_space_to_depth,
     .norm_modulate = ltx2_cpu_be_norm_modulate,

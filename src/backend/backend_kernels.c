@@ -188,6 +188,17 @@ static ltx2_status k_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const
     return LTX2_OK;
 }
 
+static ltx2_status k_group_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, int64_t groups,
+                                float eps, const ltx2_tensor *weight, const ltx2_tensor *bias, bool silu,
+                                ltx2_tensor *y) {
+    const ltx2_kernel_rt *rt = krt(be);
+    const int64_t c = x->shape[x->ndim - 1], n = x->shape[0];
+    LTX2_TRY(rt->enter(be, ctx));
+    KCHECK(be, ctx, rt->k->group_norm(rt->stream, kdt(x->dtype), x->data, y->data, n, ltx2_tensor_numel(x) / (n * c),
+                                      c, groups, eps, weight ? weight->data : NULL, bias ? bias->data : NULL, silu));
+    return LTX2_OK;
+}
+
 static ltx2_status k_depth_to_space(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                        const ltx2_d2s_args *a, const ltx2_tensor *residual, ltx2_tensor *y) {
     const ltx2_kernel_rt *rt = krt(be);
@@ -273,6 +284,7 @@ void ltx2_backend_kernels_fill(ltx2_backend *be) {
     be->rope = k_rope;
     be->conv3d = k_conv3d;
     be->pixel_norm = k_pixel_norm;
+    be->group_norm = k_group_norm;
     be->depth_to_space = k_depth_to_space;
     be->space_to_depth = k_space_to_depth;
     be->norm_modulate = k_norm_modulate;

@@ -28,6 +28,13 @@ ltx2_status ltx2_cpu_gemm_wdt(ltx2_context *ctx, int64_t M, int64_t N, int64_t K
                               const float *A, int64_t lda, const void *B, ltx2_dtype b_dtype, int64_t ldb,
                               ltx2_b_layout b_layout, float beta, float *C, int64_t ldc, const float *bias);
 
+/* torch GroupNorm on channels-last x [n, inner, c] (inner: every position of a sample): per sample
+ * and group of c/groups consecutive channels, mean and biased variance in double over inner x
+ * c/groups values, y = (x - mean) * rstd * weight + bias (NULL: 1 / 0), then SiLU when silu; y may
+ * alias x. */
+ltx2_status ltx2_cpu_group_norm(ltx2_context *ctx, const float *x, float *y, int64_t n, int64_t inner, int64_t c,
+                                int64_t groups, float eps, const float *weight, const float *bias, bool silu);
+
 /* Row-wise over the last dim of x[rows, dim]; y may alias x.
  * RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight            (weight may be NULL = ones)
  * LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias (biased var, as torch; both NULLable) */

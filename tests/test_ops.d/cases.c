@@ -182,6 +182,17 @@ static void build_registry(void) {
     add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {1, 1, 2, 2, 7}, .flags = F_SILU});
     add2((op_case){.op = LTX2_OP_PIXEL_NORM, .ndim = 5, .shape = {1, 2, 2, 2, 1024}, .flags = F_SILU});
 
+    /* GroupNorm(32) (+ SiLU), the latent upsampler's norm: its width (1024) with few positions, many
+     * positions with few channels per group, a 3-D [N, L, C] shape with 4 groups, and inputs far
+     * from zero mean (the variance must be centred). */
+    const ltx2_op GN = LTX2_OP_GROUP_NORM;
+    add2((op_case){.op = GN, .ndim = 5, .shape = {1, 3, 4, 5, 64}, .heads = 32, .flags = F_WEIGHT | F_BIAS | F_SILU});
+    add2((op_case){.op = GN, .ndim = 5, .shape = {2, 2, 3, 3, 128}, .heads = 32, .flags = F_WEIGHT | F_BIAS});
+    add2((op_case){.op = GN, .ndim = 5, .shape = {1, 2, 2, 3, 1024}, .heads = 32, .flags = F_WEIGHT | F_BIAS | F_SILU});
+    add2((op_case){.op = GN, .ndim = 3, .shape = {3, 37, 12}, .heads = 4});
+    add2((op_case){.op = GN, .ndim = 5, .shape = {1, 4, 6, 5, 64}, .heads = 32, .flags = F_WEIGHT | F_BIAS,
+                   .offset = 20.0f});
+
     /* DepthToSpaceUpsample: (2,2,2) with first-frame drop and residual, spatial-only (1,2,2),
      * temporal-only (2,1,1) with a full-width residual. */
     const ltx2_op DS = LTX2_OP_DEPTH_TO_SPACE;

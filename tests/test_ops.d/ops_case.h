@@ -12,6 +12,8 @@
 
 /* PixelNorm epsilon of the video VAE (ltx-core PixelNorm default). */
 #define PIXEL_NORM_EPS 1e-8f
+/* GroupNorm epsilon of the latent upsampler (torch.nn.GroupNorm default). */
+#define GROUP_NORM_EPS 1e-5f
 /* QK RMSNorm epsilon of the LTX-2 attention (torch RMSNorm eps=1e-6 in ltx-core). */
 #define QK_NORM_EPS 1e-6f
 
@@ -39,7 +41,7 @@ typedef struct op_case {
     int64_t shape[5]; /* x (or a); attention: q [B, Sq, H*d]; conv3d: x NDHWC */
     int64_t n;        /* gemm: N; conv3d: c_out; depth_to_space: residual channels / prod;
                        * space_to_depth: residual channels */
-    int64_t heads, sk; /* attention / rope: heads; attention: S_kv */
+    int64_t heads, sk; /* attention / rope: heads; group_norm: groups; attention: S_kv */
     int64_t k3[3];     /* conv3d kernel (t, h, w); depth_to_space / space_to_depth: strides */
     int tpad;          /* conv3d: ltx2_conv_tpad */
     int b_ndim;       /* binary: b shape */

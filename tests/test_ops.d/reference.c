@@ -64,6 +64,11 @@ void case_name(const op_case *c, char *buf, size_t cap) {
     case LTX2_OP_PIXEL_NORM:
         snprintf(buf, cap, "pixel_norm %s x%s%s", ltx2_dtype_name(c->dtype), s1, c->flags & F_SILU ? " +silu" : "");
         break;
+    case LTX2_OP_GROUP_NORM:
+        snprintf(buf, cap, "group_norm %s x%s G%lld%s%s%s%s", ltx2_dtype_name(c->dtype), s1, (long long)c->heads,
+                 c->flags & F_WEIGHT ? " +weight" : "", c->flags & F_BIAS ? " +bias" : "",
+                 c->flags & F_SILU ? " +silu" : "", c->offset != 0.0f ? " offset" : "");
+        break;
     case LTX2_OP_DEPTH_TO_SPACE:
         snprintf(buf, cap, "depth_to_space %s x%s s%lldx%lldx%lld%s%s", ltx2_dtype_name(c->dtype), s1,
                  (long long)c->k3[0], (long long)c->k3[1], (long long)c->k3[2], c->flags & F_DROP ? " drop" : "",
@@ -155,6 +160,7 @@ void inputs_make(const op_case *c, int idx, inputs *in) {
     }
     case LTX2_OP_RMS_NORM:
     case LTX2_OP_LAYER_NORM:
+    case LTX2_OP_GROUP_NORM:
         /* weights near 1 like trained norm gains, biases small */
         if (c->flags & F_WEIGHT) in->w = gen(st + 1, last, 0.2f, 1.0f, rb);
         if (c->flags & F_BIAS) in->bias = gen(st + 2, last, 0.1f, 0.0f, rb);
@@ -626,6 +632,30 @@ void naive_ref(const op_case *c, const inputs *in, double *ref) {
     case LTX2_OP_CONV3D:
         naive_conv3d(c, in, ref);
         break;
+    case LTX2_OP_GROUP_NORM: {
+        /* per sample (dim 0) and group of last/G consecutive channels, over every position */
+        const int64_t N = c->shape[0], G = c->heads, cg = last / G, inner = in->nx / (N * last);
+        for (int64_t b = 0; b < N; b++)
+            for (int64_t g = 0; g < G; g++) {
+                const float *x = in->x + b * inner * last + g * cg;
+                double s = 0, s2 = 0;
+                for (int64_t v = 0; v < inner; v++)
+                    for (int64_t k = 0; k < cg; k++) s += x[v * last + k];
+                const double mean = s / (double)(inner * cg);
+                for (int64_t v = 0; v < inner; v++)
+                    for (int64_t k = 0; k < cg; k++) s2 += (x[v * last + k] - mean) * (x[v * last + k] - mean);
+                const double rstd = 1.0 / sqrt(s2 / (double)(inner * cg) + (double)GROUP_NORM_EPS);
+                for (int64_t v = 0; v < inner; v++)
+                    for (int64_t k = 0; k < cg; k++) {
+                        const int64_t ch = g * cg + k;
+                        double o = (x[v * last + k] - mean) * rstd * (in->w ? in->w[ch] : 1.0) +
+                                   (in->bias ? in->bias[ch] : 0.0);
+                        if (c->flags & F_SILU) o = o / (1.0 + exp(-o));
+                        ref[b * inner * last + v * last + g * cg + k] = o;
+                    }
+            }
+        break;
+    }
     case LTX2_OP_PIXEL_NORM:
         for (int64_t r = 0; r < in->nx / last; r++) {
             const float *x = in->x + r * last;

@@ -1,10 +1,11 @@
 /* The video VAE decoder and encoder and the audio VAE decoder on the CPU backend (the video decoder
  * through the block-alone entry too), on a CPU backend that rounds every op output to bf16 (the
  * cosine floor without a GPU), and on CUDA (vae_device_check.h, vae_enc_check.h,
- * audio_vae_check.h).
+ * audio_vae_check.h, upsampler_check.h).
  * Without a CUDA build or device the CUDA run prints why and the test exits 77 once the CPU runs
  * have passed. */
 #include "audio_vae_check.h"
+#include "upsampler_check.h"
 #include "vae_enc_check.h"
 
 int main(void) {
@@ -16,6 +17,8 @@ int main(void) {
     const int ne = enc_cases_load(ec, true);
     audio_case ac[2];
     audio_cases_load(ac);
+    ups_case uc[UPS_KINDS];
+    ups_cases_load(uc);
     if (cases[0].dec && cases[0].ref_video) {
         bad_calls(&cases[0]);
         refused_op(&cases[0]);
@@ -25,11 +28,13 @@ int main(void) {
     run_backend(&cpu, cases, 3);
     for (int k = 0; k < ne; k++) enc_check(&cpu, &ec[k]);
     for (int k = 0; k < 2; k++) audio_check(&cpu, &ac[k]);
+    for (int k = 0; k < UPS_KINDS; k++) ups_check(&cpu, &uc[k]);
     const ltx2_backend em = bf16_backend();
     const be_case cpu_bf16 = {.be = &em, .emulate = true};
     run_backend(&cpu_bf16, cases, 3);
     for (int k = 0; k < ne; k++) enc_check(&cpu_bf16, &ec[k]);
     for (int k = 0; k < 2; k++) audio_check(&cpu_bf16, &ac[k]);
+    for (int k = 0; k < UPS_KINDS; k++) ups_check(&cpu_bf16, &uc[k]);
 
     ltx2_backend *cuda = NULL;
     int rc;
@@ -42,12 +47,14 @@ int main(void) {
         run_backend(&cu, cases, 3);
         for (int k = 0; k < ne; k++) enc_check(&cu, &ec[k]);
         for (int k = 0; k < 2; k++) audio_check(&cu, &ac[k]);
+        for (int k = 0; k < UPS_KINDS; k++) ups_check(&cu, &uc[k]);
         ltx2_backend_free(cuda);
         rc = test_finish();
     }
     for (int k = 0; k < 3; k++) dec_case_free(&cases[k]);
     for (int k = 0; k < ne; k++) enc_case_free(&ec[k]);
     for (int k = 0; k < 2; k++) audio_case_free(&ac[k]);
+    for (int k = 0; k < UPS_KINDS; k++) ups_case_free(&uc[k]);
     ltx2_context_free(g_ctx);
     return rc;
 }

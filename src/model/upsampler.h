@@ -1,5 +1,5 @@
-/* LTX-2 latent upsampler on the CPU (ltx-core model/upsampler LatentUpsampler, dims 3, fp32,
- * NDHWC): initial conv + GroupNorm + SiLU, res blocks, the upsampler (plain conv + pixel shuffle
+/* LTX-2 latent upsampler (ltx-core model/upsampler LatentUpsampler, dims 3, NDHWC; one forward on
+ * the backend op table, upsampler_forward.c): initial conv + GroupNorm + SiLU, res blocks, the upsampler (plain conv + pixel shuffle
  * x2, rational resampler conv + pixel shuffle + binomial blur-downsample for x1.5 / x2, or
  * temporal conv + shuffle dropping the first frame), post res blocks, final conv. Every conv is
  * zero padded in all axes (plain nn.Conv3d / Conv2d, not the VAE's causal convs). */
@@ -36,9 +36,20 @@ ltx2_status ltx2_upsampler_out_shape(ltx2_context *ctx, const ltx2_upsampler *u,
 ltx2_status ltx2_upsampler_forward(ltx2_context *ctx, const ltx2_upsampler *u, const ltx2_tensor *x,
                                    ltx2_tensor *y);
 
+/* The same forward on backend be (CPU, CUDA, the emulator): x host f32 NDHWC [in], y host f32 of
+ * ltx2_upsampler_out_shape; bf16 activations where be's conv3d takes them. The rational
+ * resampler (blur-downsample) runs on the CPU backend only and is refused by name elsewhere. */
+struct ltx2_backend;
+ltx2_status ltx2_upsampler_forward_on(ltx2_context *ctx, const ltx2_upsampler *u, const struct ltx2_backend *be,
+                                      const float *x, const int64_t in[5], float *y);
+
 /* ltx-core upsample_video: un-normalise with the VAE's per-channel statistics (mean/std of
  * means, [C]), upsample, normalise again. Inputs and outputs are normalised latents. */
 ltx2_status ltx2_upsampler_upsample_latent(ltx2_context *ctx, const ltx2_upsampler *u, const float *mean_of_means,
                                            const float *std_of_means, const ltx2_tensor *x, ltx2_tensor *y);
+/* The same with the forward on backend be (x, y host f32 NDHWC). */
+ltx2_status ltx2_upsampler_upsample_latent_on(ltx2_context *ctx, const ltx2_upsampler *u, const struct ltx2_backend *be,
+                                              const float *mean_of_means, const float *std_of_means,
+                                              const ltx2_tensor *x, ltx2_tensor *y);
 
 #endif

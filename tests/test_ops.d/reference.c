@@ -352,41 +352,6 @@ static double *naive_prep_qk(const op_case *c, const float *x, int64_t S, const 
     return o;
 }
 
-static void naive_attention(const op_case *c, const inputs *in, double *ref) {
-    const int64_t B = c->shape[0], Sq = c->shape[1], D = c->shape[2], Sk = c->sk, H = c->heads, d = D / H;
-    double *q = naive_prep_qk(c, in->x, Sq, in->wq, in->qc, in->qs);
-    double *k = naive_prep_qk(c, in->k, Sk, in->wk, in->kc, in->ks);
-    const double scale = 1.0 / sqrt((double)d);
-#pragma omp parallel for collapse(2)
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t h = 0; h < H; h++) {
-            double *p = malloc((size_t)Sk * sizeof(double));
-            int64_t kept = 0;
-            for (int64_t j = 0; j < Sk; j++) kept += !in->mask || in->mask[b * Sk + j];
-            for (int64_t i = 0; i < Sq; i++) {
-                const double *qi = q + (b * Sq + i) * D + h * d;
-                double mx = -INFINITY, sum = 0;
-                for (int64_t j = 0; j < Sk; j++) {
-                    bool keep = !in->mask || in->mask[b * Sk + j] || kept == 0;
-                    double sc = 0;
-                    for (int64_t e = 0; e < d; e++) sc += qi[e] * k[(b * Sk + j) * D + h * d + e];
-                    /* all keys masked: the reference's additive -max bias cancels -> uniform */
-                    p[j] = !keep ? -INFINITY : (kept == 0 ? 0.0 : sc * scale);
-                    if (p[j] > mx) mx = p[j];
-                }
-                for (int64_t j = 0; j < Sk; j++) sum += p[j] = exp(p[j] - mx);
-                for (int64_t e = 0; e < d; e++) {
-                    double o = 0;
-                    for (int64_t j = 0; j < Sk; j++) o += p[j] * in->v[(b * Sk + j) * D + h * d + e];
-                    ref[(b * Sq + i) * D + h * d + e] = o / sum;
-                }
-            }
-            free(p);
-        }
-    free(q);
-    free(k);
-}
-
 /* The spread of each attention output under the device's documented bf16 roundings (the kernels
  * round the normalised/rotated q and k and the softmax weights P to bf16; the output rounding is
  * the comparison's rtol). Each rounding is an independent relative error of standard deviation
@@ -397,8 +362,8 @@ static void naive_attention(const op_case *c, const inputs *in, double *ref) {
  * A fixed atol cannot follow both a flat softmax and a peaked one (large |q||k|, a few keys with
  * most of the weight and values far from the mean): on an H100 the case "q[1, 126, 256] H4
  * Skv=126 +rope" (scale 2) moved rows by up to 0.046, the mma.sync and wgmma kernels alike.
- * sd[] holds this standard deviation per output element. */
-void naive_attention_bf16_sd(const op_case *c, const inputs *in, double *sd) {
+ * sd[] (when non-NULL) gets this standard deviation per output element. */
+static void naive_attention_sd(const op_case *c, const inputs *in, double *ref, double *sd) {
     const int64_t B = c->shape[0], Sq = c->shape[1], D = c->shape[2], Sk = c->sk, H = c->heads, d = D / H;
     const double u2 = 1.0 / (512.0 * 512.0 * 3.0); /* variance of a bf16 relative rounding: (2^-9)^2 / 3 */
     double *q = naive_prep_qk(c, in->x, Sq, in->wq, in->qc, in->qs);
@@ -421,6 +386,7 @@ void naive_attention_bf16_sd(const op_case *c, const inputs *in, double *sd) {
                         sc += qi[e] * kj[e];
                         sq += qi[e] * kj[e] * qi[e] * kj[e];
                     }
+                    /* all keys masked: the reference's additive -max bias cancels -> uniform */
                     p[j] = !keep ? -INFINITY : (kept == 0 ? 0.0 : sc * scale);
                     ds[j] = kept == 0 ? 0.0 : scale * scale * u2 * 2.0 * sq; /* variance of s_j */
                     if (p[j] > mx) mx = p[j];
@@ -430,6 +396,8 @@ void naive_attention_bf16_sd(const op_case *c, const inputs *in, double *sd) {
                     double o = 0;
                     for (int64_t j = 0; j < Sk; j++) o += p[j] * in->v[(b * Sk + j) * D + h * d + e];
                     o /= sum;
+                    ref[(b * Sq + i) * D + h * d + e] = o;
+                    if (!sd) continue;
                     double var = 0;
                     for (int64_t j = 0; j < Sk; j++) {
                         const double vj = in->v[(b * Sk + j) * D + h * d + e], pj = p[j] / sum;
@@ -443,6 +411,14 @@ void naive_attention_bf16_sd(const op_case *c, const inputs *in, double *sd) {
         }
     free(q);
     free(k);
+}
+
+static void naive_attention(const op_case *c, const inputs *in, double *ref) { naive_attention_sd(c, in, ref, NULL); }
+
+void naive_attention_bf16_sd(const op_case *c, const inputs *in, double *sd) {
+    double *ref = malloc((size_t)in->nout * sizeof(double));
+    naive_attention_sd(c, in, ref, sd);
+    free(ref);
 }
 
 static void naive_conv3d(const op_case *c, const inputs *in, double *ref) {

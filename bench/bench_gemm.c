@@ -11,6 +11,7 @@
 
 #include "backend/backend.h"
 #include "bench.h"
+#include "cpu/cpu_ops.h"
 #include "cpu_peak.h"
 #include "device_util.h"
 #include "core/dtype.h"

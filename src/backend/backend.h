@@ -9,9 +9,8 @@
 #include <stddef.h>
 
 #include "backend/conv3d_desc.h"
+#include "backend/op_desc.h"
 #include "core/context.h"
-#include "cpu/cpu_ops.h"
-#include "cpu/cpu_rope.h"
 #include "ltx2/tensor.h"
 
 typedef enum ltx2_op {

@@ -10,6 +10,8 @@
 #include "cpu/cpu_attention.h"
 #include "cpu/cpu_conv3d.h"
 #include "cpu/cpu_depth_to_space.h"
+#include "cpu/cpu_ops.h"
+#include "cpu/cpu_rope.h"
 #include "cpu/cpu_space_to_depth.h"
 
 /* Host buffers are cache-line aligned, like the packed GEMM panels. */

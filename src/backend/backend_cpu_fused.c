@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "cpu/cpu_ops.h"
 
 static int64_t mod_row(const ltx2_mod_rows *m, int64_t r) {
     return m->row_idx ? (int64_t)((const int32_t *)m->row_idx->data)[r] : r / m->rows_per_group;

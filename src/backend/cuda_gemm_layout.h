@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpu/cpu_ops.h"
+#include "backend/op_desc.h"
 
 /* cuBLAS's FP8 rule ("pointers and matrix dimensions must support 16-byte alignment", and the
  * Tensor Core Usage section's (ld * type size) % 16 == 0 for every matrix). */

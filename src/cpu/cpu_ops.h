@@ -9,11 +9,8 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "backend/op_desc.h"
 #include "ltx2/tensor.h"
-
-/* How the second GEMM operand is stored. NK is a torch Linear weight ([out, in]: y = x W^T);
- * KN is a plain [K, N] matrix (y = x B). */
-typedef enum ltx2_b_layout { LTX2_B_NK = 0, LTX2_B_KN = 1 } ltx2_b_layout;
 
 /* C[M,N] = alpha * A[M,K] * op(B) + beta * C + bias[N] (bias may be NULL; it is not scaled by
  * alpha). Row-major with leading dimensions lda, ldb, ldc (in elements). When beta == 0, C is

@@ -9,23 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend/op_desc.h"
 #include "core/context.h"
-
-typedef enum ltx2_rope_type { LTX2_ROPE_SPLIT = 0, LTX2_ROPE_INTERLEAVED = 1 } ltx2_rope_type;
-
-/* Most position axes any RoPE instance has (video: time, y, x). */
-#define LTX2_ROPE_MAX_AXES 3
-
-typedef struct ltx2_rope_params {
-    ltx2_rope_type type;
-    int64_t dim;            /* the attention inner dim the tables cover (heads * head_dim) */
-    int64_t heads;          /* split only: the tables are reshaped per head */
-    int n_axes;             /* 1..LTX2_ROPE_MAX_AXES */
-    float max_pos[LTX2_ROPE_MAX_AXES]; /* fractional position = position / max_pos[axis] */
-    double theta;           /* 10000 for every LTX-2 instance */
-    bool double_precision;  /* frequency ladder in float64 (`frequencies_precision: float64`) */
-    bool use_middle;        /* position = (start + end) / 2 of each token's interval, else start */
-} ltx2_rope_params;
 
 /* Number of frequencies per axis: dim / (2 * n_axes). */
 int64_t ltx2_cpu_rope_n_freqs(const ltx2_rope_params *p);

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpu/cpu_rope.h"
+#include "backend/op_desc.h"
 #include "io/json.h"
 #include "io/safetensors.h"
 #include "ltx2/ltx2.h"

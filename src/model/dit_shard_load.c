@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "core/dtype.h"
 #include "model/dit_parallel_internal.h"
 #include "model/dit_weights.h"
 #include "model/weight_fetch.h"

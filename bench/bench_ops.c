@@ -80,6 +80,7 @@ static void run_vae_op(void *u) {
         case LTX2_OP_GROUP_NORM:
             j->st = ltx2_backend_group_norm(j->be, j->ctx, &j->x, BENCH_GN_GROUPS, 1e-5f, NULL, NULL, true, &j->y);
             break;
+        case LTX2_OP_BLUR_DOWNSAMPLE: j->st = ltx2_backend_blur_downsample(j->be, j->ctx, &j->x, 2, &j->y); break;
         case LTX2_OP_DEPTH_TO_SPACE:
             j->st = ltx2_backend_depth_to_space(j->be, j->ctx, &j->x, &d2s, &j->r, &j->y);
             break;
@@ -197,7 +198,8 @@ done:
 }
 
 /* The VAE ops on a [1, T, H, W, C] activation: pixel_norm over C; the latent upsampler's
- * group_norm (32 groups, + SiLU; bytes counted once each way, its three passes read x three times); depth_to_space from
+ * group_norm (32 groups, + SiLU; bytes counted once each way, its three passes read x three times);
+ * blur_downsample at stride 2 (the x1.5 upsampler's anti-alias); depth_to_space from
  * [1, T/2, H/2, W/2, 8C] to [1, T - 1, H, W, C] plus the block input [1, T/2, H/2, W/2, 2C]
  * rearranged and repeated 4 times (the decoder's multiplier-2 compress_all); space_to_depth from
  * [1, T, H, W, C/4] to [1, T/2, H/2, W/2, 2C] with the mean of groups of 4 of the s2d'd
@@ -214,8 +216,8 @@ static void bench_vae_ops(const bench_opts *o, bench_report *r, const ltx2_backe
         ltx2_clear_error(ctx);
         goto done;
     }
-    static const ltx2_op ops[] = {LTX2_OP_PIXEL_NORM, LTX2_OP_GROUP_NORM, LTX2_OP_DEPTH_TO_SPACE,
-                                  LTX2_OP_SPACE_TO_DEPTH};
+    static const ltx2_op ops[] = {LTX2_OP_PIXEL_NORM, LTX2_OP_GROUP_NORM, LTX2_OP_BLUR_DOWNSAMPLE,
+                                  LTX2_OP_DEPTH_TO_SPACE, LTX2_OP_SPACE_TO_DEPTH};
     for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
         vae_job j = {.be = be, .ctx = ctx, .op = ops[k], .inner = be->device == LTX2_DEVICE_CPU ? 1 : GPU_INNER};
         const int64_t full[5] = {1, T, H, W, C}, half[5] = {1, T / 2, H / 2, W / 2, 8 * C};
@@ -226,6 +228,11 @@ static void bench_vae_ops(const bench_opts *o, bench_report *r, const ltx2_backe
             j.x = ltx2_tensor_make(px, dt, 5, full);
             j.y = ltx2_tensor_make(py, dt, 5, full);
             bytes = 2.0 * (double)n * (double)es;
+        } else if (ops[k] == LTX2_OP_BLUR_DOWNSAMPLE) { /* stride 2: the x1.5 resampler */
+            const int64_t bs[5] = {1, T, (H - 1) / 2 + 1, (W - 1) / 2 + 1, C};
+            j.x = ltx2_tensor_make(px, dt, 5, full);
+            j.y = ltx2_tensor_make(py, dt, 5, bs);
+            bytes = (double)(n + ltx2_tensor_numel(&j.y)) * (double)es;
         } else if (ops[k] == LTX2_OP_DEPTH_TO_SPACE) {
             j.x = ltx2_tensor_make(px, dt, 5, half);
             j.r = ltx2_tensor_make(pr, dt, 5, d2s_r);

@@ -115,6 +115,11 @@ int ltx2_k_conv3d(void *stream, const ltx2_k_conv3d_args *a);
 int ltx2_k_group_norm(void *stream, int dtype, const void *x, void *y, int64_t n, int64_t inner, int64_t c,
                       int64_t groups, float eps, const void *weight, const void *bias, int silu);
 
+/* ltx-core BlurDownsample on channels-last frames (src/cpu/cpu_ops.h ltx2_cpu_blur_downsample):
+ * x [frames, h, w, c] -> y [frames, (h-1)/s+1, (w-1)/s+1, c]; y must not alias x. */
+int ltx2_k_blur_downsample(void *stream, int dtype, const void *x, void *y, int64_t frames, int64_t h, int64_t w,
+                           int64_t c, int64_t s);
+
 /* y = x * rsqrt(mean(x^2) + eps) over the last dim (then SiLU when silu); y may alias x. */
 int ltx2_k_pixel_norm(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t dim,
                       float eps, int silu);
@@ -205,6 +210,7 @@ typedef struct ltx2_k_table {
     int (*fp8_quant)(void *, int, const void *, uint8_t *, int64_t, float);
     int (*group_norm)(void *, int, const void *, void *, int64_t, int64_t, int64_t, int64_t, float, const void *,
                       const void *, int);
+    int (*blur_downsample)(void *, int, const void *, void *, int64_t, int64_t, int64_t, int64_t, int64_t);
 } ltx2_k_table;
 const ltx2_k_table *ltx2_k_table_get(void);
 

@@ -3,7 +3,7 @@
  * the CUDA backend builds them; broadcast and strided operands), convert f32 <-> bf16 (every bf16
  * pattern, IEEE specials), fp8 e4m3 dequantise (all 256 codes) and quantise (specials, ties,
  * saturation; bit-exact against ltx2_f32_to_fp8e4m3), gated_add and head_gate (kernels/fused.cu)
- * and depth_to_space / space_to_depth (kernels/vae_ops.cu), each in f32 and bf16 on the 16-byte vector path and
+ * depth_to_space / space_to_depth (kernels/vae_ops.cu) and blur_downsample (kernels/blur_downsample.cu), each in f32 and bf16 on the 16-byte vector path and
  * the scalar path (odd sizes, misaligned pointers), in place where the op allows.
  * Where the kernel does exactly the CPU's fp32 operations (add / mul, convert, fp8, the
  * depth_to_space add, the space_to_depth group mean) the result must be bit-identical (bf16: to the CPU result rounded to bf16);
@@ -382,6 +382,35 @@ static void s2d_case(ltx2_context *ctx, bool bf, int64_t n, int64_t t, int64_t h
     free(x), free(r), free(ref), free(out), free(dx), free(dr), free(dy);
 }
 
+/* ---- blur_downsample ---- */
+
+/* fp32 sums of <= 25 weighted terms in the same order; only contraction into FMAs may differ. */
+#define BLUR_F32_TOL 1e-6
+
+static void blur_case(ltx2_context *ctx, bool bf, int64_t frames, int64_t h, int64_t w, int64_t c, int64_t s) {
+    char name[96];
+    snprintf(name, sizeof(name), "blur_downsample %s %lldx%lldx%lld c%lld s%lld", bf ? "bf16" : "f32",
+             (long long)frames, (long long)h, (long long)w, (long long)c, (long long)s);
+    const int64_t nx = frames * h * w * c, ny = frames * ((h - 1) / s + 1) * ((w - 1) / s + 1) * c;
+    float *x = emu_normal(next_stream(), nx, 1.0f, 0.0f, bf);
+    float *ref = malloc((size_t)ny * 4), *out = malloc((size_t)ny * 4);
+    CHECK(ltx2_cpu_blur_downsample(ctx, x, frames, h, w, c, s, ref) == LTX2_OK, "%s: cpu: %s", name,
+          ltx2_last_error(ctx));
+    const size_t es = bf ? 2 : 4;
+    void *dx = emu_alloc(nx * es), *dy = emu_alloc(ny * es);
+    emu_store(dx, x, nx, bf);
+    const double t0 = emu_now_ms();
+    const int rcode = ltx2_k_blur_downsample(NULL, bf ? LTX2_KDT_BF16 : LTX2_KDT_F32, dx, dy, frames, h, w, c, s);
+    const double ms = emu_now_ms() - t0;
+    EMU_CHECK_LAUNCH(rcode, name);
+    CHECK(emu_guard_damage(dy, ny * es) == 0, "%s: wrote past y", name);
+    emu_load(out, dy, ny, bf);
+    if (bf) round_all(ref, ny);
+    /* bf16: the fp32 sums may round to the neighbouring bf16 value (one ulp, rtol 2^-8) */
+    finish(name, out, ref, ny, BLUR_F32_TOL, bf ? 1.0 / 256.0 : BLUR_F32_TOL, bf, ms, true);
+    free(x), free(ref), free(out), free(dx), free(dy);
+}
+
 int main(void) {
     ltx2_context *ctx = ltx2_context_create(NULL);
     const double t0 = emu_now_ms();
@@ -441,6 +470,9 @@ int main(void) {
     s2d_case(ctx, false, 1, 3, 4, 6, 3, s122, 0);
     s2d_case(ctx, true, 1, 4, 2, 2, 6, s211, 6);  /* g = 1 */
     s2d_case(ctx, true, 2, 2, 4, 4, 2, s222, 16); /* g = 8 */
+    blur_case(ctx, false, 2, 12, 15, 32, 2); /* the x1.5 resampler: stride 2 */
+    blur_case(ctx, false, 1, 9, 6, 40, 4);
+    blur_case(ctx, true, 3, 8, 9, 16, 2);
 
     printf("total %.1f s\n", (emu_now_ms() - t0) / 1e3);
     ltx2_context_free(ctx);

@@ -106,6 +106,9 @@ static tol tol_for(const op_case *c, ltx2_dtype dt) {
     case LTX2_OP_RMS_APPLY:
         t = (tol){ROW_F32_ATOL + ROW_OFFSET_ATOL_GAIN * fabs(c->offset) * sk, ROW_F32_RTOL};
         break;
+    case LTX2_OP_BLUR_DOWNSAMPLE: /* a convex combination of <= 25 values in fp32 */
+        t = (tol){ROW_F32_ATOL, ROW_F32_RTOL};
+        break;
     case LTX2_OP_GROUP_NORM: {
         /* the row rule over a group's inner x channels-per-group values, plus the SiLU's ulps */
         int64_t per_group = 1;
@@ -368,6 +371,9 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
         }
         case LTX2_OP_PIXEL_NORM:
             st = ltx2_backend_pixel_norm(be, ctx, &x, PIXEL_NORM_EPS, c->flags & F_SILU, &y);
+            break;
+        case LTX2_OP_BLUR_DOWNSAMPLE:
+            st = ltx2_backend_blur_downsample(be, ctx, &x, c->k3[0], &y);
             break;
         case LTX2_OP_GROUP_NORM:
             st = ltx2_backend_group_norm(be, ctx, &x, c->heads, GROUP_NORM_EPS, in->w ? &tw : NULL,

@@ -1,10 +1,9 @@
 /* The latent upsampler's one forward (src/model/upsampler_forward.c) on a device backend against the
  * same forward on the CPU backend in fp32 (the reference; tests/test_upsampler.c holds it to the
  * ltx-core goldens), on the golden inputs "upsampler.<kind>.in" with the tiny upsamplers: spatial
- * x2 (conv + pixel shuffle), spatial x2 through the rational resampler at ratio 2/1 (no blur) and
- * temporal x2 (shuffle dropping the first frame) must match; the x1.5 rational resampler's blur has
- * no device op, so a device must refuse it by name. Uses the backends and comparison rule of
- * vae_device_check.h. */
+ * x2 (conv + pixel shuffle), spatial x2 through the rational resampler at ratio 2/1 (no blur),
+ * x1.5 (shuffle by 3, blur_downsample by 2) and temporal x2 (shuffle dropping the first frame).
+ * Uses the backends and comparison rule of vae_device_check.h. */
 #ifndef LTX2_TEST_UPSAMPLER_CHECK_H
 #define LTX2_TEST_UPSAMPLER_CHECK_H
 
@@ -19,7 +18,6 @@ typedef struct ups_case {
     ltx2_upsampler *u;
     float *in, *ref;
     int64_t is[5], os[5];
-    bool rational_blur; /* the x1.5 resampler: CPU backend only */
 } ups_case;
 
 static void ups_case_free(ups_case *c) {
@@ -39,7 +37,6 @@ static bool ups_case_load(ups_case *c, const char *kind, const ltx2_st_file *gol
     if (ok) c->in = ltx2_st_tensor_to_ndhwc(g_ctx, ltx2_st_find(gold, name), c->is);
     ok = ok && c->in && ltx2_upsampler_out_shape(g_ctx, c->u, c->is, c->os) == LTX2_OK;
     if (ok) {
-        c->rational_blur = strcmp(kind, "spatial-x1.5") == 0;
         c->ref = malloc((size_t)(c->os[0] * c->os[1] * c->os[2] * c->os[3] * c->os[4]) * sizeof(float));
         ltx2_tensor it = ltx2_tensor_make(c->in, LTX2_F32, 5, c->is), ot = ltx2_tensor_make(c->ref, LTX2_F32, 5, c->os);
         ok = c->ref && ltx2_upsampler_forward(g_ctx, c->u, &it, &ot) == LTX2_OK;
@@ -53,17 +50,10 @@ static void ups_check(const be_case *bc, const ups_case *c) {
     const int64_t n = c->os[0] * c->os[1] * c->os[2] * c->os[3] * c->os[4];
     float *out = malloc((size_t)n * sizeof(float));
     const ltx2_status st = ltx2_upsampler_forward_on(g_ctx, c->u, bc->be, c->in, c->is, out);
-    if (c->rational_blur && bc->be->device != LTX2_DEVICE_CPU) {
-        CHECK(st == LTX2_ERR_UNSUPPORTED && strstr(ltx2_last_error(g_ctx), "blur-downsample"),
-              "%s upsampler %s: the blur must be refused by name: %s", bc->be->name, c->kind, ltx2_last_error(g_ctx));
-        printf("%s upsampler %s: refused as expected (%s)\n", bc->be->name, c->kind, ltx2_last_error(g_ctx));
-    } else {
-        CHECK(st == LTX2_OK, "%s upsampler %s: %s", bc->be->name, c->kind, ltx2_last_error(g_ctx));
-        char what[96];
-        snprintf(what, sizeof(what), "upsampler %s", c->kind);
-        if (st == LTX2_OK && compare(bc, what, c->ref, out, c->os))
-            printf("%s upsampler %s: matches\n", bc->be->name, c->kind);
-    }
+    CHECK(st == LTX2_OK, "%s upsampler %s: %s", bc->be->name, c->kind, ltx2_last_error(g_ctx));
+    char what[96];
+    snprintf(what, sizeof(what), "upsampler %s", c->kind);
+    if (st == LTX2_OK && compare(bc, what, c->ref, out, c->os)) printf("%s upsampler %s: matches\n", bc->be->name, c->kind);
     free(out);
 }
 

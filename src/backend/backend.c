@@ -12,6 +12,7 @@ static const char *const op_names[LTX2_OP_COUNT] = {
     "gemm", "rms_norm", "layer_norm", "softmax", "gelu_tanh", "silu", "add", "mul", "convert",
     "attention", "rope", "conv3d", "pixel_norm", "depth_to_space", "norm_modulate", "gated_add",
     "head_gate", "gemm_ex", "gemm_fp8", "fp8", "row_sumsq", "rms_apply", "space_to_depth", "group_norm",
+    "blur_downsample",
 };
 
 const char *ltx2_op_name(ltx2_op op) {
@@ -368,6 +369,26 @@ ltx2_status ltx2_backend_group_norm(const ltx2_backend *be, ltx2_context *ctx, c
     LTX2_TRY(check_vector(be, ctx, op, "bias", bias, C, x->dtype));
     if (ltx2_tensor_numel(x) == 0) return LTX2_OK;
     return be->group_norm(be, ctx, x, groups, eps, weight, bias, silu, y);
+}
+
+ltx2_status ltx2_backend_blur_downsample(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                         int64_t stride, ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_BLUR_DOWNSAMPLE;
+    LTX2_TRY(check_tensor(be, ctx, op, "x", x, true));
+    LTX2_TRY(check_tensor(be, ctx, op, "y", y, true));
+    LTX2_TRY(check_supported(be, ctx, op, x->dtype));
+    char sx[128], sy[128];
+    if (x->ndim != 5 || stride < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s blur_downsample: x %s with stride %lld (need [N, T, H, W, C], "
+                          "stride >= 1)", be->name, shape_txt(x, sx, sizeof sx), (long long)stride);
+    const int64_t ys[5] = {x->shape[0], x->shape[1], (x->shape[2] - 1) / stride + 1, (x->shape[3] - 1) / stride + 1,
+                           x->shape[4]};
+    LTX2_TRY(check_input(be, ctx, op, "y", y, x->dtype, 5, ys));
+    if (ltx2_tensor_numel(y) == 0) return LTX2_OK;
+    if (y->data == x->data)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s blur_downsample: y %s must not alias x", be->name,
+                          shape_txt(y, sy, sizeof sy));
+    return be->blur_downsample(be, ctx, x, stride, y);
 }
 
 ltx2_status ltx2_backend_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,

@@ -38,6 +38,7 @@ typedef enum ltx2_op {
     LTX2_OP_RMS_APPLY,      /* x / sqrt(ss / n + eps) * weight with a given row sum of squares ss */
     LTX2_OP_SPACE_TO_DEPTH, /* the VAE encoder's SpaceToDepthDownsample rearrangement (+ group-mean skip) */
     LTX2_OP_GROUP_NORM,     /* torch GroupNorm over [N, ..., C] channels-last, affine, optional SiLU */
+    LTX2_OP_BLUR_DOWNSAMPLE, /* depthwise binomial 5x5 blur over (H, W) with a stride (ltx-core BlurDownsample) */
     LTX2_OP_COUNT
 } ltx2_op;
 
@@ -164,6 +165,8 @@ struct ltx2_backend {
     ltx2_status (*group_norm)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, int64_t groups,
                               float eps, const ltx2_tensor *weight, const ltx2_tensor *bias, bool silu,
                               ltx2_tensor *y);
+    ltx2_status (*blur_downsample)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, int64_t stride,
+                                   ltx2_tensor *y);
 
     ltx2_status (*norm_modulate)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                  ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
@@ -260,6 +263,11 @@ ltx2_status ltx2_backend_conv3d(const ltx2_backend *be, ltx2_context *ctx, const
 ltx2_status ltx2_backend_group_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, int64_t groups,
                                     float eps, const ltx2_tensor *weight, const ltx2_tensor *bias, bool silu,
                                     ltx2_tensor *y);
+/* ltx-core BlurDownsample(dims=2, stride, kernel 5): x [N, T, H, W, C] -> y [N, T, Ho, Wo, C], each
+ * channel of each frame convolved with outer([1,4,6,4,1])^2 / 256, zero padding 2, stride s
+ * (Ho = (H - 1) / s + 1); the rational latent upsampler's anti-alias. */
+ltx2_status ltx2_backend_blur_downsample(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                         int64_t stride, ltx2_tensor *y);
 /* y = x / sqrt(mean(x^2 over the last dim) + eps), then SiLU when silu; y may alias x. */
 ltx2_status ltx2_backend_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                     float eps, bool silu, ltx2_tensor *y);

@@ -201,6 +201,13 @@ static ltx2_status cpu_group_norm(const ltx2_backend *be, ltx2_context *ctx, con
                                weight ? weight->data : NULL, bias ? bias->data : NULL, silu);
 }
 
+static ltx2_status cpu_blur_downsample(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                       int64_t stride, ltx2_tensor *y) {
+    (void)be;
+    return ltx2_cpu_blur_downsample(ctx, x->data, x->shape[0] * x->shape[1], x->shape[2], x->shape[3], x->shape[4],
+                                    stride, y->data);
+}
+
 static ltx2_status cpu_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float eps,
                                   bool silu, ltx2_tensor *y) {
     (void)be;
@@ -252,6 +259,7 @@ static const ltx2_backend cpu_backend = {
     .conv3d = cpu_conv3d,
     .pixel_norm = cpu_pixel_norm,
     .group_norm = cpu_group_norm,
+    .blur_downsample = cpu_blur_downsample,
     .depth_to_space = cpu_depth_to_space,
     .space_to_depth = cpu_space_to_depth,
     .norm_modulate = ltx2_cpu_be_norm_modulate,

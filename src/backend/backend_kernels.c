@@ -199,6 +199,15 @@ static ltx2_status k_group_norm(const ltx2_backend *be, ltx2_context *ctx, const
     return LTX2_OK;
 }
 
+static ltx2_status k_blur_downsample(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, int64_t stride,
+                                     ltx2_tensor *y) {
+    const ltx2_kernel_rt *rt = krt(be);
+    LTX2_TRY(rt->enter(be, ctx));
+    KCHECK(be, ctx, rt->k->blur_downsample(rt->stream, kdt(x->dtype), x->data, y->data, x->shape[0] * x->shape[1],
+                                           x->shape[2], x->shape[3], x->shape[4], stride));
+    return LTX2_OK;
+}
+
 static ltx2_status k_depth_to_space(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                        const ltx2_d2s_args *a, const ltx2_tensor *residual, ltx2_tensor *y) {
     const ltx2_kernel_rt *rt = krt(be);
@@ -285,6 +294,7 @@ void ltx2_backend_kernels_fill(ltx2_backend *be) {
     be->conv3d = k_conv3d;
     be->pixel_norm = k_pixel_norm;
     be->group_norm = k_group_norm;
+    be->blur_downsample = k_blur_downsample;
     be->depth_to_space = k_depth_to_space;
     be->space_to_depth = k_space_to_depth;
     be->norm_modulate = k_norm_modulate;

@@ -163,6 +163,11 @@ static ltx2_status plan_group_norm(const ltx2_backend *be, ltx2_context *ctx, co
     PLAN_UNUSED6(be, ctx, x, groups, eps, weight), (void)bias, (void)silu, (void)y;
     return LTX2_OK;
 }
+static ltx2_status plan_blur(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, int64_t stride,
+                             ltx2_tensor *y) {
+    (void)be, (void)ctx, (void)x, (void)stride, (void)y;
+    return LTX2_OK;
+}
 static ltx2_status plan_d2s(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_d2s_args *a,
                             const ltx2_tensor *residual, ltx2_tensor *y) {
     PLAN_UNUSED6(be, ctx, x, a, residual, y);
@@ -234,7 +239,7 @@ ltx2_status ltx2_backend_plan_create(ltx2_context *ctx, ltx2_backend **out) {
         .gemm = plan_gemm, .rms_norm = plan_rms_norm, .layer_norm = plan_layer_norm, .softmax = plan_softmax,
         .unary = plan_unary, .binary = plan_binary, .convert = plan_convert, .attention = plan_attention,
         .rope = plan_rope, .conv3d = plan_conv3d, .pixel_norm = plan_pixel_norm,
-        .group_norm = plan_group_norm, .depth_to_space = plan_d2s,
+        .group_norm = plan_group_norm, .blur_downsample = plan_blur, .depth_to_space = plan_d2s,
         .space_to_depth = plan_s2d, .norm_modulate = plan_norm_modulate, .gated_add = plan_gated_add,
         .head_gate = plan_head_gate, .gemm_ex = plan_gemm_ex, .row_sumsq = plan_row_sumsq,
         .rms_apply = plan_rms_apply, .fp8 = plan_fp8, .destroy = plan_destroy,

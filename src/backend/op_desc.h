@@ -11,6 +11,9 @@
  * KN is a plain [K, N] matrix (y = x B). */
 typedef enum ltx2_b_layout { LTX2_B_NK = 0, LTX2_B_KN = 1 } ltx2_b_layout;
 
+/* ltx-core BlurDownsample's binomial kernel: outer([1, 4, 6, 4, 1])^2 / 256, zero padding 2. */
+#define LTX2_BLUR_TAPS 5
+
 /* RoPE pairing: "split" pairs i with i + d/2 inside each head (per-head tables), the legacy
  * "interleaved" adjacent pairs over the whole inner dim (ltx-core rope.py). */
 typedef enum ltx2_rope_type { LTX2_ROPE_SPLIT = 0, LTX2_ROPE_INTERLEAVED = 1 } ltx2_rope_type;

@@ -32,6 +32,11 @@ ltx2_status ltx2_cpu_gemm_wdt(ltx2_context *ctx, int64_t M, int64_t N, int64_t K
 ltx2_status ltx2_cpu_group_norm(ltx2_context *ctx, const float *x, float *y, int64_t n, int64_t inner, int64_t c,
                                 int64_t groups, float eps, const float *weight, const float *bias, bool silu);
 
+/* ltx-core BlurDownsample on channels-last frames x [frames, h, w, c] -> y [frames, (h-1)/s+1,
+ * (w-1)/s+1, c]: outer([1,4,6,4,1])^2 / 256 per channel, zero padding 2, stride s. */
+ltx2_status ltx2_cpu_blur_downsample(ltx2_context *ctx, const float *x, int64_t frames, int64_t h, int64_t w,
+                                     int64_t c, int64_t s, float *y);
+
 /* Row-wise over the last dim of x[rows, dim]; y may alias x.
  * RMSNorm: y = x / sqrt(mean(x^2) + eps) * weight            (weight may be NULL = ones)
  * LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias (biased var, as torch; both NULLable) */

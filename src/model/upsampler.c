@@ -179,7 +179,7 @@ ltx2_status ltx2_upsampler_load(ltx2_context *ctx, const ltx2_st_set *set, ltx2_
         } else {
             st = load_conv(ctx, set, "upsampler.conv", M, u->num * u->num * M, 1, &u->up);
             /* The blur kernel is a fixed buffer; we recompute it, but the file must carry it. */
-            const int64_t ks[4] = {1, 1, UPS_BLUR_K, UPS_BLUR_K};
+            const int64_t ks[4] = {1, 1, LTX2_BLUR_TAPS, LTX2_BLUR_TAPS};
             float *k = NULL;
             if (st == LTX2_OK) st = load_f32(ctx, set, "upsampler.blur_down.kernel", 4, ks, &k);
             free(k);
@@ -204,9 +204,9 @@ ltx2_status ltx2_upsampler_out_shape(ltx2_context *ctx, const ltx2_upsampler *u,
     if (u->cfg.temporal_upsample) {
         out[1] = 2 * in[1] - 1;
     } else {
-        const int64_t pad = UPS_BLUR_K / 2;
+        const int64_t pad = LTX2_BLUR_TAPS / 2;
         for (int a = 2; a < 4; a++)
-            out[a] = u->den == 1 ? in[a] * u->num : (in[a] * u->num + 2 * pad - UPS_BLUR_K) / u->den + 1;
+            out[a] = u->den == 1 ? in[a] * u->num : (in[a] * u->num + 2 * pad - LTX2_BLUR_TAPS) / u->den + 1;
     }
     return LTX2_OK;
 }

@@ -37,8 +37,7 @@ ltx2_status ltx2_upsampler_forward(ltx2_context *ctx, const ltx2_upsampler *u, c
                                    ltx2_tensor *y);
 
 /* The same forward on backend be (CPU, CUDA, the emulator): x host f32 NDHWC [in], y host f32 of
- * ltx2_upsampler_out_shape; bf16 activations where be's conv3d takes them. The rational
- * resampler (blur-downsample) runs on the CPU backend only and is refused by name elsewhere. */
+ * ltx2_upsampler_out_shape; bf16 activations where be's conv3d takes them. */
 struct ltx2_backend;
 ltx2_status ltx2_upsampler_forward_on(ltx2_context *ctx, const ltx2_upsampler *u, const struct ltx2_backend *be,
                                       const float *x, const int64_t in[5], float *y);

@@ -2,10 +2,9 @@
  * the CPU reference (ltx2_upsampler_forward runs it on the CPU backend), CUDA and the kernel
  * emulator. conv (zero frames on both sides for the 3-D convs) -> GroupNorm + SiLU -> res blocks
  * -> upsampler conv + depth_to_space (spatial: (1, r, r); temporal: (2, 1, 1) dropping the first
- * frame) -> res blocks -> conv. A res block is silu(gn2(conv2(silu(gn1(conv1(x))))) + x): the add
- * is a plain gated add. The rational (x1.5) resampler's binomial blur-downsample has no op yet: it
- * runs as host code on the CPU backend, and a device backend refuses it by name. The activations of
- * one forward live in one vae_run table (vae_run.h). */
+ * frame; the rational resampler then blur_downsample by its denominator) -> res blocks -> conv. A
+ * res block is silu(gn2(conv2(silu(gn1(conv1(x))))) + x): the add is a plain gated add. The
+ * activations of one forward live in one vae_run table (vae_run.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,30 +112,6 @@ static ltx2_status res_block(vae_run *r, const dev_res *b, ltx2_tensor *h) {
     return vae_run_flush(r);
 }
 
-/* BlurDownsample on host f32 [bt, H, W, M]: depthwise outer([1,4,6,4,1])^2 / 256, zero pad 2,
- * stride s, into z [bt, Ho, Wo, M]. */
-static void blur_downsample(const float *o, int64_t bt_n, int64_t H, int64_t W, int64_t M, int64_t s, float *z) {
-    static const float k1[UPS_BLUR_K] = {1, 4, 6, 4, 1};
-    const int64_t pad = UPS_BLUR_K / 2, Ho = (H + 2 * pad - UPS_BLUR_K) / s + 1, Wo = (W + 2 * pad - UPS_BLUR_K) / s + 1;
-    for (int64_t bt = 0; bt < bt_n; bt++)
-        for (int64_t h = 0; h < Ho; h++)
-            for (int64_t w = 0; w < Wo; w++) {
-                float *dst = z + ((bt * Ho + h) * Wo + w) * M;
-                for (int64_t c = 0; c < M; c++) dst[c] = 0.0f;
-                for (int64_t i = 0; i < UPS_BLUR_K; i++) {
-                    const int64_t hs = h * s + i - pad;
-                    if (hs < 0 || hs >= H) continue;
-                    for (int64_t j = 0; j < UPS_BLUR_K; j++) {
-                        const int64_t ws = w * s + j - pad;
-                        if (ws < 0 || ws >= W) continue;
-                        const float kv = k1[i] * k1[j] / 256.0f;
-                        const float *src = o + ((bt * H + hs) * W + ws) * M;
-                        for (int64_t c = 0; c < M; c++) dst[c] += kv * src[c];
-                    }
-                }
-            }
-}
-
 /* conv, then the channel -> space/time shuffle (+ the rational resampler's blur-downsample). */
 static ltx2_status upsample(vae_run *r, const ltx2_upsampler *u, const ups_dev *d, ltx2_tensor *h) {
     ltx2_tensor y, o;
@@ -150,20 +125,12 @@ static ltx2_status upsample(vae_run *r, const ltx2_upsampler *u, const ups_dev *
     LTX2_TRY(ltx2_backend_depth_to_space(r->be, r->ctx, &y, &a, NULL, &o));
     vae_run_retire(r, &y);
     if (u->den > 1) {
-        const int64_t s = u->den, pad = UPS_BLUR_K / 2, Ho = (os[2] + 2 * pad - UPS_BLUR_K) / s + 1,
-                      Wo = (os[3] + 2 * pad - UPS_BLUR_K) / s + 1;
-        const int64_t zs[5] = {N, T, Ho, Wo, M};
-        float *hz = malloc((size_t)(N * T * Ho * Wo * M) * sizeof(float)),
-              *ho = malloc((size_t)ltx2_tensor_numel(&o) * sizeof(float));
-        ltx2_status st = hz && ho ? vae_dev_to_host(r->ctx, r->be, &o, ho)
-                                  : LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "upsampler: blur-downsample buffers");
-        if (st == LTX2_OK) {
-            blur_downsample(ho, N * T, os[2], os[3], M, s, hz);
-            vae_run_retire(r, &o);
-            st = vae_run_upload(r, hz, r->dt, 5, zs, &o);
-        }
-        free(hz), free(ho);
-        LTX2_TRY(st);
+        ltx2_tensor z;
+        const int64_t zs[5] = {N, os[1], (os[2] - 1) / u->den + 1, (os[3] - 1) / u->den + 1, M};
+        LTX2_TRY(vae_run_new(r, 5, zs, &z));
+        LTX2_TRY(ltx2_backend_blur_downsample(r->be, r->ctx, &o, u->den, &z));
+        vae_run_retire(r, &o);
+        o = z;
     }
     *h = o;
     return vae_run_flush(r);
@@ -174,15 +141,10 @@ ltx2_status ltx2_upsampler_forward_on(ltx2_context *ctx, const ltx2_upsampler *u
     if (!u || !be || !x || !in || !y) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "upsampler: NULL argument");
     int64_t out[5];
     LTX2_TRY(ltx2_upsampler_out_shape(ctx, u, in, out));
-    const ltx2_op need[] = {LTX2_OP_CONV3D, LTX2_OP_GROUP_NORM, LTX2_OP_DEPTH_TO_SPACE, LTX2_OP_GATED_ADD,
-                            LTX2_OP_SILU};
+    const ltx2_op need[] = {LTX2_OP_CONV3D, LTX2_OP_GROUP_NORM, LTX2_OP_DEPTH_TO_SPACE, LTX2_OP_BLUR_DOWNSAMPLE,
+                            LTX2_OP_GATED_ADD, LTX2_OP_SILU};
     ups_dev d = {.be = be};
     LTX2_TRY(vae_run_pick_dtype(ctx, be, "latent upsampler", need, sizeof(need) / sizeof(need[0]), &d.dt));
-    if (u->den > 1 && be->device != LTX2_DEVICE_CPU)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                          "latent upsampler on %s: the rational x%g resampler's blur-downsample has no device op "
-                          "yet (it runs on the CPU backend)",
-                          be->name, u->cfg.spatial_scale);
     d.views = be->device == LTX2_DEVICE_CPU && d.dt == LTX2_F32;
     ltx2_status st = dev_place(ctx, u, &d);
     vae_run r;

@@ -4,13 +4,12 @@
 #define LTX2_MODEL_UPSAMPLER_INTERNAL_H
 
 #include "backend/conv3d_desc.h"
+#include "backend/op_desc.h"
 #include "model/upsampler.h"
 
 /* torch.nn.GroupNorm(32, C) defaults: 32 groups, eps 1e-5. */
 #define UPS_GN_GROUPS 32
 #define UPS_GN_EPS 1e-5
-/* BlurDownsample: binomial kernel of this size (rows of Pascal's triangle), zero padding size/2. */
-#define UPS_BLUR_K 5
 
 /* A conv's packed weights [kt*kh*kw*c_in, c_out] and bias, host f32. The 3-D convs pad one zero
  * frame on each side (LTX2_CONV_TPAD_SYMMETRIC_ZEROS); the per-frame Conv2d has kt = 1. */

@@ -25,6 +25,7 @@
 #define ltx2_k_softmax ltx2_emu_k_softmax
 #define ltx2_k_space_to_depth ltx2_emu_k_space_to_depth
 #define ltx2_k_group_norm ltx2_emu_k_group_norm
+#define ltx2_k_blur_downsample ltx2_emu_k_blur_downsample
 #define ltx2_k_table_get ltx2_emu_k_table_get
 #define ltx2_k_unary ltx2_emu_k_unary
 

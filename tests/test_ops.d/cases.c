@@ -193,6 +193,14 @@ static void build_registry(void) {
     add2((op_case){.op = GN, .ndim = 5, .shape = {1, 4, 6, 5, 64}, .heads = 32, .flags = F_WEIGHT | F_BIAS,
                    .offset = 20.0f});
 
+    /* BlurDownsample, the rational upsampler's anti-alias: stride 2 (x1.5 = 3/2) on even and odd
+     * extents, stride 4 (x0.75), and stride 1 (a blur alone). */
+    const ltx2_op BL = LTX2_OP_BLUR_DOWNSAMPLE;
+    add2((op_case){.op = BL, .ndim = 5, .shape = {1, 2, 12, 15, 32}, .k3 = {2, 0, 0}});
+    add2((op_case){.op = BL, .ndim = 5, .shape = {2, 1, 9, 6, 40}, .k3 = {2, 0, 0}});
+    add2((op_case){.op = BL, .ndim = 5, .shape = {1, 3, 12, 12, 16}, .k3 = {4, 0, 0}});
+    add2((op_case){.op = BL, .ndim = 5, .shape = {1, 1, 5, 7, 8}, .k3 = {1, 0, 0}});
+
     /* DepthToSpaceUpsample: (2,2,2) with first-frame drop and residual, spatial-only (1,2,2),
      * temporal-only (2,1,1) with a full-width residual. */
     const ltx2_op DS = LTX2_OP_DEPTH_TO_SPACE;

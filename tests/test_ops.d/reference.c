@@ -64,6 +64,9 @@ void case_name(const op_case *c, char *buf, size_t cap) {
     case LTX2_OP_PIXEL_NORM:
         snprintf(buf, cap, "pixel_norm %s x%s%s", ltx2_dtype_name(c->dtype), s1, c->flags & F_SILU ? " +silu" : "");
         break;
+    case LTX2_OP_BLUR_DOWNSAMPLE:
+        snprintf(buf, cap, "blur_downsample %s x%s s%lld", ltx2_dtype_name(c->dtype), s1, (long long)c->k3[0]);
+        break;
     case LTX2_OP_GROUP_NORM:
         snprintf(buf, cap, "group_norm %s x%s G%lld%s%s%s%s", ltx2_dtype_name(c->dtype), s1, (long long)c->heads,
                  c->flags & F_WEIGHT ? " +weight" : "", c->flags & F_BIAS ? " +bias" : "",
@@ -265,6 +268,10 @@ void inputs_make(const op_case *c, int idx, inputs *in) {
         in->out_shape[4] = d.c_out;
         break;
     }
+    case LTX2_OP_BLUR_DOWNSAMPLE:
+        in->out_shape[2] = (c->shape[2] - 1) / c->k3[0] + 1;
+        in->out_shape[3] = (c->shape[3] - 1) / c->k3[0] + 1;
+        break;
     case LTX2_OP_DEPTH_TO_SPACE: {
         const int64_t *sd = c->k3, prod = sd[0] * sd[1] * sd[2];
         in->out_shape[1] = c->shape[1] * sd[0] - (c->flags & F_DROP ? 1 : 0);
@@ -608,6 +615,26 @@ void naive_ref(const op_case *c, const inputs *in, double *ref) {
     case LTX2_OP_CONV3D:
         naive_conv3d(c, in, ref);
         break;
+    case LTX2_OP_BLUR_DOWNSAMPLE: {
+        /* per frame and channel: outer(binomial row 4)^2 / 256, zero padding 2, stride s */
+        static const double k1[5] = {1, 4, 6, 4, 1};
+        const int64_t F = c->shape[0] * c->shape[1], H = c->shape[2], W = c->shape[3], s = c->k3[0];
+        const int64_t Ho = in->out_shape[2], Wo = in->out_shape[3];
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t i = 0; i < Ho; i++)
+                for (int64_t j = 0; j < Wo; j++)
+                    for (int64_t ch = 0; ch < last; ch++) {
+                        double acc = 0;
+                        for (int64_t a = 0; a < 5; a++)
+                            for (int64_t b = 0; b < 5; b++) {
+                                const int64_t hs = i * s + a - 2, ws = j * s + b - 2;
+                                if (hs >= 0 && hs < H && ws >= 0 && ws < W)
+                                    acc += k1[a] * k1[b] / 256.0 * in->x[((f * H + hs) * W + ws) * last + ch];
+                            }
+                        ref[((f * Ho + i) * Wo + j) * last + ch] = acc;
+                    }
+        break;
+    }
     case LTX2_OP_GROUP_NORM: {
         /* per sample (dim 0) and group of last/G consecutive channels, over every position */
         const int64_t N = c->shape[0], G = c->heads, cg = last / G, inner = in->nx / (N * last);

@@ -1,12 +1,15 @@
-/* The audio VAE decoder's one forward (src/model/audio_vae_decode.c) on a device backend against
- * the same forward on the CPU backend in fp32 (the reference), on the golden latent "decoder.in"
- * of audio_<v>.safetensors with the tiny LTX-2.0 and LTX-2.3 checkpoints: every dumped stage of
- * the chained run is compared (so a failure names the stage), then the spectrogram. The tiny
- * latent's 2 channels and 2 output channels exercise the device conv's channel widening. Uses the
- * backends and comparison rule of vae_device_check.h. */
+/* The audio VAE decoder's and encoder's one forwards (src/model/audio_vae_decode.c,
+ * audio_vae_encode.c) on a device backend against the same forwards on the CPU backend in fp32 (the
+ * references), on the golden latent "decoder.in" of audio_<v>.safetensors and the golden mel
+ * "mel.out" of audio_enc_<v>.safetensors with the tiny LTX-2.0 and LTX-2.3 checkpoints: every
+ * dumped stage of the chained run is compared (so a failure names the stage), then the spectrogram
+ * or latent. The tiny 2-channel latent, stereo mel and 4-channel encoder output exercise the device
+ * conv's channel widening; the encoder's stride-2 Downsample runs as a widened strided conv3d.
+ * Uses the backends and comparison rule of vae_device_check.h. */
 #ifndef LTX2_TEST_AUDIO_VAE_CHECK_H
 #define LTX2_TEST_AUDIO_VAE_CHECK_H
 
+#include "model/audio_encoder.h"
 #include "model/audio_vae.h"
 #include "vae_device_check.h"
 
@@ -65,6 +68,98 @@ static bool audio_case_load(audio_case *c, const char *label, const char *v) {
     return ok;
 }
 
+/* One encoder, the golden mel and the CPU reference encode (stages + latent). */
+typedef struct audio_enc_case {
+    const char *label;
+    ltx2_st_set *w;
+    ltx2_audio_encoder *enc;
+    float *mel, *ref_lat;
+    int64_t ms[4], ls[4];
+    stages ref;
+} audio_enc_case;
+
+static void audio_enc_case_free(audio_enc_case *c) {
+    ltx2_audio_encoder_free(c->enc);
+    ltx2_st_set_close(c->w);
+    free(c->mel);
+    free(c->ref_lat);
+    stages_free(&c->ref);
+}
+
+static bool audio_enc_case_load(audio_enc_case *c, const char *label, const char *v) {
+    memset(c, 0, sizeof(*c));
+    c->label = label;
+    char wpath[1024], gpath[1024];
+    snprintf(wpath, sizeof(wpath), "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
+    snprintf(gpath, sizeof(gpath), "%s/tests/golden/data/audio_enc_%s.safetensors", LTX2_SOURCE_DIR, v);
+    ltx2_st_file *golden = NULL;
+    ltx2_audio_encoder_config cfg;
+    bool ok = ltx2_st_set_open(g_ctx, wpath, &c->w) == LTX2_OK && ltx2_st_open(g_ctx, gpath, &golden) == LTX2_OK &&
+              ltx2_audio_encoder_config_from_file(g_ctx, c->w->files[0], &cfg) == LTX2_OK &&
+              ltx2_audio_encoder_load(g_ctx, c->w, "audio_vae.", &cfg, &c->enc) == LTX2_OK;
+    const ltx2_st_tensor *in = ok ? ltx2_st_find(golden, "mel.out") : NULL;
+    ok = ok && in && in->ndim == 4;
+    if (ok) {
+        for (int i = 0; i < 4; i++) c->ms[i] = in->shape[i];
+        const size_t n = (size_t)(c->ms[0] * c->ms[1] * c->ms[2] * c->ms[3]);
+        c->mel = malloc(n * sizeof(float));
+        ok = c->mel && ltx2_convert(g_ctx, c->mel, LTX2_F32, in->data, in->dtype, n) == LTX2_OK &&
+             ltx2_audio_encoder_out_shape(g_ctx, c->enc, c->ms, c->ls) == LTX2_OK;
+    }
+    CHECK(ok, "%s: loading %s / %s: %s", label, wpath, gpath, ltx2_last_error(g_ctx));
+    ltx2_st_close(golden);
+    if (!ok) return false;
+    c->ref_lat = malloc((size_t)(c->ls[0] * c->ls[1] * c->ls[2] * c->ls[3]) * sizeof(float));
+    ltx2_tensor mt = ltx2_tensor_make(c->mel, LTX2_F32, 4, c->ms), lt = ltx2_tensor_make(c->ref_lat, LTX2_F32, 4, c->ls);
+    ok = c->ref_lat && ltx2_audio_encoder_encode(g_ctx, c->enc, &mt, &lt, capture4, &c->ref) == LTX2_OK;
+    CHECK(ok, "%s: CPU reference encode: %s", label, ltx2_last_error(g_ctx));
+    return ok;
+}
+
+/* Every stage the device dumped against the reference's, by name. */
+static void audio_stages_check(const be_case *bc, const char *label, const stages *ref, const stages *got) {
+    CHECK(got->n == ref->n, "%s %s: device dumped %d stages, CPU %d", bc->be->name, label, got->n, ref->n);
+    for (int i = 0; i < got->n; i++) {
+        const stage *r = find_stage(ref, got->s[i].name);
+        CHECK(r && memcmp(r->shape, got->s[i].shape, sizeof(r->shape)) == 0, "%s %s: stage %s missing or reshaped",
+              bc->be->name, label, got->s[i].name);
+        if (!r || memcmp(r->shape, got->s[i].shape, sizeof(r->shape)) != 0) continue;
+        char what[160];
+        snprintf(what, sizeof(what), "%s %s", label, got->s[i].name);
+        compare(bc, what, r->d, got->s[i].d, r->shape);
+    }
+}
+
+static void audio_enc_check(const be_case *bc, const audio_enc_case *c) {
+    if (!c->enc || !c->ref_lat) return;
+    ltx2_audio_enc_device *dv = NULL;
+    ltx2_status st = ltx2_audio_enc_device_create(g_ctx, bc->be, c->enc, &dv);
+    CHECK(st == LTX2_OK, "%s %s: device weights: %s", bc->be->name, c->label, ltx2_last_error(g_ctx));
+    if (st != LTX2_OK) return;
+    const int64_t nl = c->ls[0] * c->ls[1] * c->ls[2] * c->ls[3];
+    float *lat = malloc((size_t)nl * sizeof(float));
+    ltx2_tensor mt = ltx2_tensor_make(c->mel, LTX2_F32, 4, c->ms), lt = ltx2_tensor_make(lat, LTX2_F32, 4, c->ls);
+    stages got = {.n = 0};
+    st = ltx2_audio_enc_device_encode(g_ctx, dv, &mt, &lt, capture4, &got);
+    CHECK(st == LTX2_OK, "%s %s encode: %s", bc->be->name, c->label, ltx2_last_error(g_ctx));
+    if (st == LTX2_OK) {
+        audio_stages_check(bc, c->label, &c->ref, &got);
+        const int64_t s5[5] = {c->ls[0], c->ls[1], c->ls[2], c->ls[3], 1};
+        char what[96];
+        snprintf(what, sizeof(what), "%s encode (latent)", c->label);
+        if (compare(bc, what, c->ref_lat, lat, s5)) printf("%s %s: encode matches\n", bc->be->name, c->label);
+    }
+    stages_free(&got);
+    free(lat);
+    ltx2_audio_enc_device_free(dv);
+}
+
+/* The tiny 2.0 and 2.3 audio encoders and their references. */
+static void audio_enc_cases_load(audio_enc_case cases[2]) {
+    audio_enc_case_load(&cases[0], "2.0 audio encoder", "2.0");
+    audio_enc_case_load(&cases[1], "2.3 audio encoder", "2.3");
+}
+
 static void audio_check(const be_case *bc, const audio_case *c) {
     if (!c->dec || !c->ref_mel) return;
     ltx2_audio_dec_device *dv = NULL;
@@ -78,16 +173,7 @@ static void audio_check(const be_case *bc, const audio_case *c) {
     st = ltx2_audio_dec_device_decode(g_ctx, dv, &lt, &mt, capture4, &got);
     CHECK(st == LTX2_OK, "%s %s decode: %s", bc->be->name, c->label, ltx2_last_error(g_ctx));
     if (st == LTX2_OK) {
-        CHECK(got.n == c->ref.n, "%s %s: device dumped %d stages, CPU %d", bc->be->name, c->label, got.n, c->ref.n);
-        for (int i = 0; i < got.n; i++) {
-            const stage *r = find_stage(&c->ref, got.s[i].name);
-            CHECK(r && memcmp(r->shape, got.s[i].shape, sizeof(r->shape)) == 0, "%s %s: stage %s missing or reshaped",
-                  bc->be->name, c->label, got.s[i].name);
-            if (!r || memcmp(r->shape, got.s[i].shape, sizeof(r->shape)) != 0) continue;
-            char what[160];
-            snprintf(what, sizeof(what), "%s %s", c->label, got.s[i].name);
-            compare(bc, what, r->d, got.s[i].d, r->shape);
-        }
+        audio_stages_check(bc, c->label, &c->ref, &got);
         const int64_t s5[5] = {c->ms[0], c->ms[1], c->ms[2], c->ms[3], 1};
         char what[96];
         snprintf(what, sizeof(what), "%s decode (spectrogram)", c->label);

@@ -31,6 +31,12 @@ int main(void) {
             audio_check(&bc, &ac[k]);
             audio_case_free(&ac[k]);
         }
+        audio_enc_case aec[2];
+        audio_enc_cases_load(aec);
+        for (int k = 0; k < 2; k++) {
+            audio_enc_check(&bc, &aec[k]);
+            audio_enc_case_free(&aec[k]);
+        }
         ups_case uc[UPS_KINDS];
         ups_cases_load(uc);
         for (int k = 0; k < UPS_KINDS; k++) {

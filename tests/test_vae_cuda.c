@@ -19,6 +19,8 @@ int main(void) {
     audio_cases_load(ac);
     ups_case uc[UPS_KINDS];
     ups_cases_load(uc);
+    audio_enc_case aec[2];
+    audio_enc_cases_load(aec);
     if (cases[0].dec && cases[0].ref_video) {
         bad_calls(&cases[0]);
         refused_op(&cases[0]);
@@ -29,12 +31,14 @@ int main(void) {
     for (int k = 0; k < ne; k++) enc_check(&cpu, &ec[k]);
     for (int k = 0; k < 2; k++) audio_check(&cpu, &ac[k]);
     for (int k = 0; k < UPS_KINDS; k++) ups_check(&cpu, &uc[k]);
+    for (int k = 0; k < 2; k++) audio_enc_check(&cpu, &aec[k]);
     const ltx2_backend em = bf16_backend();
     const be_case cpu_bf16 = {.be = &em, .emulate = true};
     run_backend(&cpu_bf16, cases, 3);
     for (int k = 0; k < ne; k++) enc_check(&cpu_bf16, &ec[k]);
     for (int k = 0; k < 2; k++) audio_check(&cpu_bf16, &ac[k]);
     for (int k = 0; k < UPS_KINDS; k++) ups_check(&cpu_bf16, &uc[k]);
+    for (int k = 0; k < 2; k++) audio_enc_check(&cpu_bf16, &aec[k]);
 
     ltx2_backend *cuda = NULL;
     int rc;
@@ -48,6 +52,7 @@ int main(void) {
         for (int k = 0; k < ne; k++) enc_check(&cu, &ec[k]);
         for (int k = 0; k < 2; k++) audio_check(&cu, &ac[k]);
         for (int k = 0; k < UPS_KINDS; k++) ups_check(&cu, &uc[k]);
+        for (int k = 0; k < 2; k++) audio_enc_check(&cu, &aec[k]);
         ltx2_backend_free(cuda);
         rc = test_finish();
     }
@@ -55,6 +60,7 @@ int main(void) {
     for (int k = 0; k < ne; k++) enc_case_free(&ec[k]);
     for (int k = 0; k < 2; k++) audio_case_free(&ac[k]);
     for (int k = 0; k < UPS_KINDS; k++) ups_case_free(&uc[k]);
+    for (int k = 0; k < 2; k++) audio_enc_case_free(&aec[k]);
     ltx2_context_free(g_ctx);
     return rc;
 }

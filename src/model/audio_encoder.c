@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "core/context.h"
-#include "cpu/cpu_ops.h"
 #include "model/audio_weights.h"
 
 /* PixelNorm epsilon of the audio VAE (ltx-core build_normalization_layer, "pixel"). */
@@ -131,7 +130,7 @@ static ltx2_status load_conv(ltx2_audio_loader *L, const char *key, int64_t c_in
         free(w);
         return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "audio encoder: packed %s", name);
     }
-    ltx2_status st = ltx2_cpu_conv2d_pack_weight(L->ctx, &c->desc, w, c->weight);
+    ltx2_status st = ltx2_audio_conv2d_pack_weight(L->ctx, &c->desc, w, c->weight);
     free(w);
     if (st != LTX2_OK) return st;
     snprintf(name, sizeof(name), "%s.bias", key);
@@ -263,7 +262,7 @@ ltx2_status ltx2_audio_encoder_out_shape(ltx2_context *ctx, const ltx2_audio_enc
     for (int l = 0; l < enc->cfg.vae.n_levels; l++) {
         if (!enc->levels[l].has_downsample) continue;
         int64_t ohw[2];
-        LTX2_TRY(ltx2_cpu_conv2d_out_shape(ctx, &enc->levels[l].downsample.desc, t, f, ohw));
+        LTX2_TRY(ltx2_audio_conv2d_out_shape(ctx, &enc->levels[l].downsample.desc, t, f, ohw));
         t = ohw[0], f = ohw[1];
     }
     if (enc->cfg.vae.z_channels * f != enc->n_stats)
@@ -301,125 +300,8 @@ ltx2_status ltx2_audio_encoder_wave_latent_shape(ltx2_context *ctx, const ltx2_a
     return ltx2_audio_encoder_out_shape(ctx, enc, ms, latent_bctf);
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Forward
- * ------------------------------------------------------------------------------------------- */
-
-static ltx2_status conv(ltx2_context *ctx, const ltx2_audio_enc_conv *cv, const ltx2_audio_act *x, ltx2_audio_act *y) {
-    int64_t ohw[2];
-    LTX2_TRY(ltx2_cpu_conv2d_out_shape(ctx, &cv->desc, x->t, x->f, ohw));
-    LTX2_TRY(ltx2_audio_act_alloc(ctx, y, x->n, ohw[0], ohw[1], cv->desc.c_out));
-    ltx2_status st = ltx2_cpu_conv2d(ctx, &cv->desc, x->d, x->n, x->t, x->f, cv->weight, cv->bias, y->d);
-    if (st != LTX2_OK) ltx2_audio_act_free(y);
-    return st;
-}
-
-/* Replaces *x with conv(*x). */
-static ltx2_status conv_inplace(ltx2_context *ctx, const ltx2_audio_enc_conv *cv, ltx2_audio_act *x) {
-    ltx2_audio_act y = {0};
-    LTX2_TRY(conv(ctx, cv, x, &y));
-    ltx2_audio_act_free(x);
-    *x = y;
-    return LTX2_OK;
-}
-
-static ltx2_status norm_silu(ltx2_context *ctx, ltx2_audio_act *a) {
-    const int64_t rows = a->n * a->t * a->f;
-    LTX2_TRY(ltx2_cpu_rms_norm(ctx, a->d, a->d, rows, a->c, NULL, ENC_PIXEL_NORM_EPS));
-    return ltx2_cpu_silu(ctx, a->d, a->d, rows * a->c);
-}
-
-/* ResnetBlock: out = shortcut(x) + conv2(SiLU(PN(conv1(SiLU(PN(x)))))); replaces *x. */
-static ltx2_status res_block(ltx2_context *ctx, const ltx2_audio_enc_res *r, ltx2_audio_act *x) {
-    ltx2_audio_act h = {0}, h1 = {0}, h2 = {0};
-    LTX2_TRY(ltx2_audio_act_alloc(ctx, &h, x->n, x->t, x->f, x->c));
-    memcpy(h.d, x->d, (size_t)ltx2_audio_act_numel(x) * sizeof(float));
-    ltx2_status st = norm_silu(ctx, &h);
-    if (st == LTX2_OK) st = conv(ctx, &r->conv1, &h, &h1);
-    ltx2_audio_act_free(&h);
-    if (st == LTX2_OK) st = norm_silu(ctx, &h1);
-    if (st == LTX2_OK) st = conv(ctx, &r->conv2, &h1, &h2);
-    ltx2_audio_act_free(&h1);
-    if (st == LTX2_OK && r->c_in != r->c_out) st = conv_inplace(ctx, &r->nin, x);
-    if (st != LTX2_OK) {
-        ltx2_audio_act_free(&h2);
-        return st;
-    }
-    const int64_t n = ltx2_audio_act_numel(x);
-    for (int64_t i = 0; i < n; i++) x->d[i] += h2.d[i];
-    ltx2_audio_act_free(&h2);
-    return LTX2_OK;
-}
-
-static ltx2_status encode_body(ltx2_context *ctx, const ltx2_audio_encoder *enc, ltx2_audio_act *h, ltx2_audio_dump_fn dump,
-                               void *user) {
-    char name[96];
-    LTX2_TRY(conv_inplace(ctx, &enc->conv_in, h));
-    ltx2_audio_act_dump(dump, user, "encoder.conv_in.out", h);
-    for (int l = 0; l < enc->cfg.vae.n_levels; l++) {
-        const ltx2_audio_enc_level *lv = &enc->levels[l];
-        for (int b = 0; b < lv->n_blocks; b++) {
-            LTX2_TRY(res_block(ctx, &lv->blocks[b], h));
-            snprintf(name, sizeof(name), "encoder.down.%d.block.%d.out", l, b);
-            ltx2_audio_act_dump(dump, user, name, h);
-        }
-        if (lv->has_downsample) {
-            LTX2_TRY(conv_inplace(ctx, &lv->downsample, h));
-            snprintf(name, sizeof(name), "encoder.down.%d.downsample.out", l);
-            ltx2_audio_act_dump(dump, user, name, h);
-        }
-    }
-    LTX2_TRY(res_block(ctx, &enc->mid1, h));
-    ltx2_audio_act_dump(dump, user, "encoder.mid.block_1.out", h);
-    LTX2_TRY(res_block(ctx, &enc->mid2, h));
-    ltx2_audio_act_dump(dump, user, "encoder.mid.block_2.out", h);
-    LTX2_TRY(norm_silu(ctx, h));
-    LTX2_TRY(conv_inplace(ctx, &enc->conv_out, h));
-    ltx2_audio_act_dump(dump, user, "encoder.conv_out.out", h);
-    return LTX2_OK;
-}
-
 static bool is_cpu_f32(const ltx2_tensor *t, int ndim) {
     return t->ndim == ndim && t->dtype == LTX2_F32 && t->device == LTX2_DEVICE_CPU && ltx2_tensor_is_contiguous(t);
-}
-
-ltx2_status ltx2_audio_encoder_encode(ltx2_context *ctx, const ltx2_audio_encoder *enc, const ltx2_tensor *mel,
-                                      ltx2_tensor *latent, ltx2_audio_dump_fn dump, void *user) {
-    if (!enc || !mel || !latent) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio encoder: NULL argument");
-    if (!is_cpu_f32(mel, 4))
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio encoder: mel must be a contiguous f32 CPU [B, C, T, F] tensor");
-    int64_t ls[4];
-    LTX2_TRY(ltx2_audio_encoder_out_shape(ctx, enc, mel->shape, ls));
-    bool ok = is_cpu_f32(latent, 4);
-    for (int i = 0; ok && i < 4; i++) ok = latent->shape[i] == ls[i];
-    char a[96], b[96];
-    if (!ok)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "audio encoder: latent output is %s, expected a contiguous f32 CPU %s",
-                          ltx2_shape_str(latent->shape, latent->ndim, a, sizeof(a)), ltx2_shape_str(ls, 4, b, sizeof(b)));
-    const int64_t B = mel->shape[0], C = mel->shape[1], T = mel->shape[2], F = mel->shape[3];
-    ltx2_audio_act h = {0};
-    LTX2_TRY(ltx2_audio_act_alloc(ctx, &h, B, T, F, C));
-    const float *m = mel->data;
-    for (int64_t bb = 0; bb < B; bb++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t t = 0; t < T; t++)
-                for (int64_t f = 0; f < F; f++) h.d[((bb * T + t) * F + f) * C + c] = m[((bb * C + c) * T + t) * F + f];
-    ltx2_status st = encode_body(ctx, enc, &h, dump, user);
-    if (st == LTX2_OK) {
-        /* Mean = first z channels; patchify "b c t f -> b t (c f)", (x - mean) / std per feature. */
-        float *o = latent->data;
-        const int64_t Z = ls[1];
-        for (int64_t bb = 0; bb < B; bb++)
-            for (int64_t c = 0; c < Z; c++)
-                for (int64_t t = 0; t < h.t; t++)
-                    for (int64_t f = 0; f < h.f; f++)
-                        o[((bb * Z + c) * h.t + t) * h.f + f] =
-                            (h.d[((bb * h.t + t) * h.f + f) * h.c + c] - enc->mean_of_means[c * h.f + f]) /
-                            enc->std_of_means[c * h.f + f];
-        if (dump) dump("encoder.out", latent, user);
-    }
-    ltx2_audio_act_free(&h);
-    return st;
 }
 
 ltx2_status ltx2_audio_encode_waveform(ltx2_context *ctx, const ltx2_audio_encoder *enc, const ltx2_tensor *wave,

@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "cpu/cpu_conv2d.h"
+#include "model/audio_conv2d.h"
 #include "io/json.h"
 #include "io/safetensors.h"
 #include "ltx2/tensor.h"
@@ -72,6 +72,16 @@ void ltx2_audio_encoder_free(ltx2_audio_encoder *enc);
 /* Latent shape [B, z, T', F'] for a mel [B, in_ch, T, mels]; F' * z must equal the statistics. */
 ltx2_status ltx2_audio_encoder_out_shape(ltx2_context *ctx, const ltx2_audio_encoder *enc, const int64_t mel_bctf[4],
                                          int64_t latent_bctf[4]);
+
+/* The encoder's weights placed on a backend (views of the host weights on the CPU backend) and
+ * its one forward there (audio_vae_encode.c): what ltx2_audio_encoder_encode runs on the CPU. */
+typedef struct ltx2_audio_enc_device ltx2_audio_enc_device;
+struct ltx2_backend;
+ltx2_status ltx2_audio_enc_device_create(ltx2_context *ctx, const struct ltx2_backend *be,
+                                         const ltx2_audio_encoder *enc, ltx2_audio_enc_device **out);
+ltx2_status ltx2_audio_enc_device_encode(ltx2_context *ctx, const ltx2_audio_enc_device *dv, const ltx2_tensor *mel,
+                                         ltx2_tensor *latent, ltx2_audio_dump_fn dump, void *user);
+void ltx2_audio_enc_device_free(ltx2_audio_enc_device *dv);
 
 /* mel: contiguous f32 CPU [B, in_ch, T, mels]; latent: contiguous f32 CPU of out_shape. */
 ltx2_status ltx2_audio_encoder_encode(ltx2_context *ctx, const ltx2_audio_encoder *enc, const ltx2_tensor *mel,

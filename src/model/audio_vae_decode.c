@@ -12,57 +12,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/audio_act.h"
-#include "model/vae_run.h"
-
-/* A ResnetBlock's convs on the device. */
-typedef struct dev_res {
-    vae_dev_conv conv1, conv2, nin; /* nin only when the width changes */
-    bool has_nin;
-} dev_res;
-
-typedef struct dev_level {
-    dev_res *blocks;
-    vae_dev_conv upsample;
-} dev_level;
+#include "model/audio_vae_run.h"
 
 struct ltx2_audio_dec_device {
-    const ltx2_backend *be;
+    audio_dev_net n;
     const ltx2_audio_decoder *dec;
-    ltx2_dtype dt;
-    vae_dev_conv conv_in, conv_out;
-    dev_res mid1, mid2;
-    dev_level levels[LTX2_AUDIO_MAX_LEVELS];
 };
-
-static void res_release(const ltx2_backend *be, dev_res *r) {
-    vae_dev_conv_release(be, &r->conv1);
-    vae_dev_conv_release(be, &r->conv2);
-    vae_dev_conv_release(be, &r->nin);
-}
 
 void ltx2_audio_dec_device_free(ltx2_audio_dec_device *dv) {
     if (!dv) return;
-    const ltx2_backend *be = dv->be;
-    vae_dev_conv_release(be, &dv->conv_in);
-    vae_dev_conv_release(be, &dv->conv_out);
-    res_release(be, &dv->mid1);
-    res_release(be, &dv->mid2);
-    for (int l = 0; l < LTX2_AUDIO_MAX_LEVELS; l++) {
-        dev_level *dl = &dv->levels[l];
-        for (int b = 0; dl->blocks && b < dv->dec->levels[l].n_blocks; b++) res_release(be, &dl->blocks[b]);
-        free(dl->blocks);
-        vae_dev_conv_release(be, &dl->upsample);
-    }
+    audio_dev_net_release(&dv->n);
     free(dv);
 }
 
 static ltx2_status conv_up(ltx2_context *ctx, const ltx2_audio_dec_device *dv, const ltx2_audio_conv *c,
                            vae_dev_conv *o) {
-    return vae_dev_conv_upload(ctx, dv->be, dv->dt, &c->desc, c->weight, c->bias, 1, 1, o);
+    return vae_dev_conv_upload(ctx, dv->n.be, dv->n.dt, &c->desc, c->weight, c->bias, 1, 1, o);
 }
 
-static ltx2_status res_up(ltx2_context *ctx, const ltx2_audio_dec_device *dv, const ltx2_audio_res *r, dev_res *o) {
+static ltx2_status res_up(ltx2_context *ctx, const ltx2_audio_dec_device *dv, const ltx2_audio_res *r, audio_dev_res *o) {
     LTX2_TRY(conv_up(ctx, dv, &r->conv1, &o->conv1));
     LTX2_TRY(conv_up(ctx, dv, &r->conv2, &o->conv2));
     o->has_nin = r->c_in != r->c_out;
@@ -78,25 +46,26 @@ ltx2_status ltx2_audio_dec_device_create(ltx2_context *ctx, const ltx2_backend *
     LTX2_TRY(vae_run_pick_dtype(ctx, be, "audio VAE decoder", need, sizeof(need) / sizeof(need[0]), &dt));
     ltx2_audio_dec_device *dv = calloc(1, sizeof(*dv));
     if (!dv) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "audio VAE: device state");
-    dv->be = be;
+    dv->n.be = be;
     dv->dec = dec;
-    dv->dt = dt;
+    dv->n.dt = dt;
     /* conv_in reads the host latent (uploaded with zero channels appended) and conv_out feeds the
      * host spectrogram (its first out_ch channels read): both may be widened */
     ltx2_status st = vae_dev_conv_upload(ctx, be, dt, &dec->conv_in.desc, dec->conv_in.weight, dec->conv_in.bias,
-                                         VAE_CONV_CHANNEL_ALIGN, 1, &dv->conv_in);
+                                         VAE_CONV_CHANNEL_ALIGN, 1, &dv->n.conv_in);
     if (st == LTX2_OK)
         st = vae_dev_conv_upload(ctx, be, dt, &dec->conv_out.desc, dec->conv_out.weight, dec->conv_out.bias, 1,
-                                 VAE_CONV_CHANNEL_ALIGN, &dv->conv_out);
-    if (st == LTX2_OK) st = res_up(ctx, dv, &dec->mid1, &dv->mid1);
-    if (st == LTX2_OK) st = res_up(ctx, dv, &dec->mid2, &dv->mid2);
+                                 VAE_CONV_CHANNEL_ALIGN, &dv->n.conv_out);
+    if (st == LTX2_OK) st = res_up(ctx, dv, &dec->mid1, &dv->n.mid1);
+    if (st == LTX2_OK) st = res_up(ctx, dv, &dec->mid2, &dv->n.mid2);
     for (int l = 0; l < dec->cfg.n_levels && st == LTX2_OK; l++) {
         const ltx2_audio_level *lv = &dec->levels[l];
-        dev_level *dl = &dv->levels[l];
+        audio_dev_level *dl = &dv->n.levels[l];
         dl->blocks = calloc((size_t)(lv->n_blocks ? lv->n_blocks : 1), sizeof(*dl->blocks));
+        dl->n_blocks = lv->n_blocks;
         if (!dl->blocks) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "audio VAE: level %d blocks", l);
         for (int b = 0; b < lv->n_blocks && st == LTX2_OK; b++) st = res_up(ctx, dv, &lv->blocks[b], &dl->blocks[b]);
-        if (st == LTX2_OK && lv->has_upsample) st = conv_up(ctx, dv, &lv->upsample, &dl->upsample);
+        if (st == LTX2_OK && lv->has_upsample) st = conv_up(ctx, dv, &lv->upsample, &dl->resample);
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "audio VAE: uploading decoder.up.%d", l);
     }
     if (st != LTX2_OK) {
@@ -108,51 +77,6 @@ ltx2_status ltx2_audio_dec_device_create(ltx2_context *ctx, const ltx2_backend *
 }
 
 /* ---- stages ---- */
-
-/* dump(name) of a device activation [B, T, 1, F, C] in the reference's [B, C, T, F] layout, the
- * first c channels. */
-static ltx2_status dump_act(vae_run *r, ltx2_audio_dump_fn dump, void *user, const char *name, const ltx2_tensor *x,
-                            int64_t c) {
-    if (!dump) return LTX2_OK;
-    const int64_t rows = ltx2_tensor_numel(x) / x->shape[4];
-    float *h = malloc((size_t)ltx2_tensor_numel(x) * sizeof(float));
-    if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "audio VAE dump %s", name);
-    ltx2_status st = vae_dev_to_host(r->ctx, r->be, x, h);
-    if (st == LTX2_OK) st = r->be->sync(r->be, r->ctx);
-    if (st == LTX2_OK) {
-        for (int64_t k = 0; c != x->shape[4] && k < rows; k++)
-            memmove(h + k * c, h + k * x->shape[4], (size_t)c * sizeof(float));
-        const ltx2_audio_act a = {.d = h, .n = x->shape[0], .t = x->shape[1], .f = x->shape[3], .c = c};
-        ltx2_audio_act_dump(dump, user, name, &a);
-    }
-    free(h);
-    return st;
-}
-
-/* ResnetBlock: x = shortcut(x) + conv2(SiLU(PN(conv1(SiLU(PN(x)))))), shortcut = nin or x. */
-static ltx2_status res_block(vae_run *r, const dev_res *rb, ltx2_tensor *x) {
-    ltx2_tensor h, h1, h2;
-    LTX2_TRY(vae_run_new(r, 5, x->shape, &h));
-    LTX2_TRY(ltx2_backend_pixel_norm(r->be, r->ctx, x, LTX2_AUDIO_PIXEL_NORM_EPS, true, &h));
-    ltx2_status st = vae_run_conv3d(r, &rb->conv1, &h, &h1);
-    if (st != LTX2_OK) return ltx2_error_prefix(r->ctx, "conv1");
-    vae_run_retire(r, &h);
-    LTX2_TRY(ltx2_backend_pixel_norm(r->be, r->ctx, &h1, LTX2_AUDIO_PIXEL_NORM_EPS, true, &h1));
-    st = vae_run_conv3d(r, &rb->conv2, &h1, &h2);
-    if (st != LTX2_OK) return ltx2_error_prefix(r->ctx, "conv2");
-    vae_run_retire(r, &h1);
-    if (rb->has_nin) {
-        ltx2_tensor sc;
-        st = vae_run_conv3d(r, &rb->nin, x, &sc);
-        if (st != LTX2_OK) return ltx2_error_prefix(r->ctx, "nin_shortcut");
-        vae_run_retire(r, x);
-        *x = sc;
-    }
-    const ltx2_mod_rows plain = {.rows_per_group = 1}; /* unused without a gate */
-    LTX2_TRY(ltx2_backend_gated_add(r->be, r->ctx, x, &h2, NULL, &plain));
-    vae_run_retire(r, &h2);
-    return vae_run_flush(r);
-}
 
 /* Upsample (nearest x2, causal conv, first row dropped): the phase conv, then depth-to-space. */
 static ltx2_status upsample(vae_run *r, const vae_dev_conv *phase, ltx2_tensor *x) {
@@ -175,37 +99,37 @@ static ltx2_status decode_body(vae_run *r, const ltx2_audio_dec_device *dv, ltx2
     const ltx2_audio_decoder *dec = dv->dec;
     char name[96];
     ltx2_tensor y;
-    ltx2_status st = vae_run_conv3d(r, &dv->conv_in, x, &y);
+    ltx2_status st = vae_run_conv3d(r, &dv->n.conv_in, x, &y);
     if (st != LTX2_OK) return ltx2_error_prefix(r->ctx, "decoder.conv_in");
     vae_run_retire(r, x);
     *x = y;
     LTX2_TRY(vae_run_flush(r));
-    LTX2_TRY(dump_act(r, dump, user, "decoder.conv_in.out", x, x->shape[4]));
-    if ((st = res_block(r, &dv->mid1, x)) != LTX2_OK) return ltx2_error_prefix(r->ctx, "decoder.mid.block_1");
-    LTX2_TRY(dump_act(r, dump, user, "decoder.mid.block_1.out", x, x->shape[4]));
-    if ((st = res_block(r, &dv->mid2, x)) != LTX2_OK) return ltx2_error_prefix(r->ctx, "decoder.mid.block_2");
-    LTX2_TRY(dump_act(r, dump, user, "decoder.mid.block_2.out", x, x->shape[4]));
+    LTX2_TRY(audio_dump_act(r, dump, user, "decoder.conv_in.out", x, x->shape[4]));
+    if ((st = audio_res_block(r, &dv->n.mid1, x)) != LTX2_OK) return ltx2_error_prefix(r->ctx, "decoder.mid.block_1");
+    LTX2_TRY(audio_dump_act(r, dump, user, "decoder.mid.block_1.out", x, x->shape[4]));
+    if ((st = audio_res_block(r, &dv->n.mid2, x)) != LTX2_OK) return ltx2_error_prefix(r->ctx, "decoder.mid.block_2");
+    LTX2_TRY(audio_dump_act(r, dump, user, "decoder.mid.block_2.out", x, x->shape[4]));
     for (int l = dec->cfg.n_levels - 1; l >= 0; l--) {
         const ltx2_audio_level *lv = &dec->levels[l];
         for (int b = 0; b < lv->n_blocks; b++) {
-            if ((st = res_block(r, &dv->levels[l].blocks[b], x)) != LTX2_OK)
+            if ((st = audio_res_block(r, &dv->n.levels[l].blocks[b], x)) != LTX2_OK)
                 return ltx2_error_prefix(r->ctx, "decoder.up.%d.block.%d", l, b);
             snprintf(name, sizeof(name), "decoder.up.%d.block.%d.out", l, b);
-            LTX2_TRY(dump_act(r, dump, user, name, x, x->shape[4]));
+            LTX2_TRY(audio_dump_act(r, dump, user, name, x, x->shape[4]));
         }
         if (lv->has_upsample) {
-            if ((st = upsample(r, &dv->levels[l].upsample, x)) != LTX2_OK)
+            if ((st = upsample(r, &dv->n.levels[l].resample, x)) != LTX2_OK)
                 return ltx2_error_prefix(r->ctx, "decoder.up.%d.upsample", l);
             snprintf(name, sizeof(name), "decoder.up.%d.upsample.out", l);
-            LTX2_TRY(dump_act(r, dump, user, name, x, x->shape[4]));
+            LTX2_TRY(audio_dump_act(r, dump, user, name, x, x->shape[4]));
         }
     }
     st = ltx2_backend_pixel_norm(r->be, r->ctx, x, LTX2_AUDIO_PIXEL_NORM_EPS, true, x);
-    if (st == LTX2_OK) st = vae_run_conv3d(r, &dv->conv_out, x, &y);
+    if (st == LTX2_OK) st = vae_run_conv3d(r, &dv->n.conv_out, x, &y);
     if (st != LTX2_OK) return ltx2_error_prefix(r->ctx, "decoder.conv_out");
     vae_run_retire(r, x);
     *x = y;
-    return dump_act(r, dump, user, "decoder.conv_out.out", x, dec->cfg.out_ch);
+    return audio_dump_act(r, dump, user, "decoder.conv_out.out", x, dec->cfg.out_ch);
 }
 
 /* ---- entry point ---- */
@@ -227,7 +151,7 @@ ltx2_status ltx2_audio_dec_device_decode(ltx2_context *ctx, const ltx2_audio_dec
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "audio VAE: mel output is %s, expected a contiguous f32 CPU %s",
                           ltx2_shape_str(mel->shape, mel->ndim, a, sizeof(a)), ltx2_shape_str(ms, 4, b, sizeof(b)));
     const int64_t B = latent->shape[0], C = latent->shape[1], T = latent->shape[2], F = latent->shape[3];
-    const int64_t Cp = dv->conv_in.desc.c_in; /* C, or C widened with zero channels */
+    const int64_t Cp = dv->n.conv_in.desc.c_in; /* C, or C widened with zero channels */
     float *h = calloc((size_t)(B * T * F * Cp), sizeof(float));
     if (!h) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "audio VAE: latent [%lld, %lld, %lld, %lld]", (long long)B,
                               (long long)T, (long long)F, (long long)Cp);
@@ -241,10 +165,10 @@ ltx2_status ltx2_audio_dec_device_decode(ltx2_context *ctx, const ltx2_audio_dec
                     h[((bb * T + t) * F + f) * Cp + c] = v + dec->mean_of_means[c * F + f];
                 }
     vae_run r;
-    vae_run_init(&r, ctx, dv->be, dv->dt);
+    vae_run_init(&r, ctx, dv->n.be, dv->n.dt);
     const int64_t xs[5] = {B, T, 1, F, Cp};
     ltx2_tensor x;
-    ltx2_status st = vae_run_upload(&r, h, dv->dt, 5, xs, &x);
+    ltx2_status st = vae_run_upload(&r, h, dv->n.dt, 5, xs, &x);
     if (st == LTX2_OK && dump) {
         for (int64_t k = 0; Cp != C && k < B * T * F; k++) memmove(h + k * C, h + k * Cp, (size_t)C * sizeof(float));
         const ltx2_audio_act ha = {.d = h, .n = B, .t = T, .f = F, .c = C};

@@ -1,11 +1,14 @@
 /* End-to-end generation against tests/golden/gen_e2e_golden.py (ltx-pipelines' one-stage path
  * composed from ltx-core on the tiny checkpoints, 2 steps, CFG + STG + modality + rescale, fp32):
  * final video and audio latents, decoded video and waveform, for LTX-2.0 and LTX-2.3. The golden's
- * own file is the --noise input. Also: geometry rules, Philox determinism, and refusals. */
+ * own file is the --noise input. Also: geometry rules, Philox determinism, prompts of different
+ * lengths (left-padded to one), and refusals. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/safetensors.h"
 #include "ltx2/ltx2.h"
@@ -144,6 +147,83 @@ static void check_philox(ltx2_context *ctx) {
     ltx2_generate_result_free(&c);
 }
 
+/* Writes prompt embeddings [1, S, D, L] + mask [1, S] (tokens copied from `a` then `b`, each
+ * n_a / n_b tokens; a NULL source writes masked zero tokens). */
+static bool write_prompt(ltx2_context *ctx, const char *path, const ltx2_pipe_text *a, int64_t n_a,
+                         const ltx2_pipe_text *b, int64_t n_b) {
+    const int64_t S = n_a + n_b, tok = b->D * b->L;
+    float *h = calloc((size_t)(S * tok), sizeof(float));
+    int64_t *m = calloc((size_t)S, sizeof(int64_t));
+    for (int64_t t = 0; t < S; t++) {
+        const ltx2_pipe_text *src = t < n_a ? a : b;
+        const int64_t i = t < n_a ? t : t - n_a;
+        if (!src) continue;
+        memcpy(h + t * tok, src->hidden + i * tok, (size_t)tok * sizeof(float));
+        m[t] = src->mask[i];
+    }
+    const int64_t hs[4] = {1, S, b->D, b->L}, ms[2] = {1, S};
+    const ltx2_tensor th = ltx2_tensor_make(h, LTX2_F32, 4, hs), tm = ltx2_tensor_make(m, LTX2_I64, 2, ms);
+    ltx2_st_writer *w = NULL;
+    bool ok = ltx2_st_writer_create(ctx, &w) == LTX2_OK && ltx2_st_writer_add(ctx, w, "hidden_states", &th) == LTX2_OK &&
+              ltx2_st_writer_add(ctx, w, "attention_mask", &tm) == LTX2_OK && ltx2_st_writer_write(ctx, w, path) == LTX2_OK;
+    CHECK(ok, "write %s: %s", path, ltx2_last_error(ctx));
+    ltx2_st_writer_free(w);
+    free(h);
+    free(m);
+    return ok;
+}
+
+/* A positive and a negative prompt of different lengths (either way round) give exactly what the
+ * pair gives with the shorter one left-padded with masked tokens to the longer one's length. */
+static void check_prompt_lengths(ltx2_context *ctx) {
+    ltx2_pipe_text pos, neg;
+    const int64_t text_dim = 32 * 3; /* the tiny checkpoints' Gemma stand-in: D 32 x L 3 */
+    bool ok = ltx2_pipe_text_load(ctx, LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_positive.safetensors", text_dim,
+                                  &pos) == LTX2_OK &&
+              ltx2_pipe_text_load(ctx, LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_negative.safetensors", text_dim,
+                                  &neg) == LTX2_OK;
+    CHECK(ok, "tiny prompts: %s", ltx2_last_error(ctx));
+    char dir[] = "/tmp/ltx2_prompt_len_XXXXXX";
+    if (!ok || !mkdtemp(dir)) return;
+    char longp[256], padn[256], longn[256], padp[256];
+    snprintf(longp, sizeof longp, "%s/long_pos.safetensors", dir);
+    snprintf(padn, sizeof padn, "%s/pad_neg.safetensors", dir);
+    snprintf(longn, sizeof longn, "%s/long_neg.safetensors", dir);
+    snprintf(padp, sizeof padp, "%s/pad_pos.safetensors", dir);
+    /* 256-token prompts (another prompt's tokens in front), and the 128-token ones padded by hand */
+    ok = write_prompt(ctx, longp, &neg, neg.S, &pos, pos.S) && write_prompt(ctx, padn, NULL, neg.S, &neg, neg.S) &&
+         write_prompt(ctx, longn, &pos, pos.S, &neg, neg.S) && write_prompt(ctx, padp, NULL, pos.S, &pos, pos.S);
+    const char *pairs[2][4] = {
+        {longp, LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_negative.safetensors", longp, padn},
+        {LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_positive.safetensors", longn, padp, longn},
+    };
+    for (int k = 0; ok && k < 2; k++) {
+        ltx2_generate_params p;
+        base_params(&p, LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors");
+        ltx2_generate_result a, b;
+        p.prompt_embeds = pairs[k][0];
+        p.negative_prompt_embeds = pairs[k][1];
+        const ltx2_status sa = ltx2_generate(ctx, &p, &a);
+        CHECK(sa == LTX2_OK, "%s prompt longer: %s", k ? "negative" : "positive", ltx2_last_error(ctx));
+        p.prompt_embeds = pairs[k][2];
+        p.negative_prompt_embeds = pairs[k][3];
+        const ltx2_status sb = ltx2_generate(ctx, &p, &b);
+        CHECK(sb == LTX2_OK, "padded by hand: %s", ltx2_last_error(ctx));
+        if (sa == LTX2_OK && sb == LTX2_OK) {
+            const int64_t *ls = a.video_latent_shape;
+            const size_t nv = (size_t)(ls[0] * ls[1] * ls[2] * ls[3] * ls[4]);
+            CHECK(!memcmp(a.video_latent, b.video_latent, nv * sizeof(float)),
+                  "%s prompt longer: not the left-padded pair's latent", k ? "negative" : "positive");
+        }
+        if (sa == LTX2_OK) ltx2_generate_result_free(&a);
+        if (sb == LTX2_OK) ltx2_generate_result_free(&b);
+    }
+    unlink(longp), unlink(padn), unlink(longn), unlink(padp);
+    rmdir(dir);
+    ltx2_pipe_text_free(&pos);
+    ltx2_pipe_text_free(&neg);
+}
+
 static void check_refusals(ltx2_context *ctx) {
     ltx2_generate_params p;
     ltx2_generate_result r;
@@ -181,6 +261,7 @@ int main(void) {
     check_version(ctx, "2.0");
     check_version(ctx, "2.3");
     check_philox(ctx);
+    check_prompt_lengths(ctx);
     check_refusals(ctx);
     ltx2_context_free(ctx);
     return test_finish();

@@ -70,9 +70,9 @@ typedef struct gen_context {
     int64_t S;
 } gen_context;
 
-static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, const char *path, gen_context *out) {
-    ltx2_pipe_text t;
-    LTX2_TRY(ltx2_pipe_text_load(ctx, path, m->conn->text_dim, &t));
+/* The text connectors on loaded prompt embeddings t (freed here). */
+static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, const char *path, ltx2_pipe_text t,
+                                 gen_context *out) {
     const int64_t dv = m->conn->cfg.video.inner_dim, da = m->conn->cfg.audio.inner_dim;
     out->S = t.S;
     out->video = malloc((size_t)(t.S * dv) * sizeof(float));
@@ -205,19 +205,16 @@ done:
     return st;
 }
 
-/* All passes of one step: the plan's calls, split per slot when the prompts differ in length
- * (one batch needs one context length). */
+/* All passes of one step: the plan's calls (the prompts have one length: see the text stage). */
 static ltx2_status run_step(ltx2_context *ctx, gen_loop *L, const float *xv, const float *xa, float sigma) {
-    const bool same_len = !L->neg || L->neg->S == L->pos->S;
+    if (L->neg && L->neg->S != L->pos->S)
+        return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "generate: prompt contexts of %lld and %lld tokens",
+                          (long long)L->pos->S, (long long)L->neg->S);
     for (int c = 0; c < L->plan->n_calls; c++) {
         int slots[LTX2_PASS_COUNT], nb = 0;
         for (int s = 0; s < L->plan->n_passes; s++)
             if (L->plan->call_of[s] == c) slots[nb++] = s;
-        if (same_len) {
-            if (nb) LTX2_TRY(run_call(ctx, L, slots, nb, xv, xa, sigma));
-        } else {
-            for (int b = 0; b < nb; b++) LTX2_TRY(run_call(ctx, L, &slots[b], 1, xv, xa, sigma));
-        }
+        if (nb) LTX2_TRY(run_call(ctx, L, slots, nb, xv, xa, sigma));
     }
     return LTX2_OK;
 }
@@ -397,9 +394,31 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
               (long long)g.at, (long long)g.afreq, steps, plan.n_calls, ltx2_sem_name(rules.base),
               (unsigned long long)p->seed);
 
-    /* ---- text: computed once, reused by every step ---- */
-    if ((st = encode_prompt(ctx, m, p->prompt_embeds, &pos)) != LTX2_OK) goto done;
-    if (need_neg && (st = encode_prompt(ctx, m, p->negative_prompt_embeds, &neg)) != LTX2_OK) goto done;
+    /* ---- text: computed once, reused by every step; prompts of different lengths are left-padded
+     * with masked tokens to the longer one (as the tokenizer pads a batch) ---- */
+    {
+        ltx2_pipe_text tp = {0}, tn = {0};
+        st = ltx2_pipe_text_load(ctx, p->prompt_embeds, m->conn->text_dim, &tp);
+        if (st == LTX2_OK && need_neg) st = ltx2_pipe_text_load(ctx, p->negative_prompt_embeds, m->conn->text_dim, &tn);
+        if (st == LTX2_OK && need_neg && tp.S != tn.S) {
+            const int64_t S = tp.S > tn.S ? tp.S : tn.S;
+            ltx2_log(ctx, LTX2_LOG_INFO, "generate: positive prompt %lld tokens, negative %lld: the shorter is "
+                     "left-padded with masked tokens to %lld", (long long)tp.S, (long long)tn.S, (long long)S);
+            st = ltx2_pipe_text_pad_left(ctx, &tp, S);
+            if (st == LTX2_OK) st = ltx2_pipe_text_pad_left(ctx, &tn, S);
+        }
+        if (st != LTX2_OK) {
+            ltx2_pipe_text_free(&tp);
+            ltx2_pipe_text_free(&tn);
+            goto done;
+        }
+        st = encode_prompt(ctx, m, p->prompt_embeds, tp, &pos);
+        if (need_neg) {
+            if (st == LTX2_OK) st = encode_prompt(ctx, m, p->negative_prompt_embeds, tn, &neg);
+            else ltx2_pipe_text_free(&tn);
+        }
+        if (st != LTX2_OK) goto done;
+    }
     {
         const int64_t sv[3] = {1, pos.S, m->conn->cfg.video.inner_dim}, sa[3] = {1, pos.S, m->conn->cfg.audio.inner_dim};
         if ((st = ltx2_pipe_dump(ctx, dump, "video_context", pos.video, 3, sv)) != LTX2_OK) goto done;

@@ -88,6 +88,9 @@ typedef struct ltx2_pipe_text {
 } ltx2_pipe_text;
 
 ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t text_dim, ltx2_pipe_text *out);
+/* Left-pads t to S >= t->S tokens with masked zero tokens, as the Gemma tokenizer pads a batch:
+ * a positive and a negative prompt of different lengths run as that padded pair. */
+ltx2_status ltx2_pipe_text_pad_left(ltx2_context *ctx, ltx2_pipe_text *t, int64_t S);
 void ltx2_pipe_text_free(ltx2_pipe_text *t);
 
 /* Initial noise in token order: video [Tv, C] (== NDHWC), audio [T', z * F'] (patchified

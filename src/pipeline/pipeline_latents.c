@@ -224,6 +224,28 @@ done:
     return st;
 }
 
+ltx2_status ltx2_pipe_text_pad_left(ltx2_context *ctx, ltx2_pipe_text *t, int64_t S) {
+    if (S < t->S) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "prompt: padding %lld tokens to %lld", (long long)t->S,
+                                    (long long)S);
+    if (S == t->S) return LTX2_OK;
+    const int64_t pad = S - t->S, tok = t->D * t->L;
+    float *h = calloc((size_t)(S * tok), sizeof(float));
+    uint8_t *m = calloc((size_t)S, 1);
+    if (!h || !m) {
+        free(h);
+        free(m);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt: padding to %lld tokens", (long long)S);
+    }
+    memcpy(h + pad * tok, t->hidden, (size_t)(t->S * tok) * sizeof(float));
+    memcpy(m + pad, t->mask, (size_t)t->S);
+    free(t->hidden);
+    free(t->mask);
+    t->hidden = h;
+    t->mask = m;
+    t->S = S;
+    return LTX2_OK;
+}
+
 void ltx2_pipe_text_free(ltx2_pipe_text *t) {
     free(t->hidden);
     free(t->mask);

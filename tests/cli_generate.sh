@@ -34,7 +34,12 @@ expect_refusal() {
 }
 expect_refusal "frames 10" "8k+1" "${small[@]}" --frames 10 -o o.mp4 --wav a.wav --png-dir f
 expect_refusal "width 100" "multiples of 32" "${small[@]}" --width 100 -o o.mp4
-expect_refusal "steps 0" "integer >= 1" --steps 0 -o o.mp4
+expect_refusal "steps 0" "integer in \[1, 1000\]" --steps 0 -o o.mp4
+# numbers that would wrap or never finish are refused, not truncated (#16)
+expect_refusal "frames 2^32+25" "integer in \[1, 8193\]" --frames 4294967321 -o o.mp4
+expect_refusal "height 2^32+256" "integer in \[1, 8192\]" --height 4294967552 -o o.mp4
+expect_refusal "steps 1e9" "integer in \[1, 1000\]" --steps 1000000000 -o o.mp4
+expect_refusal "threads 100000" "--threads expects an integer in \[0, " --threads 100000 -o o.mp4
 expect_refusal "steps 1" ">= 2" --steps 1 -o o.mp4
 expect_refusal "bad number" "expects a number" --guidance-scale abc -o o.mp4
 expect_refusal "unknown flag" "unknown option" --bogus -o o.mp4

@@ -58,7 +58,7 @@ static void usage(FILE *out) {
             "  --negative-prompt-embeds FILE  same, for CFG (required when a CFG scale != 1)\n"
             "sampling:\n"
             "  --seed N                       noise seed (default 10, as ltx-pipelines)\n"
-            "  --steps N                      denoising steps, >= 2 (default 40 for 2.0, 30 for 2.3; 4 embedded)\n"
+            "  --steps N                      denoising steps, 2..1000 (default 40 for 2.0, 30 for 2.3; 4 embedded)\n"
             "  --guidance-scale X             video CFG (default 3)\n"
             "  --audio-guidance-scale X       audio CFG (default 7)\n"
             "  --stg-scale X                  STG for both streams (default 1; 0 = off)\n"
@@ -68,8 +68,8 @@ static void usage(FILE *out) {
             "  --semantics NAME               ltx-core (default) | diffusers | maxdiffusion\n"
             "  --noise FILE                   initial noise (video_noise, audio_noise) instead of the seed\n"
             "shape:\n"
-            "  --height N --width N           multiples of 32 (default 512 x 768; 256 x 384 embedded)\n"
-            "  --frames N                     8k+1 (default 121; 25 embedded)\n"
+            "  --height N --width N           multiples of 32, at most 8192 (default 512 x 768; 256 x 384 embedded)\n"
+            "  --frames N                     8k+1, at most 8193 (default 121; 25 embedded)\n"
             "  --fps X                        frame rate (default 24)\n"
             "output:\n"
             "  -o, --output FILE.mp4          H.264 + AAC (default ltx2.mp4 when no output is given)\n"
@@ -77,7 +77,7 @@ static void usage(FILE *out) {
             "  --wav FILE.wav                 the audio track\n"
             "  --dump DIR                     pipeline tensors as DIR/*.npy; the DiT's first call as DIR/dit/<module path>.npy\n"
             "  --vae-tile PX                  decode the video in spatial tiles of PX pixels\n"
-            "  --threads N                    CPU threads (default: all)\n"
+            "  --threads N                    CPU threads, at most the machine's (default: all)\n"
             "distributed (src/dist/README.md):\n"
             "  --nproc N                      N ranks (default: loopback threads in this process)\n"
             "  --launch threads|processes     processes: one process per GPU (round-robin), joined by NCCL\n"
@@ -122,12 +122,22 @@ static bool find_embedded(const char *rel, char *out, size_t cap) {
     return false;
 }
 
-static bool parse_int(const char *flag, const char *text, long long lo, long long *out) {
+/* Upper bounds of the integer flags, so that a typo cannot wrap into a small run or start one that
+ * could never finish. A side of 8192 px is twice 4K UHD's long side (3840) with margin; 8193 frames
+ * (8k + 1, k = 1024) is over 5 minutes at 25 fps; 1000 steps is 25x the default schedule; a tile is
+ * at most a side; ranks at most what one job spans here; a seed fits torch's int64 generator. */
+#define GEN_MAX_SIDE_PX 8192
+#define GEN_MAX_FRAMES 8193
+#define GEN_MAX_STEPS 1000
+#define GEN_MAX_NPROC 4096
+#define GEN_MAX_SEED LLONG_MAX
+
+static bool parse_int(const char *flag, const char *text, long long lo, long long hi, long long *out) {
     char *end = NULL;
     errno = 0;
     long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || v < lo) {
-        fprintf(stderr, "ltx2 %s: %s expects an integer >= %lld, got '%s'\n", CMD, flag, lo, text);
+    if (errno || end == text || *end || v < lo || v > hi) {
+        fprintf(stderr, "ltx2 %s: %s expects an integer in [%lld, %lld], got '%s'\n", CMD, flag, lo, hi, text);
         return false;
     }
     *out = v;
@@ -241,31 +251,32 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
 #define VALUE() \
     do { if (!(v = cli_flag_value(CMD, argc, argv, &i))) return CLI_EXIT_BAD_INPUT; } while (0)
 #define NUM(dst) do { VALUE(); if (!cli_parse_double(CMD, a, v, &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
-#define INT(dst, lo) do { VALUE(); if (!parse_int(a, v, (lo), &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
+#define INT(dst, lo, hi) \
+    do { VALUE(); if (!parse_int(a, v, (lo), (hi), &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
         if (!strcmp(a, "--checkpoint")) { VALUE(); ckpt = v; }
         else if (!strcmp(a, "--device")) { VALUE(); device = v; }
         else if (!strcmp(a, "--prompt-embeds")) { VALUE(); pos = v; }
         else if (!strcmp(a, "--negative-prompt-embeds")) { VALUE(); neg = v; }
-        else if (!strcmp(a, "--seed")) INT(seed, 0);
-        else if (!strcmp(a, "--steps")) INT(steps, 1);
+        else if (!strcmp(a, "--seed")) INT(seed, 0, GEN_MAX_SEED);
+        else if (!strcmp(a, "--steps")) INT(steps, 1, GEN_MAX_STEPS);
         else if (!strcmp(a, "--guidance-scale")) NUM(cfg);
         else if (!strcmp(a, "--audio-guidance-scale")) NUM(acfg);
         else if (!strcmp(a, "--stg-scale")) NUM(stg);
         else if (!strcmp(a, "--rescale")) NUM(rescale);
         else if (!strcmp(a, "--modality-scale")) NUM(modality);
-        else if (!strcmp(a, "--stg-block")) INT(stg_block, 0);
-        else if (!strcmp(a, "--height")) INT(height, 1);
-        else if (!strcmp(a, "--width")) INT(width, 1);
-        else if (!strcmp(a, "--frames")) INT(frames, 1);
+        else if (!strcmp(a, "--stg-block")) INT(stg_block, 0, INT_MAX);
+        else if (!strcmp(a, "--height")) INT(height, 1, GEN_MAX_SIDE_PX);
+        else if (!strcmp(a, "--width")) INT(width, 1, GEN_MAX_SIDE_PX);
+        else if (!strcmp(a, "--frames")) INT(frames, 1, GEN_MAX_FRAMES);
         else if (!strcmp(a, "--fps")) NUM(fps);
         else if (!strcmp(a, "--output") || !strcmp(a, "-o")) { VALUE(); output = v; }
         else if (!strcmp(a, "--png-dir")) { VALUE(); png_dir = v; }
         else if (!strcmp(a, "--wav")) { VALUE(); wav = v; }
         else if (!strcmp(a, "--dump")) { VALUE(); p.dump_dir = v; }
         else if (!strcmp(a, "--noise")) { VALUE(); p.noise = v; }
-        else if (!strcmp(a, "--vae-tile")) INT(tile, 0);
-        else if (!strcmp(a, "--threads")) INT(threads, 0);
-        else if (!strcmp(a, "--nproc")) INT(launch.nproc, 1);
+        else if (!strcmp(a, "--vae-tile")) INT(tile, 0, GEN_MAX_SIDE_PX);
+        else if (!strcmp(a, "--threads")) INT(threads, 0, omp_get_num_procs());
+        else if (!strcmp(a, "--nproc")) INT(launch.nproc, 1, GEN_MAX_NPROC);
         else if (!strcmp(a, "--mesh")) { VALUE(); launch.mesh_text = v; }
         else if (!strcmp(a, "--sharding")) { VALUE(); launch.sharding_text = v; }
         else if (!strcmp(a, "--launch")) { VALUE(); launch.launch_text = v; }

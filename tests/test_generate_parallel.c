@@ -229,8 +229,8 @@ static void check_cli(void) {
     /* refusals: exit 2 before any work, nothing written */
     static const struct {
         const char *flags, *needle;
-    } bad[] = {{"--nproc 0", "integer >= 1"},
-               {"--nproc 100000", "--nproc must be in"},
+    } bad[] = {{"--nproc 0", "integer in [1, "},
+               {"--nproc 100000", "--nproc expects an integer in [1, "},
                {"--mesh 1,2", "--mesh"},
                {"--mesh 0,1,1,1", "--mesh"},
                {"--nproc 4 --mesh 1,1,2,1", "has 2 ranks"},

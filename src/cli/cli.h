@@ -1,5 +1,6 @@
 /* Subcommands of the `ltx2` binary and the small argument helpers they share. Exit codes:
- * 0 success, 1 a check failed (e.g. compare out of tolerance), 2 bad input or usage. */
+ * 0 success, 1 a check failed (e.g. compare out of tolerance), 2 bad input or usage, 3 a runtime
+ * failure (device, disk, memory, rank). */
 #ifndef LTX2_CLI_H
 #define LTX2_CLI_H
 
@@ -10,6 +11,12 @@
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
 #define CLI_EXIT_BAD_INPUT 2
+#define CLI_EXIT_RUNTIME 3
+
+/* The exit code of a failed run: bad input (2) for what the inputs caused (arguments, formats,
+ * dtypes, shapes, missing tensors, unsupported models), else a runtime failure (3: out of memory,
+ * the memory plan's refusal included, device, I/O such as a full disk, a failed rank, a bug). */
+int cli_exit_for(ltx2_status st);
 
 int cli_inspect(ltx2_context *ctx, int argc, char **argv);
 int cli_compare(ltx2_context *ctx, int argc, char **argv);

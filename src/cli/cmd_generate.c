@@ -86,7 +86,8 @@ static void usage(FILE *out) {
             "  --sharding PROFILE             gpu (default) | ironwood | trillium | default\n"
             "  multi-node: launch one process per GPU with LTX2_RANK, LTX2_WORLD_SIZE, LTX2_LOCAL_RANK and\n"
             "  NCCL_COMM_ID or LTX2_RENDEZVOUS=host:port set (e.g. by srun); rank 0 writes the outputs\n"
-            "exit codes: 0 ok, 2 bad input or an unusable --device (nothing written)\n");
+            "exit codes: 0 ok, 2 bad input or an unusable --device (nothing written), 3 a runtime failure: device,\n"
+            "disk, memory (the memory plan's refusal too), rank\n");
 }
 
 /* Directory containing the running executable, "" when unknown. */
@@ -125,11 +126,10 @@ static bool find_embedded(const char *rel, char *out, size_t cap) {
 /* Upper bounds of the integer flags, so that a typo cannot wrap into a small run or start one that
  * could never finish. A side of 8192 px is twice 4K UHD's long side (3840) with margin; 8193 frames
  * (8k + 1, k = 1024) is over 5 minutes at 25 fps; 1000 steps is 25x the default schedule; a tile is
- * at most a side; ranks at most what one job spans here; a seed fits torch's int64 generator. */
+ * at most a side; a seed fits torch's int64 generator (ranks: CLI_MAX_NPROC, generate_launch.h). */
 #define GEN_MAX_SIDE_PX 8192
 #define GEN_MAX_FRAMES 8193
 #define GEN_MAX_STEPS 1000
-#define GEN_MAX_NPROC 4096
 #define GEN_MAX_SEED LLONG_MAX
 
 static bool parse_int(const char *flag, const char *text, long long lo, long long hi, long long *out) {
@@ -276,7 +276,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--noise")) { VALUE(); p.noise = v; }
         else if (!strcmp(a, "--vae-tile")) INT(tile, 0, GEN_MAX_SIDE_PX);
         else if (!strcmp(a, "--threads")) INT(threads, 0, omp_get_num_procs());
-        else if (!strcmp(a, "--nproc")) INT(launch.nproc, 1, GEN_MAX_NPROC);
+        else if (!strcmp(a, "--nproc")) INT(launch.nproc, 1, CLI_MAX_NPROC);
         else if (!strcmp(a, "--mesh")) { VALUE(); launch.mesh_text = v; }
         else if (!strcmp(a, "--sharding")) { VALUE(); launch.sharding_text = v; }
         else if (!strcmp(a, "--launch")) { VALUE(); launch.launch_text = v; }
@@ -440,7 +440,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (cp.started) ltx2_progress_end(&cp.bar);
     if (st != LTX2_OK) {
         cli_report_error(CMD, ctx);
-        return CLI_EXIT_BAD_INPUT;
+        return cli_exit_for(st);
     }
     if (!launch.writer) { /* another rank (rank 0) writes the outputs */
         ltx2_generate_result_free(&r);
@@ -465,7 +465,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         rgb = malloc((size_t)n);
         if (!rgb) {
             fprintf(stderr, "ltx2 %s: out of memory\n", CMD);
-            rc = CLI_EXIT_FAIL;
+            rc = CLI_EXIT_RUNTIME;
             goto out;
         }
         ltx2_png_frame_to_rgb8(r.video, n, rgb);
@@ -488,7 +488,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         ltx2_mp4_set_quiet(true);
         if (ltx2_mp4_write(ctx, output, &mp, rgb, chans) != LTX2_OK) {
             cli_report_error(CMD, ctx);
-            rc = CLI_EXIT_BAD_INPUT;
+            rc = CLI_EXIT_RUNTIME;
             goto out;
         }
         w.files[w.n_files++] = strdup(output);
@@ -499,7 +499,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         if (ltx2_wav_write(ctx, wav, r.audio, r.audio_channels, r.audio_samples, r.audio_rate, LTX2_WAV_PCM16) !=
             LTX2_OK) {
             cli_report_error(CMD, ctx);
-            rc = CLI_EXIT_BAD_INPUT;
+            rc = CLI_EXIT_RUNTIME;
             goto out;
         }
         w.files[w.n_files++] = strdup(wav);
@@ -511,7 +511,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         if (!ltx2_path_is_dir(png_dir)) {
             if (mkdir(png_dir, 0777) != 0) {
                 fprintf(stderr, "ltx2 %s: cannot create %s: %s\n", CMD, png_dir, strerror(errno));
-                rc = CLI_EXIT_BAD_INPUT;
+                rc = CLI_EXIT_RUNTIME;
                 goto out;
             }
             w.png_dir_created = true;
@@ -524,7 +524,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             w.n_png = f + 1;
             if (ltx2_png_write_rgb8(ctx, path, rgb + f * fsz, r.width, r.height, text, 2) != LTX2_OK) {
                 cli_report_error(CMD, ctx);
-                rc = CLI_EXIT_BAD_INPUT;
+                rc = CLI_EXIT_RUNTIME;
                 goto out;
             }
         }

@@ -49,6 +49,19 @@ const char *cli_flag_value(const char *cmd, int argc, char **argv, int *i) {
     return argv[++*i];
 }
 
+int cli_exit_for(ltx2_status st) {
+    switch (st) {
+    case LTX2_OK: return CLI_EXIT_OK;
+    case LTX2_ERR_INVALID_ARG:
+    case LTX2_ERR_FORMAT:
+    case LTX2_ERR_DTYPE:
+    case LTX2_ERR_SHAPE:
+    case LTX2_ERR_NOT_FOUND:
+    case LTX2_ERR_UNSUPPORTED: return CLI_EXIT_BAD_INPUT;
+    default: return CLI_EXIT_RUNTIME;
+    }
+}
+
 void cli_report_error(const char *cmd, const ltx2_context *ctx) {
     fprintf(stderr, "ltx2 %s: error: %s\n", cmd, ltx2_last_error(ctx));
 }

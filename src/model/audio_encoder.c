@@ -12,6 +12,7 @@
 
 #include "core/context.h"
 #include "model/audio_weights.h"
+#include "model/vae_run.h"
 
 /* PixelNorm epsilon of the audio VAE (ltx-core build_normalization_layer, "pixel"). */
 #define ENC_PIXEL_NORM_EPS 1e-6f
@@ -300,15 +301,11 @@ ltx2_status ltx2_audio_encoder_wave_latent_shape(ltx2_context *ctx, const ltx2_a
     return ltx2_audio_encoder_out_shape(ctx, enc, ms, latent_bctf);
 }
 
-static bool is_cpu_f32(const ltx2_tensor *t, int ndim) {
-    return t->ndim == ndim && t->dtype == LTX2_F32 && t->device == LTX2_DEVICE_CPU && ltx2_tensor_is_contiguous(t);
-}
-
 ltx2_status ltx2_audio_encode_waveform(ltx2_context *ctx, const ltx2_audio_encoder *enc, const ltx2_tensor *wave,
                                        int64_t sample_rate, ltx2_tensor *latent, ltx2_audio_dump_fn dump,
                                        void *user) {
     if (!enc || !wave || !latent) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio encoder: NULL argument");
-    if (!is_cpu_f32(wave, 3))
+    if (!vae_host_f32(wave, 3))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio encoder: waveform must be a contiguous f32 CPU [B, C, N] tensor");
     const int64_t B = wave->shape[0], C = wave->shape[1], N = wave->shape[2];
     int64_t n = 0, frames = 0;

@@ -139,12 +139,11 @@ ltx2_status ltx2_audio_dec_device_decode(ltx2_context *ctx, const ltx2_audio_dec
                                          void *user) {
     if (!dv || !latent || !mel) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio VAE: NULL argument");
     const ltx2_audio_decoder *dec = dv->dec;
-    if (latent->ndim != 4 || latent->dtype != LTX2_F32 || latent->device != LTX2_DEVICE_CPU ||
-        !ltx2_tensor_is_contiguous(latent))
+    if (!vae_host_f32(latent, 4))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio VAE: latent must be a contiguous f32 CPU [B, C, T', F'] tensor");
     int64_t ms[4];
     LTX2_TRY(ltx2_audio_decoder_out_shape(ctx, dec, latent->shape, ms));
-    bool ok = mel->ndim == 4 && mel->dtype == LTX2_F32 && mel->device == LTX2_DEVICE_CPU && ltx2_tensor_is_contiguous(mel);
+    bool ok = vae_host_f32(mel, 4);
     for (int i = 0; ok && i < 4; i++) ok = mel->shape[i] == ms[i];
     char a[96], b[96];
     if (!ok)

@@ -161,19 +161,15 @@ static ltx2_status encode_body(vae_run *r, const ltx2_audio_enc_device *dv, ltx2
     return audio_dump_act(r, dump, user, "encoder.conv_out.out", x, enc->conv_out.desc.c_out);
 }
 
-static bool is_cpu_f32(const ltx2_tensor *t, int ndim) {
-    return t->ndim == ndim && t->dtype == LTX2_F32 && t->device == LTX2_DEVICE_CPU && ltx2_tensor_is_contiguous(t);
-}
-
 ltx2_status ltx2_audio_enc_device_encode(ltx2_context *ctx, const ltx2_audio_enc_device *dv, const ltx2_tensor *mel,
                                          ltx2_tensor *latent, ltx2_audio_dump_fn dump, void *user) {
     if (!dv || !mel || !latent) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio encoder: NULL argument");
     const ltx2_audio_encoder *enc = dv->enc;
-    if (!is_cpu_f32(mel, 4))
+    if (!vae_host_f32(mel, 4))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio encoder: mel must be a contiguous f32 CPU [B, C, T, F] tensor");
     int64_t ls[4];
     LTX2_TRY(ltx2_audio_encoder_out_shape(ctx, enc, mel->shape, ls));
-    bool ok = is_cpu_f32(latent, 4);
+    bool ok = vae_host_f32(latent, 4);
     for (int i = 0; ok && i < 4; i++) ok = latent->shape[i] == ls[i];
     char a[96], b[96];
     if (!ok)

@@ -23,24 +23,11 @@ typedef struct dev_res {
 typedef struct ups_dev {
     const ltx2_backend *be;
     ltx2_dtype dt;
-    bool views;
     vae_dev_conv initial, up, final;
     ltx2_tensor inw, inb;
     dev_res *pre, *post;
     int64_t nb;
 } ups_dev;
-
-static ltx2_status vec_place(ltx2_context *ctx, ups_dev *d, const float *host, int64_t n, ltx2_tensor *t) {
-    *t = vae_dev_view(d->views ? (float *)host : NULL, d->dt, d->be->device, 1, &n);
-    if (d->views) return LTX2_OK;
-    LTX2_TRY(d->be->alloc(d->be, ctx, ltx2_tensor_nbytes(t), &t->data));
-    return ltx2_backend_from_host_f32(ctx, d->be, host, t);
-}
-
-static void vec_release(const ups_dev *d, ltx2_tensor *t) {
-    if (!d->views && t->data) d->be->free(d->be, t->data);
-    t->data = NULL;
-}
 
 static ltx2_status conv_place(ltx2_context *ctx, const ups_dev *d, const ups_conv *c, vae_dev_conv *o) {
     return vae_dev_conv_upload(ctx, d->be, d->dt, &c->desc, c->w, c->b, 1, 1, o);
@@ -49,23 +36,23 @@ static ltx2_status conv_place(ltx2_context *ctx, const ups_dev *d, const ups_con
 static ltx2_status res_place(ltx2_context *ctx, ups_dev *d, const ups_res *r, int64_t m, dev_res *o) {
     LTX2_TRY(conv_place(ctx, d, &r->c1, &o->c1));
     LTX2_TRY(conv_place(ctx, d, &r->c2, &o->c2));
-    LTX2_TRY(vec_place(ctx, d, r->n1w, m, &o->n1w));
-    LTX2_TRY(vec_place(ctx, d, r->n1b, m, &o->n1b));
-    LTX2_TRY(vec_place(ctx, d, r->n2w, m, &o->n2w));
-    return vec_place(ctx, d, r->n2b, m, &o->n2b);
+    LTX2_TRY(vae_dev_vec_upload(ctx, d->be, d->dt, r->n1w, m, &o->n1w));
+    LTX2_TRY(vae_dev_vec_upload(ctx, d->be, d->dt, r->n1b, m, &o->n1b));
+    LTX2_TRY(vae_dev_vec_upload(ctx, d->be, d->dt, r->n2w, m, &o->n2w));
+    return vae_dev_vec_upload(ctx, d->be, d->dt, r->n2b, m, &o->n2b);
 }
 
 static void res_release(const ups_dev *d, dev_res *r) {
     vae_dev_conv_release(d->be, &r->c1);
     vae_dev_conv_release(d->be, &r->c2);
-    vec_release(d, &r->n1w), vec_release(d, &r->n1b), vec_release(d, &r->n2w), vec_release(d, &r->n2b);
+    vae_dev_vec_release(d->be, &r->n1w), vae_dev_vec_release(d->be, &r->n1b), vae_dev_vec_release(d->be, &r->n2w), vae_dev_vec_release(d->be, &r->n2b);
 }
 
 static void dev_release(ups_dev *d) {
     vae_dev_conv_release(d->be, &d->initial);
     vae_dev_conv_release(d->be, &d->up);
     vae_dev_conv_release(d->be, &d->final);
-    vec_release(d, &d->inw), vec_release(d, &d->inb);
+    vae_dev_vec_release(d->be, &d->inw), vae_dev_vec_release(d->be, &d->inb);
     for (int64_t i = 0; i < d->nb; i++) {
         if (d->pre) res_release(d, &d->pre[i]);
         if (d->post) res_release(d, &d->post[i]);
@@ -83,8 +70,8 @@ static ltx2_status dev_place(ltx2_context *ctx, const ltx2_upsampler *u, ups_dev
     LTX2_TRY(conv_place(ctx, d, &u->initial, &d->initial));
     LTX2_TRY(conv_place(ctx, d, &u->up, &d->up));
     LTX2_TRY(conv_place(ctx, d, &u->final, &d->final));
-    LTX2_TRY(vec_place(ctx, d, u->init_nw, M, &d->inw));
-    LTX2_TRY(vec_place(ctx, d, u->init_nb, M, &d->inb));
+    LTX2_TRY(vae_dev_vec_upload(ctx, d->be, d->dt, u->init_nw, M, &d->inw));
+    LTX2_TRY(vae_dev_vec_upload(ctx, d->be, d->dt, u->init_nb, M, &d->inb));
     for (int64_t i = 0; i < nb; i++) {
         LTX2_TRY(res_place(ctx, d, &u->pre[i], M, &d->pre[i]));
         LTX2_TRY(res_place(ctx, d, &u->post[i], M, &d->post[i]));
@@ -145,7 +132,6 @@ ltx2_status ltx2_upsampler_forward_on(ltx2_context *ctx, const ltx2_upsampler *u
                             LTX2_OP_GATED_ADD, LTX2_OP_SILU};
     ups_dev d = {.be = be};
     LTX2_TRY(vae_run_pick_dtype(ctx, be, "latent upsampler", need, sizeof(need) / sizeof(need[0]), &d.dt));
-    d.views = be->device == LTX2_DEVICE_CPU && d.dt == LTX2_F32;
     ltx2_status st = dev_place(ctx, u, &d);
     vae_run r;
     vae_run_init(&r, ctx, be, d.dt);
@@ -168,13 +154,8 @@ ltx2_status ltx2_upsampler_forward_on(ltx2_context *ctx, const ltx2_upsampler *u
     return st;
 }
 
-static bool is_f32_ndhwc(const ltx2_tensor *t) {
-    return t && t->data && t->dtype == LTX2_F32 && t->device == LTX2_DEVICE_CPU && t->ndim == 5 &&
-           ltx2_tensor_is_contiguous(t);
-}
-
 ltx2_status ltx2_upsampler_forward(ltx2_context *ctx, const ltx2_upsampler *u, const ltx2_tensor *x, ltx2_tensor *y) {
-    if (!u || !is_f32_ndhwc(x) || !is_f32_ndhwc(y))
+    if (!u || !vae_host_f32(x, 5) || !vae_host_f32(y, 5))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "upsampler: need a model and contiguous f32 CPU NDHWC tensors");
     int64_t want[5];
     LTX2_TRY(ltx2_upsampler_out_shape(ctx, u, x->shape, want));
@@ -190,7 +171,7 @@ ltx2_status ltx2_upsampler_forward(ltx2_context *ctx, const ltx2_upsampler *u, c
 ltx2_status ltx2_upsampler_upsample_latent_on(ltx2_context *ctx, const ltx2_upsampler *u, const ltx2_backend *be,
                                               const float *mean_of_means, const float *std_of_means,
                                               const ltx2_tensor *x, ltx2_tensor *y) {
-    if (!mean_of_means || !std_of_means || !u || !be || !is_f32_ndhwc(x) || !is_f32_ndhwc(y))
+    if (!mean_of_means || !std_of_means || !u || !be || !vae_host_f32(x, 5) || !vae_host_f32(y, 5))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "upsampler: NULL statistics, model or backend, or a latent that "
                                                      "is not contiguous f32 CPU NDHWC");
     const int64_t C = u->cfg.in_channels, n = ltx2_tensor_numel(x);

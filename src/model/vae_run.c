@@ -13,6 +13,11 @@ ltx2_tensor vae_dev_view(void *data, ltx2_dtype dt, ltx2_device dev, int ndim, c
     return t;
 }
 
+bool vae_host_f32(const ltx2_tensor *t, int ndim) {
+    return t && t->data && t->dtype == LTX2_F32 && t->device == LTX2_DEVICE_CPU && t->ndim == ndim &&
+           ltx2_tensor_is_contiguous(t);
+}
+
 ltx2_status vae_run_pick_dtype(ltx2_context *ctx, const ltx2_backend *be, const char *model, const ltx2_op *need,
                                size_t n, ltx2_dtype *out) {
     const ltx2_dtype dt = ltx2_backend_supports(be, LTX2_OP_CONV3D, LTX2_BF16) ? LTX2_BF16 : LTX2_F32;
@@ -62,6 +67,20 @@ ltx2_status vae_dev_to_host(ltx2_context *ctx, const ltx2_backend *be, const ltx
 }
 
 /* ---- weights ---- */
+
+ltx2_status vae_dev_vec_upload(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt, const float *host, int64_t n,
+                               ltx2_tensor *out) {
+    if (be->device == LTX2_DEVICE_CPU && dt == LTX2_F32) {
+        *out = vae_dev_view((float *)host, LTX2_F32, LTX2_DEVICE_CPU, 1, &n);
+        return LTX2_OK;
+    }
+    return host_to_dev(ctx, be, host, dt, 1, &n, out);
+}
+
+void vae_dev_vec_release(const ltx2_backend *be, ltx2_tensor *t) {
+    if (t->data && !(t->device == LTX2_DEVICE_CPU && t->dtype == LTX2_F32)) be->free(be, t->data);
+    t->data = NULL;
+}
 
 void vae_dev_conv_release(const ltx2_backend *be, vae_dev_conv *c) {
     if (c->owned && c->w.data) be->free(be, c->w.data);

@@ -49,6 +49,16 @@ ltx2_status vae_dev_conv_upload_exact(ltx2_context *ctx, const ltx2_backend *be,
                                       vae_dev_conv *o);
 void vae_dev_conv_release(const ltx2_backend *be, vae_dev_conv *c);
 
+/* Whether t is a contiguous f32 host tensor of ndim dims with data (what the models' host-facing
+ * entry points take and give). */
+bool vae_host_f32(const ltx2_tensor *t, int ndim);
+
+/* A host f32 vector [n] on be in dt: a view of host on the CPU backend in f32, else a copy;
+ * vae_dev_vec_release frees the copy (a view is told by its f32 CPU tensor). */
+ltx2_status vae_dev_vec_upload(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt, const float *host, int64_t n,
+                               ltx2_tensor *out);
+void vae_dev_vec_release(const ltx2_backend *be, ltx2_tensor *t);
+
 /* A tensor header for data on device dev. */
 ltx2_tensor vae_dev_view(void *data, ltx2_dtype dt, ltx2_device dev, int ndim, const int64_t *shape);
 

@@ -460,11 +460,6 @@ ltx2_status vae_time_embed(ltx2_context *ctx, const ltx2_vae_time_embed *e, floa
     return time_embed(ctx, e, t, out);
 }
 
-bool vae_is_f32_ndhwc(const ltx2_tensor *t) {
-    return t && t->data && t->dtype == LTX2_F32 && t->device == LTX2_DEVICE_CPU && t->ndim == 5 &&
-           ltx2_tensor_is_contiguous(t);
-}
-
 ltx2_vae_decode_opts ltx2_vae_decode_opts_default(void) {
     return (ltx2_vae_decode_opts){.timestep = LTX2_VAE_DECODE_TIMESTEP_DEFAULT,
                                   .noise_scale = LTX2_VAE_DECODE_NOISE_SCALE_DEFAULT};

@@ -257,7 +257,7 @@ ltx2_status ltx2_vae_device_run_block(ltx2_context *ctx, const ltx2_vae_device *
     const ltx2_vae_dec_block *b = &dec->blocks[i];
     const ltx2_vae_decode_opts defaults = ltx2_vae_decode_opts_default();
     if (!opts) opts = &defaults;
-    if (!vae_is_f32_ndhwc(x) || !vae_is_f32_ndhwc(y) || x->shape[4] != b->c_in)
+    if (!vae_host_f32(x, 5) || !vae_host_f32(y, 5) || x->shape[4] != b->c_in)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "video VAE block %d: x and y must be contiguous f32 CPU NDHWC tensors, x with %lld "
                           "channels",
@@ -290,7 +290,7 @@ ltx2_status ltx2_vae_device_decode(ltx2_context *ctx, const ltx2_vae_device *dv,
     const ltx2_video_decoder *dec = dv->dec;
     const ltx2_vae_decode_opts defaults = ltx2_vae_decode_opts_default();
     if (!opts) opts = &defaults;
-    if (!vae_is_f32_ndhwc(latent) || !vae_is_f32_ndhwc(video))
+    if (!vae_host_f32(latent, 5) || !vae_host_f32(video, 5))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "video VAE decode: latent and video must be contiguous f32 CPU NDHWC tensors");
     int64_t want[5];

@@ -188,10 +188,10 @@ ltx2_status ltx2_vae_enc_device_encode(ltx2_context *ctx, const ltx2_vae_enc_dev
                                        ltx2_tensor *latent, ltx2_vae_dump_fn dump, void *user) {
     if (!dv) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE encode: NULL encoder");
     const ltx2_video_encoder *enc = dv->enc;
-    if (!vae_is_f32_ndhwc(video))
+    if (!vae_host_f32(video, 5))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "video VAE encode: video must be a contiguous f32 CPU tensor [B, F, H, W, 3]");
-    if (!vae_is_f32_ndhwc(latent))
+    if (!vae_host_f32(latent, 5))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "video VAE encode: latent must be a contiguous f32 CPU tensor [B, F', H', W', C]");
     int64_t want[5];

@@ -36,7 +36,6 @@ ltx2_status vae_load_conv(vae_loader *L, const char *path, int64_t c_in, int64_t
                           ltx2_conv_spad spad, ltx2_vae_conv *c);
 ltx2_status vae_check_all_used(vae_loader *L);
 bool vae_has_prefix(const char *s, const char *p);
-bool vae_is_f32_ndhwc(const ltx2_tensor *t);
 
 /* The decoder's noise draws and timestep embeddings (host work of video_vae_decode.c). */
 

@@ -70,24 +70,23 @@ typedef struct gen_context {
     int64_t S;
 } gen_context;
 
-/* The text connectors on loaded prompt embeddings t (freed here). */
-static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, const char *path, ltx2_pipe_text t,
-                                 gen_context *out) {
+/* The text connectors on loaded prompt embeddings t. */
+static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, const char *path,
+                                 const ltx2_pipe_text *t, gen_context *out) {
     const int64_t dv = m->conn->cfg.video.inner_dim, da = m->conn->cfg.audio.inner_dim;
-    out->S = t.S;
-    out->video = malloc((size_t)(t.S * dv) * sizeof(float));
-    out->audio = malloc((size_t)(t.S * da) * sizeof(float));
-    uint8_t *mask = malloc((size_t)t.S);
+    out->S = t->S;
+    out->video = malloc((size_t)(t->S * dv) * sizeof(float));
+    out->audio = malloc((size_t)(t->S * da) * sizeof(float));
+    uint8_t *mask = malloc((size_t)t->S);
     ltx2_status st = LTX2_OK;
     if (!out->video || !out->audio || !mask) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt %s: out of memory", path);
     } else {
-        ltx2_text_hidden in = {t.hidden, t.mask, 1, t.S, t.D, t.L};
+        ltx2_text_hidden in = {t->hidden, t->mask, 1, t->S, t->D, t->L};
         st = ltx2_connectors_forward(ctx, m->conn, &in, NULL, NULL, out->video, out->audio, mask);
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "text connectors on %s", path);
     }
     free(mask);
-    ltx2_pipe_text_free(&t);
     return st;
 }
 
@@ -407,16 +406,10 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
             st = ltx2_pipe_text_pad_left(ctx, &tp, S);
             if (st == LTX2_OK) st = ltx2_pipe_text_pad_left(ctx, &tn, S);
         }
-        if (st != LTX2_OK) {
-            ltx2_pipe_text_free(&tp);
-            ltx2_pipe_text_free(&tn);
-            goto done;
-        }
-        st = encode_prompt(ctx, m, p->prompt_embeds, tp, &pos);
-        if (need_neg) {
-            if (st == LTX2_OK) st = encode_prompt(ctx, m, p->negative_prompt_embeds, tn, &neg);
-            else ltx2_pipe_text_free(&tn);
-        }
+        if (st == LTX2_OK) st = encode_prompt(ctx, m, p->prompt_embeds, &tp, &pos);
+        if (st == LTX2_OK && need_neg) st = encode_prompt(ctx, m, p->negative_prompt_embeds, &tn, &neg);
+        ltx2_pipe_text_free(&tp);
+        ltx2_pipe_text_free(&tn);
         if (st != LTX2_OK) goto done;
     }
     {

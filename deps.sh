@@ -4,7 +4,7 @@
 # CUDA (nvcc, cuBLAS, cuDNN, NCCL) is optional and never installed here: see README.md.
 set -euo pipefail
 
-pkgs=(cmake make gcc g++ pkg-config zlib1g-dev libpng-dev
+pkgs=(cmake make gcc g++ pkg-config zlib1g-dev libpng-dev libsentencepiece-dev
       libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg)
 # Extra packages on request, e.g. LTX2_DEPS_EXTRA="clang libclang-rt-14-dev" for fuzzing.
 read -r -a extra <<< "${LTX2_DEPS_EXTRA:-}"

@@ -280,8 +280,16 @@ ltx2_status ltx2_backend_attention(const ltx2_backend *be, ltx2_context *ctx, co
     const ltx2_op op = LTX2_OP_ATTENTION;
     if (!a) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s attention: NULL args", be->name);
     int64_t B = 0, Sq = 0, d = 0, Bk = 0, Skv = 0, dk = 0;
+    const int64_t kvh = a->kv_heads > 0 ? a->kv_heads : a->heads;
+    if (a->kv_heads < 0 || a->window < 0 || a->heads % kvh != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "%s attention: kv_heads %lld must divide heads %lld, window %lld must be >= 0", be->name,
+                          (long long)a->kv_heads, (long long)a->heads, (long long)a->window);
     LTX2_TRY(check_tokens(be, ctx, op, "q", q, a->heads, &B, &Sq, &d));
-    LTX2_TRY(check_tokens(be, ctx, op, "k", k, a->heads, &Bk, &Skv, &dk));
+    LTX2_TRY(check_tokens(be, ctx, op, "k", k, kvh, &Bk, &Skv, &dk));
+    if ((a->causal || a->window > 0) && Sq != Skv)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s attention: a causal or windowed mask needs as many queries as keys "
+                          "(%lld, %lld)", be->name, (long long)Sq, (long long)Skv);
     LTX2_TRY(check_supported(be, ctx, op, q->dtype));
     if (Bk != B || dk != d) {
         char sq[128], sk[128];
@@ -304,9 +312,9 @@ ltx2_status ltx2_backend_attention(const ltx2_backend *be, ltx2_context *ctx, co
     if (!a->q_norm != !a->k_norm)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s attention: q_norm and k_norm come together", be->name);
     if (a->q_norm) {
-        int64_t D = a->heads * d;
+        int64_t D = a->heads * d, Dk = kvh * d;
         LTX2_TRY(check_input(be, ctx, op, "q_norm", a->q_norm, q->dtype, 1, &D));
-        LTX2_TRY(check_input(be, ctx, op, "k_norm", a->k_norm, q->dtype, 1, &D));
+        LTX2_TRY(check_input(be, ctx, op, "k_norm", a->k_norm, q->dtype, 1, &Dk));
     }
     bool any_rope = a->q_cos || a->q_sin || a->k_cos || a->k_sin;
     if (any_rope) {
@@ -314,7 +322,7 @@ ltx2_status ltx2_backend_attention(const ltx2_backend *be, ltx2_context *ctx, co
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s attention: RoPE needs q_cos, q_sin, k_cos and k_sin",
                               be->name);
         LTX2_TRY(check_rope_tables(be, ctx, op, "q", a->rope_type, a->q_cos, a->q_sin, B, Sq, a->heads, d));
-        LTX2_TRY(check_rope_tables(be, ctx, op, "k", a->rope_type, a->k_cos, a->k_sin, B, Skv, a->heads, d));
+        LTX2_TRY(check_rope_tables(be, ctx, op, "k", a->rope_type, a->k_cos, a->k_sin, B, Skv, kvh, d));
     }
     if (B == 0) return LTX2_OK;
     return be->attention(be, ctx, q, k, v, a, out);

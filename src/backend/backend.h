@@ -54,11 +54,18 @@ typedef struct ltx2_backend ltx2_backend;
  * split [B, heads, S, head_dim/2], interleaved [B, S, heads*head_dim]; all four or none.
  * q_norm/k_norm are RMSNorm weights over the whole inner dim [heads*head_dim] (across heads),
  * in the dtype of q; both or none; applied before RoPE. key_mask is [B, S_kv] u8 or bool
- * (nonzero = attend); a row whose keys are all masked averages every value (CPU reference). */
+ * (nonzero = attend). kv_heads (0 = heads) makes it grouped-query: k and v hold kv_heads heads and
+ * q head h reads kv head h / (heads / kv_heads). causal and window restrict self-attention
+ * (S_q == S_kv) to keys j <= i, and i - j < window. A query left with no key averages every value
+ * (ltx-core's additive -FLT_MAX bias), or gives 0 with empty_zero (torch SDPA's boolean mask). */
 typedef struct ltx2_attn_args {
     int64_t heads;
     float scale; /* usually 1/sqrt(head_dim) */
     const ltx2_tensor *key_mask;
+    int64_t kv_heads;
+    bool causal;
+    int64_t window;
+    bool empty_zero;
     const ltx2_tensor *q_norm, *k_norm;
     float norm_eps;
     ltx2_rope_type rope_type;

@@ -134,7 +134,7 @@ static ltx2_status cpu_convert(const ltx2_backend *be, ltx2_context *ctx, const 
 }
 
 /* Applies RMSNorm (weight over the whole inner dim) and RoPE to a private copy of q or k. */
-static ltx2_status cpu_prep_qk(ltx2_context *ctx, const ltx2_attn_args *a, const ltx2_tensor *t,
+static ltx2_status cpu_prep_qk(ltx2_context *ctx, const ltx2_attn_args *a, int64_t heads, const ltx2_tensor *t,
                                const ltx2_tensor *norm_w, const ltx2_tensor *c, const ltx2_tensor *s,
                                float **out) {
     const int64_t B = t->shape[0], S = t->shape[1], D = t->shape[2];
@@ -144,7 +144,7 @@ static ltx2_status cpu_prep_qk(ltx2_context *ctx, const ltx2_attn_args *a, const
     if (norm_w) LTX2_TRY(ltx2_cpu_rms_norm(ctx, *out, *out, B * S, D, norm_w->data, a->norm_eps));
     if (!c) return LTX2_OK;
     if (a->rope_type == LTX2_ROPE_SPLIT)
-        return ltx2_cpu_rope_apply_split(ctx, *out, c->data, s->data, B, S, a->heads, D / a->heads);
+        return ltx2_cpu_rope_apply_split(ctx, *out, c->data, s->data, B, S, heads, D / heads);
     return ltx2_cpu_rope_apply_interleaved(ctx, *out, c->data, s->data, B, S, D);
 }
 
@@ -154,8 +154,9 @@ static ltx2_status cpu_attention(const ltx2_backend *be, ltx2_context *ctx, cons
     (void)be;
     float *qp = NULL, *kp = NULL;
     uint8_t *mask = NULL;
-    ltx2_status st = cpu_prep_qk(ctx, a, q, a->q_norm, a->q_cos, a->q_sin, &qp);
-    if (st == LTX2_OK) st = cpu_prep_qk(ctx, a, k, a->k_norm, a->k_cos, a->k_sin, &kp);
+    const int64_t kvh = a->kv_heads > 0 ? a->kv_heads : a->heads;
+    ltx2_status st = cpu_prep_qk(ctx, a, a->heads, q, a->q_norm, a->q_cos, a->q_sin, &qp);
+    if (st == LTX2_OK) st = cpu_prep_qk(ctx, a, kvh, k, a->k_norm, a->k_cos, a->k_sin, &kp);
     if (st == LTX2_OK && a->key_mask) {
         /* u8 and bool are both one byte per key; normalise to 0/1 for the reference */
         int64_t n = ltx2_tensor_numel(a->key_mask);
@@ -163,9 +164,11 @@ static ltx2_status cpu_attention(const ltx2_backend *be, ltx2_context *ctx, cons
         if (!mask) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "cpu attention: mask copy");
         for (int64_t i = 0; mask && i < n; i++) mask[i] = ((const uint8_t *)a->key_mask->data)[i] != 0;
     }
+    const ltx2_cpu_attn_keys keys = {
+        .key_mask = mask, .kv_heads = kvh, .causal = a->causal, .window = a->window, .empty_zero = a->empty_zero};
     if (st == LTX2_OK)
         st = ltx2_cpu_attention(ctx, qp, kp, v->data, out->data, q->shape[0], q->shape[1], k->shape[1], a->heads,
-                                q->shape[2] / a->heads, mask, a->scale);
+                                q->shape[2] / a->heads, &keys, a->scale);
     free(qp);
     free(kp);
     free(mask);

@@ -112,6 +112,12 @@ static ltx2_status k_attention(const ltx2_backend *be, ltx2_context *ctx, const 
                                ltx2_tensor *out) {
     const ltx2_kernel_rt *rt = krt(be);
     const int64_t d = q->shape[2] / a->heads;
+    /* Gemma-3's attention (grouped-query, causal, sliding window, empty rows zero) runs on the CPU
+     * reference only so far: the kernels do not take these masks yet. */
+    if ((a->kv_heads > 0 && a->kv_heads != a->heads) || a->causal || a->window > 0 || a->empty_zero)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                          "%s attention: grouped-query, causal and sliding-window masks have no device kernel yet "
+                          "(the CPU backend runs them)", be->name);
     /* 64 and 128 take the tensor-core kernels; other head dims up to the limit a per-row fp32
      * kernel (kernels/attention_small.cu: the tiny models, not a speed path) */
     if (d > LTX2_KATTN_MAX_HEAD_DIM)

@@ -4,17 +4,27 @@
 #ifndef LTX2_CPU_CPU_ATTENTION_H
 #define LTX2_CPU_CPU_ATTENTION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/context.h"
 
-/* out[b, i, h] = sum_j softmax_j(scale * <q[b,i,h], k[b,j,h]>) v[b,j,h] over keys j with
- * key_mask[b, j] != 0 (key_mask [B, Tk] may be NULL = all keys). A row whose keys are all masked
- * averages every value uniformly, which is what the reference's additive -FLT_MAX bias gives.
- * q: [B, Tq, H*d], k and v: [B, Tk, H*d], out: [B, Tq, H*d] (must not alias q, k or v).
+/* Which keys a query sees, and what a query that sees none gets. */
+typedef struct ltx2_cpu_attn_keys {
+    const uint8_t *key_mask; /* [B, Tk] 0/1, or NULL = every key */
+    int64_t kv_heads;        /* 0 = heads; else grouped-query: q head h reads kv head h / (heads / kv_heads) */
+    bool causal;             /* key j only for query i >= j (self-attention: Tq == Tk) */
+    int64_t window;          /* > 0: also only keys with i - j < window (a sliding-window layer) */
+    bool empty_zero;         /* a query with no key left gives 0 (torch SDPA's boolean mask); else the
+                              * uniform average of every value (ltx-core's additive -FLT_MAX bias) */
+} ltx2_cpu_attn_keys;
+
+/* out[b, i, h] = sum_j softmax_j(scale * <q[b,i,h], k[b,j,g(h)]>) v[b,j,g(h)] over the keys j that
+ * keys allows (keys may be NULL: every key, heads == kv heads).
+ * q: [B, Tq, H*d], k and v: [B, Tk, Hkv*d], out: [B, Tq, H*d] (must not alias q, k or v).
  * scale is usually 1/sqrt(d). */
 ltx2_status ltx2_cpu_attention(ltx2_context *ctx, const float *q, const float *k, const float *v, float *out,
                                int64_t B, int64_t Tq, int64_t Tk, int64_t heads, int64_t head_dim,
-                               const uint8_t *key_mask, float scale);
+                               const ltx2_cpu_attn_keys *keys, float scale);
 
 #endif

@@ -99,5 +99,9 @@ ltx2_status ltx2_st_set_open(ltx2_context *ctx, const char *path, ltx2_st_set **
 void ltx2_st_set_close(ltx2_st_set *s);
 const ltx2_st_tensor *ltx2_st_set_find(const ltx2_st_set *s, const char *name,
                                        const ltx2_st_file **owner);
+/* A file view over every tensor of the set (one sorted namespace, no metadata), for loaders that
+ * read one ltx2_st_file; it borrows the set's mappings (close the view before the set). */
+ltx2_status ltx2_st_set_view(ltx2_context *ctx, const ltx2_st_set *s, const char *label, ltx2_st_file *view);
+void ltx2_st_set_view_close(ltx2_st_file *view);
 
 #endif

@@ -52,6 +52,27 @@ void ltx2_st_set_close(ltx2_st_set *s) {
     free(s);
 }
 
+ltx2_status ltx2_st_set_view(ltx2_context *ctx, const ltx2_st_set *s, const char *label, ltx2_st_file *view) {
+    memset(view, 0, sizeof *view);
+    view->tensors = calloc(s->n_tensors ? s->n_tensors : 1, sizeof *view->tensors);
+    view->path = malloc(strlen(label) + 1);
+    if (!view->tensors || !view->path) {
+        ltx2_st_set_view_close(view);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: a view of %zu tensors", label, s->n_tensors);
+    }
+    memcpy(view->path, label, strlen(label) + 1);
+    for (size_t i = 0; i < s->n_tensors; i++) view->tensors[i] = *s->tensors[i];
+    view->n_tensors = s->n_tensors;
+    for (size_t i = 0; i < s->n_files; i++) view->file_size += s->files[i]->file_size;
+    return LTX2_OK;
+}
+
+void ltx2_st_set_view_close(ltx2_st_file *view) {
+    free(view->tensors);
+    free(view->path);
+    memset(view, 0, sizeof *view);
+}
+
 /* Opens the files (paths[i]) into s->files; s->files must have room for n. */
 static ltx2_status open_files(ltx2_context *ctx, ltx2_st_set *s, char *const *paths, size_t n) {
     s->files = calloc(n ? n : 1, sizeof(*s->files));

@@ -1,0 +1,77 @@
+/* The Gemma-3 text encoder as LTX-2 runs it: transformers' Gemma3TextModel (the language model of
+ * Gemma3ForConditionalGeneration, LM head unused) returning every hidden state, one forward on the
+ * backend op table. Embeddings x sqrt(hidden) (the scale rounded to the table's dtype), per layer
+ * (1 + w) RMSNorms before and after attention and MLP, QK-norm per head, grouped-query attention
+ * with a causal + left-padding mask (sliding-window layers also limit i - j < window; a query with
+ * no key left gets 0, as torch's SDPA gives), rotate-half RoPE (global layers: theta and linear
+ * scaling from the config; local layers: the local theta), GELU-tanh gated MLP, a final norm. */
+#ifndef LTX2_MODEL_GEMMA_H
+#define LTX2_MODEL_GEMMA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "io/json.h"
+#include "io/safetensors.h"
+#include "model/weight_table.h"
+
+/* Bounds on a config's sizes, checked before anything is allocated (the 12B: 48 layers of 3840,
+ * 262208 tokens). */
+#define LTX2_GEMMA_MAX_LAYERS 512
+#define LTX2_GEMMA_MAX_DIM 65536
+#define LTX2_GEMMA_MAX_VOCAB (1 << 22)
+
+typedef struct ltx2_gemma_config {
+    int64_t hidden, layers, heads, kv_heads, head_dim, ffn, vocab;
+    double eps;
+    double query_pre_attn_scalar; /* attention scale = query_pre_attn_scalar^-0.5 */
+    double rope_theta, rope_local_theta;
+    double rope_linear_factor;    /* global layers' linear scaling (1: none) */
+    int64_t sliding_window;
+    bool sliding[LTX2_GEMMA_MAX_LAYERS]; /* per layer: a sliding-window (local) layer */
+} ltx2_gemma_config;
+
+/* Parses a Gemma-3 config.json: the multimodal one ("model_type": "gemma3", the language model in
+ * "text_config") or the text-only one ("gemma3_text"). Absent keys take transformers'
+ * Gemma3TextConfig defaults (Google's 12B config.json omits most of them). label names the file. */
+ltx2_status ltx2_gemma_config_parse(ltx2_context *ctx, const ltx2_json *root, const char *label,
+                                    ltx2_gemma_config *out);
+/* dir/config.json */
+ltx2_status ltx2_gemma_config_load(ltx2_context *ctx, const char *dir, ltx2_gemma_config *out);
+
+typedef struct ltx2_gemma_layer_w {
+    ltx2_linear q, k, v, o, gate, up, down;
+    /* (1 + w) already applied: the norms run as plain weighted RMSNorms */
+    ltx2_tensor in_norm, post_attn_norm, pre_ff_norm, post_ff_norm, q_norm, k_norm;
+} ltx2_gemma_layer_w;
+
+typedef struct ltx2_gemma_weights {
+    ltx2_gemma_config cfg;
+    ltx2_gemma_layer_w *layers;
+    ltx2_tensor final_norm;
+    /* The embedding table stays in the mapped file (the 12B's is 2 GB in bf16): the forward gathers
+     * the rows it needs on the host. */
+    const ltx2_st_tensor *embed;
+    ltx2_st_set *set;
+    ltx2_st_file view;
+    char prefix[64]; /* the language model's key prefix in the files */
+    const ltx2_backend *be;
+    ltx2_dtype dtype;
+    ltx2_wstore store;
+} ltx2_gemma_weights;
+
+/* Loads a Gemma-3 checkpoint directory (config.json and model.safetensors or sharded
+ * model-*.safetensors with their index): the language model's tensors onto be in dtype (vision
+ * tower and projector skipped), every tensor checked against the config. */
+ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const char *dir,
+                                       ltx2_gemma_weights **out);
+void ltx2_gemma_weights_free(ltx2_gemma_weights *w);
+
+/* ids [B, S] (each < vocab) with mask [B, S] (1 = token; left padding) -> hidden [B, S, hidden,
+ * layers + 1] host f32, the layer axis last (what the LTX feature extractor takes): index 0 the
+ * scaled embeddings, index l the output of layer l - 1, the last after the final norm. */
+ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                               const uint8_t *mask, int64_t B, int64_t S, float *hidden);
+
+#endif

@@ -1,0 +1,205 @@
+/* Gemma-3 forward (gemma.h) on the weights' backend: one set of ops for the CPU reference and any
+ * device. The embedding rows are gathered on the host from the mapped table (no device copy of a
+ * 262k x 3840 table for 2 x 1024 rows); every hidden state comes back to the host, layer axis last. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend_pool.h"
+#include "core/dtype.h"
+#include "model/gemma.h"
+
+typedef struct gemma_run {
+    ltx2_context *ctx;
+    const ltx2_backend *be;
+    ltx2_bpool *pool;
+    ltx2_dtype dt;
+} gemma_run;
+
+static ltx2_status tensor(gemma_run *r, int64_t a, int64_t b, int64_t c, ltx2_tensor *out) {
+    int64_t s[3] = {a, b, c};
+    return ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 3, s, out);
+}
+
+static ltx2_status linear(gemma_run *r, const ltx2_linear *L, const ltx2_tensor *x, ltx2_tensor *y) {
+    return ltx2_backend_gemm(r->be, r->ctx, x, &L->w, LTX2_B_NK, NULL, y);
+}
+
+/* x viewed as rows of `width` (QK-norm runs per head over head_dim). */
+static ltx2_tensor rows_view(const ltx2_tensor *x, int64_t width) {
+    int64_t s[2] = {ltx2_tensor_numel(x) / width, width};
+    return ltx2_tensor_make(x->data, x->dtype, 2, s);
+}
+
+/* The scale the reference multiplies the embeddings by: sqrt(hidden) rounded to the table's dtype
+ * (Gemma3TextScaledWordEmbedding: embed_scale.to(weight.dtype); 62.0 for the 12B in bf16). */
+static float embed_scale(const ltx2_gemma_weights *w) {
+    const float s = (float)sqrt((double)w->cfg.hidden);
+    if (w->embed->dtype == LTX2_BF16) return ltx2_bf16_to_f32(ltx2_f32_to_bf16(s));
+    if (w->embed->dtype == LTX2_F16) return ltx2_f16_to_f32(ltx2_f32_to_f16(s));
+    return s;
+}
+
+static float embed_at(const ltx2_st_tensor *t, int64_t i) {
+    const uint8_t *p = t->data;
+    if (t->dtype == LTX2_F32) {
+        float f;
+        memcpy(&f, p + 4 * i, 4);
+        return f;
+    }
+    uint16_t u;
+    memcpy(&u, p + 2 * i, 2);
+    return t->dtype == LTX2_BF16 ? ltx2_bf16_to_f32(u) : ltx2_f16_to_f32(u);
+}
+
+/* RoPE tables for heads heads: [B, heads, S, hd/2], angle p * inv_freq[i] with torch's fp32
+ * inv_freq = 1 / theta^(2i / hd) (divided by the linear factor on global layers). */
+static void rope_tables(int64_t B, int64_t heads, int64_t S, int64_t hd, double theta, double factor, float *c,
+                        float *s) {
+    const int64_t half = hd / 2;
+    for (int64_t i = 0; i < half; i++) {
+        const float expo = (float)(2 * i) / (float)hd;
+        float inv = 1.0f / (float)pow(theta, (double)expo);
+        if (factor != 1.0) inv = inv / (float)factor;
+        for (int64_t p = 0; p < S; p++) {
+            const float ang = (float)p * inv;
+            c[p * half + i] = cosf(ang);
+            s[p * half + i] = sinf(ang);
+        }
+    }
+    for (int64_t k = 1; k < B * heads; k++) {
+        memcpy(c + k * S * half, c, (size_t)(S * half) * sizeof(float));
+        memcpy(s + k * S * half, s, (size_t)(S * half) * sizeof(float));
+    }
+}
+
+typedef struct rope_set {
+    ltx2_tensor qc, qs, kc, ks;
+} rope_set;
+
+static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t B, int64_t S, double theta,
+                               double factor, rope_set *out) {
+    const int64_t half = c->head_dim / 2;
+    const int64_t nq = B * c->heads * S * half, nk = B * c->kv_heads * S * half;
+    float *buf = malloc((size_t)(2 * nq + 2 * nk) * sizeof(float));
+    if (!buf) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "Gemma RoPE tables");
+    rope_tables(B, c->heads, S, c->head_dim, theta, factor, buf, buf + nq);
+    rope_tables(B, c->kv_heads, S, c->head_dim, theta, factor, buf + 2 * nq, buf + 2 * nq + nk);
+    int64_t sq[4] = {B, c->heads, S, half}, sk[4] = {B, c->kv_heads, S, half};
+    ltx2_status st = ltx2_bpool_upload_f32(r->ctx, r->pool, buf, LTX2_F32, 4, sq, &out->qc);
+    if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, buf + nq, LTX2_F32, 4, sq, &out->qs);
+    if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, buf + 2 * nq, LTX2_F32, 4, sk, &out->kc);
+    if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, buf + 2 * nq + nk, LTX2_F32, 4, sk, &out->ks);
+    free(buf);
+    return st;
+}
+
+/* hidden[..., l] = h (host f32 [B*S, D] scattered into the layer-last layout). */
+static ltx2_status store_layer(gemma_run *r, const ltx2_tensor *h, float *tmp, float *hidden, int64_t n_rows,
+                               int64_t D, int64_t L1, int64_t l) {
+    LTX2_TRY(ltx2_backend_to_host_f32(r->ctx, r->be, h, tmp));
+    for (int64_t t = 0; t < n_rows; t++)
+        for (int64_t d = 0; d < D; d++) hidden[(t * D + d) * L1 + l] = tmp[t * D + d];
+    return LTX2_OK;
+}
+
+typedef struct layer_bufs {
+    ltx2_tensor h, xn, y, q, k, v, o, g, u;
+} layer_bufs;
+
+static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const ltx2_gemma_layer_w *L, bool sliding,
+                                 const rope_set *rope, const ltx2_tensor *mask, layer_bufs *b) {
+    ltx2_context *ctx = r->ctx;
+    const ltx2_backend *be = r->be;
+    const float eps = (float)c->eps;
+    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->h, &L->in_norm, eps, &b->xn));
+    LTX2_TRY(linear(r, &L->q, &b->xn, &b->q));
+    LTX2_TRY(linear(r, &L->k, &b->xn, &b->k));
+    LTX2_TRY(linear(r, &L->v, &b->xn, &b->v));
+    ltx2_tensor qr = rows_view(&b->q, c->head_dim), kr = rows_view(&b->k, c->head_dim);
+    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &qr, &L->q_norm, eps, &qr));
+    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &kr, &L->k_norm, eps, &kr));
+    LTX2_TRY(ltx2_backend_rope(be, ctx, &b->q, LTX2_ROPE_SPLIT, c->heads, &rope->qc, &rope->qs, &b->q));
+    LTX2_TRY(ltx2_backend_rope(be, ctx, &b->k, LTX2_ROPE_SPLIT, c->kv_heads, &rope->kc, &rope->ks, &b->k));
+    const ltx2_attn_args aa = {.heads = c->heads, .kv_heads = c->kv_heads,
+                               .scale = (float)(1.0 / sqrt(c->query_pre_attn_scalar)), .key_mask = mask,
+                               .causal = true, .window = sliding ? c->sliding_window : 0, .empty_zero = true};
+    LTX2_TRY(ltx2_backend_attention(be, ctx, &b->q, &b->k, &b->v, &aa, &b->o));
+    LTX2_TRY(linear(r, &L->o, &b->o, &b->y));
+    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->y, &L->post_attn_norm, eps, &b->y));
+    LTX2_TRY(ltx2_backend_gated_add(be, ctx, &b->h, &b->y, NULL, NULL));
+    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->h, &L->pre_ff_norm, eps, &b->xn));
+    LTX2_TRY(linear(r, &L->gate, &b->xn, &b->g));
+    LTX2_TRY(linear(r, &L->up, &b->xn, &b->u));
+    LTX2_TRY(ltx2_backend_unary(be, ctx, LTX2_OP_GELU_TANH, &b->g, &b->g));
+    LTX2_TRY(ltx2_backend_binary(be, ctx, LTX2_OP_MUL, &b->g, &b->u, &b->g));
+    LTX2_TRY(linear(r, &L->down, &b->g, &b->y));
+    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->y, &L->post_ff_norm, eps, &b->y));
+    return ltx2_backend_gated_add(be, ctx, &b->h, &b->y, NULL, NULL);
+}
+
+ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                               const uint8_t *mask, int64_t B, int64_t S, float *hidden) {
+    if (!w || !ids || !mask || !hidden) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
+    const ltx2_gemma_config *c = &w->cfg;
+    if (B <= 0 || S <= 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "Gemma forward: %lld x %lld tokens", (long long)B, (long long)S);
+    for (int64_t i = 0; i < B * S; i++)
+        if (ids[i] < 0 || ids[i] >= c->vocab)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                              "Gemma forward: token %lld of row %lld is id %d, outside the %lld-entry embedding table",
+                              (long long)(i % S), (long long)(i / S), ids[i], (long long)c->vocab);
+    const int64_t D = c->hidden, L1 = c->layers + 1, n_rows = B * S;
+    const int64_t Q = c->heads * c->head_dim, KV = c->kv_heads * c->head_dim;
+    gemma_run r = {ctx, w->be, NULL, w->dtype};
+    LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
+    float *tmp = malloc((size_t)(n_rows * D) * sizeof(float));
+    ltx2_status st = LTX2_OK;
+#define TRY_(e)                               \
+    do {                                      \
+        if ((st = (e)) != LTX2_OK) goto done; \
+    } while (0)
+    if (!tmp) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld host floats", (long long)n_rows, (long long)D);
+        goto done;
+    }
+    /* embeddings: gathered and scaled on the host (hidden state 0) */
+    const float scale = embed_scale(w);
+    for (int64_t t = 0; t < n_rows; t++)
+        for (int64_t d = 0; d < D; d++) {
+            const float e = embed_at(w->embed, (int64_t)ids[t] * D + d) * scale;
+            tmp[t * D + d] = e;
+            hidden[(t * D + d) * L1] = e;
+        }
+    layer_bufs b;
+    int64_t hs[3] = {B, S, D};
+    TRY_(ltx2_bpool_upload_f32(ctx, r.pool, tmp, r.dt, 3, hs, &b.h));
+    TRY_(tensor(&r, B, S, D, &b.xn));
+    TRY_(tensor(&r, B, S, D, &b.y));
+    TRY_(tensor(&r, B, S, Q, &b.q));
+    TRY_(tensor(&r, B, S, KV, &b.k));
+    TRY_(tensor(&r, B, S, KV, &b.v));
+    TRY_(tensor(&r, B, S, Q, &b.o));
+    TRY_(tensor(&r, B, S, c->ffn, &b.g));
+    TRY_(tensor(&r, B, S, c->ffn, &b.u));
+    int64_t ms[2] = {B, S};
+    ltx2_tensor mask_t;
+    TRY_(ltx2_bpool_tensor(ctx, r.pool, LTX2_U8, 2, ms, &mask_t));
+    TRY_(r.be->upload(r.be, ctx, mask_t.data, mask, (size_t)n_rows));
+    rope_set global, local;
+    TRY_(rope_upload(&r, c, B, S, c->rope_theta, c->rope_linear_factor, &global));
+    TRY_(rope_upload(&r, c, B, S, c->rope_local_theta, 1.0, &local));
+    for (int64_t l = 0; l < c->layers; l++) {
+        TRY_(layer_forward(&r, c, &w->layers[l], c->sliding[l], c->sliding[l] ? &local : &global, &mask_t, &b));
+        /* the last layer's raw output is not a hidden state: the final norm's is */
+        if (l + 1 < c->layers) TRY_(store_layer(&r, &b.h, tmp, hidden, n_rows, D, L1, l + 1));
+    }
+    TRY_(ltx2_backend_rms_norm(r.be, ctx, &b.h, &w->final_norm, (float)c->eps, &b.xn));
+    TRY_(store_layer(&r, &b.xn, tmp, hidden, n_rows, D, L1, c->layers));
+#undef TRY_
+done:
+    if (st != LTX2_OK) w->be->sync(w->be, NULL);
+    free(tmp);
+    ltx2_bpool_free(r.pool);
+    return st;
+}

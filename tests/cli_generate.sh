@@ -61,6 +61,29 @@ expect_refusal "bad checkpoint" "error" "${small[@]}" --checkpoint "$tmp/bad.saf
     --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" --guidance-scale 1 --audio-guidance-scale 1 \
     --wav a.wav --png-dir f
 
+# text prompts (#13): bad combinations and bad text are refused before any work
+expect_refusal "prompt and embeds" "exclusive" --prompt "a cat" --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" -o o.mp4
+expect_refusal "negative without prompt" "needs --prompt" --negative-prompt "dark" -o o.mp4
+expect_refusal "empty prompt" "empty" --prompt "  " -o o.mp4
+expect_refusal "prompt not UTF-8" "not valid UTF-8 (byte 3" --prompt $'caf\xc3(' -o o.mp4
+expect_refusal "text encoder missing" "not a directory" --prompt "a cat" --text-encoder "$tmp/nope" -o o.mp4
+expect_refusal "text encoder without tokenizer" "no readable tokenizer.model" --prompt "a cat" --text-encoder "$src/weights/tiny/gemma-6l" -o o.mp4
+expect_refusal "checkpoint, no prompt" "--prompt (with --text-encoder) or --prompt-embeds" --checkpoint "$src/weights/tiny/ltx2-tiny-2.0.safetensors" -o o.mp4
+expect_refusal "save embeds suffix" "end in .safetensors" --prompt "a cat" --save-prompt-embeds pe.npz -o o.mp4
+
+# ---- text in: the embedded tiny Gemma; its saved hidden states give the same run back ----
+txt="$tmp/text"
+mkdir -p "$txt"
+nocfg=(--guidance-scale 1 --audio-guidance-scale 1)
+if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat walks across a neon street at night" \
+        --save-prompt-embeds pe.safetensors --wav a.wav >"$tmp/stdout" 2>"$tmp/stderr"); then ok; else bad "generate --prompt failed"; cat "$tmp/stderr"; fi
+grep -q 'prompt: "A cat walks' "$tmp/stdout" && ok || bad "the prompt is not echoed: $(grep prompt "$tmp/stdout")"
+grep -q "text encoder: Gemma-3" "$tmp/stderr" && ok || bad "no text encoder line on stderr"
+if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt-embeds pe.safetensors --wav b.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "generate from saved embeds failed"; cat "$tmp/stderr"; fi
+cmp -s "$txt/a.wav" "$txt/b.wav" && ok || bad "the saved prompt embeddings do not reproduce the text run"
+if (cd "$txt" && "$bin" generate "${small[@]}" --prompt "A cat" --wav c.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "generate --prompt with CFG failed"; cat "$tmp/stderr"; fi
+grep -q "default negative prompt" "$tmp/stderr" && ok || bad "CFG without --negative-prompt does not say it used the default"
+
 # ---- the default command (embedded model), small so the test stays quick ----
 out="$tmp/run"
 mkdir -p "$out"

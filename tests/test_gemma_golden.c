@@ -14,7 +14,7 @@
 #include "model/gemma.h"
 #include "test_util.h"
 
-#define GEMMA_DIR LTX2_SOURCE_DIR "/weights/tiny/gemma"
+#define GEMMA_DIR LTX2_SOURCE_DIR "/weights/tiny/gemma-6l"
 #define GOLDEN LTX2_SOURCE_DIR "/tests/golden/data/gemma_tiny.safetensors"
 /* issue #13: every hidden state at fp32 rel-L2 <= 1e-5 */
 #define HIDDEN_REL_L2 1e-5

@@ -15,13 +15,17 @@
 /* Report at most this many differing prompts. */
 #define MAX_REPORTS 5
 
-static const void *data_of(const ltx2_st_file *f, const char *name, int64_t *n) {
+/* An aligned copy of a golden tensor (safetensors data need not be aligned). free() it. */
+static void *data_of(const ltx2_st_file *f, const char *name, int64_t *n) {
     const ltx2_st_tensor *t = ltx2_st_find(f, name);
     CHECK(t != NULL, "golden tensor %s missing", name);
     if (!t) return NULL;
     ltx2_tensor v = ltx2_st_view(t);
     *n = ltx2_tensor_numel(&v);
-    return t->data;
+    const size_t bytes = (size_t)(t->end - t->begin);
+    void *copy = malloc(bytes ? bytes : 1);
+    if (copy) memcpy(copy, t->data, bytes);
+    return copy;
 }
 
 static void print_prompt(const char *p, size_t n) {
@@ -41,11 +45,12 @@ static void check_golden(ltx2_context *ctx, const ltx2_gemma_tokenizer *tok) {
         return;
     }
     int64_t nbytes = 0, noff = 0, nlen = 0, nids = 0, nmask = 0;
-    const char *bytes = data_of(f, "prompt.bytes", &nbytes);
-    const int64_t *off = data_of(f, "prompt.offset", &noff), *lens = data_of(f, "len", &nlen);
-    const int32_t *ids = data_of(f, "ids", &nids);
-    const uint8_t *mask = data_of(f, "mask", &nmask);
+    char *bytes = data_of(f, "prompt.bytes", &nbytes);
+    int64_t *off = data_of(f, "prompt.offset", &noff), *lens = data_of(f, "len", &nlen);
+    int32_t *ids = data_of(f, "ids", &nids);
+    uint8_t *mask = data_of(f, "mask", &nmask);
     if (!bytes || !off || !lens || !ids || !mask || noff != nlen + 1 || nids != nmask) {
+        free(bytes), free(off), free(lens), free(ids), free(mask);
         ltx2_st_close(f);
         return;
     }
@@ -90,6 +95,7 @@ static void check_golden(ltx2_context *ctx, const ltx2_gemma_tokenizer *tok) {
           (long long)longest);
     printf("tokenizer: %lld prompts, %lld truncated, longest %lld tokens, %lld differ\n", (long long)nlen,
            (long long)truncated, (long long)longest, (long long)bad);
+    free(bytes), free(off), free(lens), free(ids), free(mask);
     ltx2_st_close(f);
 }
 

@@ -80,6 +80,14 @@ typedef struct ltx2_generate_params {
      * CFG scales must then be 1. */
     const char *prompt_embeds;
     const char *negative_prompt_embeds;
+    /* Text instead of embeddings (exclusive with prompt_embeds): prompt and negative_prompt (UTF-8)
+     * through text_encoder, a Gemma-3 checkpoint directory (config.json, weights, tokenizer.model).
+     * negative_prompt NULL while CFG is on: Lightricks' default negative prompt. */
+    const char *prompt;
+    const char *negative_prompt;
+    const char *text_encoder;
+    const char *save_prompt_embeds;     /* optional: the positive prompt's hidden states, as a file
+                                           prompt_embeds reads */
     uint64_t seed;                      /* Philox key of the initial noise (streams: 0 video, 1 audio) */
     const char *noise;                  /* optional file with "video_noise" [1, C, F', H', W'] and
                                            "audio_noise" [1, z, T', F'] replacing the Philox noise */

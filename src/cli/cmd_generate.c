@@ -22,11 +22,14 @@
 #include "io/png.h"
 #include "io/wav.h"
 #include "pipeline/semantics.h"
+#include "text/gemma_tokenizer.h"
 
 #define CMD "generate"
 #define TINY_CKPT "weights/tiny/ltx2-tiny-2.0.safetensors"
 #define TINY_POS "weights/tiny/prompt_embeds_positive.safetensors"
 #define TINY_NEG "weights/tiny/prompt_embeds_negative.safetensors"
+/* The embedded tiny Gemma-3 text encoder (its config.json marks the directory). */
+#define TINY_GEMMA_CONFIG "weights/tiny/gemma/config.json"
 /* The embedded model is a 2-block random-weight test model: these keep its demo run short on two
  * cores (latent 4 x 8 x 12, 26 audio latents) while exercising every stage. Real checkpoints
  * default to ltx-pipelines' 512x768x121 and 40 / 30 steps. */
@@ -44,9 +47,10 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: ltx2 generate [options]\n"
             "\n"
-            "Generates a video with audio from precomputed prompt embeddings (Gemma-3 hidden states).\n"
-            "With no --checkpoint the embedded tiny test model is used (random weights: the output is\n"
-            "abstract, the pipeline is real).\n"
+            "Generates a video with audio from a text prompt (through a Gemma-3 text encoder) or from\n"
+            "precomputed prompt embeddings (Gemma-3 hidden states).\n"
+            "With no --checkpoint the embedded tiny test model (and its tiny Gemma) is used (random\n"
+            "weights: the output is abstract, the pipeline is real).\n"
             "\n"
             "device:\n"
             "  --device cpu|cuda[:N]|auto     where the DiT, text connectors, video VAE and audio VAE run\n"
@@ -54,8 +58,15 @@ static void usage(FILE *out) {
             "                                 first output line says which); the vocoder runs on the CPU\n"
             "model and prompt:\n"
             "  --checkpoint FILE              LTX-2 / LTX-2.3 single-file .safetensors\n"
+            "  --prompt TEXT                  the prompt (UTF-8; over 1024 tokens it is truncated, with a warning)\n"
+            "  --negative-prompt TEXT         for CFG (default: Lightricks' default negative prompt)\n"
+            "  --text-encoder DIR             Gemma-3 checkpoint directory: config.json, model*.safetensors,\n"
+            "                                 tokenizer.model (required with --prompt and --checkpoint; it runs\n"
+            "                                 on the CPU and is freed before sampling)\n"
+            "  --save-prompt-embeds FILE      write the prompt's hidden states (.safetensors, what\n"
+            "                                 --prompt-embeds reads) to skip Gemma next time\n"
             "  --prompt-embeds FILE           .safetensors/.npz with hidden_states [1,S,D,L] + attention_mask [1,S]\n"
-            "  --negative-prompt-embeds FILE  same, for CFG (required when a CFG scale != 1)\n"
+            "  --negative-prompt-embeds FILE  same, for CFG (required with --prompt-embeds when a CFG scale != 1)\n"
             "sampling:\n"
             "  --seed N                       noise seed (default 10, as ltx-pipelines)\n"
             "  --steps N                      denoising steps, 2..1000 (default 40 for 2.0, 30 for 2.3; 4 embedded)\n"
@@ -186,6 +197,53 @@ static bool input_file(const char *flag, const char *path) {
     return true;
 }
 
+/* The text flags against each other and the prompt itself (valid UTF-8, not empty), before any work. */
+static bool text_flags_valid(const ltx2_generate_params *p, const char *pos, const char *neg) {
+    if (p->prompt && (pos || neg)) {
+        fprintf(stderr, "ltx2 %s: --prompt and --prompt-embeds/--negative-prompt-embeds are exclusive\n", CMD);
+        return false;
+    }
+    if ((p->negative_prompt || p->text_encoder) && !p->prompt) {
+        fprintf(stderr, "ltx2 %s: %s needs --prompt\n", CMD, p->negative_prompt ? "--negative-prompt" : "--text-encoder");
+        return false;
+    }
+    const char *texts[2] = {p->prompt, p->negative_prompt}, *flags[2] = {"--prompt", "--negative-prompt"};
+    for (int i = 0; i < 2; i++) {
+        if (!texts[i]) continue;
+        const size_t n = strlen(texts[i]), bad = ltx2_utf8_invalid_at(texts[i], n);
+        if (bad != n) {
+            fprintf(stderr, "ltx2 %s: %s is not valid UTF-8 (byte %zu of %zu)\n", CMD, flags[i], bad, n);
+            return false;
+        }
+    }
+    size_t b, e;
+    if (p->prompt) ltx2_text_strip(p->prompt, strlen(p->prompt), &b, &e);
+    if (p->prompt && b == e) {
+        fprintf(stderr, "ltx2 %s: --prompt is empty (or only whitespace): nothing to condition on\n", CMD);
+        return false;
+    }
+    return true;
+}
+
+/* A Gemma-3 directory: its config.json and tokenizer.model are there (the weights are checked when
+ * loaded). */
+static bool text_encoder_usable(const char *dir) {
+    const char *need[2] = {"config.json", "tokenizer.model"};
+    if (!ltx2_path_is_dir(dir)) {
+        fprintf(stderr, "ltx2 %s: --text-encoder %s: not a directory (a Gemma-3 checkpoint directory: config.json, "
+                "model*.safetensors, tokenizer.model)\n", CMD, dir);
+        return false;
+    }
+    for (int i = 0; i < 2; i++) {
+        char *path = ltx2_path_join(dir, need[i]);
+        const bool ok = path && ltx2_path_is_file(path) && access(path, R_OK) == 0;
+        if (!ok) fprintf(stderr, "ltx2 %s: --text-encoder %s: no readable %s\n", CMD, dir, need[i]);
+        free(path);
+        if (!ok) return false;
+    }
+    return true;
+}
+
 typedef struct cli_progress {
     ltx2_progress bar;
     bool started;
@@ -257,6 +315,10 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--device")) { VALUE(); device = v; }
         else if (!strcmp(a, "--prompt-embeds")) { VALUE(); pos = v; }
         else if (!strcmp(a, "--negative-prompt-embeds")) { VALUE(); neg = v; }
+        else if (!strcmp(a, "--prompt")) { VALUE(); p.prompt = v; }
+        else if (!strcmp(a, "--negative-prompt")) { VALUE(); p.negative_prompt = v; }
+        else if (!strcmp(a, "--text-encoder")) { VALUE(); p.text_encoder = v; }
+        else if (!strcmp(a, "--save-prompt-embeds")) { VALUE(); p.save_prompt_embeds = v; }
         else if (!strcmp(a, "--seed")) INT(seed, 0, GEN_MAX_SEED);
         else if (!strcmp(a, "--steps")) INT(steps, 1, GEN_MAX_STEPS);
         else if (!strcmp(a, "--guidance-scale")) NUM(cfg);
@@ -296,7 +358,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     }
 
     /* ---- model and prompts ---- */
-    char ckpt_buf[PATH_CAP], pos_buf[PATH_CAP], neg_buf[PATH_CAP];
+    char ckpt_buf[PATH_CAP], pos_buf[PATH_CAP], neg_buf[PATH_CAP], gemma_buf[PATH_CAP];
+    if (!text_flags_valid(&p, pos, neg)) return CLI_EXIT_BAD_INPUT;
     const bool embedded = ckpt == NULL;
     if (embedded) {
         if (!find_embedded(TINY_CKPT, ckpt_buf, sizeof ckpt_buf)) {
@@ -305,7 +368,15 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             return CLI_EXIT_BAD_INPUT;
         }
         ckpt = ckpt_buf;
-        if (!pos) {
+        if (p.prompt && !p.text_encoder) {
+            if (!find_embedded(TINY_GEMMA_CONFIG, gemma_buf, sizeof gemma_buf)) {
+                fprintf(stderr, "ltx2 %s: the embedded tiny text encoder (%s) was not found\n", CMD, TINY_GEMMA_CONFIG);
+                return CLI_EXIT_BAD_INPUT;
+            }
+            *strrchr(gemma_buf, '/') = '\0';
+            p.text_encoder = gemma_buf;
+        }
+        if (!pos && !p.prompt) {
             if (!find_embedded(TINY_POS, pos_buf, sizeof pos_buf)) {
                 fprintf(stderr, "ltx2 %s: embedded prompt embeddings %s not found\n", CMD, TINY_POS);
                 return CLI_EXIT_BAD_INPUT;
@@ -314,11 +385,20 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             if (!neg && find_embedded(TINY_NEG, neg_buf, sizeof neg_buf)) neg = neg_buf;
         }
     }
-    if (!pos) {
-        fprintf(stderr, "ltx2 %s: --prompt-embeds is required with --checkpoint (ltx2c does not run Gemma yet)\n", CMD);
+    if (!pos && !p.prompt) {
+        fprintf(stderr, "ltx2 %s: --prompt (with --text-encoder) or --prompt-embeds is required with --checkpoint\n",
+                CMD);
         return CLI_EXIT_BAD_INPUT;
     }
-    if (!input_file("--checkpoint", ckpt) || !input_file("--prompt-embeds", pos)) return CLI_EXIT_BAD_INPUT;
+    if (!input_file("--checkpoint", ckpt) || (pos && !input_file("--prompt-embeds", pos))) return CLI_EXIT_BAD_INPUT;
+    if (p.prompt && !text_encoder_usable(p.text_encoder)) return CLI_EXIT_BAD_INPUT;
+    if (p.save_prompt_embeds && (!ltx2_str_ends_with(p.save_prompt_embeds, ".safetensors") ||
+                                 !parent_writable("--save-prompt-embeds", p.save_prompt_embeds))) {
+        if (!ltx2_str_ends_with(p.save_prompt_embeds, ".safetensors"))
+            fprintf(stderr, "ltx2 %s: --save-prompt-embeds must end in .safetensors, got %s\n", CMD,
+                    p.save_prompt_embeds);
+        return CLI_EXIT_BAD_INPUT;
+    }
     if (neg && !input_file("--negative-prompt-embeds", neg)) return CLI_EXIT_BAD_INPUT;
     if (p.noise && !input_file("--noise", p.noise)) return CLI_EXIT_BAD_INPUT;
 
@@ -360,7 +440,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (!isnan(stg)) p.video_stg = p.audio_stg = stg;
     if (!isnan(rescale)) p.video_rescale = p.audio_rescale = rescale;
     if (!isnan(modality)) p.video_modality = p.audio_modality = modality;
-    if (!neg && (p.video_cfg != 1.0 || p.audio_cfg != 1.0)) {
+    if (!neg && !p.prompt && (p.video_cfg != 1.0 || p.audio_cfg != 1.0)) {
         fprintf(stderr, "ltx2 %s: CFG (--guidance-scale %g, --audio-guidance-scale %g) needs --negative-prompt-embeds; "
                 "give it or set both scales to 1\n", CMD, p.video_cfg, p.audio_cfg);
         return CLI_EXIT_BAD_INPUT;
@@ -419,7 +499,12 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     /* ---- run ---- */
     printf("device: %s\n", dev_desc);
     printf("model: %s%s\n", ckpt, embedded ? " (embedded tiny test model: random weights)" : "");
-    printf("prompt: %s%s%s\n", pos, neg ? ", negative: " : "", neg ? neg : "");
+    if (p.prompt)
+        printf("prompt: \"%s\" (text encoder %s)%s%s%s\n", p.prompt, p.text_encoder,
+               p.negative_prompt ? ", negative: \"" : "", p.negative_prompt ? p.negative_prompt : "",
+               p.negative_prompt ? "\"" : "");
+    else
+        printf("prompt: %s%s%s\n", pos, neg ? ", negative: " : "", neg ? neg : "");
     printf("seed: %llu%s, %dx%d, %d frames @ %g fps, semantics %s\n", (unsigned long long)p.seed,
            p.noise ? " (noise from file)" : "", p.width, p.height, p.frames, p.fps, ltx2_sem_name(sem));
     fflush(stdout);

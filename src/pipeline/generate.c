@@ -23,6 +23,7 @@
 #include "pipeline/scheduler.h"
 #include "pipeline/semantics.h"
 #include "pipeline/tiling.h"
+#include "text/gemma_tokenizer.h"
 
 /* ltx-pipelines constants.py LTX_2_PARAMS (num_inference_steps 40) / LTX_2_3_PARAMS (30). */
 #define GEN_DEFAULT_STEPS_2_0 40
@@ -88,6 +89,29 @@ static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, c
     }
     free(mask);
     return st;
+}
+
+/* The prompt (and, with CFG, the negative prompt or Lightricks' default) through Gemma-3 in one
+ * batch, on the CPU (the device attention kernels do not take Gemma's masks yet). */
+static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
+                                     int64_t text_dim, ltx2_pipe_text *tp, ltx2_pipe_text *tn) {
+    const char *prompts[2] = {p->prompt, p->negative_prompt ? p->negative_prompt : LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT};
+    if (need_neg && !p->negative_prompt) LTX2_LOGI(ctx, "generate: CFG is on: Lightricks' default negative prompt");
+    ltx2_pipe_text out[2];
+    LTX2_TRY(ltx2_pipe_text_encode(ctx, p->text_encoder, ltx2_backend_cpu(), prompts, need_neg ? 2 : 1, out));
+    if (out[0].D * out[0].L != text_dim) {
+        const ltx2_status st = LTX2_ERROR(
+            ctx, LTX2_ERR_SHAPE,
+            "the text encoder %s gives %lld hidden states of %lld (%lld wide) but the checkpoint's text projection "
+            "takes %lld: not the Gemma-3 this model was trained with",
+            p->text_encoder, (long long)out[0].L, (long long)out[0].D, (long long)(out[0].D * out[0].L),
+            (long long)text_dim);
+        for (int i = 0; i < (need_neg ? 2 : 1); i++) ltx2_pipe_text_free(&out[i]);
+        return st;
+    }
+    *tp = out[0];
+    if (need_neg) *tn = out[1];
+    return LTX2_OK;
 }
 
 /* The state shared by the denoising loop's model calls. */
@@ -247,7 +271,21 @@ static ltx2_status collect_block(ltx2_context *ctx, const ltx2_tensor *blk, cons
 
 static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p) {
     if (!p->checkpoint) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: no checkpoint given");
-    if (!p->prompt_embeds) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: no prompt embeddings given");
+    if (!p->prompt_embeds && !p->prompt)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: give a prompt or prompt embeddings");
+    if (p->prompt && (p->prompt_embeds || p->negative_prompt_embeds))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a text prompt and prompt embeddings are exclusive");
+    if (p->negative_prompt && !p->prompt)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a negative text prompt needs a text prompt");
+    if (p->prompt && !p->text_encoder)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a text prompt needs the Gemma-3 text encoder directory");
+    if (p->prompt) {
+        size_t b, e;
+        ltx2_text_strip(p->prompt, strlen(p->prompt), &b, &e);
+        if (b == e)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                              "generate: the prompt is empty (or only whitespace): nothing to condition on");
+    }
     if (p->steps < 0 || p->steps == 1)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: steps must be >= 2 (the stretched schedule needs two), got %d",
                           p->steps);
@@ -358,7 +396,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         goto done;
     }
     const bool need_neg = ltx2_guidance_plan_slot(&plan, LTX2_PASS_UNCOND) >= 0;
-    if (need_neg && !p->negative_prompt_embeds) {
+    if (need_neg && !p->negative_prompt_embeds && !p->prompt) {
         st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "CFG (video %g, audio %g) needs negative prompt embeddings; give them "
                         "or set both CFG scales to 1", gp.video.cfg, gp.audio.cfg);
         goto done;
@@ -397,8 +435,14 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
      * with masked tokens to the longer one (as the tokenizer pads a batch) ---- */
     {
         ltx2_pipe_text tp = {0}, tn = {0};
-        st = ltx2_pipe_text_load(ctx, p->prompt_embeds, m->conn->text_dim, &tp);
-        if (st == LTX2_OK && need_neg) st = ltx2_pipe_text_load(ctx, p->negative_prompt_embeds, m->conn->text_dim, &tn);
+        if (p->prompt) {
+            st = text_from_prompts(ctx, p, need_neg, m->conn->text_dim, &tp, &tn);
+        } else {
+            st = ltx2_pipe_text_load(ctx, p->prompt_embeds, m->conn->text_dim, &tp);
+            if (st == LTX2_OK && need_neg)
+                st = ltx2_pipe_text_load(ctx, p->negative_prompt_embeds, m->conn->text_dim, &tn);
+        }
+        if (st == LTX2_OK && p->save_prompt_embeds) st = ltx2_pipe_text_save(ctx, &tp, p->save_prompt_embeds);
         if (st == LTX2_OK && need_neg && tp.S != tn.S) {
             const int64_t S = tp.S > tn.S ? tp.S : tn.S;
             ltx2_log(ctx, LTX2_LOG_INFO, "generate: positive prompt %lld tokens, negative %lld: the shorter is "
@@ -406,8 +450,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
             st = ltx2_pipe_text_pad_left(ctx, &tp, S);
             if (st == LTX2_OK) st = ltx2_pipe_text_pad_left(ctx, &tn, S);
         }
-        if (st == LTX2_OK) st = encode_prompt(ctx, m, p->prompt_embeds, &tp, &pos);
-        if (st == LTX2_OK && need_neg) st = encode_prompt(ctx, m, p->negative_prompt_embeds, &tn, &neg);
+        if (st == LTX2_OK) st = encode_prompt(ctx, m, p->prompt ? "the prompt" : p->prompt_embeds, &tp, &pos);
+        if (st == LTX2_OK && need_neg)
+            st = encode_prompt(ctx, m, p->prompt ? "the negative prompt" : p->negative_prompt_embeds, &tn, &neg);
         ltx2_pipe_text_free(&tp);
         ltx2_pipe_text_free(&tn);
         if (st != LTX2_OK) goto done;

@@ -80,6 +80,21 @@ void ltx2_pipe_video_positions(const ltx2_pipe_geometry *g, int64_t time_factor,
 /* Audio positions [1, 1, T', 2] in seconds (AudioPatchifier._compute_audio_timings, causal). */
 void ltx2_pipe_audio_positions(const ltx2_pipe_geometry *g, float *out);
 
+/* ltx-pipelines' DEFAULT_NEGATIVE_PROMPT (utils/constants.py, 1.0.0): the negative prompt when CFG
+ * is on and the user gives none. */
+#define LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT \
+    "blurry, out of focus, overexposed, underexposed, low contrast, washed out colors, excessive noise, " \
+    "grainy texture, poor lighting, flickering, motion blur, distorted proportions, unnatural skin tones, " \
+    "deformed facial features, asymmetrical face, missing facial features, extra limbs, disfigured hands, " \
+    "wrong hand count, artifacts around text, inconsistent perspective, camera shake, incorrect depth of " \
+    "field, background too sharp, background clutter, distracting reflections, harsh shadows, inconsistent " \
+    "lighting direction, color banding, cartoonish rendering, 3D CGI look, unrealistic materials, uncanny " \
+    "valley effect, incorrect ethnicity, wrong gender, exaggerated expressions, wrong gaze direction, " \
+    "mismatched lip sync, silent or muted audio, distorted voice, robotic voice, echo, background noise, " \
+    "off-sync audio, incorrect dialogue, added dialogue, repetitive speech, jittery movement, awkward " \
+    "pauses, incorrect timing, unnatural transitions, inconsistent framing, tilted camera, flat lighting, " \
+    "inconsistent tone, cinematic oversaturation, stylized filters, or AI artifacts."
+
 /* Hidden states + mask read from a file (see ltx2_generate_params.prompt_embeds). */
 typedef struct ltx2_pipe_text {
     float *hidden;   /* [1, S, D, L] */
@@ -92,6 +107,15 @@ ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t tex
  * a positive and a negative prompt of different lengths run as that padded pair. */
 ltx2_status ltx2_pipe_text_pad_left(ltx2_context *ctx, ltx2_pipe_text *t, int64_t S);
 void ltx2_pipe_text_free(ltx2_pipe_text *t);
+/* Prompts (UTF-8) to out[0..n) with the Gemma-3 checkpoint directory dir (config.json, weights,
+ * tokenizer.model) on be: ltx-core's tokenisation to LTX2_GEMMA_MAX_TOKENS (a longer prompt is
+ * truncated with a warning), one batched forward, every hidden state; the encoder is freed
+ * before returning. */
+ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be,
+                                  const char *const *prompts, int n, ltx2_pipe_text *out);
+/* t as a prompt-embeds file (what ltx2_pipe_text_load reads back): hidden_states f32 [1, S, D, L],
+ * attention_mask i64 [1, S]; written through a temp file, never half. */
+ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path);
 
 /* Initial noise in token order: video [Tv, C] (== NDHWC), audio [T', z * F'] (patchified
  * "b c t f -> b t (c f)"). From Philox (seed, stream) or from a file (torch layouts

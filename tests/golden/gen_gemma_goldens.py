@@ -10,11 +10,16 @@ scaling x8 on global layers (theta 1e6) and theta 1e4 on local ones, GELU-tanh g
 embedding table larger than the tokenizer (as 262208 > 262144). Norm weights are random (the
 (1 + w) form must matter). fp32, CPU, seeded.
 
+A second, smaller model is the embedded default text encoder: hidden 32 and 2 layers (one local,
+one global), so its 3 hidden states feed the tiny LTX checkpoints' text projections (32 x 3).
+
 Writes:
-  weights/tiny/gemma/config.json, model-0000{1,2}-of-00002.safetensors,
-  model.safetensors.index.json   the checkpoint as Google ships Gemma-3 (multimodal layout:
+  weights/tiny/gemma-6l/config.json, model-0000{1,2}-of-00002.safetensors,
+  model.safetensors.index.json   the golden checkpoint as Google ships Gemma-3 (multimodal layout:
                                  language_model.model.*, a tiny vision tower and projector beside it)
-  tests/golden/data/gemma_tiny.safetensors:
+  weights/tiny/gemma/config.json, model-*.safetensors, index   the embedded 2-layer encoder (beside the
+                                 tiny tokenizer, as Google's directory holds both)
+  tests/golden/data/gemma_tiny.safetensors (the 6-layer model):
     input.ids I64 [B,S], input.mask I64 [B,S]   two prompts of the tiny tokenizer, left-padded
     hidden.<i> F32 [B,S,D] for i in 0..L        model.model's hidden_states (0: scaled embeddings,
                                                  L: after the final norm)
@@ -37,7 +42,7 @@ from st_write import save  # noqa: E402
 
 SEED = 1127
 SEQ = 64
-OUT_DIR = os.path.join(ROOT, "weights", "tiny", "gemma")
+TOKENIZER_DIR = os.path.join(ROOT, "weights", "tiny", "gemma")
 GOLDEN = os.path.join(HERE, "data", "gemma_tiny.safetensors")
 PROMPTS = ("A cat walks slowly across a neon street at night, rain falls gently.",
            "東京の夜景 🎥 close-up")
@@ -55,20 +60,57 @@ CONFIG = dict(architectures=["Gemma3ForConditionalGeneration"], boi_token_index=
               eos_token_id=[1, 106], image_token_index=1087, mm_tokens_per_image=4, model_type="gemma3",
               text_config=TEXT_CONFIG, vision_config=VISION_CONFIG, torch_dtype="float32")
 SHARDS = 2
+# The embedded encoder: the golden's config with 2 layers (local, global).
+EMBEDDED_TEXT = dict(TEXT_CONFIG, num_hidden_layers=2, sliding_window_pattern=2)
 
 
-def main():
-    torch.manual_seed(SEED)
-    torch.set_num_threads(1)
-    cfg = Gemma3Config.from_dict(CONFIG)
-    model = Gemma3ForConditionalGeneration(cfg).eval()
-    g = torch.Generator().manual_seed(SEED)
+def make_model(config, seed):
+    """A Gemma3ForConditionalGeneration with seeded random weights (norm weights too)."""
+    torch.manual_seed(seed)
+    model = Gemma3ForConditionalGeneration(Gemma3Config.from_dict(config)).eval()
+    g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
             scale = 0.3 if "norm" in name else (1.0 if "embed_tokens" in name else 0.15)
             p.copy_(torch.randn(p.shape, generator=g) * scale)
+    return model
 
-    tok = LTXVGemmaTokenizer(OUT_DIR, max_length=SEQ)
+
+def save_checkpoint(model, config, out_dir):
+    """Google's multimodal layout, sharded with an index, and its config.json."""
+    sd = {}
+    for k, v in model.state_dict().items():
+        if k.startswith("lm_head."):
+            continue  # tied to the embeddings; Google's files do not store it
+        k = k.replace("model.language_model.", "language_model.model.")
+        k = k.replace("model.vision_tower.", "vision_tower.vision_model.").replace("model.multi_modal_projector.",
+                                                                                     "multi_modal_projector.")
+        sd[k] = v.contiguous()
+    keys = sorted(sd)
+    per = (len(keys) + SHARDS - 1) // SHARDS
+    weight_map = {}
+    os.makedirs(out_dir, exist_ok=True)
+    for s in range(SHARDS):
+        name = f"model-{s + 1:05d}-of-{SHARDS:05d}.safetensors"
+        part = {k: sd[k] for k in keys[s * per:(s + 1) * per]}
+        save(part, os.path.join(out_dir, name), metadata={"format": "pt"})
+        weight_map.update({k: name for k in part})
+    total = sum(v.numel() * v.element_size() for v in sd.values())
+    with open(os.path.join(out_dir, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2, sort_keys=True)
+        f.write("\n")
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def main():
+    torch.set_num_threads(1)
+    embedded = dict(CONFIG, text_config=EMBEDDED_TEXT)
+    save_checkpoint(make_model(embedded, SEED + 1), embedded, TOKENIZER_DIR)
+
+    model = make_model(CONFIG, SEED)
+    tok = LTXVGemmaTokenizer(TOKENIZER_DIR, max_length=SEQ)
     rows = [tok.tokenize_with_weights(p)["gemma"] for p in PROMPTS]
     ids = torch.tensor([[t for t, _ in r] for r in rows], dtype=torch.int64)
     mask = torch.tensor([[w for _, w in r] for r in rows], dtype=torch.int64)
@@ -82,31 +124,7 @@ def main():
     hidden = out.hidden_states
     assert len(hidden) == TEXT_CONFIG["num_hidden_layers"] + 1
 
-    # The checkpoint in Google's multimodal layout, sharded with an index.
-    sd = {}
-    for k, v in model.state_dict().items():
-        if k.startswith("lm_head."):
-            continue  # tied to the embeddings; Google's files do not store it
-        k = k.replace("model.language_model.", "language_model.model.")
-        k = k.replace("model.vision_tower.", "vision_tower.vision_model.").replace("model.multi_modal_projector.",
-                                                                        "multi_modal_projector.")
-        sd[k] = v.contiguous()
-    keys = sorted(sd)
-    per = (len(keys) + SHARDS - 1) // SHARDS
-    weight_map = {}
-    os.makedirs(OUT_DIR, exist_ok=True)
-    for s in range(SHARDS):
-        name = f"model-{s + 1:05d}-of-{SHARDS:05d}.safetensors"
-        part = {k: sd[k] for k in keys[s * per:(s + 1) * per]}
-        save(part, os.path.join(OUT_DIR, name), metadata={"format": "pt"})
-        weight_map.update({k: name for k in part})
-    total = sum(v.numel() * v.element_size() for v in sd.values())
-    with open(os.path.join(OUT_DIR, "model.safetensors.index.json"), "w") as f:
-        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2, sort_keys=True)
-        f.write("\n")
-    with open(os.path.join(OUT_DIR, "config.json"), "w") as f:
-        json.dump(CONFIG, f, indent=2, sort_keys=True)
-        f.write("\n")
+    save_checkpoint(model, CONFIG, os.path.join(ROOT, "weights", "tiny", "gemma-6l"))
 
     tensors = {"input.ids": ids, "input.mask": mask}
     for i, h in enumerate(hidden):

@@ -70,6 +70,10 @@ expect_refusal "text encoder missing" "not a directory" --prompt "a cat" --text-
 expect_refusal "text encoder without tokenizer" "no readable tokenizer.model" --prompt "a cat" --text-encoder "$src/weights/tiny/gemma-6l" -o o.mp4
 expect_refusal "checkpoint, no prompt" "--prompt (with --text-encoder) or --prompt-embeds" --checkpoint "$src/weights/tiny/ltx2-tiny-2.0.safetensors" -o o.mp4
 expect_refusal "save embeds suffix" "end in .safetensors" --prompt "a cat" --save-prompt-embeds pe.npz -o o.mp4
+# a Gemma whose width x hidden states is not what the checkpoint's projection takes: refused from the
+# headers, before Gemma or the DiT runs
+mkdir -p "$tmp/g6" && cp "$src"/weights/tiny/gemma-6l/* "$src/weights/tiny/gemma/tokenizer.model" "$tmp/g6/"
+expect_refusal "encoder of another width" "not the Gemma-3 this model was trained with" --prompt "a cat" --text-encoder "$tmp/g6" -o o.mp4
 
 # ---- text in: the embedded tiny Gemma; its saved hidden states give the same run back ----
 txt="$tmp/text"

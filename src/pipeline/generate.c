@@ -23,6 +23,7 @@
 #include "pipeline/scheduler.h"
 #include "pipeline/semantics.h"
 #include "pipeline/tiling.h"
+#include "model/gemma.h"
 #include "text/gemma_tokenizer.h"
 
 /* ltx-pipelines constants.py LTX_2_PARAMS (num_inference_steps 40) / LTX_2_3_PARAMS (30). */
@@ -94,21 +95,29 @@ static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, c
 /* The prompt (and, with CFG, the negative prompt or Lightricks' default) through Gemma-3 in one
  * batch, on the CPU (the device attention kernels do not take Gemma's masks yet). */
 static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
-                                     int64_t text_dim, ltx2_pipe_text *tp, ltx2_pipe_text *tn) {
+                                     ltx2_pipe_text *tp, ltx2_pipe_text *tn) {
+    /* the encoder's width x hidden states against the checkpoint's text projection, from the
+     * headers alone, before anything is run */
+    ltx2_gemma_config gc;
+    ltx2_connectors_config cc;
+    ltx2_st_set *set = NULL;
+    int64_t text_dim = 0;
+    LTX2_TRY(ltx2_gemma_config_load(ctx, p->text_encoder, &gc));
+    ltx2_status st = ltx2_st_set_open(ctx, p->checkpoint, &set);
+    if (st == LTX2_OK) st = ltx2_connectors_config_from_st(ctx, set->files[0], &cc);
+    if (st == LTX2_OK) st = ltx2_connectors_text_dim(ctx, set->files[0], &cc, &text_dim);
+    ltx2_st_set_close(set);
+    LTX2_TRY(st);
+    if (gc.hidden * (gc.layers + 1) != text_dim)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
+                          "the text encoder %s gives %lld hidden states of %lld (%lld wide) but the checkpoint's text "
+                          "projection takes %lld: not the Gemma-3 this model was trained with",
+                          p->text_encoder, (long long)(gc.layers + 1), (long long)gc.hidden,
+                          (long long)(gc.hidden * (gc.layers + 1)), (long long)text_dim);
     const char *prompts[2] = {p->prompt, p->negative_prompt ? p->negative_prompt : LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT};
     if (need_neg && !p->negative_prompt) LTX2_LOGI(ctx, "generate: CFG is on: Lightricks' default negative prompt");
     ltx2_pipe_text out[2];
     LTX2_TRY(ltx2_pipe_text_encode(ctx, p->text_encoder, ltx2_backend_cpu(), prompts, need_neg ? 2 : 1, out));
-    if (out[0].D * out[0].L != text_dim) {
-        const ltx2_status st = LTX2_ERROR(
-            ctx, LTX2_ERR_SHAPE,
-            "the text encoder %s gives %lld hidden states of %lld (%lld wide) but the checkpoint's text projection "
-            "takes %lld: not the Gemma-3 this model was trained with",
-            p->text_encoder, (long long)out[0].L, (long long)out[0].D, (long long)(out[0].D * out[0].L),
-            (long long)text_dim);
-        for (int i = 0; i < (need_neg ? 2 : 1); i++) ltx2_pipe_text_free(&out[i]);
-        return st;
-    }
     *tp = out[0];
     if (need_neg) *tn = out[1];
     return LTX2_OK;
@@ -353,6 +362,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     const double t0 = ltx2_timer_now();
     ltx2_status st = LTX2_OK;
     gen_context pos = {0}, neg = {0};
+    ltx2_pipe_text tp = {0}, tn = {0};
     gen_loop L;
     memset(&L, 0, sizeof L);
     float *xv = NULL, *xa = NULL, *vpos = NULL, *apos = NULL, *sigmas = NULL, *gv = NULL, *ga = NULL;
@@ -372,13 +382,24 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     ltx2_guidance_plan plan;
     LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp, &plan));
     if (!dist) LTX2_TRY(plan_memory(ctx, p, be, &plan));
+    const bool need_neg = ltx2_guidance_plan_slot(&plan, LTX2_PASS_UNCOND) >= 0;
+
+    /* a text prompt: Gemma runs, and is freed, before any other model is loaded (never two
+     * resident); the hidden states wait in host memory */
+    double text_seconds = 0;
+    if (p->prompt) {
+        const double t_enc = ltx2_timer_now();
+        LTX2_TRY(text_from_prompts(ctx, p, need_neg, &tp, &tn));
+        text_seconds = ltx2_timer_now() - t_enc;
+    }
 
     /* ranks read only their shards of the DiT's layers from the file (no whole copy anywhere) */
-    LTX2_TRY(dist ? ltx2_pipe_models_load_dit_replicated(ctx, p->checkpoint, m)
-                  : ltx2_pipe_models_load(ctx, p->checkpoint, be, m));
+    if ((st = dist ? ltx2_pipe_models_load_dit_replicated(ctx, p->checkpoint, m)
+                   : ltx2_pipe_models_load(ctx, p->checkpoint, be, m)) != LTX2_OK)
+        goto done;
     r->model_version = m->is_2_3 ? "2.3" : "2.0";
     const double t_load = ltx2_timer_now();
-    r->timings.load = t_load - t0;
+    r->timings.load = t_load - t0 - text_seconds;
     if (dist && (st = ltx2_dit_parallel_create_sharded(ctx, dist->world, m->dit, m->set->files[0], NULL, &dist->dit,
                                                        &L.dp)) != LTX2_OK)
         goto done;
@@ -395,7 +416,6 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                         (long long)g.lc, (long long)m->dit->cfg.in_channels);
         goto done;
     }
-    const bool need_neg = ltx2_guidance_plan_slot(&plan, LTX2_PASS_UNCOND) >= 0;
     if (need_neg && !p->negative_prompt_embeds && !p->prompt) {
         st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "CFG (video %g, audio %g) needs negative prompt embeddings; give them "
                         "or set both CFG scales to 1", gp.video.cfg, gp.audio.cfg);
@@ -434,10 +454,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     /* ---- text: computed once, reused by every step; prompts of different lengths are left-padded
      * with masked tokens to the longer one (as the tokenizer pads a batch) ---- */
     {
-        ltx2_pipe_text tp = {0}, tn = {0};
-        if (p->prompt) {
-            st = text_from_prompts(ctx, p, need_neg, m->conn->text_dim, &tp, &tn);
-        } else {
+        if (!p->prompt) {
             st = ltx2_pipe_text_load(ctx, p->prompt_embeds, m->conn->text_dim, &tp);
             if (st == LTX2_OK && need_neg)
                 st = ltx2_pipe_text_load(ctx, p->negative_prompt_embeds, m->conn->text_dim, &tn);
@@ -457,13 +474,14 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         ltx2_pipe_text_free(&tn);
         if (st != LTX2_OK) goto done;
     }
+
     {
         const int64_t sv[3] = {1, pos.S, m->conn->cfg.video.inner_dim}, sa[3] = {1, pos.S, m->conn->cfg.audio.inner_dim};
         if ((st = ltx2_pipe_dump(ctx, dump, "video_context", pos.video, 3, sv)) != LTX2_OK) goto done;
         if ((st = ltx2_pipe_dump(ctx, dump, "audio_context", pos.audio, 3, sa)) != LTX2_OK) goto done;
     }
     const double t_text = ltx2_timer_now();
-    r->timings.text = t_text - t_load;
+    r->timings.text = t_text - t_load + text_seconds;
 
     /* ---- initial state ---- */
     const int64_t nv = g.video_tokens * g.lc, na = g.at * g.audio_feat;
@@ -640,6 +658,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     r->timings.total = t_adec - t0;
 
 done:
+    ltx2_pipe_text_free(&tp);
+    ltx2_pipe_text_free(&tn);
     ltx2_dit_text_cache_free(L.text_cache);
     ltx2_dit_parallel_free(L.dp);
     for (int ps = 0; ps < LTX2_PASS_COUNT; ps++) {

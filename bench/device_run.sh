@@ -116,6 +116,7 @@ tests_core() {
   run test_dit_cuda 90 ./build-dev/tests/test_dit_cuda
   run test_vae_cuda 90 ./build-dev/tests/test_vae_cuda
   run test_generate_cuda 90 ./build-dev/tests/test_generate_cuda
+  run test_gemma_cuda 60 ./build-dev/tests/test_gemma_cuda
   # the user's path: the README's main job on the GPU (first line says the device; memory plan)
   run generate_cuda 60 ./build-dev/ltx2 generate --device cuda --wav "$out/generate_cuda.wav"
   NCCL_DEBUG=WARN run test_comm_nccl 60 ./build-dev/tests/test_comm_nccl
@@ -135,7 +136,7 @@ tests_extra() {
   LTX2_ATTN_IMPL=wgmma run sanitize_memcheck_attention_wgmma 45 compute-sanitizer --tool memcheck \
     --error-exitcode 1 --print-limit 20 ./build-dev/tests/test_ops -o attention -b cuda
   LTX2_ATTN_IMPL=mma_sync run ctest 150 ctest --test-dir build-dev --output-on-failure -j"$(nproc)" \
-    -E '^(test_ops|test_ops_fused|test_dit_cuda|test_vae_cuda|test_generate_cuda|test_comm_nccl)$'
+    -E '^(test_ops|test_ops_fused|test_dit_cuda|test_vae_cuda|test_generate_cuda|test_gemma_cuda|test_comm_nccl)$'
 }
 
 benches() {

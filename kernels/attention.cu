@@ -310,10 +310,16 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
     if (a->rope != LTX2_KROPE_NONE && (!a->q_cos || !a->q_sin || !a->k_cos || !a->k_sin)) LTX2_K_BAD_ARG();
     if ((a->Sq + ATT_BM - 1) / ATT_BM > INT32_MAX) LTX2_K_BAD_ARG(); // gridDim.x limit
     if (a->impl < LTX2_KATTN_AUTO || a->impl > LTX2_KATTN_WGMMA) LTX2_K_BAD_ARG();
+    const int64_t kvh = a->kv_heads > 0 ? a->kv_heads : a->heads;
+    const bool gemma_masks = kvh != a->heads || a->causal || a->window > 0 || a->empty_zero;
+    if (a->kv_heads < 0 || a->window < 0 || a->heads % kvh) LTX2_K_BAD_ARG();
+    if ((a->causal || a->window > 0) && a->Sq != a->Skv) LTX2_K_BAD_ARG();
+    if (gemma_masks && att_needs_prep(a)) LTX2_K_BAD_ARG(); // Gemma normalises and rotates q, k itself
     if (a->B * a->Sq == 0) return 0;
     cudaStream_t st = (cudaStream_t)stream;
-    // head dims other than 64 / 128: the per-row kernel, which the wgmma path cannot replace
-    const bool small = !att_tensor_core_d(a->head_dim);
+    // head dims other than 64 / 128, and Gemma's masks: the per-row kernel, which the wgmma path
+    // cannot replace
+    const bool small = !att_tensor_core_d(a->head_dim) || gemma_masks;
     if (small && a->impl == LTX2_KATTN_WGMMA) return (int)cudaErrorNotSupported;
     const int64_t D = a->heads * a->head_dim;
 
@@ -332,6 +338,10 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
     p.rope = a->rope;
     p.q_cos = a->q_cos;
     p.q_sin = a->q_sin;
+    p.Hkv = kvh;
+    p.causal = a->causal;
+    p.window = a->window;
+    p.empty_zero = a->empty_zero;
 
     // Path choice before any work is queued, so a forced path that cannot run leaves nothing behind.
     bool wgmma = false;

@@ -21,6 +21,12 @@ struct att_params {
     const __nv_bfloat16 *q_norm;     // [H*D] or NULL
     int rope;
     const float *q_cos, *q_sin;
+    // Gemma-3's masks (the per-row kernel only): kv heads (== H when not grouped), causal, window
+    // (0: none), empty rows zero
+    int64_t Hkv;
+    int causal;
+    int64_t window;
+    int empty_zero;
 };
 
 // Q's prologue on one rotation pair (a, bb) of query token qi of head h, batch b: the across-heads

@@ -4,7 +4,8 @@
 // q row and the output accumulator in per-thread arrays. K arrives normalised and rotated by
 // ltx2_k_attention's pre-pass (as for the other kernels); Q is normalised and rotated here, in
 // fp32, by the same prologue the tensor-core kernels use (att_q_pair). A row whose keys are all
-// masked averages every value, like the CPU reference.
+// masked averages every value, like the CPU reference, or gives 0 with empty_zero. Gemma-3's masks
+// live here only: grouped-query heads, causal and sliding-window key ranges.
 #include "attention.cuh"
 #include "common.cuh"
 
@@ -14,7 +15,7 @@
 __global__ void __launch_bounds__(ATT_SMALL_THREADS) att_small_kernel(att_params p, int64_t d) {
     const int64_t i = (int64_t)blockIdx.x * ATT_SMALL_THREADS + threadIdx.x, b = blockIdx.y;
     if (i >= p.Sq * p.H) return;
-    const int64_t qi = i / p.H, h = i % p.H, ld = p.H * d;
+    const int64_t qi = i / p.H, h = i % p.H, ld = p.H * d, ldkv = p.Hkv * d, hk = h / (p.H / p.Hkv);
     const bool il = p.rope == LTX2_KROPE_INTERLEAVED;
     const __nv_bfloat16 *qr = p.q + (b * p.Sq + qi) * ld + h * d;
     float qv[ATT_SMALL_MAX_D], acc[ATT_SMALL_MAX_D];
@@ -28,14 +29,21 @@ __global__ void __launch_bounds__(ATT_SMALL_THREADS) att_small_kernel(att_params
     }
     for (int64_t c = 0; c < d; c++) acc[c] = 0.0f;
     const uint8_t *mask = p.mask ? p.mask + b * p.Skv : nullptr;
+    // the key range causal and window leave (all keys otherwise), then the padding mask in it
+    const int64_t j_end = p.causal ? qi + 1 : p.Skv, j_begin = p.window > 0 && qi - p.window + 1 > 0 ? qi - p.window + 1 : 0;
     int64_t live = 0;
-    for (int64_t j = 0; mask && j < p.Skv; j++) live += mask[j] != 0;
-    const bool all_masked = mask && live == 0; // then every key counts, with equal scores
+    for (int64_t j = j_begin; j < j_end; j++) live += !mask || mask[j] != 0;
+    __nv_bfloat16 *orow = p.out + (b * p.Sq + qi) * ld + h * d;
+    if (live == 0 && p.empty_zero) {
+        for (int64_t c = 0; c < d; c++) orow[c] = __float2bfloat16_rn(0.0f);
+        return;
+    }
+    const bool all_masked = live == 0; // then every key counts, with equal scores
     float m = -INFINITY, l = 0.0f;
     for (int64_t j = 0; j < p.Skv; j++) {
-        if (mask && !all_masked && !mask[j]) continue;
-        const __nv_bfloat16 *kr = p.k + (b * p.Skv + j) * ld + h * d;
-        const __nv_bfloat16 *vr = p.v + (b * p.Skv + j) * ld + h * d;
+        if (!all_masked && (j < j_begin || j >= j_end || (mask && !mask[j]))) continue;
+        const __nv_bfloat16 *kr = p.k + (b * p.Skv + j) * ldkv + hk * d;
+        const __nv_bfloat16 *vr = p.v + (b * p.Skv + j) * ldkv + hk * d;
         float s = 0.0f;
         if (!all_masked) {
             for (int64_t c = 0; c < d; c++) s += qv[c] * __bfloat162float(kr[c]);
@@ -46,7 +54,6 @@ __global__ void __launch_bounds__(ATT_SMALL_THREADS) att_small_kernel(att_params
         for (int64_t c = 0; c < d; c++) acc[c] = acc[c] * corr + e * __bfloat162float(vr[c]);
         m = mn;
     }
-    __nv_bfloat16 *orow = p.out + (b * p.Sq + qi) * ld + h * d;
     const float inv = 1.0f / l; // Skv >= 1: at least one key counted
     for (int64_t c = 0; c < d; c++) orow[c] = __float2bfloat16_rn(acc[c] * inv);
 }

@@ -81,10 +81,18 @@ typedef struct ltx2_k_attn_args {
     void *workspace;
     size_t workspace_bytes;
     int impl; /* LTX2_KATTN_* */
+    /* Gemma-3's masks (the per-row kernel only; no QK norm or RoPE with them): k and v hold
+     * kv_heads heads (0 = heads) and q head h reads kv head h / (heads / kv_heads); causal keeps
+     * keys j <= i, window > 0 also i - j < window (Sq == Skv); empty_zero writes 0 for a query left
+     * with no key instead of the average of every value. */
+    int64_t kv_heads;
+    int causal;
+    int64_t window;
+    int empty_zero;
 } ltx2_k_attn_args;
 /* Head dims 64 and 128 run the tensor-core kernels; any other even one up to this a per-row fp32
- * kernel (attention_small.cu). */
-#define LTX2_KATTN_MAX_HEAD_DIM 128
+ * kernel (attention_small.cu). 256: Gemma-3's. */
+#define LTX2_KATTN_MAX_HEAD_DIM 256
 size_t ltx2_k_attention_workspace(const ltx2_k_attn_args *a);
 int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a);
 /* 1 when the current device can run LTX2_KATTN_WGMMA (compute capability 9.x and a build with

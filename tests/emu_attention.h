@@ -22,7 +22,7 @@
 #define NORM_W_SPREAD 0.2f
 #define ROPE_ANGLE_SCALE 2.0f
 
-enum { MASK_NONE = 0, MASK_PAD, MASK_TAIL };
+enum { MASK_NONE = 0, MASK_PAD, MASK_TAIL, MASK_LEFT };
 
 typedef struct attn_case {
     const char *name;
@@ -30,11 +30,16 @@ typedef struct attn_case {
     int rope; /* LTX2_KROPE_* */
     bool qknorm;
     int mask; /* MASK_*: see attn_make */
+    /* Gemma-3's masks (0 / false: none): kv heads, causal, sliding window, empty rows zero */
+    int64_t Hkv;
+    bool causal;
+    int64_t window;
+    bool empty_zero;
 } attn_case;
 
 /* Host inputs, f32 holding bf16 values (so the CPU reference sees exactly what the kernel sees). */
 typedef struct attn_data {
-    int64_t D, nq, nkv, ntq, ntk;
+    int64_t D, Dkv, nq, nkv, ntq, ntk;
     float *q, *k, *v, *wq, *wk, *qc, *qs, *kc, *ks;
     uint8_t *mask;
 } attn_data;
@@ -53,8 +58,9 @@ static void attn_make(const attn_case *c, uint64_t seed, uint64_t stream0, attn_
     memset(a, 0, sizeof(*a));
     const int64_t B = c->B, D = c->H * c->d;
     a->D = D;
+    a->Dkv = (c->Hkv > 0 ? c->Hkv : c->H) * c->d;
     a->nq = B * c->Sq * D;
-    a->nkv = B * c->Skv * D;
+    a->nkv = B * c->Skv * a->Dkv;
     a->q = emu_normal_seeded(seed, stream0 + 0, a->nq, 1.0f, 0.0f, true);
     a->k = emu_normal_seeded(seed, stream0 + 1, a->nkv, 1.0f, 0.0f, true);
     a->v = emu_normal_seeded(seed, stream0 + 2, a->nkv, 1.0f, 0.0f, true);
@@ -76,12 +82,16 @@ static void attn_make(const attn_case *c, uint64_t seed, uint64_t stream0, attn_
     if (c->mask != MASK_NONE) {
         /* PAD: batch 0 a text padding pattern, batch 1 every key masked (uniform average).
          * TAIL: batch 0 attends only the last quarter (whole leading key tiles are dead),
-         * batch 1 the padding pattern. */
+         * batch 1 the padding pattern.
+         * LEFT: the tokenizer's left padding, a third of batch 0's keys and 2 of batch 1's (with a
+         * causal mask, the padded queries see no key). */
         a->mask = emu_xmalloc((size_t)(B * c->Skv));
         for (int64_t b = 0; b < B; b++)
             for (int64_t j = 0; j < c->Skv; j++) {
                 const bool pad = j < (2 * c->Skv) / 3 || j % 5 == 0;
-                const bool m = c->mask == MASK_PAD ? (b == 0 && pad) : (b == 0 ? j >= c->Skv - c->Skv / 4 : pad);
+                const bool left = j >= (b == 0 ? c->Skv / 3 : 2);
+                const bool m = c->mask == MASK_LEFT ? left
+                               : c->mask == MASK_PAD ? (b == 0 && pad) : (b == 0 ? j >= c->Skv - c->Skv / 4 : pad);
                 a->mask[b * c->Skv + j] = m ? (uint8_t)(1 + j % 3) : 0; /* any nonzero attends */
             }
     }
@@ -97,7 +107,7 @@ static void attn_free(attn_data *a) {
 static bool attn_reference(ltx2_context *ctx, const attn_case *c, const attn_data *a, int rope, float *qc,
                            float *qs, float *kc, float *ks, float *out) {
     const int64_t B = c->B, D = a->D, hd = c->d / 2;
-    const int64_t sq[3] = {B, c->Sq, D}, skv[3] = {B, c->Skv, D}, sm[2] = {B, c->Skv}, sw[1] = {D};
+    const int64_t sq[3] = {B, c->Sq, D}, skv[3] = {B, c->Skv, a->Dkv}, sm[2] = {B, c->Skv}, sw[1] = {D};
     ltx2_tensor tq = ltx2_tensor_make(a->q, LTX2_F32, 3, sq), tk = ltx2_tensor_make(a->k, LTX2_F32, 3, skv);
     ltx2_tensor tv = ltx2_tensor_make(a->v, LTX2_F32, 3, skv), to = ltx2_tensor_make(out, LTX2_F32, 3, sq);
     ltx2_tensor tm = ltx2_tensor_make(a->mask, LTX2_U8, 2, sm);
@@ -114,6 +124,7 @@ static bool attn_reference(ltx2_context *ctx, const attn_case *c, const attn_dat
         .rope_type = il ? LTX2_ROPE_INTERLEAVED : LTX2_ROPE_SPLIT,
         .q_cos = has_rope ? &tqc : NULL, .q_sin = has_rope ? &tqs : NULL,
         .k_cos = has_rope ? &tkc : NULL, .k_sin = has_rope ? &tks : NULL,
+        .kv_heads = c->Hkv, .causal = c->causal, .window = c->window, .empty_zero = c->empty_zero,
     };
     const ltx2_status st = ltx2_backend_attention(ltx2_backend_cpu(), ctx, &tq, &tk, &tv, &args, &to);
     CHECK(st == LTX2_OK, "cpu attention %s: %s", c->name, ltx2_last_error(ctx));
@@ -145,7 +156,8 @@ static void attn_upload(const attn_case *c, const attn_data *a, int impl, attn_d
         .q = d->q, .k = d->k, .v = d->v, .out = d->out, .B = c->B, .Sq = c->Sq, .Skv = c->Skv, .heads = c->H,
         .head_dim = c->d, .scale = 1.0f / sqrtf((float)c->d), .key_mask = d->mask, .q_norm = d->wq,
         .k_norm = d->wk, .norm_eps = QK_NORM_EPS, .rope = c->rope, .q_cos = d->qc, .q_sin = d->qs,
-        .k_cos = d->kc, .k_sin = d->ks, .impl = impl,
+        .k_cos = d->kc, .k_sin = d->ks, .impl = impl, .kv_heads = c->Hkv, .causal = c->causal,
+        .window = c->window, .empty_zero = c->empty_zero,
     };
     d->ka.workspace_bytes = ltx2_k_attention_workspace(&d->ka);
     if (d->ka.workspace_bytes) d->ka.workspace = emu_alloc(d->ka.workspace_bytes);

@@ -24,19 +24,29 @@
  * rows per CTA, 64 keys per K/V stage. Emulating one CTA over one key tile costs ~0.1 s, so only
  * two cases pay for a second query block (Sq 70) and one for a third key tile (Skv 130). */
 static const attn_case k_cases[] = {
-    {"d64 H2 70x77 pad-mask", 2, 70, 77, 2, 64, LTX2_KROPE_NONE, false, MASK_PAD},
-    {"d128 H2 70x77 split+qknorm", 2, 70, 77, 2, 128, LTX2_KROPE_SPLIT, true, MASK_NONE},
-    {"d64 H3 40x77 interleaved+qknorm+pad-mask", 2, 40, 77, 3, 64, LTX2_KROPE_INTERLEAVED, true, MASK_PAD},
-    {"d128 H2 33x40 interleaved", 2, 33, 40, 2, 128, LTX2_KROPE_INTERLEAVED, false, MASK_NONE},
-    {"d64 H2 cross 17x130 split+tail-mask", 2, 17, 130, 2, 64, LTX2_KROPE_SPLIT, false, MASK_TAIL},
-    {"d128 H2 cross 20x77 qknorm+pad-mask", 2, 20, 77, 2, 128, LTX2_KROPE_NONE, true, MASK_PAD},
-    {"d64 H2 1x1 split+qknorm+pad-mask", 2, 1, 1, 2, 64, LTX2_KROPE_SPLIT, true, MASK_PAD},
-    {"d64 H2 1x77 interleaved", 2, 1, 77, 2, 64, LTX2_KROPE_INTERLEAVED, false, MASK_NONE},
-    {"d128 H2 70x1 split", 2, 70, 1, 2, 128, LTX2_KROPE_SPLIT, false, MASK_NONE},
+    {"d64 H2 70x77 pad-mask", 2, 70, 77, 2, 64, LTX2_KROPE_NONE, false, MASK_PAD, 0, false, 0, false},
+    {"d128 H2 70x77 split+qknorm", 2, 70, 77, 2, 128, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false},
+    {"d64 H3 40x77 interleaved+qknorm+pad-mask", 2, 40, 77, 3, 64, LTX2_KROPE_INTERLEAVED, true, MASK_PAD, 0, false, 0, false},
+    {"d128 H2 33x40 interleaved", 2, 33, 40, 2, 128, LTX2_KROPE_INTERLEAVED, false, MASK_NONE, 0, false, 0, false},
+    {"d64 H2 cross 17x130 split+tail-mask", 2, 17, 130, 2, 64, LTX2_KROPE_SPLIT, false, MASK_TAIL, 0, false, 0, false},
+    {"d128 H2 cross 20x77 qknorm+pad-mask", 2, 20, 77, 2, 128, LTX2_KROPE_NONE, true, MASK_PAD, 0, false, 0, false},
+    {"d64 H2 1x1 split+qknorm+pad-mask", 2, 1, 1, 2, 64, LTX2_KROPE_SPLIT, true, MASK_PAD, 0, false, 0, false},
+    {"d64 H2 1x77 interleaved", 2, 1, 77, 2, 64, LTX2_KROPE_INTERLEAVED, false, MASK_NONE, 0, false, 0, false},
+    {"d128 H2 70x1 split", 2, 70, 1, 2, 128, LTX2_KROPE_SPLIT, false, MASK_NONE, 0, false, 0, false},
     /* head dims the tensor-core kernels do not take: the per-row kernel (attention_small.cu) */
-    {"d16 H4 18x18 split+qknorm (per-row)", 2, 18, 18, 4, 16, LTX2_KROPE_SPLIT, true, MASK_NONE},
-    {"d8 H4 10x16 qknorm+pad-mask (per-row)", 2, 10, 16, 4, 8, LTX2_KROPE_NONE, true, MASK_PAD},
-    {"d40 H2 33x21 interleaved (per-row)", 1, 33, 21, 2, 40, LTX2_KROPE_INTERLEAVED, false, MASK_NONE},
+    {"d16 H4 18x18 split+qknorm (per-row)", 2, 18, 18, 4, 16, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false},
+    {"d8 H4 10x16 qknorm+pad-mask (per-row)", 2, 10, 16, 4, 8, LTX2_KROPE_NONE, true, MASK_PAD, 0, false, 0, false},
+    {"d40 H2 33x21 interleaved (per-row)", 1, 33, 21, 2, 40, LTX2_KROPE_INTERLEAVED, false, MASK_NONE, 0, false, 0, false},
+    /* Gemma-3's masks, on the per-row kernel whatever the head dim: grouped-query heads, causal
+     * over left padding (padded queries see no key: 0), a sliding window that bites */
+    {"d16 H4/kv2 20x20 causal+left-pad, empty rows 0 (Gemma)", 2, 20, 20, 4, 16, LTX2_KROPE_NONE, false, MASK_LEFT,
+     2, true, 0, true},
+    {"d64 H4/kv1 24x24 causal+window 5+left-pad (Gemma local)", 2, 24, 24, 4, 64, LTX2_KROPE_NONE, false, MASK_LEFT,
+     1, true, 5, true},
+    {"d256 H2/kv1 9x9 causal (Gemma-3 12B head dim)", 1, 9, 9, 2, 256, LTX2_KROPE_NONE, false, MASK_NONE, 1, true, 0,
+     true},
+    {"d16 H2 12x12 causal+left-pad, empty rows averaged", 2, 12, 12, 2, 16, LTX2_KROPE_NONE, false, MASK_LEFT, 0, true,
+     0, false},
 };
 /* The case the flipped-RoPE negative control and the AUTO-impl check reuse. */
 #define FLIP_CASE 2
@@ -87,7 +97,7 @@ static void test_attention_cases(ltx2_context *ctx) {
 
 /* Negative control: one value element changed on the kernel's side only must be caught. */
 static void test_perturbed_input(ltx2_context *ctx) {
-    const attn_case c = {"perturbed v", 1, 5, 9, 1, 64, LTX2_KROPE_NONE, false, MASK_NONE};
+    const attn_case c = {"perturbed v", 1, 5, 9, 1, 64, LTX2_KROPE_NONE, false, MASK_NONE, 0, false, 0, false};
     attn_data a;
     attn_make(&c, EMU_ATT_SEED, 900, &a);
     float *ref = emu_xmalloc((size_t)a.nq * sizeof(float)), *out = emu_xmalloc((size_t)a.nq * sizeof(float));
@@ -121,7 +131,7 @@ static void expect_refused(const char *what, const ltx2_k_attn_args *a, int want
 
 static void test_refusals(void) {
     /* buffers sized for head_dim 128 so a wrongly accepted head_dim still stays in bounds */
-    const attn_case c = {"refusals", 1, 5, 9, 1, 128, LTX2_KROPE_SPLIT, true, MASK_NONE};
+    const attn_case c = {"refusals", 1, 5, 9, 1, 128, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false};
     attn_data a;
     attn_make(&c, EMU_ATT_SEED, 950, &a);
     attn_dev d;
@@ -135,7 +145,16 @@ static void test_refusals(void) {
     expect_refused("args NULL", NULL, EMU_ERR_INVALID_VALUE, &d, ob);
     x = ok, x.q = NULL, expect_refused("q NULL", &x, EMU_ERR_INVALID_VALUE, &d, ob);
     x = ok, x.head_dim = 0, expect_refused("head_dim 0", &x, EMU_ERR_INVALID_VALUE, &d, ob);
-    x = ok, x.head_dim = 130, expect_refused("head_dim 130 (over the limit)", &x, EMU_ERR_INVALID_VALUE, &d, ob);
+    x = ok, x.head_dim = LTX2_KATTN_MAX_HEAD_DIM + 2;
+    expect_refused("head_dim over the limit", &x, EMU_ERR_INVALID_VALUE, &d, ob);
+    /* Gemma's masks: kv heads must divide heads, causal/window need Sq == Skv (5 != 9 here), no
+     * window < 0, and none of them with the QK norm / RoPE prologue (this case has both) */
+    x = ok, x.kv_heads = 2, expect_refused("kv_heads 2 of 1 head", &x, EMU_ERR_INVALID_VALUE, &d, ob);
+    x = ok, x.kv_heads = -1, expect_refused("kv_heads -1", &x, EMU_ERR_INVALID_VALUE, &d, ob);
+    x = ok, x.causal = 1, x.q_norm = x.k_norm = NULL, x.rope = LTX2_KROPE_NONE;
+    expect_refused("causal with Sq != Skv", &x, EMU_ERR_INVALID_VALUE, &d, ob);
+    x = ok, x.window = -1, expect_refused("window -1", &x, EMU_ERR_INVALID_VALUE, &d, ob);
+    x = ok, x.empty_zero = 1, expect_refused("Gemma masks with QK norm + RoPE", &x, EMU_ERR_INVALID_VALUE, &d, ob);
     x = ok, x.head_dim = 63, x.heads = 2, expect_refused("odd head_dim", &x, EMU_ERR_INVALID_VALUE, &d, ob);
     /* head dims other than 64 / 128 take the per-row kernel, which the wgmma path cannot replace */
     x = ok, x.head_dim = 32, x.heads = 4, x.impl = LTX2_KATTN_WGMMA;

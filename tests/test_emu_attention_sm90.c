@@ -23,14 +23,14 @@
 
 /* 128 query rows per CTA (two consumer warpgroups), 128 keys per tile, a 2-stage ring. */
 static const attn_case k_cases[] = {
-    {"d64 130x300 pad-mask (batch 1 all masked)", 2, 130, 300, 2, 64, LTX2_KROPE_NONE, false, MASK_PAD},
-    {"d128 130x100 split+qknorm", 2, 130, 100, 2, 128, LTX2_KROPE_SPLIT, true, MASK_NONE},
-    {"d128 1x300 interleaved+qknorm+tail-mask", 2, 1, 300, 2, 128, LTX2_KROPE_INTERLEAVED, true, MASK_TAIL},
-    {"d64 1x1 interleaved+qknorm+pad-mask", 2, 1, 1, 2, 64, LTX2_KROPE_INTERLEAVED, true, MASK_PAD},
-    {"d64 130x100 split", 2, 130, 100, 2, 64, LTX2_KROPE_SPLIT, false, MASK_NONE},
-    {"d128 1x1 none", 2, 1, 1, 2, 128, LTX2_KROPE_NONE, false, MASK_NONE},
+    {"d64 130x300 pad-mask (batch 1 all masked)", 2, 130, 300, 2, 64, LTX2_KROPE_NONE, false, MASK_PAD, 0, false, 0, false},
+    {"d128 130x100 split+qknorm", 2, 130, 100, 2, 128, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false},
+    {"d128 1x300 interleaved+qknorm+tail-mask", 2, 1, 300, 2, 128, LTX2_KROPE_INTERLEAVED, true, MASK_TAIL, 0, false, 0, false},
+    {"d64 1x1 interleaved+qknorm+pad-mask", 2, 1, 1, 2, 64, LTX2_KROPE_INTERLEAVED, true, MASK_PAD, 0, false, 0, false},
+    {"d64 130x100 split", 2, 130, 100, 2, 64, LTX2_KROPE_SPLIT, false, MASK_NONE, 0, false, 0, false},
+    {"d128 1x1 none", 2, 1, 1, 2, 128, LTX2_KROPE_NONE, false, MASK_NONE, 0, false, 0, false},
     /* 5 tiles: the slots are refilled after releases inside the main loop, not only the first */
-    {"d64 1x520 split+pad-mask", 2, 1, 520, 2, 64, LTX2_KROPE_SPLIT, false, MASK_PAD},
+    {"d64 1x520 split+pad-mask", 2, 1, 520, 2, 64, LTX2_KROPE_SPLIT, false, MASK_PAD, 0, false, 0, false},
 };
 /* The case the AUTO check reuses (small). */
 #define AUTO_CASE 3

@@ -86,6 +86,8 @@ typedef struct ltx2_generate_params {
     const char *prompt;
     const char *negative_prompt;
     const char *text_encoder;
+    /* Where Gemma runs: "cpu" (NULL: the default), "cuda", "cuda:N" or "auto", as device. */
+    const char *text_encoder_device;
     const char *save_prompt_embeds;     /* optional: the positive prompt's hidden states, as a file
                                            prompt_embeds reads */
     uint64_t seed;                      /* Philox key of the initial noise (streams: 0 video, 1 audio) */

@@ -112,12 +112,13 @@ static ltx2_status k_attention(const ltx2_backend *be, ltx2_context *ctx, const 
                                ltx2_tensor *out) {
     const ltx2_kernel_rt *rt = krt(be);
     const int64_t d = q->shape[2] / a->heads;
-    /* Gemma-3's attention (grouped-query, causal, sliding window, empty rows zero) runs on the CPU
-     * reference only so far: the kernels do not take these masks yet. */
-    if ((a->kv_heads > 0 && a->kv_heads != a->heads) || a->causal || a->window > 0 || a->empty_zero)
+    /* Gemma-3's masks (grouped-query, causal, sliding window, empty rows zero) run on the per-row
+     * kernel, which normalises and rotates nothing of k itself under them */
+    const bool gemma_masks = (a->kv_heads > 0 && a->kv_heads != a->heads) || a->causal || a->window > 0 || a->empty_zero;
+    if (gemma_masks && (a->q_norm || a->q_cos))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                          "%s attention: grouped-query, causal and sliding-window masks have no device kernel yet "
-                          "(the CPU backend runs them)", be->name);
+                          "%s attention: grouped-query, causal or windowed masks together with QK norm or RoPE inside "
+                          "the op (apply them before it, as the Gemma forward does)", be->name);
     /* 64 and 128 take the tensor-core kernels; other head dims up to the limit a per-row fp32
      * kernel (kernels/attention_small.cu: the tiny models, not a speed path) */
     if (d > LTX2_KATTN_MAX_HEAD_DIM)
@@ -131,7 +132,8 @@ static ltx2_status k_attention(const ltx2_backend *be, ltx2_context *ctx, const 
         .norm_eps = a->norm_eps, .rope = a->q_cos ? krope(a->rope_type) : LTX2_KROPE_NONE,
         .q_cos = a->q_cos ? a->q_cos->data : NULL, .q_sin = a->q_sin ? a->q_sin->data : NULL,
         .k_cos = a->k_cos ? a->k_cos->data : NULL, .k_sin = a->k_sin ? a->k_sin->data : NULL,
-        .impl = rt->attn_impl,
+        .impl = rt->attn_impl, .kv_heads = a->kv_heads, .causal = a->causal, .window = a->window,
+        .empty_zero = a->empty_zero,
     };
     LTX2_TRY(rt->enter(be, ctx));
     ka.workspace_bytes = rt->k->attention_workspace(&ka);

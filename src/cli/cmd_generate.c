@@ -63,6 +63,8 @@ static void usage(FILE *out) {
             "  --text-encoder DIR             Gemma-3 checkpoint directory: config.json, model*.safetensors,\n"
             "                                 tokenizer.model (required with --prompt and --checkpoint; it runs\n"
             "                                 on the CPU and is freed before sampling)\n"
+            "  --text-encoder-device cpu|cuda[:N]|auto  where Gemma runs (default cpu; its CUDA path has run\n"
+            "                                 in the kernel emulator only so far)\n"
             "  --save-prompt-embeds FILE      write the prompt's hidden states (.safetensors, what\n"
             "                                 --prompt-embeds reads) to skip Gemma next time\n"
             "  --prompt-embeds FILE           .safetensors/.npz with hidden_states [1,S,D,L] + attention_mask [1,S]\n"
@@ -318,6 +320,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--prompt")) { VALUE(); p.prompt = v; }
         else if (!strcmp(a, "--negative-prompt")) { VALUE(); p.negative_prompt = v; }
         else if (!strcmp(a, "--text-encoder")) { VALUE(); p.text_encoder = v; }
+        else if (!strcmp(a, "--text-encoder-device")) { VALUE(); p.text_encoder_device = v; }
         else if (!strcmp(a, "--save-prompt-embeds")) { VALUE(); p.save_prompt_embeds = v; }
         else if (!strcmp(a, "--seed")) INT(seed, 0, GEN_MAX_SEED);
         else if (!strcmp(a, "--steps")) INT(steps, 1, GEN_MAX_STEPS);

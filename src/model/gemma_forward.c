@@ -7,6 +7,7 @@
 
 #include "backend/backend_pool.h"
 #include "core/dtype.h"
+#include "core/tensor_ops.h"
 #include "model/gemma.h"
 
 typedef struct gemma_run {
@@ -26,9 +27,9 @@ static ltx2_status linear(gemma_run *r, const ltx2_linear *L, const ltx2_tensor 
 }
 
 /* x viewed as rows of `width` (QK-norm runs per head over head_dim). */
-static ltx2_tensor rows_view(const ltx2_tensor *x, int64_t width) {
-    int64_t s[2] = {ltx2_tensor_numel(x) / width, width};
-    return ltx2_tensor_make(x->data, x->dtype, 2, s);
+static ltx2_status rows_view(ltx2_context *ctx, const ltx2_tensor *x, int64_t width, ltx2_tensor *out) {
+    const int64_t s[2] = {-1, width};
+    return ltx2_tensor_reshape(ctx, x, 2, s, out);
 }
 
 /* The scale the reference multiplies the embeddings by: sqrt(hidden) rounded to the table's dtype
@@ -116,7 +117,9 @@ static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const
     LTX2_TRY(linear(r, &L->q, &b->xn, &b->q));
     LTX2_TRY(linear(r, &L->k, &b->xn, &b->k));
     LTX2_TRY(linear(r, &L->v, &b->xn, &b->v));
-    ltx2_tensor qr = rows_view(&b->q, c->head_dim), kr = rows_view(&b->k, c->head_dim);
+    ltx2_tensor qr, kr;
+    LTX2_TRY(rows_view(ctx, &b->q, c->head_dim, &qr));
+    LTX2_TRY(rows_view(ctx, &b->k, c->head_dim, &kr));
     LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &qr, &L->q_norm, eps, &qr));
     LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &kr, &L->k_norm, eps, &kr));
     LTX2_TRY(ltx2_backend_rope(be, ctx, &b->q, LTX2_ROPE_SPLIT, c->heads, &rope->qc, &rope->qs, &b->q));

@@ -93,7 +93,7 @@ static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, c
 }
 
 /* The prompt (and, with CFG, the negative prompt or Lightricks' default) through Gemma-3 in one
- * batch, on the CPU (the device attention kernels do not take Gemma's masks yet). */
+ * batch, on p->text_encoder_device (the CPU by default). */
 static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
                                      ltx2_pipe_text *tp, ltx2_pipe_text *tn) {
     /* the encoder's width x hidden states against the checkpoint's text projection, from the
@@ -117,7 +117,13 @@ static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_para
     const char *prompts[2] = {p->prompt, p->negative_prompt ? p->negative_prompt : LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT};
     if (need_neg && !p->negative_prompt) LTX2_LOGI(ctx, "generate: CFG is on: Lightricks' default negative prompt");
     ltx2_pipe_text out[2];
-    LTX2_TRY(ltx2_pipe_text_encode(ctx, p->text_encoder, ltx2_backend_cpu(), prompts, need_neg ? 2 : 1, out));
+    const ltx2_backend *tbe = NULL;
+    char desc[256];
+    LTX2_TRY(ltx2_backend_open(ctx, p->text_encoder_device ? p->text_encoder_device : "cpu", &tbe, desc, sizeof desc));
+    LTX2_LOGI(ctx, "text encoder device: %s", desc);
+    st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, prompts, need_neg ? 2 : 1, out);
+    ltx2_backend_free(tbe);
+    LTX2_TRY(st);
     *tp = out[0];
     if (need_neg) *tn = out[1];
     return LTX2_OK;

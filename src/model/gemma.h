@@ -53,6 +53,8 @@ typedef struct ltx2_gemma_weights {
     /* The embedding table stays in the mapped file (the 12B's is 2 GB in bf16): the forward gathers
      * the rows it needs on the host. */
     const ltx2_st_tensor *embed;
+    ltx2_st_tensor embed_own; /* random weights: the table lives in embed_data */
+    float *embed_data;
     ltx2_st_set *set;
     ltx2_st_file view;
     char prefix[64]; /* the language model's key prefix in the files */
@@ -66,6 +68,10 @@ typedef struct ltx2_gemma_weights {
  * tower and projector skipped), every tensor checked against the config. */
 ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const char *dir,
                                        ltx2_gemma_weights **out);
+/* Seeded normal weights (times scale; norms and embeddings too) for cfg on the CPU in f32, no
+ * file: for benches at real shapes. */
+ltx2_status ltx2_gemma_weights_random(ltx2_context *ctx, const ltx2_gemma_config *cfg, uint64_t seed, float scale,
+                                      ltx2_gemma_weights **out);
 void ltx2_gemma_weights_free(ltx2_gemma_weights *w);
 
 /* ids [B, S] (each < vocab) with mask [B, S] (1 = token; left padding) -> hidden [B, S, hidden,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend/backend_pool.h"
+#include "core/rng.h"
 #include "io/file.h"
 #include "model/gemma.h"
 
@@ -141,8 +142,47 @@ ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be
     return LTX2_OK;
 }
 
+ltx2_status ltx2_gemma_weights_random(ltx2_context *ctx, const ltx2_gemma_config *cfg, uint64_t seed, float scale,
+                                      ltx2_gemma_weights **out) {
+    *out = NULL;
+    ltx2_gemma_weights *w = calloc(1, sizeof *w);
+    if (!w) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma weights");
+    w->cfg = *cfg;
+    w->layers = calloc((size_t)cfg->layers, sizeof *w->layers);
+    const int64_t n_embed = cfg->vocab * cfg->hidden;
+    w->embed_data = malloc((size_t)n_embed * sizeof(float));
+    ltx2_wtable t = {0};
+    ltx2_status st = LTX2_OK;
+    if (!w->layers || !w->embed_data)
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma random weights: %lld layers, %lld embeddings", (long long)cfg->layers,
+                        (long long)n_embed);
+    if (st == LTX2_OK) {
+        build_table(&t, w);
+        st = ltx2_wstore_layout(ctx, &w->store, &t, ltx2_backend_cpu(), LTX2_F32, false);
+    }
+    if (st == LTX2_OK) st = ltx2_wtable_random(ctx, &t, &w->store, seed, scale);
+    if (st == LTX2_OK) {
+        ltx2_rng_normal(seed, 1, 0, (size_t)n_embed, w->embed_data);
+        w->embed_own = (ltx2_st_tensor){.name = "embed_tokens.weight", .dtype = LTX2_F32, .ndim = 2,
+                                        .shape = {cfg->vocab, cfg->hidden}, .end = (uint64_t)n_embed * 4,
+                                        .data = w->embed_data};
+        w->embed = &w->embed_own;
+        w->be = ltx2_backend_cpu();
+        w->dtype = LTX2_F32;
+        st = apply_one_plus(ctx, w);
+    }
+    ltx2_wtable_free(&t);
+    if (st != LTX2_OK) {
+        ltx2_gemma_weights_free(w);
+        return st;
+    }
+    *out = w;
+    return LTX2_OK;
+}
+
 void ltx2_gemma_weights_free(ltx2_gemma_weights *w) {
     if (!w) return;
+    free(w->embed_data);
     ltx2_wstore_free(&w->store);
     ltx2_st_set_view_close(&w->view);
     ltx2_st_set_close(w->set);

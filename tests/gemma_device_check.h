@@ -21,6 +21,29 @@
 #define GEMMA_DEVICE_MIN_COSINE 0.9999
 #define GEMMA_DEVICE_MAX_REL_L2 2e-2
 
+/* Every hidden state of got against ref ([rows, L1] layer-last, host f32). */
+static void gemma_device_compare(const ltx2_backend *dev, const char *how, const float *ref, const float *got,
+                                 int64_t rows, int64_t L1) {
+    double worst = 0;
+    for (int64_t l = 0; l < L1; l++) {
+        double ab = 0, aa = 0, bb = 0, d2 = 0;
+        bool finite = true;
+        for (int64_t r = 0; r < rows; r++) {
+            const double x = ref[r * L1 + l], y = got[r * L1 + l];
+            finite = finite && isfinite(y);
+            ab += x * y, aa += x * x, bb += y * y, d2 += (y - x) * (y - x);
+        }
+        const double cosine = aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0, rel = aa > 0 ? sqrt(d2 / aa) : sqrt(d2);
+        CHECK(finite && cosine >= GEMMA_DEVICE_MIN_COSINE && rel <= GEMMA_DEVICE_MAX_REL_L2,
+              "hidden state %lld on %s (weights %s): cosine %.7f (min %.4f), rel-L2 %.3g (max %.1g)%s", (long long)l,
+              dev->name, how, cosine, GEMMA_DEVICE_MIN_COSINE, rel, GEMMA_DEVICE_MAX_REL_L2,
+              finite ? "" : ", non-finite");
+        if (rel > worst) worst = rel;
+    }
+    printf("gemma on %s (bf16, weights %s) vs cpu (f32): %lld hidden states, worst rel-L2 %.3g\n", dev->name, how,
+           (long long)L1, worst);
+}
+
 static void gemma_device_check(ltx2_context *ctx, const ltx2_backend *dev) {
     const char *dir = LTX2_SOURCE_DIR "/weights/tiny/gemma-6l", *golden = LTX2_SOURCE_DIR
         "/tests/golden/data/gemma_tiny.safetensors";
@@ -45,23 +68,15 @@ static void gemma_device_check(ltx2_context *ctx, const ltx2_backend *dev) {
         st = ltx2_gemma_forward(ctx, wc, ids, mask, B, S, ref);
         if (st == LTX2_OK) st = ltx2_gemma_forward(ctx, wd, ids, mask, B, S, got);
         CHECK(st == LTX2_OK, "gemma forward on %s: %s", dev->name, ltx2_last_error(ctx));
-        double worst = 0;
-        for (int64_t l = 0; st == LTX2_OK && l < L1; l++) {
-            double ab = 0, aa = 0, bb = 0, d2 = 0;
-            bool finite = true;
-            for (int64_t r = 0; r < B * S * D; r++) {
-                const double x = ref[r * L1 + l], y = got[r * L1 + l];
-                finite = finite && isfinite(y);
-                ab += x * y, aa += x * x, bb += y * y, d2 += (y - x) * (y - x);
-            }
-            const double cosine = aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0, rel = aa > 0 ? sqrt(d2 / aa) : sqrt(d2);
-            CHECK(finite && cosine >= GEMMA_DEVICE_MIN_COSINE && rel <= GEMMA_DEVICE_MAX_REL_L2,
-                  "hidden state %lld on %s: cosine %.7f (min %.4f), rel-L2 %.3g (max %.1g)%s", (long long)l, dev->name,
-                  cosine, GEMMA_DEVICE_MIN_COSINE, rel, GEMMA_DEVICE_MAX_REL_L2, finite ? "" : ", non-finite");
-            if (rel > worst) worst = rel;
-        }
-        printf("gemma on %s (bf16) vs cpu (f32): %lld hidden states, worst rel-L2 %.3g\n", dev->name, (long long)L1,
-               worst);
+        if (st == LTX2_OK) gemma_device_compare(dev, "loaded", ref, got, B * S * D, L1);
+        /* weights copied from the CPU's f32 ones (what the bench does): the (1 + w) gains are
+         * rounded to bf16 from f32 there, from the file's f32 here; both within the same bounds */
+        ltx2_gemma_weights *wt = NULL;
+        st = ltx2_gemma_weights_to(ctx, wc, dev, LTX2_BF16, &wt);
+        if (st == LTX2_OK) st = ltx2_gemma_forward(ctx, wt, ids, mask, B, S, got);
+        CHECK(st == LTX2_OK, "gemma weights copied to %s: %s", dev->name, ltx2_last_error(ctx));
+        if (st == LTX2_OK) gemma_device_compare(dev, "copied", ref, got, B * S * D, L1);
+        ltx2_gemma_weights_free(wt);
         free(ids), free(mask), free(ref), free(got);
     }
     ltx2_st_close(f);

@@ -72,6 +72,10 @@ ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be
  * file: for benches at real shapes. */
 ltx2_status ltx2_gemma_weights_random(ltx2_context *ctx, const ltx2_gemma_config *cfg, uint64_t seed, float scale,
                                       ltx2_gemma_weights **out);
+/* A copy of src's layers on be in dtype; the embedding table stays src's (host) and is borrowed:
+ * free the copy first. */
+ltx2_status ltx2_gemma_weights_to(ltx2_context *ctx, const ltx2_gemma_weights *src, const ltx2_backend *be,
+                                  ltx2_dtype dtype, ltx2_gemma_weights **out);
 void ltx2_gemma_weights_free(ltx2_gemma_weights *w);
 
 /* ids [B, S] (each < vocab) with mask [B, S] (1 = token; left padding) -> hidden [B, S, hidden,

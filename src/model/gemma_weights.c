@@ -180,6 +180,42 @@ ltx2_status ltx2_gemma_weights_random(ltx2_context *ctx, const ltx2_gemma_config
     return LTX2_OK;
 }
 
+ltx2_status ltx2_gemma_weights_to(ltx2_context *ctx, const ltx2_gemma_weights *src, const ltx2_backend *be,
+                                  ltx2_dtype dtype, ltx2_gemma_weights **out) {
+    *out = NULL;
+    ltx2_gemma_weights *w = calloc(1, sizeof *w);
+    if (!w) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma weights");
+    w->cfg = src->cfg;
+    w->embed = src->embed;
+    snprintf(w->prefix, sizeof w->prefix, "%s", src->prefix);
+    w->layers = calloc((size_t)w->cfg.layers, sizeof *w->layers);
+    ltx2_wtable ts = {0}, td = {0};
+    ltx2_status st = w->layers ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma weights: layers");
+    /* the source's views are read through a table over a copy of its struct and layers (building
+     * a table rewrites the linears' shapes) */
+    ltx2_gemma_weights s2 = *src;
+    s2.layers = malloc((size_t)w->cfg.layers * sizeof *s2.layers);
+    if (st == LTX2_OK && !s2.layers) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma weights copy: layers");
+    if (st == LTX2_OK) {
+        memcpy(s2.layers, src->layers, (size_t)w->cfg.layers * sizeof *s2.layers);
+        build_table(&ts, &s2);
+        build_table(&td, w);
+        st = ltx2_wstore_layout(ctx, &w->store, &td, be, dtype, false);
+    }
+    if (st == LTX2_OK) st = ltx2_wtable_copy(ctx, &ts, &src->store, &td, &w->store);
+    ltx2_wtable_free(&ts);
+    ltx2_wtable_free(&td);
+    free(s2.layers);
+    if (st != LTX2_OK) {
+        ltx2_gemma_weights_free(w);
+        return st;
+    }
+    w->be = be;
+    w->dtype = dtype;
+    *out = w;
+    return LTX2_OK;
+}
+
 void ltx2_gemma_weights_free(ltx2_gemma_weights *w) {
     if (!w) return;
     free(w->embed_data);

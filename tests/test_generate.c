@@ -1,7 +1,8 @@
 /* End-to-end generation against tests/golden/gen_e2e_golden.py (ltx-pipelines' one-stage path
  * composed from ltx-core on the tiny checkpoints, 2 steps, CFG + STG + modality + rescale, fp32):
  * final video and audio latents, decoded video and waveform, for LTX-2.0 and LTX-2.3. The golden's
- * own file is the --noise input. Also: geometry rules, Philox determinism, prompts of different
+ * own file is the --noise input. The same from text (the embedded tiny Gemma against ltx-core's
+ * text encoder, e2e_text_<v>): the final latents. Also: geometry rules, Philox determinism, prompts of different
  * lengths (left-padded to one), and refusals. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -13,6 +14,7 @@
 #include "io/safetensors.h"
 #include "ltx2/ltx2.h"
 #include "pipeline/pipeline.h"
+#include "text/spm.h"
 #include "test_util.h"
 
 /* fp32 vs fp32 over 2 steps x 4 passes and two decoders: differences come only from summation
@@ -253,6 +255,62 @@ static void check_refusals(ltx2_context *ctx) {
     CHECK(ltx2_pipe_audio_latent_frames(3, 50.0) == 2, "1.5 rounds to even 2");
 }
 
+/* ltx2 generate from text against the same pipeline run from text by ltx-core's encoder
+ * (e2e_text_<v>: gen_text_goldens.PROMPT, the default negative prompt, the embedded tiny Gemma):
+ * the final latents. */
+static void check_text_version(ltx2_context *ctx, const char *v) {
+    char ckpt[1024], gold[1024], text[1024];
+    snprintf(ckpt, sizeof ckpt, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
+    snprintf(gold, sizeof gold, "%s/tests/golden/data/e2e_text_%s.safetensors", LTX2_SOURCE_DIR, v);
+    snprintf(text, sizeof text, "%s/tests/golden/data/text_%s.safetensors", LTX2_SOURCE_DIR, v);
+    ltx2_st_file *f = NULL, *tf = NULL;
+    if (ltx2_st_open(ctx, gold, &f) != LTX2_OK || ltx2_st_open(ctx, text, &tf) != LTX2_OK) {
+        CHECK(0, "%s: %s", v, ltx2_last_error(ctx));
+        ltx2_st_close(f);
+        return;
+    }
+    const ltx2_st_tensor *pt = ltx2_st_find(tf, "input.prompt");
+    CHECK(pt != NULL, "%s: the golden prompt", v);
+    char *prompt = pt ? malloc((size_t)(pt->end - pt->begin) + 1) : NULL;
+    if (prompt) {
+        memcpy(prompt, pt->data, (size_t)(pt->end - pt->begin));
+        prompt[pt->end - pt->begin] = 0;
+    }
+    ltx2_generate_params p;
+    base_params(&p, ckpt);
+    p.prompt_embeds = p.negative_prompt_embeds = NULL;
+    p.prompt = prompt;
+    p.text_encoder = LTX2_SOURCE_DIR "/weights/tiny/gemma";
+    p.noise = gold;
+    p.decode_video = p.decode_audio = 0;
+    ltx2_generate_result r;
+    ltx2_status st = prompt ? ltx2_generate(ctx, &p, &r) : LTX2_ERR_NOT_FOUND;
+    CHECK(st == LTX2_OK, "%s from text: generate: %s", v, ltx2_last_error(ctx));
+    if (st == LTX2_OK) {
+        const int64_t *ls = r.video_latent_shape;
+        const int64_t F = ls[1], H = ls[2], W = ls[3], C = ls[4], nvl = F * H * W * C;
+        const float *gvl = golden(f, "video_latent", nvl);
+        const int64_t nal = r.audio_latent_shape[0] * r.audio_latent_shape[1] * r.audio_latent_shape[2] *
+                            r.audio_latent_shape[3];
+        const float *gal = golden(f, "audio_latent", nal);
+        CHECK(gvl && gal, "%s from text: golden latents", v);
+        if (gvl && gal) {
+            float *t = malloc((size_t)nvl * sizeof(float));
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t i = 0; i < F * H * W; i++) t[c * F * H * W + i] = r.video_latent[i * C + c];
+            const double ev = rel_l2(t, gvl, nvl), ea = rel_l2(r.audio_latent, gal, nal);
+            CHECK(ev <= E2E_REL_L2_TOL && ea <= E2E_REL_L2_TOL, "%s from text: latents rel-L2 video %.3g, audio %.3g",
+                  v, ev, ea);
+            printf("%s from text: video latent rel-L2 %.3g, audio latent rel-L2 %.3g\n", v, ev, ea);
+            free(t);
+        }
+        ltx2_generate_result_free(&r);
+    }
+    free(prompt);
+    ltx2_st_close(f);
+    ltx2_st_close(tf);
+}
+
 int main(void) {
     ltx2_context_params cp;
     ltx2_context_params_init(&cp);
@@ -260,6 +318,12 @@ int main(void) {
     ltx2_context *ctx = ltx2_context_create(&cp);
     check_version(ctx, "2.0");
     check_version(ctx, "2.3");
+    if (ltx2_spm_available()) {
+        check_text_version(ctx, "2.0");
+        check_text_version(ctx, "2.3");
+    } else {
+        printf("from text: skipped (built without SentencePiece)\n");
+    }
     check_philox(ctx);
     check_prompt_lengths(ctx);
     check_refusals(ctx);

@@ -18,7 +18,9 @@ Precision: fp32 everywhere (dtype=torch.float32 instead of the pipeline's bf16),
 runs with latent_bf16 = 0. The initial noise the GaussianNoiser drew is saved, and the C test
 feeds it back (--noise), since torch.randn is not our Philox.
 
-Saved to tests/golden/data/e2e_<v>.safetensors:
+Saved to tests/golden/data/e2e_<v>.safetensors (and e2e_text_<v>.safetensors: the same run from text,
+gen_text_goldens.PROMPT and the default negative prompt through the embedded tiny Gemma; latents
+and noise only):
   video_noise [1, C, F', H', W'], audio_noise [1, z, T', F'] (torch layouts: the file itself works as --noise)
   sigmas [3], video_latent [1, C, F', H', W'], audio_latent [1, z, T', F'],
   video [1, 3, F, H, W] (decoder output, before uint8), waveform [2, N]
@@ -42,6 +44,7 @@ from st_write import save  # noqa: E402
 import gen_audio_goldens  # noqa: E402
 import gen_connector_goldens  # noqa: E402
 import gen_dit_goldens  # noqa: E402
+import gen_text_goldens  # noqa: E402
 import gen_vae_goldens  # noqa: E402
 
 from ltx_core.components.diffusion_steps import EulerDiffusionStep  # noqa: E402
@@ -58,6 +61,7 @@ import ltx_pipelines.utils.helpers as helpers  # noqa: E402
 from ltx_pipelines.utils import denoise_audio_video, euler_denoising_loop  # noqa: E402
 from ltx_pipelines.utils import multi_modal_guider_factory_denoising_func  # noqa: E402
 from ltx_pipelines.utils.types import PipelineComponents  # noqa: E402
+from ltx_pipelines.utils.constants import DEFAULT_NEGATIVE_PROMPT  # noqa: E402
 
 SEED = 20260401
 STEPS = 2
@@ -76,11 +80,19 @@ def load_prompt(name):
     return tuple(hidden[..., i] for i in range(hidden.shape[-1])), mask
 
 
-def run(version):
+def run(version, text=False):
+    """text: the prompts are gen_text_goldens.PROMPT and ltx-pipelines' default negative prompt through
+    the embedded tiny tokenizer and Gemma (ltx-core's text encoder), instead of the stand-in hidden
+    states."""
     proc = gen_connector_goldens.build(version)
     ctx = {}
+    if text:
+        _, mask, hidden = gen_text_goldens.gemma_hidden((gen_text_goldens.PROMPT, DEFAULT_NEGATIVE_PROMPT))
+        prompts = {"positive": (hidden[0], mask[0:1]), "negative": (hidden[1], mask[1:2])}
+    else:
+        prompts = {name: load_prompt(name) for name in ("positive", "negative")}
     for name in ("positive", "negative"):
-        hidden, mask = load_prompt(name)
+        hidden, mask = prompts[name]
         out = proc.process_hidden_states(hidden, mask, padding_side="left")
         ctx[name] = (out.video_encoding, out.audio_encoding)
     dit, _ = gen_dit_goldens.load_model(version)
@@ -132,10 +144,11 @@ def run(version):
     # The noise was drawn patchified: video [1, F'H'W', C] -> [1, C, F', H', W'], audio [1, T', z*F'] -> [1, z, T', F'].
     nv = drawn[0].reshape(1, vl.shape[2], vl.shape[3], vl.shape[4], vl.shape[1]).permute(0, 4, 1, 2, 3)
     na = drawn[1].reshape(1, al.shape[2], al.shape[1], al.shape[3]).permute(0, 2, 1, 3)
-    tensors = {"video_noise": nv, "audio_noise": na, "sigmas": sigmas, "video_latent": vl, "audio_latent": al,
-               "video": video, "waveform": waveform}
+    tensors = {"video_noise": nv, "audio_noise": na, "sigmas": sigmas, "video_latent": vl, "audio_latent": al}
+    if not text:  # the text run checks the latents only (the decoders are checked by the other)
+        tensors.update({"video": video, "waveform": waveform})
     tensors = {k: v.detach().float().contiguous() for k, v in tensors.items()}
-    meta = {"e2e": json.dumps({"version": version, "steps": STEPS, "height": HEIGHT, "width": WIDTH,
+    meta = {"e2e": json.dumps({"version": version, "text": text, "steps": STEPS, "height": HEIGHT, "width": WIDTH,
                                "frames": FRAMES, "fps": FPS, "stg_blocks": STG_BLOCKS, "video": VIDEO,
                                "audio": AUDIO, "seed": SEED, "dtype": "float32",
                                "sample_rate": voc.output_sampling_rate}),
@@ -148,9 +161,9 @@ def run(version):
 def main():
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
-    for version in ("2.0", "2.3"):
-        tensors, meta = run(version)
-        path = os.path.join(HERE, "data", f"e2e_{version}.safetensors")
+    for version, text in (("2.0", False), ("2.3", False), ("2.0", True), ("2.3", True)):
+        tensors, meta = run(version, text)
+        path = os.path.join(HERE, "data", f"e2e_{'text_' if text else ''}{version}.safetensors")
         save(tensors, path, metadata=meta)
         print(f"{path}: " + ", ".join(f"{k} {list(v.shape)}" for k, v in tensors.items()) +
               f"; {os.path.getsize(path)} bytes")

@@ -36,9 +36,9 @@ PROMPT = "A cat walks across a neon street at night, rain falls gently. 東京 �
 MAX_LEN = 1024
 
 
-def main():
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
+def gemma_hidden(prompts):
+    """ltx-core 1.0.0's text encoder on the embedded tiny Gemma: ids [n, 1024], masks, and per prompt
+    the tuple of hidden states (one prompt per call, as LTXVGemmaTextEncoderModel encodes)."""
     hf_logging.disable_progress_bar()
     gemma, info = Gemma3ForConditionalGeneration.from_pretrained(GEMMA_DIR, dtype=torch.float32,
                                                                  output_loading_info=True)
@@ -46,14 +46,21 @@ def main():
     # Google's layout must load as is: nothing missing (a silently random tensor), nothing left over
     assert not any(info[k] for k in ("missing_keys", "unexpected_keys", "mismatched_keys")), info
     tok = LTXVGemmaTokenizer(GEMMA_DIR, max_length=MAX_LEN)
-    rows = [tok.tokenize_with_weights(p)["gemma"] for p in (PROMPT, DEFAULT_NEGATIVE_PROMPT)]
+    rows = [tok.tokenize_with_weights(p)["gemma"] for p in prompts]
     ids = torch.tensor([[t for t, _ in r] for r in rows], dtype=torch.int64)
     mask = torch.tensor([[w for _, w in r] for r in rows], dtype=torch.int64)
     hidden = []
     with torch.no_grad():
-        for b in range(2):
+        for b in range(len(prompts)):
             out = gemma.model(input_ids=ids[b:b + 1], attention_mask=mask[b:b + 1], output_hidden_states=True)
             hidden.append(out.hidden_states)
+    return ids, mask, hidden
+
+
+def main():
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    ids, mask, hidden = gemma_hidden((PROMPT, DEFAULT_NEGATIVE_PROMPT))
     for version in ("2.0", "2.3"):
         proc = build(version)
         enc_v, enc_a = [], []

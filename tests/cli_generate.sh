@@ -80,13 +80,19 @@ txt="$tmp/text"
 mkdir -p "$txt"
 nocfg=(--guidance-scale 1 --audio-guidance-scale 1)
 if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat walks across a neon street at night" \
-        --save-prompt-embeds pe.safetensors --wav a.wav >"$tmp/stdout" 2>"$tmp/stderr"); then ok; else bad "generate --prompt failed"; cat "$tmp/stderr"; fi
+        --text-cache cache --save-prompt-embeds pe.safetensors --wav a.wav >"$tmp/stdout" 2>"$tmp/stderr"); then ok; else bad "generate --prompt failed"; cat "$tmp/stderr"; fi
 grep -q 'prompt: "A cat walks' "$tmp/stdout" && ok || bad "the prompt is not echoed: $(grep prompt "$tmp/stdout")"
 grep -q "text encoder: Gemma-3" "$tmp/stderr" && ok || bad "no text encoder line on stderr"
 if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt-embeds pe.safetensors --wav b.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "generate from saved embeds failed"; cat "$tmp/stderr"; fi
 cmp -s "$txt/a.wav" "$txt/b.wav" && ok || bad "the saved prompt embeddings do not reproduce the text run"
-if (cd "$txt" && "$bin" generate "${small[@]}" --prompt "A cat" --wav c.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "generate --prompt with CFG failed"; cat "$tmp/stderr"; fi
+if (cd "$txt" && "$bin" generate "${small[@]}" --no-text-cache --prompt "A cat" --wav c.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "generate --prompt with CFG failed"; cat "$tmp/stderr"; fi
 grep -q "default negative prompt" "$tmp/stderr" && ok || bad "CFG without --negative-prompt does not say it used the default"
+# the text cache: the same prompt again skips Gemma and gives the same run; --no-text-cache wrote nothing
+[ "$(ls "$txt/cache" 2>/dev/null | wc -l)" -eq 1 ] && ok || bad "expected one cached prompt, found: $(ls "$txt/cache" 2>/dev/null)"
+if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat walks across a neon street at night" \
+        --text-cache cache --wav d.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "generate from the cache failed"; cat "$tmp/stderr"; fi
+grep -q "from the cache" "$tmp/stderr" && ! grep -q "text encoder: Gemma-3" "$tmp/stderr" && ok || bad "the repeated prompt ran Gemma again"
+cmp -s "$txt/a.wav" "$txt/d.wav" && ok || bad "the cached prompt does not reproduce the run"
 
 # ---- the default command (embedded model), small so the test stays quick ----
 out="$tmp/run"

@@ -5,6 +5,7 @@
  * <= 1e-5. Also: our default negative prompt is ltx-pipelines' own. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "core/metrics.h"
@@ -63,7 +64,7 @@ static void check_version(ltx2_context *ctx, const char *version) {
               "LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT differs from ltx-pipelines' DEFAULT_NEGATIVE_PROMPT");
         const char *prompts[2] = {prompt, negative};
         ltx2_pipe_text t[2];
-        ltx2_status st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), prompts, 2, t);
+        ltx2_status st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), prompts, 2, NULL, t);
         CHECK(st == LTX2_OK, "LTX-%s: text encode: %s", version, ltx2_last_error(ctx));
         for (int b = 0; st == LTX2_OK && b < 2; b++) {
             const int64_t S = t[b].S, dv = cw->cfg.video.inner_dim, da = cw->cfg.audio.inner_dim;
@@ -130,12 +131,39 @@ static void check_ids(ltx2_context *ctx) {
     ltx2_st_close(f);
 }
 
+/* The text cache serves what it holds: a cached file, once replaced, is what comes back. */
+static void check_cache(ltx2_context *ctx) {
+    char dir[] = "/tmp/ltx2_text_cache.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    const char *prompts[1] = {"a cat in the rain"};
+    ltx2_pipe_text a, b;
+    ltx2_status st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), prompts, 1, dir, &a);
+    CHECK(st == LTX2_OK, "encode into the cache: %s", ltx2_last_error(ctx));
+    ltx2_text_cache c;
+    char path[LTX2_TEXT_CACHE_PATH_CAP + 80];
+    if (st == LTX2_OK && ltx2_text_cache_open(ctx, dir, GEMMA_DIR, &c) == LTX2_OK) {
+        ltx2_text_cache_path(&c, prompts[0], LTX2_GEMMA_MAX_TOKENS, path, sizeof path);
+        CHECK(access(path, R_OK) == 0, "no cached file %s", path);
+        const int64_t n = a.S * a.D * a.L;
+        for (int64_t i = 0; i < n; i++) a.hidden[i] *= 2.0f;
+        CHECK(ltx2_pipe_text_save(ctx, &a, path) == LTX2_OK, "rewrite %s", path);
+        st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), prompts, 1, dir, &b);
+        CHECK(st == LTX2_OK && b.S == a.S && memcmp(a.hidden, b.hidden, (size_t)n * sizeof(float)) == 0,
+              "the second encode did not come from the cache");
+        if (st == LTX2_OK) ltx2_pipe_text_free(&b);
+        unlink(path);
+    }
+    ltx2_pipe_text_free(&a);
+    rmdir(dir);
+}
+
 int main(void) {
     if (!ltx2_spm_available()) return test_skip("built without SentencePiece (deps.sh installs libsentencepiece-dev)");
     ltx2_context *ctx = ltx2_context_create(NULL);
     check_ids(ctx);
     check_version(ctx, "2.0");
     check_version(ctx, "2.3");
+    check_cache(ctx);
     ltx2_context_free(ctx);
     return test_finish();
 }

@@ -90,6 +90,8 @@ typedef struct ltx2_generate_params {
     const char *text_encoder_device;
     const char *save_prompt_embeds;     /* optional: the positive prompt's hidden states, as a file
                                            prompt_embeds reads */
+    const char *text_cache;             /* optional directory: prompts encoded before (same encoder,
+                                           same text) are read from it instead of running Gemma */
     uint64_t seed;                      /* Philox key of the initial noise (streams: 0 video, 1 audio) */
     const char *noise;                  /* optional file with "video_noise" [1, C, F', H', W'] and
                                            "audio_noise" [1, z, T', F'] replacing the Philox noise */

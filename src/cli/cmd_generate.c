@@ -65,6 +65,10 @@ static void usage(FILE *out) {
             "                                 on the CPU and is freed before sampling)\n"
             "  --text-encoder-device cpu|cuda[:N]|auto  where Gemma runs (default cpu; its CUDA path has run\n"
             "                                 in the kernel emulator only so far)\n"
+            "  --text-cache DIR               prompts encoded before are read from DIR instead of running\n"
+            "                                 Gemma (default $XDG_CACHE_HOME/ltx2c/prompts, else\n"
+            "                                 ~/.cache/ltx2c/prompts); keyed by prompt and encoder fingerprint\n"
+            "  --no-text-cache                always run Gemma, write no cache\n"
             "  --save-prompt-embeds FILE      write the prompt's hidden states (.safetensors, what\n"
             "                                 --prompt-embeds reads) to skip Gemma next time\n"
             "  --prompt-embeds FILE           .safetensors/.npz with hidden_states [1,S,D,L] + attention_mask [1,S]\n"
@@ -227,6 +231,15 @@ static bool text_flags_valid(const ltx2_generate_params *p, const char *pos, con
     return true;
 }
 
+/* $XDG_CACHE_HOME/ltx2c/prompts, else $HOME/.cache/ltx2c/prompts; false without either. */
+static bool default_text_cache(char *out, size_t cap) {
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n = -1;
+    if (xdg && xdg[0] == '/') n = snprintf(out, cap, "%s/ltx2c/prompts", xdg);
+    else if (home && home[0]) n = snprintf(out, cap, "%s/.cache/ltx2c/prompts", home);
+    return n > 0 && (size_t)n < cap;
+}
+
 /* A Gemma-3 directory: its config.json and tokenizer.model are there (the weights are checked when
  * loaded). */
 static bool text_encoder_usable(const char *dir) {
@@ -296,6 +309,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     ltx2_generate_params p;
     ltx2_generate_params_init(&p);
     const char *device = NULL, *ckpt = NULL, *pos = NULL, *neg = NULL, *output = NULL, *png_dir = NULL, *wav = NULL;
+    bool no_text_cache = false;
     long long threads = 0, steps = -1, height = -1, width = -1, frames = -1, seed = -1, stg_block = -1, tile = 0;
     double cfg = NAN, acfg = NAN, stg = NAN, rescale = NAN, modality = NAN, fps = NAN;
     ltx2_semantics sem = LTX2_SEM_LTX_CORE;
@@ -321,6 +335,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--negative-prompt")) { VALUE(); p.negative_prompt = v; }
         else if (!strcmp(a, "--text-encoder")) { VALUE(); p.text_encoder = v; }
         else if (!strcmp(a, "--text-encoder-device")) { VALUE(); p.text_encoder_device = v; }
+        else if (!strcmp(a, "--text-cache")) { VALUE(); p.text_cache = v; }
+        else if (!strcmp(a, "--no-text-cache")) no_text_cache = true;
         else if (!strcmp(a, "--save-prompt-embeds")) { VALUE(); p.save_prompt_embeds = v; }
         else if (!strcmp(a, "--seed")) INT(seed, 0, GEN_MAX_SEED);
         else if (!strcmp(a, "--steps")) INT(steps, 1, GEN_MAX_STEPS);
@@ -395,6 +411,9 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     }
     if (!input_file("--checkpoint", ckpt) || (pos && !input_file("--prompt-embeds", pos))) return CLI_EXIT_BAD_INPUT;
     if (p.prompt && !text_encoder_usable(p.text_encoder)) return CLI_EXIT_BAD_INPUT;
+    char cache_buf[PATH_CAP];
+    if (no_text_cache) p.text_cache = NULL;
+    else if (p.prompt && !p.text_cache && default_text_cache(cache_buf, sizeof cache_buf)) p.text_cache = cache_buf;
     if (p.save_prompt_embeds && (!ltx2_str_ends_with(p.save_prompt_embeds, ".safetensors") ||
                                  !parent_writable("--save-prompt-embeds", p.save_prompt_embeds))) {
         if (!ltx2_str_ends_with(p.save_prompt_embeds, ".safetensors"))

@@ -121,7 +121,7 @@ static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_para
     char desc[256];
     LTX2_TRY(ltx2_backend_open(ctx, p->text_encoder_device ? p->text_encoder_device : "cpu", &tbe, desc, sizeof desc));
     LTX2_LOGI(ctx, "text encoder device: %s", desc);
-    st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, prompts, need_neg ? 2 : 1, out);
+    st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, prompts, need_neg ? 2 : 1, p->text_cache, out);
     ltx2_backend_free(tbe);
     LTX2_TRY(st);
     *tp = out[0];

@@ -107,12 +107,28 @@ ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t tex
  * a positive and a negative prompt of different lengths run as that padded pair. */
 ltx2_status ltx2_pipe_text_pad_left(ltx2_context *ctx, ltx2_pipe_text *t, int64_t S);
 void ltx2_pipe_text_free(ltx2_pipe_text *t);
+/* The prompts one text-encoder call takes (a CFG pair today). */
+#define LTX2_PIPE_MAX_PROMPTS 8
+
+/* Prompt hidden states on disk (src/pipeline/text_cache.c): a directory of prompt-embeds files
+ * named by SHA-256(encoder fingerprint, token length, prompt). */
+#define LTX2_TEXT_CACHE_PATH_CAP 4096
+typedef struct ltx2_text_cache {
+    char dir[LTX2_TEXT_CACHE_PATH_CAP];
+    char fingerprint[65]; /* of the encoder directory */
+} ltx2_text_cache;
+ltx2_status ltx2_text_cache_open(ltx2_context *ctx, const char *cache_dir, const char *encoder_dir,
+                                 ltx2_text_cache *out);
+void ltx2_text_cache_path(const ltx2_text_cache *c, const char *prompt, int64_t tokens, char *path, size_t cap);
+ltx2_status ltx2_text_cache_mkdir(ltx2_context *ctx, const char *dir);
+
 /* Prompts (UTF-8) to out[0..n) with the Gemma-3 checkpoint directory dir (config.json, weights,
  * tokenizer.model) on be: ltx-core's tokenisation to LTX2_GEMMA_MAX_TOKENS (a longer prompt is
  * truncated with a warning), one batched forward, every hidden state; the encoder is freed
- * before returning. */
+ * before returning. cache_dir (may be NULL): prompts found there skip Gemma, the others are
+ * stored there (a failed store is a warning). */
 ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be,
-                                  const char *const *prompts, int n, ltx2_pipe_text *out);
+                                  const char *const *prompts, int n, const char *cache_dir, ltx2_pipe_text *out);
 /* t as a prompt-embeds file (what ltx2_pipe_text_load reads back): hidden_states f32 [1, S, D, L],
  * attention_mask i64 [1, S]; written through a temp file, never half. */
 ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path);

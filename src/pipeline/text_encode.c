@@ -40,45 +40,80 @@ static ltx2_status tokenize_all(ltx2_context *ctx, const char *dir, const ltx2_g
     return st;
 }
 
-ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be,
-                                  const char *const *prompts, int n, ltx2_pipe_text *out) {
-    for (int i = 0; i < n; i++) memset(&out[i], 0, sizeof out[i]);
-    if (n < 1) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "text encoder: no prompt");
-    const double t0 = ltx2_timer_now();
+/* Gemma over the prompts idx[0..m) of prompts, into out[idx[i]]. */
+static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const ltx2_backend *be,
+                                     const char *const *prompts, const int *idx, int m, ltx2_pipe_text *out) {
     ltx2_gemma_weights *w = NULL;
     LTX2_TRY(ltx2_gemma_weights_load_on(ctx, be, be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16, dir, &w));
     const int64_t S = LTX2_GEMMA_MAX_TOKENS, D = w->cfg.hidden, L1 = w->cfg.layers + 1, tok = D * L1;
-    int32_t *ids = malloc((size_t)(n * S) * sizeof *ids);
-    uint8_t *mask = malloc((size_t)(n * S));
-    float *hidden = malloc((size_t)(n * S * tok) * sizeof(float));
+    int32_t *ids = malloc((size_t)(m * S) * sizeof *ids);
+    uint8_t *mask = malloc((size_t)(m * S));
+    float *hidden = malloc((size_t)(m * S * tok) * sizeof(float));
+    const char **sub = malloc((size_t)m * sizeof *sub);
     ltx2_status st = LTX2_OK;
-    if (!ids || !mask || !hidden)
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "text encoder: %d x %lld tokens x %lld x %lld floats", n, (long long)S,
+    if (!ids || !mask || !hidden || !sub)
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "text encoder: %d x %lld tokens x %lld x %lld floats", m, (long long)S,
                         (long long)D, (long long)L1);
-    if (st == LTX2_OK) st = tokenize_all(ctx, dir, w, prompts, n, S, ids, mask);
+    for (int i = 0; st == LTX2_OK && i < m; i++) sub[i] = prompts[idx[i]];
+    if (st == LTX2_OK) st = tokenize_all(ctx, dir, w, sub, m, S, ids, mask);
     if (st == LTX2_OK) {
         LTX2_LOGI(ctx, "text encoder: Gemma-3 (%lld layers of %lld) on %s, %d prompt%s x %lld tokens",
-                  (long long)w->cfg.layers, (long long)D, be->name, n, n > 1 ? "s" : "", (long long)S);
-        st = ltx2_gemma_forward(ctx, w, ids, mask, n, S, hidden);
+                  (long long)w->cfg.layers, (long long)D, be->name, m, m > 1 ? "s" : "", (long long)S);
+        st = ltx2_gemma_forward(ctx, w, ids, mask, m, S, hidden);
     }
-    for (int i = 0; st == LTX2_OK && i < n; i++) {
-        out[i].S = S, out[i].D = D, out[i].L = L1;
-        out[i].hidden = malloc((size_t)(S * tok) * sizeof(float));
-        out[i].mask = malloc((size_t)S);
-        if (!out[i].hidden || !out[i].mask) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "text encoder: prompt %d hidden states", i + 1);
+    for (int i = 0; st == LTX2_OK && i < m; i++) {
+        ltx2_pipe_text *t = &out[idx[i]];
+        t->S = S, t->D = D, t->L = L1;
+        t->hidden = malloc((size_t)(S * tok) * sizeof(float));
+        t->mask = malloc((size_t)S);
+        if (!t->hidden || !t->mask) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "text encoder: prompt %d hidden states", idx[i] + 1);
             break;
         }
-        memcpy(out[i].hidden, hidden + i * S * tok, (size_t)(S * tok) * sizeof(float));
-        memcpy(out[i].mask, mask + i * S, (size_t)S);
+        memcpy(t->hidden, hidden + i * S * tok, (size_t)(S * tok) * sizeof(float));
+        memcpy(t->mask, mask + i * S, (size_t)S);
     }
-    free(ids), free(mask), free(hidden);
+    free(ids), free(mask), free(hidden), free(sub);
     ltx2_gemma_weights_free(w);
+    return st;
+}
+
+ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be,
+                                  const char *const *prompts, int n, const char *cache_dir, ltx2_pipe_text *out) {
+    for (int i = 0; i < n; i++) memset(&out[i], 0, sizeof out[i]);
+    if (n < 1 || n > LTX2_PIPE_MAX_PROMPTS)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "text encoder: %d prompts (1..%d)", n, LTX2_PIPE_MAX_PROMPTS);
+    const double t0 = ltx2_timer_now();
+    ltx2_gemma_config gc;
+    LTX2_TRY(ltx2_gemma_config_load(ctx, dir, &gc));
+    const int64_t S = LTX2_GEMMA_MAX_TOKENS, text_dim = gc.hidden * (gc.layers + 1);
+    ltx2_text_cache cache;
+    char paths[LTX2_PIPE_MAX_PROMPTS][LTX2_TEXT_CACHE_PATH_CAP + 80];
+    int miss[LTX2_PIPE_MAX_PROMPTS], n_miss = 0;
+    ltx2_status st = LTX2_OK;
+    if (cache_dir) st = ltx2_text_cache_open(ctx, cache_dir, dir, &cache);
+    for (int i = 0; st == LTX2_OK && i < n; i++) {
+        if (cache_dir) {
+            ltx2_text_cache_path(&cache, prompts[i], S, paths[i], sizeof paths[i]);
+            if (ltx2_path_is_file(paths[i]) && ltx2_pipe_text_load(ctx, paths[i], text_dim, &out[i]) == LTX2_OK) {
+                LTX2_LOGI(ctx, "text encoder: prompt %d from the cache (%s)", i + 1, paths[i]);
+                continue;
+            }
+        }
+        miss[n_miss++] = i;
+    }
+    if (st == LTX2_OK && n_miss > 0) st = encode_with_gemma(ctx, dir, be, prompts, miss, n_miss, out);
+    if (st == LTX2_OK && cache_dir && n_miss > 0) {
+        /* a cache that cannot be written costs the next run time, not this one its result */
+        ltx2_status cs = ltx2_text_cache_mkdir(ctx, cache_dir);
+        for (int k = 0; cs == LTX2_OK && k < n_miss; k++) cs = ltx2_pipe_text_save(ctx, &out[miss[k]], paths[miss[k]]);
+        if (cs != LTX2_OK) LTX2_LOGW(ctx, "text encoder: not cached: %s", ltx2_last_error(ctx));
+    }
     if (st != LTX2_OK) {
         for (int i = 0; i < n; i++) ltx2_pipe_text_free(&out[i]);
         return st;
     }
-    LTX2_LOGI(ctx, "text encoder: done in %.2f s (encoder freed)", ltx2_timer_now() - t0);
+    if (n_miss > 0) LTX2_LOGI(ctx, "text encoder: done in %.2f s (encoder freed)", ltx2_timer_now() - t0);
     return LTX2_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/backend_plan.h"
 #include "core/metrics.h"
 #include "io/safetensors.h"
 #include "model/gemma.h"
@@ -113,6 +114,35 @@ static void check_config_refusals(ltx2_context *ctx) {
     ltx2_json_free(doc);
 }
 
+/* ltx2_gemma_device_bytes against the bytes the code holds: the 6-layer model loaded onto the
+ * planning backend in bf16 and its forward run there (each allocation rounded to 256 bytes). */
+static void check_device_bytes(ltx2_context *ctx) {
+    ltx2_backend *plan = NULL;
+    ltx2_gemma_weights *w = NULL;
+    ltx2_status st = ltx2_backend_plan_create(ctx, &plan);
+    if (st == LTX2_OK) st = ltx2_gemma_weights_load_on(ctx, plan, LTX2_BF16, GEMMA_DIR, &w);
+    CHECK(st == LTX2_OK, "plan backend: %s", ltx2_last_error(ctx));
+    if (st == LTX2_OK) {
+        const int64_t B = 2, S = 40, n = B * S;
+        int32_t *ids = calloc((size_t)n, sizeof *ids);
+        uint8_t *mask = malloc((size_t)n);
+        float *hidden = malloc((size_t)(n * w->cfg.hidden * (w->cfg.layers + 1)) * sizeof(float));
+        memset(mask, 1, (size_t)n);
+        st = ltx2_gemma_forward(ctx, w, ids, mask, B, S, hidden);
+        CHECK(st == LTX2_OK, "forward on the plan backend: %s", ltx2_last_error(ctx));
+        size_t cur = 0, peak = 0;
+        ltx2_backend_plan_counts(plan, &cur, &peak);
+        const uint64_t est = ltx2_gemma_device_bytes(&w->cfg, B, S);
+        /* at most one 256-byte rounding per tensor: the store's ~80 and the forward's ~20 */
+        CHECK(est <= peak && peak - est <= 128 * 256, "device bytes: estimated %llu, held %zu", (unsigned long long)est,
+              peak);
+        printf("gemma device bytes: estimated %llu, measured peak %zu\n", (unsigned long long)est, peak);
+        free(ids), free(mask), free(hidden);
+    }
+    ltx2_gemma_weights_free(w);
+    ltx2_backend_free(plan);
+}
+
 int main(void) {
     ltx2_context *ctx = ltx2_context_create(NULL);
     ltx2_gemma_weights *w = NULL;
@@ -128,6 +158,7 @@ int main(void) {
     }
     ltx2_gemma_weights_free(w);
     check_config_refusals(ctx);
+    check_device_bytes(ctx);
     ltx2_context_free(ctx);
     return test_finish();
 }

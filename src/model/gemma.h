@@ -84,4 +84,9 @@ void ltx2_gemma_weights_free(ltx2_gemma_weights *w);
 ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                const uint8_t *mask, int64_t B, int64_t S, float *hidden);
 
+/* Device bytes of loading cfg in a 2-byte dtype and running the forward on B x S tokens: the
+ * layers' weights (the embedding table stays on the host) and the forward's buffers (as
+ * gemma_forward.c takes them), without the runtime's own overhead. */
+uint64_t ltx2_gemma_device_bytes(const ltx2_gemma_config *cfg, int64_t B, int64_t S);
+
 #endif

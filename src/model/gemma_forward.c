@@ -141,6 +141,17 @@ static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const
     return ltx2_backend_gated_add(be, ctx, &b->h, &b->y, NULL, NULL);
 }
 
+uint64_t ltx2_gemma_device_bytes(const ltx2_gemma_config *c, int64_t B, int64_t S) {
+    const uint64_t D = (uint64_t)c->hidden, Q = (uint64_t)(c->heads * c->head_dim),
+                   KV = (uint64_t)(c->kv_heads * c->head_dim), F = (uint64_t)c->ffn, rows = (uint64_t)(B * S);
+    const uint64_t per_layer = D * Q * 2 + 2 * D * KV + 3 * D * F + 4 * D + 2 * (uint64_t)c->head_dim;
+    const uint64_t weights = 2 * ((uint64_t)c->layers * per_layer + D);
+    /* h, xn, y; q, o; k, v; gate, up (2 bytes each) + the u8 mask + two RoPE table sets (f32) */
+    const uint64_t acts = 2 * rows * (3 * D + 2 * Q + 2 * KV + 2 * F) + rows;
+    const uint64_t rope = 2 * 2 * 4 * rows * (uint64_t)((c->heads + c->kv_heads) * c->head_dim / 2);
+    return weights + acts + rope;
+}
+
 ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                const uint8_t *mask, int64_t B, int64_t S, float *hidden) {
     if (!w || !ids || !mask || !hidden) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");

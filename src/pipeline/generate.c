@@ -121,6 +121,23 @@ static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_para
     char desc[256];
     LTX2_TRY(ltx2_backend_open(ctx, p->text_encoder_device ? p->text_encoder_device : "cpu", &tbe, desc, sizeof desc));
     LTX2_LOGI(ctx, "text encoder device: %s", desc);
+    size_t free_b = 0, total_b = 0;
+    if (tbe->mem_info && (st = tbe->mem_info(tbe, ctx, &free_b, &total_b)) == LTX2_OK) {
+        /* Gemma is alone on the device (loaded first, freed before the DiT): its weights and one
+         * forward's buffers, plus the runtime's share */
+        const uint64_t need = ltx2_gemma_device_bytes(&gc, need_neg ? 2 : 1, LTX2_GEMMA_MAX_TOKENS) +
+                              LTX2_MEM_RUNTIME_BYTES;
+        LTX2_LOGI(ctx, "text encoder memory: %.2f GiB needed, %.2f GiB free", (double)need / (1 << 30),
+                  (double)free_b / (1 << 30));
+        if (need > free_b)
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM,
+                            "the text encoder needs %.2f GiB on %s but %.2f GiB are free: use --text-encoder-device cpu",
+                            (double)need / (1 << 30), desc, (double)free_b / (1 << 30));
+    }
+    if (st != LTX2_OK) {
+        ltx2_backend_free(tbe);
+        return st;
+    }
     st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, prompts, need_neg ? 2 : 1, p->text_cache, out);
     ltx2_backend_free(tbe);
     LTX2_TRY(st);

@@ -11,8 +11,9 @@
  *            buffer lifetimes (video_vae_decode.c), which test_memory_plan checks against the
  *            planning backend on the tiny decoders byte for byte;
  * - audio decode: the same for the audio VAE decoder (audio_vae_decode.c).
- * The vocoder and the Gemma text encoder are not on the device (the vocoder runs on the CPU,
- * prompts come as precomputed embeddings). Alternatives priced for the advice of a run that does
+ * The vocoder is not on the device (it runs on the CPU); the Gemma text encoder, when asked onto
+ * the device, runs before any of this is loaded and is freed after, so it is checked on its own
+ * (ltx2_gemma_device_bytes, generate.c). Alternatives priced for the advice of a run that does
  * not fit: tiled VAE decoding, fewer frames, fp8 DiT weights and DiT weights sharded over ranks;
  * the last two are estimates for features that do not run on a device yet, and say so. */
 #ifndef LTX2_PIPELINE_MEMORY_PLAN_H

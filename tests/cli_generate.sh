@@ -87,6 +87,10 @@ if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt-embeds pe.
 cmp -s "$txt/a.wav" "$txt/b.wav" && ok || bad "the saved prompt embeddings do not reproduce the text run"
 if (cd "$txt" && "$bin" generate "${small[@]}" --no-text-cache --prompt "A cat" --wav c.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "generate --prompt with CFG failed"; cat "$tmp/stderr"; fi
 grep -q "default negative prompt" "$tmp/stderr" && ok || bad "CFG without --negative-prompt does not say it used the default"
+# a prompt past 1024 tokens runs, truncated as the reference truncates, and says so
+long=$(printf 'x%.0s' $(seq 1 2000))
+if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --no-text-cache --prompt "$long" --wav e.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "a long prompt failed"; cat "$tmp/stderr"; fi
+grep -q "2001 tokens, truncated to 1024" "$tmp/stderr" && ok || bad "no truncation warning: $(grep -i prompt "$tmp/stderr")"
 # the text cache: the same prompt again skips Gemma and gives the same run; --no-text-cache wrote nothing
 [ "$(ls "$txt/cache" 2>/dev/null | wc -l)" -eq 1 ] && ok || bad "expected one cached prompt, found: $(ls "$txt/cache" 2>/dev/null)"
 if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat walks across a neon street at night" \

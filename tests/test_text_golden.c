@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "core/metrics.h"
+#include "io/file.h"
 #include "io/safetensors.h"
 #include "model/connectors.h"
 #include "pipeline/pipeline.h"
@@ -157,6 +158,58 @@ static void check_cache(ltx2_context *ctx) {
     rmdir(dir);
 }
 
+/* A tokenizer with more pieces than the model has embeddings is refused, naming both: a Gemma
+ * directory made here from the embedded one with its table cut to 1000 rows (the tokenizer has 1024). */
+static void check_vocab_mismatch(ltx2_context *ctx) {
+    char dir[] = "/tmp/ltx2_gemma_cut.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    ltx2_st_set *set = NULL;
+    ltx2_st_writer *wr = NULL;
+    ltx2_status st = ltx2_st_set_open(ctx, GEMMA_DIR, &set);
+    if (st == LTX2_OK) st = ltx2_st_writer_create(ctx, &wr);
+    ltx2_tensor *views = set ? calloc(set->n_tensors, sizeof *views) : NULL;
+    for (size_t i = 0; st == LTX2_OK && views && i < set->n_tensors; i++) {
+        views[i] = ltx2_st_view(set->tensors[i]);
+        if (strstr(set->tensors[i]->name, "embed_tokens.weight")) views[i].shape[0] = 1000;
+        st = ltx2_st_writer_add(ctx, wr, set->tensors[i]->name, &views[i]);
+    }
+    char path[1024], cfg_path[1024];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    if (st == LTX2_OK) st = ltx2_st_writer_write(ctx, wr, path);
+    /* the config says 1000 too, so only the tokenizer disagrees */
+    char *cfg = NULL;
+    size_t n = 0;
+    if (st == LTX2_OK) st = ltx2_file_read_all(ctx, GEMMA_DIR "/config.json", &cfg, &n);
+    char *at = cfg ? strstr(cfg, "\"vocab_size\": 1088") : NULL;
+    CHECK(at != NULL, "the embedded config's vocab_size");
+    if (at) memcpy(at + strlen("\"vocab_size\": "), "1000", 4);
+    snprintf(cfg_path, sizeof cfg_path, "%s/config.json", dir);
+    FILE *f = at ? fopen(cfg_path, "w") : NULL;
+    if (f) fwrite(cfg, 1, n, f), fclose(f);
+    char tok_path[1024];
+    snprintf(tok_path, sizeof tok_path, "%s/tokenizer.model", dir);
+    char *tok = NULL;
+    size_t tn = 0;
+    if (st == LTX2_OK && ltx2_file_read_all(ctx, GEMMA_DIR "/tokenizer.model", &tok, &tn) == LTX2_OK) {
+        FILE *g = fopen(tok_path, "wb");
+        if (g) fwrite(tok, 1, tn, g), fclose(g);
+    }
+    CHECK(st == LTX2_OK, "building the cut Gemma: %s", ltx2_last_error(ctx));
+    if (st == LTX2_OK) {
+        const char *prompts[1] = {"a cat"};
+        ltx2_pipe_text t;
+        st = ltx2_pipe_text_encode(ctx, dir, ltx2_backend_cpu(), prompts, 1, NULL, &t);
+        CHECK(st == LTX2_ERR_SHAPE && strstr(ltx2_last_error(ctx), "1024 pieces") &&
+                  strstr(ltx2_last_error(ctx), "1000 rows"),
+              "a tokenizer larger than the table: status %d, %s", st, ltx2_last_error(ctx));
+        if (st == LTX2_OK) ltx2_pipe_text_free(&t);
+    }
+    unlink(path), unlink(cfg_path), unlink(tok_path), rmdir(dir);
+    free(cfg), free(tok), free(views);
+    ltx2_st_writer_free(wr);
+    ltx2_st_set_close(set);
+}
+
 int main(void) {
     if (!ltx2_spm_available()) return test_skip("built without SentencePiece (deps.sh installs libsentencepiece-dev)");
     ltx2_context *ctx = ltx2_context_create(NULL);
@@ -164,6 +217,7 @@ int main(void) {
     check_version(ctx, "2.0");
     check_version(ctx, "2.3");
     check_cache(ctx);
+    check_vocab_mismatch(ctx);
     ltx2_context_free(ctx);
     return test_finish();
 }

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/finite.h"
 #include "io/npy.h"
 #include "io/png.h"
 #include "io/safetensors.h"
@@ -140,6 +141,10 @@ static ltx2_status load_latent(ltx2_context *ctx, const char *path, float **out,
     float *dst = st == LTX2_OK ? malloc((size_t)n * sizeof(float)) : NULL;
     if (st == LTX2_OK && (!src || !dst)) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: latent", path);
     if (st == LTX2_OK) st = ltx2_convert(ctx, src, LTX2_F32, t->data, t->dtype, (size_t)n);
+    const int64_t lshape[4] = {C, T, H, W};
+    if (st == LTX2_OK)
+        st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, src, 4, lshape, "%s: the latent [channel, frame, row, column]",
+                               path);
     if (st == LTX2_OK) {
         for (int64_t c = 0; c < C; c++)
             for (int64_t i = 0; i < T * H * W; i++) dst[i * C + c] = src[c * T * H * W + i];

@@ -6,6 +6,7 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/finite.h"
 
 ltx2_status ltx2_audio_load_f32(ltx2_audio_loader *L, const char *key, int ndim, const int64_t *shape, float **out) {
     const ltx2_st_tensor *t = ltx2_st_set_find(L->set, key, NULL);
@@ -32,6 +33,7 @@ ltx2_status ltx2_audio_load_f32(ltx2_audio_loader *L, const char *key, int ndim,
     float *buf = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
     if (!buf) return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "%s: %s (%lld floats)", L->what, key, (long long)n);
     ltx2_status st = ltx2_convert(L->ctx, buf, LTX2_F32, t->data, t->dtype, (size_t)n);
+    if (st == LTX2_OK) st = ltx2_check_finite(L->ctx, LTX2_ERR_FORMAT, buf, ndim, shape, "tensor");
     if (st != LTX2_OK) {
         free(buf);
         ltx2_error_prefix(L->ctx, "%s: %s", L->what, key);

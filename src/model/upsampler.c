@@ -10,6 +10,7 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/finite.h"
 #include "io/json.h"
 
 #define UPS_KEY_CAP 160
@@ -30,6 +31,7 @@ static ltx2_status load_f32(ltx2_context *ctx, const ltx2_st_set *set, const cha
     float *buf = malloc((size_t)n * sizeof(float));
     if (!buf) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "upsampler: %s", key);
     ltx2_status st = ltx2_convert(ctx, buf, LTX2_F32, t->data, t->dtype, (size_t)n);
+    if (st == LTX2_OK) st = ltx2_check_finite(ctx, LTX2_ERR_FORMAT, buf, ndim, shape, "tensor");
     if (st != LTX2_OK) {
         free(buf);
         ltx2_error_prefix(ctx, "upsampler: %s", key);

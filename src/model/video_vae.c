@@ -12,6 +12,7 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/finite.h"
 #include "core/rng.h"
 #include "cpu/cpu_ops.h"
 
@@ -55,6 +56,7 @@ ltx2_status vae_load_f32(vae_loader *L, const char *key, int ndim, const int64_t
     float *buf = malloc((size_t)n * sizeof(float));
     if (!buf) return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "video VAE: %s (%lld floats)", key, (long long)n);
     ltx2_status st = ltx2_convert(L->ctx, buf, LTX2_F32, t->data, t->dtype, (size_t)n);
+    if (st == LTX2_OK) st = ltx2_check_finite(L->ctx, LTX2_ERR_FORMAT, buf, ndim, shape, "tensor");
     if (st != LTX2_OK) {
         free(buf);
         ltx2_error_prefix(L->ctx, "video VAE: %s", key);

@@ -6,6 +6,7 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/finite.h"
 #include "ltx2/tensor.h"
 
 /* Longest key we look a sibling up for (real keys are < 120 characters). */
@@ -62,12 +63,21 @@ static ltx2_status run_to_f32(ltx2_context *ctx, const ltx2_st_tensor *t, const 
     return LTX2_OK;
 }
 
+/* Weights are checked as they are read: a NaN in a checkpoint is refused at load, naming the
+ * tensor and the element (flat within what was read), not found as black frames after a run. */
+static ltx2_status finite_weights(ltx2_context *ctx, const ltx2_st_tensor *t, const char *label, const float *v,
+                                  size_t n) {
+    const int64_t shape[1] = {(int64_t)n};
+    return ltx2_check_finite(ctx, LTX2_ERR_FORMAT, v, 1, shape, "%s: tensor %s (element [flat index])", label, t->name);
+}
+
 ltx2_status ltx2_weight_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, float *dst,
                                size_t n) {
     const char *label = f && f->path ? f->path : "checkpoint";
     float scale;
     LTX2_TRY(weight_scale(ctx, f, t, label, &scale));
-    return run_to_f32(ctx, t, label, t->data, scale, dst, n);
+    LTX2_TRY(run_to_f32(ctx, t, label, t->data, scale, dst, n));
+    return finite_weights(ctx, t, label, dst, n);
 }
 
 ltx2_status ltx2_weight_slice_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, int64_t row0,
@@ -86,11 +96,13 @@ ltx2_status ltx2_weight_slice_to_f32(ltx2_context *ctx, const ltx2_st_file *f, c
     LTX2_TRY(weight_scale(ctx, f, t, label, &scale));
     const size_t isz = ltx2_dtype_size(t->dtype);
     const uint8_t *base = (const uint8_t *)t->data + (size_t)(row0 * cols + col0) * isz;
-    if (ncols == cols) /* whole rows: one contiguous run */
-        return run_to_f32(ctx, t, label, base, scale, dst, (size_t)(nrows * ncols));
-    for (int64_t i = 0; i < nrows; i++)
-        LTX2_TRY(run_to_f32(ctx, t, label, base + (size_t)(i * cols) * isz, scale, dst + i * ncols, (size_t)ncols));
-    return LTX2_OK;
+    if (ncols == cols) { /* whole rows: one contiguous run */
+        LTX2_TRY(run_to_f32(ctx, t, label, base, scale, dst, (size_t)(nrows * ncols)));
+    } else {
+        for (int64_t i = 0; i < nrows; i++)
+            LTX2_TRY(run_to_f32(ctx, t, label, base + (size_t)(i * cols) * isz, scale, dst + i * ncols, (size_t)ncols));
+    }
+    return finite_weights(ctx, t, label, dst, (size_t)(nrows * ncols));
 }
 
 bool ltx2_weight_is_fp8_aux(const ltx2_st_file *f, const char *name) {

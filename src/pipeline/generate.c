@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "core/context.h"
+#include "core/finite.h"
 #include "core/timer.h"
 #include "io/file.h"
 #include "io/npy.h"
@@ -87,6 +88,14 @@ static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, c
         ltx2_text_hidden in = {t->hidden, t->mask, 1, t->S, t->D, t->L};
         st = ltx2_connectors_forward(ctx, m->conn, &in, NULL, NULL, out->video, out->audio, mask);
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "text connectors on %s", path);
+    }
+    if (st == LTX2_OK) {
+        const int64_t sv[2] = {t->S, dv}, sa[2] = {t->S, da};
+        st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, out->video, 2, sv, "text connectors on %s: the video context "
+                               "[token, channel]", path);
+        if (st == LTX2_OK)
+            st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, out->audio, 2, sa, "text connectors on %s: the audio "
+                                   "context [token, channel]", path);
     }
     free(mask);
     return st;
@@ -590,6 +599,15 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
             goto done;
         ltx2_sched_euler_step(&rules, xv, gv, sigma, sigmas[i + 1], nv);
         ltx2_sched_euler_step(&rules, xa, ga, sigma, sigmas[i + 1], na);
+        /* a NaN stops the run where it appears, not as black frames at the end */
+        {
+            const int64_t s1[2] = {g.video_tokens, g.lc}, s2[2] = {g.at, g.audio_feat};
+            if ((st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, xv, 2, s1, "denoising step %d/%d (sigma %g): the video "
+                                        "latent [token, channel]", i + 1, steps, (double)sigma)) != LTX2_OK ||
+                (st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, xa, 2, s2, "denoising step %d/%d (sigma %g): the audio "
+                                        "latent [token, feature]", i + 1, steps, (double)sigma)) != LTX2_OK)
+                goto done;
+        }
         if (dump) {
             const int64_t s1[2] = {g.video_tokens, g.lc}, s2[2] = {g.at, g.audio_feat};
             snprintf(name, sizeof name, "step_%03d_video", i);
@@ -643,6 +661,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         } else {
             st = ltx2_video_decoder_decode(ctx, vd, &lt, &vt, NULL, NULL);
         }
+        if (st == LTX2_OK)
+            st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, r->video, 5, vshape,
+                                   "video decode: the frames [1, frame, row, column, rgb]");
         if (st != LTX2_OK) goto done;
         r->frames = vshape[1];
         r->height = vshape[2];
@@ -668,6 +689,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         ltx2_tensor wt = ltx2_tensor_make(wav, LTX2_F32, 3, wshape);
         if ((st = ltx2_audio_decoder_decode(ctx, m->adec, &lt, &mt, NULL, NULL)) != LTX2_OK) goto done;
         if ((st = ltx2_vocoder_run(ctx, m->voc, &mt, &wt, NULL, NULL)) != LTX2_OK) goto done;
+        if ((st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, wav, 3, wshape,
+                                    "audio decode: the waveform [1, channel, sample]")) != LTX2_OK)
+            goto done;
         if ((st = ltx2_pipe_dump(ctx, dump, "mel", mel, 4, mshape)) != LTX2_OK) goto done;
         if ((st = ltx2_pipe_dump(ctx, dump, "waveform", wav, 3, wshape)) != LTX2_OK) goto done;
         r->audio = wav;

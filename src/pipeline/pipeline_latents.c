@@ -7,6 +7,7 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/finite.h"
 #include "core/rng.h"
 #include "io/npy.h"
 #include "io/tensor_set.h"
@@ -136,10 +137,16 @@ ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, const ltx2
         goto done;
     }
     if ((st = to_f32(ctx, vn, tmp)) != LTX2_OK) goto done;
+    if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, tmp, 5, vshape, "noise file %s: video_noise", path)) !=
+        LTX2_OK)
+        goto done;
     const int64_t T = g->video_tokens;
     for (int64_t c = 0; c < g->lc; c++)
         for (int64_t t = 0; t < T; t++) video[t * g->lc + c] = tmp[c * T + t];
     if ((st = to_f32(ctx, an, tmp)) != LTX2_OK) goto done;
+    if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, tmp, 4, ashape, "noise file %s: audio_noise", path)) !=
+        LTX2_OK)
+        goto done;
     for (int64_t z = 0; z < g->az; z++)
         for (int64_t t = 0; t < g->at; t++)
             for (int64_t f = 0; f < g->afreq; f++)
@@ -200,6 +207,12 @@ ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t tex
         goto done;
     }
     if ((st = to_f32(ctx, h, out->hidden)) != LTX2_OK) goto done;
+    {
+        const int64_t hs[4] = {1, out->S, out->D, out->L};
+        if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, out->hidden, 4, hs, "prompt embeds %s: hidden_states",
+                                    path)) != LTX2_OK)
+            goto done;
+    }
     if (!m) {
         memset(out->mask, 1, (size_t)out->S);
     } else {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/finite.h"
 #include "core/timer.h"
 #include "io/file.h"
 #include "model/gemma.h"
@@ -60,6 +61,11 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
         LTX2_LOGI(ctx, "text encoder: Gemma-3 (%lld layers of %lld) on %s, %d prompt%s x %lld tokens",
                   (long long)w->cfg.layers, (long long)D, be->name, m, m > 1 ? "s" : "", (long long)S);
         st = ltx2_gemma_forward(ctx, w, ids, mask, m, S, hidden);
+    }
+    if (st == LTX2_OK) {
+        const int64_t hs[4] = {m, S, D, L1};
+        st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, hidden, 4, hs,
+                               "text encoder: the hidden states [prompt, token, channel, layer]");
     }
     for (int i = 0; st == LTX2_OK && i < m; i++) {
         ltx2_pipe_text *t = &out[idx[i]];

@@ -1,19 +1,9 @@
 /* The tiny DiT's one forward on the CUDA backend against the CPU reference (dit_device_check.h).
  * Without a CUDA device (or a CUDA build) it prints why and skips (77). */
+#include "cuda_test.h"
 #include "dit_device_check.h"
 
 int main(void) {
-    ltx2_context *ctx = ltx2_context_create(NULL);
-    ltx2_backend *cuda = NULL;
-    if (ltx2_backend_cuda_create(ctx, 0, &cuda) != LTX2_OK) {
-        char why[LTX2_ERROR_CAP];
-        snprintf(why, sizeof why, "%s", ltx2_last_error(ctx));
-        ltx2_context_free(ctx);
-        return test_skip(why);
-    }
-    dit_device_check(ctx, cuda, "2.0");
-    dit_device_check(ctx, cuda, "2.3");
-    ltx2_backend_free(cuda);
-    ltx2_context_free(ctx);
-    return test_finish();
+    static const char *const versions[] = {"2.0", "2.3", NULL};
+    return cuda_test_main(dit_device_check, versions);
 }

@@ -103,8 +103,9 @@ static void usage(FILE *out) {
             "  --sharding PROFILE             gpu (default) | ironwood | trillium | default\n"
             "  multi-node: launch one process per GPU with LTX2_RANK, LTX2_WORLD_SIZE, LTX2_LOCAL_RANK and\n"
             "  NCCL_COMM_ID or LTX2_RENDEZVOUS=host:port set (e.g. by srun); rank 0 writes the outputs\n"
-            "exit codes: 0 ok, 2 bad input or an unusable --device (nothing written), 3 a runtime failure: device,\n"
-            "disk, memory (the memory plan's refusal too), rank\n");
+            "exit codes: 0 ok, 2 bad input or an unusable --device (nothing written; a NaN or infinity in a\n"
+            "weight, embedding or noise file is bad input), 3 a runtime failure: device, disk, memory (the\n"
+            "memory plan's refusal too), rank, a non-finite value produced by a step or stage (named)\n");
 }
 
 /* Directory containing the running executable, "" when unknown. */

@@ -62,6 +62,10 @@ static void test_format(void) {
     n = ltx2_progress_format(small, sizeof(small), "denoise", 12, 30, 5.0, 80);
     CHECK(n == 9 && strlen(small) == 9, "truncates to the buffer: %zu", n);
 
+    ltx2_progress_format_log(b, sizeof(b), "denoise", 12, 30, 5.0);
+    CHECK(strcmp(b, "denoise: 12/30, 00:05 elapsed, 2.40it/s, ETA 00:07") == 0, "log line: '%s'", b);
+    ltx2_progress_format_log(b, sizeof(b), "denoise", 0, 40, 0.0);
+    CHECK(strcmp(b, "denoise: 0/40, 00:00 elapsed, ?it/s, ETA ?") == 0, "log line before progress: '%s'", b);
     ltx2_progress_format_summary(b, sizeof(b), "denoise", 30, 30, 12.0);
     CHECK(strcmp(b, "denoise: 30/30 in 00:12 (2.50it/s)") == 0, "summary: '%s'", b);
 }
@@ -98,6 +102,19 @@ static void test_driver(void) {
     slurp(f, buf, sizeof(buf));
     CHECK(count_char(buf, '\n') == 1 && strncmp(buf, "quiet: 100/100 in 00:00 (", 25) == 0,
           "one summary line: '%s'", buf);
+    fclose(f);
+
+    /* not a terminal, logging: the first update, then at most every LTX2_PROGRESS_LOG_S (so none in
+     * between here), and the last */
+    f = tmpfile();
+    ltx2_progress_begin(&p, "steps", 40, f);
+    p.log = true;
+    for (int i = 1; i <= 40; i++) ltx2_progress_update(&p, i);
+    ltx2_progress_end(&p);
+    slurp(f, buf, sizeof(buf));
+    CHECK(count_char(buf, '\n') == 2 && strncmp(buf, "steps: 1/40, 00:00 elapsed, ", 28) == 0 &&
+              strstr(buf, "\nsteps: 40/40, 00:00 elapsed, ") != NULL && strstr(buf, "ETA 00:00\n") != NULL,
+          "log lines: '%s'", buf);
     fclose(f);
 
     /* forced terminal mode: redraws are throttled, the final state is drawn, the line ends */

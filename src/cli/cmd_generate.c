@@ -267,10 +267,11 @@ typedef struct cli_progress {
 
 static void on_step(int step, int steps, double seconds, void *user) {
     cli_progress *cp = user;
-    (void)seconds;
     if (!cp->started) {
         ltx2_progress_begin(&cp->bar, "denoise", steps, stderr);
+        cp->bar.t_start -= seconds; /* count from the loop's start: the first step is done already */
         cp->bar.summary = true;
+        cp->bar.log = true; /* batch jobs and nohup see progress, not hours of silence */
         cp->started = true;
     }
     ltx2_progress_update(&cp->bar, step);

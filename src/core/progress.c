@@ -90,6 +90,27 @@ size_t ltx2_progress_format_summary(char *buf, size_t cap, const char *label, in
     return clamp_len(n, cap);
 }
 
+size_t ltx2_progress_format_log(char *buf, size_t cap, const char *label, int64_t done, int64_t total,
+                                double elapsed) {
+    if (!buf || cap == 0) return 0;
+    char el[32], rate[32], eta[32];
+    ltx2_progress_format_time(el, sizeof(el), elapsed);
+    format_rate(rate, sizeof(rate), done, elapsed);
+    int n;
+    if (total > 0) {
+        if (done > 0 && elapsed > 0.0)
+            ltx2_progress_format_time(eta, sizeof(eta), (double)(total - (done < total ? done : total)) * elapsed /
+                                                            (double)done);
+        else
+            snprintf(eta, sizeof(eta), "?");
+        n = snprintf(buf, cap, "%s: %lld/%lld, %s elapsed, %s, ETA %s", label ? label : "", (long long)done,
+                     (long long)total, el, rate, eta);
+    } else {
+        n = snprintf(buf, cap, "%s: %lld, %s elapsed, %s", label ? label : "", (long long)done, el, rate);
+    }
+    return clamp_len(n, cap);
+}
+
 static int terminal_width(void) {
     const char *c = getenv("COLUMNS");
     long w = c ? strtol(c, NULL, 10) : 0;
@@ -125,8 +146,19 @@ void ltx2_progress_begin(ltx2_progress *p, const char *label, int64_t total, FIL
 void ltx2_progress_update(ltx2_progress *p, int64_t done) {
     if (!p->active) return;
     p->done = done;
-    if (!p->tty || !p->out) return;
+    if (!p->out) return;
     double now = ltx2_timer_now();
+    if (!p->tty) {
+        const bool finished = p->total > 0 && done >= p->total;
+        if (!p->log || (p->drawn_done >= 0 && !finished && now - p->t_last_draw < LTX2_PROGRESS_LOG_S)) return;
+        char line[LTX2_PROGRESS_LINE_CAP];
+        ltx2_progress_format_log(line, sizeof(line), p->label, done, p->total, now - p->t_start);
+        fprintf(p->out, "%s\n", line);
+        fflush(p->out);
+        p->drawn_done = done;
+        p->t_last_draw = now;
+        return;
+    }
     bool finished = p->total > 0 && done >= p->total;
     if (!finished && now - p->t_last_draw < LTX2_PROGRESS_REDRAW_S) return;
     draw(p, now);

@@ -52,6 +52,16 @@ static bool write_poisoned(ltx2_context *ctx, const char *src, const char *dst, 
     return ok;
 }
 
+/* A small text file's contents (malloc'd, NUL-terminated), or NULL. */
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    char *text = calloc(1, 8192);
+    if (text && fread(text, 1, 8191, f) == 0) text[0] = 0;
+    fclose(f);
+    return text;
+}
+
 static void expect(ltx2_context *ctx, ltx2_status got, ltx2_status want, const char *what, const char *needle1,
                    const char *needle2) {
     const char *e = ltx2_last_error(ctx);
@@ -81,6 +91,24 @@ int main(void) {
         expect(ctx, ltx2_dit_weights_load_file(ctx, path, &w), LTX2_ERR_FORMAT, "NaN DiT weight",
                "transformer_blocks.1.attn1.to_q.weight", "non-finite value (nan) at [37]");
         ltx2_dit_weights_free(w);
+        /* inspect --verify finds it too, without generating */
+        char cmd[1400], log[600];
+        snprintf(log, sizeof log, "%s/verify.log", dir);
+        snprintf(cmd, sizeof cmd, "%s/ltx2 inspect --verify %s > %s 2>&1", LTX2_BINARY_DIR, path, log);
+        const int rc = system(cmd);
+        char *text = slurp(log);
+        CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 2 && text && strstr(text, "will not load") &&
+                  strstr(text, "to_q.weight") && strstr(text, "non-finite"),
+              "inspect --verify of a NaN checkpoint: exit %d, %s", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1,
+              text ? text : "(no output)");
+        free(text);
+        snprintf(cmd, sizeof cmd, "%s/ltx2 inspect --verify %s > %s 2>&1", LTX2_BINARY_DIR, TINY, log);
+        const int rc_ok = system(cmd);
+        text = slurp(log);
+        CHECK(WIFEXITED(rc_ok) && WEXITSTATUS(rc_ok) == 0 && text && strstr(text, "will load ("),
+              "inspect --verify of the tiny checkpoint: %s", text ? text : "(no output)");
+        free(text);
+        unlink(log);
         unlink(path);
     }
     /* a video VAE weight (its own loader) */
@@ -154,13 +182,7 @@ int main(void) {
         const int rc = system(cmd);
         char log[600];
         snprintf(log, sizeof log, "%s/decode.log", dir);
-        char *text = NULL;
-        FILE *lf = fopen(log, "r");
-        if (lf) {
-            text = calloc(1, 4096);
-            if (fread(text, 1, 4095, lf)) {}
-            fclose(lf);
-        }
+        char *text = slurp(log);
         CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 2 && text && strstr(text, "non-finite value (nan) at [4, 0, 0, 2]") &&
                   access(out, F_OK) != 0,
               "decode of a NaN latent: exit %d, %s", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, text ? text : "(no log)");

@@ -17,19 +17,22 @@
 
 typedef struct inspect_opts {
     const char *path;
-    bool list_tensors;
+    bool list_tensors, verify;
     const char *sharding, *mesh;
 } inspect_opts;
 
 static void inspect_usage(FILE *out) {
     fprintf(out,
-            "usage: ltx2 inspect [--tensors] [--sharding PROFILE --mesh D,F,C,T] FILE|DIR\n"
+            "usage: ltx2 inspect [--tensors] [--verify] [--sharding PROFILE --mesh D,F,C,T] FILE|DIR\n"
             "\n"
             "FILE|DIR: a .safetensors file (an LTX-2 single-file checkpoint, an upsampler, or any other),\n"
             "a *.safetensors.index.json, a diffusers directory (model_index.json with component folders,\n"
             "or one component folder with config.json), a .npy or .npz file, or a dump directory.\n"
             "\n"
             "  --tensors    list every tensor: name, dtype, shape, bytes\n"
+            "  --verify     load what `ltx2 generate` would (an LTX-2 checkpoint, or a Gemma-3 directory as\n"
+            "               the text encoder) reading and checking every tensor (names, shapes, dtypes, NaN\n"
+            "               and infinity) without holding the models; says \"will load\" or why not (exit 2/3)\n"
             "  --sharding PROFILE  with --mesh: each weight's mesh axes, per-rank shape and bytes under\n"
             "               MaxDiffusion's sharding profile PROFILE (ironwood, trillium, gpu, default)\n"
             "  --mesh D,F,C,T      mesh sizes over the data, fsdp, context and tensor axes, e.g. 1,1,2,4\n"
@@ -328,6 +331,8 @@ int cli_inspect(ltx2_context *ctx, int argc, char **argv) {
             return CLI_EXIT_OK;
         } else if (!strcmp(argv[i], "--tensors")) {
             o.list_tensors = true;
+        } else if (!strcmp(argv[i], "--verify")) {
+            o.verify = true;
         } else if (!strcmp(argv[i], "--sharding") || !strcmp(argv[i], "--mesh")) {
             const char **dst = argv[i][2] == 's' ? &o.sharding : &o.mesh;
             if (!(*dst = cli_flag_value("inspect", argc, argv, &i))) return CLI_EXIT_BAD_INPUT;
@@ -351,6 +356,14 @@ int cli_inspect(ltx2_context *ctx, int argc, char **argv) {
         return CLI_EXIT_BAD_INPUT;
     }
     if (o.sharding) return cli_inspect_sharding(ctx, o.sharding, o.mesh, o.path);
+    if (o.verify) {
+        if (!ltx2_path_is_file(o.path) && !ltx2_path_is_dir(o.path)) {
+            fprintf(stderr, "ltx2 inspect: error: %s: no such file or directory\n", o.path);
+            return CLI_EXIT_BAD_INPUT;
+        }
+        printf("file:       %s\n", o.path);
+        return cli_inspect_verify(ctx, o.path);
+    }
     if (ltx2_path_is_dir(o.path)) return inspect_dir(ctx, &o);
     if (!ltx2_path_is_file(o.path)) {
         fprintf(stderr, "ltx2 inspect: error: %s: no such file or directory\n", o.path);

@@ -23,7 +23,8 @@ int cli_compare(ltx2_context *ctx, int argc, char **argv);
 /* `ltx2 inspect --sharding PROFILE --mesh d,f,c,t FILE` (src/cli/cmd_inspect_sharding.c). */
 int cli_inspect_sharding(ltx2_context *ctx, const char *profile, const char *mesh, const char *path);
 /* `inspect --verify`: loads what generate would load from path (or a Gemma-3 directory) with every
- * tensor checked, holding no model memory; prints "will load" or why not (cmd_inspect_verify.c). */
+ * tensor checked, the DiT and Gemma without holding them; prints "will load" or why not
+ * (cmd_inspect_verify.c). */
 int cli_inspect_verify(ltx2_context *ctx, const char *path);
 int cli_decode(ltx2_context *ctx, int argc, char **argv);
 int cli_generate(ltx2_context *ctx, int argc, char **argv);

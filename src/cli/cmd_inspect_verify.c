@@ -1,7 +1,8 @@
 /* `ltx2 inspect --verify PATH`: loads what `ltx2 generate` would load from PATH, every tensor read,
- * converted and checked (names, shapes, dtypes against the config, NaN and infinity), onto the
- * planning backend (backend_plan.h), which holds no memory: so a 19B checkpoint is verified with
- * the host memory of its largest tensor, and "will load" means the loaders themselves passed. A
+ * converted and checked (names, shapes, dtypes against the config, NaN and infinity), the DiT and
+ * connectors onto the planning backend (backend_plan.h), which holds no memory: so a 19B DiT is
+ * verified with the host memory of its largest tensor (the VAEs and the vocoder, small, load as
+ * generate loads them), and "will load" means the loaders themselves passed. A
  * Gemma-3 directory is verified as the text encoder (its tokenizer too, when there). */
 #include <stdio.h>
 #include <stdlib.h>

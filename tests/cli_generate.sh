@@ -61,6 +61,9 @@ expect_refusal "bad checkpoint" "error" "${small[@]}" --checkpoint "$tmp/bad.saf
     --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" --guidance-scale 1 --audio-guidance-scale 1 \
     --wav a.wav --png-dir f
 
+# two outputs naming one place (#16): refused before the run, not after it
+expect_refusal "same path twice" "both name" "${small[@]}" --wav x.wav --dump x.wav
+expect_refusal "png-dir = dump" "both name" "${small[@]}" --png-dir f --dump f/
 # text prompts (#13): bad combinations and bad text are refused before any work
 expect_refusal "prompt and embeds" "exclusive" --prompt "a cat" --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" -o o.mp4
 expect_refusal "negative without prompt" "needs --prompt" --negative-prompt "dark" -o o.mp4
@@ -122,6 +125,19 @@ head -c 4 "$out/a.wav" 2>/dev/null | grep -q RIFF && ok || bad "a.wav is not a R
 [ -f "$out/dump/dit/transformer_blocks.0.attn1.out.npy" ] && [ -f "$out/dump/dit/adaln_single.out.npy" ] && ok \
     || bad "DiT intermediates missing from dump/dit: $(ls "$out/dump/dit" 2>/dev/null | head -3)"
 "$bin" compare "$out/dump/dit" "$out/dump/dit" >/dev/null 2>&1 && ok || bad "compare cannot read the DiT dump"
+# a reused --png-dir: refused while it holds files; --overwrite replaces them, so a shorter run
+# leaves none of the longer one's frames behind
+if (cd "$out" && "$bin" generate "${small[@]}" --frames 9 --png-dir frames >/dev/null 2>"$tmp/stderr"); then
+    bad "a non-empty --png-dir was accepted"
+else
+    grep -q "is not empty" "$tmp/stderr" && ok || bad "non-empty --png-dir: $(cat "$tmp/stderr")"
+fi
+if (cd "$out" && "$bin" generate "${small[@]}" --frames 9 --png-dir frames --overwrite >/dev/null 2>"$tmp/stderr"); then
+    n=$(ls "$out/frames" | grep -c '^frame_.*\.png$')
+    [ "$n" -eq 9 ] && ok || bad "--overwrite left $n frames, expected 9"
+else
+    bad "--overwrite failed: $(cat "$tmp/stderr")"
+fi
 if [ -f "$out/out.mp4" ]; then
     probe="$(ffprobe -v error -show_entries stream=codec_name,nb_frames -show_entries format_tags=seed -of compact "$out/out.mp4")"
     echo "$probe" | grep -q "codec_name=h264|nb_frames=17" && ok || bad "mp4 video: $probe"

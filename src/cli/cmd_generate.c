@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,7 +91,8 @@ static void usage(FILE *out) {
             "  --fps X                        frame rate (default 24)\n"
             "output:\n"
             "  -o, --output FILE.mp4          H.264 + AAC (default ltx2.mp4 when no output is given)\n"
-            "  --png-dir DIR                  one PNG per frame\n"
+            "  --png-dir DIR                  one PNG per frame (an empty or new directory)\n"
+            "  --overwrite                    allow a non-empty --png-dir: its frame_*.png are replaced\n"
             "  --wav FILE.wav                 the audio track\n"
             "  --dump DIR                     pipeline tensors as DIR/*.npy; the DiT's first call as DIR/dit/<module path>.npy\n"
             "  --vae-tile PX                  decode the video in spatial tiles of PX pixels\n"
@@ -232,6 +234,50 @@ static bool text_flags_valid(const ltx2_generate_params *p, const char *pos, con
     return true;
 }
 
+/* Entries of dir other than . and .. (-1 when it cannot be read, 0 when it does not exist). */
+static long dir_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? 0 : -1;
+    long n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+/* Removes dir/frame_*.png (what a run writes there). */
+static void remove_frames(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        const size_t n = strlen(e->d_name);
+        if (n > 10 && !strncmp(e->d_name, "frame_", 6) && !strcmp(e->d_name + n - 4, ".png")) {
+            char path[PATH_CAP];
+            if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path) unlink(path);
+        }
+    }
+    closedir(d);
+}
+
+/* The outputs of one run are different paths (compared as given, trailing slashes aside): two
+ * flags naming one place would fail only after the whole generation, or overwrite each other. */
+static bool outputs_distinct(const char *output, const char *wav, const char *png_dir, const char *dump,
+                             const char *embeds) {
+    const char *path[5] = {output, wav, png_dir, dump, embeds};
+    const char *flag[5] = {"--output", "--wav", "--png-dir", "--dump", "--save-prompt-embeds"};
+    for (int i = 0; i < 5; i++)
+        for (int j = i + 1; j < 5; j++) {
+            if (!path[i] || !path[j]) continue;
+            size_t a = strlen(path[i]), b = strlen(path[j]);
+            while (a > 1 && path[i][a - 1] == '/') a--;
+            while (b > 1 && path[j][b - 1] == '/') b--;
+            if (a == b && !strncmp(path[i], path[j], a)) {
+                fprintf(stderr, "ltx2 %s: %s and %s both name %s\n", CMD, flag[i], flag[j], path[i]);
+                return false;
+            }
+        }
+    return true;
+}
+
 /* $XDG_CACHE_HOME/ltx2c/prompts, else $HOME/.cache/ltx2c/prompts; false without either. */
 static bool default_text_cache(char *out, size_t cap) {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -311,7 +357,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     ltx2_generate_params p;
     ltx2_generate_params_init(&p);
     const char *device = NULL, *ckpt = NULL, *pos = NULL, *neg = NULL, *output = NULL, *png_dir = NULL, *wav = NULL;
-    bool no_text_cache = false;
+    bool no_text_cache = false, overwrite = false;
     long long threads = 0, steps = -1, height = -1, width = -1, frames = -1, seed = -1, stg_block = -1, tile = 0;
     double cfg = NAN, acfg = NAN, stg = NAN, rescale = NAN, modality = NAN, fps = NAN;
     ltx2_semantics sem = LTX2_SEM_LTX_CORE;
@@ -354,6 +400,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--fps")) NUM(fps);
         else if (!strcmp(a, "--output") || !strcmp(a, "-o")) { VALUE(); output = v; }
         else if (!strcmp(a, "--png-dir")) { VALUE(); png_dir = v; }
+        else if (!strcmp(a, "--overwrite")) overwrite = true;
         else if (!strcmp(a, "--wav")) { VALUE(); wav = v; }
         else if (!strcmp(a, "--dump")) { VALUE(); p.dump_dir = v; }
         else if (!strcmp(a, "--noise")) { VALUE(); p.noise = v; }
@@ -511,7 +558,15 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             return CLI_EXIT_BAD_INPUT;
         }
         if (!dir_usable("--png-dir", png_dir)) return CLI_EXIT_BAD_INPUT;
+        const long entries = dir_entries(png_dir);
+        if (entries > 0 && !overwrite) {
+            fprintf(stderr, "ltx2 %s: --png-dir %s is not empty (%ld entries): this run's frames would mix with what "
+                    "is there; give --overwrite to replace its frame_*.png, or another directory\n",
+                    CMD, png_dir, entries);
+            return CLI_EXIT_BAD_INPUT;
+        }
     }
+    if (!outputs_distinct(output, wav, png_dir, p.dump_dir, p.save_prompt_embeds)) return CLI_EXIT_BAD_INPUT;
     if (p.dump_dir && !dir_usable("--dump", p.dump_dir)) return CLI_EXIT_BAD_INPUT;
     if (threads > 0) omp_set_num_threads((int)threads);
     if (!cli_launch_prepare(ctx, CMD, &launch)) return CLI_EXIT_BAD_INPUT;
@@ -617,6 +672,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     }
     if (png_dir) {
         w.png_dir = png_dir;
+        /* --overwrite: the older run's frames go, so none of a longer run stays behind */
+        if (overwrite) remove_frames(png_dir);
         if (!ltx2_path_is_dir(png_dir)) {
             if (mkdir(png_dir, 0777) != 0) {
                 fprintf(stderr, "ltx2 %s: cannot create %s: %s\n", CMD, png_dir, strerror(errno));

@@ -19,6 +19,10 @@ for f in mp4 png; do
     if ! grep -qw "$f" <<<"$features"; then echo "skipped: this build has no $f output (features:$features)"; exit 77; fi
 done
 
+# OpenMP waits passively unless the user chose (#16 item 7): ltx2 sets it for itself
+(unset OMP_WAIT_POLICY; "$bin" version) | grep -q "^openmp wait policy: passive$" && ok || bad "default wait policy is not passive"
+OMP_WAIT_POLICY=active "$bin" version | grep -q "^openmp wait policy: active$" && ok || bad "the user's wait policy was overridden"
+
 # ---- refusals: exit 2, a reason, nothing written ----
 expect_refusal() {
     local what="$1" pattern="$2"

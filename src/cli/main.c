@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "io/mp4.h"
@@ -16,7 +17,8 @@ static void usage(FILE *out) {
             "usage: ltx2 <command> [options]\n"
             "\n"
             "commands:\n"
-            "  generate             text (prompt embeddings) -> MP4/PNG/WAV; no flags: the embedded tiny model\n"
+            "  generate             a text prompt (or prompt embeddings) -> MP4/PNG/WAV; no model given: the\n"
+            "                       embedded tiny one\n"
             "  inspect FILE|DIR     what a checkpoint or tensor file holds (format, LTX-2 version,\n"
             "                       components, dtypes, parameters, config); --tensors lists them\n"
             "  compare A B          match tensors by name across .safetensors/.npy/.npz/dump dirs and\n"
@@ -88,7 +90,18 @@ const char *cli_human_bytes(double v, char *buf, int cap) {
     return buf;
 }
 
+/* OpenMP threads spin while they wait by default; with other processes busy that made runs 10-30x
+ * slower (#16). Unless the user chose (OMP_WAIT_POLICY set, e.g. "active" on a dedicated machine),
+ * ltx2 waits passively. libgomp reads the variable when it loads, before main, so the choice is
+ * made by executing this program once more with it set; a failed exec just runs on as is. */
+static void prefer_passive_waiting(char **argv) {
+    if (getenv("OMP_WAIT_POLICY")) return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+    execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char **argv) {
+    prefer_passive_waiting(argv);
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_BAD_INPUT;
@@ -124,7 +137,11 @@ int main(int argc, char **argv) {
 #ifdef LTX2_HAVE_NCCL
         printf(" nccl");
 #endif
+#ifdef LTX2_HAVE_SENTENCEPIECE
+        printf(" text");
+#endif
         printf("%s%s\n", ltx2_mp4_available() ? " mp4" : "", ltx2_png_available() ? " png" : "");
+        printf("openmp wait policy: %s\n", getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "(runtime default)");
         return CLI_EXIT_OK;
     }
     ltx2_context_params p;

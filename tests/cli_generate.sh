@@ -105,6 +105,24 @@ if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat wal
 grep -q "from the cache" "$tmp/stderr" && ! grep -q "text encoder: Gemma-3" "$tmp/stderr" && ok || bad "the repeated prompt ran Gemma again"
 cmp -s "$txt/a.wav" "$txt/d.wav" && ok || bad "the cached prompt does not reproduce the run"
 
+# SIGTERM / SIGINT (#16 item 3): the run stops at its next step, exits 128 + the signal, and leaves
+# no file (no half MP4, no temporaries, no frames)
+for sig in TERM INT; do
+    sd="$tmp/sig_$sig"
+    mkdir -p "$sd"
+    (cd "$sd" && exec "$bin" generate "${small[@]}" --steps 400 --no-text-cache -o o.mp4 --wav a.wav --png-dir f \
+        >/dev/null 2>"$tmp/stderr_$sig") &
+    pid=$!
+    sleep 2
+    kill -s "$sig" "$pid"
+    wait "$pid"
+    rc=$?
+    want=$([ "$sig" = TERM ] && echo 143 || echo 130)
+    [ "$rc" -eq "$want" ] && ok || { bad "SIG$sig: exit $rc, expected $want"; cat "$tmp/stderr_$sig"; }
+    grep -q "interrupted by SIG$sig" "$tmp/stderr_$sig" && ok || bad "SIG$sig: no message: $(cat "$tmp/stderr_$sig")"
+    [ -z "$(ls -A "$sd")" ] && ok || bad "SIG$sig left files: $(ls -A "$sd")"
+done
+
 # ---- the default command (embedded model), small so the test stays quick ----
 out="$tmp/run"
 mkdir -p "$out"

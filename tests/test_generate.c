@@ -311,6 +311,28 @@ static void check_text_version(ltx2_context *ctx, const char *v) {
     ltx2_st_close(tf);
 }
 
+/* The cancel callback: polled before the text stage and each step; asked to stop before step 2,
+ * the run returns LTX2_ERR_CANCELLED with an empty result. */
+static int cancel_after(void *user) {
+    int *calls = user;
+    return ++*calls >= 3; /* text stage, step 1, then stop */
+}
+
+static void check_cancel(ltx2_context *ctx) {
+    char ckpt[1024];
+    snprintf(ckpt, sizeof ckpt, "%s/weights/tiny/ltx2-tiny-2.0.safetensors", LTX2_SOURCE_DIR);
+    ltx2_generate_params p;
+    base_params(&p, ckpt);
+    int calls = 0;
+    p.cancel = cancel_after;
+    p.cancel_user = &calls;
+    ltx2_generate_result r;
+    const ltx2_status st = ltx2_generate(ctx, &p, &r);
+    CHECK(st == LTX2_ERR_CANCELLED && strstr(ltx2_last_error(ctx), "before denoising step 2") && !r.video &&
+              !r.video_latent && calls == 3,
+          "cancel: status %d after %d polls: %s", st, calls, ltx2_last_error(ctx));
+}
+
 int main(void) {
     ltx2_context_params cp;
     ltx2_context_params_init(&cp);
@@ -325,6 +347,7 @@ int main(void) {
         printf("from text: skipped (built without SentencePiece)\n");
     }
     check_philox(ctx);
+    check_cancel(ctx);
     check_prompt_lengths(ctx);
     check_refusals(ctx);
     ltx2_context_free(ctx);

@@ -151,7 +151,7 @@ int main(void) {
         p.video_cfg = FLT_MAX, p.video_stg = FLT_MAX, p.video_rescale = 0;
         p.steps = 3;
         ltx2_generate_result r;
-        expect(ctx, ltx2_generate(ctx, &p, &r), LTX2_ERR_INTERNAL, "overflowing guidance", "denoising step ",
+        expect(ctx, ltx2_generate(ctx, &p, &r), LTX2_ERR_NUMERIC, "overflowing guidance", "denoising step ",
                "latent");
     }
     /* finite but huge latents: the audio decoder overflows, and the stage says so */

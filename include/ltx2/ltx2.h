@@ -22,7 +22,9 @@ typedef enum ltx2_status {
     LTX2_ERR_OOM,          /* allocation failed */
     LTX2_ERR_UNSUPPORTED,  /* valid input this build cannot handle (e.g. no zlib, no CUDA) */
     LTX2_ERR_DEVICE,       /* CUDA / cuBLAS / cuDNN / NCCL failure */
-    LTX2_ERR_INTERNAL      /* a bug in ltx2c */
+    LTX2_ERR_INTERNAL,     /* a bug in ltx2c */
+    LTX2_ERR_NUMERIC,      /* a computation produced a NaN or an infinity (the message names where) */
+    LTX2_ERR_CANCELLED     /* the caller's cancel callback asked to stop */
 } ltx2_status;
 
 /* Short stable name of a status ("ok", "io", "format", ...). */
@@ -111,6 +113,10 @@ typedef struct ltx2_generate_params {
     const char *dump_dir;               /* optional: every intermediate as .npy files here */
     ltx2_progress_fn progress;          /* may be NULL */
     void *progress_user;
+    /* Polled before the text stage, before every denoising step and before each decode: a nonzero
+     * return stops the run with LTX2_ERR_CANCELLED and no result (may be NULL). */
+    int (*cancel)(void *user);
+    void *cancel_user;
 } ltx2_generate_params;
 
 void ltx2_generate_params_init(ltx2_generate_params *p);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,7 +108,8 @@ static void usage(FILE *out) {
             "  NCCL_COMM_ID or LTX2_RENDEZVOUS=host:port set (e.g. by srun); rank 0 writes the outputs\n"
             "exit codes: 0 ok, 2 bad input or an unusable --device (nothing written; a NaN or infinity in a\n"
             "weight, embedding or noise file is bad input), 3 a runtime failure: device, disk, memory (the\n"
-            "memory plan's refusal too), rank, a non-finite value produced by a step or stage (named)\n");
+            "memory plan's refusal too), rank, a non-finite value produced by a step or stage (named);\n"
+            "130 / 143 SIGINT / SIGTERM: the run stops at its next step or stage and removes what it wrote\n");
 }
 
 /* Directory containing the running executable, "" when unknown. */
@@ -304,6 +306,38 @@ static bool text_encoder_usable(const char *dir) {
         if (!ok) return false;
     }
     return true;
+}
+
+/* The signal (SIGINT, SIGTERM) that asked this run to stop, 0 while none did. A handler can only
+ * set a flag, so this is the one piece of process-wide state the CLI keeps; the library sees it
+ * through the cancel callback, the writers by polling it. */
+static volatile sig_atomic_t g_stop_signal;
+
+static void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+static int stop_requested(void *user) {
+    (void)user;
+    return g_stop_signal != 0;
+}
+
+/* SIGINT / SIGTERM stop the run at its next step or stage boundary and remove what it wrote; a
+ * second one (SA_RESETHAND) kills at once, as users expect of a second Ctrl-C. */
+static void catch_stop_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* 128 + the signal, the shell's convention (130 SIGINT, 143 SIGTERM), after saying so. */
+static int stopped_exit(void) {
+    const int sig = (int)g_stop_signal;
+    fprintf(stderr, "ltx2 %s: interrupted by %s: stopped, nothing of this run is left on disk\n", CMD,
+            sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+    return 128 + sig;
 }
 
 typedef struct cli_progress {
@@ -596,6 +630,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     memset(&cp, 0, sizeof cp);
     p.progress = on_step;
     p.progress_user = &cp;
+    p.cancel = stop_requested;
+    catch_stop_signals();
     p.decode_video = output || png_dir;
     p.decode_audio = output || wav;
     ltx2_generate_result r;
@@ -603,6 +639,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     cli_launch_free(&launch);
     if (cp.started) ltx2_progress_end(&cp.bar);
     if (st != LTX2_OK) {
+        if (g_stop_signal) return stopped_exit();
         cli_report_error(CMD, ctx);
         return cli_exit_for(st);
     }
@@ -656,6 +693,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             goto out;
         }
         w.files[w.n_files++] = strdup(output);
+        if (g_stop_signal) goto out;
         printf("wrote %s (%lld frames %lldx%lld, %lld Hz stereo)\n", output, (long long)r.frames, (long long)r.width,
                (long long)r.height, (long long)r.audio_rate);
     }
@@ -667,6 +705,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             goto out;
         }
         w.files[w.n_files++] = strdup(wav);
+        if (g_stop_signal) goto out;
         printf("wrote %s (%lld samples x %lld channels, %lld Hz)\n", wav, (long long)r.audio_samples,
                (long long)r.audio_channels, (long long)r.audio_rate);
     }
@@ -688,6 +727,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             char path[PATH_CAP];
             snprintf(path, sizeof path, "%s/frame_%05lld.png", png_dir, (long long)f);
             w.n_png = f + 1;
+            if (g_stop_signal) goto out;
             if (ltx2_png_write_rgb8(ctx, path, rgb + f * fsz, r.width, r.height, text, 2) != LTX2_OK) {
                 cli_report_error(CMD, ctx);
                 rc = CLI_EXIT_RUNTIME;
@@ -706,6 +746,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         printf("seed: %s\n", seed_s);
     }
 out:
+    if (g_stop_signal && rc == CLI_EXIT_OK) rc = stopped_exit();
     if (rc != CLI_EXIT_OK) undo_written(&w);
     else forget_written(&w);
     free(rgb);

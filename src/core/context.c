@@ -22,6 +22,8 @@ const char *ltx2_status_name(ltx2_status st) {
     case LTX2_ERR_UNSUPPORTED: return "unsupported";
     case LTX2_ERR_DEVICE: return "device";
     case LTX2_ERR_INTERNAL: return "internal";
+    case LTX2_ERR_NUMERIC: return "numeric";
+    case LTX2_ERR_CANCELLED: return "cancelled";
     }
     return "unknown";
 }

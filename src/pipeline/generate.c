@@ -91,10 +91,10 @@ static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, c
     }
     if (st == LTX2_OK) {
         const int64_t sv[2] = {t->S, dv}, sa[2] = {t->S, da};
-        st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, out->video, 2, sv, "text connectors on %s: the video context "
+        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, out->video, 2, sv, "text connectors on %s: the video context "
                                "[token, channel]", path);
         if (st == LTX2_OK)
-            st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, out->audio, 2, sa, "text connectors on %s: the audio "
+            st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, out->audio, 2, sa, "text connectors on %s: the audio "
                                    "context [token, channel]", path);
     }
     free(mask);
@@ -153,6 +153,13 @@ static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_para
     *tp = out[0];
     if (need_neg) *tn = out[1];
     return LTX2_OK;
+}
+
+/* The caller's cancel callback, polled between stages and steps. */
+static ltx2_status check_cancel(ltx2_context *ctx, const ltx2_generate_params *p, const char *where, int step) {
+    if (!p->cancel || !p->cancel(p->cancel_user)) return LTX2_OK;
+    if (step > 0) return LTX2_ERROR(ctx, LTX2_ERR_CANCELLED, "generate: cancelled before denoising step %d", step);
+    return LTX2_ERROR(ctx, LTX2_ERR_CANCELLED, "generate: cancelled before %s", where);
 }
 
 /* The state shared by the denoising loop's model calls. */
@@ -419,6 +426,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     /* a text prompt: Gemma runs, and is freed, before any other model is loaded (never two
      * resident); the hidden states wait in host memory */
     double text_seconds = 0;
+    LTX2_TRY(check_cancel(ctx, p, "the text stage", 0));
     if (p->prompt) {
         const double t_enc = ltx2_timer_now();
         LTX2_TRY(text_from_prompts(ctx, p, need_neg, &tp, &tn));
@@ -588,6 +596,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         L.dit_dump = &ddump;
     }
     for (int i = 0; i < steps; i++) {
+        if ((st = check_cancel(ctx, p, NULL, i + 1)) != LTX2_OK) goto done;
         const float sigma = sigmas[i], sigma_grid = ltx2_sched_grid_sigma(&rules, steps, i);
         if ((st = run_step(ctx, &L, xv, xa, sigma)) != LTX2_OK) goto done;
         const float *const *vv = (const float *const *)L.v_video, *const *va = (const float *const *)L.v_audio;
@@ -602,9 +611,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         /* a NaN stops the run where it appears, not as black frames at the end */
         {
             const int64_t s1[2] = {g.video_tokens, g.lc}, s2[2] = {g.at, g.audio_feat};
-            if ((st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, xv, 2, s1, "denoising step %d/%d (sigma %g): the video "
+            if ((st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, xv, 2, s1, "denoising step %d/%d (sigma %g): the video "
                                         "latent [token, channel]", i + 1, steps, (double)sigma)) != LTX2_OK ||
-                (st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, xa, 2, s2, "denoising step %d/%d (sigma %g): the audio "
+                (st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, xa, 2, s2, "denoising step %d/%d (sigma %g): the audio "
                                         "latent [token, feature]", i + 1, steps, (double)sigma)) != LTX2_OK)
                 goto done;
         }
@@ -641,6 +650,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if ((st = ltx2_pipe_dump(ctx, dump, "audio_latent", r->audio_latent, 4, ashape)) != LTX2_OK) goto done;
 
     /* ---- video decode ---- */
+    if ((p->decode_video || p->decode_audio) && (st = check_cancel(ctx, p, "decoding", 0)) != LTX2_OK) goto done;
     if (p->decode_video) {
         int64_t vshape[5];
         if ((st = ltx2_video_decoder_out_shape(ctx, vd, lat_shape, vshape)) != LTX2_OK) goto done;
@@ -662,7 +672,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
             st = ltx2_video_decoder_decode(ctx, vd, &lt, &vt, NULL, NULL);
         }
         if (st == LTX2_OK)
-            st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, r->video, 5, vshape,
+            st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, r->video, 5, vshape,
                                    "video decode: the frames [1, frame, row, column, rgb]");
         if (st != LTX2_OK) goto done;
         r->frames = vshape[1];
@@ -689,7 +699,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         ltx2_tensor wt = ltx2_tensor_make(wav, LTX2_F32, 3, wshape);
         if ((st = ltx2_audio_decoder_decode(ctx, m->adec, &lt, &mt, NULL, NULL)) != LTX2_OK) goto done;
         if ((st = ltx2_vocoder_run(ctx, m->voc, &mt, &wt, NULL, NULL)) != LTX2_OK) goto done;
-        if ((st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, wav, 3, wshape,
+        if ((st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, wav, 3, wshape,
                                     "audio decode: the waveform [1, channel, sample]")) != LTX2_OK)
             goto done;
         if ((st = ltx2_pipe_dump(ctx, dump, "mel", mel, 4, mshape)) != LTX2_OK) goto done;

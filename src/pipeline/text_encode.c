@@ -64,7 +64,7 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
     }
     if (st == LTX2_OK) {
         const int64_t hs[4] = {m, S, D, L1};
-        st = ltx2_check_finite(ctx, LTX2_ERR_INTERNAL, hidden, 4, hs,
+        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, hidden, 4, hs,
                                "text encoder: the hidden states [prompt, token, channel, layer]");
     }
     for (int i = 0; st == LTX2_OK && i < m; i++) {

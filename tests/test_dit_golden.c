@@ -18,6 +18,7 @@
 #include "model/dit.h"
 #include "model/dit_config.h"
 #include "model/dit_weights.h"
+#include "core/timer.h"
 #include "test_util.h"
 #include "ckpt_edit.h"
 
@@ -328,6 +329,13 @@ static void bad_inputs(void) {
                      "\"apply_gated_attention\": true, \"rope_type\"");
     CHECK(st == LTX2_ERR_NOT_FOUND && strstr(ltx2_last_error(g_ctx), "to_gate_logits"),
           "gated flag without gate weights: %s", ltx2_last_error(g_ctx));
+
+    /* sizes past the bounds are refused from the config alone, before anything is allocated (#16) */
+    const double t0 = ltx2_timer_now();
+    st = load_broken(dir, "layers.safetensors", NULL, NULL, "\"num_layers\": 2", "\"num_layers\": 1000000");
+    CHECK(st == LTX2_ERR_FORMAT && strstr(ltx2_last_error(g_ctx), "\"num_layers\" must be an integer in [1, 1024]") &&
+              ltx2_timer_now() - t0 < 5.0,
+          "num_layers 1000000: status %s: %s", ltx2_status_name(st), ltx2_last_error(g_ctx));
     rmdir(dir);
 }
 

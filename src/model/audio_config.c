@@ -5,14 +5,15 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "model/config_bounds.h"
 
 static ltx2_status req_int(ltx2_context *ctx, const ltx2_json *obj, const char *key, const char *where,
                            const char *label, int64_t min, int64_t *out) {
     if (!ltx2_json_get_int(obj, key, out))
         return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: %s.%s missing or not an integer", label, where, key);
-    if (*out < min)
-        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: %s.%s = %lld, expected >= %lld", label, where, key,
-                          (long long)*out, (long long)min);
+    if (*out < min || *out > LTX2_CONFIG_MAX_DIM)
+        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: %s.%s = %lld, expected an integer in [%lld, %d]", label, where,
+                          key, (long long)*out, (long long)min, LTX2_CONFIG_MAX_DIM);
     return LTX2_OK;
 }
 
@@ -25,9 +26,9 @@ static ltx2_status req_list(ltx2_context *ctx, const ltx2_json *obj, const char 
                           key, cap);
     for (size_t i = 0; i < a->count; i++) {
         const ltx2_json *v = ltx2_json_at(a, i);
-        if (v->type != LTX2_JSON_NUMBER || !v->is_int || v->integer < min)
-            return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: %s.%s[%zu] must be an integer >= %lld", label, where, key, i,
-                              (long long)min);
+        if (v->type != LTX2_JSON_NUMBER || !v->is_int || v->integer < min || v->integer > LTX2_CONFIG_MAX_DIM)
+            return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: %s.%s[%zu] must be an integer in [%lld, %d]", label, where,
+                              key, i, (long long)min, LTX2_CONFIG_MAX_DIM);
         vals[i] = v->integer;
     }
     *n = (int)a->count;
@@ -133,7 +134,7 @@ static ltx2_status parse_gen(ltx2_context *ctx, const ltx2_json *g, const char *
                               where, k, LTX2_VOCODER_DILATIONS);
         for (int m = 0; m < LTX2_VOCODER_DILATIONS; m++) {
             const ltx2_json *v = ltx2_json_at(t, (size_t)m);
-            if (v->type != LTX2_JSON_NUMBER || !v->is_int || v->integer < 1)
+            if (v->type != LTX2_JSON_NUMBER || !v->is_int || v->integer < 1 || v->integer > LTX2_CONFIG_MAX_DIM)
                 return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: %s.resblock_dilation_sizes[%d][%d] not a positive integer",
                                   label, where, k, m);
             out->rb_dilations[k][m] = v->integer;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "model/config_bounds.h"
 #include "model/connectors.h"
 #include "model/dit_config.h"
 
@@ -22,9 +23,10 @@ static ltx2_status opt_int(ltx2_context *ctx, const ltx2_json *o, const char *la
         *out = dflt;
         return LTX2_OK;
     }
-    if (v->type != LTX2_JSON_NUMBER || !v->is_int || v->integer <= 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: transformer config: \"%s\" must be a positive integer", label,
-                          key);
+    const int64_t max = strstr(key, "num_layers") ? LTX2_CONFIG_MAX_LAYERS : LTX2_CONFIG_MAX_DIM;
+    if (v->type != LTX2_JSON_NUMBER || !v->is_int || v->integer <= 0 || v->integer > max)
+        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: transformer config: \"%s\" must be an integer in [1, %lld]",
+                          label, key, (long long)max);
     *out = v->integer;
     return LTX2_OK;
 }

@@ -1,6 +1,7 @@
 /* Parsing and validation of the DiT's "transformer" config section; every message names the
  * source and the key. */
 #include "model/dit_config.h"
+#include "model/config_bounds.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,13 +9,13 @@
 
 #include "core/context.h"
 
-/* A positive integer up to the bound of its kind: num_layers LTX2_DIT_MAX_LAYERS, every other
- * count or width LTX2_DIT_MAX_DIM, refused before anything is sized from it. */
+/* A positive integer up to the bound of its kind: num_layers LTX2_CONFIG_MAX_LAYERS, every other
+ * count or width LTX2_CONFIG_MAX_DIM, refused before anything is sized from it. */
 static ltx2_status req_int(ltx2_context *ctx, const ltx2_json *o, const char *label, const char *key,
                            int64_t *out) {
     const ltx2_json *v = ltx2_json_get(o, key);
     if (!v) return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "%s: transformer config: missing \"%s\"", label, key);
-    const int64_t max = strcmp(key, "num_layers") == 0 ? LTX2_DIT_MAX_LAYERS : LTX2_DIT_MAX_DIM;
+    const int64_t max = strcmp(key, "num_layers") == 0 ? LTX2_CONFIG_MAX_LAYERS : LTX2_CONFIG_MAX_DIM;
     if (v->type != LTX2_JSON_NUMBER || !v->is_int || v->integer <= 0 || v->integer > max)
         return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: transformer config: \"%s\" must be an integer in [1, %lld]",
                           label, key, (long long)max);

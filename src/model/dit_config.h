@@ -20,11 +20,6 @@
 #define LTX2_DIT_ADALN_CROSS 9
 /* The sinusoidal timestep embedding width, fixed in every LTX-2 model. */
 #define LTX2_DIT_TIMESTEP_CHANNELS 256
-/* Bounds on a config's integers, checked before anything is allocated from them (#16: a config
- * with num_layers 1000000 allocated for a minute before failing). The real models have 48 layers
- * and widths up to 4096; the bounds leave 20x and 16x of room. */
-#define LTX2_DIT_MAX_LAYERS 1024
-#define LTX2_DIT_MAX_DIM 65536
 
 typedef struct ltx2_dit_config {
     int64_t num_layers;

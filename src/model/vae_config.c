@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "model/config_bounds.h"
 
 const char *ltx2_vae_block_name(ltx2_vae_block_kind k) {
     switch (k) {
@@ -34,9 +35,9 @@ static ltx2_status get_int(ltx2_context *ctx, const ltx2_json *obj, const char *
         *out = dflt;
         return LTX2_OK;
     }
-    if (v->type != LTX2_JSON_NUMBER || !v->is_int || v->integer < min)
-        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: vae.%s must be an integer >= %lld", label, key,
-                          (long long)min);
+    if (v->type != LTX2_JSON_NUMBER || !v->is_int || v->integer < min || v->integer > LTX2_CONFIG_MAX_DIM)
+        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: vae.%s must be an integer in [%lld, %d]", label, key,
+                          (long long)min, LTX2_CONFIG_MAX_DIM);
     *out = v->integer;
     return LTX2_OK;
 }
@@ -126,9 +127,9 @@ static ltx2_status parse_blocks(ltx2_context *ctx, const ltx2_json *vae, const c
         b->multiplier = default_multiplier(b->kind);
         b->num_layers = 0;
         if (params->type == LTX2_JSON_NUMBER) { /* ltx-core: an int means {"num_layers": n} */
-            if (!params->is_int || params->integer < 1)
-                return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: vae.%s[%zu]: num_layers must be >= 1", label,
-                                  key, i);
+            if (!params->is_int || params->integer < 1 || params->integer > LTX2_CONFIG_MAX_LAYERS)
+                return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: vae.%s[%zu]: num_layers must be in [1, %d]", label,
+                                  key, i, LTX2_CONFIG_MAX_LAYERS);
             b->num_layers = params->integer;
         } else if (params->type == LTX2_JSON_OBJECT) {
             int residual = 0, noise = 0;

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `cmake --install` of this build into a temporary prefix, then a small C program compiled and linked
+# with nothing but `pkg-config --cflags --libs ltx2`, run against the installed libltx2.so (#16 item 6).
+# Usage: cli_install.sh LTX2_BINARY SOURCE_DIR (the build directory is the binary's).
+set -u
+build="$(cd "$(dirname "$1")" && pwd)"
+tmp="$(mktemp -d /tmp/ltx2_cli_install.XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+if ! grep -q '^LTX2_HAVE_SHARED:INTERNAL=ON' "$build/CMakeCache.txt" 2>/dev/null && [ ! -e "$build/libltx2.so" ]; then
+    echo "skipped: this build has no shared library (sanitizer or fuzz build, or LTX2_SHARED=OFF)"
+    exit 77
+fi
+command -v pkg-config >/dev/null || { echo "skipped: no pkg-config"; exit 77; }
+fail=0
+cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 || { echo "FAIL: cmake --install"; cat "$tmp/install.log"; exit 1; }
+pc=$(find "$tmp/prefix" -name ltx2.pc | head -1)
+[ -n "$pc" ] || { echo "FAIL: no ltx2.pc installed"; exit 1; }
+export PKG_CONFIG_PATH="$(dirname "$pc")"
+cat >"$tmp/use.c" <<'C'
+#include <ltx2/ltx2.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(void) {
+    ltx2_context *ctx = ltx2_context_create(NULL);
+    if (!ctx) return 1;
+    printf("ltx2 %s, status 'cancelled' is '%s'\n", ltx2_version(), ltx2_status_name(LTX2_ERR_CANCELLED));
+    ltx2_generate_params p;
+    ltx2_generate_params_init(&p);
+    ltx2_generate_result r;
+    /* no checkpoint: a clear refusal, not a crash */
+    const ltx2_status st = ltx2_generate(ctx, &p, &r);
+    printf("generate without a checkpoint: %s: %s\n", ltx2_status_name(st), ltx2_last_error(ctx));
+    ltx2_context_free(ctx);
+    return st == LTX2_ERR_INVALID_ARG && strstr(ltx2_status_name(LTX2_ERR_CANCELLED), "cancel") ? 0 : 1;
+}
+C
+if cc "$tmp/use.c" $(pkg-config --cflags --libs ltx2) -o "$tmp/use" 2>"$tmp/cc.log"; then
+    echo "ok: linked with pkg-config --cflags --libs ltx2"
+else
+    echo "FAIL: compiling against the installed library"; cat "$tmp/cc.log"; fail=1
+fi
+libdir=$(pkg-config --variable=libdir ltx2)
+if [ "$fail" -eq 0 ]; then
+    if LD_LIBRARY_PATH="$libdir" "$tmp/use"; then echo "ok: ran against $libdir/libltx2.so"; else echo "FAIL: the program"; fail=1; fi
+fi
+[ -x "$tmp/prefix/bin/ltx2" ] && echo "ok: ltx2 installed" || { echo "FAIL: no bin/ltx2"; fail=1; }
+[ -f "$tmp/prefix/include/ltx2/tensor.h" ] && echo "ok: headers installed" || { echo "FAIL: headers"; fail=1; }
+[ "$fail" -eq 0 ] && echo "4 passed, 0 failed" || echo "failed"
+exit "$fail"

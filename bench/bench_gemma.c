@@ -110,12 +110,15 @@ static int bench_cuda(const bench_opts *o, bench_report *r, ltx2_context *ctx, c
 
 int main(int argc, char **argv) {
     int64_t layers = DEFAULT_LAYERS;
+    bool cuda_only = false;
     char **rest = malloc((size_t)(argc + 1) * sizeof *rest);
     if (!rest) return 1;
     int n = 0;
     for (int i = 0; i < argc; i++) {
         if (i > 0 && !strcmp(argv[i], "--layers") && i + 1 < argc)
             layers = strtoll(argv[++i], NULL, 10);
+        else if (i > 0 && !strcmp(argv[i], "--cuda-only"))
+            cuda_only = true;
         else
             rest[n++] = argv[i];
     }
@@ -123,6 +126,7 @@ int main(int argc, char **argv) {
     bench_opts o;
     int rc = bench_parse_args(n, rest, &o,
                               "  --layers N  layers of the 12B's shape to run (default 2: one local, one global)\n"
+                              "  --cuda-only the CUDA row alone (the CPU rows take minutes on a big machine too)\n"
                               "Gemma-3 12B-shaped layers at 2 x 1024 tokens on the CPU vs ltx2_cpu_gemm\n");
     free(rest);
     if (rc >= 0) return rc;
@@ -175,6 +179,11 @@ int main(int argc, char **argv) {
                       "batch %d x %lld tokens; CPU f32 compute",
                       G12_HIDDEN, G12_HEADS, G12_KV_HEADS, G12_HEAD_DIM, G12_FFN, (long long)layers, BATCH,
                       (long long)S);
+    const double flops = (double)layers * layer_matmul_flops(&c, rows, S);
+    if (cuda_only) {
+        rc = bench_cuda(&o, &r, ctx, w, ids, mask, S, hidden, flops);
+        goto done;
+    }
     const double gflop = 2.0 * (double)g.M * (double)g.N * (double)g.K;
     char gname[96];
     snprintf(gname, sizeof gname, "gemm bf16-w M%lld N%d K%d", (long long)g.M, G12_FFN, G12_HIDDEN);
@@ -186,7 +195,6 @@ int main(int argc, char **argv) {
     bench_report_row(&r, &grow);
 
     gemma_job j = {ctx, w, ids, mask, S, hidden, LTX2_OK};
-    const double flops = (double)layers * layer_matmul_flops(&c, rows, S);
     char name[96];
     snprintf(name, sizeof name, "gemma-3 12B shape %lld layers B%d S%lld", (long long)layers, BATCH, (long long)S);
     bench_row row = {.bench = "gemma", .name = name, .device = "cpu", .flops = flops, .baseline = "gemm",

@@ -144,6 +144,8 @@ benches() {
   for b in attention conv3d fused gemm ops; do
     run "bench_$b" 100 "./build-dev/bench/bench_$b" --json "$out/bench_$b.jsonl"
   done
+  # Gemma-3 12B-shaped layers at 2 x 1024 tokens in bf16 (#13: <= 80 ms for all 48 on an H100)
+  run bench_gemma 60 ./build-dev/bench/bench_gemma --cuda-only --layers 4 --json "$out/bench_gemma.jsonl"
   # cuDNN SDPA baseline through PyTorch (cuDNN's fused attention has no C API we wrap), paired
   # with bench_attention's rows by shape name; also the PNG plot the issue asks for.
   run attention_vs_cudnn 120 python3 bench/sdpa_cudnn_torch.py --ours "$out/bench_attention.jsonl" \

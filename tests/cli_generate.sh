@@ -76,6 +76,7 @@ expect_refusal "prompt not UTF-8" "not valid UTF-8 (byte 3" --prompt $'caf\xc3('
 expect_refusal "text encoder missing" "not a directory" --prompt "a cat" --text-encoder "$tmp/nope" -o o.mp4
 expect_refusal "text encoder without tokenizer" "no readable tokenizer.model" --prompt "a cat" --text-encoder "$src/weights/tiny/gemma-6l" -o o.mp4
 expect_refusal "checkpoint, no prompt" "--prompt (with --text-encoder) or --prompt-embeds" --checkpoint "$src/weights/tiny/ltx2-tiny-2.0.safetensors" -o o.mp4
+expect_refusal "prompt, checkpoint, no encoder" "needs --text-encoder DIR" --prompt "a cat" --checkpoint "$src/weights/tiny/ltx2-tiny-2.0.safetensors" -o o.mp4
 expect_refusal "save embeds suffix" "end in .safetensors" --prompt "a cat" --save-prompt-embeds pe.npz -o o.mp4
 # a Gemma whose width x hidden states is not what the checkpoint's projection takes: refused from the
 # headers, before Gemma or the DiT runs

@@ -493,6 +493,11 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         return CLI_EXIT_BAD_INPUT;
     }
     if (!input_file("--checkpoint", ckpt) || (pos && !input_file("--prompt-embeds", pos))) return CLI_EXIT_BAD_INPUT;
+    if (p.prompt && !p.text_encoder) {
+        fprintf(stderr, "ltx2 %s: --prompt with --checkpoint needs --text-encoder DIR (a Gemma-3 checkpoint "
+                "directory: config.json, model*.safetensors, tokenizer.model)\n", CMD);
+        return CLI_EXIT_BAD_INPUT;
+    }
     if (p.prompt && !text_encoder_usable(p.text_encoder)) return CLI_EXIT_BAD_INPUT;
     char cache_buf[PATH_CAP];
     if (no_text_cache) p.text_cache = NULL;

@@ -26,6 +26,11 @@ n=$(ls "$T/plain" 2>/dev/null | grep -c '^frame_[0-9]\{5\}\.png$')
 [ -z "$(ls "$T/plain" | grep -v '\.png$')" ] && ok || bad "leftover non-PNG files: $(ls "$T/plain")"
 head -c 8 "$T/plain/frame_00016.png" | od -An -tx1 | grep -q '89 50 4e 47 0d 0a 1a 0a' && ok || bad "not a PNG signature"
 grep -aq 'tile_batch=1' "$T/plain/frame_00000.png" && ok || bad "tEXt parameters missing"
+# the same directory again: refused while it holds frames, replaced with --overwrite (#16)
+expect_rc 2 "non-empty --png-dir" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --png-dir "$T/plain"
+grep -q "is not empty" <<<"$out" && ok || bad "non-empty --png-dir message: $out"
+expect_rc 0 "--overwrite" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --png-dir "$T/plain" --overwrite
+[ "$(ls "$T/plain" | grep -c '^frame_[0-9]\{5\}\.png$')" -eq 17 ] && ok || bad "--overwrite frame count"
 
 expect_rc 0 "tiled + batched decode" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --png-dir "$T/tiled" \
   --tile-size 64 --tile-overlap 32 --tile-frames 16 --tile-frames-overlap 8 --tile-batch 3

@@ -22,6 +22,10 @@ int cli_inspect(ltx2_context *ctx, int argc, char **argv);
 int cli_compare(ltx2_context *ctx, int argc, char **argv);
 /* `ltx2 inspect --sharding PROFILE --mesh d,f,c,t FILE` (src/cli/cmd_inspect_sharding.c). */
 int cli_inspect_sharding(ltx2_context *ctx, const char *profile, const char *mesh, const char *path);
+/* Entries of dir besides . and .. (0 when it does not exist, -1 when it cannot be read), and the
+ * removal of the frame_*.png in it (cli_frames_dir.c). */
+long cli_dir_entries(const char *dir);
+void cli_remove_frames(const char *dir);
 /* `inspect --verify`: loads what generate would load from path (or a Gemma-3 directory) with every
  * tensor checked, the DiT and Gemma without holding them; prints "will load" or why not
  * (cmd_inspect_verify.c). */

@@ -26,6 +26,7 @@
 
 typedef struct decode_opts {
     const char *latent, *checkpoint, *png_dir;
+    bool overwrite;
     ltx2_vae_tiling tiling;
     ltx2_vae_decode_opts vae; /* timestep / noise of conditioned or noise-injecting decoders */
 } decode_opts;
@@ -41,7 +42,8 @@ static void decode_usage(FILE *out) {
             "if missing. Each file is written to a temporary name and renamed into place.\n"
             "\n"
             "  --checkpoint CKPT        weights and config (required)\n"
-            "  --png-dir DIR            output directory (required)\n"
+            "  --png-dir DIR            output directory (required; empty or new)\n"
+            "  --overwrite              allow a non-empty --png-dir: its frame_*.png are replaced\n"
             "  --tile-size PX           spatial tile size in pixels (multiple of 32; 0 = no spatial tiling)\n"
             "  --tile-overlap PX        spatial overlap in pixels (multiple of 32, < tile size; default 0)\n"
             "  --tile-frames N          temporal tile in frames (multiple of 8; 0 = no temporal tiling)\n"
@@ -85,6 +87,8 @@ static int parse_args(int argc, char **argv, decode_opts *o) {
             if (!(o->checkpoint = cli_flag_value("decode", argc, argv, &i))) return CLI_EXIT_BAD_INPUT;
         } else if (!strcmp(a, "--png-dir")) {
             if (!(o->png_dir = cli_flag_value("decode", argc, argv, &i))) return CLI_EXIT_BAD_INPUT;
+        } else if (!strcmp(a, "--overwrite")) {
+            o->overwrite = true;
         } else if (!strcmp(a, "--tile-size") || !strcmp(a, "--tile-overlap") || !strcmp(a, "--tile-frames") ||
                    !strcmp(a, "--tile-frames-overlap") || !strcmp(a, "--tile-batch")) {
             const bool batch = !strcmp(a, "--tile-batch");
@@ -121,6 +125,12 @@ static int parse_args(int argc, char **argv, decode_opts *o) {
     }
     if (!o->latent || !o->checkpoint || !o->png_dir) {
         fprintf(stderr, "ltx2 decode: LATENT.npy, --checkpoint and --png-dir are required (see ltx2 decode --help)\n");
+        return CLI_EXIT_BAD_INPUT;
+    }
+    const long entries = cli_dir_entries(o->png_dir);
+    if (entries > 0 && !o->overwrite) {
+        fprintf(stderr, "ltx2 decode: --png-dir %s is not empty (%ld entries): these frames would mix with what is "
+                "there; give --overwrite to replace its frame_*.png, or another directory\n", o->png_dir, entries);
         return CLI_EXIT_BAD_INPUT;
     }
     return CLI_EXIT_OK;
@@ -246,6 +256,7 @@ int cli_decode(ltx2_context *ctx, int argc, char **argv) {
         sink.height = vs[2];
         sink.width = vs[3];
     }
+    if (st == LTX2_OK && o.overwrite) cli_remove_frames(o.png_dir);
     if (st == LTX2_OK) {
         ltx2_tensor lt = ltx2_tensor_make(lat, LTX2_F32, 5, ls);
         st = ltx2_vae_tiled_decode_blocks(ctx, dec, &lt, &o.tiling, write_block, &sink, &stats);

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -234,30 +233,6 @@ static bool text_flags_valid(const ltx2_generate_params *p, const char *pos, con
         return false;
     }
     return true;
-}
-
-/* Entries of dir other than . and .. (-1 when it cannot be read, 0 when it does not exist). */
-static long dir_entries(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return errno == ENOENT ? 0 : -1;
-    long n = 0;
-    for (struct dirent *e; (e = readdir(d));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(d);
-    return n;
-}
-
-/* Removes dir/frame_*.png (what a run writes there). */
-static void remove_frames(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    for (struct dirent *e; (e = readdir(d));) {
-        const size_t n = strlen(e->d_name);
-        if (n > 10 && !strncmp(e->d_name, "frame_", 6) && !strcmp(e->d_name + n - 4, ".png")) {
-            char path[PATH_CAP];
-            if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path) unlink(path);
-        }
-    }
-    closedir(d);
 }
 
 /* The outputs of one run are different paths (compared as given, trailing slashes aside): two
@@ -597,7 +572,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             return CLI_EXIT_BAD_INPUT;
         }
         if (!dir_usable("--png-dir", png_dir)) return CLI_EXIT_BAD_INPUT;
-        const long entries = dir_entries(png_dir);
+        const long entries = cli_dir_entries(png_dir);
         if (entries > 0 && !overwrite) {
             fprintf(stderr, "ltx2 %s: --png-dir %s is not empty (%ld entries): this run's frames would mix with what "
                     "is there; give --overwrite to replace its frame_*.png, or another directory\n",
@@ -717,7 +692,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (png_dir) {
         w.png_dir = png_dir;
         /* --overwrite: the older run's frames go, so none of a longer run stays behind */
-        if (overwrite) remove_frames(png_dir);
+        if (overwrite) cli_remove_frames(png_dir);
         if (!ltx2_path_is_dir(png_dir)) {
             if (mkdir(png_dir, 0777) != 0) {
                 fprintf(stderr, "ltx2 %s: cannot create %s: %s\n", CMD, png_dir, strerror(errno));

@@ -171,7 +171,7 @@ static size_t utf8_seq_len(const unsigned char *s, size_t avail) {
     return n;
 }
 
-bool ltx2_utf8_valid(const char *text, size_t n) {
+size_t ltx2_utf8_invalid_at(const char *text, size_t n) {
     const unsigned char *s = (const unsigned char *)text;
     size_t i = 0;
     while (i < n) {
@@ -180,11 +180,13 @@ bool ltx2_utf8_valid(const char *text, size_t n) {
             continue;
         }
         size_t k = utf8_seq_len(s + i, n - i);
-        if (k == 0) return false;
+        if (k == 0) return i;
         i += k;
     }
-    return true;
+    return n;
 }
+
+bool ltx2_utf8_valid(const char *text, size_t n) { return ltx2_utf8_invalid_at(text, n) == n; }
 
 static size_t put_utf8(char *out, unsigned long cp) {
     if (cp < 0x80) {

@@ -64,6 +64,9 @@ bool ltx2_json_find_duplicate_key(const ltx2_json *obj, size_t *first, size_t *s
 /* True when text[0..n) is well-formed UTF-8 (no overlongs, surrogates or code points above
  * U+10FFFF). Writers check names with it so they never produce a file this parser refuses. */
 bool ltx2_utf8_valid(const char *text, size_t n);
+/* The offset of the first byte that breaks UTF-8 (overlong forms, surrogates and code points past
+ * U+10FFFF included), or n when text[0, n) is valid. */
+size_t ltx2_utf8_invalid_at(const char *text, size_t n);
 
 /* Growable NUL-terminated string buffer. On allocation failure `oom` is set and appends stop. */
 typedef struct ltx2_sbuf {

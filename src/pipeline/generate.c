@@ -327,6 +327,13 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a negative text prompt needs a text prompt");
     if (p->prompt && !p->text_encoder)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a text prompt needs the Gemma-3 text encoder directory");
+    const char *texts[2] = {p->prompt, p->negative_prompt};
+    for (int i = 0; i < 2; i++) {
+        const size_t n = texts[i] ? strlen(texts[i]) : 0, bad = texts[i] ? ltx2_utf8_invalid_at(texts[i], n) : 0;
+        if (bad != n)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the %s is not valid UTF-8 (byte %zu of %zu)",
+                              i ? "negative prompt" : "prompt", bad, n);
+    }
     if (p->prompt) {
         size_t b, e;
         ltx2_text_strip(p->prompt, strlen(p->prompt), &b, &e);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/context.h"
+#include "io/json.h"
 #include "text/spm.h"
 #include "text/spm_pieces.h"
 
@@ -47,10 +48,8 @@ ltx2_status ltx2_gemma_tokenize(ltx2_context *ctx, const ltx2_gemma_tokenizer *t
                                 int32_t *ids, uint8_t *mask, ltx2_gemma_tokens *info);
 
 /* The byte range [*begin, *end) of text[0, n) without the leading and trailing characters that
- * Python's str.isspace() calls whitespace (ASCII and Unicode). text must be valid UTF-8. */
+ * Python's str.isspace() calls whitespace (ASCII and Unicode). text must be valid UTF-8
+ * (ltx2_utf8_invalid_at, io/json.h, says where it is not). */
 void ltx2_text_strip(const char *text, size_t n, size_t *begin, size_t *end);
-/* The offset of the first byte that breaks UTF-8 (overlong forms, surrogates and code points past
- * U+10FFFF included), or n when text[0, n) is valid. */
-size_t ltx2_utf8_invalid_at(const char *text, size_t n);
 
 #endif

@@ -41,18 +41,6 @@ static float embed_scale(const ltx2_gemma_weights *w) {
     return s;
 }
 
-static float embed_at(const ltx2_st_tensor *t, int64_t i) {
-    const uint8_t *p = t->data;
-    if (t->dtype == LTX2_F32) {
-        float f;
-        memcpy(&f, p + 4 * i, 4);
-        return f;
-    }
-    uint16_t u;
-    memcpy(&u, p + 2 * i, 2);
-    return t->dtype == LTX2_BF16 ? ltx2_bf16_to_f32(u) : ltx2_f16_to_f32(u);
-}
-
 /* RoPE tables for heads heads: [B, heads, S, hd/2], angle p * inv_freq[i] with torch's fp32
  * inv_freq = 1 / theta^(2i / hd) (divided by the linear factor on global layers). */
 static void rope_tables(int64_t B, int64_t heads, int64_t S, int64_t hd, double theta, double factor, float *c,
@@ -179,12 +167,17 @@ ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, c
     }
     /* embeddings: gathered and scaled on the host (hidden state 0) */
     const float scale = embed_scale(w);
-    for (int64_t t = 0; t < n_rows; t++)
+    const size_t row_bytes = (size_t)D * ltx2_dtype_size(w->embed->dtype);
+    for (int64_t t = 0; t < n_rows && st == LTX2_OK; t++) {
+        float *row = tmp + t * D;
+        st = ltx2_convert(ctx, row, LTX2_F32, (const uint8_t *)w->embed->data + (size_t)ids[t] * row_bytes,
+                          w->embed->dtype, (size_t)D);
         for (int64_t d = 0; d < D; d++) {
-            const float e = embed_at(w->embed, (int64_t)ids[t] * D + d) * scale;
-            tmp[t * D + d] = e;
-            hidden[(t * D + d) * L1] = e;
+            row[d] *= scale;
+            hidden[(t * D + d) * L1] = row[d];
         }
+    }
+    if (st != LTX2_OK) goto done;
     layer_bufs b;
     int64_t hs[3] = {B, S, D};
     TRY_(ltx2_bpool_upload_f32(ctx, r.pool, tmp, r.dt, 3, hs, &b.h));

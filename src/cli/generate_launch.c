@@ -17,6 +17,7 @@
 #endif
 
 #include "core/context.h"
+#include "dist/comm.h"
 #include "dist/sharding.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/generate_dist.h"
@@ -111,6 +112,14 @@ bool cli_launch_prepare(ltx2_context *ctx, const char *cmd, cli_launch *l) {
             fprintf(stderr, "ltx2 %s: --launch processes puts one rank per GPU, but no CUDA device is usable (%s); "
                     "--launch threads runs the ranks in this process\n", cmd,
                     e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+            return false;
+        }
+        if (l->nproc > n_dev && !ltx2_comm_nccl_can_share_gpu()) {
+            const int v = ltx2_comm_nccl_version();
+            fprintf(stderr, "ltx2 %s: --launch processes with --nproc %lld puts ranks on a shared GPU (%d here), "
+                    "which needs NCCL >= %d.%d and NCCL_MULTI_RANK_GPU_ENABLE=1 (this is NCCL %d.%d.%d); use "
+                    "--launch threads, or --nproc %d\n", cmd, l->nproc, n_dev, LTX2_NCCL_SHARED_GPU_VERSION / 10000,
+                    LTX2_NCCL_SHARED_GPU_VERSION / 100 % 100, v / 10000, v / 100 % 100, v % 100, n_dev);
             return false;
         }
 #endif

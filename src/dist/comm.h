@@ -140,6 +140,14 @@ ltx2_status ltx2_comm_nccl_unique_id(ltx2_context *ctx, unsigned char id[LTX2_NC
  * Without NCCL in the build: LTX2_ERR_UNSUPPORTED. */
 ltx2_status ltx2_comm_nccl_init(ltx2_context *ctx, const ltx2_mesh *mesh, int rank, int device,
                                 const unsigned char id[LTX2_NCCL_UNIQUE_ID_BYTES], ltx2_comm **out);
+/* NCCL before 2.30 refuses two ranks of one communicator on one GPU ("Duplicate GPU detected");
+ * 2.30 accepts them when NCCL_MULTI_RANK_GPU_ENABLE=1 is set (run4 of the H100 results saw 2.28
+ * refuse). The encoding is ncclGetVersion's: major * 10000 + minor * 100 + patch. */
+#define LTX2_NCCL_SHARED_GPU_VERSION 23000
+/* The linked NCCL's version in that encoding; 0 without NCCL in the build. */
+int ltx2_comm_nccl_version(void);
+/* Whether several ranks may share one GPU here: NCCL new enough and the variable set. */
+bool ltx2_comm_nccl_can_share_gpu(void);
 /* Orders collectives with compute: each collective waits for work already queued on `stream`
  * (a cudaStream_t) and work queued on `stream` afterwards waits for the collective. NULL: the
  * legacy default stream. Collectives run on the communicator's own stream. */

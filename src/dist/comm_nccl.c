@@ -30,6 +30,10 @@ ltx2_status ltx2_comm_nccl_init(ltx2_context *ctx, const ltx2_mesh *mesh, int ra
                       rank, device);
 }
 
+int ltx2_comm_nccl_version(void) { return 0; }
+
+bool ltx2_comm_nccl_can_share_gpu(void) { return false; }
+
 ltx2_status ltx2_comm_nccl_set_stream(ltx2_comm *c, ltx2_context *ctx, void *cuda_stream) {
     (void)c, (void)cuda_stream;
     return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "NCCL communicator: this build has no NCCL");
@@ -385,6 +389,16 @@ ltx2_status ltx2_comm_nccl_unique_id(ltx2_context *ctx, unsigned char id[LTX2_NC
     NC_NCCL(NULL, NULL, ctx, ncclGetUniqueId(&uid));
     memcpy(id, &uid, sizeof(uid));
     return LTX2_OK;
+}
+
+int ltx2_comm_nccl_version(void) {
+    int v = 0;
+    return ncclGetVersion(&v) == ncclSuccess ? v : 0;
+}
+
+bool ltx2_comm_nccl_can_share_gpu(void) {
+    const char *e = getenv("NCCL_MULTI_RANK_GPU_ENABLE");
+    return ltx2_comm_nccl_version() >= LTX2_NCCL_SHARED_GPU_VERSION && e && !strcmp(e, "1");
 }
 
 ltx2_status ltx2_comm_nccl_init(ltx2_context *ctx, const ltx2_mesh *mesh, int rank, int device,

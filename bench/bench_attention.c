@@ -36,14 +36,19 @@ typedef struct att_shape {
     int64_t B, Sq, Skv, H, d;
     bool rope, qknorm, mask;
     bool quick;
+    int64_t Hkv; /* grouped K/V heads (0: H) */
+    bool causal;
 } att_shape;
 
 static const att_shape shapes[] = {
-    {"video self B2 H32 S6144 d128", 2, 6144, 6144, 32, 128, false, false, false, true},
-    {"video self B2 H32 S6144 d128 +rope", 2, 6144, 6144, 32, 128, true, false, false, true},
-    {"video self B2 H32 S6144 d128 +qknorm+rope", 2, 6144, 6144, 32, 128, true, true, false, false},
-    {"video->text B2 H32 Sq6144 Skv1024 d128 +qknorm+mask", 2, 6144, 1024, 32, 128, false, true, true, false},
-    {"audio self B2 H32 S126 d64 +qknorm+rope", 2, 126, 126, 32, 64, true, true, false, false},
+    {"video self B2 H32 S6144 d128", 2, 6144, 6144, 32, 128, false, false, false, true, 0, false},
+    {"video self B2 H32 S6144 d128 +rope", 2, 6144, 6144, 32, 128, true, false, false, true, 0, false},
+    {"video self B2 H32 S6144 d128 +qknorm+rope", 2, 6144, 6144, 32, 128, true, true, false, false, 0, false},
+    {"video->text B2 H32 Sq6144 Skv1024 d128 +qknorm+mask", 2, 6144, 1024, 32, 128, false, true, true, false, 0, false},
+    {"audio self B2 H32 S126 d64 +qknorm+rope", 2, 126, 126, 32, 64, true, true, false, false, 0, false},
+    /* Gemma-3 12B text encoder, a global layer at 2 x 1024 tokens (mma.sync only: the wgmma
+     * kernel takes no grouped heads or causal mask) */
+    {"gemma-3 12B self B2 H16/kv8 S1024 d256 +causal", 2, 1024, 1024, 16, 256, false, false, false, true, 8, true},
 };
 
 typedef struct att_job {
@@ -88,8 +93,9 @@ static void run_att(void *u) {
 static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend *be, ltx2_context *ctx,
                         const att_shape *s, double ceil_rate, ltx2_backend *const *impl_be,
                         const char *const *impl_names, int n_impl) {
-    const int64_t D = s->H * s->d, nq = s->B * s->Sq * D, nk = s->B * s->Skv * D;
-    const int64_t qsh[3] = {s->B, s->Sq, D}, ksh[3] = {s->B, s->Skv, D}, msh[2] = {s->B, s->Skv};
+    const int64_t D = s->H * s->d, Dkv = (s->Hkv ? s->Hkv : s->H) * s->d, nq = s->B * s->Sq * D,
+                  nk = s->B * s->Skv * Dkv;
+    const int64_t qsh[3] = {s->B, s->Sq, D}, ksh[3] = {s->B, s->Skv, Dkv}, msh[2] = {s->B, s->Skv};
     const int64_t tq[4] = {s->B, s->H, s->Sq, s->d / 2}, tk[4] = {s->B, s->H, s->Skv, s->d / 2};
     att_job j = {.be = be, .ctx = ctx, .st = LTX2_OK};
     void *bufs[12] = {0};
@@ -107,7 +113,8 @@ static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend
     j.q2 = bench_dev_view(bufs[4], LTX2_BF16, 3, qsh);
     j.k2 = bench_dev_view(bufs[5], LTX2_BF16, 3, ksh);
     j.a = (ltx2_attn_args){.heads = s->H, .scale = (float)(1.0 / sqrt((double)s->d)), .norm_eps = 1e-6f,
-                           .rope_type = LTX2_ROPE_SPLIT};
+                           .rope_type = LTX2_ROPE_SPLIT, .kv_heads = s->Hkv, .causal = s->causal,
+                           .empty_zero = s->causal};
     if (s->qknorm) {
         bufs[6] = bench_dev_randn(be, ctx, LTX2_BF16, D, ATT_SEED, 16, 0.1f);
         bufs[7] = bench_dev_randn(be, ctx, LTX2_BF16, D, ATT_SEED, 17, 0.1f);
@@ -149,7 +156,9 @@ static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend
         ltx2_clear_error(ctx);
         goto done;
     }
-    double flops = 4.0 * (double)s->B * (double)s->H * (double)s->Sq * (double)s->Skv * (double)s->d;
+    /* causal: the score pairs a query sees, Sq (Sq + 1) / 2 (bench/sdpa_cudnn_torch.py counts alike) */
+    const double pairs = s->causal ? (double)s->Sq * (double)(s->Sq + 1) / 2.0 : (double)s->Sq * (double)s->Skv;
+    double flops = 4.0 * (double)s->B * (double)s->H * pairs * (double)s->d;
     bench_row row = {.bench = "attention", .name = s->name, .device = "cuda", .flops = flops,
                      .bytes = 2.0 * (double)(2 * nq + 2 * nk), .roof_rate = ceil_rate, .roof = "cublaslt_bf16_gemm"};
     bool fused_extras = s->rope || s->qknorm;
@@ -174,6 +183,7 @@ static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend
         }
     }
     for (int v = 0; v < n_impl; v++) {
+        if ((s->Hkv || s->causal) && !strcmp(impl_names[v], "wgmma")) continue; /* outside its contract */
         /* the unfused baseline runs the same kernel, so the ratio isolates the fusion */
         char name[160];
         snprintf(name, sizeof(name), "%s [%s]", s->name, impl_names[v]);

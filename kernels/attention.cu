@@ -1,6 +1,6 @@
 // Flash-style attention forward (FlashAttention-2 schedule) on the portable sm_80+ tensor-core
 // path: mma.sync.m16n8k16 bf16 -> fp32, ldmatrix, cp.async double buffering. One CTA owns
-// ATT_BM query rows of one (batch, head) and streams K/V tiles of ATT_BN keys through shared
+// ATT_BM query rows of one (batch, head) and streams K/V tiles of att_bn(d) keys through shared
 // memory with an online softmax, so the S x S score matrix never exists.
 // QK RMSNorm (across heads) and RoPE: Q is normalised/rotated in the CTA prologue, straight in
 // shared memory, from per-token inverse RMS values a small pre-pass writes to the workspace. K is
@@ -9,6 +9,10 @@
 // On compute capability 9.x, ltx2_k_attention dispatches to the sm_90a wgmma/TMA kernel
 // (attention_sm90.cu) after the same pre-pass; this kernel is the portable path and the
 // correctness baseline that one is tested against.
+// Gemma-3's masks (the MASKS instantiation): grouped-query heads read their kv head's K/V,
+// causal and sliding-window key ranges skip the key tiles no row of the CTA sees and mask the
+// rest per element, and a row left with no key gives 0 (empty_zero). A causal/windowed launch
+// without empty_zero (empty rows averaged over every key, row by row) stays on the per-row kernel.
 #include "attention.cuh"
 #include "common.cuh"
 #include "mma.cuh"
@@ -20,9 +24,12 @@
 #define ATT_WARPS 4
 #define ATT_THREADS (ATT_WARPS * 32)
 #define ATT_BM (ATT_WARPS * 16)
-// 64 keys per tile: S = 16 x 64 fp32 per warp is 32 registers per thread, and with d = 128 the
-// O accumulator (64) and the Q fragments (32) still fit under the 255-register cap.
-#define ATT_BN 64
+// Keys per K/V tile. 64: S = 16 x 64 fp32 per warp is 32 registers per thread, and with d = 128
+// the O accumulator (64) and the Q fragments (32) still fit under the 255-register cap. d = 256
+// (Gemma-3): O alone is 128 registers, so 32 keys per tile and Q re-read from shared memory at
+// each k-step instead of held in registers (FlashAttention-2's head-dim-256 trade).
+__host__ __device__ constexpr int att_bn(int d) { return d > 128 ? 32 : 64; }
+__host__ __device__ constexpr bool att_q_in_regs(int d) { return d <= 128; }
 // Row padding of the shared tiles in bf16 elements (16 bytes): rows of d + 8 elements start 4
 // banks apart (d = 64: 144 B = 36 words; d = 128: 272 B = 68 words), so the 8 row addresses of
 // an ldmatrix phase hit 8 distinct 4-bank groups (checked in tests/test_layout_mma.c).
@@ -56,32 +63,55 @@ __device__ __forceinline__ void att_load_tile(bf16 *s, const bf16 *gbase, int64_
     }
 }
 
-template <int D>
+// This warp's 16 query rows at k-step kk: the A operand, row-major ldmatrix from the Q tile.
+template <int LD>
+__device__ __forceinline__ void att_load_q_frag(uint32_t (&f)[4], const bf16 *Qs, int warp, int lane, int kk) {
+    ltx2_ldmatrix_x4(f, Qs + ltx2_mma_smem_off(warp * 16 + ltx2_mma_lm_a_row(lane), kk * 16 + ltx2_mma_lm_a_col(lane),
+                                               LD));
+}
+
+template <int D, bool MASKS>
 __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
-    constexpr int LD = D + ATT_PAD, KT = D / 16, NT = ATT_BN / 8;
+    constexpr int BN = att_bn(D), LD = D + ATT_PAD, KT = D / 16, NT = BN / 8;
+    constexpr bool QREG = att_q_in_regs(D);
     LTX2_K_DYN_SMEM(unsigned char, att_smem);
     bf16 *Qs = reinterpret_cast<bf16 *>(att_smem);
-    bf16 *Ks = Qs + ATT_BM * LD; // [2][ATT_BN][LD]
-    bf16 *Vs = Ks + 2 * ATT_BN * LD;
+    bf16 *Ks = Qs + ATT_BM * LD; // [2][BN][LD]
+    bf16 *Vs = Ks + 2 * BN * LD;
 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int64_t h = blockIdx.y, b = blockIdx.z, q0 = (int64_t)blockIdx.x * ATT_BM;
-    const int64_t ld = p.H * D; // token stride
+    const int64_t ld = p.H * D; // token stride of q and out
+    // grouped-query heads: K/V hold Hkv heads, q head h reads kv head h / (H / Hkv)
+    const int64_t hk = MASKS ? h / (p.H / p.Hkv) : h, ldkv = (MASKS ? p.Hkv : p.H) * D;
     const bf16 *qg = p.q + b * p.Sq * ld + h * D;
-    const bf16 *kg = p.k + b * p.Skv * ld + h * D;
-    const bf16 *vg = p.v + b * p.Skv * ld + h * D;
+    const bf16 *kg = p.k + b * p.Skv * ldkv + hk * D;
+    const bf16 *vg = p.v + b * p.Skv * ldkv + hk * D;
     const uint8_t *mask = p.mask ? p.mask + b * p.Skv : nullptr;
 
-    // cp.async groups: #0 = Q, #1 = K/V tile 0, then one group per later tile (possibly empty).
+    // The key tiles some row of this CTA sees: causal stops after the last row's own key, a
+    // window starts at the first row's oldest key. Never empty (row q0 sees key q0).
+    const int64_t n_tiles = (p.Skv + BN - 1) / BN;
+    int64_t t_begin = 0, t_end = n_tiles;
+    // the window in 32 bits: one at least Skv long cuts nothing
+    const int win = MASKS && p.window > 0 && p.window < p.Skv ? (int)p.window : 0;
+    if (MASKS) {
+        const int64_t q_last = (q0 + ATT_BM < p.Sq ? q0 + ATT_BM : p.Sq) - 1;
+        if (p.causal && q_last / BN + 1 < t_end) t_end = q_last / BN + 1;
+        if (p.window > 0 && q0 - p.window + 1 > 0) t_begin = (q0 - p.window + 1) / BN;
+    }
+
+    // cp.async groups: #0 = Q, #1 = K/V tile t_begin, then one group per later tile (possibly empty).
     att_load_tile<D, ATT_BM>(Qs, qg, q0, p.Sq, ld);
     ltx2_cp_async_commit();
-    att_load_tile<D, ATT_BN>(Ks, kg, 0, p.Skv, ld);
-    att_load_tile<D, ATT_BN>(Vs, vg, 0, p.Skv, ld);
+    att_load_tile<D, BN>(Ks, kg, t_begin * BN, p.Skv, ldkv);
+    att_load_tile<D, BN>(Vs, vg, t_begin * BN, p.Skv, ldkv);
     ltx2_cp_async_commit();
 
-    // All keys masked: the CPU reference then averages every value (uniform weights).
+    // All keys masked: the CPU reference then averages every value (uniform weights); with
+    // empty_zero the rows stay empty and give 0 instead.
     bool all_masked = false;
-    if (mask) {
+    if (mask && !(MASKS && p.empty_zero)) {
         int any = 0;
         for (int64_t j = tid; j < p.Skv; j += ATT_THREADS) any |= mask[j] != 0;
         all_masked = !__syncthreads_or(any);
@@ -107,12 +137,13 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
         __syncthreads();
     }
 
-    // Q fragments for this warp's 16 rows, all of d (A operand, row-major ldmatrix).
-    uint32_t qf[KT][4];
+    // Q fragments for this warp's 16 rows, all of d (A operand, row-major ldmatrix); d = 256
+    // reloads them from shared memory at each k-step instead (one slot).
+    uint32_t qf[QREG ? KT : 1][4];
+    if (QREG) {
 #pragma unroll
-    for (int kk = 0; kk < KT; kk++)
-        ltx2_ldmatrix_x4(qf[kk], Qs + ltx2_mma_smem_off(warp * 16 + ltx2_mma_lm_a_row(lane),
-                                                        kk * 16 + ltx2_mma_lm_a_col(lane), LD));
+        for (int kk = 0; kk < KT; kk++) att_load_q_frag<LD>(qf[QREG ? kk : 0], Qs, warp, lane, kk);
+    }
 
     float o[D / 8][4];
 #pragma unroll
@@ -120,18 +151,17 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
     // row halves r = 0, 1: accumulator elements 2r, 2r + 1, row ltx2_mma_c_row(lane, 2r)
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
 
-    const int64_t n_tiles = (p.Skv + ATT_BN - 1) / ATT_BN;
-    for (int64_t t = 0; t < n_tiles; t++) {
-        const int stage = (int)(t & 1);
-        if (t + 1 < n_tiles) {
+    for (int64_t t = t_begin; t < t_end; t++) {
+        const int stage = (int)((t - t_begin) & 1);
+        if (t + 1 < t_end) {
             // The other stage was last read in iteration t-1, which ended with a barrier.
-            att_load_tile<D, ATT_BN>(Ks + (stage ^ 1) * ATT_BN * LD, kg, (t + 1) * ATT_BN, p.Skv, ld);
-            att_load_tile<D, ATT_BN>(Vs + (stage ^ 1) * ATT_BN * LD, vg, (t + 1) * ATT_BN, p.Skv, ld);
+            att_load_tile<D, BN>(Ks + (stage ^ 1) * BN * LD, kg, (t + 1) * BN, p.Skv, ldkv);
+            att_load_tile<D, BN>(Vs + (stage ^ 1) * BN * LD, vg, (t + 1) * BN, p.Skv, ldkv);
         }
         ltx2_cp_async_commit();
         ltx2_cp_async_wait<1>(); // tile t landed
         __syncthreads();
-        const bf16 *Kt = Ks + stage * ATT_BN * LD, *Vt = Vs + stage * ATT_BN * LD;
+        const bf16 *Kt = Ks + stage * BN * LD, *Vt = Vs + stage * BN * LD;
 
         // S = Q K^T: K tile is [key][d] (d contiguous) = the B operand's [n][k] form.
         float s[NT][4];
@@ -139,6 +169,8 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
         for (int j = 0; j < NT; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
 #pragma unroll
         for (int kk = 0; kk < KT; kk++) {
+            if (!QREG) att_load_q_frag<LD>(qf[0], Qs, warp, lane, kk);
+            const uint32_t *qa = qf[QREG ? kk : 0];
 #pragma unroll
             for (int np = 0; np < NT / 2; np++) {
                 uint32_t bfr[4];
@@ -146,19 +178,33 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
                                                              kk * 16 + ltx2_mma_lm_b_nk_col(lane), LD));
 #pragma unroll
                 for (int nt = 0; nt < 2; nt++)
-                    ltx2_mma_bf16(s[2 * np + nt], qf[kk], bfr[ltx2_mma_lm_b_reg(nt, 0)],
-                                  bfr[ltx2_mma_lm_b_reg(nt, 1)]);
+                    ltx2_mma_bf16(s[2 * np + nt], qa, bfr[ltx2_mma_lm_b_reg(nt, 0)], bfr[ltx2_mma_lm_b_reg(nt, 1)]);
             }
         }
 
+        // Causal/window tiles that are not wholly visible to every row of the CTA are masked per
+        // element, from each row half's (tile start - row) offset.
+        int key_minus_row[2] = {0, 0};
+        bool edge = false;
+        if (MASKS) {
+            const int64_t k0 = t * BN, q_last = q0 + ATT_BM - 1;
+            edge = (p.causal && k0 + BN - 1 > q0) || (win > 0 && q_last - k0 >= win);
+#pragma unroll
+            for (int r = 0; r < 2; r++) key_minus_row[r] = (int)(k0 - (q0 + warp * 16 + ltx2_mma_c_row(lane, 2 * r)));
+        }
         // Scale into log2 units; masked keys and keys past Skv get -inf (weight 0).
 #pragma unroll
         for (int j = 0; j < NT; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int64_t key = t * ATT_BN + j * 8 + ltx2_mma_c_col(lane, e);
+                const int64_t key = t * BN + j * 8 + ltx2_mma_c_col(lane, e);
                 bool keep = key < p.Skv;
                 if (keep && mask && !all_masked) keep = mask[key] != 0;
+                if (MASKS && edge) {
+                    // key - query in 32 bits (|difference| < Skv): fewer live registers at d 256
+                    const int rel = key_minus_row[e >> 1] + j * 8 + ltx2_mma_c_col(lane, e);
+                    if ((p.causal && rel > 0) || (win > 0 && -rel >= win)) keep = false;
+                }
                 s[j][e] = !keep ? -INFINITY : (all_masked ? 0.0f : s[j][e] * p.scale_log2);
             }
 
@@ -195,7 +241,7 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
         // 16kk..16kk+15 (ltx2_mma_a_from_c_*); V tile [key][d] is the B operand's [k][n] form,
         // loaded with .trans.
 #pragma unroll
-        for (int kk = 0; kk < ATT_BN / 16; kk++) {
+        for (int kk = 0; kk < BN / 16; kk++) {
             uint32_t pa[4];
 #pragma unroll
             for (int r = 0; r < 4; r++) {
@@ -225,8 +271,9 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
     for (int r = 0; r < 2; r++) {
         const int64_t qi = q0 + warp * 16 + ltx2_mma_c_row(lane, 2 * r);
         if (qi >= p.Sq) continue;
-        // every row has a live key (Skv >= 1, all-masked rows are uniform), so l > 0
-        const float inv_l = 1.0f / l_run[r];
+        // l > 0 unless the row saw no key at all: with empty_zero it gives 0 (otherwise every
+        // row has a live key: Skv >= 1 and all-masked rows are uniform)
+        const float inv_l = l_run[r] > 0.0f ? 1.0f / l_run[r] : 0.0f;
         bf16 *orow = p.out + (b * p.Sq + qi) * ld + h * D;
 #pragma unroll
         for (int j = 0; j < D / 8; j++)
@@ -280,8 +327,8 @@ __global__ void att_prep_kernel(const bf16 *x, bf16 *y, float *inv_out, const bf
 }
 
 static bool att_needs_prep(const ltx2_k_attn_args *a) { return a->q_norm || a->rope != LTX2_KROPE_NONE; }
-// Head dims the tensor-core kernels take; others run attention_small.cu.
-static bool att_tensor_core_d(int64_t d) { return d == 64 || d == 128; }
+// Head dims the mma.sync kernel takes (the wgmma one: 64 and 128); others run attention_small.cu.
+static bool att_tensor_core_d(int64_t d) { return d == 64 || d == 128 || d == 256; }
 
 extern "C" size_t ltx2_k_attention_workspace(const ltx2_k_attn_args *a) {
     if (!a || !att_needs_prep(a)) return 0;
@@ -290,13 +337,20 @@ extern "C" size_t ltx2_k_attention_workspace(const ltx2_k_attn_args *a) {
     return n;
 }
 
-template <int D> static int att_launch(cudaStream_t st, const att_params &p, int64_t B, int64_t Sq) {
-    const size_t smem = (size_t)(ATT_BM + 4 * ATT_BN) * (D + ATT_PAD) * sizeof(bf16);
-    cudaError_t e = cudaFuncSetAttribute(att_fwd_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+// Q tile plus two stages of K and V tiles: 45 KB at d = 64, 85 KB at 128, 99 KB at 256 (32-key
+// tiles), all under the 163 KB an sm_80 block may have.
+template <int D, bool MASKS> static int att_launch_t(cudaStream_t st, const att_params &p, int64_t B, int64_t Sq) {
+    const size_t smem = (size_t)(ATT_BM + 4 * att_bn(D)) * (D + ATT_PAD) * sizeof(bf16);
+    cudaError_t e =
+        cudaFuncSetAttribute(att_fwd_kernel<D, MASKS>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;
     dim3 grid((unsigned)((Sq + ATT_BM - 1) / ATT_BM), (unsigned)p.H, (unsigned)B);
-    ltx2_launch<att_fwd_kernel<D>>(grid, ATT_THREADS, smem, st, p);
+    ltx2_launch<att_fwd_kernel<D, MASKS>>(grid, ATT_THREADS, smem, st, p);
     LTX2_K_RETURN_LAUNCH();
+}
+
+template <int D> static int att_launch(cudaStream_t st, const att_params &p, int64_t B, int64_t Sq, bool masks) {
+    return masks ? att_launch_t<D, true>(st, p, B, Sq) : att_launch_t<D, false>(st, p, B, Sq);
 }
 
 extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
@@ -317,10 +371,12 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
     if (gemma_masks && att_needs_prep(a)) LTX2_K_BAD_ARG(); // Gemma normalises and rotates q, k itself
     if (a->B * a->Sq == 0) return 0;
     cudaStream_t st = (cudaStream_t)stream;
-    // head dims other than 64 / 128, and Gemma's masks: the per-row kernel, which the wgmma path
-    // cannot replace
-    const bool small = !att_tensor_core_d(a->head_dim) || gemma_masks;
-    if (small && a->impl == LTX2_KATTN_WGMMA) return (int)cudaErrorNotSupported;
+    // The per-row kernel: head dims the tensor-core kernels lack, and causal/windowed rows that
+    // may each be empty and are then averaged over every key (no empty_zero). The wgmma path
+    // takes neither, nor any of Gemma's masks.
+    const bool rows_averaged = (a->causal || a->window > 0) && !a->empty_zero;
+    const bool small = !att_tensor_core_d(a->head_dim) || rows_averaged;
+    if ((small || gemma_masks || a->head_dim > 128) && a->impl == LTX2_KATTN_WGMMA) return (int)cudaErrorNotSupported;
     const int64_t D = a->heads * a->head_dim;
 
     att_params p;
@@ -345,7 +401,8 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
 
     // Path choice before any work is queued, so a forced path that cannot run leaves nothing behind.
     bool wgmma = false;
-    if (!small && (a->impl == LTX2_KATTN_WGMMA || (a->impl == LTX2_KATTN_AUTO && ATT_AUTO_PICKS_WGMMA))) {
+    if (!small && !gemma_masks &&
+        (a->impl == LTX2_KATTN_WGMMA || (a->impl == LTX2_KATTN_AUTO && ATT_AUTO_PICKS_WGMMA))) {
         wgmma = att90_shape_ok(p, a->B, a->head_dim) && att90_available();
         if (a->impl == LTX2_KATTN_WGMMA && !wgmma) return (int)cudaErrorNotSupported;
     }
@@ -375,5 +432,7 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
     }
     if (small) return att_small_launch(st, p, a->B, a->head_dim);
     if (wgmma) return att90_launch(st, p, a->B, a->head_dim);
-    return a->head_dim == 64 ? att_launch<64>(st, p, a->B, a->Sq) : att_launch<128>(st, p, a->B, a->Sq);
+    if (a->head_dim == 64) return att_launch<64>(st, p, a->B, a->Sq, gemma_masks);
+    if (a->head_dim == 128) return att_launch<128>(st, p, a->B, a->Sq, gemma_masks);
+    return att_launch<256>(st, p, a->B, a->Sq, gemma_masks);
 }

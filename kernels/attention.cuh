@@ -21,7 +21,7 @@ struct att_params {
     const __nv_bfloat16 *q_norm;     // [H*D] or NULL
     int rope;
     const float *q_cos, *q_sin;
-    // Gemma-3's masks (the per-row kernel only): kv heads (== H when not grouped), causal, window
+    // Gemma-3's masks (the mma.sync and per-row kernels): kv heads (== H when not grouped), causal, window
     // (0: none), empty rows zero
     int64_t Hkv;
     int causal;

@@ -4,8 +4,10 @@
 // q row and the output accumulator in per-thread arrays. K arrives normalised and rotated by
 // ltx2_k_attention's pre-pass (as for the other kernels); Q is normalised and rotated here, in
 // fp32, by the same prologue the tensor-core kernels use (att_q_pair). A row whose keys are all
-// masked averages every value, like the CPU reference, or gives 0 with empty_zero. Gemma-3's masks
-// live here only: grouped-query heads, causal and sliding-window key ranges.
+// masked averages every value, like the CPU reference, or gives 0 with empty_zero. It takes
+// Gemma-3's masks (grouped-query heads, causal and sliding-window key ranges) at any head dim;
+// the mma.sync kernel takes them too at d = 64 / 128 / 256 except causal/windowed rows averaged
+// when empty (no empty_zero), which only this row-at-a-time loop does.
 #include "attention.cuh"
 #include "common.cuh"
 

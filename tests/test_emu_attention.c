@@ -5,7 +5,8 @@
  * harness's CUDA tolerances (tests/test_ops.c). Shapes are small but reach every path: head dim
  * 64 and 128, lengths that are not multiples of the 64-query / 64-key tiles, Sq = 1 and Skv = 1,
  * cross-attention lengths, padding masks with a fully masked batch and with dead key tiles, RoPE
- * none / split / interleaved, with and without QK RMSNorm. Also the launchers' refusals (an error,
+ * none / split / interleaved, with and without QK RMSNorm; Gemma-3's grouped-query, causal and
+ * sliding-window masks at head dims 64, 128 and 256 (key tiles skipped), and on the per-row kernel. Also the launchers' refusals (an error,
  * nothing written, no fault) and two negative controls that show the comparison can fail.
  * The RoPE and softmax parts live in test_emu_attention.d/rope_softmax.c. */
 #define _POSIX_C_SOURCE 200809L
@@ -37,8 +38,8 @@ static const attn_case k_cases[] = {
     {"d16 H4 18x18 split+qknorm (per-row)", 2, 18, 18, 4, 16, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false},
     {"d8 H4 10x16 qknorm+pad-mask (per-row)", 2, 10, 16, 4, 8, LTX2_KROPE_NONE, true, MASK_PAD, 0, false, 0, false},
     {"d40 H2 33x21 interleaved (per-row)", 1, 33, 21, 2, 40, LTX2_KROPE_INTERLEAVED, false, MASK_NONE, 0, false, 0, false},
-    /* Gemma-3's masks, on the per-row kernel whatever the head dim: grouped-query heads, causal
-     * over left padding (padded queries see no key: 0), a sliding window that bites */
+    /* Gemma-3's masks: grouped-query heads, causal over left padding (padded queries see no key:
+     * 0), a sliding window that bites; d 16 on the per-row kernel, d 64 / 256 on mma.sync */
     {"d16 H4/kv2 20x20 causal+left-pad, empty rows 0 (Gemma)", 2, 20, 20, 4, 16, LTX2_KROPE_NONE, false, MASK_LEFT,
      2, true, 0, true},
     {"d64 H4/kv1 24x24 causal+window 5+left-pad (Gemma local)", 2, 24, 24, 4, 64, LTX2_KROPE_NONE, false, MASK_LEFT,
@@ -47,6 +48,17 @@ static const attn_case k_cases[] = {
      true},
     {"d16 H2 12x12 causal+left-pad, empty rows averaged", 2, 12, 12, 2, 16, LTX2_KROPE_NONE, false, MASK_LEFT, 0, true,
      0, false},
+    /* Gemma's masks on the mma.sync kernel's tiles: three query blocks, so causal ends the last
+     * block's key loop early and the window starts the third block's at its second key tile;
+     * d 256 with its 32-key tiles over two query blocks; grouped heads with a padded batch and no
+     * causal mask (its all-masked batch averaged); causal rows averaged when empty (per-row) */
+    {"d64 H4/kv2 150x150 causal+window 40+left-pad (tiles skipped)", 1, 150, 150, 4, 64, LTX2_KROPE_NONE, false,
+     MASK_LEFT, 2, true, 40, true},
+    {"d256 H2/kv1 70x70 causal+left-pad (32-key tiles)", 2, 70, 70, 2, 256, LTX2_KROPE_NONE, false, MASK_LEFT, 1, true,
+     0, true},
+    {"d128 H4/kv2 33x77 grouped, pad-mask", 2, 33, 77, 4, 128, LTX2_KROPE_NONE, false, MASK_PAD, 2, false, 0, false},
+    {"d64 H2 20x20 causal+left-pad, empty rows averaged (per-row)", 2, 20, 20, 2, 64, LTX2_KROPE_NONE, false,
+     MASK_LEFT, 0, true, 0, false},
 };
 /* The case the flipped-RoPE negative control and the AUTO-impl check reuse. */
 #define FLIP_CASE 2

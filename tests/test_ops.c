@@ -333,7 +333,7 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
         case LTX2_OP_ATTENTION: {
             const int64_t B = c->shape[0], Sq = c->shape[1], Sk = c->sk, H = c->heads, d = Dm / H;
             const bool il = c->flags & F_ROPE_IL;
-            int64_t kvs[3] = {B, Sk, Dm}, ms[2] = {B, Sk};
+            int64_t kvs[3] = {B, Sk, case_kv_heads(c) * d}, ms[2] = {B, Sk};
             int64_t tq_sp[4] = {B, H, Sq, d / 2}, tk_sp[4] = {B, H, Sk, d / 2}, tq_il[3] = {B, Sq, Dm},
                     tk_il[3] = {B, Sk, Dm};
             ltx2_tensor tk = view(bk.p, dt, be->device, 3, kvs), tv = view(bv.p, dt, be->device, 3, kvs);
@@ -345,7 +345,9 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
             ltx2_tensor tks = view(bks.p, LTX2_F32, be->device, il ? 3 : 4, il ? tk_il : tk_sp);
             const bool rope = c->flags & (F_ROPE | F_ROPE_IL);
             ltx2_attn_args a = {.heads = H, .scale = (float)(1.0 / sqrt((double)d)),
-                                .key_mask = in->mask ? &tm : NULL, .q_norm = in->wq ? &twq : NULL,
+                                .key_mask = in->mask ? &tm : NULL, .kv_heads = c->kv_heads,
+                                .causal = c->flags & F_CAUSAL, .window = c->window,
+                                .empty_zero = c->flags & F_EMPTY0, .q_norm = in->wq ? &twq : NULL,
                                 .k_norm = in->wk ? &twk : NULL, .norm_eps = QK_NORM_EPS,
                                 .rope_type = il ? LTX2_ROPE_INTERLEAVED : LTX2_ROPE_SPLIT,
                                 .q_cos = rope ? &tqc : NULL, .q_sin = rope ? &tqs : NULL,
@@ -431,7 +433,8 @@ static const char *const attn_impl_names[N_ATTN_IMPLS] = {"mma_sync", "wgmma"};
  * go to the mma.sync or per-row kernels in automatic dispatch, and a forced wgmma refuses them. */
 static bool wgmma_takes(const op_case *c) {
     const int64_t d = c->shape[2] / c->heads;
-    return d == 64 || d == 128;
+    const bool gemma_masks = c->kv_heads || c->window || (c->flags & (F_CAUSAL | F_EMPTY0));
+    return (d == 64 || d == 128) && !gemma_masks;
 }
 
 /* Creates one CUDA backend per attention kernel this device runs; returns how many. */
@@ -565,8 +568,9 @@ int main(int argc, char **argv) {
                     char label[64], cmp_label[80];
                     const char *impl = per_impl ? attn_names[v] : getenv(ATTN_IMPL_ENV);
                     if (c->op == LTX2_OP_ATTENTION && !wgmma_takes(c) && impl && !strcmp(impl, "wgmma")) {
-                        /* a forced wgmma kernel refuses this head dim by contract; nothing to compare */
-                        if (o.verbose) printf("    [cuda[wgmma]] %s: not run (head dim outside 64/128)\n", name);
+                        /* a forced wgmma kernel refuses this case by contract; nothing to compare */
+                        if (o.verbose)
+                            printf("    [cuda[wgmma]] %s: not run (head dim outside 64/128, or Gemma's masks)\n", name);
                         continue;
                     }
                     if (per_impl)

@@ -213,6 +213,26 @@ static void build_registry(void) {
     add2((op_case){.op = SD, .ndim = 5, .shape = {1, 4, 4, 6, 2}, .k3 = {2, 2, 2}, .n = 8, .flags = F_RESID});
     add2((op_case){.op = SD, .ndim = 5, .shape = {2, 3, 4, 4, 4}, .k3 = {1, 2, 2}});
     add2((op_case){.op = SD, .ndim = 5, .shape = {1, 4, 3, 3, 5}, .k3 = {2, 1, 1}, .n = 5, .flags = F_RESID});
+
+    /* Gemma-3's attention (last, so the cases above keep their seeds): grouped-query heads, causal
+     * over the tokenizer's left padding with empty rows 0, sliding windows shorter than the
+     * sequence (global and local layers), at the 12B's head dim 256 (32-key tiles) and at 128 / 64;
+     * grouped heads alone with the all-masked batch averaged; a causal mask without empty_zero
+     * (rows averaged one by one: the per-row kernel on the device). */
+    const int64_t G = 256; /* Gemma-3 12B head dim */
+    const unsigned GEMMA = F_CAUSAL | F_LEFTPAD | F_EMPTY0;
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 200, 4 * G}, .heads = 4, .sk = 200,
+                  .kv_heads = 2, .flags = GEMMA});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {1, 300, 4 * G}, .heads = 4, .sk = 300,
+                  .kv_heads = 2, .window = 100, .flags = GEMMA});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 150, 4 * 128}, .heads = 4, .sk = 150,
+                  .kv_heads = 1, .flags = GEMMA});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 130, 4 * 64}, .heads = 4, .sk = 130,
+                  .kv_heads = 2, .window = 37, .flags = GEMMA});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {3, 64, 4 * 128}, .heads = 4, .sk = 100,
+                  .kv_heads = 2, .flags = F_MASK});
+    add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 90, 2 * 64}, .heads = 2, .sk = 90,
+                  .flags = F_CAUSAL | F_LEFTPAD});
 }
 
 

@@ -33,6 +33,10 @@
 #define F_RESID 2048u  /* depth_to_space: residual with .n channels before the stride product;
                         * space_to_depth: residual (group-mean skip) with .n channels */
 #define F_REFLECT 4096u /* conv3d: reflect spatial padding (else zeros) */
+#define F_CAUSAL 8192u  /* attention: causal keys (Sq == Skv; Gemma-3) */
+#define F_EMPTY0 16384u /* attention: a query with no key gives 0 (torch SDPA; Gemma-3) */
+#define F_LEFTPAD 32768u /* attention: key mask of left padding (the tokenizer's: batch 0 pads
+                          * a third of its keys, batch 1 two) */
 
 typedef struct op_case {
     ltx2_op op;
@@ -42,6 +46,7 @@ typedef struct op_case {
     int64_t n;        /* gemm: N; conv3d: c_out; depth_to_space: residual channels / prod;
                        * space_to_depth: residual channels */
     int64_t heads, sk; /* attention / rope: heads; group_norm: groups; attention: S_kv */
+    int64_t kv_heads, window; /* attention: grouped K/V heads (0: heads), sliding window (0: none) */
     int64_t k3[3];     /* conv3d kernel (t, h, w); depth_to_space / space_to_depth: strides */
     int tpad;          /* conv3d: ltx2_conv_tpad */
     int b_ndim;       /* binary: b shape */
@@ -56,7 +61,8 @@ typedef struct inputs {
     float *x, *w, *bias, *b; /* x holds nx_storage values for strided views */
     int out_ndim;
     int64_t out_shape[5];
-    /* attention: k, v [B, Sk, D], norm weights [D], RoPE tables for q and k (f32), mask [B, Sk] */
+    /* attention: k, v [B, Sk, Dkv] (Dkv = kv heads x d), norm weights [D], RoPE tables for q and
+     * k (f32), mask [B, Sk] */
     float *k, *v, *wq, *wk, *qc, *qs, *kc, *ks;
     int64_t nkv, ntq, ntk;
     uint8_t *mask;
@@ -75,5 +81,7 @@ void naive_ref(const op_case *c, const inputs *in, double *ref);
 /* Attention only: per output element, the standard deviation the device's bf16 roundings give it
  * (first order; see reference.c), for the bf16 device comparison. */
 void naive_attention_bf16_sd(const op_case *c, const inputs *in, double *sd);
+/* Attention: the K/V heads of case c (kv_heads, or heads when not grouped). */
+int64_t case_kv_heads(const op_case *c);
 
 #endif

@@ -42,11 +42,17 @@ void case_name(const op_case *c, char *buf, size_t cap) {
                  c->flags & F_STRIDED ? "(stride 2)" : "", shape_s(c->b_ndim, c->b_shape, s2, sizeof(s2)));
         break;
     case LTX2_OP_ATTENTION:
-        snprintf(buf, cap, "attention %s q%s H%lld Skv=%lld%s%s%s%s", ltx2_dtype_name(c->dtype), s1,
-                 (long long)c->heads, (long long)c->sk, c->flags & F_MASK ? " +mask" : "",
-                 c->flags & F_ROPE ? " +rope" : "", c->flags & F_ROPE_IL ? " +rope_il" : "",
-                 c->flags & F_QKNORM ? " +qknorm" : "");
+    {
+        char gq[32] = "", win[32] = "";
+        if (c->kv_heads) snprintf(gq, sizeof gq, "/kv%lld", (long long)c->kv_heads);
+        if (c->window) snprintf(win, sizeof win, " +window%lld", (long long)c->window);
+        snprintf(buf, cap, "attention %s q%s H%lld%s Skv=%lld%s%s%s%s%s%s%s%s", ltx2_dtype_name(c->dtype), s1,
+                 (long long)c->heads, gq, (long long)c->sk, c->flags & F_MASK ? " +mask" : "",
+                 c->flags & F_LEFTPAD ? " +leftpad" : "", c->flags & F_ROPE ? " +rope" : "",
+                 c->flags & F_ROPE_IL ? " +rope_il" : "", c->flags & F_QKNORM ? " +qknorm" : "",
+                 c->flags & F_CAUSAL ? " +causal" : "", win, c->flags & F_EMPTY0 ? " +empty0" : "");
         break;
+    }
     case LTX2_OP_ROPE:
         snprintf(buf, cap, "rope %s x%s H%lld %s", ltx2_dtype_name(c->dtype), s1, (long long)c->heads,
                  c->flags & F_ROPE_IL ? "interleaved" : "split");
@@ -197,7 +203,7 @@ void inputs_make(const op_case *c, int idx, inputs *in) {
     case LTX2_OP_ATTENTION: {
         const int64_t B = c->shape[0], Sq = c->shape[1], D = c->shape[2], Sk = c->sk, d = D / c->heads;
         in->out_shape[1] = Sq;
-        in->nkv = B * Sk * D;
+        in->nkv = B * Sk * case_kv_heads(c) * d;
         in->k = gen(st + 1, in->nkv, c->scale, 0.0f, rb);
         in->v = gen(st + 2, in->nkv, c->scale, 0.0f, rb);
         if (c->flags & F_QKNORM) {
@@ -236,6 +242,10 @@ void inputs_make(const op_case *c, int idx, inputs *in) {
                     in->mask[b * Sk + j] = b == 1   ? 0
                                            : b == 2 ? j >= Sk - Sk / 4
                                                     : (j < (2 * Sk) / 3 || j % 5 == 0);
+        } else if (c->flags & F_LEFTPAD) {
+            in->mask = malloc((size_t)(B * Sk));
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t j = 0; j < Sk; j++) in->mask[b * Sk + j] = j >= (b == 0 ? Sk / 3 : 2);
         }
         break;
     }
@@ -321,9 +331,9 @@ void inputs_free(inputs *in) {
 /* ---- naive double-precision references ---- */
 
 /* q or k after RMSNorm across the whole inner dim and RoPE, in double: [B, S, D]. */
-static double *naive_prep_qk(const op_case *c, const float *x, int64_t S, const float *w, const float *tc,
+static double *naive_prep_qk(const op_case *c, const float *x, int64_t S, int64_t H, const float *w, const float *tc,
                              const float *ts) {
-    const int64_t B = c->shape[0], D = c->shape[2], H = c->heads, d = D / H;
+    const int64_t B = c->shape[0], d = c->shape[2] / c->heads, D = H * d; /* H: q's heads or K's */
     double *o = malloc((size_t)(B * S * D) * sizeof(double));
     for (int64_t r = 0; r < B * S; r++) {
         const float *xr = x + r * D;
@@ -370,24 +380,40 @@ static double *naive_prep_qk(const op_case *c, const float *x, int64_t S, const 
  * most of the weight and values far from the mean): on an H100 the case "q[1, 126, 256] H4
  * Skv=126 +rope" (scale 2) moved rows by up to 0.046, the mma.sync and wgmma kernels alike.
  * sd[] (when non-NULL) gets this standard deviation per output element. */
+/* Whether query i of batch b sees key j: the padding mask, then Gemma's causal and window. */
+static bool naive_key_kept(const op_case *c, const inputs *in, int64_t b, int64_t i, int64_t j) {
+    if (in->mask && !in->mask[b * c->sk + j]) return false;
+    if ((c->flags & F_CAUSAL) && j > i) return false;
+    return !(c->window > 0 && i - j >= c->window);
+}
+
 static void naive_attention_sd(const op_case *c, const inputs *in, double *ref, double *sd) {
     const int64_t B = c->shape[0], Sq = c->shape[1], D = c->shape[2], Sk = c->sk, H = c->heads, d = D / H;
+    const int64_t Hkv = case_kv_heads(c), Dkv = Hkv * d;
     const double u2 = 1.0 / (512.0 * 512.0 * 3.0); /* variance of a bf16 relative rounding: (2^-9)^2 / 3 */
-    double *q = naive_prep_qk(c, in->x, Sq, in->wq, in->qc, in->qs);
-    double *k = naive_prep_qk(c, in->k, Sk, in->wk, in->kc, in->ks);
+    double *q = naive_prep_qk(c, in->x, Sq, H, in->wq, in->qc, in->qs);
+    double *k = naive_prep_qk(c, in->k, Sk, Hkv, in->wk, in->kc, in->ks);
     const double scale = 1.0 / sqrt((double)d);
 #pragma omp parallel for collapse(2)
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < H; h++) {
             double *p = malloc((size_t)Sk * sizeof(double)), *ds = malloc((size_t)Sk * sizeof(double));
-            int64_t kept = 0;
-            for (int64_t j = 0; j < Sk; j++) kept += !in->mask || in->mask[b * Sk + j];
+            const int64_t hk = h / (H / Hkv);
             for (int64_t i = 0; i < Sq; i++) {
+                int64_t kept = 0;
+                for (int64_t j = 0; j < Sk; j++) kept += naive_key_kept(c, in, b, i, j);
+                if (kept == 0 && (c->flags & F_EMPTY0)) {
+                    for (int64_t e = 0; e < d; e++) {
+                        ref[(b * Sq + i) * D + h * d + e] = 0.0;
+                        if (sd) sd[(b * Sq + i) * D + h * d + e] = 0.0;
+                    }
+                    continue;
+                }
                 const double *qi = q + (b * Sq + i) * D + h * d;
                 double mx = -INFINITY, sum = 0;
                 for (int64_t j = 0; j < Sk; j++) {
-                    const double *kj = k + (b * Sk + j) * D + h * d;
-                    bool keep = !in->mask || in->mask[b * Sk + j] || kept == 0;
+                    const double *kj = k + (b * Sk + j) * Dkv + hk * d;
+                    bool keep = kept == 0 || naive_key_kept(c, in, b, i, j);
                     double sc = 0, sq = 0;
                     for (int64_t e = 0; e < d; e++) {
                         sc += qi[e] * kj[e];
@@ -401,13 +427,13 @@ static void naive_attention_sd(const op_case *c, const inputs *in, double *ref, 
                 for (int64_t j = 0; j < Sk; j++) sum += p[j] = exp(p[j] - mx);
                 for (int64_t e = 0; e < d; e++) {
                     double o = 0;
-                    for (int64_t j = 0; j < Sk; j++) o += p[j] * in->v[(b * Sk + j) * D + h * d + e];
+                    for (int64_t j = 0; j < Sk; j++) o += p[j] * in->v[(b * Sk + j) * Dkv + hk * d + e];
                     o /= sum;
                     ref[(b * Sq + i) * D + h * d + e] = o;
                     if (!sd) continue;
                     double var = 0;
                     for (int64_t j = 0; j < Sk; j++) {
-                        const double vj = in->v[(b * Sk + j) * D + h * d + e], pj = p[j] / sum;
+                        const double vj = in->v[(b * Sk + j) * Dkv + hk * d + e], pj = p[j] / sum;
                         var += pj * pj * (ds[j] * (vj - o) * (vj - o) + u2 * vj * vj);
                     }
                     sd[(b * Sq + i) * D + h * d + e] = sqrt(var);
@@ -421,6 +447,8 @@ static void naive_attention_sd(const op_case *c, const inputs *in, double *ref, 
 }
 
 static void naive_attention(const op_case *c, const inputs *in, double *ref) { naive_attention_sd(c, in, ref, NULL); }
+
+int64_t case_kv_heads(const op_case *c) { return c->kv_heads > 0 ? c->kv_heads : c->heads; }
 
 void naive_attention_bf16_sd(const op_case *c, const inputs *in, double *sd) {
     double *ref = malloc((size_t)in->nout * sizeof(double));
@@ -607,7 +635,7 @@ void naive_ref(const op_case *c, const inputs *in, double *ref) {
     case LTX2_OP_ROPE: {
         op_case cc = *c;
         cc.flags &= ~(unsigned)F_QKNORM;
-        double *r = naive_prep_qk(&cc, in->x, c->shape[1], NULL, in->qc, in->qs);
+        double *r = naive_prep_qk(&cc, in->x, c->shape[1], c->heads, NULL, in->qc, in->qs);
         memcpy(ref, r, (size_t)in->nout * sizeof(double));
         free(r);
         break;

@@ -63,11 +63,11 @@ int ltx2_k_rope(void *stream, int dtype, int rope, const void *x, void *y, const
  * all masked averages every value. q_norm/k_norm: bf16 RMSNorm weights [heads*head_dim] over the
  * whole inner dim (both or neither); rope: LTX2_KROPE_* with f32 tables for q and k. Norm and
  * RoPE need `workspace` of ltx2_k_attention_workspace() bytes (device memory, 256-aligned).
- * impl picks the kernel: AUTO (0) takes the portable mma.sync kernel for now (it will take the
- * sm_90a wgmma/TMA kernel on 9.x once a GPU run has verified it: ATT_AUTO_PICKS_WGMMA in
- * attention.cu); MMA_SYNC forces the portable one; WGMMA forces the Hopper one (head_dim 64/128,
- * scale > 0, a build carrying sm_90a) and fails with cudaErrorNotSupported where it cannot run. */
-enum { LTX2_KATTN_AUTO = 0, LTX2_KATTN_MMA_SYNC = 1, LTX2_KATTN_WGMMA = 2 };
+ * impl picks the kernel: AUTO (0) takes the sm_90a wgmma/TMA kernel on 9.x where it runs (verified
+ * on an H100: ATT_AUTO_PICKS_WGMMA in attention.cu), else the portable mma.sync kernel; MMA_SYNC
+ * forces the portable one; WGMMA forces the Hopper one (head_dim 64/128, no Gemma masks, scale > 0,
+ * a build carrying sm_90a) and fails with cudaErrorNotSupported where it cannot run. */
+enum { LTX2_KATTN_AUTO = 0, LTX2_KATTN_MMA_SYNC = 1, LTX2_KATTN_WGMMA = 2, LTX2_KATTN_PER_ROW = 3 /* answer only */ };
 typedef struct ltx2_k_attn_args {
     const void *q, *k, *v;
     void *out;
@@ -98,6 +98,9 @@ int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a);
 /* 1 when the current device can run LTX2_KATTN_WGMMA (compute capability 9.x and a build with
  * the sm_90a architecture), else 0. */
 int ltx2_k_attention_wgmma_available(void);
+/* The kernel ltx2_k_attention would run for a (its impl honoured): LTX2_KATTN_MMA_SYNC, _WGMMA or
+ * _PER_ROW (attention_small.cu), or minus the error it would return. Queues nothing. */
+int ltx2_k_attention_pick(const ltx2_k_attn_args *a);
 
 /* Implicit-GEMM conv3d, bf16 NDHWC in/out, fp32 accumulation: y[n, to, ho, wo, co] = bias[co] +
  * sum x[n, t, h, w, ci] * w[((a*kh + b)*kw + e)*c_in + ci][co], then SiLU when silu. Time index

@@ -187,14 +187,37 @@ static bool attn_run(const attn_case *c, const attn_data *a, int impl, float *ou
     return ok;
 }
 
-/* AUTO takes the mma.sync kernel until a GPU run verifies the wgmma one: an AUTO launch must give
- * the same bits as a forced mma.sync launch, whose output is mma_out (NULL: launched here). */
-static void attn_check_auto_is_mma_sync(const attn_case *c, const attn_data *a, const float *mma_out) {
+/* The kernel an AUTO launch of case c picks on the emulated sm_90 device (ATT_AUTO_PICKS_WGMMA
+ * on): per-row for head dims the tensor-core kernels lack and for causal/windowed rows averaged
+ * when empty; mma.sync for head dim 256 and Gemma's other masks; wgmma for the rest. */
+static int attn_auto_expected(const attn_case *c) {
+    const bool gemma = (c->Hkv && c->Hkv != c->H) || c->causal || c->window || c->empty_zero;
+    if ((c->d != 64 && c->d != 128 && c->d != 256) || ((c->causal || c->window) && !c->empty_zero))
+        return LTX2_KATTN_PER_ROW;
+    return gemma || c->d == 256 ? LTX2_KATTN_MMA_SYNC : LTX2_KATTN_WGMMA;
+}
+
+static const char *attn_impl_name(int impl) {
+    return impl == LTX2_KATTN_MMA_SYNC ? "mma.sync" : impl == LTX2_KATTN_WGMMA ? "wgmma"
+                                                    : impl == LTX2_KATTN_PER_ROW ? "per-row" : "refused";
+}
+
+/* AUTO picks attn_auto_expected's kernel (ltx2_k_attention_pick), and an AUTO launch gives the
+ * same bits as that kernel forced, whose output is forced_out (NULL: launched here). */
+static void attn_check_auto(const attn_case *c, const attn_data *a, const float *forced_out) {
+    const int want = attn_auto_expected(c);
+    attn_dev d;
+    attn_upload(c, a, LTX2_KATTN_AUTO, &d);
+    const int pick = ltx2_k_attention_pick(&d.ka);
+    attn_dev_free(&d);
+    CHECK(pick == want, "%s: AUTO picks %s, expected %s", c->name, attn_impl_name(pick), attn_impl_name(want));
+    if (want == LTX2_KATTN_PER_ROW) return; /* no impl forces it */
     const size_t bytes = (size_t)a->nq * sizeof(float);
-    float *own = mma_out ? NULL : emu_xmalloc(bytes), *auto_out = emu_xmalloc(bytes);
+    float *own = forced_out ? NULL : emu_xmalloc(bytes), *auto_out = emu_xmalloc(bytes);
     double ms = 0;
-    if ((mma_out || attn_run(c, a, LTX2_KATTN_MMA_SYNC, own, &ms)) && attn_run(c, a, LTX2_KATTN_AUTO, auto_out, &ms))
-        CHECK(memcmp(mma_out ? mma_out : own, auto_out, bytes) == 0, "AUTO output differs from MMA_SYNC");
+    if ((forced_out || attn_run(c, a, want, own, &ms)) && attn_run(c, a, LTX2_KATTN_AUTO, auto_out, &ms))
+        CHECK(memcmp(forced_out ? forced_out : own, auto_out, bytes) == 0, "%s: AUTO output differs from %s", c->name,
+              attn_impl_name(want));
     free(own), free(auto_out);
 }
 

@@ -60,9 +60,8 @@ static const attn_case k_cases[] = {
     {"d64 H2 20x20 causal+left-pad, empty rows averaged (per-row)", 2, 20, 20, 2, 64, LTX2_KROPE_NONE, false,
      MASK_LEFT, 0, true, 0, false},
 };
-/* The case the flipped-RoPE negative control and the AUTO-impl check reuse. */
+/* The case the flipped-RoPE negative control reuses. */
 #define FLIP_CASE 2
-#define AUTO_CASE 6
 
 /* Split tables [B, H, S, d/2] holding the interleaved tables' pair angles: the same angles
  * applied to the other pairing (the flipped-mode reference). */
@@ -76,8 +75,8 @@ static float *il_to_split(const float *t, int64_t B, int64_t S, int64_t H, int64
     return o;
 }
 
-/* After a case's comparison: the flipped-RoPE negative control on FLIP_CASE, the AUTO-impl
- * check on AUTO_CASE. */
+/* After a case's comparison: the flipped-RoPE negative control on FLIP_CASE; on every case, the
+ * kernel AUTO picks, and on the mma.sync ones (whose output is the kernel's here) AUTO's bits. */
 static void case_extra(ltx2_context *ctx, int ci, const attn_case *c, const attn_data *a, const float *out,
                        const float *ref) {
     (void)ref;
@@ -96,7 +95,17 @@ static void case_extra(ltx2_context *ctx, int ci, const attn_case *c, const attn
         }
         free(fqc), free(fqs), free(fkc), free(fks), free(wrong);
     }
-    if (ci == AUTO_CASE) attn_check_auto_is_mma_sync(c, a, out); /* out is the mma.sync kernel's */
+    /* AUTO on the wgmma cases would emulate that kernel too: test_emu_attention_sm90 does that */
+    if (attn_auto_expected(c) == LTX2_KATTN_MMA_SYNC) {
+        attn_check_auto(c, a, out); /* out is the mma.sync kernel's */
+    } else {
+        attn_dev d;
+        attn_upload(c, a, LTX2_KATTN_AUTO, &d);
+        const int pick = ltx2_k_attention_pick(&d.ka);
+        attn_dev_free(&d);
+        CHECK(pick == attn_auto_expected(c), "%s: AUTO picks %s, expected %s", c->name, attn_impl_name(pick),
+              attn_impl_name(attn_auto_expected(c)));
+    }
 }
 
 static void test_attention_cases(ltx2_context *ctx) {

@@ -429,7 +429,8 @@ done:
 /* ---- attention, RoPE, VAE ops ---- */
 
 /* Environment variable that picks the attention kernel for a backend created while it is set:
- * unset/"auto" (the kernel's AUTO: portable mma.sync until the wgmma one is verified on a GPU),
+ * unset/"auto" (the kernel's AUTO: wgmma on 9.x where it takes the launch, else mma.sync or the
+ * per-row kernel; ltx2_k_attention_pick says which),
  * "mma_sync" or "wgmma" (forced; creation fails where it cannot run).
  * For tests and benches that compare the two kernels. */
 #define CUDA_ATTN_IMPL_ENV "LTX2_ATTN_IMPL"

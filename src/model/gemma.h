@@ -84,6 +84,14 @@ void ltx2_gemma_weights_free(ltx2_gemma_weights *w);
 ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                const uint8_t *mask, int64_t B, int64_t S, float *hidden);
 
+/* Where each hidden state goes as the forward makes it: h is [B, S, hidden] in the weights' dtype
+ * on their backend, valid until the call returns; layer is its index in ltx2_gemma_forward's layer
+ * axis. ltx2_gemma_forward's sink copies to the host; a consumer on the device (a streaming feature
+ * extractor) or a bench timing the layers alone passes its own. */
+typedef ltx2_status (*ltx2_gemma_sink)(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t layer);
+ltx2_status ltx2_gemma_forward_to(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                  const uint8_t *mask, int64_t B, int64_t S, ltx2_gemma_sink sink, void *user);
+
 /* Device bytes of loading cfg in a 2-byte dtype and running the forward on B x S tokens: the
  * layers' weights (the embedding table stays on the host) and the forward's buffers (as
  * gemma_forward.c takes them), without the runtime's own overhead. */

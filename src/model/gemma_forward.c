@@ -1,6 +1,7 @@
 /* Gemma-3 forward (gemma.h) on the weights' backend: one set of ops for the CPU reference and any
  * device. The embedding rows are gathered on the host from the mapped table (no device copy of a
- * 262k x 3840 table for 2 x 1024 rows); every hidden state comes back to the host, layer axis last. */
+ * 262k x 3840 table for 2 x 1024 rows); each hidden state goes to a sink as it is made, by default
+ * back to the host with the layer axis last. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,12 +84,22 @@ static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t
     return st;
 }
 
-/* hidden[..., l] = h (host f32 [B*S, D] scattered into the layer-last layout). */
-static ltx2_status store_layer(gemma_run *r, const ltx2_tensor *h, float *tmp, float *hidden, int64_t n_rows,
-                               int64_t D, int64_t L1, int64_t l) {
-    LTX2_TRY(ltx2_backend_to_host_f32(r->ctx, r->be, h, tmp));
-    for (int64_t t = 0; t < n_rows; t++)
-        for (int64_t d = 0; d < D; d++) hidden[(t * D + d) * L1 + l] = tmp[t * D + d];
+/* The host sink: hidden[..., l] = h, through one host f32 [B*S, D] staging copy. */
+typedef struct host_sink {
+    const ltx2_backend *be;
+    float *tmp, *hidden;
+    int64_t n_rows, D, L1;
+} host_sink;
+
+static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t l) {
+    host_sink *hs = user;
+    LTX2_TRY(ltx2_backend_to_host_f32(ctx, hs->be, h, hs->tmp));
+    const int64_t D = hs->D, L1 = hs->L1;
+    /* every write lands L1 floats from the last (the layer axis is innermost): rows in parallel
+     * keep that scatter from being one core's memory latency */
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < hs->n_rows; t++)
+        for (int64_t d = 0; d < D; d++) hs->hidden[(t * D + d) * L1 + l] = hs->tmp[t * D + d];
     return LTX2_OK;
 }
 
@@ -142,7 +153,20 @@ uint64_t ltx2_gemma_device_bytes(const ltx2_gemma_config *c, int64_t B, int64_t 
 
 ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                const uint8_t *mask, int64_t B, int64_t S, float *hidden) {
-    if (!w || !ids || !mask || !hidden) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
+    if (!w || !hidden) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
+    host_sink hs = {w->be, NULL, hidden, B * S, w->cfg.hidden, w->cfg.layers + 1};
+    if (B > 0 && S > 0 && !(hs.tmp = malloc((size_t)(B * S * w->cfg.hidden) * sizeof(float))))
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld host floats", (long long)(B * S),
+                          (long long)w->cfg.hidden);
+    const ltx2_status st = ltx2_gemma_forward_to(ctx, w, ids, mask, B, S, store_layer, &hs);
+    free(hs.tmp);
+    return st;
+}
+
+ltx2_status ltx2_gemma_forward_to(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                  const uint8_t *mask, int64_t B, int64_t S, ltx2_gemma_sink sink, void *user) {
+    if (!w || !ids || !mask || !sink)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
     const ltx2_gemma_config *c = &w->cfg;
     if (B <= 0 || S <= 0)
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "Gemma forward: %lld x %lld tokens", (long long)B, (long long)S);
@@ -151,7 +175,7 @@ ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, c
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                               "Gemma forward: token %lld of row %lld is id %d, outside the %lld-entry embedding table",
                               (long long)(i % S), (long long)(i / S), ids[i], (long long)c->vocab);
-    const int64_t D = c->hidden, L1 = c->layers + 1, n_rows = B * S;
+    const int64_t D = c->hidden, n_rows = B * S;
     const int64_t Q = c->heads * c->head_dim, KV = c->kv_heads * c->head_dim;
     gemma_run r = {ctx, w->be, NULL, w->dtype};
     LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
@@ -165,22 +189,21 @@ ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, c
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld host floats", (long long)n_rows, (long long)D);
         goto done;
     }
-    /* embeddings: gathered and scaled on the host (hidden state 0) */
+    /* embeddings: gathered and scaled on the host, uploaded in the compute dtype (hidden state 0
+     * is that rounded tensor, as the reference's embed * scale in the weights' dtype is) */
     const float scale = embed_scale(w);
     const size_t row_bytes = (size_t)D * ltx2_dtype_size(w->embed->dtype);
     for (int64_t t = 0; t < n_rows && st == LTX2_OK; t++) {
         float *row = tmp + t * D;
         st = ltx2_convert(ctx, row, LTX2_F32, (const uint8_t *)w->embed->data + (size_t)ids[t] * row_bytes,
                           w->embed->dtype, (size_t)D);
-        for (int64_t d = 0; d < D; d++) {
-            row[d] *= scale;
-            hidden[(t * D + d) * L1] = row[d];
-        }
+        for (int64_t d = 0; d < D; d++) row[d] *= scale;
     }
     if (st != LTX2_OK) goto done;
     layer_bufs b;
     int64_t hs[3] = {B, S, D};
     TRY_(ltx2_bpool_upload_f32(ctx, r.pool, tmp, r.dt, 3, hs, &b.h));
+    TRY_(sink(user, ctx, &b.h, 0));
     TRY_(tensor(&r, B, S, D, &b.xn));
     TRY_(tensor(&r, B, S, D, &b.y));
     TRY_(tensor(&r, B, S, Q, &b.q));
@@ -199,10 +222,10 @@ ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, c
     for (int64_t l = 0; l < c->layers; l++) {
         TRY_(layer_forward(&r, c, &w->layers[l], c->sliding[l], c->sliding[l] ? &local : &global, &mask_t, &b));
         /* the last layer's raw output is not a hidden state: the final norm's is */
-        if (l + 1 < c->layers) TRY_(store_layer(&r, &b.h, tmp, hidden, n_rows, D, L1, l + 1));
+        if (l + 1 < c->layers) TRY_(sink(user, ctx, &b.h, l + 1));
     }
     TRY_(ltx2_backend_rms_norm(r.be, ctx, &b.h, &w->final_norm, (float)c->eps, &b.xn));
-    TRY_(store_layer(&r, &b.xn, tmp, hidden, n_rows, D, L1, c->layers));
+    TRY_(sink(user, ctx, &b.xn, c->layers));
 #undef TRY_
 done:
     if (st != LTX2_OK) w->be->sync(w->be, NULL);

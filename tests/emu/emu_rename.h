@@ -5,6 +5,7 @@
 #define LTX2_EMU_RENAME_H
 
 #define ltx2_k_attention ltx2_emu_k_attention
+#define ltx2_k_attention_pick ltx2_emu_k_attention_pick
 #define ltx2_k_attention_wgmma_available ltx2_emu_k_attention_wgmma_available
 #define ltx2_k_attention_workspace ltx2_emu_k_attention_workspace
 #define ltx2_k_binary ltx2_emu_k_binary

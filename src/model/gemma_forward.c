@@ -42,10 +42,9 @@ static float embed_scale(const ltx2_gemma_weights *w) {
     return s;
 }
 
-/* RoPE tables for heads heads: [B, heads, S, hd/2], angle p * inv_freq[i] with torch's fp32
+/* One head's RoPE table, cos and sin [S, hd/2]: angle p * inv_freq[i] with torch's fp32
  * inv_freq = 1 / theta^(2i / hd) (divided by the linear factor on global layers). */
-static void rope_tables(int64_t B, int64_t heads, int64_t S, int64_t hd, double theta, double factor, float *c,
-                        float *s) {
+static void rope_table(int64_t S, int64_t hd, double theta, double factor, float *c, float *s) {
     const int64_t half = hd / 2;
     for (int64_t i = 0; i < half; i++) {
         const float expo = (float)(2 * i) / (float)hd;
@@ -57,29 +56,40 @@ static void rope_tables(int64_t B, int64_t heads, int64_t S, int64_t hd, double 
             s[p * half + i] = sinf(ang);
         }
     }
-    for (int64_t k = 1; k < B * heads; k++) {
-        memcpy(c + k * S * half, c, (size_t)(S * half) * sizeof(float));
-        memcpy(s + k * S * half, s, (size_t)(S * half) * sizeof(float));
-    }
 }
 
 typedef struct rope_set {
     ltx2_tensor qc, qs, kc, ks;
 } rope_set;
 
+/* Fills table t [n, block bytes] on its backend with n copies of the block at src (one upload, then
+ * device copies doubling the filled part): the op takes [B, heads, S, hd/2] tables, every (batch,
+ * head) slot the same, and building them on the host cost more than the 12B's layers. */
+static ltx2_status rope_fill(gemma_run *r, const ltx2_tensor *t, const float *src, int64_t n, size_t block) {
+    char *base = t->data;
+    LTX2_TRY(r->be->upload(r->be, r->ctx, base, src, block));
+    for (int64_t have = 1; have < n;) {
+        const int64_t m = have < n - have ? have : n - have;
+        LTX2_TRY(r->be->copy(r->be, r->ctx, base + (size_t)have * block, base, (size_t)m * block));
+        have += m;
+    }
+    return LTX2_OK;
+}
+
 static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t B, int64_t S, double theta,
                                double factor, rope_set *out) {
     const int64_t half = c->head_dim / 2;
-    const int64_t nq = B * c->heads * S * half, nk = B * c->kv_heads * S * half;
-    float *buf = malloc((size_t)(2 * nq + 2 * nk) * sizeof(float));
+    float *buf = malloc((size_t)(2 * S * half) * sizeof(float));
     if (!buf) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "Gemma RoPE tables");
-    rope_tables(B, c->heads, S, c->head_dim, theta, factor, buf, buf + nq);
-    rope_tables(B, c->kv_heads, S, c->head_dim, theta, factor, buf + 2 * nq, buf + 2 * nq + nk);
+    rope_table(S, c->head_dim, theta, factor, buf, buf + S * half);
+    const size_t block = (size_t)(S * half) * sizeof(float);
     int64_t sq[4] = {B, c->heads, S, half}, sk[4] = {B, c->kv_heads, S, half};
-    ltx2_status st = ltx2_bpool_upload_f32(r->ctx, r->pool, buf, LTX2_F32, 4, sq, &out->qc);
-    if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, buf + nq, LTX2_F32, 4, sq, &out->qs);
-    if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, buf + 2 * nq, LTX2_F32, 4, sk, &out->kc);
-    if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, buf + 2 * nq + nk, LTX2_F32, 4, sk, &out->ks);
+    ltx2_status st = LTX2_OK;
+    ltx2_tensor *tabs[4] = {&out->qc, &out->qs, &out->kc, &out->ks};
+    for (int k = 0; k < 4 && st == LTX2_OK; k++) {
+        st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_F32, 4, k < 2 ? sq : sk, tabs[k]);
+        if (st == LTX2_OK) st = rope_fill(r, tabs[k], buf + (k % 2) * S * half, B * (k < 2 ? c->heads : c->kv_heads), block);
+    }
     free(buf);
     return st;
 }

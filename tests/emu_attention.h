@@ -202,15 +202,21 @@ static const char *attn_impl_name(int impl) {
                                                     : impl == LTX2_KATTN_PER_ROW ? "per-row" : "refused";
 }
 
-/* AUTO picks attn_auto_expected's kernel (ltx2_k_attention_pick), and an AUTO launch gives the
- * same bits as that kernel forced, whose output is forced_out (NULL: launched here). */
-static void attn_check_auto(const attn_case *c, const attn_data *a, const float *forced_out) {
+/* AUTO picks attn_auto_expected's kernel (ltx2_k_attention_pick); returns that kernel. */
+static int attn_check_pick(const attn_case *c, const attn_data *a) {
     const int want = attn_auto_expected(c);
     attn_dev d;
     attn_upload(c, a, LTX2_KATTN_AUTO, &d);
     const int pick = ltx2_k_attention_pick(&d.ka);
     attn_dev_free(&d);
     CHECK(pick == want, "%s: AUTO picks %s, expected %s", c->name, attn_impl_name(pick), attn_impl_name(want));
+    return want;
+}
+
+/* attn_check_pick, then an AUTO launch gives the same bits as that kernel forced, whose output is
+ * forced_out (NULL: launched here). */
+static void attn_check_auto(const attn_case *c, const attn_data *a, const float *forced_out) {
+    const int want = attn_check_pick(c, a);
     if (want == LTX2_KATTN_PER_ROW) return; /* no impl forces it */
     const size_t bytes = (size_t)a->nq * sizeof(float);
     float *own = forced_out ? NULL : emu_xmalloc(bytes), *auto_out = emu_xmalloc(bytes);

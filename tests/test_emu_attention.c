@@ -96,16 +96,10 @@ static void case_extra(ltx2_context *ctx, int ci, const attn_case *c, const attn
         free(fqc), free(fqs), free(fkc), free(fks), free(wrong);
     }
     /* AUTO on the wgmma cases would emulate that kernel too: test_emu_attention_sm90 does that */
-    if (attn_auto_expected(c) == LTX2_KATTN_MMA_SYNC) {
+    if (attn_auto_expected(c) == LTX2_KATTN_MMA_SYNC)
         attn_check_auto(c, a, out); /* out is the mma.sync kernel's */
-    } else {
-        attn_dev d;
-        attn_upload(c, a, LTX2_KATTN_AUTO, &d);
-        const int pick = ltx2_k_attention_pick(&d.ka);
-        attn_dev_free(&d);
-        CHECK(pick == attn_auto_expected(c), "%s: AUTO picks %s, expected %s", c->name, attn_impl_name(pick),
-              attn_impl_name(attn_auto_expected(c)));
-    }
+    else
+        attn_check_pick(c, a);
 }
 
 static void test_attention_cases(ltx2_context *ctx) {

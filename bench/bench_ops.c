@@ -1,9 +1,13 @@
 /* Memory-bound ops (norms, the tensor-parallel norm halves row_sumsq / rms_apply, softmax,
  * activations, broadcast add/mul, conversion; the video VAE's pixel_norm + SiLU and its
- * depth_to_space / space_to_depth rearrangements) in GB/s of ideal
+ * depth_to_space / space_to_depth rearrangements; the audio vocoders' pointwise ops, FIR
+ * resamplers, SnakeBeta and STFT magnitude) in GB/s of ideal
  * traffic (each input read once, each output written once), against the measured copy bandwidth
  * of the same device (memcpy on the CPU, device-to-device copy on CUDA) as the roofline. The
- * baseline column is a copy moving the same bytes: x baseline = copy time / op time. */
+ * baseline column is a copy moving the same bytes: x baseline = copy time / op time. The
+ * vocoders' conv1d / conv_transpose1d rows count FLOPs instead, against a GEMM of the same
+ * M x N x K on the same backend (x baseline = GEMM time / conv time: the fraction of the GEMM rate
+ * the conv reaches, as if gathering its patches were free). */
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +17,7 @@
 #include "bench.h"
 #include "device_util.h"
 #include "core/dtype.h"
+#include "model/vocoder.h"
 
 /* GPU: launches per timed sample (amortises launch gaps and the closing sync). */
 #define GPU_INNER 20
@@ -256,9 +261,277 @@ done:
     be->free(be, py);
 }
 
+/* ---- the audio vocoders' ops at LTX-2.3's sizes for 1 s of audio ----
+ * tests/data/config_full_2.3.json: the main BigVGAN-v2 generator turns 100 mel frames (16 kHz over
+ * prod(upsample_rates) = 160) into 16 kHz; upsample_initial_channel 1536, first stage x5 with
+ * kernel 11 (padding (11 - 5) / 2 = 3) to 500 samples of 768 channels, the widest resblocks (kernel
+ * 11 at dilation 5 the costliest conv), each SnakeBeta between x2 12-tap FIRs (1000 samples); the
+ * bandwidth extension's STFT (n_fft 512, hop 80: 200 frames of 257 bins per stereo channel), its
+ * 2 x 64-mel log floor, and the 48 kHz stereo clamp. LTX-2.0's HiFi-GAN (config_full_2.0.json):
+ * LeakyReLU at its first stage (x6 of 100 frames: 600 samples of 512 channels), tanh on 24 kHz
+ * stereo. Every stage of either generator holds about as many values (channels halve as the
+ * length doubles), so these rows stand for all of them. */
+#define VOC_FRAMES 100
+#define VOC_C0 1536
+#define VOC_UP0_RATE 5
+#define VOC_UP0_K 11
+#define VOC_RB_K 11
+#define VOC_RB_DILATION 5
+#define VOC_STAGE0_LEN (VOC_FRAMES * VOC_UP0_RATE)
+#define VOC_STAGE0_C (VOC_C0 / 2)
+#define VOC_BWE_FRAMES 200
+#define VOC_BWE_BINS 257
+#define VOC_BWE_MELS 64
+#define VOC_OUT_48K 48000
+#define VOC20_STAGE0_LEN 600
+#define VOC20_STAGE0_C 512
+#define VOC20_OUT_24K 24000
+/* The resblock count whose outputs div_scalar averages (resblock_kernel_sizes 3 / 7 / 11). */
+#define VOC_N_KERNELS 3.0f
+/* HiFi-GAN's LeakyReLU slope and the log-mel floor (src/model/vocoder_forward.c). */
+#define VOC_LRELU_SLOPE 0.1f
+#define VOC_MEL_FLOOR 1e-5f
+/* Buffer sizes (elements) that hold every row's operands: the largest activation is the x2
+ * upsampled stage 0 (1000 x 768), the largest weight the first transposed conv (1536 x 11 x 768);
+ * the GEMM baselines' patch matrix (500 x 11 * 768) and the transposed conv's per-tap columns
+ * (100 x 11 * 768). */
+#define VOC_ACT_MAX ((int64_t)VOC_STAGE0_LEN * LTX2_VOCODER_AA_RATIO * VOC_STAGE0_C)
+#define VOC_W_MAX ((int64_t)VOC_C0 * VOC_UP0_K * VOC_STAGE0_C)
+#define VOC_A_MAX ((int64_t)VOC_STAGE0_LEN * VOC_RB_K * VOC_STAGE0_C)
+#define VOC_G_MAX ((int64_t)VOC_FRAMES * VOC_UP0_K * VOC_STAGE0_C)
+
+typedef struct voc_job {
+    const ltx2_backend *be;
+    ltx2_context *ctx;
+    ltx2_op op;
+    bool gemm; /* run the conv's same-shape GEMM (a [M, K] x w [K, N] -> g) instead of the op */
+    ltx2_tensor x, y, w, b, a, g;
+    ltx2_tensor filt, alpha, inv_beta; /* f32 */
+    ltx2_conv1d_desc cd;
+    ltx2_convt1d_desc td;
+    ltx2_fir_desc fd;
+    float param; /* unary_a's parameter */
+    int inner;
+    ltx2_status st;
+} voc_job;
+
+static ltx2_status voc_call(voc_job *j) {
+    if (j->gemm) return ltx2_backend_gemm(j->be, j->ctx, &j->a, &j->w, LTX2_B_KN, NULL, &j->g);
+    switch (j->op) {
+    case LTX2_OP_CONV1D: return ltx2_backend_conv1d(j->be, j->ctx, &j->cd, &j->x, &j->w, &j->b, &j->y);
+    case LTX2_OP_CONV_TRANSPOSE1D:
+        return ltx2_backend_conv_transpose1d(j->be, j->ctx, &j->td, &j->x, &j->w, &j->b, &j->y);
+    case LTX2_OP_FIR_UPSAMPLE: return ltx2_backend_fir_upsample(j->be, j->ctx, &j->fd, &j->x, &j->filt, &j->y);
+    case LTX2_OP_FIR_DOWNSAMPLE: return ltx2_backend_fir_downsample(j->be, j->ctx, &j->fd, &j->x, &j->filt, &j->y);
+    case LTX2_OP_SNAKE: return ltx2_backend_snake(j->be, j->ctx, &j->x, &j->alpha, &j->inv_beta, &j->y);
+    case LTX2_OP_COMPLEX_ABS: return ltx2_backend_complex_abs(j->be, j->ctx, &j->x, &j->y);
+    default: return ltx2_backend_unary_a(j->be, j->ctx, j->op, j->param, &j->x, &j->y);
+    }
+}
+
+static void run_voc_op(void *u) {
+    voc_job *j = u;
+    for (int i = 0; i < j->inner && j->st == LTX2_OK; i++) j->st = voc_call(j);
+    if (j->st == LTX2_OK) j->st = j->be->sync(j->be, j->ctx);
+}
+
+/* The device buffers every vocoder row takes its operands from (shapes are set per row). */
+typedef struct voc_bufs {
+    void *x, *y, *w, *b, *a, *g, *filt, *alpha, *inv_beta;
+} voc_bufs;
+
+static bool voc_bufs_alloc(const ltx2_backend *be, ltx2_context *ctx, ltx2_dtype dt, voc_bufs *v) {
+    /* weights ~N(0, 1/K) (0.02 ~ 1/sqrt(11 * 768)) keep the conv outputs O(1); the FIR filter and
+     * the SnakeBeta parameters are f32 as the ops take them (their values do not change the time) */
+    v->x = bench_dev_randn(be, ctx, dt, VOC_ACT_MAX, OPS_SEED, 20, 1.0f);
+    v->y = bench_dev_randn(be, ctx, dt, VOC_ACT_MAX, OPS_SEED, 21, 1.0f);
+    v->w = bench_dev_randn(be, ctx, dt, VOC_W_MAX, OPS_SEED, 22, 0.02f);
+    v->b = bench_dev_randn(be, ctx, dt, VOC_C0, OPS_SEED, 23, 0.1f);
+    v->a = bench_dev_randn(be, ctx, dt, VOC_A_MAX, OPS_SEED, 24, 1.0f);
+    v->g = bench_dev_randn(be, ctx, dt, VOC_G_MAX, OPS_SEED, 25, 1.0f);
+    v->filt = bench_dev_randn(be, ctx, LTX2_F32, LTX2_VOCODER_AA_TAPS, OPS_SEED, 26, 0.3f);
+    v->alpha = bench_dev_randn(be, ctx, LTX2_F32, VOC_C0, OPS_SEED, 27, 1.0f);
+    v->inv_beta = bench_dev_randn(be, ctx, LTX2_F32, VOC_C0, OPS_SEED, 28, 1.0f);
+    return v->x && v->y && v->w && v->b && v->a && v->g && v->filt && v->alpha && v->inv_beta;
+}
+
+static void voc_bufs_free(const ltx2_backend *be, const voc_bufs *v) {
+    void *all[] = {v->x, v->y, v->w, v->b, v->a, v->g, v->filt, v->alpha, v->inv_beta};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) be->free(be, all[i]);
+}
+
+/* t re-pointed at p with a new shape on device dev. */
+static ltx2_tensor voc_view(void *p, ltx2_dtype dt, ltx2_device dev, int nd, const int64_t *shape) {
+    ltx2_tensor t = ltx2_tensor_make(p, dt, nd, shape);
+    t.device = dev;
+    return t;
+}
+
+/* "[1,500,768]", as the other rows spell shapes. */
+static void voc_shape_name(const int64_t *s, int nd, char *buf, size_t cap) {
+    size_t at = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < nd && at < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%lld", i ? "," : "", (long long)s[i]);
+    if (at < cap) snprintf(buf + at, cap - at, "]");
+}
+
+/* A memory-bound vocoder row: x -> y, bytes = each once (filters and per-channel vectors are
+ * negligible). */
+static void voc_bytes_row(const bench_opts *o, bench_report *r, voc_job *j, int nd, const int64_t *xs,
+                          const int64_t *ys, double copy_bw) {
+    j->x = voc_view(j->x.data, j->x.dtype, j->be->device, nd, xs);
+    j->y = voc_view(j->y.data, j->y.dtype, j->be->device, nd, ys);
+    const double bytes =
+        (double)(ltx2_tensor_numel(&j->x) + ltx2_tensor_numel(&j->y)) * (double)ltx2_dtype_size(j->x.dtype);
+    char name[96], sx[48];
+    voc_shape_name(xs, nd, sx, sizeof(sx));
+    snprintf(name, sizeof(name), "%s %s %s", ltx2_op_name(j->op), ltx2_dtype_name(j->x.dtype), sx);
+    report_row(o, r, j->ctx, j->be, name, bytes, copy_bw, run_voc_op, j, j->inner, &j->st);
+}
+
+/* A conv row: 2 M N K FLOPs against the same-shape GEMM on the same backend (the baseline). */
+static void voc_flops_row(const bench_opts *o, bench_report *r, voc_job *j, const char *name, double flops,
+                          double bytes) {
+    voc_job g = *j;
+    g.gemm = true;
+    const bench_stats gs = bench_measure(o, run_voc_op, &g, g.inner);
+    bench_row row = {.bench = "ops", .name = name, .device = j->be->name, .flops = flops, .bytes = bytes};
+    if (g.st == LTX2_OK) {
+        row.baseline = "gemm_same_mnk";
+        row.baseline_s = gs.median_s;
+    } else {
+        bench_report_note(r, "%s: GEMM baseline: %s", name, ltx2_last_error(j->ctx));
+        ltx2_clear_error(j->ctx);
+    }
+    row.st = bench_measure(o, run_voc_op, j, j->inner);
+    if (j->st != LTX2_OK) {
+        bench_report_note(r, "%s: %s", name, ltx2_last_error(j->ctx));
+        ltx2_clear_error(j->ctx);
+        return;
+    }
+    bench_report_row(r, &row);
+}
+
+/* conv1d: the stage-0 resblock conv (768 -> 768, kernel 11, dilation 5, 'same' padding) over 500
+ * samples; its GEMM is the [500, 11 * 768] patch matrix times the packed weight. */
+static void voc_conv1d_row(const bench_opts *o, bench_report *r, voc_job j) {
+    const int64_t L = VOC_STAGE0_LEN, C = VOC_STAGE0_C, K = VOC_RB_K * C, pad = VOC_RB_DILATION * (VOC_RB_K - 1) / 2;
+    const int64_t xs[3] = {1, L, C}, ws[2] = {K, C}, as[2] = {L, K}, gs[2] = {L, C};
+    const ltx2_dtype dt = j.x.dtype;
+    const ltx2_device dev = j.be->device;
+    j.op = LTX2_OP_CONV1D;
+    j.cd = (ltx2_conv1d_desc){.c_in = C, .c_out = C, .k = VOC_RB_K, .stride = 1, .dilation = VOC_RB_DILATION,
+                              .pad_left = pad, .pad_right = pad};
+    j.x = voc_view(j.x.data, dt, dev, 3, xs);
+    j.y = voc_view(j.y.data, dt, dev, 3, xs);
+    j.w = voc_view(j.w.data, dt, dev, 2, ws);
+    j.b = voc_view(j.b.data, dt, dev, 1, &C);
+    j.a = voc_view(j.a.data, dt, dev, 2, as);
+    j.g = voc_view(j.g.data, dt, dev, 2, gs);
+    char name[96];
+    snprintf(name, sizeof(name), "conv1d %s [1,%lld,%lld] k%d d%d", ltx2_dtype_name(dt), (long long)L, (long long)C,
+             VOC_RB_K, VOC_RB_DILATION);
+    const double es = (double)ltx2_dtype_size(dt);
+    voc_flops_row(o, r, &j, name, 2.0 * (double)(L * C * K), (double)(2 * L * C + K * C) * es);
+}
+
+/* conv_transpose1d: LTX-2.3's first upsampler (1536 -> 768, kernel 11, x5) from 100 frames; its
+ * GEMM is x [100, 1536] times the packed [1536, 11 * 768] weight (the per-tap columns). */
+static void voc_convt1d_row(const bench_opts *o, bench_report *r, voc_job j) {
+    const int64_t L = VOC_FRAMES, Ci = VOC_C0, Co = VOC_STAGE0_C, N = VOC_UP0_K * Co;
+    const int64_t xs[3] = {1, L, Ci}, ys[3] = {1, VOC_STAGE0_LEN, Co}, ws[2] = {Ci, N}, as[2] = {L, Ci},
+                  gs[2] = {L, N};
+    const ltx2_dtype dt = j.x.dtype;
+    const ltx2_device dev = j.be->device;
+    j.op = LTX2_OP_CONV_TRANSPOSE1D;
+    j.td = (ltx2_convt1d_desc){.c_in = Ci, .c_out = Co, .k = VOC_UP0_K, .stride = VOC_UP0_RATE,
+                               .padding = (VOC_UP0_K - VOC_UP0_RATE) / 2};
+    j.x = voc_view(j.x.data, dt, dev, 3, xs);
+    j.y = voc_view(j.y.data, dt, dev, 3, ys);
+    j.w = voc_view(j.w.data, dt, dev, 2, ws);
+    j.b = voc_view(j.b.data, dt, dev, 1, &Co);
+    j.a = voc_view(j.x.data, dt, dev, 2, as);
+    j.g = voc_view(j.g.data, dt, dev, 2, gs);
+    char name[96];
+    snprintf(name, sizeof(name), "conv_transpose1d %s [1,%lld,%lld] k%d s%d", ltx2_dtype_name(dt), (long long)L,
+             (long long)Ci, VOC_UP0_K, VOC_UP0_RATE);
+    const double es = (double)ltx2_dtype_size(dt);
+    voc_flops_row(o, r, &j, name, 2.0 * (double)(L * Ci * N), (double)(L * Ci + Ci * N + VOC_STAGE0_LEN * Co) * es);
+}
+
+/* BigVGAN's Activation1d around SnakeBeta at stage 0: x2 FIR up (500 -> 1000 samples), SnakeBeta
+ * on 1000 x 768, x2 FIR down (1000 -> 500), with the vocoder's pads and crops. */
+static void voc_aa_rows(const bench_opts *o, bench_report *r, voc_job j, double copy_bw) {
+    const int64_t k = LTX2_VOCODER_AA_TAPS, ra = LTX2_VOCODER_AA_RATIO, pad = k / ra - 1;
+    const int64_t lo[3] = {1, VOC_STAGE0_LEN, VOC_STAGE0_C}, hi[3] = {1, VOC_STAGE0_LEN * ra, VOC_STAGE0_C};
+    const int64_t taps = k, c = VOC_STAGE0_C;
+    j.filt = voc_view(j.filt.data, LTX2_F32, j.be->device, 1, &taps);
+    j.alpha = voc_view(j.alpha.data, LTX2_F32, j.be->device, 1, &c);
+    j.inv_beta = voc_view(j.inv_beta.data, LTX2_F32, j.be->device, 1, &c);
+    j.op = LTX2_OP_FIR_UPSAMPLE;
+    j.fd = (ltx2_fir_desc){.taps = k, .ratio = ra, .pad_left = pad, .pad_right = pad,
+                           .crop_left = pad * ra + (k - ra) / 2, .crop_right = pad * ra + (k - ra + 1) / 2};
+    voc_bytes_row(o, r, &j, 3, lo, hi, copy_bw);
+    j.op = LTX2_OP_SNAKE;
+    voc_bytes_row(o, r, &j, 3, hi, hi, copy_bw);
+    j.op = LTX2_OP_FIR_DOWNSAMPLE;
+    j.fd = (ltx2_fir_desc){.taps = k, .ratio = ra, .pad_left = k / 2 - 1, .pad_right = k / 2};
+    voc_bytes_row(o, r, &j, 3, hi, lo, copy_bw);
+}
+
+/* The pointwise ops at the sizes the vocoders run them (see the block comment above) and the BWE's
+ * STFT magnitude. */
+static void voc_pointwise_rows(const bench_opts *o, bench_report *r, voc_job j, double copy_bw) {
+    static const struct {
+        ltx2_op op;
+        float param;
+        int64_t shape[3];
+    } rows[] = {
+        {LTX2_OP_LEAKY_RELU, VOC_LRELU_SLOPE, {1, VOC20_STAGE0_LEN, VOC20_STAGE0_C}},
+        {LTX2_OP_DIV_SCALAR, VOC_N_KERNELS, {1, VOC_STAGE0_LEN, VOC_STAGE0_C}},
+        {LTX2_OP_TANH, 0.0f, {1, VOC20_OUT_24K, 2}},
+        {LTX2_OP_HARDTANH, 0.0f, {1, VOC_OUT_48K, 2}},
+        {LTX2_OP_LOG_FLOOR, VOC_MEL_FLOOR, {1, VOC_BWE_FRAMES, 2 * VOC_BWE_MELS}},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        j.op = rows[i].op;
+        j.param = rows[i].param;
+        voc_bytes_row(o, r, &j, 3, rows[i].shape, rows[i].shape, copy_bw);
+    }
+    const int64_t xs[4] = {1, VOC_BWE_FRAMES, 2, 2 * VOC_BWE_BINS}, ys[4] = {1, VOC_BWE_FRAMES, 2, VOC_BWE_BINS};
+    j.op = LTX2_OP_COMPLEX_ABS;
+    voc_bytes_row(o, r, &j, 4, xs, ys, copy_bw);
+}
+
+static void bench_vocoder_ops(const bench_opts *o, bench_report *r, const ltx2_backend *be, ltx2_context *ctx,
+                              ltx2_dtype dt, double copy_bw) {
+    voc_bufs v = {0};
+    if (!voc_bufs_alloc(be, ctx, dt, &v)) {
+        bench_report_note(r, "%s: vocoder op allocation failed: %s", be->name, ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+    } else {
+        const int64_t one = 1;
+        voc_job j = {.be = be, .ctx = ctx, .inner = be->device == LTX2_DEVICE_CPU ? 1 : GPU_INNER};
+        j.x = voc_view(v.x, dt, be->device, 1, &one);
+        j.y = voc_view(v.y, dt, be->device, 1, &one);
+        j.w = voc_view(v.w, dt, be->device, 1, &one);
+        j.b = voc_view(v.b, dt, be->device, 1, &one);
+        j.a = voc_view(v.a, dt, be->device, 1, &one);
+        j.g = voc_view(v.g, dt, be->device, 1, &one);
+        j.filt = voc_view(v.filt, LTX2_F32, be->device, 1, &one);
+        j.alpha = voc_view(v.alpha, LTX2_F32, be->device, 1, &one);
+        j.inv_beta = voc_view(v.inv_beta, LTX2_F32, be->device, 1, &one);
+        voc_conv1d_row(o, r, j);
+        voc_convt1d_row(o, r, j);
+        voc_aa_rows(o, r, j, copy_bw);
+        voc_pointwise_rows(o, r, j, copy_bw);
+    }
+    voc_bufs_free(be, &v);
+}
+
 int main(int argc, char **argv) {
     bench_opts o;
-    int rc = bench_parse_args(argc, argv, &o, "norms/softmax/activations/elementwise GB/s vs copy bandwidth\n");
+    int rc = bench_parse_args(argc, argv, &o, "norms/softmax/activations/elementwise/VAE and vocoder ops GB/s vs copy bandwidth; vocoder convs GFLOP/s vs a same-shape GEMM\n");
     if (rc >= 0) return rc;
     bench_report r;
     if (!bench_report_open(&r, &o)) return 1;
@@ -272,6 +545,8 @@ int main(int argc, char **argv) {
     bench_device(&o, &r, cpu, ctx, LTX2_F32, o.quick ? 4096 : 16384, 1024, cbw);
     /* The decoder's last stage scaled down: 8 frames of 64x96 at 128 channels (25 MB f32). */
     bench_vae_ops(&o, &r, cpu, ctx, LTX2_F32, 8, o.quick ? 32 : 64, o.quick ? 48 : 96, 128, cbw);
+    /* The vocoders' ops at their real sizes for 1 s of audio (already small). */
+    bench_vocoder_ops(&o, &r, cpu, ctx, LTX2_F32, cbw);
 
     ltx2_backend *cuda = NULL;
     if (ltx2_backend_cuda_create(ctx, 0, &cuda) == LTX2_OK) {
@@ -283,6 +558,8 @@ int main(int argc, char **argv) {
         /* The 768x512x121 decode's last stage (128 channels at 192x128 after the patch-4
          * unpatchify), 16 of its 121 frames: 50M values. */
         bench_vae_ops(&o, &r, cuda, ctx, LTX2_BF16, 16, 128, 192, 128, gbw);
+        bench_vocoder_ops(&o, &r, cuda, ctx, LTX2_BF16, gbw);
+        bench_vocoder_ops(&o, &r, cuda, ctx, LTX2_F32, gbw);
         ltx2_backend_free(cuda);
     } else {
         bench_report_note(&r, "cuda: skipped (%s)", ltx2_last_error(ctx));

@@ -16,7 +16,18 @@ extern "C" {
 /* Element types the kernels accept (storage; all arithmetic is fp32). */
 enum { LTX2_KDT_F32 = 0, LTX2_KDT_BF16 = 1 };
 
-enum { LTX2_KUNARY_GELU_TANH = 0, LTX2_KUNARY_SILU = 1 };
+/* Pointwise ops; alpha is the op's one parameter (leaky_relu: the negative slope; log_floor:
+ * log(max(x, alpha)); div_scalar: x / alpha), ignored by the others. hardtanh clamps to [-1, 1].
+ * NaN passes through every op (comparisons, not fminf / fmaxf, as torch's clamp). */
+enum {
+    LTX2_KUNARY_GELU_TANH = 0,
+    LTX2_KUNARY_SILU = 1,
+    LTX2_KUNARY_LEAKY_RELU = 2,
+    LTX2_KUNARY_TANH = 3,
+    LTX2_KUNARY_HARDTANH = 4,
+    LTX2_KUNARY_LOG_FLOOR = 5,
+    LTX2_KUNARY_DIV_SCALAR = 6
+};
 enum { LTX2_KBINARY_ADD = 0, LTX2_KBINARY_MUL = 1 };
 
 /* Max dims of a broadcast plan (matches LTX2_MAX_DIMS in include/ltx2/tensor.h). */
@@ -35,8 +46,8 @@ int ltx2_k_layer_norm(void *stream, int dtype, const void *x, void *y, const voi
                       const void *bias, int64_t rows, int64_t dim, float eps);
 int ltx2_k_softmax(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t dim);
 
-/* y[i] = f(x[i]) for n elements; y may alias x. */
-int ltx2_k_unary(void *stream, int dtype, int op, const void *x, void *y, int64_t n);
+/* y[i] = f(x[i]) for n elements (alpha: see LTX2_KUNARY_*); y may alias x. */
+int ltx2_k_unary(void *stream, int dtype, int op, const void *x, void *y, int64_t n, float alpha);
 
 /* out = a (op) b over an already-broadcast plan: ndim dims of `shape`, per-operand strides in
  * elements (0 = broadcast). All three share dtype. */
@@ -131,6 +142,36 @@ int ltx2_k_group_norm(void *stream, int dtype, const void *x, void *y, int64_t n
 int ltx2_k_blur_downsample(void *stream, int dtype, const void *x, void *y, int64_t frames, int64_t h, int64_t w,
                            int64_t c, int64_t s);
 
+/* ---- 1-D ops of the vocoders (src/backend/conv1d_desc.h; CPU references in src/cpu/conv1d.c
+ * and src/cpu/audio_ops.c). Channels-last [n, len, c]; x, y, w, bias share dtype (f32 or bf16),
+ * filters and per-channel parameters are f32; y never aliases x unless stated. ---- */
+
+/* y[b, o, co] = bias[co] + sum_{j, ci} x[b, o*stride - pad_left + j*dilation, ci] * w[(j*c_in + ci)*c_out + co],
+ * taps outside [0, len) read 0; y [n, out_len, c_out]. bias may be NULL. */
+int ltx2_k_conv1d(void *stream, int dtype, const void *x, const void *w, const void *bias, void *y, int64_t n,
+                  int64_t len, int64_t c_in, int64_t c_out, int64_t k, int64_t stride, int64_t dilation,
+                  int64_t pad_left, int64_t out_len);
+/* y[b, t*stride - padding + j, co] += sum_ci x[b, t, ci] * w[(ci*k + j)*c_out + co] for every input
+ * t and tap j landing in [0, out_len), plus bias[co] (may be NULL); y [n, out_len, c_out]. */
+int ltx2_k_conv_transpose1d(void *stream, int dtype, const void *x, const void *w, const void *bias, void *y,
+                            int64_t n, int64_t len, int64_t c_in, int64_t c_out, int64_t k, int64_t stride,
+                            int64_t padding, int64_t out_len);
+/* Depthwise FIR upsampler: y[b, o, ch] = ratio * sum over padded inputs i in [0, len + pad_left +
+ * pad_right) with j = o + crop_left - i*ratio in [0, taps) (i descending) of
+ * x[b, clamp(i - pad_left, 0, len-1), ch] * filt[j]; y [n, out_len, c]. */
+int ltx2_k_fir_upsample(void *stream, int dtype, const void *x, const float *filt, void *y, int64_t n, int64_t len,
+                        int64_t c, int64_t taps, int64_t ratio, int64_t pad_left, int64_t pad_right, int64_t crop_left,
+                        int64_t out_len);
+/* Depthwise FIR downsampler: y[b, o, ch] = sum_{j ascending} x[b, clamp(o*ratio + j - pad_left, 0, len-1), ch]
+ * * filt[j]; y [n, out_len, c]. */
+int ltx2_k_fir_downsample(void *stream, int dtype, const void *x, const float *filt, void *y, int64_t n,
+                          int64_t len, int64_t c, int64_t taps, int64_t ratio, int64_t pad_left, int64_t out_len);
+/* SnakeBeta: y = x + inv_beta[ch] * sin(x * alpha[ch])^2 over x [rows, c]; y may alias x. */
+int ltx2_k_snake(void *stream, int dtype, const void *x, void *y, const float *alpha, const float *inv_beta,
+                 int64_t rows, int64_t c);
+/* y[r, f] = sqrt(x[r, f]^2 + x[r, nf + f]^2): x [rows, 2*nf] (real parts, then imaginary), y [rows, nf]. */
+int ltx2_k_complex_abs(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t nf);
+
 /* y = x * rsqrt(mean(x^2) + eps) over the last dim (then SiLU when silu); y may alias x. */
 int ltx2_k_pixel_norm(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t dim,
                       float eps, int silu);
@@ -198,7 +239,7 @@ typedef struct ltx2_k_table {
     int (*rms_apply)(void *, int, const void *, void *, const void *, const float *, int64_t, int64_t, float, float);
     int (*layer_norm)(void *, int, const void *, void *, const void *, const void *, int64_t, int64_t, float);
     int (*softmax)(void *, int, const void *, void *, int64_t, int64_t);
-    int (*unary)(void *, int, int, const void *, void *, int64_t);
+    int (*unary)(void *, int, int, const void *, void *, int64_t, float);
     int (*binary)(void *, int, int, const void *, const void *, void *, int, const int64_t *, const int64_t *,
                   const int64_t *, const int64_t *);
     int (*convert)(void *, int, const void *, int, void *, int64_t);
@@ -222,6 +263,16 @@ typedef struct ltx2_k_table {
     int (*group_norm)(void *, int, const void *, void *, int64_t, int64_t, int64_t, int64_t, float, const void *,
                       const void *, int);
     int (*blur_downsample)(void *, int, const void *, void *, int64_t, int64_t, int64_t, int64_t, int64_t);
+    int (*conv1d)(void *, int, const void *, const void *, const void *, void *, int64_t, int64_t, int64_t, int64_t,
+                  int64_t, int64_t, int64_t, int64_t, int64_t);
+    int (*conv_transpose1d)(void *, int, const void *, const void *, const void *, void *, int64_t, int64_t, int64_t,
+                            int64_t, int64_t, int64_t, int64_t, int64_t);
+    int (*fir_upsample)(void *, int, const void *, const float *, void *, int64_t, int64_t, int64_t, int64_t, int64_t,
+                        int64_t, int64_t, int64_t, int64_t);
+    int (*fir_downsample)(void *, int, const void *, const float *, void *, int64_t, int64_t, int64_t, int64_t,
+                          int64_t, int64_t, int64_t);
+    int (*snake)(void *, int, const void *, void *, const float *, const float *, int64_t, int64_t);
+    int (*complex_abs)(void *, int, const void *, void *, int64_t, int64_t);
 } ltx2_k_table;
 const ltx2_k_table *ltx2_k_table_get(void);
 

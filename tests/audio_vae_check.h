@@ -22,10 +22,26 @@ typedef struct audio_case {
     stages ref;
 } audio_case;
 
-/* Captures 4-D stages ([B, C, T, F]) as 5-D [B, C, T, F, 1] so the stage table holds them. */
-static void capture4(const char *name, const ltx2_tensor *t, void *user) {
-    if (t->ndim != 4) return;
-    const int64_t s5[5] = {t->shape[0], t->shape[1], t->shape[2], t->shape[3], 1};
+/* The golden 4-D tensor `name` as a new f32 array, its shape in shape[4]; NULL when absent. */
+static float *golden_f32(const ltx2_st_file *golden, const char *name, int64_t shape[4]) {
+    const ltx2_st_tensor *t = ltx2_st_find(golden, name);
+    if (!t || t->ndim != 4) return NULL;
+    for (int i = 0; i < 4; i++) shape[i] = t->shape[i];
+    const size_t n = (size_t)(shape[0] * shape[1] * shape[2] * shape[3]);
+    float *d = malloc(n * sizeof(float));
+    if (d && ltx2_convert(g_ctx, d, LTX2_F32, t->data, t->dtype, n) != LTX2_OK) {
+        free(d);
+        d = NULL;
+    }
+    return d;
+}
+
+/* Captures stages of up to 5 dims ([B, C, T, F], the vocoder's [B, C, L]) as 5-D with trailing
+ * ones, so the stage table holds them. */
+static void capture_nd(const char *name, const ltx2_tensor *t, void *user) {
+    if (t->ndim < 1 || t->ndim > 5) return;
+    int64_t s5[5] = {1, 1, 1, 1, 1};
+    for (int i = 0; i < t->ndim; i++) s5[i] = t->shape[i];
     const ltx2_tensor v = ltx2_tensor_make(t->data, LTX2_F32, 5, s5);
     capture(name, &v, user);
 }
@@ -49,21 +65,14 @@ static bool audio_case_load(audio_case *c, const char *label, const char *v) {
     bool ok = ltx2_st_set_open(g_ctx, wpath, &c->w) == LTX2_OK && ltx2_st_open(g_ctx, gpath, &golden) == LTX2_OK &&
               ltx2_audio_vae_config_from_file(g_ctx, c->w->files[0], &cfg) == LTX2_OK &&
               ltx2_audio_decoder_load(g_ctx, c->w, "audio_vae.", &cfg, &c->dec) == LTX2_OK;
-    const ltx2_st_tensor *in = ok ? ltx2_st_find(golden, "decoder.in") : NULL;
-    ok = ok && in && in->ndim == 4;
-    if (ok) {
-        for (int i = 0; i < 4; i++) c->ls[i] = in->shape[i];
-        const size_t n = (size_t)(c->ls[0] * c->ls[1] * c->ls[2] * c->ls[3]);
-        c->lat = malloc(n * sizeof(float));
-        ok = c->lat && ltx2_convert(g_ctx, c->lat, LTX2_F32, in->data, in->dtype, n) == LTX2_OK &&
-             ltx2_audio_decoder_out_shape(g_ctx, c->dec, c->ls, c->ms) == LTX2_OK;
-    }
+    c->lat = ok ? golden_f32(golden, "decoder.in", c->ls) : NULL;
+    ok = c->lat && ltx2_audio_decoder_out_shape(g_ctx, c->dec, c->ls, c->ms) == LTX2_OK;
     CHECK(ok, "%s: loading %s / %s: %s", label, wpath, gpath, ltx2_last_error(g_ctx));
     ltx2_st_close(golden);
     if (!ok) return false;
     c->ref_mel = malloc((size_t)(c->ms[0] * c->ms[1] * c->ms[2] * c->ms[3]) * sizeof(float));
     ltx2_tensor lt = ltx2_tensor_make(c->lat, LTX2_F32, 4, c->ls), mt = ltx2_tensor_make(c->ref_mel, LTX2_F32, 4, c->ms);
-    ok = c->ref_mel && ltx2_audio_decoder_decode(g_ctx, c->dec, &lt, &mt, capture4, &c->ref) == LTX2_OK;
+    ok = c->ref_mel && ltx2_audio_decoder_decode(g_ctx, c->dec, &lt, &mt, capture_nd, &c->ref) == LTX2_OK;
     CHECK(ok, "%s: CPU reference decode: %s", label, ltx2_last_error(g_ctx));
     return ok;
 }
@@ -97,21 +106,14 @@ static bool audio_enc_case_load(audio_enc_case *c, const char *label, const char
     bool ok = ltx2_st_set_open(g_ctx, wpath, &c->w) == LTX2_OK && ltx2_st_open(g_ctx, gpath, &golden) == LTX2_OK &&
               ltx2_audio_encoder_config_from_file(g_ctx, c->w->files[0], &cfg) == LTX2_OK &&
               ltx2_audio_encoder_load(g_ctx, c->w, "audio_vae.", &cfg, &c->enc) == LTX2_OK;
-    const ltx2_st_tensor *in = ok ? ltx2_st_find(golden, "mel.out") : NULL;
-    ok = ok && in && in->ndim == 4;
-    if (ok) {
-        for (int i = 0; i < 4; i++) c->ms[i] = in->shape[i];
-        const size_t n = (size_t)(c->ms[0] * c->ms[1] * c->ms[2] * c->ms[3]);
-        c->mel = malloc(n * sizeof(float));
-        ok = c->mel && ltx2_convert(g_ctx, c->mel, LTX2_F32, in->data, in->dtype, n) == LTX2_OK &&
-             ltx2_audio_encoder_out_shape(g_ctx, c->enc, c->ms, c->ls) == LTX2_OK;
-    }
+    c->mel = ok ? golden_f32(golden, "mel.out", c->ms) : NULL;
+    ok = c->mel && ltx2_audio_encoder_out_shape(g_ctx, c->enc, c->ms, c->ls) == LTX2_OK;
     CHECK(ok, "%s: loading %s / %s: %s", label, wpath, gpath, ltx2_last_error(g_ctx));
     ltx2_st_close(golden);
     if (!ok) return false;
     c->ref_lat = malloc((size_t)(c->ls[0] * c->ls[1] * c->ls[2] * c->ls[3]) * sizeof(float));
     ltx2_tensor mt = ltx2_tensor_make(c->mel, LTX2_F32, 4, c->ms), lt = ltx2_tensor_make(c->ref_lat, LTX2_F32, 4, c->ls);
-    ok = c->ref_lat && ltx2_audio_encoder_encode(g_ctx, c->enc, &mt, &lt, capture4, &c->ref) == LTX2_OK;
+    ok = c->ref_lat && ltx2_audio_encoder_encode(g_ctx, c->enc, &mt, &lt, capture_nd, &c->ref) == LTX2_OK;
     CHECK(ok, "%s: CPU reference encode: %s", label, ltx2_last_error(g_ctx));
     return ok;
 }
@@ -140,7 +142,7 @@ static void audio_enc_check(const be_case *bc, const audio_enc_case *c) {
     float *lat = malloc((size_t)nl * sizeof(float));
     ltx2_tensor mt = ltx2_tensor_make(c->mel, LTX2_F32, 4, c->ms), lt = ltx2_tensor_make(lat, LTX2_F32, 4, c->ls);
     stages got = {.n = 0};
-    st = ltx2_audio_enc_device_encode(g_ctx, dv, &mt, &lt, capture4, &got);
+    st = ltx2_audio_enc_device_encode(g_ctx, dv, &mt, &lt, capture_nd, &got);
     CHECK(st == LTX2_OK, "%s %s encode: %s", bc->be->name, c->label, ltx2_last_error(g_ctx));
     if (st == LTX2_OK) {
         audio_stages_check(bc, c->label, &c->ref, &got);
@@ -170,7 +172,7 @@ static void audio_check(const be_case *bc, const audio_case *c) {
     float *mel = malloc((size_t)nm * sizeof(float));
     ltx2_tensor lt = ltx2_tensor_make(c->lat, LTX2_F32, 4, c->ls), mt = ltx2_tensor_make(mel, LTX2_F32, 4, c->ms);
     stages got = {.n = 0};
-    st = ltx2_audio_dec_device_decode(g_ctx, dv, &lt, &mt, capture4, &got);
+    st = ltx2_audio_dec_device_decode(g_ctx, dv, &lt, &mt, capture_nd, &got);
     CHECK(st == LTX2_OK, "%s %s decode: %s", bc->be->name, c->label, ltx2_last_error(g_ctx));
     if (st == LTX2_OK) {
         audio_stages_check(bc, c->label, &c->ref, &got);

@@ -1,12 +1,13 @@
 /* The streaming kernels run in the CUDA emulator against the CPU reference on the same inputs:
- * unary (GELU tanh, SiLU), binary add / mul over broadcast plans (ltx2_broadcast_plan_make, as
+ * unary (GELU tanh, SiLU and the vocoders' LeakyReLU, tanh, hardtanh, log floor, divide; threshold
+ * values and NaN), binary add / mul over broadcast plans (ltx2_broadcast_plan_make, as
  * the CUDA backend builds them; broadcast and strided operands), convert f32 <-> bf16 (every bf16
  * pattern, IEEE specials), fp8 e4m3 dequantise (all 256 codes) and quantise (specials, ties,
  * saturation; bit-exact against ltx2_f32_to_fp8e4m3), gated_add and head_gate (kernels/fused.cu)
  * depth_to_space / space_to_depth (kernels/vae_ops.cu) and blur_downsample (kernels/blur_downsample.cu), each in f32 and bf16 on the 16-byte vector path and
  * the scalar path (odd sizes, misaligned pointers), in place where the op allows.
- * Where the kernel does exactly the CPU's fp32 operations (add / mul, convert, fp8, the
- * depth_to_space add, the space_to_depth group mean) the result must be bit-identical (bf16: to the CPU result rounded to bf16);
+ * Where the kernel does exactly the CPU's fp32 operations (add / mul, convert, fp8, leaky_relu,
+ * hardtanh, div_scalar, the depth_to_space add, the space_to_depth group mean) the result must be bit-identical (bf16: to the CPU result rounded to bf16);
  * elsewhere the op harnesses' tolerances apply (tests/test_ops.c, tests/test_ops_fused.c). */
 #define _POSIX_C_SOURCE 200809L
 
@@ -42,24 +43,97 @@ static void round_all(float *p, int64_t n) {
 
 /* ---- unary ---- */
 
+/* The vocoders' unary parameters: BigVGAN's LeakyReLU slope (LRELU_SLOPE), the log-mel floor, and a
+ * divisor that is not a power of two (so the division rounds), as the mean over a stack of 3. */
+#define UNARY_LEAKY_SLOPE 0.1f
+#define UNARY_LOG_FLOOR 1e-5f
+#define UNARY_DIVISOR 3.0f
+/* Inputs: N(0, UNARY_SCALE), so about a third lies past the hardtanh bounds and half below the
+ * log floor; the first elements are these specials (NaN must pass through every op). */
+#define UNARY_SCALE 3.0f
+static const float unary_specials[] = {NAN, -1.0f, 1.0f, -1.0001f, 1.0001f, 0.0f, -0.0f, INFINITY, -INFINITY,
+                                       UNARY_LOG_FLOOR, 0.5f * UNARY_LOG_FLOOR, -2.5f, 2.5f};
+#define N_UNARY_SPECIALS ((int64_t)(sizeof(unary_specials) / sizeof(unary_specials[0])))
+
+static const char *unary_name(int op) {
+    switch (op) {
+    case LTX2_KUNARY_GELU_TANH: return "gelu_tanh";
+    case LTX2_KUNARY_SILU: return "silu";
+    case LTX2_KUNARY_LEAKY_RELU: return "leaky_relu";
+    case LTX2_KUNARY_TANH: return "tanh";
+    case LTX2_KUNARY_HARDTANH: return "hardtanh";
+    case LTX2_KUNARY_LOG_FLOOR: return "log_floor";
+    default: return "div_scalar";
+    }
+}
+
+/* The op's alpha (ltx2_k_unary's parameter; 0 for the ops without one). */
+static float unary_alpha(int op) {
+    return op == LTX2_KUNARY_LEAKY_RELU ? UNARY_LEAKY_SLOPE
+           : op == LTX2_KUNARY_LOG_FLOOR ? UNARY_LOG_FLOOR
+           : op == LTX2_KUNARY_DIV_SCALAR ? UNARY_DIVISOR
+                                          : 0.0f;
+}
+
+static ltx2_status unary_ref(ltx2_context *ctx, int op, const float *x, float *y, int64_t n) {
+    const float a = unary_alpha(op);
+    switch (op) {
+    case LTX2_KUNARY_GELU_TANH: return ltx2_cpu_gelu_tanh(ctx, x, y, n);
+    case LTX2_KUNARY_SILU: return ltx2_cpu_silu(ctx, x, y, n);
+    case LTX2_KUNARY_LEAKY_RELU: return ltx2_cpu_leaky_relu(ctx, x, y, n, a);
+    case LTX2_KUNARY_TANH: return ltx2_cpu_tanh(ctx, x, y, n);
+    case LTX2_KUNARY_HARDTANH: return ltx2_cpu_hardtanh(ctx, x, y, n);
+    case LTX2_KUNARY_LOG_FLOOR: return ltx2_cpu_log_floor(ctx, x, y, n, a);
+    default: return ltx2_cpu_div_scalar(ctx, x, y, n, a);
+    }
+}
+
+/* One correctly rounded fp32 operation (a compare and select, a multiply, an IEEE division): the
+ * kernel must be bit-identical to the CPU (bf16: to its result rounded to bf16). */
+static bool unary_exact(int op) {
+    return op == LTX2_KUNARY_LEAKY_RELU || op == LTX2_KUNARY_HARDTANH || op == LTX2_KUNARY_DIV_SCALAR;
+}
+
 static void unary_case(ltx2_context *ctx, int op, bool bf, int64_t n, bool inplace, bool misalign) {
     char name[96];
-    snprintf(name, sizeof(name), "%s %s n=%lld%s%s", op == LTX2_KUNARY_GELU_TANH ? "gelu_tanh" : "silu",
-             bf ? "bf16" : "f32", (long long)n, inplace ? " in-place" : "", misalign ? " misaligned" : "");
+    snprintf(name, sizeof(name), "%s %s n=%lld%s%s", unary_name(op), bf ? "bf16" : "f32", (long long)n,
+             inplace ? " in-place" : "", misalign ? " misaligned" : "");
     const size_t es = bf ? 2 : 4, off = misalign ? es : 0;
-    float *x = emu_normal(next_stream(), n, 3.0f, 0.0f, bf), *ref = malloc((size_t)n * 4), *out = malloc((size_t)n * 4);
-    CHECK((op == LTX2_KUNARY_GELU_TANH ? ltx2_cpu_gelu_tanh : ltx2_cpu_silu)(ctx, x, ref, n) == LTX2_OK, "%s", name);
+    float *x = emu_normal(next_stream(), n, UNARY_SCALE, 0.0f, bf), *ref = malloc((size_t)n * 4),
+          *out = malloc((size_t)n * 4);
+    /* the vocoders' ops get the threshold specials (gelu / silu keep their earlier inputs) */
+    if (op >= LTX2_KUNARY_LEAKY_RELU)
+        for (int64_t i = 0; i < N_UNARY_SPECIALS && i < n; i++)
+            x[i] = bf ? bf16_round(unary_specials[i]) : unary_specials[i];
+    CHECK(unary_ref(ctx, op, x, ref, n) == LTX2_OK, "%s", name);
     unsigned char *dx = emu_alloc(n * es + off), *dy = inplace ? dx : emu_alloc(n * es + off);
     emu_store(dx + off, x, n, bf);
     const double t0 = emu_now_ms();
-    const int rc = ltx2_k_unary(NULL, bf ? LTX2_KDT_BF16 : LTX2_KDT_F32, op, dx + off, dy + off, n);
+    const int rc = ltx2_k_unary(NULL, bf ? LTX2_KDT_BF16 : LTX2_KDT_F32, op, dx + off, dy + off, n, unary_alpha(op));
     const double ms = emu_now_ms() - t0;
     EMU_CHECK_LAUNCH(rc, name);
     CHECK(emu_guard_damage(dy + off, n * es) == 0, "%s: wrote past the output", name);
     emu_load(out, dy + off, n, bf);
-    finish(name, out, ref, n, bf ? BF16_ATOL : ACT_F32_ATOL, ACT_F32_RTOL + (bf ? EPS_BF16 : 0), bf, ms, !inplace);
+    if (unary_exact(op)) {
+        if (bf) round_all(ref, n);
+        finish(name, out, ref, n, 0.0, 0.0, bf, ms, !inplace);
+    } else {
+        finish(name, out, ref, n, bf ? BF16_ATOL : ACT_F32_ATOL, ACT_F32_RTOL + (bf ? EPS_BF16 : 0), bf, ms, !inplace);
+    }
+    if (op >= LTX2_KUNARY_LEAKY_RELU && n > 0) CHECK(isnan(out[0]), "%s: NaN did not pass through (got %g)", name, out[0]);
     free(x), free(ref), free(out), free(dx);
     if (dy != dx) free(dy);
+}
+
+/* An unknown op code is refused without touching the output. */
+static void unary_refusal(void) {
+    enum { N = 64 };
+    float *dx = emu_alloc(N * 4), *dy = emu_alloc(N * 4);
+    memset(dx, 0, N * 4);
+    const int rc = ltx2_k_unary(NULL, LTX2_KDT_F32, LTX2_KUNARY_DIV_SCALAR + 1, dx, dy, N, 1.0f);
+    CHECK(rc != 0, "unary: op %d accepted", LTX2_KUNARY_DIV_SCALAR + 1);
+    CHECK(emu_untouched(dy, N * 4), "unary: a refused op wrote its output");
+    free(dx), free(dy);
 }
 
 /* ---- binary ---- */
@@ -422,6 +496,15 @@ int main(void) {
     unary_case(ctx, LTX2_KUNARY_SILU, false, 512, false, true); /* scalar (misaligned) */
     unary_case(ctx, LTX2_KUNARY_GELU_TANH, true, 2048, false, false);
     unary_case(ctx, LTX2_KUNARY_SILU, true, 999, true, false);
+    /* the vocoders' ops: f32 vector / in-place scalar (odd n) / misaligned scalar, bf16 vector / in-place odd */
+    for (int op = LTX2_KUNARY_LEAKY_RELU; op <= LTX2_KUNARY_DIV_SCALAR; op++) {
+        unary_case(ctx, op, false, 1024, false, false);
+        unary_case(ctx, op, false, 333, true, false);
+        unary_case(ctx, op, false, 256, false, true);
+        unary_case(ctx, op, true, 1024, true, false);
+        unary_case(ctx, op, true, 77, false, false);
+    }
+    unary_refusal();
 
     const bin_case bins[] = {
         {LTX2_KBINARY_ADD, false, false, 3, 1, {4, 6, 8}, {8}},          /* vector, b row broadcast */

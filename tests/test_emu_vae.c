@@ -1,6 +1,6 @@
 /* The video VAE decoder's and encoder's and the audio VAE decoder's one forwards through the CUDA
  * kernels run by the CPU emulator (tests/emu/) against the CPU reference (vae_device_check.h,
- * vae_enc_check.h, audio_vae_check.h, upsampler_check.h): what `--device cuda` decodes and encodes, without a GPU. The decoders on a 2 x 2 x 2 latent (9 frames
+ * vae_enc_check.h, audio_vae_check.h, upsampler_check.h, vocoder_check.h): what `--device cuda` decodes and encodes, without a GPU. The decoders on a 2 x 2 x 2 latent (9 frames
  * of 64 x 64 for the tiny checkpoints) rather than the golden one: the comparison is with the
  * reference on the same latent, and it keeps the emulated decode (and its ThreadSanitizer run in
  * CI) short. */
@@ -8,6 +8,7 @@
 #include "audio_vae_check.h"
 #include "upsampler_check.h"
 #include "vae_enc_check.h"
+#include "vocoder_check.h"
 
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
@@ -42,6 +43,12 @@ int main(void) {
         for (int k = 0; k < UPS_KINDS; k++) {
             ups_check(&bc, &uc[k]);
             ups_case_free(&uc[k]);
+        }
+        voc_case vc[2];
+        voc_cases_load(vc);
+        for (int k = 0; k < 2; k++) {
+            voc_check(&bc, &vc[k]);
+            voc_case_free(&vc[k]);
         }
     }
     ltx2_backend_free(emu);

@@ -18,6 +18,7 @@
 #include "core/rng.h"
 #include "io/json.h"
 #include "model/audio_vae.h"
+#include "model/vocoder.h"
 #include "model/video_vae.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/pipeline.h"
@@ -39,6 +40,7 @@ typedef struct full_cfg {
     ltx2_connectors_config conn;
     ltx2_vae_config vae;
     ltx2_audio_vae_config audio;
+    ltx2_vocoder_config vocoder;
 } full_cfg;
 
 static bool full_cfg_load(const char *v, full_cfg *c) {
@@ -57,13 +59,15 @@ static bool full_cfg_load(const char *v, full_cfg *c) {
     ok = ok && tr && ltx2_dit_config_parse(g_ctx, tr, path, &c->dit) == LTX2_OK &&
          ltx2_connectors_config_parse(g_ctx, tr, path, &c->conn) == LTX2_OK &&
          ltx2_vae_config_parse(g_ctx, root, path, &c->vae) == LTX2_OK &&
-         ltx2_audio_vae_config_parse(g_ctx, root, path, &c->audio) == LTX2_OK;
+         ltx2_audio_vae_config_parse(g_ctx, root, path, &c->audio) == LTX2_OK &&
+         ltx2_vocoder_config_parse(g_ctx, root, path, &c->vocoder) == LTX2_OK;
     CHECK(ok, "%s: %s", path, ltx2_last_error(g_ctx));
     return ok;
 }
 
 static ltx2_mem_request request(const full_cfg *c, uint64_t free_bytes) {
-    return (ltx2_mem_request){.dit = &c->dit, .conn = &c->conn, .vae = &c->vae, .audio = &c->audio, .frames = 121,
+    return (ltx2_mem_request){.dit = &c->dit, .conn = &c->conn, .vae = &c->vae, .audio = &c->audio,
+                              .vocoder = &c->vocoder, .frames = 121,
                               .height = 512, .width = 768, .fps = 24.0, .batch = 2,
                               .text_tokens = LTX2_PIPE_TEXT_TOKENS, .text_cache_entries = LTX2_PIPE_TEXT_CACHE_ENTRIES,
                               .free_bytes = free_bytes};
@@ -232,6 +236,49 @@ static void audio_decoder_case(const char *v, int64_t T) {
     ltx2_st_set_close(w);
 }
 
+/* The vocoder on the planning backend: its weights and its run's peak on a t-frame mel, exactly. */
+static void vocoder_case(const char *v, int64_t T) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
+    ltx2_st_set *w = NULL;
+    ltx2_vocoder_config cfg;
+    ltx2_vocoder *voc = NULL;
+    bool ok = ltx2_st_set_open(g_ctx, path, &w) == LTX2_OK &&
+              ltx2_vocoder_config_from_file(g_ctx, w->files[0], &cfg) == LTX2_OK &&
+              ltx2_vocoder_load(g_ctx, w, "vocoder.", &cfg, &voc) == LTX2_OK;
+    CHECK(ok, "vocoder %s: %s", v, ltx2_last_error(g_ctx));
+    ltx2_backend *pb = NULL;
+    ltx2_vocoder_device *dv = NULL;
+    ok = ok && ltx2_backend_plan_create(g_ctx, &pb) == LTX2_OK && ltx2_vocoder_device_create(g_ctx, pb, voc, &dv) == LTX2_OK;
+    CHECK(ok, "vocoder %s on the planning backend: %s", v, ltx2_last_error(g_ctx));
+    if (ok) {
+        size_t cur = 0, peak = 0;
+        ltx2_backend_plan_counts(pb, &cur, NULL);
+        CHECK(cur == ltx2_mem_plan_vocoder_weights(&cfg), "vocoder %s weights: measured %zu, planned %llu", v, cur,
+              (unsigned long long)ltx2_mem_plan_vocoder_weights(&cfg));
+        ltx2_backend_plan_reset_peak(pb);
+        const int64_t ms[4] = {1, 2, T, LTX2_VOCODER_IN_CHANNELS / 2};
+        int64_t ws[3];
+        ok = ltx2_vocoder_out_shape(g_ctx, voc, ms, ws) == LTX2_OK;
+        const size_t nm = (size_t)(2 * T * ms[3]), nw = (size_t)(ws[0] * ws[1] * ws[2]);
+        float *mel = malloc(nm * sizeof(float)), *wav = malloc(nw * sizeof(float));
+        ltx2_rng_normal(5, 0, 0, nm, mel);
+        ltx2_tensor mt = ltx2_tensor_make(mel, LTX2_F32, 4, ms), wt = ltx2_tensor_make(wav, LTX2_F32, 3, ws);
+        ok = ok && ltx2_vocoder_device_run(g_ctx, dv, &mt, &wt, NULL, NULL) == LTX2_OK;
+        CHECK(ok, "vocoder %s on the planning backend: %s", v, ltx2_last_error(g_ctx));
+        ltx2_backend_plan_counts(pb, &cur, &peak);
+        const uint64_t want = ltx2_mem_plan_vocoder_peak(&cfg, T);
+        CHECK(ok && peak - cur == want, "vocoder %s peak: measured %zu, planned %llu", v, peak - cur,
+              (unsigned long long)want);
+        free(mel);
+        free(wav);
+    }
+    ltx2_vocoder_device_free(dv);
+    ltx2_backend_free(pb);
+    ltx2_vocoder_free(voc);
+    ltx2_st_set_close(w);
+}
+
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
     if (!g_ctx) return 1;
@@ -240,6 +287,9 @@ int main(void) {
     video_decoder_case("tcond video decoder", "tests/golden/data/vae_tcond_tiny.safetensors", 2, 3, 2);
     audio_decoder_case("2.0", 5);
     audio_decoder_case("2.3", 4);
+    vocoder_case("2.0", 21);
+    vocoder_case("2.3", 21);
+    vocoder_case("2.3", 13); /* 13 x 4 = 52 samples: the bandwidth extension pads to its hop */
     full_size();
     ltx2_context_free(g_ctx);
     return test_finish();

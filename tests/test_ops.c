@@ -6,16 +6,21 @@
  *   cuda: the CUDA backend against the CPU backend, when a device exists (else reported, not
  *         failed). Attention runs once per device kernel: a backend per LTX2_ATTN_IMPL value
  *         (mma_sync everywhere, wgmma on compute capability 9.x), unless the caller already set
- *         LTX2_ATTN_IMPL, in which case only that choice runs.
+ *         LTX2_ATTN_IMPL, in which case only that choice runs. With -b emu (a build with the CUDA
+ *         headers: LTX2_TEST_OPS_EMU) the kernel emulator (tests/emu/) stands in for the device,
+ *         so every case also runs through the CUDA kernels on machines without a GPU.
  * Pass rule per element: |ref - out| <= atol + rtol*|ref|, plus NaN / Inf-sign checks and guard
  * elements after every output buffer. On failure: max abs err, rel-L2, cosine, first bad items.
- * Usage: test_ops [-o OPNAME] [-b cpu|cuda] [--list] [-v] */
+ * Usage: test_ops [-o OPNAME] [-b cpu|cuda|emu] [--list] [-v] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
+#ifdef LTX2_TEST_OPS_EMU
+#include "backend_emu.h"
+#endif
 #include "core/dtype.h"
 #include "core/rng.h"
 #include "test_util.h"
@@ -73,6 +78,18 @@
  * 5 = 1e-6; 2e-6 absolute for outputs that cancel to ~0. */
 #define ROPE_F32_ATOL 2e-6
 #define ROPE_F32_RTOL 1e-6
+
+/* The vocoders' ops. leaky_relu (x * slope), div_scalar (x / d) and hardtanh (a clamp) round at
+ * most once in fp32, or twice where a kernel multiplies by a rounded 1/d: under 1.5 ulps, inside
+ * BINARY_F32_RTOL's 2. tanh and log_floor: the activations' few ulps of tanhf / logf (ACT_F32_*).
+ * SnakeBeta: the angle x * alpha rounds in fp32 before sinf (half an ulp of |x alpha| <~ 30: ~1e-6
+ * absolute), and sin^2 / beta carries that change at slope <= 1 / beta (<~ 2.7 at 4 sigma of the
+ * cases' parameters), so 1e-5 absolute leaves margin (observed: 1.1e-6). complex_abs: two squares,
+ * a sum and sqrtf, a few ulps relative (ACT_F32_RTOL). The FIR resamplers: sums of <= 43 products
+ * of O(1) terms in fp32 (ROW_F32_*). conv1d / conv_transpose1d: the GEMM rule over K = k * c_in,
+ * as conv3d (an output of the transposed conv sums ceil(k / stride) * c_in of those terms: K is an
+ * upper bound). */
+#define SNAKE_F32_ATOL 1e-5
 
 /* Extra elements after each output buffer that must stay untouched (out-of-bounds writes). */
 #define GUARD_ELEMS 64
@@ -157,6 +174,32 @@ static tol tol_for(const op_case *c, ltx2_dtype dt) {
         break;
     case LTX2_OP_SPACE_TO_DEPTH: /* a gather plus an fp32 mean of at most a few terms */
         t = (tol){ROW_F32_ATOL, BINARY_F32_RTOL};
+        break;
+    case LTX2_OP_CONV1D:
+    case LTX2_OP_CONV_TRANSPOSE1D: {
+        double sK = sqrt((double)(c->taps * c->shape[2]));
+        t.atol = (bf ? GEMM_BF16_ATOL_PER_SQRT_K : GEMM_F32_ATOL_PER_SQRT_K) * sK;
+        t.rtol = GEMM_F32_RTOL;
+        break;
+    }
+    case LTX2_OP_FIR_UPSAMPLE:
+    case LTX2_OP_FIR_DOWNSAMPLE:
+        t = (tol){ROW_F32_ATOL, ROW_F32_RTOL};
+        break;
+    case LTX2_OP_LEAKY_RELU:
+    case LTX2_OP_HARDTANH:
+    case LTX2_OP_DIV_SCALAR:
+        t = (tol){0.0, BINARY_F32_RTOL};
+        break;
+    case LTX2_OP_TANH:
+    case LTX2_OP_LOG_FLOOR:
+        t = (tol){ACT_F32_ATOL, ACT_F32_RTOL};
+        break;
+    case LTX2_OP_SNAKE:
+        t = (tol){SNAKE_F32_ATOL, ACT_F32_RTOL};
+        break;
+    case LTX2_OP_COMPLEX_ABS:
+        t = (tol){0.0, ACT_F32_RTOL};
         break;
     default: /* convert: exact */
         break;
@@ -247,7 +290,8 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
     if (c->op == LTX2_OP_ROW_SUMSQ) out_dt = LTX2_F32; /* sums are f32 whatever x is */
     dev_buf bx = {0}, bw = {0}, bbias = {0}, bb = {0}, bo = {0};
     ltx2_status st = upload_as(be, ctx, in->x, in->nx_storage, in_dt, &bx);
-    const bool wide_w = c->op == LTX2_OP_GEMM || c->op == LTX2_OP_CONV3D; /* w is a matrix, bias [n] */
+    const bool wide_w = c->op == LTX2_OP_GEMM || c->op == LTX2_OP_CONV3D || c->op == LTX2_OP_CONV1D ||
+                        c->op == LTX2_OP_CONV_TRANSPOSE1D; /* w is a matrix, bias [n] */
     if (st == LTX2_OK && in->w) st = upload_as(be, ctx, in->w, wide_w ? in->nw : c->shape[c->ndim - 1], dt, &bw);
     if (st == LTX2_OK && in->bias) st = upload_as(be, ctx, in->bias, wide_w ? c->n : c->shape[c->ndim - 1], dt, &bbias);
     /* b: binary's operand and depth_to_space / space_to_depth's residual in dt; rms_apply's row sums f32 */
@@ -264,6 +308,11 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
     if (st == LTX2_OK && in->qs) st = upload_as(be, ctx, in->qs, in->ntq, LTX2_F32, &bqs);
     if (st == LTX2_OK && in->kc) st = upload_as(be, ctx, in->kc, in->ntk, LTX2_F32, &bkc);
     if (st == LTX2_OK && in->ks) st = upload_as(be, ctx, in->ks, in->ntk, LTX2_F32, &bks);
+    /* the vocoders' f32 side inputs: the FIR filter, SnakeBeta's alpha and 1 / beta */
+    dev_buf bfilt = {0}, balpha = {0}, bibeta = {0};
+    if (st == LTX2_OK && in->filt) st = upload_as(be, ctx, in->filt, c->taps, LTX2_F32, &bfilt);
+    if (st == LTX2_OK && in->alpha) st = upload_as(be, ctx, in->alpha, Dm, LTX2_F32, &balpha);
+    if (st == LTX2_OK && in->inv_beta) st = upload_as(be, ctx, in->inv_beta, Dm, LTX2_F32, &bibeta);
     if (st == LTX2_OK && in->mask) {
         size_t mb = (size_t)(c->shape[0] * c->sk);
         st = be->alloc(be, ctx, mb, &bm.p);
@@ -395,8 +444,42 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
             st = ltx2_backend_space_to_depth(be, ctx, &x, &a, in->b ? &tr : NULL, &y);
             break;
         }
+        case LTX2_OP_CONV1D: {
+            const ltx2_conv1d_desc d = conv1d_desc_of(c);
+            const int64_t ws[2] = {d.k * d.c_in, d.c_out};
+            ltx2_tensor tw2 = view(bw.p, dt, be->device, 2, ws);
+            st = ltx2_backend_conv1d(be, ctx, &d, &x, &tw2, in->bias ? &tbias : NULL, &y);
+            break;
+        }
+        case LTX2_OP_CONV_TRANSPOSE1D: {
+            const ltx2_convt1d_desc d = convt1d_desc_of(c);
+            const int64_t ws[2] = {d.c_in, d.k * d.c_out};
+            ltx2_tensor tw2 = view(bw.p, dt, be->device, 2, ws);
+            st = ltx2_backend_conv_transpose1d(be, ctx, &d, &x, &tw2, in->bias ? &tbias : NULL, &y);
+            break;
+        }
+        case LTX2_OP_FIR_UPSAMPLE:
+        case LTX2_OP_FIR_DOWNSAMPLE: {
+            const ltx2_fir_desc d = fir_desc_of(c);
+            ltx2_tensor tf = view(bfilt.p, LTX2_F32, be->device, 1, &c->taps);
+            st = c->op == LTX2_OP_FIR_UPSAMPLE ? ltx2_backend_fir_upsample(be, ctx, &d, &x, &tf, &y)
+                                               : ltx2_backend_fir_downsample(be, ctx, &d, &x, &tf, &y);
+            break;
+        }
+        case LTX2_OP_SNAKE: {
+            ltx2_tensor ta = view(balpha.p, LTX2_F32, be->device, 1, &Dm);
+            ltx2_tensor tb = view(bibeta.p, LTX2_F32, be->device, 1, &Dm);
+            st = ltx2_backend_snake(be, ctx, &x, &ta, &tb, &y);
+            break;
+        }
+        case LTX2_OP_COMPLEX_ABS:
+            st = ltx2_backend_complex_abs(be, ctx, &x, &y);
+            break;
         default:
-            st = LTX2_ERR_INTERNAL;
+            if (op_is_unary_a(c->op))
+                st = ltx2_backend_unary_a(be, ctx, c->op, c->alpha, &x, &y);
+            else
+                st = LTX2_ERR_INTERNAL;
             break;
         }
     }
@@ -417,7 +500,7 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
     be->free(be, bbias.p);
     be->free(be, bb.p);
     be->free(be, bo.p);
-    dev_buf extra[] = {bk, bv, bwq, bwk, bqc, bqs, bkc, bks, bm};
+    dev_buf extra[] = {bk, bv, bwq, bwk, bqc, bqs, bkc, bks, bm, bfilt, balpha, bibeta};
     for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) be->free(be, extra[i].p);
     return ok;
 }
@@ -437,13 +520,24 @@ static bool wgmma_takes(const op_case *c) {
     return (d == 64 || d == 128) && !gemma_masks;
 }
 
+static bool g_emu; /* -b emu: the kernel emulator is the device */
+
+/* The device backend: CUDA, or with -b emu the kernel emulator (which reads LTX2_ATTN_IMPL as the
+ * CUDA backend does). */
+static ltx2_status device_create(ltx2_context *ctx, ltx2_backend **out) {
+#ifdef LTX2_TEST_OPS_EMU
+    if (g_emu) return ltx2_backend_emu_create(ctx, out);
+#endif
+    return ltx2_backend_cuda_create(ctx, 0, out);
+}
+
 /* Creates one CUDA backend per attention kernel this device runs; returns how many. */
 static int attn_backends_create(ltx2_context *ctx, ltx2_backend **out, const char **names) {
     if (getenv(ATTN_IMPL_ENV)) return 0; /* the caller chose one: the default backend has it */
     int n = 0;
     for (int i = 0; i < N_ATTN_IMPLS; i++) {
         setenv(ATTN_IMPL_ENV, attn_impl_names[i], 1);
-        if (ltx2_backend_cuda_create(ctx, 0, &out[n]) == LTX2_OK) {
+        if (device_create(ctx, &out[n]) == LTX2_OK) {
             names[n++] = attn_impl_names[i];
         } else {
             printf("cuda attention [%s]: not run (%s)\n", attn_impl_names[i], ltx2_last_error(ctx));
@@ -455,7 +549,7 @@ static int attn_backends_create(ltx2_context *ctx, ltx2_backend **out, const cha
 }
 
 static void usage(void) {
-    printf("usage: test_ops [-o OPNAME] [-b cpu|cuda] [--list] [-v]\n  ops:");
+    printf("usage: test_ops [-o OPNAME] [-b cpu|cuda|emu] [--list] [-v]\n  ops:");
     for (int i = 0; i < LTX2_OP_COUNT; i++) printf(" %s", ltx2_op_name((ltx2_op)i));
     printf("\n");
 }
@@ -471,6 +565,9 @@ static bool parse(int argc, char **argv, opts *o) {
             const char *b = argv[++i];
             if (!strcmp(b, "cpu")) o->want_cuda = false;
             else if (!strcmp(b, "cuda")) o->want_cpu = false;
+#ifdef LTX2_TEST_OPS_EMU
+            else if (!strcmp(b, "emu")) o->want_cpu = false, g_emu = true;
+#endif
             else return false;
         } else if (!strcmp(argv[i], "--list")) {
             o->list = true;
@@ -491,11 +588,12 @@ int main(int argc, char **argv) {
     }
     int n_cases = 0;
     const op_case *cases = ops_cases(&n_cases);
+    if (!cases) return 1;
     ltx2_context *ctx = ltx2_context_create(NULL);
     const ltx2_backend *cpu = ltx2_backend_cpu();
     ltx2_backend *cuda = NULL;
     char cuda_why[LTX2_ERROR_CAP] = "";
-    if (o.want_cuda && ltx2_backend_cuda_create(ctx, 0, &cuda) != LTX2_OK) {
+    if (o.want_cuda && device_create(ctx, &cuda) != LTX2_OK) {
         snprintf(cuda_why, sizeof(cuda_why), "%s", ltx2_last_error(ctx));
         ltx2_clear_error(ctx);
     }
@@ -595,7 +693,8 @@ int main(int argc, char **argv) {
         inputs_free(&in);
         n_run++;
     }
-    printf("%d cases run (%d against CUDA), %d failing\n", n_run, n_cuda, n_fail_cases);
+    printf("%d cases run (%d against %s), %d failing\n", n_run, n_cuda, g_emu ? "the emulated CUDA kernels" : "CUDA",
+           n_fail_cases);
     for (int v = 0; v < n_attn; v++) ltx2_backend_free(attn_be[v]);
     ltx2_backend_free(cuda);
     ltx2_context_free(ctx);

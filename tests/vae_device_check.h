@@ -146,10 +146,10 @@ static ltx2_status em_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_
     return round_bf16(ctx, x);
 }
 
-static ltx2_status em_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *x,
+static ltx2_status em_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, float alpha, const ltx2_tensor *x,
                             ltx2_tensor *y) {
     (void)be;
-    LTX2_TRY(ltx2_backend_cpu()->unary(ltx2_backend_cpu(), ctx, op, x, y));
+    LTX2_TRY(ltx2_backend_cpu()->unary(ltx2_backend_cpu(), ctx, op, alpha, x, y));
     return round_bf16(ctx, y);
 }
 

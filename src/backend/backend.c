@@ -12,7 +12,8 @@ static const char *const op_names[LTX2_OP_COUNT] = {
     "gemm", "rms_norm", "layer_norm", "softmax", "gelu_tanh", "silu", "add", "mul", "convert",
     "attention", "rope", "conv3d", "pixel_norm", "depth_to_space", "norm_modulate", "gated_add",
     "head_gate", "gemm_ex", "gemm_fp8", "fp8", "row_sumsq", "rms_apply", "space_to_depth", "group_norm",
-    "blur_downsample",
+    "blur_downsample", "leaky_relu", "tanh", "hardtanh", "log_floor", "div_scalar", "conv1d", "conv_transpose1d",
+    "fir_upsample", "fir_downsample", "snake", "complex_abs",
 };
 
 const char *ltx2_op_name(ltx2_op op) {
@@ -186,12 +187,27 @@ ltx2_status ltx2_backend_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_o
                                const ltx2_tensor *x, ltx2_tensor *y) {
     if (op != LTX2_OP_GELU_TANH && op != LTX2_OP_SILU)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s unary: op %d is not an activation", be->name, (int)op);
+    return ltx2_backend_unary_a(be, ctx, op, 0.0f, x, y);
+}
+
+ltx2_status ltx2_backend_unary_a(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, float alpha,
+                                 const ltx2_tensor *x, ltx2_tensor *y) {
+    const bool pointwise = op == LTX2_OP_GELU_TANH || op == LTX2_OP_SILU || op == LTX2_OP_LEAKY_RELU ||
+                           op == LTX2_OP_TANH || op == LTX2_OP_HARDTANH || op == LTX2_OP_LOG_FLOOR ||
+                           op == LTX2_OP_DIV_SCALAR;
+    if (!pointwise)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s unary: op %d is not a pointwise op", be->name, (int)op);
+    if ((op == LTX2_OP_LOG_FLOOR && !(alpha > 0.0f)) || (op == LTX2_OP_DIV_SCALAR && !(alpha != 0.0f)) ||
+        !isfinite(alpha))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: parameter %g (log_floor needs a floor > 0, div_scalar a "
+                          "finite non-zero divisor)", be->name, ltx2_op_name(op), (double)alpha);
     LTX2_TRY(check_tensor(be, ctx, op, "x", x, true));
     LTX2_TRY(check_tensor(be, ctx, op, "y", y, true));
     LTX2_TRY(check_supported(be, ctx, op, x->dtype));
     LTX2_TRY(check_dtype(be, ctx, op, "y", y, x->dtype));
     LTX2_TRY(check_same_shape(be, ctx, op, "x", x, "y", y));
-    return be->unary(be, ctx, op, x, y);
+    if (ltx2_tensor_numel(x) == 0) return LTX2_OK;
+    return be->unary(be, ctx, op, alpha, x, y);
 }
 
 ltx2_status ltx2_backend_binary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
@@ -697,4 +713,113 @@ ltx2_status ltx2_backend_open(ltx2_context *ctx, const char *spec, const ltx2_ba
     *out = cuda;
     ltx2_backend_describe(cuda, desc, cap);
     return LTX2_OK;
+}
+
+/* ---- the vocoders' 1-D ops ---- */
+
+/* x [N >= 1, L >= 1, c] (c < 0: any c >= 1), contiguous, in a supported dtype. */
+static ltx2_status check_seq_x(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *x, int64_t c) {
+    LTX2_TRY(check_tensor(be, ctx, op, "x", x, true));
+    LTX2_TRY(check_supported(be, ctx, op, x->dtype));
+    if (x->ndim != 3 || x->shape[0] < 1 || x->shape[1] < 1 || x->shape[2] < 1 || (c >= 0 && x->shape[2] != c)) {
+        char sx[128], want[32] = "C";
+        if (c >= 0) snprintf(want, sizeof want, "%lld", (long long)c);
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: x %s, expected [N >= 1, L >= 1, %s]", be->name,
+                          ltx2_op_name(op), shape_txt(x, sx, sizeof sx), want);
+    }
+    return LTX2_OK;
+}
+
+/* y [N, out_len, c_out] in x's dtype, not x's buffer. */
+static ltx2_status check_seq_y(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *x,
+                               const ltx2_tensor *y, int64_t out_len, int64_t c_out) {
+    const int64_t ys[3] = {x->shape[0], out_len, c_out};
+    LTX2_TRY(check_input(be, ctx, op, "y", y, x->dtype, 3, ys));
+    if (y->data == x->data)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: y must not alias x", be->name, ltx2_op_name(op));
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_backend_conv1d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv1d_desc *d,
+                                const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_CONV1D;
+    int64_t ol = 0;
+    if (!d) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s conv1d: NULL descriptor", be->name);
+    LTX2_TRY(check_seq_x(be, ctx, op, x, d->c_in));
+    LTX2_TRY(ltx2_conv1d_out_len(ctx, d, x->shape[1], &ol));
+    LTX2_TRY(check_seq_y(be, ctx, op, x, y, ol, d->c_out));
+    const int64_t ws[2] = {d->k * d->c_in, d->c_out};
+    LTX2_TRY(check_input(be, ctx, op, "w", w, x->dtype, 2, ws));
+    LTX2_TRY(check_vector(be, ctx, op, "bias", bias, d->c_out, x->dtype));
+    return be->conv1d(be, ctx, d, x, w, bias, y);
+}
+
+ltx2_status ltx2_backend_conv_transpose1d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_convt1d_desc *d,
+                                          const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias,
+                                          ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_CONV_TRANSPOSE1D;
+    int64_t ol = 0;
+    if (!d) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s conv_transpose1d: NULL descriptor", be->name);
+    LTX2_TRY(check_seq_x(be, ctx, op, x, d->c_in));
+    LTX2_TRY(ltx2_convt1d_out_len(ctx, d, x->shape[1], &ol));
+    LTX2_TRY(check_seq_y(be, ctx, op, x, y, ol, d->c_out));
+    const int64_t ws[2] = {d->c_in, d->k * d->c_out};
+    LTX2_TRY(check_input(be, ctx, op, "w", w, x->dtype, 2, ws));
+    LTX2_TRY(check_vector(be, ctx, op, "bias", bias, d->c_out, x->dtype));
+    return be->conv_transpose1d(be, ctx, d, x, w, bias, y);
+}
+
+static ltx2_status backend_fir(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_fir_desc *d,
+                               const ltx2_tensor *x, const ltx2_tensor *filt, ltx2_tensor *y) {
+    int64_t ol = 0;
+    LTX2_TRY(check_seq_x(be, ctx, op, x, -1));
+    if (op == LTX2_OP_FIR_UPSAMPLE)
+        LTX2_TRY(ltx2_fir_upsample_out_len(ctx, d, x->shape[1], &ol));
+    else
+        LTX2_TRY(ltx2_fir_downsample_out_len(ctx, d, x->shape[1], &ol));
+    LTX2_TRY(check_seq_y(be, ctx, op, x, y, ol, x->shape[2]));
+    const int64_t fs[1] = {d->taps};
+    LTX2_TRY(check_input(be, ctx, op, "filt", filt, LTX2_F32, 1, fs));
+    return be->fir(be, ctx, op, d, x, filt, y);
+}
+
+ltx2_status ltx2_backend_fir_upsample(const ltx2_backend *be, ltx2_context *ctx, const ltx2_fir_desc *d,
+                                      const ltx2_tensor *x, const ltx2_tensor *filt, ltx2_tensor *y) {
+    return backend_fir(be, ctx, LTX2_OP_FIR_UPSAMPLE, d, x, filt, y);
+}
+
+ltx2_status ltx2_backend_fir_downsample(const ltx2_backend *be, ltx2_context *ctx, const ltx2_fir_desc *d,
+                                        const ltx2_tensor *x, const ltx2_tensor *filt, ltx2_tensor *y) {
+    return backend_fir(be, ctx, LTX2_OP_FIR_DOWNSAMPLE, d, x, filt, y);
+}
+
+ltx2_status ltx2_backend_snake(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                               const ltx2_tensor *alpha, const ltx2_tensor *inv_beta, ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_SNAKE;
+    LTX2_TRY(check_rowwise(be, ctx, op, x, y));
+    const int64_t c = x->shape[x->ndim - 1];
+    if (!alpha || !inv_beta)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s snake: alpha and inv_beta are required", be->name);
+    LTX2_TRY(check_vector(be, ctx, op, "alpha", alpha, c, LTX2_F32));
+    LTX2_TRY(check_vector(be, ctx, op, "inv_beta", inv_beta, c, LTX2_F32));
+    if (ltx2_tensor_numel(x) == 0) return LTX2_OK;
+    return be->snake(be, ctx, x, alpha, inv_beta, y);
+}
+
+ltx2_status ltx2_backend_complex_abs(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_COMPLEX_ABS;
+    LTX2_TRY(check_tensor(be, ctx, op, "x", x, true));
+    LTX2_TRY(check_supported(be, ctx, op, x->dtype));
+    char sx[128];
+    if (x->ndim < 1 || x->shape[x->ndim - 1] < 2 || x->shape[x->ndim - 1] % 2 != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s complex_abs: x %s needs an even, non-empty last dim (real parts, "
+                          "then imaginary)", be->name, shape_txt(x, sx, sizeof sx));
+    int64_t ys[LTX2_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++) ys[i] = x->shape[i];
+    ys[x->ndim - 1] /= 2;
+    LTX2_TRY(check_input(be, ctx, op, "y", y, x->dtype, x->ndim, ys));
+    if (ltx2_tensor_numel(y) == 0) return LTX2_OK;
+    if (y->data == x->data)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s complex_abs: y must not alias x", be->name);
+    return be->complex_abs(be, ctx, x, y);
 }

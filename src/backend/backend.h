@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "backend/conv1d_desc.h"
 #include "backend/conv3d_desc.h"
 #include "backend/op_desc.h"
 #include "core/context.h"
@@ -39,6 +40,17 @@ typedef enum ltx2_op {
     LTX2_OP_SPACE_TO_DEPTH, /* the VAE encoder's SpaceToDepthDownsample rearrangement (+ group-mean skip) */
     LTX2_OP_GROUP_NORM,     /* torch GroupNorm over [N, ..., C] channels-last, affine, optional SiLU */
     LTX2_OP_BLUR_DOWNSAMPLE, /* depthwise binomial 5x5 blur over (H, W) with a stride (ltx-core BlurDownsample) */
+    LTX2_OP_LEAKY_RELU,      /* x >= 0 ? x : x * alpha */
+    LTX2_OP_TANH,
+    LTX2_OP_HARDTANH,        /* clamp to [-1, 1] */
+    LTX2_OP_LOG_FLOOR,       /* log(max(x, alpha)) (the log-mel floor) */
+    LTX2_OP_DIV_SCALAR,      /* x / alpha (torch's mean over a stack) */
+    LTX2_OP_CONV1D,          /* [N, L, C] conv1d: stride, dilation, zero padding, bias (conv1d_desc.h) */
+    LTX2_OP_CONV_TRANSPOSE1D, /* [N, L, C] ConvTranspose1d with torch's padding crop, bias */
+    LTX2_OP_FIR_UPSAMPLE,    /* depthwise FIR upsampler, replicate padding (BigVGAN UpSample1d) */
+    LTX2_OP_FIR_DOWNSAMPLE,  /* depthwise FIR low-pass downsampler, replicate padding (BigVGAN DownSample1d) */
+    LTX2_OP_SNAKE,           /* BigVGAN SnakeBeta, per-channel alpha and 1 / beta */
+    LTX2_OP_COMPLEX_ABS,     /* |re + i im| of an STFT's [.., 2F] (real, then imaginary) -> [.., F] */
     LTX2_OP_COUNT
 } ltx2_op;
 
@@ -146,7 +158,7 @@ struct ltx2_backend {
                               ltx2_tensor *y);
     ltx2_status (*softmax)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                            ltx2_tensor *y);
-    ltx2_status (*unary)(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
+    ltx2_status (*unary)(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, float alpha,
                          const ltx2_tensor *x, ltx2_tensor *y);
     ltx2_status (*binary)(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
                           const ltx2_tensor *a, const ltx2_tensor *b, ltx2_tensor *y);
@@ -174,6 +186,16 @@ struct ltx2_backend {
                               ltx2_tensor *y);
     ltx2_status (*blur_downsample)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, int64_t stride,
                                    ltx2_tensor *y);
+    ltx2_status (*conv1d)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv1d_desc *d, const ltx2_tensor *x,
+                          const ltx2_tensor *w, const ltx2_tensor *bias, ltx2_tensor *y);
+    ltx2_status (*conv_transpose1d)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_convt1d_desc *d,
+                                    const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, ltx2_tensor *y);
+    /* op is LTX2_OP_FIR_UPSAMPLE or LTX2_OP_FIR_DOWNSAMPLE */
+    ltx2_status (*fir)(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_fir_desc *d,
+                       const ltx2_tensor *x, const ltx2_tensor *filt, ltx2_tensor *y);
+    ltx2_status (*snake)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *alpha,
+                         const ltx2_tensor *inv_beta, ltx2_tensor *y);
+    ltx2_status (*complex_abs)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y);
 
     ltx2_status (*norm_modulate)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                  ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
@@ -240,6 +262,12 @@ ltx2_status ltx2_backend_softmax(const ltx2_backend *be, ltx2_context *ctx, cons
 /* op is LTX2_OP_GELU_TANH or LTX2_OP_SILU; x, y same shape, contiguous. */
 ltx2_status ltx2_backend_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
                                const ltx2_tensor *x, ltx2_tensor *y);
+/* The pointwise ops with a parameter: LTX2_OP_LEAKY_RELU (alpha the slope), LTX2_OP_TANH,
+ * LTX2_OP_HARDTANH, LTX2_OP_LOG_FLOOR (alpha the floor, > 0), LTX2_OP_DIV_SCALAR (alpha != 0), and
+ * the two of ltx2_backend_unary (alpha ignored); x, y same shape, contiguous, y may alias x. NaN
+ * passes through each, as in torch. */
+ltx2_status ltx2_backend_unary_a(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, float alpha,
+                                 const ltx2_tensor *x, ltx2_tensor *y);
 /* op is LTX2_OP_ADD or LTX2_OP_MUL; any strides; y has the broadcast shape. */
 ltx2_status ltx2_backend_binary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
                                 const ltx2_tensor *a, const ltx2_tensor *b, ltx2_tensor *y);
@@ -275,6 +303,30 @@ ltx2_status ltx2_backend_group_norm(const ltx2_backend *be, ltx2_context *ctx, c
  * (Ho = (H - 1) / s + 1); the rational latent upsampler's anti-alias. */
 ltx2_status ltx2_backend_blur_downsample(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                          int64_t stride, ltx2_tensor *y);
+/* ---- the vocoders' 1-D ops: channels-last [N, L, C] activations (conv1d_desc.h) ---- */
+
+/* y [N, Lo, c_out] = conv1d(x [N, L, c_in]) + bias; w packed [k*c_in, c_out]
+ * (ltx2_conv1d_pack_weight), bias [c_out] or NULL, all in x's dtype; y must not alias x. */
+ltx2_status ltx2_backend_conv1d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv1d_desc *d,
+                                const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, ltx2_tensor *y);
+/* y [N, Lo, c_out] = conv_transpose1d(x [N, L, c_in]) + bias; w packed [c_in, k*c_out]
+ * (ltx2_convt1d_pack_weight); y must not alias x. */
+ltx2_status ltx2_backend_conv_transpose1d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_convt1d_desc *d,
+                                          const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias,
+                                          ltx2_tensor *y);
+/* The depthwise FIR resamplers of ltx2_fir_desc: x [N, L, C] -> y [N, Lo, C], filt f32 [taps];
+ * y must not alias x. */
+ltx2_status ltx2_backend_fir_upsample(const ltx2_backend *be, ltx2_context *ctx, const ltx2_fir_desc *d,
+                                      const ltx2_tensor *x, const ltx2_tensor *filt, ltx2_tensor *y);
+ltx2_status ltx2_backend_fir_downsample(const ltx2_backend *be, ltx2_context *ctx, const ltx2_fir_desc *d,
+                                        const ltx2_tensor *x, const ltx2_tensor *filt, ltx2_tensor *y);
+/* SnakeBeta over the last dim C: y = x + inv_beta[c] * sin(x * alpha[c])^2, alpha and inv_beta
+ * f32 [C]; y may alias x. */
+ltx2_status ltx2_backend_snake(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                               const ltx2_tensor *alpha, const ltx2_tensor *inv_beta, ltx2_tensor *y);
+/* y [.., F] = sqrt(x[.., f]^2 + x[.., F + f]^2) for x [.., 2F]; y must not alias x. */
+ltx2_status ltx2_backend_complex_abs(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y);
+
 /* y = x / sqrt(mean(x^2 over the last dim) + eps), then SiLU when silu; y may alias x. */
 ltx2_status ltx2_backend_pixel_norm(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                     float eps, bool silu, ltx2_tensor *y);

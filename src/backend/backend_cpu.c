@@ -12,6 +12,7 @@
 #include "cpu/cpu_depth_to_space.h"
 #include "cpu/cpu_ops.h"
 #include "cpu/cpu_rope.h"
+#include "cpu/cpu_conv1d.h"
 #include "cpu/cpu_space_to_depth.h"
 
 /* Host buffers are cache-line aligned, like the packed GEMM panels. */
@@ -113,12 +114,20 @@ static ltx2_status cpu_softmax(const ltx2_backend *be, ltx2_context *ctx, const 
     return ltx2_cpu_softmax(ctx, x->data, y->data, ltx2_tensor_numel(x) / d, d);
 }
 
-static ltx2_status cpu_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
+static ltx2_status cpu_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, float alpha,
                              const ltx2_tensor *x, ltx2_tensor *y) {
     (void)be;
-    int64_t n = ltx2_tensor_numel(x);
-    if (op == LTX2_OP_GELU_TANH) return ltx2_cpu_gelu_tanh(ctx, x->data, y->data, n);
-    return ltx2_cpu_silu(ctx, x->data, y->data, n);
+    const int64_t n = ltx2_tensor_numel(x);
+    switch (op) {
+    case LTX2_OP_GELU_TANH: return ltx2_cpu_gelu_tanh(ctx, x->data, y->data, n);
+    case LTX2_OP_SILU: return ltx2_cpu_silu(ctx, x->data, y->data, n);
+    case LTX2_OP_LEAKY_RELU: return ltx2_cpu_leaky_relu(ctx, x->data, y->data, n, alpha);
+    case LTX2_OP_TANH: return ltx2_cpu_tanh(ctx, x->data, y->data, n);
+    case LTX2_OP_HARDTANH: return ltx2_cpu_hardtanh(ctx, x->data, y->data, n);
+    case LTX2_OP_LOG_FLOOR: return ltx2_cpu_log_floor(ctx, x->data, y->data, n, alpha);
+    case LTX2_OP_DIV_SCALAR: return ltx2_cpu_div_scalar(ctx, x->data, y->data, n, alpha);
+    default: return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "cpu unary: op %d", (int)op);
+    }
 }
 
 static ltx2_status cpu_binary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
@@ -236,6 +245,40 @@ static ltx2_status cpu_space_to_depth(const ltx2_backend *be, ltx2_context *ctx,
                                    y->data);
 }
 
+static ltx2_status cpu_conv1d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv1d_desc *d,
+                              const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, ltx2_tensor *y) {
+    (void)be;
+    return ltx2_cpu_conv1d(ctx, d, x->data, x->shape[0], x->shape[1], w->data, bias ? bias->data : NULL, y->data);
+}
+
+static ltx2_status cpu_conv_transpose1d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_convt1d_desc *d,
+                                        const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias,
+                                        ltx2_tensor *y) {
+    (void)be;
+    return ltx2_cpu_conv_transpose1d(ctx, d, x->data, x->shape[0], x->shape[1], w->data, bias ? bias->data : NULL,
+                                     y->data);
+}
+
+static ltx2_status cpu_fir(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_fir_desc *d,
+                           const ltx2_tensor *x, const ltx2_tensor *filt, ltx2_tensor *y) {
+    (void)be;
+    return (op == LTX2_OP_FIR_UPSAMPLE ? ltx2_cpu_fir_upsample : ltx2_cpu_fir_downsample)(
+        ctx, d, x->data, x->shape[0], x->shape[1], x->shape[2], filt->data, y->data);
+}
+
+static ltx2_status cpu_snake(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *alpha,
+                             const ltx2_tensor *inv_beta, ltx2_tensor *y) {
+    (void)be;
+    const int64_t c = x->shape[x->ndim - 1];
+    return ltx2_cpu_snake(ctx, x->data, y->data, alpha->data, inv_beta->data, ltx2_tensor_numel(x) / c, c);
+}
+
+static ltx2_status cpu_complex_abs(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y) {
+    (void)be;
+    const int64_t nf = y->shape[y->ndim - 1];
+    return ltx2_cpu_complex_abs(ctx, x->data, y->data, ltx2_tensor_numel(y) / nf, nf);
+}
+
 static const ltx2_backend cpu_backend = {
     .name = "cpu",
     .device = LTX2_DEVICE_CPU,
@@ -263,6 +306,11 @@ static const ltx2_backend cpu_backend = {
     .pixel_norm = cpu_pixel_norm,
     .group_norm = cpu_group_norm,
     .blur_downsample = cpu_blur_downsample,
+    .conv1d = cpu_conv1d,
+    .conv_transpose1d = cpu_conv_transpose1d,
+    .fir = cpu_fir,
+    .snake = cpu_snake,
+    .complex_abs = cpu_complex_abs,
     .depth_to_space = cpu_depth_to_space,
     .space_to_depth = cpu_space_to_depth,
     .norm_modulate = ltx2_cpu_be_norm_modulate,

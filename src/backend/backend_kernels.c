@@ -75,13 +75,24 @@ static ltx2_status k_softmax(const ltx2_backend *be, ltx2_context *ctx, const lt
     return LTX2_OK;
 }
 
-static ltx2_status k_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op,
+static int kunary(ltx2_op op) {
+    switch (op) {
+    case LTX2_OP_GELU_TANH: return LTX2_KUNARY_GELU_TANH;
+    case LTX2_OP_SILU: return LTX2_KUNARY_SILU;
+    case LTX2_OP_LEAKY_RELU: return LTX2_KUNARY_LEAKY_RELU;
+    case LTX2_OP_TANH: return LTX2_KUNARY_TANH;
+    case LTX2_OP_HARDTANH: return LTX2_KUNARY_HARDTANH;
+    case LTX2_OP_LOG_FLOOR: return LTX2_KUNARY_LOG_FLOOR;
+    default: return LTX2_KUNARY_DIV_SCALAR; /* backend.c admits only the pointwise ops */
+    }
+}
+
+static ltx2_status k_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, float alpha,
                               const ltx2_tensor *x, ltx2_tensor *y) {
     const ltx2_kernel_rt *rt = krt(be);
-    int kop = op == LTX2_OP_GELU_TANH ? LTX2_KUNARY_GELU_TANH : LTX2_KUNARY_SILU;
     LTX2_TRY(rt->enter(be, ctx));
-    KCHECK(be, ctx, rt->k->unary(rt->stream, kdt(x->dtype), kop, x->data, y->data,
-                                            ltx2_tensor_numel(x)));
+    KCHECK(be, ctx, rt->k->unary(rt->stream, kdt(x->dtype), kunary(op), x->data, y->data,
+                                            ltx2_tensor_numel(x), alpha));
     return LTX2_OK;
 }
 
@@ -288,6 +299,59 @@ static ltx2_status k_fp8(const ltx2_backend *be, ltx2_context *ctx, const ltx2_t
     return LTX2_OK;
 }
 
+static ltx2_status k_conv1d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv1d_desc *d,
+                            const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, ltx2_tensor *y) {
+    const ltx2_kernel_rt *rt = krt(be);
+    LTX2_TRY(rt->enter(be, ctx));
+    KCHECK(be, ctx, rt->k->conv1d(rt->stream, kdt(x->dtype), x->data, w->data, bias ? bias->data : NULL, y->data,
+                                  x->shape[0], x->shape[1], d->c_in, d->c_out, d->k, d->stride, d->dilation,
+                                  d->pad_left, y->shape[1]));
+    return LTX2_OK;
+}
+
+static ltx2_status k_conv_transpose1d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_convt1d_desc *d,
+                                      const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias,
+                                      ltx2_tensor *y) {
+    const ltx2_kernel_rt *rt = krt(be);
+    LTX2_TRY(rt->enter(be, ctx));
+    KCHECK(be, ctx, rt->k->conv_transpose1d(rt->stream, kdt(x->dtype), x->data, w->data, bias ? bias->data : NULL,
+                                            y->data, x->shape[0], x->shape[1], d->c_in, d->c_out, d->k, d->stride,
+                                            d->padding, y->shape[1]));
+    return LTX2_OK;
+}
+
+static ltx2_status k_fir(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_fir_desc *d,
+                         const ltx2_tensor *x, const ltx2_tensor *filt, ltx2_tensor *y) {
+    const ltx2_kernel_rt *rt = krt(be);
+    LTX2_TRY(rt->enter(be, ctx));
+    if (op == LTX2_OP_FIR_UPSAMPLE)
+        KCHECK(be, ctx, rt->k->fir_upsample(rt->stream, kdt(x->dtype), x->data, filt->data, y->data, x->shape[0],
+                                            x->shape[1], x->shape[2], d->taps, d->ratio, d->pad_left, d->pad_right,
+                                            d->crop_left, y->shape[1]));
+    else
+        KCHECK(be, ctx, rt->k->fir_downsample(rt->stream, kdt(x->dtype), x->data, filt->data, y->data, x->shape[0],
+                                              x->shape[1], x->shape[2], d->taps, d->ratio, d->pad_left, y->shape[1]));
+    return LTX2_OK;
+}
+
+static ltx2_status k_snake(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *alpha,
+                           const ltx2_tensor *inv_beta, ltx2_tensor *y) {
+    const ltx2_kernel_rt *rt = krt(be);
+    const int64_t c = x->shape[x->ndim - 1];
+    LTX2_TRY(rt->enter(be, ctx));
+    KCHECK(be, ctx, rt->k->snake(rt->stream, kdt(x->dtype), x->data, y->data, alpha->data, inv_beta->data,
+                                 ltx2_tensor_numel(x) / c, c));
+    return LTX2_OK;
+}
+
+static ltx2_status k_complex_abs(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y) {
+    const ltx2_kernel_rt *rt = krt(be);
+    const int64_t nf = y->shape[y->ndim - 1];
+    LTX2_TRY(rt->enter(be, ctx));
+    KCHECK(be, ctx, rt->k->complex_abs(rt->stream, kdt(x->dtype), x->data, y->data, ltx2_tensor_numel(y) / nf, nf));
+    return LTX2_OK;
+}
+
 void ltx2_backend_kernels_fill(ltx2_backend *be) {
     be->rms_norm = k_rms_norm;
     be->row_sumsq = k_row_sumsq;
@@ -303,6 +367,11 @@ void ltx2_backend_kernels_fill(ltx2_backend *be) {
     be->pixel_norm = k_pixel_norm;
     be->group_norm = k_group_norm;
     be->blur_downsample = k_blur_downsample;
+    be->conv1d = k_conv1d;
+    be->conv_transpose1d = k_conv_transpose1d;
+    be->fir = k_fir;
+    be->snake = k_snake;
+    be->complex_abs = k_complex_abs;
     be->depth_to_space = k_depth_to_space;
     be->space_to_depth = k_space_to_depth;
     be->norm_modulate = k_norm_modulate;

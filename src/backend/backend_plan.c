@@ -111,9 +111,33 @@ static ltx2_status plan_softmax(const ltx2_backend *be, ltx2_context *ctx, const
     (void)be, (void)ctx, (void)x, (void)y;
     return LTX2_OK;
 }
-static ltx2_status plan_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *x,
+static ltx2_status plan_unary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, float alpha, const ltx2_tensor *x,
                               ltx2_tensor *y) {
-    (void)be, (void)ctx, (void)op, (void)x, (void)y;
+    (void)be, (void)ctx, (void)op, (void)alpha, (void)x, (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_conv1d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv1d_desc *d,
+                               const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, d, x, w, bias), (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_convt1d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_convt1d_desc *d,
+                                const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, d, x, w, bias), (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_fir(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_fir_desc *d,
+                            const ltx2_tensor *x, const ltx2_tensor *filt, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, op, d, x, filt), (void)y;
+    return LTX2_OK;
+}
+static ltx2_status plan_snake(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *alpha,
+                              const ltx2_tensor *inv_beta, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, alpha, inv_beta, y);
+    return LTX2_OK;
+}
+static ltx2_status plan_complex_abs(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y) {
+    (void)be, (void)ctx, (void)x, (void)y;
     return LTX2_OK;
 }
 static ltx2_status plan_binary(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *a,
@@ -239,7 +263,8 @@ ltx2_status ltx2_backend_plan_create(ltx2_context *ctx, ltx2_backend **out) {
         .gemm = plan_gemm, .rms_norm = plan_rms_norm, .layer_norm = plan_layer_norm, .softmax = plan_softmax,
         .unary = plan_unary, .binary = plan_binary, .convert = plan_convert, .attention = plan_attention,
         .rope = plan_rope, .conv3d = plan_conv3d, .pixel_norm = plan_pixel_norm,
-        .group_norm = plan_group_norm, .blur_downsample = plan_blur, .depth_to_space = plan_d2s,
+        .group_norm = plan_group_norm, .blur_downsample = plan_blur, .conv1d = plan_conv1d,
+        .conv_transpose1d = plan_convt1d, .fir = plan_fir, .snake = plan_snake, .complex_abs = plan_complex_abs, .depth_to_space = plan_d2s,
         .space_to_depth = plan_s2d, .norm_modulate = plan_norm_modulate, .gated_add = plan_gated_add,
         .head_gate = plan_head_gate, .gemm_ex = plan_gemm_ex, .row_sumsq = plan_row_sumsq,
         .rms_apply = plan_rms_apply, .fp8 = plan_fp8, .destroy = plan_destroy,

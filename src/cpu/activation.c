@@ -1,4 +1,5 @@
-/* Pointwise activations, fp32: GELU with torch's tanh approximation, and SiLU. */
+/* Pointwise activations, fp32: GELU with torch's tanh approximation and SiLU (the DiT, the VAEs),
+ * and the vocoders' pointwise ops (LeakyReLU, tanh, hardtanh, log floor, division by a scalar). */
 #include "cpu/cpu_ops.h"
 
 #include <math.h>
@@ -35,4 +36,34 @@ ltx2_status ltx2_cpu_silu(ltx2_context *ctx, const float *x, float *y, int64_t n
         y[i] = v / (1.0f + expf(-v));
     }
     return LTX2_OK;
+}
+
+/* One loop per op; a macro keeps the five identical bodies in one place. */
+#define CPU_POINTWISE(name, expr)                                                                          \
+    LTX2_TRY(check_n(ctx, name, x, y, n));                                                                 \
+    _Pragma("omp parallel for schedule(static) if (n > 65536)") for (int64_t i = 0; i < n; i++) {          \
+        const float v = x[i];                                                                              \
+        y[i] = (expr);                                                                                     \
+    }                                                                                                      \
+    return LTX2_OK
+
+ltx2_status ltx2_cpu_leaky_relu(ltx2_context *ctx, const float *x, float *y, int64_t n, float slope) {
+    CPU_POINTWISE("leaky_relu", v >= 0.0f ? v : v * slope);
+}
+
+ltx2_status ltx2_cpu_tanh(ltx2_context *ctx, const float *x, float *y, int64_t n) {
+    CPU_POINTWISE("tanh", tanhf(v));
+}
+
+/* comparisons, not fminf / fmaxf: NaN passes through as torch.clamp lets it */
+ltx2_status ltx2_cpu_hardtanh(ltx2_context *ctx, const float *x, float *y, int64_t n) {
+    CPU_POINTWISE("hardtanh", v < -1.0f ? -1.0f : (v > 1.0f ? 1.0f : v));
+}
+
+ltx2_status ltx2_cpu_log_floor(ltx2_context *ctx, const float *x, float *y, int64_t n, float floor_value) {
+    CPU_POINTWISE("log_floor", logf(v < floor_value ? floor_value : v));
+}
+
+ltx2_status ltx2_cpu_div_scalar(ltx2_context *ctx, const float *x, float *y, int64_t n, float d) {
+    CPU_POINTWISE("div_scalar", v / d);
 }

@@ -1,4 +1,5 @@
-/* CPU reference 1-D convolutions over [n, L, C] fp32 (see cpu_conv1d.h). conv1d: im2col of a tile
+/* CPU reference 1-D convolutions over [n, L, C] fp32 (see cpu_conv1d.h; descriptors in
+ * backend/conv1d_desc.h). conv1d: im2col of a tile
  * of output rows into a bounded buffer, then one GEMM with the packed [k, c_in][c_out] weight.
  * Transposed conv1d: GEMM of a tile of input rows with the packed [c_in][k, c_out] weight into
  * per-tap columns, then a scatter-add into the output (col2im). FIR resamplers: direct loops. */
@@ -13,44 +14,10 @@
  * weight packing at the vocoders' widest layer (K = 7 x 1536), small enough to stay scratch. */
 #define CONV1D_SCRATCH_MAX_FLOATS ((int64_t)1 << 22)
 
-static ltx2_status check_desc(ltx2_context *ctx, const ltx2_conv1d_desc *d) {
-    if (!d) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "conv1d: NULL descriptor");
-    if (d->c_in < 1 || d->c_out < 1 || d->k < 1 || d->stride < 1 || d->dilation < 1 || d->pad_left < 0 ||
-        d->pad_right < 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
-                          "conv1d: bad descriptor (c_in %lld c_out %lld k %lld stride %lld dilation %lld pad %lld/%lld)",
-                          (long long)d->c_in, (long long)d->c_out, (long long)d->k, (long long)d->stride,
-                          (long long)d->dilation, (long long)d->pad_left, (long long)d->pad_right);
-    return LTX2_OK;
-}
-
-ltx2_status ltx2_cpu_conv1d_out_len(ltx2_context *ctx, const ltx2_conv1d_desc *d, int64_t len,
-                                    int64_t *out_len) {
-    LTX2_TRY(check_desc(ctx, d));
-    const int64_t span = d->dilation * (d->k - 1) + 1;
-    const int64_t padded = len + d->pad_left + d->pad_right;
-    if (len < 1 || padded < span)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "conv1d: input length %lld (padded %lld) shorter than the kernel span %lld",
-                          (long long)len, (long long)padded, (long long)span);
-    *out_len = (padded - span) / d->stride + 1;
-    return LTX2_OK;
-}
-
-ltx2_status ltx2_cpu_conv1d_pack_weight(ltx2_context *ctx, const ltx2_conv1d_desc *d, const float *w_oik,
-                                        float *w_packed) {
-    LTX2_TRY(check_desc(ctx, d));
-    if (!w_oik || !w_packed) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "conv1d: NULL weight");
-    for (int64_t o = 0; o < d->c_out; o++)
-        for (int64_t i = 0; i < d->c_in; i++)
-            for (int64_t j = 0; j < d->k; j++)
-                w_packed[(j * d->c_in + i) * d->c_out + o] = w_oik[(o * d->c_in + i) * d->k + j];
-    return LTX2_OK;
-}
-
 ltx2_status ltx2_cpu_conv1d(ltx2_context *ctx, const ltx2_conv1d_desc *d, const float *x, int64_t n,
                             int64_t len, const float *w_packed, const float *bias, float *y) {
     int64_t out_len = 0;
-    LTX2_TRY(ltx2_cpu_conv1d_out_len(ctx, d, len, &out_len));
+    LTX2_TRY(ltx2_conv1d_out_len(ctx, d, len, &out_len));
     if (!x || !w_packed || !y || n < 1) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "conv1d: NULL buffer or n < 1");
     const int64_t K = d->k * d->c_in;
     if (d->k == 1 && d->stride == 1 && d->pad_left == 0 && d->pad_right == 0)
@@ -87,42 +54,10 @@ ltx2_status ltx2_cpu_conv1d(ltx2_context *ctx, const ltx2_conv1d_desc *d, const 
     return st;
 }
 
-static ltx2_status check_tdesc(ltx2_context *ctx, const ltx2_convt1d_desc *d) {
-    if (!d) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "conv_transpose1d: NULL descriptor");
-    if (d->c_in < 1 || d->c_out < 1 || d->k < 1 || d->stride < 1 || d->padding < 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
-                          "conv_transpose1d: bad descriptor (c_in %lld c_out %lld k %lld stride %lld padding %lld)",
-                          (long long)d->c_in, (long long)d->c_out, (long long)d->k, (long long)d->stride,
-                          (long long)d->padding);
-    return LTX2_OK;
-}
-
-ltx2_status ltx2_cpu_convt1d_out_len(ltx2_context *ctx, const ltx2_convt1d_desc *d, int64_t len,
-                                     int64_t *out_len) {
-    LTX2_TRY(check_tdesc(ctx, d));
-    const int64_t o = (len - 1) * d->stride - 2 * d->padding + d->k;
-    if (len < 1 || o < 1)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "conv_transpose1d: input length %lld gives output length %lld",
-                          (long long)len, (long long)o);
-    *out_len = o;
-    return LTX2_OK;
-}
-
-ltx2_status ltx2_cpu_convt1d_pack_weight(ltx2_context *ctx, const ltx2_convt1d_desc *d, const float *w_iok,
-                                         float *w_packed) {
-    LTX2_TRY(check_tdesc(ctx, d));
-    if (!w_iok || !w_packed) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "conv_transpose1d: NULL weight");
-    for (int64_t i = 0; i < d->c_in; i++)
-        for (int64_t o = 0; o < d->c_out; o++)
-            for (int64_t j = 0; j < d->k; j++)
-                w_packed[(i * d->k + j) * d->c_out + o] = w_iok[(i * d->c_out + o) * d->k + j];
-    return LTX2_OK;
-}
-
-ltx2_status ltx2_cpu_convt1d(ltx2_context *ctx, const ltx2_convt1d_desc *d, const float *x, int64_t n,
-                             int64_t len, const float *w_packed, const float *bias, float *y) {
+ltx2_status ltx2_cpu_conv_transpose1d(ltx2_context *ctx, const ltx2_convt1d_desc *d, const float *x, int64_t n,
+                                      int64_t len, const float *w_packed, const float *bias, float *y) {
     int64_t out_len = 0;
-    LTX2_TRY(ltx2_cpu_convt1d_out_len(ctx, d, len, &out_len));
+    LTX2_TRY(ltx2_convt1d_out_len(ctx, d, len, &out_len));
     if (!x || !w_packed || !y || n < 1)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "conv_transpose1d: NULL buffer or n < 1");
     const int64_t N = d->k * d->c_out, co = d->c_out;
@@ -164,25 +99,20 @@ ltx2_status ltx2_cpu_convt1d(ltx2_context *ctx, const ltx2_convt1d_desc *d, cons
 
 static int64_t clamp_index(int64_t i, int64_t len) { return i < 0 ? 0 : (i >= len ? len - 1 : i); }
 
-ltx2_status ltx2_cpu_fir_upsample(ltx2_context *ctx, const float *x, int64_t n, int64_t len, int64_t c,
-                                  const float *filt, int64_t taps, int64_t ratio, int64_t pad,
-                                  int64_t crop_left, int64_t crop_right, float *y, int64_t *out_len) {
-    if (!x || !filt || !y || !out_len || n < 1 || len < 1 || c < 1 || taps < 1 || ratio < 1 || pad < 0 ||
-        crop_left < 0 || crop_right < 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "fir_upsample: bad arguments (len %lld c %lld taps %lld ratio %lld)",
-                          (long long)len, (long long)c, (long long)taps, (long long)ratio);
-    const int64_t lp = len + 2 * pad;
-    const int64_t full = (lp - 1) * ratio + taps;
-    const int64_t o_len = full - crop_left - crop_right;
-    if (o_len < 1)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "fir_upsample: crops %lld + %lld leave nothing of %lld samples",
-                          (long long)crop_left, (long long)crop_right, (long long)full);
+ltx2_status ltx2_cpu_fir_upsample(ltx2_context *ctx, const ltx2_fir_desc *d, const float *x, int64_t n, int64_t len,
+                                  int64_t c, const float *filt, float *y) {
+    int64_t o_len = 0;
+    LTX2_TRY(ltx2_fir_upsample_out_len(ctx, d, len, &o_len));
+    if (!x || !filt || !y || n < 1 || c < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "fir_upsample: NULL buffer, n %lld or c %lld < 1", (long long)n,
+                          (long long)c);
+    const int64_t lp = len + d->pad_left + d->pad_right, ratio = d->ratio, taps = d->taps;
     const float fr = (float)ratio;
 #pragma omp parallel for collapse(2) schedule(static) if (n * o_len * c > 65536)
     for (int64_t b = 0; b < n; b++)
         for (int64_t o = 0; o < o_len; o++) {
             /* full index f = i*ratio + j over padded inputs i; j = f - i*ratio in [0, taps) */
-            const int64_t f = o + crop_left;
+            const int64_t f = o + d->crop_left;
             int64_t i_hi = f / ratio;
             if (i_hi > lp - 1) i_hi = lp - 1;
             float *yo = y + (b * o_len + o) * c;
@@ -191,38 +121,31 @@ ltx2_status ltx2_cpu_fir_upsample(ltx2_context *ctx, const float *x, int64_t n, 
                 const int64_t j = f - i * ratio;
                 if (j >= taps) break;
                 const float w = filt[j];
-                const float *xi = x + (b * len + clamp_index(i - pad, len)) * c;
+                const float *xi = x + (b * len + clamp_index(i - d->pad_left, len)) * c;
                 for (int64_t ch = 0; ch < c; ch++) yo[ch] += xi[ch] * w;
             }
             for (int64_t ch = 0; ch < c; ch++) yo[ch] *= fr;
         }
-    *out_len = o_len;
     return LTX2_OK;
 }
 
-ltx2_status ltx2_cpu_fir_downsample(ltx2_context *ctx, const float *x, int64_t n, int64_t len, int64_t c,
-                                    const float *filt, int64_t taps, int64_t ratio, int64_t pad_left,
-                                    int64_t pad_right, float *y, int64_t *out_len) {
-    if (!x || !filt || !y || !out_len || n < 1 || len < 1 || c < 1 || taps < 1 || ratio < 1 || pad_left < 0 ||
-        pad_right < 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "fir_downsample: bad arguments (len %lld c %lld taps %lld ratio %lld)",
-                          (long long)len, (long long)c, (long long)taps, (long long)ratio);
-    const int64_t lp = len + pad_left + pad_right;
-    if (lp < taps)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "fir_downsample: padded length %lld shorter than %lld taps",
-                          (long long)lp, (long long)taps);
-    const int64_t o_len = (lp - taps) / ratio + 1;
+ltx2_status ltx2_cpu_fir_downsample(ltx2_context *ctx, const ltx2_fir_desc *d, const float *x, int64_t n,
+                                    int64_t len, int64_t c, const float *filt, float *y) {
+    int64_t o_len = 0;
+    LTX2_TRY(ltx2_fir_downsample_out_len(ctx, d, len, &o_len));
+    if (!x || !filt || !y || n < 1 || c < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "fir_downsample: NULL buffer, n %lld or c %lld < 1", (long long)n,
+                          (long long)c);
 #pragma omp parallel for collapse(2) schedule(static) if (n * o_len * c > 65536)
     for (int64_t b = 0; b < n; b++)
         for (int64_t o = 0; o < o_len; o++) {
             float *yo = y + (b * o_len + o) * c;
             for (int64_t ch = 0; ch < c; ch++) yo[ch] = 0.0f;
-            for (int64_t j = 0; j < taps; j++) {
+            for (int64_t j = 0; j < d->taps; j++) {
                 const float w = filt[j];
-                const float *xi = x + (b * len + clamp_index(o * ratio + j - pad_left, len)) * c;
+                const float *xi = x + (b * len + clamp_index(o * d->ratio + j - d->pad_left, len)) * c;
                 for (int64_t ch = 0; ch < c; ch++) yo[ch] += xi[ch] * w;
             }
         }
-    *out_len = o_len;
     return LTX2_OK;
 }

@@ -60,6 +60,22 @@ ltx2_status ltx2_cpu_softmax(ltx2_context *ctx, const float *x, float *y, int64_
  * gelu_tanh matches torch.nn.functional.gelu(x, approximate='tanh'). */
 ltx2_status ltx2_cpu_gelu_tanh(ltx2_context *ctx, const float *x, float *y, int64_t n);
 ltx2_status ltx2_cpu_silu(ltx2_context *ctx, const float *x, float *y, int64_t n);
+/* The vocoders' pointwise ops (NaN passes through each, as torch's): leaky_relu (x >= 0 ? x :
+ * x * slope), tanh, hardtanh (clamp to [-1, 1]), log_floor (log(max(x, floor))), div_scalar
+ * (x / d, torch's mean over a stack). */
+ltx2_status ltx2_cpu_leaky_relu(ltx2_context *ctx, const float *x, float *y, int64_t n, float slope);
+ltx2_status ltx2_cpu_tanh(ltx2_context *ctx, const float *x, float *y, int64_t n);
+ltx2_status ltx2_cpu_hardtanh(ltx2_context *ctx, const float *x, float *y, int64_t n);
+ltx2_status ltx2_cpu_log_floor(ltx2_context *ctx, const float *x, float *y, int64_t n, float floor_value);
+ltx2_status ltx2_cpu_div_scalar(ltx2_context *ctx, const float *x, float *y, int64_t n, float d);
+
+/* BigVGAN SnakeBeta over channels-last x [rows, c]: y = x + inv_beta[ch] * sin(x * alpha[ch])^2,
+ * alpha = exp(stored alpha), inv_beta = 1 / (exp(stored beta) + eps) precomputed; y may alias x. */
+ltx2_status ltx2_cpu_snake(ltx2_context *ctx, const float *x, float *y, const float *alpha, const float *inv_beta,
+                           int64_t rows, int64_t c);
+/* y[r, f] = sqrt(x[r, f]^2 + x[r, nf + f]^2) for x [rows, 2*nf] (an STFT's real parts, then its
+ * imaginary parts) and y [rows, nf]. */
+ltx2_status ltx2_cpu_complex_abs(ltx2_context *ctx, const float *x, float *y, int64_t rows, int64_t nf);
 
 typedef enum ltx2_binary_op { LTX2_BINARY_ADD = 0, LTX2_BINARY_MUL = 1 } ltx2_binary_op;
 

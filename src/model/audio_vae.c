@@ -222,10 +222,14 @@ ltx2_status ltx2_audio_decoder_out_shape(ltx2_context *ctx, const ltx2_audio_dec
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
                           "audio VAE: latent channels x mel bins = %lld x %lld = %lld, but the per-channel statistics hold %lld",
                           (long long)C, (long long)F, (long long)(C * F), (long long)dec->n_stats);
-    int64_t frames = T * AUDIO_LATENT_DOWNSAMPLE - (AUDIO_LATENT_DOWNSAMPLE - 1);
-    if (frames < 1) frames = 1;
-    mel_bctf[0] = B, mel_bctf[1] = dec->cfg.out_ch, mel_bctf[2] = frames, mel_bctf[3] = dec->cfg.mel_bins;
+    mel_bctf[0] = B, mel_bctf[1] = dec->cfg.out_ch, mel_bctf[2] = ltx2_audio_decoder_mel_frames(T);
+    mel_bctf[3] = dec->cfg.mel_bins;
     return LTX2_OK;
+}
+
+int64_t ltx2_audio_decoder_mel_frames(int64_t latent_frames) {
+    const int64_t frames = latent_frames * AUDIO_LATENT_DOWNSAMPLE - (AUDIO_LATENT_DOWNSAMPLE - 1);
+    return frames < 1 ? 1 : frames;
 }
 
 ltx2_status ltx2_audio_decoder_place(ltx2_context *ctx, ltx2_audio_decoder *dec, const ltx2_backend *be) {

@@ -61,6 +61,9 @@ void ltx2_audio_decoder_free(ltx2_audio_decoder *dec);
 ltx2_status ltx2_audio_decoder_out_shape(ltx2_context *ctx, const ltx2_audio_decoder *dec,
                                          const int64_t latent_bctf[4], int64_t mel_bctf[4]);
 
+/* The mel frames max(4T'-3, 1) a latent of T' frames decodes to. */
+int64_t ltx2_audio_decoder_mel_frames(int64_t latent_frames);
+
 /* latent: contiguous f32 CPU [B, z, T', F']; mel: contiguous f32 CPU of out_shape. dump may be
  * NULL. Runs on the backend dec is placed on (the CPU backend when it is not). */
 ltx2_status ltx2_audio_decoder_decode(ltx2_context *ctx, const ltx2_audio_decoder *dec, const ltx2_tensor *latent,

@@ -1,6 +1,7 @@
-/* Vocoders on the CPU (see vocoder.h). Reference: ltx-core 1.0.0 model/audio_vae/vocoder.py
- * (Vocoder, AMPBlock1, Activation1d, SnakeBeta, UpSample1d, DownSample1d, MelSTFT, VocoderWithBWE)
- * and resnet.py ResBlock1. Activations are [B, L, C] fp32 buffers owned by the forward. */
+/* Vocoders (see vocoder.h): loading, shapes, placement and the run's dispatch; the forward is
+ * vocoder_forward.c. Reference: ltx-core 1.0.0 model/audio_vae/vocoder.py (Vocoder, AMPBlock1,
+ * Activation1d, SnakeBeta, UpSample1d, DownSample1d, MelSTFT, VocoderWithBWE) and resnet.py
+ * ResBlock1. Weights are held packed in f32 (conv1d_desc.h). */
 #include "model/vocoder.h"
 
 #include <math.h>
@@ -11,16 +12,8 @@
 #include "core/context.h"
 #include "model/audio_weights.h"
 
-/* HiFi-GAN LeakyReLU slope inside the network (ltx-core resnet.py LRELU_SLOPE) and the slope of
- * the final nn.LeakyReLU() act_post, which is torch's default, not LRELU_SLOPE. */
-#define VOC_LRELU_SLOPE 0.1f
-#define VOC_LRELU_POST_SLOPE 0.01f
 /* SnakeBeta's epsilon in 1 / (beta + eps). */
 #define VOC_SNAKE_EPS 1e-9f
-#define VOC_CONV_PRE_K 7
-#define VOC_CONV_POST_K 7
-/* Log-mel floor of MelSTFT.mel_spectrogram. */
-#define VOC_MEL_FLOOR 1e-5f
 /* ltx-core UpSample1d(window_type="hann"): torchaudio-style resampler parameters. */
 #define VOC_HANN_ROLLOFF 0.99f
 #define VOC_HANN_LOWPASS_WIDTH 6
@@ -47,7 +40,7 @@ static ltx2_status load_conv(ltx2_audio_loader *L, const char *path, int64_t c_i
         free(w);
         return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "vocoder: packed %s", key);
     }
-    ltx2_status st = ltx2_cpu_conv1d_pack_weight(L->ctx, &c->desc, w, c->weight);
+    ltx2_status st = ltx2_conv1d_pack_weight(L->ctx, &c->desc, w, c->weight);
     free(w);
     if (st != LTX2_OK || !bias) return st;
     snprintf(key, sizeof(key), "%s.bias", path);
@@ -68,7 +61,7 @@ static ltx2_status load_convt(ltx2_audio_loader *L, const char *path, int64_t c_
         free(w);
         return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "vocoder: packed %s", key);
     }
-    ltx2_status st = ltx2_cpu_convt1d_pack_weight(L->ctx, &c->desc, w, c->weight);
+    ltx2_status st = ltx2_convt1d_pack_weight(L->ctx, &c->desc, w, c->weight);
     free(w);
     if (st != LTX2_OK) return st;
     snprintf(key, sizeof(key), "%s.bias", path);
@@ -132,7 +125,7 @@ static ltx2_status load_gen(ltx2_audio_loader *L, const char *prefix, const ltx2
     g->cfg = *cfg;
     const int64_t c0 = cfg->initial_channel;
     snprintf(p, sizeof(p), "%sconv_pre", prefix);
-    LTX2_TRY(load_conv(L, p, LTX2_VOCODER_IN_CHANNELS, c0, VOC_CONV_PRE_K, 1, true, &g->conv_pre));
+    LTX2_TRY(load_conv(L, p, LTX2_VOCODER_IN_CHANNELS, c0, LTX2_VOCODER_PRE_POST_TAPS, 1, true, &g->conv_pre));
     g->resblocks = calloc((size_t)(cfg->n_ups * cfg->n_kernels), sizeof(*g->resblocks));
     if (!g->resblocks) return LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "vocoder: resblocks");
     for (int i = 0; i < cfg->n_ups; i++) {
@@ -168,26 +161,35 @@ static ltx2_status load_gen(ltx2_audio_loader *L, const char *prefix, const ltx2
         return LTX2_ERROR(L->ctx, LTX2_ERR_NOT_FOUND,
                           "vocoder: missing tensor %s (use_bias_at_final is absent, so ltx-core expects a bias)", p);
     snprintf(p, sizeof(p), "%sconv_post", prefix);
-    return load_conv(L, p, cf, 2, VOC_CONV_POST_K, 1, bias, &g->conv_post);
+    return load_conv(L, p, cf, 2, LTX2_VOCODER_PRE_POST_TAPS, 1, bias, &g->conv_post);
 }
 
 void ltx2_vocoder_free(ltx2_vocoder *voc) {
     if (!voc) return;
+    ltx2_vocoder_device_free(voc->placed);
     gen_free(&voc->main);
     gen_free(&voc->bwe);
     free(voc->mel_basis);
-    free(voc->stft_basis);
+    conv_free(&voc->stft);
     free(voc->resample_filter);
     free(voc);
+}
+
+static int64_t resampler_width(void) {
+    return (int64_t)ceil((double)VOC_HANN_LOWPASS_WIDTH / (double)VOC_HANN_ROLLOFF);
+}
+
+int64_t ltx2_vocoder_resampler_taps(const ltx2_vocoder_config *cfg) {
+    return 2 * resampler_width() * (cfg->bwe_out_rate / cfg->bwe_in_rate) + 1;
 }
 
 /* ltx-core UpSample1d(window_type="hann"), in fp32 as torch computes it. */
 static ltx2_status make_resampler(ltx2_context *ctx, ltx2_vocoder *v) {
     const int64_t r = v->cfg.bwe_out_rate / v->cfg.bwe_in_rate;
-    const int64_t width = (int64_t)ceil((double)VOC_HANN_LOWPASS_WIDTH / (double)VOC_HANN_ROLLOFF);
+    const int64_t width = resampler_width();
     v->resample_ratio = r;
     v->resample_width = width;
-    v->resample_taps = 2 * width * r + 1;
+    v->resample_taps = ltx2_vocoder_resampler_taps(&v->cfg);
     v->resample_filter = malloc((size_t)v->resample_taps * sizeof(float));
     if (!v->resample_filter) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "vocoder: resampler filter");
     const float pi = (float)VOC_PI, lw = (float)VOC_HANN_LOWPASS_WIDTH;
@@ -199,6 +201,28 @@ static ltx2_status make_resampler(ltx2_context *ctx, ltx2_vocoder *v) {
         v->resample_filter[n] = sinc * (cw * cw) * VOC_HANN_ROLLOFF / (float)r;
     }
     return LTX2_OK;
+}
+
+/* forward_basis [2F, 1, n_fft] as the block-diagonal conv1d of both stereo channels (vocoder.h). */
+static ltx2_status load_stft(ltx2_audio_loader *L, const char *key, const int64_t bs[3], const ltx2_vocoder_config *cfg,
+                             ltx2_voc_conv *c) {
+    const int64_t nf2 = bs[0], nfft = bs[2];
+    memset(c, 0, sizeof(*c));
+    c->desc = (ltx2_conv1d_desc){.c_in = 2, .c_out = 2 * nf2, .k = nfft, .stride = cfg->bwe_hop, .dilation = 1,
+                                 .pad_left = nfft - cfg->bwe_hop, .pad_right = 0};
+    float *basis = NULL;
+    LTX2_TRY(ltx2_audio_load_f32(L, key, 3, bs, &basis));
+    float *w = calloc((size_t)(2 * nf2 * 2 * nfft), sizeof(float)); /* torch layout [c_out, c_in, k] */
+    c->weight = malloc((size_t)(2 * nf2 * 2 * nfft) * sizeof(float));
+    ltx2_status st = LTX2_OK;
+    if (!w || !c->weight) st = LTX2_ERROR(L->ctx, LTX2_ERR_OOM, "vocoder: STFT conv weight");
+    for (int64_t s = 0; st == LTX2_OK && s < 2; s++)
+        for (int64_t f = 0; f < nf2; f++)
+            memcpy(w + ((s * nf2 + f) * 2 + s) * nfft, basis + f * nfft, (size_t)nfft * sizeof(float));
+    if (st == LTX2_OK) st = ltx2_conv1d_pack_weight(L->ctx, &c->desc, w, c->weight);
+    free(w);
+    free(basis);
+    return st;
 }
 
 static ltx2_status load_all(ltx2_audio_loader *L, const char *prefix, ltx2_vocoder *v) {
@@ -219,7 +243,7 @@ static ltx2_status load_all(ltx2_audio_loader *L, const char *prefix, ltx2_vocod
     snprintf(p, sizeof(p), "%smel_stft.mel_basis", prefix);
     LTX2_TRY(ltx2_audio_load_f32(L, p, 2, ms, &v->mel_basis));
     snprintf(p, sizeof(p), "%smel_stft.stft_fn.forward_basis", prefix);
-    LTX2_TRY(ltx2_audio_load_f32(L, p, 3, bs, &v->stft_basis));
+    LTX2_TRY(load_stft(L, p, bs, &v->cfg, &v->stft));
     float *unused = NULL; /* checked and marked used; the reference never applies it */
     snprintf(p, sizeof(p), "%smel_stft.stft_fn.inverse_basis", prefix);
     LTX2_TRY(ltx2_audio_load_f32(L, p, 3, bs, &unused));
@@ -273,334 +297,23 @@ ltx2_status ltx2_vocoder_out_shape(ltx2_context *ctx, const ltx2_vocoder *voc, c
     return LTX2_OK;
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Forward
- * ------------------------------------------------------------------------------------------- */
-
-typedef struct seq {
-    float *d;
-    int64_t n, l, c; /* [n, l, c] */
-} seq;
-
-static ltx2_status seq_alloc(ltx2_context *ctx, seq *s, int64_t n, int64_t l, int64_t c) {
-    s->n = n, s->l = l, s->c = c;
-    s->d = malloc((size_t)(n * l * c > 0 ? n * l * c : 1) * sizeof(float));
-    if (!s->d)
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "vocoder: activation [%lld, %lld, %lld]", (long long)n, (long long)l,
-                          (long long)c);
+ltx2_status ltx2_vocoder_place(ltx2_context *ctx, ltx2_vocoder *voc, const ltx2_backend *be) {
+    if (!voc) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "vocoder place: NULL vocoder");
+    ltx2_vocoder_device *dv = NULL;
+    if (be && be->device != LTX2_DEVICE_CPU) LTX2_TRY(ltx2_vocoder_device_create(ctx, be, voc, &dv));
+    ltx2_vocoder_device_free(voc->placed);
+    voc->placed = dv;
     return LTX2_OK;
-}
-
-static void seq_free(seq *s) {
-    free(s->d);
-    s->d = NULL;
-}
-
-static void seq_replace(seq *dst, seq *src) {
-    free(dst->d);
-    *dst = *src;
-    src->d = NULL;
-}
-
-/* Dumps [n, l, c] as the reference's [n, c, l]. */
-static void dump_seq(ltx2_audio_dump_fn dump, void *user, const char *prefix, const char *name, const seq *s) {
-    if (!dump) return;
-    float *tmp = malloc((size_t)(s->n * s->l * s->c) * sizeof(float));
-    if (!tmp) return; /* diagnostics only */
-    for (int64_t b = 0; b < s->n; b++)
-        for (int64_t t = 0; t < s->l; t++)
-            for (int64_t c = 0; c < s->c; c++) tmp[(b * s->c + c) * s->l + t] = s->d[(b * s->l + t) * s->c + c];
-    const int64_t shape[3] = {s->n, s->c, s->l};
-    ltx2_tensor v = ltx2_tensor_make(tmp, LTX2_F32, 3, shape);
-    char full[160];
-    snprintf(full, sizeof(full), "%s.%s", prefix, name);
-    dump(full, &v, user);
-    free(tmp);
-}
-
-static ltx2_status run_conv(ltx2_context *ctx, const ltx2_voc_conv *cv, const seq *x, seq *y) {
-    int64_t ol;
-    LTX2_TRY(ltx2_cpu_conv1d_out_len(ctx, &cv->desc, x->l, &ol));
-    LTX2_TRY(seq_alloc(ctx, y, x->n, ol, cv->desc.c_out));
-    ltx2_status st = ltx2_cpu_conv1d(ctx, &cv->desc, x->d, x->n, x->l, cv->weight, cv->bias, y->d);
-    if (st != LTX2_OK) seq_free(y);
-    return st;
-}
-
-static void leaky_relu(const seq *x, seq *y, float slope) {
-    const int64_t n = x->n * x->l * x->c;
-    for (int64_t i = 0; i < n; i++) y->d[i] = x->d[i] >= 0.0f ? x->d[i] : x->d[i] * slope;
-}
-
-/* Activation1d: x2 Kaiser-sinc upsample, SnakeBeta, x2 low-pass downsample (BigVGAN padding:
- * replicate; up: pad taps/2-1, crop 15 + 15 for 12 taps; down: pad taps/2-1 left, taps/2 right). */
-static ltx2_status aa_act(ltx2_context *ctx, const ltx2_voc_act *a, const seq *x, seq *y) {
-    const int64_t r = LTX2_VOCODER_AA_RATIO, k = LTX2_VOCODER_AA_TAPS;
-    const int64_t pad = k / r - 1;
-    const int64_t crop_l = pad * r + (k - r) / 2, crop_r = pad * r + (k - r + 1) / 2;
-    seq u = {0};
-    LTX2_TRY(seq_alloc(ctx, &u, x->n, x->l * r, x->c));
-    int64_t ul, dl;
-    ltx2_status st = ltx2_cpu_fir_upsample(ctx, x->d, x->n, x->l, x->c, a->up_filter, k, r, pad, crop_l, crop_r, u.d, &ul);
-    if (st == LTX2_OK && ul != u.l) st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "vocoder: upsample length %lld", (long long)ul);
-    if (st == LTX2_OK) {
-        const int64_t rows = u.n * u.l, c = u.c;
-#pragma omp parallel for schedule(static) if (rows * c > 65536)
-        for (int64_t i = 0; i < rows; i++)
-            for (int64_t ch = 0; ch < c; ch++) {
-                const float v = u.d[i * c + ch];
-                const float s = sinf(v * a->alpha_exp[ch]);
-                u.d[i * c + ch] = v + a->inv_beta[ch] * (s * s);
-            }
-        st = seq_alloc(ctx, y, x->n, x->l, x->c);
-    }
-    if (st == LTX2_OK) {
-        st = ltx2_cpu_fir_downsample(ctx, u.d, u.n, u.l, u.c, a->down_filter, k, r, k / 2 - 1, k / 2, y->d, &dl);
-        if (st == LTX2_OK && dl != x->l)
-            st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "vocoder: downsample length %lld", (long long)dl);
-        if (st != LTX2_OK) seq_free(y);
-    }
-    seq_free(&u);
-    return st;
-}
-
-/* ResBlock1 (HiFi-GAN) / AMPBlock1 (BigVGAN): for each dilation, x += conv2(act(conv1_d(act(x)))). */
-static ltx2_status resblock(ltx2_context *ctx, const ltx2_voc_gen *g, const ltx2_voc_resblock *rb, const seq *in,
-                            seq *out) {
-    LTX2_TRY(seq_alloc(ctx, out, in->n, in->l, in->c));
-    memcpy(out->d, in->d, (size_t)(in->n * in->l * in->c) * sizeof(float));
-    ltx2_status st = LTX2_OK;
-    for (int m = 0; m < LTX2_VOCODER_DILATIONS && st == LTX2_OK; m++) {
-        seq a = {0}, b = {0};
-        st = seq_alloc(ctx, &a, in->n, in->l, in->c);
-        if (st != LTX2_OK) break;
-        if (g->cfg.amp) {
-            seq_free(&a);
-            st = aa_act(ctx, &rb->acts1[m], out, &a);
-        } else {
-            leaky_relu(out, &a, VOC_LRELU_SLOPE);
-        }
-        if (st == LTX2_OK) st = run_conv(ctx, &rb->convs1[m], &a, &b);
-        if (st == LTX2_OK) {
-            if (g->cfg.amp) {
-                seq_free(&a);
-                st = aa_act(ctx, &rb->acts2[m], &b, &a);
-            } else {
-                leaky_relu(&b, &a, VOC_LRELU_SLOPE);
-            }
-        }
-        seq_free(&b);
-        if (st == LTX2_OK) st = run_conv(ctx, &rb->convs2[m], &a, &b);
-        if (st == LTX2_OK) {
-            const int64_t n = out->n * out->l * out->c;
-            for (int64_t i = 0; i < n; i++) out->d[i] = b.d[i] + out->d[i];
-        }
-        seq_free(&a);
-        seq_free(&b);
-    }
-    if (st != LTX2_OK) seq_free(out);
-    return st;
-}
-
-/* One generator: x [n, T, 128] -> [n, T * prod(rates), 2]; replaces *x. */
-static ltx2_status run_gen(ltx2_context *ctx, const ltx2_voc_gen *g, seq *x, const char *name, ltx2_audio_dump_fn dump,
-                           void *user) {
-    char nm[64];
-    seq y = {0};
-    LTX2_TRY(run_conv(ctx, &g->conv_pre, x, &y));
-    seq_replace(x, &y);
-    dump_seq(dump, user, name, "conv_pre.out", x);
-    for (int i = 0; i < g->cfg.n_ups; i++) {
-        if (!g->cfg.amp) leaky_relu(x, x, VOC_LRELU_SLOPE);
-        const ltx2_voc_convt *u = &g->ups[i];
-        int64_t ol;
-        LTX2_TRY(ltx2_cpu_convt1d_out_len(ctx, &u->desc, x->l, &ol));
-        LTX2_TRY(seq_alloc(ctx, &y, x->n, ol, u->desc.c_out));
-        ltx2_status st = ltx2_cpu_convt1d(ctx, &u->desc, x->d, x->n, x->l, u->weight, u->bias, y.d);
-        if (st != LTX2_OK) {
-            seq_free(&y);
-            return st;
-        }
-        seq_replace(x, &y);
-        snprintf(nm, sizeof(nm), "ups.%d.out", i);
-        dump_seq(dump, user, name, nm, x);
-        /* mean of the stage's resblocks, each fed the same input (torch.stack(...).mean(0)) */
-        seq acc = {0};
-        LTX2_TRY(seq_alloc(ctx, &acc, x->n, x->l, x->c));
-        const int64_t n = x->n * x->l * x->c;
-        memset(acc.d, 0, (size_t)n * sizeof(float));
-        for (int j = 0; j < g->cfg.n_kernels && st == LTX2_OK; j++) {
-            const int r = i * g->cfg.n_kernels + j;
-            st = resblock(ctx, g, &g->resblocks[r], x, &y);
-            if (st != LTX2_OK) break;
-            snprintf(nm, sizeof(nm), "resblocks.%d.out", r);
-            dump_seq(dump, user, name, nm, &y);
-            for (int64_t k = 0; k < n; k++) acc.d[k] += y.d[k];
-            seq_free(&y);
-        }
-        if (st != LTX2_OK) {
-            seq_free(&acc);
-            return st;
-        }
-        const float inv = (float)g->cfg.n_kernels;
-        for (int64_t k = 0; k < n; k++) acc.d[k] /= inv;
-        seq_replace(x, &acc);
-    }
-    if (g->cfg.amp) {
-        LTX2_TRY(aa_act(ctx, &g->act_post, x, &y));
-        seq_replace(x, &y);
-    } else {
-        leaky_relu(x, x, VOC_LRELU_POST_SLOPE);
-    }
-    dump_seq(dump, user, name, "act_post.out", x);
-    LTX2_TRY(run_conv(ctx, &g->conv_post, x, &y));
-    seq_replace(x, &y);
-    dump_seq(dump, user, name, "conv_post.out", x);
-    if (g->cfg.final_activation) {
-        const int64_t n = x->n * x->l * x->c;
-        for (int64_t k = 0; k < n; k++)
-            x->d[k] = g->cfg.tanh_at_final ? tanhf(x->d[k]) : (x->d[k] < -1.0f ? -1.0f : (x->d[k] > 1.0f ? 1.0f : x->d[k]));
-    }
-    dump_seq(dump, user, name, "out", x);
-    return LTX2_OK;
-}
-
-/* Causal log-mel of each channel of wav [n, L, 2] (L a multiple of hop) -> generator input
- * [n, L/hop, 2*mels] (channel s*mels + m), as MelSTFT.mel_spectrogram on the stored bases. */
-static ltx2_status bwe_mel(ltx2_context *ctx, const ltx2_vocoder *v, const seq *wav, seq *mel, ltx2_audio_dump_fn dump,
-                           void *user) {
-    const int64_t hop = v->cfg.bwe_hop, nfft = v->cfg.bwe_n_fft, nf = nfft / 2 + 1, nm = v->cfg.bwe_mels;
-    const int64_t tm = wav->l / hop, left = nfft - hop;
-    LTX2_TRY(seq_alloc(ctx, mel, wav->n, tm, 2 * nm));
-    float *mag = malloc((size_t)(wav->n * 2 * nf * tm) * sizeof(float)); /* [n*2, nf, tm] as the reference */
-    if (!mag) {
-        seq_free(mel);
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "vocoder: STFT magnitude");
-    }
-#pragma omp parallel for collapse(2) schedule(static) if (wav->n * tm * nf * nfft > 65536)
-    for (int64_t bs = 0; bs < wav->n * 2; bs++)
-        for (int64_t t = 0; t < tm; t++) {
-            const int64_t b = bs / 2, s = bs % 2;
-            for (int64_t f = 0; f < nf; f++) {
-                float re = 0.0f, im = 0.0f;
-                const float *br = v->stft_basis + f * nfft, *bi = v->stft_basis + (nf + f) * nfft;
-                for (int64_t k = 0; k < nfft; k++) {
-                    const int64_t i = t * hop + k - left;
-                    if (i < 0) continue;
-                    const float xv = wav->d[(b * wav->l + i) * 2 + s];
-                    re += br[k] * xv;
-                    im += bi[k] * xv;
-                }
-                mag[(bs * nf + f) * tm + t] = sqrtf(re * re + im * im);
-            }
-        }
-    if (dump) {
-        const int64_t shape[3] = {wav->n * 2, nf, tm};
-        ltx2_tensor view = ltx2_tensor_make(mag, LTX2_F32, 3, shape);
-        dump("vocoder.mel_stft.magnitude", &view, user);
-    }
-    for (int64_t bs = 0; bs < wav->n * 2; bs++)
-        for (int64_t t = 0; t < tm; t++)
-            for (int64_t m = 0; m < nm; m++) {
-                float acc = 0.0f;
-                for (int64_t f = 0; f < nf; f++) acc += v->mel_basis[m * nf + f] * mag[(bs * nf + f) * tm + t];
-                const int64_t b = bs / 2, s = bs % 2;
-                mel->d[(b * tm + t) * 2 * nm + s * nm + m] = logf(acc < VOC_MEL_FLOOR ? VOC_MEL_FLOOR : acc);
-            }
-    free(mag);
-    if (dump) { /* [n, tm, 2*nm] -> the reference's [n, 2, tm, nm] */
-        float *tmp = malloc((size_t)(mel->n * mel->l * mel->c) * sizeof(float));
-        if (tmp) {
-            for (int64_t b = 0; b < mel->n; b++)
-                for (int64_t t = 0; t < tm; t++)
-                    for (int64_t s = 0; s < 2; s++)
-                        for (int64_t m = 0; m < nm; m++)
-                            tmp[((b * 2 + s) * tm + t) * nm + m] = mel->d[(b * tm + t) * 2 * nm + s * nm + m];
-            const int64_t shape[4] = {mel->n, 2, tm, nm};
-            ltx2_tensor view = ltx2_tensor_make(tmp, LTX2_F32, 4, shape);
-            dump("vocoder.bwe_generator.in", &view, user);
-            free(tmp);
-        }
-    }
-    return LTX2_OK;
-}
-
-static ltx2_status run_bwe(ltx2_context *ctx, const ltx2_vocoder *v, seq *x, ltx2_audio_dump_fn dump, void *user) {
-    const int64_t hop = v->cfg.bwe_hop, len = x->l;
-    const int64_t lpad = (len + hop - 1) / hop * hop;
-    seq xp = {0}, mel = {0}, skip = {0};
-    LTX2_TRY(seq_alloc(ctx, &xp, x->n, lpad, x->c));
-    for (int64_t b = 0; b < x->n; b++) {
-        memcpy(xp.d + b * lpad * x->c, x->d + b * len * x->c, (size_t)(len * x->c) * sizeof(float));
-        memset(xp.d + (b * lpad + len) * x->c, 0, (size_t)((lpad - len) * x->c) * sizeof(float));
-    }
-    ltx2_status st = bwe_mel(ctx, v, &xp, &mel, dump, user);
-    if (st == LTX2_OK) st = run_gen(ctx, &v->bwe, &mel, "vocoder.bwe_generator", dump, user);
-    const int64_t r = v->resample_ratio, w = v->resample_width;
-    if (st == LTX2_OK) st = seq_alloc(ctx, &skip, x->n, lpad * r, x->c);
-    if (st == LTX2_OK) {
-        int64_t sl;
-        st = ltx2_cpu_fir_upsample(ctx, xp.d, xp.n, xp.l, xp.c, v->resample_filter, v->resample_taps, r, w, 2 * w * r,
-                                   v->resample_taps - r, skip.d, &sl);
-        if (st == LTX2_OK && (sl != skip.l || mel.l != sl))
-            st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "vocoder: BWE residual %lld vs skip %lld samples", (long long)mel.l,
-                            (long long)sl);
-    }
-    if (st == LTX2_OK) {
-        dump_seq(dump, user, "vocoder", "resampler.out", &skip);
-        const int64_t out_len = len * v->cfg.bwe_out_rate / v->cfg.bwe_in_rate;
-        seq o = {0};
-        st = seq_alloc(ctx, &o, x->n, out_len, x->c);
-        if (st == LTX2_OK) {
-            for (int64_t b = 0; b < x->n; b++)
-                for (int64_t t = 0; t < out_len; t++)
-                    for (int64_t c = 0; c < x->c; c++) {
-                        const int64_t i = (b * skip.l + t) * x->c + c;
-                        const float s = mel.d[i] + skip.d[i];
-                        o.d[(b * out_len + t) * x->c + c] = s < -1.0f ? -1.0f : (s > 1.0f ? 1.0f : s);
-                    }
-            seq_replace(x, &o);
-        }
-    }
-    seq_free(&xp);
-    seq_free(&mel);
-    seq_free(&skip);
-    return st;
 }
 
 ltx2_status ltx2_vocoder_run(ltx2_context *ctx, const ltx2_vocoder *voc, const ltx2_tensor *mel, ltx2_tensor *wav,
                              ltx2_audio_dump_fn dump, void *user) {
-    if (!voc || !mel || !wav) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "vocoder: NULL argument");
-    if (mel->ndim != 4 || mel->dtype != LTX2_F32 || mel->device != LTX2_DEVICE_CPU || !ltx2_tensor_is_contiguous(mel))
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "vocoder: mel must be a contiguous f32 CPU [B, 2, T, mels] tensor");
-    int64_t ws[3];
-    LTX2_TRY(ltx2_vocoder_out_shape(ctx, voc, mel->shape, ws));
-    bool ok = wav->ndim == 3 && wav->dtype == LTX2_F32 && wav->device == LTX2_DEVICE_CPU && ltx2_tensor_is_contiguous(wav);
-    for (int i = 0; ok && i < 3; i++) ok = wav->shape[i] == ws[i];
-    char a[96], b[96];
-    if (!ok)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "vocoder: waveform output is %s, expected a contiguous f32 CPU %s",
-                          ltx2_shape_str(wav->shape, wav->ndim, a, sizeof(a)), ltx2_shape_str(ws, 3, b, sizeof(b)));
-    const int64_t B = mel->shape[0], T = mel->shape[2], F = mel->shape[3];
-    seq x = {0};
-    LTX2_TRY(seq_alloc(ctx, &x, B, T, 2 * F));
-    const float *m = mel->data;
-    for (int64_t bb = 0; bb < B; bb++)
-        for (int64_t s = 0; s < 2; s++)
-            for (int64_t t = 0; t < T; t++)
-                for (int64_t f = 0; f < F; f++) x.d[(bb * T + t) * 2 * F + s * F + f] = m[((bb * 2 + s) * T + t) * F + f];
-    ltx2_status st = run_gen(ctx, &voc->main, &x, voc->cfg.bwe ? "vocoder.vocoder" : "vocoder", dump, user);
-    if (st == LTX2_OK && voc->cfg.bwe) st = run_bwe(ctx, voc, &x, dump, user);
-    if (st == LTX2_OK && x.l != ws[2])
-        st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "vocoder: produced %lld samples, expected %lld", (long long)x.l,
-                        (long long)ws[2]);
-    if (st == LTX2_OK) {
-        float *o = wav->data;
-        for (int64_t bb = 0; bb < B; bb++)
-            for (int64_t c = 0; c < 2; c++)
-                for (int64_t t = 0; t < x.l; t++) o[(bb * 2 + c) * x.l + t] = x.d[(bb * x.l + t) * 2 + c];
-        if (dump && voc->cfg.bwe) dump("vocoder.out", wav, user);
-    }
-    seq_free(&x);
+    if (!voc) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "vocoder: NULL vocoder");
+    if (voc->placed) return ltx2_vocoder_device_run(ctx, voc->placed, mel, wav, dump, user);
+    /* the one forward on the CPU backend, over the host weights in place */
+    ltx2_vocoder_device *dv = NULL;
+    LTX2_TRY(ltx2_vocoder_device_create(ctx, ltx2_backend_cpu(), voc, &dv));
+    const ltx2_status st = ltx2_vocoder_device_run(ctx, dv, mel, wav, dump, user);
+    ltx2_vocoder_device_free(dv);
     return st;
 }

@@ -1,4 +1,5 @@
-/* LTX-2 vocoders on the CPU (fp32): log-mel [B, 2, T, 64] -> stereo waveform [B, 2, N].
+/* LTX-2 vocoders: log-mel [B, 2, T, 64] -> stereo waveform [B, 2, N], one forward on the backend
+ * op table (vocoder_forward.c; the CPU backend is the fp32 reference).
  * LTX-2.0: HiFi-GAN (ResBlock1, LeakyReLU, tanh) at 24 kHz. LTX-2.3: BigVGAN-v2 (AMPBlock1 with
  * anti-aliased SnakeBeta, clamp) at 16 kHz, then bandwidth extension to 48 kHz: causal log-mel
  * STFT of the 16 kHz output (stored bases), a second BigVGAN generator predicting a residual, a
@@ -11,7 +12,7 @@
 #ifndef LTX2_MODEL_VOCODER_H
 #define LTX2_MODEL_VOCODER_H
 
-#include "cpu/cpu_conv1d.h"
+#include "backend/backend.h"
 #include "io/safetensors.h"
 #include "ltx2/tensor.h"
 #include "model/audio_config.h"
@@ -21,6 +22,8 @@
 /* BigVGAN-v2 Activation1d: x2 up / down with 12-tap Kaiser-sinc filters (ltx-core defaults). */
 #define LTX2_VOCODER_AA_RATIO 2
 #define LTX2_VOCODER_AA_TAPS 12
+/* The stored weights: conv_pre and conv_post have 7 taps (ltx-core Vocoder). */
+#define LTX2_VOCODER_PRE_POST_TAPS 7
 
 typedef struct ltx2_voc_conv {
     ltx2_conv1d_desc desc;
@@ -53,13 +56,19 @@ typedef struct ltx2_voc_gen {
     ltx2_voc_act act_post;        /* AMP only */
 } ltx2_voc_gen;
 
+typedef struct ltx2_vocoder_device ltx2_vocoder_device;
+
 typedef struct ltx2_vocoder {
     ltx2_vocoder_config cfg;
     ltx2_voc_gen main, bwe;
-    float *mel_basis;     /* [bwe_mels, n_fft/2 + 1] */
-    float *stft_basis;    /* forward_basis [2 * (n_fft/2 + 1), n_fft] */
+    float *mel_basis; /* [bwe_mels, n_fft/2 + 1] */
+    /* The causal STFT of both stereo channels as one conv1d: 2 inputs, 2 x (n_fft/2 + 1 real, then
+     * imaginary) outputs, k = n_fft, stride = hop, n_fft - hop zeros in front; forward_basis
+     * [2 * (n_fft/2 + 1), 1, n_fft] on the block diagonal (channel s feeds outputs s * 2F + f). */
+    ltx2_voc_conv stft;
     int64_t resample_ratio, resample_taps, resample_width;
     float *resample_filter; /* computed (not stored in the checkpoint) */
+    ltx2_vocoder_device *placed; /* ltx2_vocoder_place: where runs go (NULL: the CPU) */
 } ltx2_vocoder;
 
 /* Loads `<prefix>*` ("vocoder." in single-file checkpoints): the generator at `<prefix>` (2.0) or
@@ -71,14 +80,32 @@ ltx2_status ltx2_vocoder_load(ltx2_context *ctx, const ltx2_st_set *weights, con
 void ltx2_vocoder_free(ltx2_vocoder *voc);
 
 int64_t ltx2_vocoder_sample_rate(const ltx2_vocoder *voc);
+/* Taps of the bandwidth extension's Hann resampler filter (2 * ceil(6 / 0.99) * ratio + 1). */
+int64_t ltx2_vocoder_resampler_taps(const ltx2_vocoder_config *cfg);
 
 /* Waveform shape [B, 2, N] for a mel [B, 2, T, 64]. */
 ltx2_status ltx2_vocoder_out_shape(ltx2_context *ctx, const ltx2_vocoder *voc, const int64_t mel_bctf[4],
                                    int64_t wav_bcl[3]);
 
 /* mel: contiguous f32 CPU [B, 2, T, 64] (the audio decoder's output); wav: contiguous f32 CPU of
- * out_shape, planar stereo in [-1, 1]. dump may be NULL. */
+ * out_shape, planar stereo in [-1, 1]. dump may be NULL. Runs on the backend voc is placed on (the
+ * CPU backend, over the host weights, when it is not). */
 ltx2_status ltx2_vocoder_run(ltx2_context *ctx, const ltx2_vocoder *voc, const ltx2_tensor *mel, ltx2_tensor *wav,
                              ltx2_audio_dump_fn dump, void *user);
+
+/* Runs every later ltx2_vocoder_run of voc on be: its weights are copied there once, in f32 (see
+ * vocoder_forward.c). NULL or the CPU backend: back to the host weights. */
+ltx2_status ltx2_vocoder_place(ltx2_context *ctx, ltx2_vocoder *voc, const ltx2_backend *be);
+
+/* ---- the vocoder on a backend (vocoder_forward.c: its one forward, run by every backend) ---- */
+
+/* voc's weights on be (views of the host arrays on the CPU backend). Keeps a pointer to voc, which
+ * must outlive it. Refused, naming the op, when be lacks one of the vocoder's ops. */
+ltx2_status ltx2_vocoder_device_create(ltx2_context *ctx, const ltx2_backend *be, const ltx2_vocoder *voc,
+                                      ltx2_vocoder_device **out);
+void ltx2_vocoder_device_free(ltx2_vocoder_device *dv);
+/* The vocoder on dv's backend; arguments and dumps as ltx2_vocoder_run. */
+ltx2_status ltx2_vocoder_device_run(ltx2_context *ctx, const ltx2_vocoder_device *dv, const ltx2_tensor *mel,
+                                   ltx2_tensor *wav, ltx2_audio_dump_fn dump, void *user);
 
 #endif

@@ -380,13 +380,16 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
     ltx2_connectors_config ccfg;
     ltx2_vae_config vcfg;
     ltx2_audio_vae_config acfg;
+    ltx2_vocoder_config vocfg;
     ltx2_status st = ltx2_dit_config_from_st(ctx, f, &dcfg);
     if (st == LTX2_OK) st = ltx2_connectors_config_from_st(ctx, f, &ccfg);
     if (st == LTX2_OK) st = ltx2_vae_config_from_file(ctx, f, &vcfg);
     if (st == LTX2_OK) st = ltx2_audio_vae_config_from_file(ctx, f, &acfg);
+    if (st == LTX2_OK) st = ltx2_vocoder_config_from_file(ctx, f, &vocfg);
     int64_t text_dim = 0;
     if (st == LTX2_OK) st = ltx2_connectors_text_dim(ctx, f, &ccfg, &text_dim);
-    const ltx2_mem_request req = {.dit = &dcfg, .conn = &ccfg, .vae = &vcfg, .audio = &acfg, .frames = p->frames,
+    const ltx2_mem_request req = {.dit = &dcfg, .conn = &ccfg, .vae = &vcfg, .audio = &acfg, .vocoder = &vocfg,
+                                  .frames = p->frames,
                                   .height = p->height, .width = p->width, .fps = p->fps,
                                   .batch = max_call_batch(plan), .text_tokens = LTX2_PIPE_TEXT_TOKENS, .text_dim = text_dim,
                                   .text_cache_entries = LTX2_PIPE_TEXT_CACHE_ENTRIES, .vae_tile_px = p->vae_tile_px,

@@ -10,7 +10,9 @@
 #include "core/context.h"
 #include "model/dit.h"
 #include "model/dit_weights.h"
+#include "model/audio_vae.h"
 #include "model/video_vae.h"
+#include "model/vocoder.h"
 #include "pipeline/pipeline.h"
 
 /* Device storage dtype of every model (bf16) and of the AdaLN / modulation tables the decoders
@@ -238,6 +240,76 @@ uint64_t ltx2_mem_plan_audio_decode_peak(const ltx2_audio_vae_config *a, int64_t
     return max_u(peak, x + act(t * f * align_ch(a->out_ch), PLAN_ES));
 }
 
+/* ---- the vocoder: vocoder_forward.c's buffers (batch 1; everything in f32 there) ---- */
+
+static uint64_t voc_conv(int64_t k, int64_t ci, int64_t co, bool bias) {
+    return act(k * ci * co, PLAN_F32) + (bias ? act(co, PLAN_F32) : 0);
+}
+
+/* SnakeBeta's alpha and 1 / beta and the two anti-alias filters, all f32. */
+static uint64_t voc_snake(int64_t c) { return 2 * act(c, PLAN_F32) + 2 * act(LTX2_VOCODER_AA_TAPS, PLAN_F32); }
+
+static uint64_t voc_gen_weights(const ltx2_vocoder_gen_config *g) {
+    const int64_t c0 = g->initial_channel, cf = c0 >> g->n_ups;
+    uint64_t w = voc_conv(LTX2_VOCODER_PRE_POST_TAPS, LTX2_VOCODER_IN_CHANNELS, c0, true);
+    for (int i = 0; i < g->n_ups; i++) {
+        const int64_t ci = c0 >> i, co = c0 >> (i + 1);
+        w += voc_conv(g->up_kernels[i], ci, co, true);
+        for (int j = 0; j < g->n_kernels; j++)
+            w += LTX2_VOCODER_DILATIONS * (2 * voc_conv(g->rb_kernels[j], co, co, true) + (g->amp ? 2 * voc_snake(co) : 0));
+    }
+    /* use_bias_at_final absent (-1) means a bias (the loader refuses a file without one) */
+    return w + (g->amp ? voc_snake(cf) : 0) + voc_conv(LTX2_VOCODER_PRE_POST_TAPS, cf, 2, g->bias_at_final != 0);
+}
+
+uint64_t ltx2_mem_plan_vocoder_weights(const ltx2_vocoder_config *v) {
+    uint64_t w = voc_gen_weights(&v->main);
+    if (!v->bwe) return w;
+    const int64_t nf = v->bwe_n_fft / 2 + 1;
+    return w + voc_gen_weights(&v->bwe_gen) + voc_conv(v->bwe_n_fft, 2, 4 * nf, false) +
+           act(v->bwe_mels * nf, PLAN_F32) + act(ltx2_vocoder_resampler_taps(v), PLAN_F32);
+}
+
+/* One generator on t input frames: the peak of its own buffers (input included), and its output
+ * length in *out_len. A resblock dilation holds the stage input, the running mean (from the second
+ * resblock on), the block's sum (from the second dilation on, or the new sum the first one
+ * writes), the two activations and two conv outputs in flight, and with SnakeBeta the two x2
+ * upsampled activations: 7 (6 with one kernel) stage-sized buffers plus the two double ones. */
+static uint64_t voc_gen_peak(const ltx2_vocoder_gen_config *g, int64_t t, int64_t *out_len) {
+    int64_t L = t, c = g->initial_channel;
+    uint64_t x = act(L * c, PLAN_F32);
+    uint64_t peak = act(L * LTX2_VOCODER_IN_CHANNELS, PLAN_F32) + x;
+    for (int i = 0; i < g->n_ups; i++) {
+        const int64_t co = g->initial_channel >> (i + 1);
+        L *= g->up_rates[i];
+        const uint64_t y = act(L * co, PLAN_F32);
+        peak = max_u(peak, x + y);
+        x = y, c = co;
+        const uint64_t u = g->amp ? act(2 * L * c, PLAN_F32) : 0;
+        peak = max_u(peak, x * (g->n_kernels > 1 ? 7 : 6) + 2 * u);
+    }
+    if (g->amp) peak = max_u(peak, 2 * x + act(2 * L * c, PLAN_F32));
+    *out_len = L;
+    return max_u(peak, x + act(L * 2, PLAN_F32));
+}
+
+uint64_t ltx2_mem_plan_vocoder_peak(const ltx2_vocoder_config *v, int64_t t) {
+    int64_t len = 0;
+    uint64_t peak = voc_gen_peak(&v->main, t, &len);
+    if (!v->bwe) return peak;
+    /* the bandwidth extension: the main output zero-padded to the hop (a copy when it is not a
+     * multiple), its STFT, magnitude and log-mel, the second generator beside the padded input,
+     * then the resampled skip beside the generator's output */
+    const int64_t hop = v->bwe_hop, lpad = (len + hop - 1) / hop * hop, tm = lpad / hop, nf = v->bwe_n_fft / 2 + 1;
+    const int64_t r = v->bwe_out_rate / v->bwe_in_rate;
+    const uint64_t xp = act(lpad * 2, PLAN_F32);
+    if (lpad != len) peak = max_u(peak, act(len * 2, PLAN_F32) + xp);
+    peak = max_u(peak, xp + act(tm * 4 * nf, PLAN_F32) + act(tm * 2 * nf, PLAN_F32) + act(tm * 2 * v->bwe_mels, PLAN_F32));
+    int64_t blen = 0;
+    peak = max_u(peak, xp + voc_gen_peak(&v->bwe_gen, tm, &blen));
+    return max_u(peak, xp + 2 * act(lpad * r * 2, PLAN_F32));
+}
+
 /* ---- the plan ---- */
 
 static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, bool with_dit, ltx2_mem_plan *p) {
@@ -270,6 +342,12 @@ static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, boo
         p->stage[LTX2_MEM_VIDEO_DECODE] = ltx2_mem_plan_video_decode_peak(dec, tile);
         p->audio_vae_weights = ltx2_mem_plan_audio_vae_weights(req->audio);
         p->stage[LTX2_MEM_AUDIO_DECODE] = ltx2_mem_plan_audio_decode_peak(req->audio, g.at, g.afreq);
+        if (req->vocoder) {
+            const int64_t mel_t = ltx2_audio_decoder_mel_frames(g.at);
+            p->vocoder_weights = ltx2_mem_plan_vocoder_weights(req->vocoder);
+            p->stage[LTX2_MEM_AUDIO_DECODE] =
+                max_u(p->stage[LTX2_MEM_AUDIO_DECODE], ltx2_mem_plan_vocoder_peak(req->vocoder, mel_t));
+        }
     }
     ltx2_video_decoder_free(dec);
     return st;
@@ -277,7 +355,8 @@ static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, boo
 
 static void plan_total(ltx2_mem_plan *p, uint64_t free_bytes) {
     p->runtime = LTX2_MEM_RUNTIME_BYTES;
-    p->resident = p->dit_weights + p->text_weights + p->video_vae_weights + p->audio_vae_weights + p->runtime;
+    p->resident = p->dit_weights + p->text_weights + p->video_vae_weights + p->audio_vae_weights + p->vocoder_weights +
+                  p->runtime;
     p->peak_stage = LTX2_MEM_TEXT;
     for (int s = 1; s < LTX2_MEM_STAGES; s++)
         if (p->stage[s] > p->stage[p->peak_stage]) p->peak_stage = (ltx2_mem_stage_id)s;
@@ -302,12 +381,12 @@ static double gib(uint64_t b) { return (double)b / (double)((uint64_t)1 << 30); 
 void ltx2_mem_plan_format(const ltx2_mem_plan *p, char *buf, size_t cap, const char *prefix) {
     snprintf(buf, cap,
              "%smemory plan (GiB): resident %.1f = DiT %.1f + text connectors %.1f + video VAE %.2f + audio VAE "
-             "%.2f + CUDA runtime %.1f\n"
+             "%.2f + vocoder %.2f + CUDA runtime %.1f\n"
              "%s  per stage: text +%.2f, denoise +%.2f (%lld video + %lld audio tokens), video decode +%.2f (tile "
-             "%lldx%lldx%lld latents), audio decode +%.2f\n"
+             "%lldx%lldx%lld latents), audio decode + vocoder +%.2f\n"
              "%s  need %.1f (peak: %s), free %.1f: %s\n",
              prefix, gib(p->resident), gib(p->dit_weights), gib(p->text_weights), gib(p->video_vae_weights),
-             gib(p->audio_vae_weights), gib(p->runtime), prefix, gib(p->stage[LTX2_MEM_TEXT]),
+             gib(p->audio_vae_weights), gib(p->vocoder_weights), gib(p->runtime), prefix, gib(p->stage[LTX2_MEM_TEXT]),
              gib(p->stage[LTX2_MEM_DENOISE]), (long long)p->video_tokens, (long long)p->audio_tokens,
              gib(p->stage[LTX2_MEM_VIDEO_DECODE]), (long long)p->tile_latent[0], (long long)p->tile_latent[1],
              (long long)p->tile_latent[2], gib(p->stage[LTX2_MEM_AUDIO_DECODE]), prefix, gib(p->need),

@@ -10,8 +10,9 @@
  * - video decode: the decoder's peak on one tile (the whole latent untiled), from the decode's
  *            buffer lifetimes (video_vae_decode.c), which test_memory_plan checks against the
  *            planning backend on the tiny decoders byte for byte;
- * - audio decode: the same for the audio VAE decoder (audio_vae_decode.c).
- * The vocoder is not on the device (it runs on the CPU); the Gemma text encoder, when asked onto
+ * - audio decode: the same for the audio VAE decoder (audio_vae_decode.c), then the vocoder
+ *            (vocoder_forward.c), which runs after the decoder has freed its buffers: the larger.
+ * The vocoder is resident like the VAEs when the request names its config. The Gemma text encoder, when asked onto
  * the device, runs before any of this is loaded and is freed after, so it is checked on its own
  * (ltx2_gemma_device_bytes, generate.c). Alternatives priced for the advice of a run that does
  * not fit: tiled VAE decoding, fewer frames, fp8 DiT weights and DiT weights sharded over ranks;
@@ -46,6 +47,7 @@ typedef struct ltx2_mem_request {
     const ltx2_connectors_config *conn;
     const ltx2_vae_config *vae;
     const ltx2_audio_vae_config *audio;
+    const ltx2_vocoder_config *vocoder; /* NULL: the vocoder is not on the device */
     int64_t frames, height, width; /* pixels */
     double fps;
     int64_t batch;        /* samples per DiT call (the guidance passes one call batches) */
@@ -58,7 +60,7 @@ typedef struct ltx2_mem_request {
 
 typedef struct ltx2_mem_plan {
     /* resident weights */
-    uint64_t dit_weights, text_weights, video_vae_weights, audio_vae_weights;
+    uint64_t dit_weights, text_weights, video_vae_weights, audio_vae_weights, vocoder_weights;
     uint64_t runtime;
     uint64_t stage[LTX2_MEM_STAGES]; /* each stage's own peak on top of the resident set */
     uint64_t resident;               /* weights + runtime */
@@ -95,5 +97,8 @@ uint64_t ltx2_mem_plan_video_vae_weights(const struct ltx2_video_decoder *dec);
 uint64_t ltx2_mem_plan_video_decode_peak(const struct ltx2_video_decoder *dec, const int64_t lat[3]);
 uint64_t ltx2_mem_plan_audio_vae_weights(const ltx2_audio_vae_config *a);
 uint64_t ltx2_mem_plan_audio_decode_peak(const ltx2_audio_vae_config *a, int64_t t, int64_t f);
+/* The vocoder's device weight bytes, and its run's peak on a mel of t frames, batch 1. */
+uint64_t ltx2_mem_plan_vocoder_weights(const ltx2_vocoder_config *v);
+uint64_t ltx2_mem_plan_vocoder_peak(const ltx2_vocoder_config *v, int64_t t);
 
 #endif

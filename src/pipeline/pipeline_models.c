@@ -44,6 +44,7 @@ static ltx2_status load(ltx2_context *ctx, const char *path, const ltx2_backend 
         if ((st = ltx2_audio_decoder_place(ctx, out->adec, be)) != LTX2_OK) goto fail;
         if ((st = ltx2_vocoder_config_from_file(ctx, f, &vocfg)) != LTX2_OK) goto fail;
         if ((st = ltx2_vocoder_load(ctx, out->set, "vocoder.", &vocfg, &out->voc)) != LTX2_OK) goto fail;
+        if ((st = ltx2_vocoder_place(ctx, out->voc, be)) != LTX2_OK) goto fail;
     }
     return LTX2_OK;
 fail:

@@ -27,6 +27,12 @@
 #define ltx2_k_space_to_depth ltx2_emu_k_space_to_depth
 #define ltx2_k_group_norm ltx2_emu_k_group_norm
 #define ltx2_k_blur_downsample ltx2_emu_k_blur_downsample
+#define ltx2_k_conv1d ltx2_emu_k_conv1d
+#define ltx2_k_conv_transpose1d ltx2_emu_k_conv_transpose1d
+#define ltx2_k_fir_upsample ltx2_emu_k_fir_upsample
+#define ltx2_k_fir_downsample ltx2_emu_k_fir_downsample
+#define ltx2_k_snake ltx2_emu_k_snake
+#define ltx2_k_complex_abs ltx2_emu_k_complex_abs
 #define ltx2_k_table_get ltx2_emu_k_table_get
 #define ltx2_k_unary ltx2_emu_k_unary
 

@@ -1,17 +1,25 @@
 /* The op harness's registry: op x dtype x shape cases, including odd sizes, broadcasts and LTX-2
- * shapes scaled down by 4 (see tests/test_ops.c for how each is checked). */
+ * shapes scaled down by 4, and the audio vocoders' ops at their real kernel / stride / filter
+ * settings (see tests/test_ops.c for how each is checked). */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops_case.h"
 
-#define MAX_CASES 256
+#define MAX_CASES 512
 
 static op_case g_cases[MAX_CASES];
 static int g_ncases;
+static int g_dropped; /* cases past MAX_CASES: the registry refuses to run short (ops_cases) */
 
 static void add(op_case c) {
     if (c.scale == 0.0f) c.scale = 1.0f;
-    if (g_ncases < MAX_CASES) g_cases[g_ncases++] = c;
+    if (c.stride == 0) c.stride = 1;
+    if (c.dilation == 0) c.dilation = 1;
+    if (g_ncases < MAX_CASES)
+        g_cases[g_ncases++] = c;
+    else
+        g_dropped++;
 }
 /* The same case for f32 and bf16. */
 static void add2(op_case c) {
@@ -19,6 +27,109 @@ static void add2(op_case c) {
     add(c);
     c.dtype = LTX2_BF16;
     add(c);
+}
+
+/* The vocoders' pointwise ops with their parameter: LeakyReLU at HiFi-GAN's 0.1 and torch's default
+ * 0.01 (act_post), tanh / hardtanh (the final activation, the BWE clamp) on inputs well past
+ * saturation, the log-mel floor 1e-5 on inputs that straddle it (scaled to 2e-5), go negative, or
+ * stay positive, and div_scalar by 3 (the mean of 3 resblocks). The short case of each starts with
+ * NaN, +-inf, +-0, +-1 and +-alpha. */
+static void add_unary_a_cases(void) {
+    static const struct {
+        ltx2_op op;
+        float alpha, scale, offset;
+    } ops[] = {
+        {LTX2_OP_LEAKY_RELU, 0.1f, 2.0f, 0.0f}, {LTX2_OP_LEAKY_RELU, 0.01f, 2.0f, 0.0f},
+        {LTX2_OP_TANH, 0.0f, 4.0f, 0.0f},       {LTX2_OP_HARDTANH, 0.0f, 2.0f, 0.0f},
+        {LTX2_OP_LOG_FLOOR, 1e-5f, 2e-5f, 0.0f}, {LTX2_OP_LOG_FLOOR, 1e-5f, 1.0f, 0.0f},
+        {LTX2_OP_LOG_FLOOR, 1e-5f, 2.0f, 5.0f}, {LTX2_OP_DIV_SCALAR, 3.0f, 1.0f, 0.0f},
+    };
+    /* a short vector with the special values, a long odd row, the vocoder's [N, L, C] */
+    static const int64_t shapes[][3] = {{37, 0, 0}, {3, 4101, 0}, {2, 500, 96}};
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        for (int k = 0; k < 3; k++)
+            add2((op_case){.op = ops[i].op, .alpha = ops[i].alpha, .scale = ops[i].scale, .offset = ops[i].offset,
+                           .ndim = k + 1, .shape = {shapes[k][0], shapes[k][1], shapes[k][2]},
+                           .flags = k == 0 ? F_SPECIAL : 0u});
+}
+
+/* conv1d over [N, L, C]: the vocoders' kernels (conv_pre / conv_post k 7 pad 3, resblock k 3 / 7 /
+ * 11 at dilations 1 / 3 / 5 with 'same' padding d*(k-1)/2), the BWE's causal STFT as one conv
+ * (n_fft 16 / hop 4 for 512 / 80: pad_left n_fft - hop, stride hop, two input channels), the
+ * k 1 GEMM path, an input shorter than the kernel, widths that are not a multiple of 4, and one
+ * case of several output tiles in both dimensions. Channel widths are scaled down (LTX-2.3: 768 ->
+ * 24 over its six stages). */
+static void add_conv1d_cases(void) {
+    const ltx2_op C1 = LTX2_OP_CONV1D;
+    add2((op_case){.op = C1, .ndim = 3, .shape = {2, 37, 16}, .n = 24, .taps = 7, .pad = {3, 3}, .flags = F_BIAS});
+    add2((op_case){.op = C1, .ndim = 3, .shape = {1, 50, 30}, .n = 30, .taps = 3, .dilation = 3, .pad = {3, 3}});
+    add2((op_case){.op = C1, .ndim = 3, .shape = {2, 60, 24}, .n = 24, .taps = 11, .dilation = 5, .pad = {25, 25},
+                   .flags = F_BIAS});
+    add2((op_case){.op = C1, .ndim = 3, .shape = {1, 64, 2}, .n = 36, .taps = 16, .stride = 4, .pad = {12, 0}});
+    add2((op_case){.op = C1, .ndim = 3, .shape = {2, 66, 2}, .n = 36, .taps = 16, .stride = 4, .pad = {12, 0},
+                   .flags = F_BIAS}); /* the STFT with a length that is not a multiple of the hop */
+    add2((op_case){.op = C1, .ndim = 3, .shape = {1, 45, 16}, .n = 2, .taps = 7, .pad = {3, 3}}); /* conv_post */
+    add2((op_case){.op = C1, .ndim = 3, .shape = {2, 21, 24}, .n = 40, .taps = 1, .flags = F_BIAS});
+    add2((op_case){.op = C1, .ndim = 3, .shape = {1, 3, 8}, .n = 8, .taps = 7, .pad = {3, 3}, .flags = F_BIAS});
+    add2((op_case){.op = C1, .ndim = 3, .shape = {1, 200, 128}, .n = 128, .taps = 7, .pad = {3, 3},
+                   .flags = F_BIAS});
+}
+
+/* ConvTranspose1d with the vocoder's padding (k - stride) / 2: the x2 stages (k 4), LTX-2.3's first
+ * stage (x5, k 11), LTX-2.0's first (x6, k 16), and an odd k - stride (x3, k 6: padding 1, out
+ * 3L + 1); channel widths scaled down. */
+static void add_convt1d_cases(void) {
+    const ltx2_op CT = LTX2_OP_CONV_TRANSPOSE1D;
+    add2((op_case){.op = CT, .ndim = 3, .shape = {2, 25, 32}, .n = 16, .taps = 4, .stride = 2, .pad = {1, 1},
+                   .flags = F_BIAS});
+    add2((op_case){.op = CT, .ndim = 3, .shape = {1, 20, 48}, .n = 24, .taps = 11, .stride = 5, .pad = {3, 3},
+                   .flags = F_BIAS});
+    add2((op_case){.op = CT, .ndim = 3, .shape = {1, 17, 15}, .n = 9, .taps = 6, .stride = 3, .pad = {1, 1}});
+    add2((op_case){.op = CT, .ndim = 3, .shape = {2, 12, 64}, .n = 32, .taps = 16, .stride = 6, .pad = {5, 5},
+                   .flags = F_BIAS});
+    add2((op_case){.op = CT, .ndim = 3, .shape = {1, 100, 128}, .n = 64, .taps = 4, .stride = 2, .pad = {1, 1},
+                   .flags = F_BIAS});
+}
+
+/* The FIR resamplers: BigVGAN-v2's anti-aliased activation (x2, 12 taps: up pads 5 / 5 and crops
+ * 15 / 15, down pads 5 / 6) on odd lengths and many channels, an input shorter than the padding
+ * (replicate reaches past both ends), and the BWE's Hann resampler of a stereo [N, L, 2] signal (x3; 37 taps with
+ * pads 6 / 6 and crops 36 / 34, and LTX-2.3's own 43 taps: width ceil(6 / 0.99) = 7, pads 7 / 7,
+ * crops 42 / 40). */
+static void add_fir_cases(void) {
+    const ltx2_op UP = LTX2_OP_FIR_UPSAMPLE, DN = LTX2_OP_FIR_DOWNSAMPLE;
+    add2((op_case){.op = UP, .ndim = 3, .shape = {2, 33, 24}, .taps = 12, .stride = 2, .pad = {5, 5}, .crop = {15, 15}});
+    add2((op_case){.op = UP, .ndim = 3, .shape = {1, 2, 8}, .taps = 12, .stride = 2, .pad = {5, 5}, .crop = {15, 15}});
+    add2((op_case){.op = UP, .ndim = 3, .shape = {1, 40, 2}, .taps = 37, .stride = 3, .pad = {6, 6}, .crop = {36, 34}});
+    add2((op_case){.op = UP, .ndim = 3, .shape = {2, 50, 2}, .taps = 43, .stride = 3, .pad = {7, 7}, .crop = {42, 40}});
+    /* the descriptor's general case: asymmetric pads and no right crop, so the last taps - ratio
+     * samples see the end of the padded input (inputs past it do not exist) */
+    add2((op_case){.op = UP, .ndim = 3, .shape = {1, 9, 4}, .taps = 12, .stride = 2, .pad = {3, 7}, .crop = {5, 0}});
+    add2((op_case){.op = UP, .ndim = 3, .shape = {1, 64, 256}, .taps = 12, .stride = 2, .pad = {5, 5}, .crop = {15, 15}});
+    add2((op_case){.op = DN, .ndim = 3, .shape = {2, 66, 24}, .taps = 12, .stride = 2, .pad = {5, 6}});
+    add2((op_case){.op = DN, .ndim = 3, .shape = {1, 37, 16}, .taps = 12, .stride = 2, .pad = {5, 6}});
+    add2((op_case){.op = DN, .ndim = 3, .shape = {1, 3, 8}, .taps = 12, .stride = 2, .pad = {5, 6}});
+    add2((op_case){.op = DN, .ndim = 3, .shape = {1, 128, 256}, .taps = 12, .stride = 2, .pad = {5, 6}});
+}
+
+/* SnakeBeta at a scaled width, an odd one, and LTX-2.3's first-stage width 768 on inputs whose
+ * angle x * alpha reaches ~30; the STFT magnitude on [N, frames, 2 channels, 2F] with F = 257
+ * (n_fft 512), an odd F, and the smallest shape. */
+static void add_snake_abs_cases(void) {
+    add2((op_case){.op = LTX2_OP_SNAKE, .ndim = 3, .shape = {2, 50, 24}});
+    add2((op_case){.op = LTX2_OP_SNAKE, .ndim = 3, .shape = {1, 37, 7}, .scale = 3.0f});
+    add2((op_case){.op = LTX2_OP_SNAKE, .ndim = 3, .shape = {1, 100, 768}, .scale = 3.0f});
+    add2((op_case){.op = LTX2_OP_COMPLEX_ABS, .ndim = 4, .shape = {1, 20, 2, 2 * 257}});
+    add2((op_case){.op = LTX2_OP_COMPLEX_ABS, .ndim = 3, .shape = {3, 7, 2 * 9}, .scale = 10.0f});
+    add2((op_case){.op = LTX2_OP_COMPLEX_ABS, .ndim = 1, .shape = {2}});
+}
+
+static void add_vocoder_cases(void) {
+    add_unary_a_cases();
+    add_conv1d_cases();
+    add_convt1d_cases();
+    add_fir_cases();
+    add_snake_abs_cases();
 }
 
 static void build_registry(void) {
@@ -233,11 +344,18 @@ static void build_registry(void) {
                   .kv_heads = 2, .flags = F_MASK});
     add((op_case){.op = A, .dtype = LTX2_BF16, .ndim = 3, .shape = {2, 90, 2 * 64}, .heads = 2, .sk = 90,
                   .flags = F_CAUSAL | F_LEFTPAD});
+
+    add_vocoder_cases(); /* last, so every case above keeps its seed */
 }
 
 
 const op_case *ops_cases(int *n) {
     if (!g_ncases) build_registry();
+    if (g_dropped) { /* a case silently not run would pass a test it never took */
+        fprintf(stderr, "test_ops: %d cases past MAX_CASES (%d); raise it\n", g_dropped, MAX_CASES);
+        *n = 0;
+        return NULL;
+    }
     *n = g_ncases;
     return g_cases;
 }

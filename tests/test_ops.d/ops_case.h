@@ -22,7 +22,8 @@
 #define F_BIAS 2u      /* norm bias / gemm bias */
 #define F_KN 4u        /* gemm weight stored [K, N] */
 #define F_STRIDED 8u   /* binary: a is a view with last-dim stride 2 */
-#define F_SPECIAL 16u  /* convert: first inputs are NaN, +-inf, -0, ties, overflow */
+#define F_SPECIAL 16u  /* convert: first inputs are NaN, +-inf, -0, ties, overflow; the pointwise
+                        * ops with a parameter: first inputs are NaN, +-inf, +-0, +-1, +-alpha */
 #define F_MASK 32u     /* attention: key padding mask (batch 1: every key masked; batch 2: the
                         * leading 3/4 masked, so whole leading key tiles are dead) */
 #define F_ROPE 64u     /* attention: split RoPE on q and k; rope op: split */
@@ -43,7 +44,7 @@ typedef struct op_case {
     ltx2_dtype dtype; /* device dtype; convert: the destination (source is the other one) */
     int ndim;
     int64_t shape[5]; /* x (or a); attention: q [B, Sq, H*d]; conv3d: x NDHWC */
-    int64_t n;        /* gemm: N; conv3d: c_out; depth_to_space: residual channels / prod;
+    int64_t n;        /* gemm: N; conv3d, conv1d, conv_transpose1d: c_out; depth_to_space: residual channels / prod;
                        * space_to_depth: residual channels */
     int64_t heads, sk; /* attention / rope: heads; group_norm: groups; attention: S_kv */
     int64_t kv_heads, window; /* attention: grouped K/V heads (0: heads), sliding window (0: none) */
@@ -53,6 +54,14 @@ typedef struct op_case {
     int64_t b_shape[4];
     unsigned flags;
     float scale, offset; /* inputs = offset + scale * normal */
+    /* the vocoders' ops (n is c_out for conv1d / conv_transpose1d) */
+    float alpha;         /* leaky_relu slope, log_floor floor, div_scalar divisor */
+    int64_t taps;        /* conv1d / conv_transpose1d kernel size, FIR filter taps */
+    int64_t stride;      /* conv stride, FIR ratio (0 is read as 1) */
+    int64_t dilation;    /* conv1d (0 is read as 1) */
+    int64_t pad[2];      /* conv1d zeros left / right; conv_transpose1d padding in pad[0] (cropped from
+                          * both ends); FIR replicate padding left / right */
+    int64_t crop[2];     /* fir_upsample: samples dropped left / right */
 } op_case;
 
 /* Host inputs (f32, already rounded to bf16 values for bf16 cases). */
@@ -66,6 +75,10 @@ typedef struct inputs {
     float *k, *v, *wq, *wk, *qc, *qs, *kc, *ks;
     int64_t nkv, ntq, ntk;
     uint8_t *mask;
+    /* conv1d / conv_transpose1d: the weight in PyTorch's layout ([c_out, c_in, k] / [c_in, c_out, k]),
+     * which the naive references read; w holds it packed for the op. f32 whatever the dtype: the
+     * FIR filter [taps], SnakeBeta's alpha and 1 / beta [C]. */
+    float *w_torch, *filt, *alpha, *inv_beta;
 } inputs;
 
 /* The registry, built on first use: every case, in a fixed order (indices seed the inputs). */
@@ -73,6 +86,11 @@ const op_case *ops_cases(int *n);
 
 void case_name(const op_case *c, char *buf, size_t cap);
 ltx2_conv3d_desc conv_desc_of(const op_case *c);
+ltx2_conv1d_desc conv1d_desc_of(const op_case *c);
+ltx2_convt1d_desc convt1d_desc_of(const op_case *c);
+ltx2_fir_desc fir_desc_of(const op_case *c);
+/* The pointwise ops that take a parameter (ltx2_backend_unary_a). */
+bool op_is_unary_a(ltx2_op op);
 /* Seeded host inputs of case c (idx: its registry index, which picks the Philox streams). */
 void inputs_make(const op_case *c, int idx, inputs *in);
 void inputs_free(inputs *in);

@@ -7,6 +7,7 @@
  * contain NUL bytes (we hand them out as C strings). */
 #include "io/safetensors.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,30 @@
 /* Names longer than this are cut in error messages so the expected-vs-got part still fits. */
 #define ST_NAME_IN_MSG 200
 
+/* A file's mapping, shared by the file and whatever retained it (ltx2_st_mapping_retain): the
+ * last release unmaps. Loads are single-threaded, but a release may come from any thread. */
+struct ltx2_st_mapping {
+    ltx2_file_map map;
+    atomic_int refs;
+};
+
 typedef struct st_impl {
-    ltx2_file_map map; /* empty for ltx2_st_open_memory */
+    ltx2_st_mapping *mapping; /* NULL for ltx2_st_open_memory */
     ltx2_json_doc *doc;
 } st_impl;
+
+ltx2_st_mapping *ltx2_st_mapping_retain(const ltx2_st_file *f) {
+    st_impl *impl = f ? f->impl_ : NULL;
+    if (!impl || !impl->mapping) return NULL;
+    atomic_fetch_add(&impl->mapping->refs, 1);
+    return impl->mapping;
+}
+
+void ltx2_st_mapping_release(ltx2_st_mapping *m) {
+    if (!m || atomic_fetch_sub(&m->refs, 1) != 1) return;
+    ltx2_file_map_close(&m->map);
+    free(m);
+}
 
 static const char *json_type_name(ltx2_json_type t) {
     switch (t) {
@@ -340,10 +361,16 @@ ltx2_status ltx2_st_open(ltx2_context *ctx, const char *path, ltx2_st_file **out
     ltx2_st_file *f;
     LTX2_TRY(new_file(ctx, path, &f));
     st_impl *impl = f->impl_;
-    ltx2_status st = ltx2_file_map_open(ctx, path, &impl->map);
+    impl->mapping = calloc(1, sizeof(*impl->mapping));
+    if (!impl->mapping) {
+        ltx2_st_close(f);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: out of memory", path);
+    }
+    atomic_init(&impl->mapping->refs, 1);
+    ltx2_status st = ltx2_file_map_open(ctx, path, &impl->mapping->map);
     if (st == LTX2_OK) {
-        f->file_size = impl->map.size;
-        st = parse_file(ctx, f, impl->map.data, impl->map.size);
+        f->file_size = impl->mapping->map.size;
+        st = parse_file(ctx, f, impl->mapping->map.data, impl->mapping->map.size);
     }
     if (st != LTX2_OK) {
         ltx2_st_close(f);
@@ -358,7 +385,7 @@ void ltx2_st_close(ltx2_st_file *f) {
     st_impl *impl = f->impl_;
     if (impl) {
         ltx2_json_free(impl->doc);
-        ltx2_file_map_close(&impl->map);
+        ltx2_st_mapping_release(impl->mapping);
         free(impl);
     }
     free(f->tensors);

@@ -49,6 +49,12 @@ ltx2_status ltx2_st_open(ltx2_context *ctx, const char *path, ltx2_st_file **out
 ltx2_status ltx2_st_open_memory(ltx2_context *ctx, const void *buf, size_t size, const char *label,
                                 ltx2_st_file **out);
 void ltx2_st_close(ltx2_st_file *f);
+/* A reference that keeps f's file mapping, and so the data pointer of every tensor of f, valid
+ * after ltx2_st_close(f) (weights that run straight from the file hold one); NULL for a file with
+ * no mapping of its own (ltx2_st_open_memory, or NULL). Each retain is released once. */
+typedef struct ltx2_st_mapping ltx2_st_mapping;
+ltx2_st_mapping *ltx2_st_mapping_retain(const ltx2_st_file *f);
+void ltx2_st_mapping_release(ltx2_st_mapping *m);
 const ltx2_st_tensor *ltx2_st_find(const ltx2_st_file *f, const char *name);
 const char *ltx2_st_meta_get(const ltx2_st_file *f, const char *key);
 /* Parses the JSON string stored under metadata `key` (LTX-2 keeps its model config in
@@ -69,7 +75,8 @@ ltx2_tensor ltx2_st_view(const ltx2_st_tensor *t);
 /* Writer: collects tensors (pointers kept until write; data must stay alive) and metadata. */
 typedef struct ltx2_st_writer ltx2_st_writer;
 ltx2_status ltx2_st_writer_create(ltx2_context *ctx, ltx2_st_writer **out);
-/* t must be a contiguous CPU tensor; the name must be unique. */
+/* t must be a contiguous CPU tensor; the name must be unique. A tensor with no data (data NULL) is
+ * written as zeros, as a hole in the file (a synthetic checkpoint of real size costs no disk). */
 ltx2_status ltx2_st_writer_add(ltx2_context *ctx, ltx2_st_writer *w, const char *name,
                                const ltx2_tensor *t);
 ltx2_status ltx2_st_writer_set_meta(ltx2_context *ctx, ltx2_st_writer *w, const char *key,

@@ -118,9 +118,9 @@ ltx2_status ltx2_connectors_weights_load_on(ltx2_context *ctx, const ltx2_backen
     LTX2_TRY(weights_new(ctx, cfg, text_dim, &w));
     ltx2_wtable l = {0};
     build_list(&l, w);
-    /* the file's bf16 Linear weights stay bf16 on the CPU (no f32 copy; the same results bitwise) */
-    ltx2_status st = ltx2_wstore_layout_mixed(ctx, &w->store, &l, be, dtype,
-                                              ltx2_wtable_matrix_dtype(&l, f, "", be, dtype), false);
+    /* the file's bf16 Linear weights stay bf16 on the CPU, read in place from the mapping (no copy; the
+     * same results bitwise) */
+    ltx2_status st = ltx2_wstore_layout_for(ctx, &w->store, &l, be, dtype, f, "", false);
     if (st == LTX2_OK) {
         w->be = be;
         w->dtype = dtype;

@@ -162,12 +162,14 @@ static ltx2_status weights_new(ltx2_context *ctx, const ltx2_dit_config *cfg, lt
 }
 
 /* The table of w->cfg, laid out on be in dtype; with a file (f non-NULL) the Linear weights keep
- * its bf16 where be can multiply them so (ltx2_wtable_matrix_dtype). */
+ * its bf16 where be can multiply them so, on the CPU as views of the file (ltx2_wstore_layout_for). */
 static ltx2_status weights_layout(ltx2_context *ctx, ltx2_dit_weights *w, ltx2_wtable *l, bool skip_layers,
                                   const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix) {
     build_list(l, w);
-    const ltx2_dtype mdt = f ? ltx2_wtable_matrix_dtype(l, f, prefix, be, dtype) : dtype;
-    LTX2_TRY(ltx2_wstore_layout_mixed(ctx, &w->store, l, be, dtype, mdt, skip_layers));
+    if (f)
+        LTX2_TRY(ltx2_wstore_layout_for(ctx, &w->store, l, be, dtype, f, prefix, skip_layers));
+    else
+        LTX2_TRY(ltx2_wstore_layout(ctx, &w->store, l, be, dtype, skip_layers));
     w->be = be;
     w->dtype = dtype;
     w->layers_skipped = skip_layers;

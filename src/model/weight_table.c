@@ -89,9 +89,15 @@ static ltx2_status zero_fill(ltx2_context *ctx, const ltx2_backend *be, void *me
 
 static ltx2_dtype spec_dtype(const ltx2_wstore *s, const ltx2_wspec *w) { return w->matrix ? s->matrix_dtype : s->dtype; }
 
-ltx2_status ltx2_wstore_layout_mixed(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
-                                     ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers) {
-    memset(s, 0, sizeof *s);
+/* Whether an entry has storage in the allocation: not a skipped layer, not a mapped matrix. */
+static bool allocated(const ltx2_wstore *s, const ltx2_wspec *w, bool skip_layers) {
+    return !(skip_layers && w->layer) && !(s->mapping && w->matrix);
+}
+
+/* mapping: the retained file mapping the matrices will view (NULL: they are stored); the store
+ * takes the reference. */
+static ltx2_status layout_checks(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_backend *be, ltx2_dtype dtype,
+                                 ltx2_dtype matrix_dtype) {
     if (t->oom) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "weights: tensor list");
     if (!ltx2_backend_supports(be, LTX2_OP_GEMM_EX, dtype))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s has no %s GEMM", be->name,
@@ -99,17 +105,35 @@ ltx2_status ltx2_wstore_layout_mixed(ltx2_context *ctx, ltx2_wstore *s, const lt
     if (matrix_dtype != dtype && !(be->gemm_bf16_weights && dtype == LTX2_F32 && matrix_dtype == LTX2_BF16))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s has no GEMM of %s weights under %s",
                           be->name, ltx2_dtype_name(matrix_dtype), ltx2_dtype_name(dtype));
+    return LTX2_OK;
+}
+
+/* mapping: the retained file mapping the matrices will view (NULL: they are stored); the store
+ * takes the reference, also on failure. */
+static ltx2_status layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                          ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers, ltx2_st_mapping *mapping) {
+    memset(s, 0, sizeof *s);
+    s->mapping = mapping;
+    const ltx2_status chk = layout_checks(ctx, t, be, dtype, matrix_dtype);
+    if (chk != LTX2_OK) {
+        ltx2_wstore_free(s);
+        return chk;
+    }
     s->be = be;
     s->dtype = dtype;
     s->matrix_dtype = matrix_dtype;
-    for (size_t i = 0; i < t->n; i++)
-        if (!(skip_layers && t->v[i].layer)) {
-            s->n_bytes += align_up((size_t)spec_numel(&t->v[i]) * ltx2_dtype_size(spec_dtype(s, &t->v[i])));
-            s->n_elems += (size_t)spec_numel(&t->v[i]);
-            s->n_tensors++;
-        }
-    LTX2_TRY(be->alloc(be, ctx, s->n_bytes ? s->n_bytes : 1, &s->mem));
-    ltx2_status st = zero_fill(ctx, be, s->mem, s->n_bytes);
+    for (size_t i = 0; i < t->n; i++) {
+        if (skip_layers && t->v[i].layer) continue;
+        const size_t bytes = (size_t)spec_numel(&t->v[i]) * ltx2_dtype_size(spec_dtype(s, &t->v[i]));
+        if (allocated(s, &t->v[i], skip_layers))
+            s->n_bytes += align_up(bytes);
+        else
+            s->n_mapped_bytes += bytes;
+        s->n_elems += (size_t)spec_numel(&t->v[i]);
+        s->n_tensors++;
+    }
+    ltx2_status st = be->alloc(be, ctx, s->n_bytes ? s->n_bytes : 1, &s->mem);
+    if (st == LTX2_OK) st = zero_fill(ctx, be, s->mem, s->n_bytes);
     if (st != LTX2_OK) {
         ltx2_wstore_free(s);
         return st;
@@ -117,7 +141,7 @@ ltx2_status ltx2_wstore_layout_mixed(ltx2_context *ctx, ltx2_wstore *s, const lt
     char *cur = s->mem;
     for (size_t i = 0; i < t->n; i++) {
         ltx2_wspec *w = &t->v[i];
-        const bool stored = !(skip_layers && w->layer);
+        const bool stored = allocated(s, w, skip_layers);
         const ltx2_dtype dt = spec_dtype(s, w);
         *w->dst = ltx2_tensor_make(stored ? cur : NULL, dt, w->ndim, w->shape);
         w->dst->device = be->device;
@@ -126,9 +150,38 @@ ltx2_status ltx2_wstore_layout_mixed(ltx2_context *ctx, ltx2_wstore *s, const lt
     return LTX2_OK;
 }
 
+ltx2_status ltx2_wstore_layout_mixed(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                                     ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers) {
+    return layout(ctx, s, t, be, dtype, matrix_dtype, skip_layers, NULL);
+}
+
 ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                ltx2_dtype dtype, bool skip_layers) {
-    return ltx2_wstore_layout_mixed(ctx, s, t, be, dtype, dtype, skip_layers);
+    return layout(ctx, s, t, be, dtype, dtype, skip_layers, NULL);
+}
+
+/* Whether every Linear weight of t is in f (under prefix), bf16, at an address the GEMM may read
+ * bf16 from (2-byte aligned: safetensors does not promise it). */
+static bool matrices_viewable(const ltx2_wtable *t, const ltx2_st_file *f, const char *prefix) {
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (!t->v[i].matrix) continue;
+        char full[LTX2_WNAME_CAP + 128];
+        snprintf(full, sizeof full, "%s%s", prefix ? prefix : "", t->v[i].name);
+        const ltx2_st_tensor *ft = ltx2_st_find(f, full);
+        if (!ft || ft->dtype != LTX2_BF16 || ((uintptr_t)ft->data & 1u)) return false;
+        n++;
+    }
+    return n > 0;
+}
+
+ltx2_status ltx2_wstore_layout_for(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                                   ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix, bool skip_layers) {
+    const ltx2_dtype mdt = ltx2_wtable_matrix_dtype(t, f, prefix, be, dtype);
+    ltx2_st_mapping *m = NULL;
+    if (be->device == LTX2_DEVICE_CPU && mdt == LTX2_BF16 && !skip_layers && matrices_viewable(t, f, prefix))
+        m = ltx2_st_mapping_retain(f);
+    return layout(ctx, s, t, be, dtype, mdt, skip_layers, m);
 }
 
 ltx2_dtype ltx2_wtable_matrix_dtype(const ltx2_wtable *t, const ltx2_st_file *f, const char *prefix,
@@ -149,6 +202,7 @@ ltx2_dtype ltx2_wtable_matrix_dtype(const ltx2_wtable *t, const ltx2_st_file *f,
 
 void ltx2_wstore_free(ltx2_wstore *s) {
     if (s->be && s->mem) s->be->free(s->be, s->mem);
+    ltx2_st_mapping_release(s->mapping);
     memset(s, 0, sizeof *s);
 }
 
@@ -265,6 +319,11 @@ ltx2_status ltx2_wtable_load(ltx2_context *ctx, const ltx2_wtable *t, const ltx2
             char what[64];
             snprintf(what, sizeof what, " (%s)", ltx2_dtype_name(ft->dtype));
             note(&o.dtypes, &o.n_dtype, full, what);
+            continue;
+        }
+        if (s->mapping && w->matrix) { /* a view of the file: read once for the finite check, not copied */
+            st = ltx2_weight_to_f32(ctx, f, ft, g.f32, (size_t)spec_numel(w));
+            if (st == LTX2_OK) w->dst->data = (void *)ft->data;
             continue;
         }
         if (!w->dst->data) continue; /* a skipped layer: checked; its reader takes a slice */

@@ -56,7 +56,11 @@ typedef struct ltx2_wstore {
     ltx2_dtype dtype;        /* vectors (biases, norms, tables) */
     ltx2_dtype matrix_dtype; /* Linear weights: dtype, or bf16 under f32 where be widens them itself */
     void *mem;
-    size_t n_bytes, n_elems, n_tensors;
+    size_t n_bytes, n_elems, n_tensors; /* n_bytes: the allocation's; n_elems, n_tensors: every tensor's */
+    /* Non-NULL when the Linear weights are not copied but views of the checkpoint's mapping (kept
+     * alive by this reference until ltx2_wstore_free): n_mapped_bytes of it. */
+    ltx2_st_mapping *mapping;
+    size_t n_mapped_bytes;
 } ltx2_wstore;
 
 /* Points every entry's tensor into a new zeroed allocation of dtype on be (layer entries get no
@@ -67,6 +71,14 @@ ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wta
  * with gemm_bf16_weights: a checkpoint's bf16 weights kept as stored, no f32 copy). */
 ltx2_status ltx2_wstore_layout_mixed(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                      ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers);
+/* The layout for a load from f (tensor names under prefix): the Linear weights in
+ * ltx2_wtable_matrix_dtype's dtype and, where that is the file's own bf16 on the CPU and f has a
+ * mapping of its own (ltx2_st_mapping_retain), not stored at all: ltx2_wtable_load points them into
+ * the mapping, which the store then keeps alive. So a CPU load of a bf16 checkpoint holds no copy
+ * of its matrices, only the pages of the file (shared, reclaimable), and its norms, biases and tables
+ * in f32. Otherwise as ltx2_wstore_layout_mixed. */
+ltx2_status ltx2_wstore_layout_for(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                                   ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix, bool skip_layers);
 /* bf16 when every Linear weight of t that f holds (under prefix) is stored in bf16 and be widens bf16
  * weights itself under dtype f32; else dtype. */
 ltx2_dtype ltx2_wtable_matrix_dtype(const ltx2_wtable *t, const ltx2_st_file *f, const char *prefix,

@@ -416,6 +416,39 @@ static void test_reference_file(void) {
     ltx2_st_close(f);
 }
 
+/* A tensor without data is written as zeros (a hole), between tensors with data, which keep
+ * theirs: the synthetic full-size checkpoints' path (tests/full_ckpt.h). */
+static void test_zero_holes(void) {
+    enum { HOLE = 1 << 20 }; /* elements of the hole tensor: 4 MiB of f32 */
+    float a[5] = {1, 2, 3, 4, 5}, c[3] = {-1, -2, -3};
+    const int64_t sa = 5, sb = HOLE, sc = 3;
+    const ltx2_tensor ta = ltx2_tensor_make(a, LTX2_F32, 1, &sa), tb = ltx2_tensor_make(NULL, LTX2_F32, 1, &sb),
+                      tc = ltx2_tensor_make(c, LTX2_F32, 1, &sc);
+    ltx2_st_writer *w = NULL;
+    char *path = tmp_path("holes.safetensors");
+    bool ok = path && ltx2_st_writer_create(g_ctx, &w) == LTX2_OK && ltx2_st_writer_add(g_ctx, w, "a", &ta) == LTX2_OK &&
+              ltx2_st_writer_add(g_ctx, w, "b", &tb) == LTX2_OK && ltx2_st_writer_add(g_ctx, w, "c", &tc) == LTX2_OK &&
+              ltx2_st_writer_write(g_ctx, w, path) == LTX2_OK;
+    CHECK(ok, "write with a hole: %s", ltx2_last_error(g_ctx));
+    ltx2_st_writer_free(w);
+    ltx2_st_file *f = NULL;
+    if (ok && ltx2_st_open(g_ctx, path, &f) == LTX2_OK) {
+        const ltx2_st_tensor *ra = ltx2_st_find(f, "a"), *rb = ltx2_st_find(f, "b"), *rc = ltx2_st_find(f, "c");
+        bool zeros = rb && rb->end - rb->begin == (uint64_t)HOLE * 4;
+        for (size_t i = 0; zeros && i < (size_t)HOLE; i++) zeros = ((const float *)rb->data)[i] == 0.0f;
+        CHECK(zeros, "the hole reads as %d zeros", HOLE);
+        CHECK(ra && rc && memcmp(ra->data, a, sizeof a) == 0 && memcmp(rc->data, c, sizeof c) == 0,
+              "the tensors around the hole keep their data");
+        CHECK(f->file_size == 8 + f->header_len + sizeof a + (uint64_t)HOLE * 4 + sizeof c, "file size %llu",
+              (unsigned long long)f->file_size);
+    } else {
+        CHECK(false, "reopen: %s", ltx2_last_error(g_ctx));
+    }
+    ltx2_st_close(f);
+    if (path) unlink(path);
+    free(path);
+}
+
 int main(void) {
     ltx2_context_params p;
     ltx2_context_params_init(&p);
@@ -425,6 +458,7 @@ int main(void) {
     if (!g_ctx || !mkdtemp(g_dir)) return 1;
     test_validation();
     test_roundtrip();
+    test_zero_holes();
     test_sets();
     test_reference_file();
     char *rt = tmp_path("rt.safetensors");

@@ -169,6 +169,20 @@ ltx2_status ltx2_file_writer_write(ltx2_context *ctx, ltx2_file_writer *w, const
     return LTX2_OK;
 }
 
+ltx2_status ltx2_file_writer_zeros(ltx2_context *ctx, ltx2_file_writer *w, uint64_t n) {
+    if (w->fd < 0) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "write on a closed file writer");
+    if (!n) return LTX2_OK;
+    /* ftruncate extends with zeros and moves no offset: seek past the hole for the next write */
+    if (ftruncate(w->fd, (off_t)(w->written + n)) != 0 || lseek(w->fd, (off_t)(w->written + n), SEEK_SET) < 0) {
+        ltx2_status st = LTX2_ERROR(ctx, LTX2_ERR_IO, "%s: extending to %llu bytes failed: %s", w->path,
+                                    (unsigned long long)(w->written + n), strerror(errno));
+        ltx2_file_writer_abort(w);
+        return st;
+    }
+    w->written += n;
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_file_writer_commit(ltx2_context *ctx, ltx2_file_writer *w) {
     if (w->fd < 0) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "commit on a closed file writer");
     int rc = close(w->fd);

@@ -34,6 +34,9 @@ ltx2_status ltx2_file_writer_open(ltx2_context *ctx, const char *path, ltx2_file
 /* On failure the temp file is already removed; the caller only reports. */
 ltx2_status ltx2_file_writer_write(ltx2_context *ctx, ltx2_file_writer *w, const void *data,
                                    size_t n);
+/* n zero bytes as a hole (the file is extended, no blocks written where the file system has sparse
+ * files): the all-zero tensors of a synthetic checkpoint of real size. */
+ltx2_status ltx2_file_writer_zeros(ltx2_context *ctx, ltx2_file_writer *w, uint64_t n);
 ltx2_status ltx2_file_writer_commit(ltx2_context *ctx, ltx2_file_writer *w);
 void ltx2_file_writer_abort(ltx2_file_writer *w);
 

@@ -2,7 +2,8 @@
  * data section is laid out like the reference library does it: by item size (largest first),
  * then by name, with no gaps, so every tensor starts at a multiple of its own item size. The
  * header is padded with spaces so the data section starts 8-byte aligned. Written to a temp file
- * and renamed, so a failed write leaves nothing behind. */
+ * and renamed, so a failed write leaves nothing behind. A tensor without data is zeros, left as a
+ * hole. */
 #include "io/safetensors.h"
 
 #include <stdlib.h>
@@ -80,9 +81,6 @@ ltx2_status ltx2_st_writer_add(ltx2_context *ctx, ltx2_st_writer *w, const char 
     if (!ltx2_tensor_is_contiguous(t))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "safetensors writer: tensor '%s' is not contiguous", name);
-    if (!t->data && ltx2_tensor_nbytes(t))
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "safetensors writer: tensor '%s' has no data",
-                          name);
     for (size_t i = 0; i < w->n; i++)
         if (strcmp(w->entries[i].name, name) == 0)
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
@@ -214,8 +212,11 @@ ltx2_status ltx2_st_writer_write(ltx2_context *ctx, ltx2_st_writer *w, const cha
     if (st == LTX2_OK) st = ltx2_file_writer_write(ctx, &fw, len_le, 8);
     if (st == LTX2_OK) st = ltx2_file_writer_write(ctx, &fw, h.buf, h.len);
     for (size_t i = 0; st == LTX2_OK && i < w->n; i++) {
-        size_t nb = (size_t)(layout[i]->end - layout[i]->begin);
-        if (nb) st = ltx2_file_writer_write(ctx, &fw, layout[i]->t.data, nb);
+        const uint64_t nb = layout[i]->end - layout[i]->begin;
+        if (nb && layout[i]->t.data)
+            st = ltx2_file_writer_write(ctx, &fw, layout[i]->t.data, (size_t)nb);
+        else if (nb)
+            st = ltx2_file_writer_zeros(ctx, &fw, nb);
     }
     if (st == LTX2_OK) st = ltx2_file_writer_commit(ctx, &fw);
     /* write/commit failures already removed the temp file */

@@ -37,16 +37,9 @@ gemma_config.GEMMA3_CONFIG_FOR_LTX.text_config.num_hidden_layers = C.TINY_GEMMA_
 
 from ltx_core.guidance.perturbations import BatchedPerturbationConfig  # noqa: E402
 from ltx_core.loader.single_gpu_model_builder import SingleGPUModelBuilder  # noqa: E402
-from ltx_core.model.audio_vae import (  # noqa: E402
-    AUDIO_VAE_DECODER_COMFY_KEYS_FILTER, AUDIO_VAE_ENCODER_COMFY_KEYS_FILTER, VOCODER_COMFY_KEYS_FILTER,
-    AudioDecoderConfigurator, AudioEncoderConfigurator, VocoderConfigurator)
-from ltx_core.model.transformer import LTXV_MODEL_COMFY_RENAMING_MAP, LTXModelConfigurator  # noqa: E402
 from ltx_core.model.transformer.modality import Modality  # noqa: E402
 from ltx_core.model.upsampler import LatentUpsamplerConfigurator  # noqa: E402
-from ltx_core.model.video_vae import (  # noqa: E402
-    VAE_DECODER_COMFY_KEYS_FILTER, VAE_ENCODER_COMFY_KEYS_FILTER, VideoDecoderConfigurator,
-    VideoEncoderConfigurator)
-from ltx_core.text_encoders.gemma import EMBEDDINGS_PROCESSOR_KEY_OPS, EmbeddingsProcessorConfigurator  # noqa: E402
+from ltx_checkpoint_keys import build_components  # noqa: E402  (after the Gemma dims are shrunk)
 from ltx_core.components.patchifiers import AudioPatchifier, VideoLatentPatchifier  # noqa: E402
 from ltx_core.tools import AudioLatentTools, VideoLatentTools  # noqa: E402
 from ltx_core.types import AudioLatentShape, VideoLatentShape  # noqa: E402
@@ -90,57 +83,6 @@ def random_value(name: str, t: torch.Tensor) -> torch.Tensor:
     for d in shape[1:]:
         fan_in *= d
     return torch.randn(shape, generator=g) / fan_in ** 0.5
-
-
-# ---------------------------------------------------------------------------------------------
-# Module-key -> checkpoint-key maps (inverses of the SDOps ltx-core applies when loading).
-# ---------------------------------------------------------------------------------------------
-
-def dit_key(k):
-    return "model.diffusion_model." + k
-
-
-def text_key(k):
-    for mod, ck in (("feature_extractor.aggregate_embed.", "text_embedding_projection.aggregate_embed."),
-                    ("feature_extractor.video_aggregate_embed.", "text_embedding_projection.video_aggregate_embed."),
-                    ("feature_extractor.audio_aggregate_embed.", "text_embedding_projection.audio_aggregate_embed."),
-                    ("video_connector.", "model.diffusion_model.video_embeddings_connector."),
-                    ("audio_connector.", "model.diffusion_model.audio_embeddings_connector.")):
-        if k.startswith(mod):
-            return ck + k[len(mod):]
-    raise KeyError(f"unmapped embeddings-processor key {k}")
-
-
-def _mk(prefix, part):
-    def f(k):
-        if k.startswith("per_channel_statistics."):
-            return prefix + k
-        return prefix + part + "." + k
-    return f
-
-
-def vocoder_key(k):
-    return "vocoder." + k
-
-
-def build_components(config):
-    """(name, module, key_map, sd_ops, configurator) for every component of the single file."""
-    return [
-        ("transformer", LTXModelConfigurator.from_config(config), dit_key, LTXV_MODEL_COMFY_RENAMING_MAP,
-         LTXModelConfigurator),
-        ("embeddings_processor", EmbeddingsProcessorConfigurator.from_config(config), text_key,
-         EMBEDDINGS_PROCESSOR_KEY_OPS, EmbeddingsProcessorConfigurator),
-        ("video_encoder", VideoEncoderConfigurator.from_config(config), _mk("vae.", "encoder"),
-         VAE_ENCODER_COMFY_KEYS_FILTER, VideoEncoderConfigurator),
-        ("video_decoder", VideoDecoderConfigurator.from_config(config), _mk("vae.", "decoder"),
-         VAE_DECODER_COMFY_KEYS_FILTER, VideoDecoderConfigurator),
-        ("audio_encoder", AudioEncoderConfigurator.from_config(config), _mk("audio_vae.", "encoder"),
-         AUDIO_VAE_ENCODER_COMFY_KEYS_FILTER, AudioEncoderConfigurator),
-        ("audio_decoder", AudioDecoderConfigurator.from_config(config), _mk("audio_vae.", "decoder"),
-         AUDIO_VAE_DECODER_COMFY_KEYS_FILTER, AudioDecoderConfigurator),
-        ("vocoder", VocoderConfigurator.from_config(config), vocoder_key, VOCODER_COMFY_KEYS_FILTER,
-         VocoderConfigurator),
-    ]
 
 
 def fill_state(module, key_map, ckpt):

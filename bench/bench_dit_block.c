@@ -11,6 +11,7 @@
 #include "cpu_peak.h"
 #include "core/rng.h"
 #include "cpu/cpu_ops.h"
+#include "dit_bench.h"
 #include "model/dit.h"
 
 #define DEFAULT_CHECKPOINT "weights/tiny/ltx2-tiny-2.0.safetensors"
@@ -37,114 +38,12 @@
 #define TINY_S 16
 /* Random weight scale ~ 1/sqrt(D): keeps activations O(1) so the timing sees ordinary floats. */
 #define WEIGHT_SCALE 0.03f
-#define SIGMA 0.5f
-/* Positions: a latent frame spans 8 video frames at 25 fps, a latent pixel 32 px, an audio token 40 ms. */
-#define FRAME_S (8.0f / 25.0f)
-#define PATCH_PX 32.0f
-#define AUDIO_TOKEN_S 0.04f
 #define PEAK_SECONDS 0.3
 #define GEMM_M 1024
 #define GEMM_N 4096
 #define GEMM_K 1024
 
-/* Every linear is 2*M*out*in FLOPs. */
-static double lin_flops(const ltx2_dit_linear *l, int64_t M) { return 2.0 * (double)M * (double)l->out * (double)l->in; }
-
-/* q/o on Tq rows, k/v on Tk rows, plus QK^T and PV: 2 * 2*Tq*Tk*inner (inner = heads * head_dim). */
-static double attn_flops(const ltx2_dit_attn_w *a, int64_t Tq, int64_t Tk) {
-    return lin_flops(&a->q, Tq) + lin_flops(&a->k, Tk) + lin_flops(&a->v, Tk) + lin_flops(&a->o, Tq) +
-           4.0 * (double)Tq * (double)Tk * (double)(a->heads * a->head_dim);
-}
-
-static double adaln_flops(const ltx2_dit_adaln_w *a, int64_t U) {
-    return lin_flops(&a->l1, U) + lin_flops(&a->l2, U) + lin_flops(&a->lin, U);
-}
-
-/* Matmul FLOPs of one forward with batch B and ONE distinct timestep (AdaLN MLPs run once per
- * distinct value): patchify + caption projections + AdaLN MLPs + per block {video self (Tv,Tv), video
- * text (Tv,S), audio self (Ta,Ta), audio text (Ta,S), a2v (Tv,Ta), v2a (Ta,Tv), FFNs 2*2*T*D*4D}
- * + output projections. Elementwise work (norms, RoPE, softmax, GELU) is not counted. */
-static double forward_flops(const ltx2_dit_weights *w, int64_t B, int64_t Tv, int64_t Ta, int64_t S) {
-    const ltx2_dit_config *c = &w->cfg;
-    double per_sample = lin_flops(&w->patchify, Tv) + lin_flops(&w->audio_patchify, Ta) +
-                        lin_flops(&w->proj_out, Tv) + lin_flops(&w->audio_proj_out, Ta);
-    if (c->caption_projection)
-        per_sample += lin_flops(&w->caption1, S) + lin_flops(&w->caption2, S) + lin_flops(&w->audio_caption1, S) +
-                      lin_flops(&w->audio_caption2, S);
-    double f = (double)B * per_sample + adaln_flops(&w->adaln, 1) + adaln_flops(&w->audio_adaln, 1) +
-               adaln_flops(&w->av_video_ss, 1) + adaln_flops(&w->av_audio_ss, 1) + adaln_flops(&w->av_a2v_gate, 1) +
-               adaln_flops(&w->av_v2a_gate, 1);
-    for (int64_t i = 0; i < c->num_layers; i++) {
-        const ltx2_dit_block_w *b = &w->blocks[i];
-        f += (double)B * (attn_flops(&b->attn1, Tv, Tv) + attn_flops(&b->attn2, Tv, S) +
-                          attn_flops(&b->audio_attn1, Ta, Ta) + attn_flops(&b->audio_attn2, Ta, S) +
-                          attn_flops(&b->a2v, Tv, Ta) + attn_flops(&b->v2a, Ta, Tv) + lin_flops(&b->ff.proj_in, Tv) +
-                          lin_flops(&b->ff.proj_out, Tv) + lin_flops(&b->audio_ff.proj_in, Ta) +
-                          lin_flops(&b->audio_ff.proj_out, Ta));
-    }
-    return f;
-}
-
-/* Synthetic inputs for batch B: grid F x H x W video tokens, Ta audio tokens, S text tokens, one sigma. */
-typedef struct dit_inputs {
-    float *v_lat, *v_pos, *v_ts, *sig, *ctx, *a_lat, *a_pos, *a_ts;
-    uint8_t *mask;
-} dit_inputs;
-
-static void inputs_free(dit_inputs *in) {
-    free(in->v_lat), free(in->v_pos), free(in->v_ts), free(in->sig), free(in->ctx);
-    free(in->a_lat), free(in->a_pos), free(in->a_ts), free(in->mask);
-}
-
 static float *alloc_f(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(float)); }
-
-static bool inputs_make(const ltx2_dit_config *c, int64_t B, int64_t F, int64_t H, int64_t W, int64_t Ta, int64_t S,
-                        dit_inputs *in, ltx2_dit_forward_params *p) {
-    const int64_t Tv = F * H * W;
-    memset(in, 0, sizeof *in);
-    in->v_lat = alloc_f(B * Tv * c->in_channels);
-    in->v_pos = alloc_f(B * 3 * Tv * 2);
-    in->v_ts = alloc_f(B * Tv);
-    in->sig = alloc_f(B);
-    in->ctx = alloc_f(B * S * c->caption_channels);
-    in->a_lat = alloc_f(B * Ta * c->audio_in_channels);
-    in->a_pos = alloc_f(B * Ta * 2);
-    in->a_ts = alloc_f(B * Ta);
-    in->mask = malloc((size_t)(B * S));
-    if (!in->v_lat || !in->v_pos || !in->v_ts || !in->sig || !in->ctx || !in->a_lat || !in->a_pos || !in->a_ts ||
-        !in->mask)
-        return false;
-    ltx2_rng_normal(11, 0, 0, (size_t)(B * Tv * c->in_channels), in->v_lat);
-    ltx2_rng_normal(11, 1, 0, (size_t)(B * Ta * c->audio_in_channels), in->a_lat);
-    ltx2_rng_normal(11, 2, 0, (size_t)(B * S * c->caption_channels), in->ctx);
-    memset(in->mask, 1, (size_t)(B * S));
-    for (int64_t b = 0; b < B; b++) {
-        in->sig[b] = SIGMA;
-        float *vp = in->v_pos + b * 3 * Tv * 2;
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t h = 0; h < H; h++)
-                for (int64_t x = 0; x < W; x++) {
-                    int64_t t = (f * H + h) * W + x;
-                    vp[(0 * Tv + t) * 2] = (float)f * FRAME_S;
-                    vp[(0 * Tv + t) * 2 + 1] = (float)(f + 1) * FRAME_S;
-                    vp[(1 * Tv + t) * 2] = (float)h * PATCH_PX;
-                    vp[(1 * Tv + t) * 2 + 1] = (float)(h + 1) * PATCH_PX;
-                    vp[(2 * Tv + t) * 2] = (float)x * PATCH_PX;
-                    vp[(2 * Tv + t) * 2 + 1] = (float)(x + 1) * PATCH_PX;
-                }
-        for (int64_t t = 0; t < Tv; t++) in->v_ts[b * Tv + t] = SIGMA;
-        for (int64_t t = 0; t < Ta; t++) {
-            in->a_pos[(b * Ta + t) * 2] = (float)t * AUDIO_TOKEN_S;
-            in->a_pos[(b * Ta + t) * 2 + 1] = (float)(t + 1) * AUDIO_TOKEN_S;
-            in->a_ts[b * Ta + t] = SIGMA;
-        }
-    }
-    ltx2_dit_forward_params_init(p);
-    p->batch = B;
-    p->video = (ltx2_dit_modality){in->v_lat, in->v_pos, in->v_ts, in->sig, in->ctx, in->mask, Tv, S};
-    p->audio = (ltx2_dit_modality){in->a_lat, in->a_pos, in->a_ts, in->sig, in->ctx, in->mask, Ta, S};
-    return true;
-}
 
 typedef struct dit_job {
     ltx2_context *ctx;
@@ -194,12 +93,13 @@ static int tiny_rss(bench_report *r, ltx2_context *ctx, const char *path) {
         return 1;
     }
     long loaded = vm_hwm_kib();
-    dit_inputs in;
+    dit_bench_inputs in;
     ltx2_dit_forward_params p;
     const int64_t Tv = TINY_F * TINY_H * TINY_W;
     float *vo = alloc_f(TINY_B * Tv * w->cfg.out_channels), *ao = alloc_f(TINY_B * TINY_AT * w->cfg.audio_out_channels);
     int rc = 0;
-    if (!inputs_make(&w->cfg, TINY_B, TINY_F, TINY_H, TINY_W, TINY_AT, TINY_S, &in, &p) || !vo || !ao) {
+    if (!dit_bench_inputs_make(&w->cfg, TINY_B, TINY_F, TINY_H, TINY_W, TINY_AT, TINY_S, w->cfg.caption_channels,
+                               w->cfg.caption_channels, &in, &p) || !vo || !ao) {
         fprintf(stderr, "bench_dit_block: out of memory (tiny inputs)\n");
         rc = 1;
     } else if (ltx2_dit_forward(ctx, w, &p, vo, ao) != LTX2_OK) {
@@ -212,7 +112,7 @@ static int tiny_rss(bench_report *r, ltx2_context *ctx, const char *path) {
                           (long long)w->cfg.num_layers, TINY_B, (long long)Tv, TINY_AT, TINY_S, w->store.n_elems,
                           before / 1024.0, loaded / 1024.0, after / 1024.0);
     }
-    inputs_free(&in);
+    dit_bench_inputs_free(&in);
     free(vo);
     free(ao);
     ltx2_dit_weights_free(w);
@@ -249,12 +149,13 @@ static int bench_block(const bench_opts *o, bench_report *r, ltx2_context *ctx, 
         return 1;
     }
     const int64_t Tv = GRID_F * GRID_H * GRID_W;
-    dit_inputs in;
+    dit_bench_inputs in;
     ltx2_dit_forward_params p;
     dit_job j = {ctx, w, &p, alloc_f(Tv * cfg.out_channels), alloc_f(AUDIO_T * cfg.audio_out_channels), LTX2_OK};
     gemm_job g = {alloc_f((int64_t)GEMM_M * GEMM_K), alloc_f((int64_t)GEMM_N * GEMM_K), alloc_f((int64_t)GEMM_M * GEMM_N)};
     int rc = 0;
-    if (!inputs_make(&w->cfg, 1, GRID_F, GRID_H, GRID_W, AUDIO_T, TEXT_S, &in, &p) || !j.vo || !j.ao || !g.A || !g.B ||
+    if (!dit_bench_inputs_make(&w->cfg, 1, GRID_F, GRID_H, GRID_W, AUDIO_T, TEXT_S, w->cfg.caption_channels,
+                               w->cfg.caption_channels, &in, &p) || !j.vo || !j.ao || !g.A || !g.B ||
         !g.C) {
         fprintf(stderr, "bench_dit_block: out of memory\n");
         rc = 1;
@@ -279,7 +180,7 @@ static int bench_block(const bench_opts *o, bench_report *r, ltx2_context *ctx, 
     grow.roof_rate = 0.5 * (pk0 + pk1);
     bench_report_row(r, &grow);
 
-    double flops = forward_flops(w, 1, Tv, AUDIO_T, TEXT_S);
+    double flops = dit_bench_forward_flops(w, 1, Tv, AUDIO_T, TEXT_S, false);
     /* baseline_s: the time ltx2_cpu_gemm would take for the same FLOPs at its measured rate, so
      * "x gemm" is the block's rate over the GEMM's. */
     bench_row row = {.bench = "dit_block", .name = "dit 2.0 1 block Tv1024 Dv1024", .device = "cpu",
@@ -299,7 +200,7 @@ static int bench_block(const bench_opts *o, bench_report *r, ltx2_context *ctx, 
                       flops * 1e-9, flops / row.st.median_s * 1e-9, gflop / grow.st.median_s * 1e-9,
                       row.roof_rate * 1e-9);
 done:
-    inputs_free(&in);
+    dit_bench_inputs_free(&in);
     free(j.vo);
     free(j.ao);
     free(g.A);

@@ -146,6 +146,9 @@ benches() {
   done
   # Gemma-3 12B-shaped layers at 2 x 1024 tokens in bf16 (#13: <= 80 ms for all 48 on an H100)
   run bench_gemma 60 ./build-dev/bench/bench_gemma --cuda-only --layers 4 --json "$out/bench_gemma.jsonl"
+  # one 19B DiT call (CFG pair, 768x512x121) + the VAE decode of that clip, with the profiled split
+  # (#12: <= 0.40 s and <= 0.4 s on an H100)
+  run bench_step 150 ./build-dev/bench/bench_step --device cuda --quick --json "$out/bench_step.jsonl"
   # cuDNN SDPA baseline through PyTorch (cuDNN's fused attention has no C API we wrap), paired
   # with bench_attention's rows by shape name; also the PNG plot the issue asks for.
   run attention_vs_cudnn 120 python3 bench/sdpa_cudnn_torch.py --ours "$out/bench_attention.jsonl" \

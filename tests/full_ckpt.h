@@ -16,7 +16,7 @@
 /* A key-table line: "name dtype [d0, d1, ...]" (dtype "bfloat16"). */
 #define FULL_CKPT_LINE_CAP 512
 
-static bool full_ckpt_parse_line(const char *line, char *name, size_t cap, int *ndim, int64_t *shape) {
+static inline bool full_ckpt_parse_line(const char *line, char *name, size_t cap, int *ndim, int64_t *shape) {
     const char *sp = strchr(line, ' ');
     if (!sp || (size_t)(sp - line) >= cap || strncmp(sp + 1, "bfloat16 [", 10) != 0) return false;
     memcpy(name, line, (size_t)(sp - line));
@@ -35,8 +35,12 @@ static bool full_ckpt_parse_line(const char *line, char *name, size_t cap, int *
 }
 
 /* Writes the synthetic checkpoint of version v ("2.0" / "2.3") to path; *params gets its element
- * count. Returns false with the error in ctx (or on stderr for a malformed table). */
-static bool full_ckpt_write(ltx2_context *ctx, const char *v, const char *path, uint64_t *params) {
+ * count. Tensors whose name starts with data_prefix (NULL: none) are written from `pool` (bf16
+ * values, at least pool_elems of them; every such tensor gets the pool's first values, so a bench
+ * gets nonzero weights of any size for the disk space of those tensors alone); the rest are holes.
+ * Returns false with the error in ctx (or on stderr for a malformed table). */
+static inline bool full_ckpt_write_ex(ltx2_context *ctx, const char *v, const char *path, uint64_t *params,
+                               const char *data_prefix, const void *pool, int64_t pool_elems) {
     char kpath[1024], cpath[1024], line[FULL_CKPT_LINE_CAP], name[FULL_CKPT_LINE_CAP];
     snprintf(kpath, sizeof kpath, "%s/tests/data/full_%s.keys.txt", LTX2_SOURCE_DIR, v);
     snprintf(cpath, sizeof cpath, "%s/tests/data/config_full_%s.json", LTX2_SOURCE_DIR, v);
@@ -56,7 +60,16 @@ static bool full_ckpt_write(ltx2_context *ctx, const char *v, const char *path, 
             ok = false;
             break;
         }
-        const ltx2_tensor t = ltx2_tensor_make(NULL, LTX2_BF16, ndim, shape); /* no data: zeros, a hole */
+        ltx2_tensor t = ltx2_tensor_make(NULL, LTX2_BF16, ndim, shape); /* no data: zeros, a hole */
+        if (data_prefix && strncmp(name, data_prefix, strlen(data_prefix)) == 0) {
+            if (ltx2_tensor_numel(&t) > pool_elems) {
+                fprintf(stderr, "%s: %s has %lld elements, over the %lld of the value pool\n", kpath, name,
+                        (long long)ltx2_tensor_numel(&t), (long long)pool_elems);
+                ok = false;
+                break;
+            }
+            t.data = (void *)pool;
+        }
         ok = ltx2_st_writer_add(ctx, w, name, &t) == LTX2_OK;
         *params += (uint64_t)ltx2_tensor_numel(&t);
     }
@@ -66,6 +79,10 @@ static bool full_ckpt_write(ltx2_context *ctx, const char *v, const char *path, 
     ltx2_st_writer_free(w);
     free(config);
     return ok;
+}
+
+static inline bool full_ckpt_write(ltx2_context *ctx, const char *v, const char *path, uint64_t *params) {
+    return full_ckpt_write_ex(ctx, v, path, params, NULL, NULL, 0);
 }
 
 #endif

@@ -1,0 +1,28 @@
+/* A profiling backend for benches: it runs every call on an inner backend (CPU, CUDA) and, around
+ * each op, waits for the inner backend's queue and adds the op's wall time to that op's account, so
+ * a model forward run through it says where its time goes (GEMMs, attention, the elementwise ops,
+ * transfers). The waits serialise the device and add a launch-and-sync gap per op: the shares are
+ * those of a profiled run; the bench times the real total on the inner backend itself. */
+#ifndef LTX2_BENCH_PROFILE_BACKEND_H
+#define LTX2_BENCH_PROFILE_BACKEND_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+
+/* The account of uploads, downloads and device copies (after the ops'). */
+#define PROF_TRANSFER LTX2_OP_COUNT
+#define PROF_SLOTS (LTX2_OP_COUNT + 1)
+
+typedef struct prof_account {
+    double seconds[PROF_SLOTS];
+    int64_t calls[PROF_SLOTS];
+} prof_account;
+
+/* A backend over inner (which must outlive it); free with ltx2_backend_free. */
+ltx2_status prof_backend_create(ltx2_context *ctx, const ltx2_backend *inner, ltx2_backend **out);
+/* The time and calls per op since creation or the last reset. */
+prof_account prof_backend_account(const ltx2_backend *be);
+void prof_backend_reset(ltx2_backend *be);
+
+#endif

@@ -73,8 +73,8 @@ typedef enum ltx2_generate_semantics {
 
 typedef struct ltx2_generate_params {
     const char *checkpoint;             /* Lightricks single-file .safetensors (required) */
-    /* Where the DiT, the text connectors and the video VAE run: "cpu", "cuda", "cuda:N", or NULL /
-     * "auto" (CUDA device 0 when usable, else the CPU). The audio VAE and vocoder run on the CPU. */
+    /* Where the DiT, the text connectors, the video and audio VAEs and the vocoder run: "cpu",
+     * "cuda", "cuda:N", or NULL / "auto" (CUDA device 0 when usable, else the CPU). */
     const char *device;
     /* Precomputed Gemma-3 hidden states: a .safetensors/.npz holding "hidden_states" [1, S, D, L]
      * (S a multiple of 128, layer axis last) and "attention_mask" [1, S] (1 = token), or a lone
@@ -146,6 +146,26 @@ typedef struct ltx2_generate_result {
 ltx2_status ltx2_generate(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_generate_result *result);
 /* Frees the buffers of a result (the library allocated them); safe on a zeroed result. */
 void ltx2_generate_result_free(ltx2_generate_result *r);
+
+/* ---- models loaded once, generations many (src/pipeline/generate_model.c) --------------------- */
+
+/* A checkpoint's models (DiT, text connectors, video and audio VAE decoders, vocoder) loaded once
+ * onto a device and reused by every ltx2_generate_model call, which then skips the load (seconds
+ * to minutes at real sizes). The text encoder is not part of it: a text prompt loads Gemma for
+ * that call and frees it after, so it runs while these models are resident. */
+typedef struct ltx2_model ltx2_model;
+
+/* Loads checkpoint (a Lightricks single-file .safetensors) onto device (as
+ * ltx2_generate_params.device; NULL: auto). The first log line names the device. */
+ltx2_status ltx2_model_load(ltx2_context *ctx, const char *checkpoint, const char *device, ltx2_model **out);
+/* Frees the models and their device (NULL is ignored). */
+void ltx2_model_free(ltx2_model *model);
+/* ltx2_generate on model's models: p->checkpoint must be NULL or model's path, p->device is ignored
+ * (the model's device runs). No memory plan is made per call: the weights are resident, and an
+ * activation that does not fit fails with LTX2_ERR_OOM from the device. The result equals
+ * ltx2_generate's with the same parameters. Calls on one model must not overlap. */
+ltx2_status ltx2_generate_model(ltx2_context *ctx, ltx2_model *model, const ltx2_generate_params *p,
+                                ltx2_generate_result *result);
 
 #ifdef __cplusplus
 }

@@ -201,7 +201,7 @@ ltx2_status ltx2_tensor_set_open(ltx2_context *ctx, const char *path, ltx2_tenso
                         ".npz or a directory of these)", path);
     }
     if (st == LTX2_OK) {
-        qsort(s->items, s->n, sizeof(*s->items), cmp_item);
+        if (s->n > 1) qsort(s->items, s->n, sizeof(*s->items), cmp_item); /* items is NULL in an empty set */
         for (size_t i = 1; i < s->n; i++) {
             if (strcmp(s->items[i - 1].name, s->items[i].name) == 0) {
                 st = LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "tensor '%s' appears twice: in %s and in %s",

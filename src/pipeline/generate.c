@@ -430,7 +430,10 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     LTX2_TRY(ltx2_guidance_resolve_audio(ctx, &rules, &gp.video, &audio_in, &gp.audio));
     ltx2_guidance_plan plan;
     LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp, &plan));
-    if (!dist) LTX2_TRY(plan_memory(ctx, p, be, &plan));
+    /* models a handle keeps loaded are resident already: the device's free memory no longer counts
+     * them, so the plan (weights + stage peaks against what is free) would count them twice */
+    const bool preloaded = m->set != NULL;
+    if (!dist && !preloaded) LTX2_TRY(plan_memory(ctx, p, be, &plan));
     const bool need_neg = ltx2_guidance_plan_slot(&plan, LTX2_PASS_UNCOND) >= 0;
 
     /* a text prompt: Gemma runs, and is freed, before any other model is loaded (never two
@@ -444,8 +447,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     }
 
     /* ranks read only their shards of the DiT's layers from the file (no whole copy anywhere) */
-    if ((st = dist ? ltx2_pipe_models_load_dit_replicated(ctx, p->checkpoint, m)
-                   : ltx2_pipe_models_load(ctx, p->checkpoint, be, m)) != LTX2_OK)
+    if (!preloaded && (st = dist ? ltx2_pipe_models_load_dit_replicated(ctx, p->checkpoint, m)
+                                 : ltx2_pipe_models_load(ctx, p->checkpoint, be, m)) != LTX2_OK)
         goto done;
     r->model_version = m->is_2_3 ? "2.3" : "2.0";
     const double t_load = ltx2_timer_now();
@@ -739,16 +742,23 @@ done:
     return st;
 }
 
-ltx2_status ltx2_generate_on(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
-                             ltx2_generate_result *result) {
-    if (!p || !result || !be) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL params, backend or result");
+ltx2_status ltx2_generate_with_models(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
+                                      ltx2_pipe_models *m, ltx2_generate_result *result) {
+    if (!p || !result || !be || !m)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL params, backend, models or result");
     memset(result, 0, sizeof *result);
     LTX2_TRY(check_params(ctx, p));
+    const ltx2_status st = generate(ctx, p, be, m, NULL, result);
+    if (st != LTX2_OK) ltx2_generate_result_free(result);
+    return st;
+}
+
+ltx2_status ltx2_generate_on(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
+                             ltx2_generate_result *result) {
     ltx2_pipe_models m;
     memset(&m, 0, sizeof m);
-    ltx2_status st = generate(ctx, p, be, &m, NULL, result);
+    const ltx2_status st = ltx2_generate_with_models(ctx, p, be, &m, result);
     ltx2_pipe_models_free(&m);
-    if (st != LTX2_OK) ltx2_generate_result_free(result);
     return st;
 }
 

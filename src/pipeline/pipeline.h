@@ -143,6 +143,12 @@ ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, const ltx2
 /* Audio tokens [T', z*F'] <-> latent [z, T', F']. */
 void ltx2_pipe_audio_unpatchify(const ltx2_pipe_geometry *g, const float *tokens, float *latent);
 
+/* ltx2_generate on be with the models of m (p->device is ignored): m empty (zeroed), they are loaded
+ * from p->checkpoint into it (the caller frees them); m loaded (ltx2_model), they are used as they
+ * are, with no memory plan (their weights are resident: the device's free memory no longer counts
+ * them). */
+ltx2_status ltx2_generate_with_models(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
+                                      ltx2_pipe_models *m, ltx2_generate_result *result);
 /* ltx2_generate on a given backend (p->device is ignored): for tests that run the pipeline on a
  * backend the library does not open itself (the kernel emulator). */
 ltx2_status ltx2_generate_on(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora for the io fuzz targets under tests/fuzz/corpus/<target>/: a handful
+"""Writes the seed corpora for the io and pipeline-input fuzz targets under tests/fuzz/corpus/<target>/: a handful
 of tiny valid files and a few invalid ones each. Pure standard library (no numpy), deterministic.
 Run from anywhere:  python3 tests/fuzz/gen_corpus.py   (outputs are committed)."""
 import io
@@ -97,6 +97,36 @@ def main():
     out("fuzz_npz", "comment.npz", npz_bytes([m2], comment=b"a zip comment"))
     out("fuzz_npz", "bad_not_npy.npz", npz_bytes([("readme.txt", b"hello")]))
     out("fuzz_npz", "empty.npz", npz_bytes([]))
+
+    # the pipeline's input files: first byte = the extension the target gives the file
+    # (fuzz_prompt_embeds: 0 .safetensors, 1 .npz, 2 .npy; fuzz_noise: 0 .safetensors, 1 .npz)
+    S, D, L = 128, 32, 3  # the tiny models' prompt embeds: 128 tokens of D 32 x L 3
+    hidden = struct.pack("<%df" % (S * D * L), *[((i * 7) % 13 - 6) / 8.0 for i in range(S * D * L)])
+    mask = struct.pack("<%dq" % S, *([0] * 5 + [1] * (S - 5)))
+    out("fuzz_prompt_embeds", "tiny.safetensors", b"\0" + st_file(
+        {"attention_mask": {"dtype": "I64", "shape": [1, S], "data_offsets": [0, len(mask)]},
+         "hidden_states": {"dtype": "F32", "shape": [1, S, D, L], "data_offsets": [len(mask), len(mask) + len(hidden)]}},
+        mask + hidden))
+    out("fuzz_prompt_embeds", "tiny.npz", b"\1" + npz_bytes(
+        [("hidden_states.npy", npy_bytes("<f4", (1, S, D, L), hidden)),
+         ("attention_mask.npy", npy_bytes("<i8", (1, S), mask))], method=zipfile.ZIP_DEFLATED))
+    out("fuzz_prompt_embeds", "hidden_only.npy", b"\2" + npy_bytes("<f4", (1, S, D, L), hidden))
+    out("fuzz_prompt_embeds", "bad_length.safetensors", b"\0" + st_file(
+        {"hidden_states": {"dtype": "F32", "shape": [1, 3, D, L], "data_offsets": [0, 3 * D * L * 4]}},
+        hidden[:3 * D * L * 4]))
+    vn = struct.pack("<96f", *[(i % 9 - 4) / 3.0 for i in range(96)])  # [1, 8, 2, 2, 3]
+    an = struct.pack("<288f", *[(i % 7 - 3) / 2.0 for i in range(288)])  # [1, 2, 9, 16]
+    out("fuzz_noise", "tiny.safetensors", b"\0" + st_file(
+        {"audio_noise": {"dtype": "F32", "shape": [1, 2, 9, 16], "data_offsets": [0, len(an)]},
+         "video_noise": {"dtype": "F32", "shape": [1, 8, 2, 2, 3], "data_offsets": [len(an), len(an) + len(vn)]}},
+        an + vn))
+    out("fuzz_noise", "tiny.npz", b"\1" + npz_bytes(
+        [("video_noise.npy", npy_bytes("<f4", (1, 8, 2, 2, 3), vn)),
+         ("audio_noise.npy", npy_bytes("<f4", (1, 2, 9, 16), an))]))
+    out("fuzz_noise", "bad_nan.safetensors", b"\0" + st_file(
+        {"audio_noise": {"dtype": "F32", "shape": [1, 2, 9, 16], "data_offsets": [0, len(an)]},
+         "video_noise": {"dtype": "F32", "shape": [1, 8, 2, 2, 3], "data_offsets": [len(an), len(an) + len(vn)]}},
+        an + struct.pack("<f", float("nan")) + vn[4:]))
 
 
 if __name__ == "__main__":

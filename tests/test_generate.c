@@ -333,6 +333,33 @@ static void check_cancel(ltx2_context *ctx) {
           "cancel: status %d after %d polls: %s", st, calls, ltx2_last_error(ctx));
 }
 
+/* Cancelled inside the text encoder: the poll before the text stage passes, then Gemma's per-layer
+ * poll stops the forward after its second hidden state (the embedded tiny Gemma has 2 layers), with no
+ * result and no DiT loaded. */
+static int cancel_in_gemma(void *user) {
+    int *calls = user;
+    return ++*calls >= 3; /* the text stage's poll, hidden state 0 (the embeddings), then stop */
+}
+
+static void check_cancel_text(ltx2_context *ctx) {
+    char ckpt[1024];
+    snprintf(ckpt, sizeof ckpt, "%s/weights/tiny/ltx2-tiny-2.0.safetensors", LTX2_SOURCE_DIR);
+    ltx2_generate_params p;
+    base_params(&p, ckpt);
+    p.prompt_embeds = p.negative_prompt_embeds = NULL;
+    p.prompt = "a cancelled prompt";
+    p.text_encoder = LTX2_SOURCE_DIR "/weights/tiny/gemma";
+    p.text_cache = NULL;
+    int calls = 0;
+    p.cancel = cancel_in_gemma;
+    p.cancel_user = &calls;
+    ltx2_generate_result r;
+    const ltx2_status st = ltx2_generate(ctx, &p, &r);
+    CHECK(st == LTX2_ERR_CANCELLED && strstr(ltx2_last_error(ctx), "text encoder: cancelled after layer 1 of 2") &&
+              !r.video_latent && calls == 3,
+          "cancel in Gemma: status %d after %d polls: %s", st, calls, ltx2_last_error(ctx));
+}
+
 int main(void) {
     ltx2_context_params cp;
     ltx2_context_params_init(&cp);
@@ -343,6 +370,7 @@ int main(void) {
     if (ltx2_spm_available()) {
         check_text_version(ctx, "2.0");
         check_text_version(ctx, "2.3");
+        check_cancel_text(ctx);
     } else {
         printf("from text: skipped (built without SentencePiece)\n");
     }

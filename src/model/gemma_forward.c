@@ -99,6 +99,8 @@ typedef struct host_sink {
     const ltx2_backend *be;
     float *tmp, *hidden;
     int64_t n_rows, D, L1;
+    ltx2_gemma_poll poll;
+    void *poll_user;
 } host_sink;
 
 static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t l) {
@@ -110,7 +112,7 @@ static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor 
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < hs->n_rows; t++)
         for (int64_t d = 0; d < D; d++) hs->hidden[(t * D + d) * L1 + l] = hs->tmp[t * D + d];
-    return LTX2_OK;
+    return hs->poll ? hs->poll(hs->poll_user, ctx, l, L1 - 1) : LTX2_OK;
 }
 
 typedef struct layer_bufs {
@@ -163,8 +165,14 @@ uint64_t ltx2_gemma_device_bytes(const ltx2_gemma_config *c, int64_t B, int64_t 
 
 ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                const uint8_t *mask, int64_t B, int64_t S, float *hidden) {
+    return ltx2_gemma_forward_polled(ctx, w, ids, mask, B, S, hidden, NULL, NULL);
+}
+
+ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                      const uint8_t *mask, int64_t B, int64_t S, float *hidden, ltx2_gemma_poll poll,
+                                      void *poll_user) {
     if (!w || !hidden) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
-    host_sink hs = {w->be, NULL, hidden, B * S, w->cfg.hidden, w->cfg.layers + 1};
+    host_sink hs = {w->be, NULL, hidden, B * S, w->cfg.hidden, w->cfg.layers + 1, poll, poll_user};
     if (B > 0 && S > 0 && !(hs.tmp = malloc((size_t)(B * S * w->cfg.hidden) * sizeof(float))))
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld host floats", (long long)(B * S),
                           (long long)w->cfg.hidden);

@@ -147,7 +147,8 @@ static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_para
         ltx2_backend_free(tbe);
         return st;
     }
-    st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, prompts, need_neg ? 2 : 1, p->text_cache, out);
+    st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, prompts, need_neg ? 2 : 1, p->text_cache, p->cancel,
+                               p->cancel_user, out);
     ltx2_backend_free(tbe);
     LTX2_TRY(st);
     *tp = out[0];

@@ -126,9 +126,13 @@ ltx2_status ltx2_text_cache_mkdir(ltx2_context *ctx, const char *dir);
  * tokenizer.model) on be: ltx-core's tokenisation to LTX2_GEMMA_MAX_TOKENS (a longer prompt is
  * truncated with a warning), one batched forward, every hidden state; the encoder is freed
  * before returning. cache_dir (may be NULL): prompts found there skip Gemma, the others are
- * stored there (a failed store is a warning). */
+ * stored there (a failed store is a warning). cancel (may be NULL) is polled after every layer: a
+ * nonzero return stops the forward with LTX2_ERR_CANCELLED; progress is logged at most every
+ * LTX2_PIPE_TEXT_PROGRESS_S seconds. */
+#define LTX2_PIPE_TEXT_PROGRESS_S 10.0
 ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be,
-                                  const char *const *prompts, int n, const char *cache_dir, ltx2_pipe_text *out);
+                                  const char *const *prompts, int n, const char *cache_dir, int (*cancel)(void *),
+                                  void *cancel_user, ltx2_pipe_text *out);
 /* t as a prompt-embeds file (what ltx2_pipe_text_load reads back): hidden_states f32 [1, S, D, L],
  * attention_mask i64 [1, S]; written through a temp file, never half. */
 ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path);

@@ -41,9 +41,33 @@ static ltx2_status tokenize_all(ltx2_context *ctx, const char *dir, const ltx2_g
     return st;
 }
 
+/* The per-layer poll of the forward: the caller's cancel, and a progress line every
+ * LTX2_PIPE_TEXT_PROGRESS_S seconds (a 12B on the CPU is minutes of otherwise silent work). */
+typedef struct encode_poll {
+    int (*cancel)(void *);
+    void *cancel_user;
+    double t0, last;
+} encode_poll;
+
+static ltx2_status poll_layer(void *user, ltx2_context *ctx, int64_t layer, int64_t layers) {
+    encode_poll *ep = user;
+    if (ep->cancel && ep->cancel(ep->cancel_user))
+        return LTX2_ERROR(ctx, LTX2_ERR_CANCELLED, "text encoder: cancelled after layer %lld of %lld", (long long)layer,
+                          (long long)layers);
+    const double now = ltx2_timer_now();
+    if (layer > 0 && layer < layers && now - ep->last >= LTX2_PIPE_TEXT_PROGRESS_S) {
+        const double per = (now - ep->t0) / (double)layer;
+        LTX2_LOGI(ctx, "text encoder: layer %lld/%lld, %.1f s, %.1f s/layer, ETA %.0f s", (long long)layer,
+                  (long long)layers, now - ep->t0, per, per * (double)(layers - layer));
+        ep->last = now;
+    }
+    return LTX2_OK;
+}
+
 /* Gemma over the prompts idx[0..m) of prompts, into out[idx[i]]. */
 static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const ltx2_backend *be,
-                                     const char *const *prompts, const int *idx, int m, ltx2_pipe_text *out) {
+                                     const char *const *prompts, const int *idx, int m, int (*cancel)(void *),
+                                     void *cancel_user, ltx2_pipe_text *out) {
     ltx2_gemma_weights *w = NULL;
     LTX2_TRY(ltx2_gemma_weights_load_on(ctx, be, be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16, dir, &w));
     const int64_t S = LTX2_GEMMA_MAX_TOKENS, D = w->cfg.hidden, L1 = w->cfg.layers + 1, tok = D * L1;
@@ -60,7 +84,8 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
     if (st == LTX2_OK) {
         LTX2_LOGI(ctx, "text encoder: Gemma-3 (%lld layers of %lld) on %s, %d prompt%s x %lld tokens",
                   (long long)w->cfg.layers, (long long)D, be->name, m, m > 1 ? "s" : "", (long long)S);
-        st = ltx2_gemma_forward(ctx, w, ids, mask, m, S, hidden);
+        encode_poll ep = {cancel, cancel_user, ltx2_timer_now(), ltx2_timer_now()};
+        st = ltx2_gemma_forward_polled(ctx, w, ids, mask, m, S, hidden, poll_layer, &ep);
     }
     if (st == LTX2_OK) {
         const int64_t hs[4] = {m, S, D, L1};
@@ -85,7 +110,8 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
 }
 
 ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be,
-                                  const char *const *prompts, int n, const char *cache_dir, ltx2_pipe_text *out) {
+                                  const char *const *prompts, int n, const char *cache_dir, int (*cancel)(void *),
+                                  void *cancel_user, ltx2_pipe_text *out) {
     for (int i = 0; i < n; i++) memset(&out[i], 0, sizeof out[i]);
     if (n < 1 || n > LTX2_PIPE_MAX_PROMPTS)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "text encoder: %d prompts (1..%d)", n, LTX2_PIPE_MAX_PROMPTS);
@@ -108,7 +134,8 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
         }
         miss[n_miss++] = i;
     }
-    if (st == LTX2_OK && n_miss > 0) st = encode_with_gemma(ctx, dir, be, prompts, miss, n_miss, out);
+    if (st == LTX2_OK && n_miss > 0)
+        st = encode_with_gemma(ctx, dir, be, prompts, miss, n_miss, cancel, cancel_user, out);
     if (st == LTX2_OK && cache_dir && n_miss > 0) {
         /* a cache that cannot be written costs the next run time, not this one its result */
         ltx2_status cs = ltx2_text_cache_mkdir(ctx, cache_dir);

@@ -124,6 +124,35 @@ for sig in TERM INT; do
     [ -z "$(ls -A "$sd")" ] && ok || bad "SIG$sig left files: $(ls -A "$sd")"
 done
 
+# ---- ltx-pipelines' flag names (#14): the same run as the short names, bit for bit ----
+names="$tmp/names"
+mkdir -p "$names"
+tiny=(--height 64 --width 96 --threads 2)
+if (cd "$names" && "$bin" generate "${tiny[@]}" --steps 2 --frames 9 --fps 24 --guidance-scale 2 \
+        --audio-guidance-scale 5 --stg-scale 0.5 --rescale 0.3 --modality-scale 2 --stg-block 1 --wav a.wav \
+        >/dev/null 2>"$tmp/stderr") &&
+   (cd "$names" && "$bin" generate "${tiny[@]}" --num-inference-steps 2 --num-frames 9 --frame-rate 24 \
+        --video-cfg-guidance-scale 2 --audio-cfg-guidance-scale 5 --video-stg-guidance-scale 0.5 \
+        --audio-stg-guidance-scale 0.5 --video-rescale-scale 0.3 --audio-rescale-scale 0.3 \
+        --a2v-guidance-scale 2 --v2a-guidance-scale 2 --video-stg-blocks 1 --audio-stg-blocks 1 \
+        --video-skip-step 0 --audio-skip-step 0 --wav b.wav >/dev/null 2>"$tmp/stderr") &&
+   (cd "$names" && "$bin" generate "${tiny[@]}" --num-inference-steps 2 --num-frames 9 --video-cfg-guidance-scale 2 \
+        --audio-cfg-guidance-scale 5 --stg-scale 0.5 --rescale 0.3 --modality-scale 2 --stg-block 1 \
+        --audio-stg-guidance-scale 0 --wav c.wav >/dev/null 2>"$tmp/stderr"); then
+    cmp -s "$names/a.wav" "$names/b.wav" && ok || bad "ltx-pipelines' flag names do not reproduce the short names' run"
+    cmp -s "$names/a.wav" "$names/c.wav" && bad "--audio-stg-guidance-scale 0 changed nothing" || ok
+else
+    bad "generate with ltx-pipelines' flag names failed: $(cat "$tmp/stderr")"
+fi
+if (cd "$names" && "$bin" generate "${tiny[@]}" --steps 2 --frames 9 --seed -1 --wav r.wav >"$tmp/stdout" 2>"$tmp/stderr"); then
+    grep -qE "^seed: [0-9]+" "$tmp/stdout" && ok || bad "--seed -1 does not print the seed it drew"
+else
+    bad "--seed -1 failed: $(cat "$tmp/stderr")"
+fi
+expect_refusal "two STG blocks" "one block for both streams" --video-stg-blocks 0 --audio-stg-blocks 1 -o o.mp4
+expect_refusal "an STG block list" "one block for both streams" --video-stg-blocks 0 1 -o o.mp4
+expect_refusal "skip steps" "skipping denoising steps is not implemented" --video-skip-step 1 -o o.mp4
+
 # ---- the default command (embedded model), small so the test stays quick ----
 out="$tmp/run"
 mkdir -p "$out"

@@ -57,11 +57,14 @@ static void usage(FILE *out) {
             "  --device cpu|cuda[:N]|auto     where the DiT, text connectors, video VAE, audio VAE and vocoder\n"
             "                                 run (default auto: CUDA device 0 when usable, else the CPU; the\n"
             "                                 first output line says which)\n"
+            "ltx-pipelines' flag names work as they are (--checkpoint-path, --gemma-root, --output-path,\n"
+            "--num-frames, --frame-rate, --num-inference-steps, --video-cfg-guidance-scale, ...); the\n"
+            "shorter names are aliases. Shown as NAME (alias).\n"
             "model and prompt:\n"
-            "  --checkpoint FILE              LTX-2 / LTX-2.3 single-file .safetensors\n"
+            "  --checkpoint-path FILE (--checkpoint)  LTX-2 / LTX-2.3 single-file .safetensors\n"
             "  --prompt TEXT                  the prompt (UTF-8; over 1024 tokens it is truncated, with a warning)\n"
             "  --negative-prompt TEXT         for CFG (default: Lightricks' default negative prompt)\n"
-            "  --text-encoder DIR             Gemma-3 checkpoint directory: config.json, model*.safetensors,\n"
+            "  --gemma-root DIR (--text-encoder)  Gemma-3 checkpoint directory: config.json, model*.safetensors,\n"
             "                                 tokenizer.model (required with --prompt and --checkpoint; it is\n"
             "                                 freed before sampling)\n"
             "  --text-encoder-device cpu|cuda[:N]|auto  where Gemma runs (default cpu)\n"
@@ -74,22 +77,30 @@ static void usage(FILE *out) {
             "  --prompt-embeds FILE           .safetensors/.npz with hidden_states [1,S,D,L] + attention_mask [1,S]\n"
             "  --negative-prompt-embeds FILE  same, for CFG (required with --prompt-embeds when a CFG scale != 1)\n"
             "sampling:\n"
-            "  --seed N                       noise seed (default 10, as ltx-pipelines)\n"
-            "  --steps N                      denoising steps, 2..1000 (default 40 for 2.0, 30 for 2.3; 4 embedded)\n"
-            "  --guidance-scale X             video CFG (default 3)\n"
-            "  --audio-guidance-scale X       audio CFG (default 7)\n"
-            "  --stg-scale X                  STG for both streams (default 1; 0 = off)\n"
-            "  --rescale X                    guidance rescale, both streams (default 0.7)\n"
-            "  --modality-scale X             audio<->video modality guidance (default 3; 1 = off)\n"
-            "  --stg-block N                  DiT block STG perturbs (default: ltx-pipelines' 29 / 28)\n"
+            "  --seed N                       noise seed (default 10, as ltx-pipelines; -1: a random one,\n"
+            "                                 printed)\n"
+            "  --num-inference-steps N (--steps)  denoising steps, 2..1000 (default 40 for 2.0, 30 for 2.3;\n"
+            "                                 4 embedded)\n"
+            "  --video-cfg-guidance-scale X (--guidance-scale)  video CFG (default 3; 1 = off)\n"
+            "  --audio-cfg-guidance-scale X (--audio-guidance-scale)  audio CFG (default 7; 1 = off)\n"
+            "  --video-stg-guidance-scale X, --audio-stg-guidance-scale X  STG per stream (default 1; 0 = off;\n"
+            "                                 --stg-scale X sets both)\n"
+            "  --video-rescale-scale X, --audio-rescale-scale X  guidance rescale per stream (default 0.7;\n"
+            "                                 --rescale X sets both)\n"
+            "  --a2v-guidance-scale X, --v2a-guidance-scale X  modality guidance of the video / audio stream\n"
+            "                                 (default 3; 1 = off; --modality-scale X sets both)\n"
+            "  --video-stg-blocks N, --audio-stg-blocks N (--stg-block N)  the DiT block STG perturbs, one for\n"
+            "                                 both streams (default: ltx-pipelines' 29 for 2.0, 28 for 2.3)\n"
+            "  --video-skip-step 0, --audio-skip-step 0  accepted as ltx-pipelines' default; skipping steps is\n"
+            "                                 not implemented (another value is refused)\n"
             "  --semantics NAME               ltx-core (default) | diffusers | maxdiffusion\n"
             "  --noise FILE                   initial noise (video_noise, audio_noise) instead of the seed\n"
             "shape:\n"
             "  --height N --width N           multiples of 32, at most 8192 (default 512 x 768; 256 x 384 embedded)\n"
-            "  --frames N                     8k+1, at most 8193 (default 121; 25 embedded)\n"
-            "  --fps X                        frame rate (default 24)\n"
+            "  --num-frames N (--frames)      8k+1, at most 8193 (default 121; 25 embedded)\n"
+            "  --frame-rate X (--fps)         frame rate (default 24)\n"
             "output:\n"
-            "  -o, --output FILE.mp4          H.264 + AAC (default ltx2.mp4 when no output is given)\n"
+            "  --output-path FILE.mp4 (-o, --output)  H.264 + AAC (default ltx2.mp4 when no output is given)\n"
             "  --png-dir DIR                  one PNG per frame (an empty or new directory)\n"
             "  --overwrite                    allow a non-empty --png-dir: its frame_*.png are replaced\n"
             "  --wav FILE.wav                 the audio track\n"
@@ -151,6 +162,8 @@ static bool find_embedded(const char *rel, char *out, size_t cap) {
 #define GEN_MAX_FRAMES 8193
 #define GEN_MAX_STEPS 1000
 #define GEN_MAX_SEED LLONG_MAX
+/* --seed -1 asks for a random seed (ltx-pipelines users' convention). */
+#define GEN_RANDOM_SEED -1
 
 static bool parse_int(const char *flag, const char *text, long long lo, long long hi, long long *out) {
     char *end = NULL;
@@ -361,13 +374,48 @@ static void forget_written(written *w) {
     w->n_files = 0;
 }
 
+/* --seed -1: a seed from the system's entropy, in [0, GEN_MAX_SEED] (printed with the run). */
+static bool random_seed(uint64_t *out) {
+    FILE *f = fopen("/dev/urandom", "rb");
+    uint64_t v = 0;
+    const bool ok = f && fread(&v, sizeof v, 1, f) == 1;
+    if (f) fclose(f);
+    if (!ok) {
+        fprintf(stderr, "ltx2 %s: --seed -1: cannot read /dev/urandom for a random seed\n", CMD);
+        return false;
+    }
+    *out = v & (uint64_t)GEN_MAX_SEED;
+    return true;
+}
+
+/* The STG block: ltx-pipelines names one list per stream, the engine perturbs one block for both
+ * (the defaults agree: 29 for 2.0, 28 for 2.3). A stream's block given alone, or the same for both,
+ * is that block; two different blocks are refused rather than half honoured. */
+static bool stg_blocks_merge(long long video, long long audio, long long *block) {
+    if (video >= 0 && audio >= 0 && video != audio) {
+        fprintf(stderr, "ltx2 %s: --video-stg-blocks %lld and --audio-stg-blocks %lld: the engine perturbs one "
+                "block for both streams; give the same block (or one of the flags)\n", CMD, video, audio);
+        return false;
+    }
+    const long long b = video >= 0 ? video : audio;
+    if (b >= 0 && *block >= 0 && b != *block) {
+        fprintf(stderr, "ltx2 %s: --stg-block %lld and the stream block %lld disagree\n", CMD, *block, b);
+        return false;
+    }
+    if (b >= 0) *block = b;
+    return true;
+}
+
 int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     ltx2_generate_params p;
     ltx2_generate_params_init(&p);
     const char *device = NULL, *ckpt = NULL, *pos = NULL, *neg = NULL, *output = NULL, *png_dir = NULL, *wav = NULL;
     bool no_text_cache = false, overwrite = false;
-    long long threads = 0, steps = -1, height = -1, width = -1, frames = -1, seed = -1, stg_block = -1, tile = 0;
+    long long threads = 0, steps = -1, height = -1, width = -1, frames = -1, seed = -2, stg_block = -1, tile = 0;
     double cfg = NAN, acfg = NAN, stg = NAN, rescale = NAN, modality = NAN, fps = NAN;
+    /* per-stream guidance (ltx-pipelines' flags), applied after the both-stream ones */
+    double vstg = NAN, astg = NAN, vres = NAN, ares = NAN, vmod = NAN, amod = NAN;
+    long long vblock = -1, ablock = -1;
     ltx2_semantics sem = LTX2_SEM_LTX_CORE;
     cli_launch launch;
     memset(&launch, 0, sizeof launch);
@@ -383,30 +431,52 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
 #define NUM(dst) do { VALUE(); if (!cli_parse_double(CMD, a, v, &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
 #define INT(dst, lo, hi) \
     do { VALUE(); if (!parse_int(a, v, (lo), (hi), &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
-        if (!strcmp(a, "--checkpoint")) { VALUE(); ckpt = v; }
+        if (!strcmp(a, "--checkpoint") || !strcmp(a, "--checkpoint-path")) { VALUE(); ckpt = v; }
         else if (!strcmp(a, "--device")) { VALUE(); device = v; }
         else if (!strcmp(a, "--prompt-embeds")) { VALUE(); pos = v; }
         else if (!strcmp(a, "--negative-prompt-embeds")) { VALUE(); neg = v; }
         else if (!strcmp(a, "--prompt")) { VALUE(); p.prompt = v; }
         else if (!strcmp(a, "--negative-prompt")) { VALUE(); p.negative_prompt = v; }
-        else if (!strcmp(a, "--text-encoder")) { VALUE(); p.text_encoder = v; }
+        else if (!strcmp(a, "--text-encoder") || !strcmp(a, "--gemma-root")) { VALUE(); p.text_encoder = v; }
         else if (!strcmp(a, "--text-encoder-device")) { VALUE(); p.text_encoder_device = v; }
         else if (!strcmp(a, "--text-cache")) { VALUE(); p.text_cache = v; }
         else if (!strcmp(a, "--no-text-cache")) no_text_cache = true;
         else if (!strcmp(a, "--save-prompt-embeds")) { VALUE(); p.save_prompt_embeds = v; }
-        else if (!strcmp(a, "--seed")) INT(seed, 0, GEN_MAX_SEED);
-        else if (!strcmp(a, "--steps")) INT(steps, 1, GEN_MAX_STEPS);
-        else if (!strcmp(a, "--guidance-scale")) NUM(cfg);
-        else if (!strcmp(a, "--audio-guidance-scale")) NUM(acfg);
+        else if (!strcmp(a, "--seed")) INT(seed, GEN_RANDOM_SEED, GEN_MAX_SEED);
+        else if (!strcmp(a, "--steps") || !strcmp(a, "--num-inference-steps")) INT(steps, 1, GEN_MAX_STEPS);
+        else if (!strcmp(a, "--guidance-scale") || !strcmp(a, "--video-cfg-guidance-scale")) NUM(cfg);
+        else if (!strcmp(a, "--audio-guidance-scale") || !strcmp(a, "--audio-cfg-guidance-scale")) NUM(acfg);
         else if (!strcmp(a, "--stg-scale")) NUM(stg);
+        else if (!strcmp(a, "--video-stg-guidance-scale")) NUM(vstg);
+        else if (!strcmp(a, "--audio-stg-guidance-scale")) NUM(astg);
         else if (!strcmp(a, "--rescale")) NUM(rescale);
+        else if (!strcmp(a, "--video-rescale-scale")) NUM(vres);
+        else if (!strcmp(a, "--audio-rescale-scale")) NUM(ares);
         else if (!strcmp(a, "--modality-scale")) NUM(modality);
+        else if (!strcmp(a, "--a2v-guidance-scale")) NUM(vmod);
+        else if (!strcmp(a, "--v2a-guidance-scale")) NUM(amod);
         else if (!strcmp(a, "--stg-block")) INT(stg_block, 0, INT_MAX);
+        else if (!strcmp(a, "--video-stg-blocks") || !strcmp(a, "--audio-stg-blocks")) {
+            INT(*(a[2] == 'v' ? &vblock : &ablock), 0, INT_MAX);
+            if (i + 1 < argc && argv[i + 1][0] != '-') { /* ltx-pipelines takes a list */
+                fprintf(stderr, "ltx2 %s: %s %s %s...: the engine perturbs one block for both streams; give one\n",
+                        CMD, a, v, argv[i + 1]);
+                return CLI_EXIT_BAD_INPUT;
+            }
+        } else if (!strcmp(a, "--video-skip-step") || !strcmp(a, "--audio-skip-step")) {
+            long long skip = 0;
+            INT(skip, 0, GEN_MAX_STEPS);
+            if (skip) {
+                fprintf(stderr, "ltx2 %s: %s %lld: skipping denoising steps is not implemented (only 0, "
+                        "ltx-pipelines' default)\n", CMD, a, skip);
+                return CLI_EXIT_BAD_INPUT;
+            }
+        }
         else if (!strcmp(a, "--height")) INT(height, 1, GEN_MAX_SIDE_PX);
         else if (!strcmp(a, "--width")) INT(width, 1, GEN_MAX_SIDE_PX);
-        else if (!strcmp(a, "--frames")) INT(frames, 1, GEN_MAX_FRAMES);
-        else if (!strcmp(a, "--fps")) NUM(fps);
-        else if (!strcmp(a, "--output") || !strcmp(a, "-o")) { VALUE(); output = v; }
+        else if (!strcmp(a, "--frames") || !strcmp(a, "--num-frames")) INT(frames, 1, GEN_MAX_FRAMES);
+        else if (!strcmp(a, "--fps") || !strcmp(a, "--frame-rate")) NUM(fps);
+        else if (!strcmp(a, "--output") || !strcmp(a, "-o") || !strcmp(a, "--output-path")) { VALUE(); output = v; }
         else if (!strcmp(a, "--png-dir")) { VALUE(); png_dir = v; }
         else if (!strcmp(a, "--overwrite")) overwrite = true;
         else if (!strcmp(a, "--wav")) { VALUE(); wav = v; }
@@ -497,7 +567,11 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (width >= 0) p.width = (int)width;
     if (frames >= 0) p.frames = (int)frames;
     if (steps >= 0) p.steps = (int)steps;
-    if (seed >= 0) p.seed = (uint64_t)seed;
+    if (seed == GEN_RANDOM_SEED) {
+        if (!random_seed(&p.seed)) return CLI_EXIT_BAD_INPUT;
+    } else if (seed >= 0) {
+        p.seed = (uint64_t)seed;
+    }
     if (p.height % VIDEO_FACTOR_SPACE || p.width % VIDEO_FACTOR_SPACE || p.height > INT_MAX / 2 ||
         p.width > INT_MAX / 2) {
         fprintf(stderr, "ltx2 %s: --height and --width must be multiples of %d, got %d x %d\n", CMD, VIDEO_FACTOR_SPACE,
@@ -524,6 +598,13 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (!isnan(stg)) p.video_stg = p.audio_stg = stg;
     if (!isnan(rescale)) p.video_rescale = p.audio_rescale = rescale;
     if (!isnan(modality)) p.video_modality = p.audio_modality = modality;
+    if (!isnan(vstg)) p.video_stg = vstg;
+    if (!isnan(astg)) p.audio_stg = astg;
+    if (!isnan(vres)) p.video_rescale = vres;
+    if (!isnan(ares)) p.audio_rescale = ares;
+    if (!isnan(vmod)) p.video_modality = vmod;
+    if (!isnan(amod)) p.audio_modality = amod;
+    if (!stg_blocks_merge(vblock, ablock, &stg_block)) return CLI_EXIT_BAD_INPUT;
     if (!neg && !p.prompt && (p.video_cfg != 1.0 || p.audio_cfg != 1.0)) {
         fprintf(stderr, "ltx2 %s: CFG (--guidance-scale %g, --audio-guidance-scale %g) needs --negative-prompt-embeds; "
                 "give it or set both scales to 1\n", CMD, p.video_cfg, p.audio_cfg);

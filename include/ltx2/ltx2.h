@@ -1,4 +1,5 @@
-/* ltx2c public C API: context, status codes, last error, logging.
+/* ltx2c public C API: context, status codes, last error, logging; generation (ltx2_generate, or
+ * ltx2_model_load + ltx2_generate_model to reuse loaded models); writing a result (MP4, WAV, PNG).
  * Every library function returns an ltx2_status; on failure the context's last error says what and
  * where (file, tensor name, expected vs got). The library never calls exit() or abort(). */
 #ifndef LTX2_LTX2_H
@@ -48,16 +49,19 @@ typedef struct ltx2_context_params {
     int n_threads;            /* OpenMP threads; 0 = OpenMP's default */
 } ltx2_context_params;
 
+/* Defaults: log level INFO to stderr, OpenMP's thread count. */
 void ltx2_context_params_init(ltx2_context_params *p);
-/* Returns NULL only when memory is exhausted. */
+/* p NULL: the defaults. Returns NULL only when memory is exhausted. Free with ltx2_context_free. */
 ltx2_context *ltx2_context_create(const ltx2_context_params *p);
 void ltx2_context_free(ltx2_context *ctx);
 
 /* The last error recorded on this context ("" when none), and its status. */
 const char *ltx2_last_error(const ltx2_context *ctx);
 ltx2_status ltx2_last_status(const ltx2_context *ctx);
+/* Forgets the last error (the message becomes "", the status LTX2_OK). */
 void ltx2_clear_error(ltx2_context *ctx);
 
+/* The library's version ("0.x.y"), a static string. */
 const char *ltx2_version(void);
 
 /* ---- end-to-end generation (src/pipeline/generate.c) ----------------------------------------- */
@@ -119,6 +123,8 @@ typedef struct ltx2_generate_params {
     void *cancel_user;
 } ltx2_generate_params;
 
+/* ltx-pipelines' defaults (seed 10, 768x512x121 at 24 fps, the version's steps, its guidance),
+ * no inputs: set the checkpoint and a prompt or prompt embeddings. */
 void ltx2_generate_params_init(ltx2_generate_params *p);
 
 /* Seconds spent per stage. */
@@ -146,6 +152,25 @@ typedef struct ltx2_generate_result {
 ltx2_status ltx2_generate(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_generate_result *result);
 /* Frees the buffers of a result (the library allocated them); safe on a zeroed result. */
 void ltx2_generate_result_free(ltx2_generate_result *r);
+
+/* ---- writing a result (src/pipeline/result_write.c) -------------------------------------------- */
+
+/* Each writer goes through a temporary file renamed into place: a failed or interrupted write
+ * leaves no half file. comment (may be NULL) is stored as the file's metadata where the format has
+ * a place for it (MP4 "comment", PNG "parameters"); the seed is stored with it. */
+
+/* The result's video (H.264, yuv420p, CRF 19) with its audio (AAC) as an MP4. LTX2_ERR_UNSUPPORTED
+ * in a build without FFmpeg (`ltx2 --version` lists "mp4" among its features when it has it);
+ * LTX2_ERR_INVALID_ARG for a result without decoded video. */
+ltx2_status ltx2_result_write_mp4(ltx2_context *ctx, const ltx2_generate_result *r, const char *path,
+                                  const char *comment);
+/* The result's audio as a 16-bit PCM WAV at its rate; LTX2_ERR_INVALID_ARG without decoded audio. */
+ltx2_status ltx2_result_write_wav(ltx2_context *ctx, const ltx2_generate_result *r, const char *path);
+/* Frame `frame` (0-based) of the result's video as an RGB PNG (LTX2_ERR_UNSUPPORTED without
+ * libpng). An application writing a frame set loops over the frames (the CLI names them
+ * frame_%05d.png) and can stop between two. */
+ltx2_status ltx2_result_write_png(ltx2_context *ctx, const ltx2_generate_result *r, int64_t frame, const char *path,
+                                  const char *comment);
 
 /* ---- models loaded once, generations many (src/pipeline/generate_model.c) --------------------- */
 

@@ -719,35 +719,10 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
              "modality %g; semantics %s", ltx2_version(), r.model_version, ckpt, (unsigned long long)r.seed,
              r.steps, p.width, p.height, p.frames, p.fps, p.video_cfg, p.audio_cfg, p.video_stg, p.video_rescale,
              p.video_modality, ltx2_sem_name(sem));
-    uint8_t *rgb = NULL;
     int rc = CLI_EXIT_OK;
-    if (r.video) {
-        const int64_t n = r.frames * r.height * r.width * 3;
-        rgb = malloc((size_t)n);
-        if (!rgb) {
-            fprintf(stderr, "ltx2 %s: out of memory\n", CMD);
-            rc = CLI_EXIT_RUNTIME;
-            goto out;
-        }
-        ltx2_png_frame_to_rgb8(r.video, n, rgb);
-    }
     if (output) {
-        ltx2_mp4_params mp;
-        ltx2_mp4_params_init(&mp);
-        mp.width = (int)r.width;
-        mp.height = (int)r.height;
-        mp.frames = (int)r.frames;
-        mp.fps = r.fps;
-        mp.audio_channels = (int)r.audio_channels;
-        mp.audio_rate = (int)r.audio_rate;
-        mp.audio_samples = r.audio_samples;
-        const char *keys[2] = {"seed", "comment"}, *vals[2] = {seed_s, params_s};
-        mp.n_meta = 2;
-        mp.meta_keys = keys;
-        mp.meta_values = vals;
-        const float *chans[2] = {r.audio, r.audio + r.audio_samples};
         ltx2_mp4_set_quiet(true);
-        if (ltx2_mp4_write(ctx, output, &mp, rgb, chans) != LTX2_OK) {
+        if (ltx2_result_write_mp4(ctx, &r, output, params_s) != LTX2_OK) {
             cli_report_error(CMD, ctx);
             rc = CLI_EXIT_RUNTIME;
             goto out;
@@ -758,8 +733,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                (long long)r.height, (long long)r.audio_rate);
     }
     if (wav) {
-        if (ltx2_wav_write(ctx, wav, r.audio, r.audio_channels, r.audio_samples, r.audio_rate, LTX2_WAV_PCM16) !=
-            LTX2_OK) {
+        if (ltx2_result_write_wav(ctx, &r, wav) != LTX2_OK) {
             cli_report_error(CMD, ctx);
             rc = CLI_EXIT_RUNTIME;
             goto out;
@@ -781,14 +755,12 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             }
             w.png_dir_created = true;
         }
-        const ltx2_png_text text[2] = {{"seed", seed_s}, {"parameters", params_s}};
-        const int64_t fsz = r.height * r.width * 3;
         for (int64_t f = 0; f < r.frames; f++) {
             char path[PATH_CAP];
             snprintf(path, sizeof path, "%s/frame_%05lld.png", png_dir, (long long)f);
             w.n_png = f + 1;
             if (g_stop_signal) goto out;
-            if (ltx2_png_write_rgb8(ctx, path, rgb + f * fsz, r.width, r.height, text, 2) != LTX2_OK) {
+            if (ltx2_result_write_png(ctx, &r, f, path, params_s) != LTX2_OK) {
                 cli_report_error(CMD, ctx);
                 rc = CLI_EXIT_RUNTIME;
                 goto out;
@@ -809,7 +781,6 @@ out:
     if (g_stop_signal && rc == CLI_EXIT_OK) rc = stopped_exit();
     if (rc != CLI_EXIT_OK) undo_written(&w);
     else forget_written(&w);
-    free(rgb);
     ltx2_generate_result_free(&r);
     return rc;
 }

@@ -20,6 +20,8 @@
 #include "model/dit_weights.h"
 #include "model/names.h"
 #include "dit_inputs.h"
+#include "io/json.h"
+#include "io/file.h"
 #include "test_util.h"
 
 static ltx2_context *g_ctx;
@@ -229,6 +231,37 @@ static void check_errors(void) {
     CHECK(system(cmd) == 0, "cleanup");
 }
 
+/* The tiny connectors configs as MaxDiffusion reads them (text_encoders_ltx2.py sizes the video and
+ * audio connectors by video_hidden_dim / audio_hidden_dim, for 2.0 too, where diffusers ignores
+ * them): each must be its connector's width, heads x head_dim (issue #15: MaxDiffusion loads the
+ * tiny folders as they are). */
+static void check_connector_widths(const char *v) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/weights/tiny/ltx2-tiny-diffusers-%s/connectors/config.json", LTX2_SOURCE_DIR, v);
+    char *text = NULL;
+    size_t n = 0;
+    ltx2_json_doc *doc = NULL;
+    const bool ok = ltx2_file_read_all(g_ctx, path, &text, &n) == LTX2_OK &&
+                    ltx2_json_parse(g_ctx, text, n, path, &doc) == LTX2_OK;
+    CHECK(ok, "%s: %s", path, ltx2_last_error(g_ctx));
+    if (ok) {
+        const ltx2_json *root = ltx2_json_root(doc);
+        const char *streams[2] = {"video", "audio"};
+        for (int s = 0; s < 2; s++) {
+            char kh[64], kd[64], kw[64];
+            snprintf(kh, sizeof kh, "%s_connector_num_attention_heads", streams[s]);
+            snprintf(kd, sizeof kd, "%s_connector_attention_head_dim", streams[s]);
+            snprintf(kw, sizeof kw, "%s_hidden_dim", streams[s]);
+            int64_t h = 0, d = 0, w = 0;
+            CHECK(ltx2_json_get_int(root, kh, &h) && ltx2_json_get_int(root, kd, &d) && ltx2_json_get_int(root, kw, &w) &&
+                      w == h * d,
+                  "%s: %s %lld, but the connector is %lld x %lld wide", v, kw, (long long)w, (long long)h, (long long)d);
+        }
+    }
+    ltx2_json_free(doc);
+    free(text);
+}
+
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
     const char *versions[2] = {"2.0", "2.3"};
@@ -236,6 +269,7 @@ int main(void) {
         check_key_table(versions[i]);
         check_dit(versions[i]);
         check_connectors(versions[i]);
+        check_connector_widths(versions[i]);
     }
     check_errors();
     ltx2_context_free(g_ctx);

@@ -110,8 +110,12 @@ def connectors_diffusers_config(version):
         audio_gated_attn=v23, connector_rope_base_seq_len=t["connector_positional_embedding_max_pos"][0],
         rope_theta=10000.0, rope_double_precision=True, causal_temporal_positioning=False, rope_type="split",
         per_modality_projections=v23,
-        video_hidden_dim=t["num_attention_heads"] * t["attention_head_dim"],
-        audio_hidden_dim=t["audio_num_attention_heads"] * t["audio_attention_head_dim"], proj_bias=v23,
+        # 2.3: the per-modality projections' widths (the DiT's). 2.0 has one projection to the caption
+        # width: diffusers ignores these two there, but MaxDiffusion sizes both connectors from them
+        # (text_encoders_ltx2.py, v_dim / a_dim), so they carry the connectors' own width.
+        video_hidden_dim=t["num_attention_heads"] * t["attention_head_dim"] if v23 else C.TINY_GEMMA_HIDDEN,
+        audio_hidden_dim=(t["audio_num_attention_heads"] * t["audio_attention_head_dim"] if v23
+                          else C.TINY_GEMMA_HIDDEN), proj_bias=v23,
     )
 
 

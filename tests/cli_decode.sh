@@ -74,6 +74,9 @@ expect_rc 2 "missing checkpoint" "$LTX2" decode "$LAT" --checkpoint "$T/nope.saf
 for d in b0 bx t50 ov n1 nt ns uf nl nc; do [ ! -e "$T/$d" ] && ok || bad "failed run created $d"; done
 touch "$T/file"
 expect_rc 2 "png-dir is a file" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --png-dir "$T/file"
+expect_rc 2 "tile size past the bound" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --png-dir "$T/tb" --tile-size 2e9
+# a runtime failure (the output directory cannot be made: /proc takes no new entries) is 3, not 2
+expect_rc 3 "png-dir cannot be created" "$LTX2" decode "$LAT" --checkpoint "$CKPT" --png-dir /proc/ltx2_no/frames
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -13,6 +13,7 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/finite.h"
+#include "io/file.h"
 #include "io/npy.h"
 #include "io/png.h"
 #include "io/safetensors.h"
@@ -58,15 +59,20 @@ static void decode_usage(FILE *out) {
             "--tile-frames 64 --tile-frames-overlap 24 is its TilingConfig.default()).\n"
             "The decode timestep, noise scale and seed only matter for VAEs with timestep conditioning\n"
             "or noise injection (the LTX-2.0 VAE has neither: they are accepted and unused there).\n"
-            "Exit status: 0 success, 2 bad input or a failure.\n",
+            "Exit status: 0 success, 2 bad input (checked before any work: files, flags, a malformed or\n"
+            "mismatched latent or checkpoint), 3 a runtime failure (disk, memory).\n",
             LTX2_VAE_DECODE_TIMESTEP_DEFAULT, LTX2_VAE_DECODE_NOISE_SCALE_DEFAULT);
 }
+
+/* Largest tile, overlap, batch or seed value accepted (far past any real clip: a typo, not a size). */
+#define DECODE_MAX_INT 1000000000LL
 
 static bool parse_int(const char *flag, const char *text, int64_t lo, int64_t *out) {
     double v;
     if (!cli_parse_double("decode", flag, text, &v)) return false;
-    if (v != (double)(int64_t)v || v < (double)lo || v > 1e9) {
-        fprintf(stderr, "ltx2 decode: %s expects an integer >= %lld, got '%s'\n", flag, (long long)lo, text);
+    if (v != (double)(int64_t)v || v < (double)lo || v > (double)DECODE_MAX_INT) {
+        fprintf(stderr, "ltx2 decode: %s expects an integer in [%lld, %lld], got '%s'\n", flag, (long long)lo,
+                DECODE_MAX_INT, text);
         return false;
     }
     *out = (int64_t)v;
@@ -125,6 +131,17 @@ static int parse_args(int argc, char **argv, decode_opts *o) {
     }
     if (!o->latent || !o->checkpoint || !o->png_dir) {
         fprintf(stderr, "ltx2 decode: LATENT.npy, --checkpoint and --png-dir are required (see ltx2 decode --help)\n");
+        return CLI_EXIT_BAD_INPUT;
+    }
+    /* the inputs exist and the output can be a directory, before any work (exit 2, not 3) */
+    const char *inputs[2] = {o->latent, o->checkpoint}, *flags[2] = {"LATENT", "--checkpoint"};
+    for (int k = 0; k < 2; k++)
+        if (!ltx2_path_is_file(inputs[k]) && !ltx2_path_is_dir(inputs[k])) {
+            fprintf(stderr, "ltx2 decode: %s %s: no such file\n", flags[k], inputs[k]);
+            return CLI_EXIT_BAD_INPUT;
+        }
+    if (ltx2_path_is_file(o->png_dir)) {
+        fprintf(stderr, "ltx2 decode: --png-dir %s exists and is not a directory\n", o->png_dir);
         return CLI_EXIT_BAD_INPUT;
     }
     const long entries = cli_dir_entries(o->png_dir);
@@ -220,7 +237,7 @@ int cli_decode(ltx2_context *ctx, int argc, char **argv) {
     float *lat = NULL;
     int64_t ls[5], vs[5];
     png_sink sink = {.o = &o};
-    int rc = CLI_EXIT_BAD_INPUT;
+    int rc = CLI_EXIT_OK;
     ltx2_vae_config cfg;
     ltx2_status st = ltx2_st_set_open(ctx, o.checkpoint, &set);
     if (st == LTX2_OK) st = ltx2_vae_config_from_file(ctx, set->files[0], &cfg);
@@ -270,6 +287,7 @@ int cli_decode(ltx2_context *ctx, int argc, char **argv) {
         rc = CLI_EXIT_OK;
     } else {
         cli_report_error("decode", ctx);
+        rc = cli_exit_for(st);
     }
     free(sink.rgb);
     free(lat);

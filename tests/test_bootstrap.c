@@ -80,8 +80,27 @@ static void test_exchange(int world) {
     }
 }
 
+/* The log lines of the waits (what a rank says while it waits). */
+typedef struct wait_log {
+    int rank0_lines, peer_lines;
+    char last[256];
+} wait_log;
+
+static void on_log(ltx2_log_level level, const char *msg, void *user) {
+    wait_log *w = user;
+    (void)level;
+    if (strstr(msg, "rank 0 on") && strstr(msg, "waiting for ranks 1, 2 (1 of 3 joined")) w->rank0_lines++;
+    if (strstr(msg, "rank 1 waiting for rank 0 at")) w->peer_lines++;
+    snprintf(w->last, sizeof w->last, "%s", msg);
+}
+
 static void test_timeouts(void) {
-    ltx2_context *ctx = ltx2_context_create(NULL);
+    wait_log wl = {0};
+    ltx2_context_params cp;
+    ltx2_context_params_init(&cp);
+    cp.log_fn = on_log;
+    cp.log_user = &wl;
+    ltx2_context *ctx = ltx2_context_create(&cp);
     unsigned char id[16] = {0};
     char addr[64];
     snprintf(addr, sizeof addr, "127.0.0.1:%d", free_port());
@@ -95,9 +114,12 @@ static void test_timeouts(void) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     st = ltx2_dist_rendezvous(ctx, addr, 0, 3, id, sizeof id, RDV_SHORT_MS);
     el = ms_since(&t0);
-    CHECK(st == LTX2_ERR_DEVICE && strstr(ltx2_last_error(ctx), "1 of 3 ranks joined"), "missing peers: %d '%s'",
-          (int)st, ltx2_last_error(ctx));
+    CHECK(st == LTX2_ERR_DEVICE && strstr(ltx2_last_error(ctx), "1 of 3 ranks joined (missing: 1, 2)"),
+          "missing peers: %d '%s'", (int)st, ltx2_last_error(ctx));
     CHECK(el < 10 * RDV_SHORT_MS, "missing peers: took %.0f ms", el);
+    /* a 300 ms wait reports 4 times a timeout's quarter apart: at least twice before it ends */
+    CHECK(wl.peer_lines >= 2 && wl.rank0_lines >= 2, "waiting ranks said who they wait for %d / %d times (last: %s)",
+          wl.peer_lines, wl.rank0_lines, wl.last);
     CHECK(ltx2_dist_rendezvous(ctx, addr, 3, 2, id, sizeof id, 0) == LTX2_ERR_INVALID_ARG, "rank >= world accepted");
     ltx2_context_free(ctx);
 }

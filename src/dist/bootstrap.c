@@ -22,6 +22,12 @@
 #define RDV_MAGIC 0x4c545832u
 /* Pause between connection attempts while rank 0 is not listening yet. */
 #define RDV_RETRY_MS 20
+/* A waiting rank says who it waits for this often (a launch with a dead or misconfigured rank is
+ * otherwise silent for the whole timeout), or four times over a shorter timeout. */
+#define RDV_REPORT_MS 10000
+#define RDV_REPORTS_PER_TIMEOUT 4
+/* Room for the list of missing ranks in a message. */
+#define RDV_MISSING_CAP 160
 
 static ltx2_status parse_int(ltx2_context *ctx, const char *var, const char *s, int *out) {
     char *end = NULL;
@@ -153,8 +159,23 @@ static ltx2_status resolve(ltx2_context *ctx, const char *addr, bool passive, st
 
 static void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBLOCK); }
 
+/* The interval between "still waiting" lines for a wait of timeout_ms. */
+static int64_t report_every(int64_t timeout_ms) {
+    const int64_t q = timeout_ms / RDV_REPORTS_PER_TIMEOUT;
+    return q < RDV_REPORT_MS ? (q > 0 ? q : 1) : RDV_REPORT_MS;
+}
+
+/* "2, 5, 6" of the ranks 1..world-1 not seen yet (truncated with "..." past cap). */
+static void missing_ranks(const uint8_t *seen, int world_size, char *buf, size_t cap) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int r = 1; r < world_size && used + 16 < cap; r++)
+        if (!seen[r]) used += (size_t)snprintf(buf + used, cap - used, "%s%d", used ? ", " : "", r);
+    if (used + 16 >= cap) snprintf(buf + used, cap - used, ", ...");
+}
+
 static ltx2_status serve(ltx2_context *ctx, const char *addr, int world_size, const void *blob, size_t n,
-                         int64_t deadline) {
+                         int64_t deadline, int64_t every) {
     struct addrinfo *ai = NULL;
     LTX2_TRY(resolve(ctx, addr, true, &ai));
     int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
@@ -168,11 +189,22 @@ static ltx2_status serve(ltx2_context *ctx, const char *addr, int world_size, co
     if (st == LTX2_OK) set_nonblocking(fd);
     uint8_t *seen = calloc((size_t)world_size, 1);
     if (st == LTX2_OK && !seen) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "rendezvous: %d ranks", world_size);
+    char missing[RDV_MISSING_CAP];
+    int64_t next_report = now_ms() + every;
     for (int got = 1; st == LTX2_OK && got < world_size;) {
-        int w = wait_fd(fd, POLLIN, deadline);
+        const int64_t until = next_report < deadline ? next_report : deadline;
+        int w = wait_fd(fd, POLLIN, until);
+        if (w == 0 && until < deadline) { /* not over: say who is missing, and wait on */
+            missing_ranks(seen, world_size, missing, sizeof missing);
+            LTX2_LOGI(ctx, "rendezvous: rank 0 on %s waiting for rank%s %s (%d of %d joined, %.0f s left)", addr,
+                      world_size - got > 1 ? "s" : "", missing, got, world_size, (double)(deadline - now_ms()) / 1e3);
+            next_report += every;
+            continue;
+        }
         if (w <= 0) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "rendezvous: rank 0 on %s %s with %d of %d ranks joined", addr,
-                            w == 0 ? "timed out" : "failed", got, world_size);
+            missing_ranks(seen, world_size, missing, sizeof missing);
+            st = LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "rendezvous: rank 0 on %s %s with %d of %d ranks joined (missing: %s)",
+                            addr, w == 0 ? "timed out" : "failed", got, world_size, missing);
             break;
         }
         int c = accept(fd, NULL, NULL);
@@ -199,7 +231,8 @@ static ltx2_status serve(ltx2_context *ctx, const char *addr, int world_size, co
 }
 
 static ltx2_status join(ltx2_context *ctx, const char *addr, int rank, int world_size, void *blob, size_t n,
-                        int64_t deadline) {
+                        int64_t deadline, int64_t every) {
+    int64_t next_report = now_ms() + every;
     for (;;) {
         struct addrinfo *ai = NULL;
         LTX2_TRY(resolve(ctx, addr, false, &ai));
@@ -218,6 +251,11 @@ static ltx2_status join(ltx2_context *ctx, const char *addr, int rank, int world
         if (now_ms() + RDV_RETRY_MS >= deadline)
             return LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "rendezvous: rank %d could not reach rank 0 at %s before the "
                               "timeout (is rank 0 running, and LTX2_RENDEZVOUS the same on every rank?)", rank, addr);
+        if (now_ms() >= next_report) {
+            LTX2_LOGI(ctx, "rendezvous: rank %d waiting for rank 0 at %s (%.0f s left)", rank, addr,
+                      (double)(deadline - now_ms()) / 1e3);
+            next_report += every;
+        }
         struct timespec ts = {0, RDV_RETRY_MS * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -229,6 +267,8 @@ ltx2_status ltx2_dist_rendezvous(ltx2_context *ctx, const char *addr, int rank, 
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "rendezvous: bad arguments (rank %d of %d, %zu bytes)", rank,
                           world_size, n);
     if (world_size == 1) return LTX2_OK;
-    const int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : LTX2_RENDEZVOUS_DEFAULT_TIMEOUT_MS);
-    return rank == 0 ? serve(ctx, addr, world_size, blob, n, deadline) : join(ctx, addr, rank, world_size, blob, n, deadline);
+    const int64_t timeout = timeout_ms > 0 ? timeout_ms : LTX2_RENDEZVOUS_DEFAULT_TIMEOUT_MS;
+    const int64_t deadline = now_ms() + timeout, every = report_every(timeout);
+    return rank == 0 ? serve(ctx, addr, world_size, blob, n, deadline, every)
+                     : join(ctx, addr, rank, world_size, blob, n, deadline, every);
 }

@@ -36,7 +36,9 @@ ltx2_status ltx2_dist_parse_addr(ltx2_context *ctx, const char *addr, char *host
 /* Collective over the world_size processes: rank 0 listens on addr and sends blob[n] to every
  * other rank, which connect (retrying while rank 0 is not up yet) and receive it into blob.
  * Each peer announces (magic, rank, world size, n) and rank 0 checks them, so a mixed-up launch is
- * an error, not a hang. Everything is bounded by timeout_ms (<= 0: the default). */
+ * an error, not a hang. Everything is bounded by timeout_ms (<= 0: the default). While waiting, a
+ * rank logs who it waits for (rank 0: the ranks not joined yet) every 10 s, or 4 times over a
+ * shorter timeout; rank 0's timeout error names the missing ranks. */
 ltx2_status ltx2_dist_rendezvous(ltx2_context *ctx, const char *addr, int rank, int world_size, void *blob, size_t n,
                                  int timeout_ms);
 

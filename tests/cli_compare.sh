@@ -57,6 +57,15 @@ has 'b\.npy' "truncated file named"
 mkdir "$tmp/shape"; cp "$D/ref/a.npy" "$tmp/shape/b.npy"
 expect_rc 1 "shape mismatch" "$LTX2" compare --only '^b$' "$D/ref" "$tmp/shape"
 has 'shape mismatch' "shape mismatch reported"
+# two lone tensors of different names are the pair (a TPU dump's x.npy against our b.npy)
+cp "$D/out/b.npy" "$tmp/x.npy"
+expect_rc 1 "lone files, other names" "$LTX2" compare "$D/ref/b.npy" "$tmp/x.npy"
+has "one tensor on each side: 'b' \(A\) compared with 'x' \(B\)" "lone files paired"
+has 'worst at \[2, 5\]' "lone files compared"
+# --json: errors are JSON on stdout too
+out=$("$LTX2" compare --json "$D/ref" "$D/nope" 2>/dev/null); rc=$?
+[ "$rc" -eq 2 ] && ok || bad "json error: exit $rc, want 2"
+has '^\{"a": .*"error": ".*nope.*", "pass": false\}$' "json error object"
 expect_rc 0 "help" "$LTX2" compare --help
 
 echo "$pass passed, $fail failed"

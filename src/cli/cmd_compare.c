@@ -40,14 +40,15 @@ static void compare_usage(FILE *out) {
             "*.safetensors.index.json, a .npy, a .npz, or a directory of these (a dump: a .npy at\n"
             "DIR/blocks/0/out.npy is named 'blocks.0.out'; .safetensors/.npz inside contribute their keys).\n"
             "Tensors are matched by name; dtypes may differ (all math is in float64); shapes must match,\n"
-            "or differ only by size-1 dims (JAX [1,S,D] vs [S,D]).\n"
+            "or differ only by size-1 dims (JAX [1,S,D] vs [S,D]). Two inputs of one tensor each are\n"
+            "compared whatever their names.\n"
             "\n"
             "An element is within tolerance when |a - b| <= atol + rtol*|a|; NaN matches NaN.\n"
             "  --atol X        absolute tolerance (default %g)\n"
             "  --rtol X        relative tolerance (default %g)\n"
             "  --only REGEX    compare only names matching this extended regex\n"
             "  --require-all   tensors present on one side only count as failures\n"
-            "  --json          print one JSON object instead of the table\n"
+            "  --json          print one JSON object instead of the table (an error too: {\"error\": ...})\n"
             "  -h, --help      this text\n"
             "\n"
             "Reported per tensor: max |a-b|, mean |a-b|, rel-L2 = ||a-b||/||a||, cosine, the fraction of\n"
@@ -150,6 +151,22 @@ static void print_json(const compare_opts *o, const row *rows, size_t n, const l
     ltx2_sbuf_free(&s);
 }
 
+/* With --json an error is a JSON object too ({"error": ..., "pass": false}), so a script reading
+ * stdout always gets JSON; the message also goes to stderr as without --json. */
+static void json_error(const compare_opts *o, const char *msg) {
+    if (!o->json) return;
+    ltx2_sbuf s = {0};
+    ltx2_sbuf_printf(&s, "{\"a\": ");
+    ltx2_sbuf_json_string(&s, o->a ? o->a : "", o->a ? strlen(o->a) : 0);
+    ltx2_sbuf_printf(&s, ", \"b\": ");
+    ltx2_sbuf_json_string(&s, o->b ? o->b : "", o->b ? strlen(o->b) : 0);
+    ltx2_sbuf_printf(&s, ", \"error\": ");
+    ltx2_sbuf_json_string(&s, msg, strlen(msg));
+    ltx2_sbuf_printf(&s, ", \"pass\": false}");
+    if (!s.oom) printf("%s\n", s.buf);
+    ltx2_sbuf_free(&s);
+}
+
 static void print_row(const row *r, int name_w, const compare_opts *o) {
     char shape[96], dt[32];
     ltx2_shape_str(r->ta->t.shape, r->ta->t.ndim, shape, sizeof(shape));
@@ -231,6 +248,7 @@ int cli_compare(ltx2_context *ctx, int argc, char **argv) {
     int rc = CLI_EXIT_BAD_INPUT;
     if (ltx2_tensor_set_open(ctx, o.a, &A) != LTX2_OK || ltx2_tensor_set_open(ctx, o.b, &B) != LTX2_OK) {
         cli_report_error("compare", ctx);
+        json_error(&o, ltx2_last_error(ctx));
         goto done;
     }
     rows = calloc(A->n + 1, sizeof(*rows));
@@ -240,11 +258,18 @@ int cli_compare(ltx2_context *ctx, int argc, char **argv) {
         goto done;
     }
     size_t n_rows = 0, n_only_a = 0, n_only_b = 0, n_fail = 0;
+    bool paired_by_position = false;
     int name_w = 4;
     for (size_t i = 0; i < A->n; i++) {
         const ltx2_named_tensor *ta = &A->items[i];
         if (o.only && regexec(&re, ta->name, 0, NULL, 0) != 0) continue;
         const ltx2_named_tensor *tb = ltx2_tensor_set_find(B, ta->name);
+        /* two lone tensors (e.g. two .npy files of different stems, a TPU dump and ours) are the
+         * pair to compare whatever their names */
+        if (!tb && A->n == 1 && B->n == 1 && !o.only) {
+            tb = &B->items[0];
+            paired_by_position = true;
+        }
         if (!tb) {
             n_only_a++;
             continue;
@@ -266,9 +291,11 @@ int cli_compare(ltx2_context *ctx, int argc, char **argv) {
     for (size_t i = 0; i < B->n; i++)
         if (!matched_b[i] && !(o.only && regexec(&re, B->items[i].name, 0, NULL, 0) != 0)) n_only_b++;
     if (n_rows == 0) {
-        fprintf(stderr, "ltx2 compare: error: no tensor names in common between %s (%zu tensors) and %s "
-                        "(%zu tensors)%s%s%s\n",
-                o.a, A->n, o.b, B->n, o.only ? " matching --only '" : "", o.only ? o.only : "", o.only ? "'" : "");
+        char msg[512];
+        snprintf(msg, sizeof msg, "no tensor names in common between %s (%zu tensors) and %s (%zu tensors)%s%s%s",
+                 o.a, A->n, o.b, B->n, o.only ? " matching --only '" : "", o.only ? o.only : "", o.only ? "'" : "");
+        fprintf(stderr, "ltx2 compare: error: %s\n", msg);
+        json_error(&o, msg);
         if (A->n && B->n)
             fprintf(stderr, "  e.g. A has '%s', B has '%s'\n", A->items[0].name, B->items[0].name);
         goto done;
@@ -281,6 +308,8 @@ int cli_compare(ltx2_context *ctx, int argc, char **argv) {
     }
     printf("A (reference): %s (%s, %zu tensors)\n", o.a, A->kind, A->n);
     printf("B:             %s (%s, %zu tensors)\n", o.b, B->kind, B->n);
+    if (paired_by_position)
+        printf("one tensor on each side: '%s' (A) compared with '%s' (B)\n", rows[0].ta->name, rows[0].tb->name);
     printf("within tolerance: |a - b| <= atol + rtol*|a|, atol=%g rtol=%g\n\n", o.atol, o.rtol);
     printf("  %-6s %-*s %-18s %-10s %-10s %-10s %-10s %-12s %s\n", "result", name_w, "name", "shape", "dtype A/B",
            "max|a-b|", "mean|a-b|", "rel-L2", "cosine", "within");

@@ -62,6 +62,12 @@ cp "$D/out/b.npy" "$tmp/x.npy"
 expect_rc 1 "lone files, other names" "$LTX2" compare "$D/ref/b.npy" "$tmp/x.npy"
 has "one tensor on each side: 'b' \(A\) compared with 'x' \(B\)" "lone files paired"
 has 'worst at \[2, 5\]' "lone files compared"
+# a per-sample timestep against per-token ones whose tokens share the sample's sigma
+expect_rc 0 "per-sample vs per-token" "$LTX2" compare "$D/per_token/sample.npy" "$D/per_token/token.npy"
+has 'B is constant over its trailing dims' "per-token side collapsed"
+expect_rc 0 "per-token vs per-sample" "$LTX2" compare "$D/per_token/token.npy" "$D/per_token/sample.npy"
+expect_rc 1 "tokens that differ are not collapsed" "$LTX2" compare "$D/per_token/sample.npy" "$D/per_token/token_bad.npy"
+has 'shape mismatch' "differing tokens: a shape mismatch"
 # --json: errors are JSON on stdout too
 out=$("$LTX2" compare --json "$D/ref" "$D/nope" 2>/dev/null); rc=$?
 [ "$rc" -eq 2 ] && ok || bad "json error: exit $rc, want 2"

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "core/metrics.h"
+#include "core/dtype.h"
 #include "io/json.h"
 #include "io/tensor_set.h"
 
@@ -29,6 +30,9 @@ typedef struct compare_opts {
 typedef struct row {
     const ltx2_named_tensor *ta, *tb;
     bool shape_ok, squeezed, pass;
+    /* one side per sample, the other per token and constant over its tokens: compared per sample
+     * (which side was collapsed: 'A' or 'B', else 0) */
+    char collapsed;
     ltx2_diff_stats st;
 } row;
 
@@ -41,7 +45,9 @@ static void compare_usage(FILE *out) {
             "DIR/blocks/0/out.npy is named 'blocks.0.out'; .safetensors/.npz inside contribute their keys).\n"
             "Tensors are matched by name; dtypes may differ (all math is in float64); shapes must match,\n"
             "or differ only by size-1 dims (JAX [1,S,D] vs [S,D]). Two inputs of one tensor each are\n"
-            "compared whatever their names.\n"
+            "compared whatever their names. A tensor constant over trailing dims the other lacks (a\n"
+            "per-token timestep [B, T] whose tokens share one sigma, against a per-sample [B]) is\n"
+            "compared on the shared leading dims.\n"
             "\n"
             "An element is within tolerance when |a - b| <= atol + rtol*|a|; NaN matches NaN.\n"
             "  --atol X        absolute tolerance (default %g)\n"
@@ -69,6 +75,36 @@ static bool squeeze_equal(const ltx2_tensor *a, const ltx2_tensor *b) {
         j++;
     }
 }
+
+/* When small's shape is big's leading dims and big is constant over its trailing ones (each run of
+ * trailing elements equal to its first, as a per-token timestep is when every token shares one
+ * sigma: [B] against [B, T]), a malloc'd f64 copy of big's first elements in small's shape; else
+ * NULL. */
+static double *collapse_trailing(const ltx2_tensor *small, const ltx2_tensor *big) {
+    if (small->ndim >= big->ndim) return NULL;
+    for (int d = 0; d < small->ndim; d++)
+        if (small->shape[d] != big->shape[d]) return NULL;
+    int64_t rows = 1, inner = 1;
+    for (int d = 0; d < small->ndim; d++) rows *= small->shape[d];
+    for (int d = small->ndim; d < big->ndim; d++) inner *= big->shape[d];
+    if (inner < 2 || rows < 1) return NULL;
+    double *out = malloc((size_t)rows * sizeof(double));
+    for (int64_t r = 0; out && r < rows; r++) {
+        const double first = ltx2_load_as_f64(big->data, big->dtype, (size_t)(r * inner));
+        for (int64_t i = 1; i < inner; i++) {
+            const double v = ltx2_load_as_f64(big->data, big->dtype, (size_t)(r * inner + i));
+            if (v != first && !(v != v && first != first)) {
+                free(out);
+                return NULL;
+            }
+        }
+        out[r] = first;
+    }
+    return out;
+}
+
+/* The shape the elements were compared in (the smaller one when a side was collapsed). */
+static const ltx2_tensor *compared_shape(const row *r) { return r->collapsed == 'A' ? &r->tb->t : &r->ta->t; }
 
 static void json_num(ltx2_sbuf *s, const char *key, double v) {
     if (isfinite(v)) ltx2_sbuf_printf(s, "\"%s\": %.9g", key, v);
@@ -121,7 +157,8 @@ static void print_json(const compare_opts *o, const row *rows, size_t n, const l
                          (long long)r->st.n_within, (long long)r->st.n_nonfinite_mismatch);
         if (r->st.worst_index >= 0) {
             char idx[256];
-            ltx2_index_str(r->st.worst_index, r->ta->t.shape, r->ta->t.ndim, idx, sizeof(idx));
+            const ltx2_tensor *ct = compared_shape(r);
+            ltx2_index_str(r->st.worst_index, ct->shape, ct->ndim, idx, sizeof(idx));
             ltx2_sbuf_printf(&s, ", \"worst_index\": %s, \"worst_flat_index\": %lld, ", idx,
                              (long long)r->st.worst_index);
             json_num(&s, "worst_a", r->st.worst_ref);
@@ -181,10 +218,14 @@ static void print_row(const row *r, int name_w, const compare_opts *o) {
     printf("  %-6s %-*s %-18s %-10s %-10.3e %-10.3e %-10.3e %-12.8f %.4f%%", r->pass ? "ok" : "FAIL", name_w,
            r->ta->name, shape, dt, r->st.max_abs, r->st.mean_abs, r->st.rel_l2, r->st.cosine, frac);
     if (r->squeezed) printf("  (B shape differs by size-1 dims)");
+    if (r->collapsed)
+        printf("  (%c is constant over its trailing dims: compared per %s)", r->collapsed,
+               r->collapsed == 'A' ? "B's element" : "A's element");
     printf("\n");
     if (!r->pass && r->st.worst_index >= 0) {
         char idx[256];
-        ltx2_index_str(r->st.worst_index, r->ta->t.shape, r->ta->t.ndim, idx, sizeof(idx));
+        const ltx2_tensor *ct = compared_shape(r);
+        ltx2_index_str(r->st.worst_index, ct->shape, ct->ndim, idx, sizeof(idx));
         double tol = o->atol + o->rtol * fabs(r->st.worst_ref);
         printf("  %-6s %-*s worst at %s: a=%.9g b=%.9g |a-b|=%.3e > tol %.3e; %lld of %lld elements outside",
                "", name_w, "", idx, r->st.worst_ref, r->st.worst_out, fabs(r->st.worst_ref - r->st.worst_out), tol,
@@ -283,6 +324,18 @@ int cli_compare(ltx2_context *ctx, int argc, char **argv) {
         if (r->shape_ok) {
             ltx2_diff(&ta->t, &tb->t, o.atol, o.rtol, &r->st);
             r->pass = r->st.n_within == r->st.n;
+        } else {
+            double *ca = collapse_trailing(&tb->t, &ta->t), *cb = ca ? NULL : collapse_trailing(&ta->t, &tb->t);
+            if (ca || cb) {
+                const ltx2_tensor *small = ca ? &tb->t : &ta->t;
+                const ltx2_tensor c = ltx2_tensor_make(ca ? ca : cb, LTX2_F64, small->ndim, small->shape);
+                ltx2_diff(ca ? &c : &ta->t, ca ? &tb->t : &c, o.atol, o.rtol, &r->st);
+                r->pass = r->st.n_within == r->st.n;
+                r->shape_ok = true;
+                r->collapsed = ca ? 'A' : 'B';
+            }
+            free(ca);
+            free(cb);
         }
         if (!r->pass) n_fail++;
         int len = (int)strlen(ta->name);

@@ -8,6 +8,8 @@ Writes, next to this script:
                         a      += ~1e-7 noise   (benign: far below any sane tolerance)
   ref.npz, out.npz    the same tensors in one archive each (stored, fixed timestamps)
   expected.json       which tensor/index holds the planted error and how large it is
+  per_token/{sample,token,token_bad}.npy   a per-sample timestep [2] and per-token ones [2, 7]
+                      (every token the sample's sigma; token_bad: one token off)
 Tensors: a f32 [4,6], b f32 [3,8], h f16 [5,7], v f32 [2,3,4] (3-D).
 """
 import io
@@ -58,6 +60,15 @@ def main():
             with open(os.path.join(HERE, sub, f"{name}.npy"), "wb") as f:
                 f.write(npy_bytes(arr))
         write_npz(os.path.join(HERE, f"{sub}.npz"), arrays)
+
+    sigmas = np.array([0.5, 0.25], dtype=np.float32)
+    token = np.repeat(sigmas[:, None], 7, axis=1)
+    token_bad = token.copy()
+    token_bad[1, 3] = np.float32(0.3)
+    os.makedirs(os.path.join(HERE, "per_token"), exist_ok=True)
+    for name, arr in (("sample", sigmas), ("token", token), ("token_bad", token_bad)):
+        with open(os.path.join(HERE, "per_token", f"{name}.npy"), "wb") as f:
+            f.write(npy_bytes(arr))
 
     a_diff = np.abs(out["a"].astype(np.float64) - ref["a"].astype(np.float64))
     expected = {

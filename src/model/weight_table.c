@@ -150,54 +150,46 @@ static ltx2_status layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *
     return LTX2_OK;
 }
 
-ltx2_status ltx2_wstore_layout_mixed(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
-                                     ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers) {
-    return layout(ctx, s, t, be, dtype, matrix_dtype, skip_layers, NULL);
-}
-
 ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                ltx2_dtype dtype, bool skip_layers) {
     return layout(ctx, s, t, be, dtype, dtype, skip_layers, NULL);
 }
 
-/* Whether every Linear weight of t is in f (under prefix), bf16, at an address the GEMM may read
- * bf16 from (2-byte aligned: safetensors does not promise it). */
-static bool matrices_viewable(const ltx2_wtable *t, const ltx2_st_file *f, const char *prefix) {
-    size_t n = 0;
+/* What f holds of t's Linear weights (under prefix): how many are bf16, stored in another dtype or
+ * missing (the loader reports those), and whether every bf16 one is at an address the GEMM may
+ * read bf16 from (2-byte aligned: safetensors does not promise it). */
+typedef struct matrix_scan {
+    size_t n_bf16, n_other, n_missing;
+    bool aligned;
+} matrix_scan;
+
+static matrix_scan scan_matrices(const ltx2_wtable *t, const ltx2_st_file *f, const char *prefix) {
+    matrix_scan m = {.aligned = true};
     for (size_t i = 0; i < t->n; i++) {
         if (!t->v[i].matrix) continue;
         char full[LTX2_WNAME_CAP + 128];
         snprintf(full, sizeof full, "%s%s", prefix ? prefix : "", t->v[i].name);
         const ltx2_st_tensor *ft = ltx2_st_find(f, full);
-        if (!ft || ft->dtype != LTX2_BF16 || ((uintptr_t)ft->data & 1u)) return false;
-        n++;
+        if (!ft) {
+            m.n_missing++;
+        } else if (ft->dtype != LTX2_BF16) {
+            m.n_other++;
+        } else {
+            m.n_bf16++;
+            if ((uintptr_t)ft->data & 1u) m.aligned = false;
+        }
     }
-    return n > 0;
+    return m;
 }
 
 ltx2_status ltx2_wstore_layout_for(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                    ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix, bool skip_layers) {
-    const ltx2_dtype mdt = ltx2_wtable_matrix_dtype(t, f, prefix, be, dtype);
-    ltx2_st_mapping *m = NULL;
-    if (be->device == LTX2_DEVICE_CPU && mdt == LTX2_BF16 && !skip_layers && matrices_viewable(t, f, prefix))
-        m = ltx2_st_mapping_retain(f);
-    return layout(ctx, s, t, be, dtype, mdt, skip_layers, m);
-}
-
-ltx2_dtype ltx2_wtable_matrix_dtype(const ltx2_wtable *t, const ltx2_st_file *f, const char *prefix,
-                                    const ltx2_backend *be, ltx2_dtype dtype) {
-    if (!be->gemm_bf16_weights || dtype != LTX2_F32 || !f) return dtype;
-    size_t n_bf16 = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        if (!t->v[i].matrix) continue;
-        char full[LTX2_WNAME_CAP + 128];
-        snprintf(full, sizeof full, "%s%s", prefix ? prefix : "", t->v[i].name);
-        const ltx2_st_tensor *ft = ltx2_st_find(f, full);
-        if (!ft) continue; /* the loader reports it */
-        if (ft->dtype != LTX2_BF16) return dtype;
-        n_bf16++;
-    }
-    return n_bf16 ? LTX2_BF16 : dtype;
+    const matrix_scan m = scan_matrices(t, f, prefix);
+    const bool keep_bf16 = be->gemm_bf16_weights && dtype == LTX2_F32 && m.n_bf16 > 0 && m.n_other == 0;
+    ltx2_st_mapping *map = NULL;
+    if (keep_bf16 && be->device == LTX2_DEVICE_CPU && !skip_layers && m.n_missing == 0 && m.aligned)
+        map = ltx2_st_mapping_retain(f);
+    return layout(ctx, s, t, be, dtype, keep_bf16 ? LTX2_BF16 : dtype, skip_layers, map);
 }
 
 void ltx2_wstore_free(ltx2_wstore *s) {

@@ -67,22 +67,15 @@ typedef struct ltx2_wstore {
  * storage and data NULL when skip_layers). LTX2_ERR_UNSUPPORTED when be has no GEMM in dtype. */
 ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                ltx2_dtype dtype, bool skip_layers);
-/* The same with the Linear weights in matrix_dtype (dtype, or bf16 under an f32 dtype on a backend
- * with gemm_bf16_weights: a checkpoint's bf16 weights kept as stored, no f32 copy). */
-ltx2_status ltx2_wstore_layout_mixed(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
-                                     ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers);
-/* The layout for a load from f (tensor names under prefix): the Linear weights in
- * ltx2_wtable_matrix_dtype's dtype and, where that is the file's own bf16 on the CPU and f has a
- * mapping of its own (ltx2_st_mapping_retain), not stored at all: ltx2_wtable_load points them into
+/* The layout for a load from f (tensor names under prefix): the Linear weights stay the file's
+ * bf16 when every one f holds is bf16 and be widens bf16 weights itself under dtype f32 (no f32
+ * copy; the same results bitwise), else dtype. Where that bf16 is on the CPU and f has a mapping of
+ * its own (ltx2_st_mapping_retain), they are not stored at all: ltx2_wtable_load points them into
  * the mapping, which the store then keeps alive. So a CPU load of a bf16 checkpoint holds no copy
- * of its matrices, only the pages of the file (shared, reclaimable), and its norms, biases and tables
- * in f32. Otherwise as ltx2_wstore_layout_mixed. */
+ * of its matrices, only the pages of the file (shared, reclaimable), and its norms, biases and
+ * tables in f32. */
 ltx2_status ltx2_wstore_layout_for(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                    ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix, bool skip_layers);
-/* bf16 when every Linear weight of t that f holds (under prefix) is stored in bf16 and be widens bf16
- * weights itself under dtype f32; else dtype. */
-ltx2_dtype ltx2_wtable_matrix_dtype(const ltx2_wtable *t, const ltx2_st_file *f, const char *prefix,
-                                    const ltx2_backend *be, ltx2_dtype dtype);
 void ltx2_wstore_free(ltx2_wstore *s);
 
 /* How a table is read from a checkpoint. */

@@ -102,4 +102,17 @@ void naive_attention_bf16_sd(const op_case *c, const inputs *in, double *sd);
 /* Attention: the K/V heads of case c (kv_heads, or heads when not grouped). */
 int64_t case_kv_heads(const op_case *c);
 
+/* Weight scale of conv cases (conv3d, conv1d, conv_transpose1d): 1/sqrt(K) keeps outputs O(1), like
+ * trained convs. */
+#define CONV_W_SCALE_PER_SQRT_K 1.0
+
+/* Shared by reference.c and vocoder_ops.c: f's nearest-even bf16 value (NaN quieted), and n Philox
+ * normals of the harness's seed on `stream`, offset + scale * z, rounded to bf16 values when asked. */
+float naive_bf16_round(float f);
+float *case_gen(uint64_t stream, int64_t n, float scale, float offset, bool round_bf16);
+/* vocoder_ops.c: the vocoders' ops' inputs and output shapes (after the common x of inputs_make),
+ * and their references (false for any other op). */
+void vocoder_inputs(const op_case *c, uint64_t st, bool rb, inputs *in);
+bool naive_vocoder_ref(const op_case *c, const inputs *in, double *ref);
+
 #endif

@@ -75,8 +75,23 @@ typedef enum ltx2_generate_semantics {
     LTX2_GENERATE_SEM_MAXDIFFUSION = 2
 } ltx2_generate_semantics;
 
+/* The pipelines of ltx-pipelines 1.0.0 the engine runs. */
+typedef enum ltx2_generate_pipeline {
+    /* ti2vid_one_stage.py: one guided stage at height x width, `steps` sigmas of the LTX-2 scheduler */
+    LTX2_PIPELINE_ONE_STAGE = 0,
+    /* distilled.py (a distilled checkpoint): stage 1 at height/2 x width/2 on the 8 distilled sigmas
+     * without guidance, the x2 spatial latent upsampler (spatial_upsampler), stage 2 at height x width
+     * re-noised to sigma 0.909375 (video and audio) on the 3 stage-2 sigmas without guidance. The
+     * guidance scales, steps and stg_block do not apply (steps must be 0); height and width are the
+     * final size, multiples of 64. */
+    LTX2_PIPELINE_DISTILLED,
+    LTX2_PIPELINE_COUNT
+} ltx2_generate_pipeline;
+
 typedef struct ltx2_generate_params {
     const char *checkpoint;             /* Lightricks single-file .safetensors (required) */
+    ltx2_generate_pipeline pipeline;    /* LTX2_PIPELINE_ONE_STAGE by default */
+    const char *spatial_upsampler;      /* the latent upsampler file the two-stage pipelines need */
     /* Where the DiT, the text connectors, the video and audio VAEs and the vocoder run: "cpu",
      * "cuda", "cuda:N", or NULL / "auto" (CUDA device 0 when usable, else the CPU). */
     const char *device;
@@ -98,9 +113,11 @@ typedef struct ltx2_generate_params {
                                            prompt_embeds reads */
     const char *text_cache;             /* optional directory: prompts encoded before (same encoder,
                                            same text) are read from it instead of running Gemma */
-    uint64_t seed;                      /* Philox key of the initial noise (streams: 0 video, 1 audio) */
-    const char *noise;                  /* optional file with "video_noise" [1, C, F', H', W'] and
-                                           "audio_noise" [1, z, T', F'] replacing the Philox noise */
+    uint64_t seed;                      /* Philox key of the noise (streams: 0 video, 1 audio; stage 2: 2, 3) */
+    /* optional file with "video_noise" [1, C, F', H', W'] and "audio_noise" [1, z, T', F'] replacing
+     * the Philox noise (streams 0 and 1); a two-stage pipeline's stage 2 reads "stage_2_video_noise"
+     * and "stage_2_audio_noise" (full-size latent shapes) instead of its streams 2 and 3 */
+    const char *noise;
     int steps;                          /* >= 2 (the stretched schedule needs two) */
     int height, width, frames;          /* multiples of 32; frames = 8k + 1 */
     double fps;
@@ -129,12 +146,12 @@ void ltx2_generate_params_init(ltx2_generate_params *p);
 
 /* Seconds spent per stage. */
 typedef struct ltx2_generate_timings {
-    double load, text, noise, denoise, video_decode, audio_decode, total;
+    double load, text, noise, denoise, upsample, video_decode, audio_decode, total;
 } ltx2_generate_timings;
 
 typedef struct ltx2_generate_result {
     uint64_t seed;
-    int steps;                 /* denoising steps run */
+    int steps;                 /* denoising steps run (both stages of a two-stage pipeline) */
     float *video;              /* [frames, height, width, 3] RGB in about [-1, 1]; NULL if not decoded */
     int64_t frames, height, width;
     double fps;

@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/context.h"
 #include "core/finite.h"
 #include "core/timer.h"
 #include "io/file.h"
 #include "io/npy.h"
+#include "pipeline/denoise.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/vae_parallel.h"
 #include "pipeline/generate_dist.h"
@@ -25,11 +25,19 @@
 #include "pipeline/semantics.h"
 #include "pipeline/tiling.h"
 #include "model/gemma.h"
+#include "model/upsampler.h"
 #include "text/gemma_tokenizer.h"
 
 /* ltx-pipelines constants.py LTX_2_PARAMS (num_inference_steps 40) / LTX_2_3_PARAMS (30). */
 #define GEN_DEFAULT_STEPS_2_0 40
 #define GEN_DEFAULT_STEPS_2_3 30
+/* ltx_pipelines/utils/constants.py DISTILLED_SIGMA_VALUES and STAGE_2_DISTILLED_SIGMA_VALUES
+ * (scheduler.h ltx2_sched_distilled holds the values). */
+#define GEN_DISTILLED_STEPS_1 8
+#define GEN_DISTILLED_STEPS_2 3
+/* helpers.py assert_resolution(is_two_stage=True): stage 1 runs at half the size, which must stay
+ * a multiple of the VAE's 32 px. */
+#define GEN_TWO_STAGE_MULTIPLE 64
 /* Tile overlaps used when tiled decoding is asked for: the smallest legal ones (one VAE factor)
  * below a tile of two factors, else ltx-core's usual 64 px / 24 frames. */
 #define GEN_TILE_OVERLAP_PX 64
@@ -67,15 +75,9 @@ void ltx2_generate_result_free(ltx2_generate_result *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* One encoded prompt: the DiT contexts for both streams. */
-typedef struct gen_context {
-    float *video, *audio;
-    int64_t S;
-} gen_context;
-
 /* The text connectors on loaded prompt embeddings t. */
 static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, const char *path,
-                                 const ltx2_pipe_text *t, gen_context *out) {
+                                 const ltx2_pipe_text *t, ltx2_pipe_context *out) {
     const int64_t dv = m->conn->cfg.video.inner_dim, da = m->conn->cfg.audio.inner_dim;
     out->S = t->S;
     out->video = malloc((size_t)(t->S * dv) * sizeof(float));
@@ -156,140 +158,7 @@ static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_para
     return LTX2_OK;
 }
 
-/* The caller's cancel callback, polled between stages and steps. */
-static ltx2_status check_cancel(ltx2_context *ctx, const ltx2_generate_params *p, const char *where, int step) {
-    if (!p->cancel || !p->cancel(p->cancel_user)) return LTX2_OK;
-    if (step > 0) return LTX2_ERROR(ctx, LTX2_ERR_CANCELLED, "generate: cancelled before denoising step %d", step);
-    return LTX2_ERROR(ctx, LTX2_ERR_CANCELLED, "generate: cancelled before %s", where);
-}
-
-/* The state shared by the denoising loop's model calls. */
-typedef struct gen_loop {
-    const ltx2_pipe_models *m;
-    const ltx2_pipe_geometry *g;
-    const ltx2_guidance_plan *plan;
-    const gen_context *pos, *neg;
-    const float *vpos, *apos;   /* positions of one sample */
-    int64_t stg_block;
-    ltx2_dit_av_timestep av_timestep; /* the semantics' cross-modal timestep rule */
-    bool stg_blend_every_block, rope_ladder_f32; /* the semantics' other model rules */
-    ltx2_dit_text_cache *text_cache;  /* text K/V reused across passes and steps */
-    ltx2_dit_parallel *dp;            /* multi-rank runs: the sharded DiT (NULL: one rank) */
-    struct dit_dump *dit_dump;        /* --dump: the DiT's intermediates of the first model call */
-    float *v_video[LTX2_PASS_COUNT], *v_audio[LTX2_PASS_COUNT]; /* per-pass velocities */
-} gen_loop;
-
-/* The DiT's named intermediates (reference module paths, e.g. transformer_blocks.0.attn1.out) of
- * the first model call, as DIR/dit/<name>.npy, so `ltx2 compare REF DIR/dit` lines them up with a
- * PyTorch forward-hook dump. Only the first call: every later one would overwrite the same names. */
-typedef struct dit_dump {
-    ltx2_context *ctx;
-    char dir[4096];
-    ltx2_status st;
-    bool done;
-} dit_dump;
-
-static void dit_dump_npy(const char *name, const ltx2_tensor *t, void *user) {
-    dit_dump *d = user;
-    if (d->st != LTX2_OK) return;
-    char path[4352];
-    snprintf(path, sizeof path, "%s/%s.npy", d->dir, name);
-    d->st = ltx2_npy_write(d->ctx, path, t);
-}
-
 static void *xmalloc_f(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(float)); }
-
-/* Runs the slots[0..nb) of one model call as one DiT batch. */
-static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, int nb, const float *xv,
-                            const float *xa, float sigma) {
-    const ltx2_dit_config *dc = &L->m->dit->cfg;
-    const ltx2_pipe_geometry *g = L->g;
-    const int64_t Tv = g->video_tokens, Ta = g->at, Cv = g->lc, Ca = g->audio_feat;
-    const int64_t dv = L->m->conn->cfg.video.inner_dim, da = L->m->conn->cfg.audio.inner_dim;
-    const int64_t S = L->pos->S, nl = dc->num_layers;
-    ltx2_status st = LTX2_OK;
-    float *vl = xmalloc_f(nb * Tv * Cv), *al = xmalloc_f(nb * Ta * Ca);
-    float *vp = xmalloc_f(nb * 3 * Tv * 2), *ap = xmalloc_f(nb * Ta * 2);
-    float *vt = xmalloc_f(nb * Tv), *at = xmalloc_f(nb * Ta), *sg = xmalloc_f(nb);
-    float *vc = xmalloc_f(nb * S * dv), *ac = xmalloc_f(nb * S * da);
-    float *vo = xmalloc_f(nb * Tv * Cv), *ao = xmalloc_f(nb * Ta * Ca);
-    uint32_t *pert = calloc((size_t)(nb * nl), sizeof(uint32_t));
-    if (!vl || !al || !vp || !ap || !vt || !at || !sg || !vc || !ac || !vo || !ao || !pert) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "denoise: out of memory for a batch of %d", nb);
-        goto done;
-    }
-    bool any_pert = false;
-    for (int b = 0; b < nb; b++) {
-        const ltx2_guidance_pass pass = L->plan->order[slots[b]];
-        const gen_context *c = pass == LTX2_PASS_UNCOND ? L->neg : L->pos;
-        memcpy(vl + b * Tv * Cv, xv, (size_t)(Tv * Cv) * sizeof(float));
-        memcpy(al + b * Ta * Ca, xa, (size_t)(Ta * Ca) * sizeof(float));
-        memcpy(vp + b * 3 * Tv * 2, L->vpos, (size_t)(3 * Tv * 2) * sizeof(float));
-        memcpy(ap + b * Ta * 2, L->apos, (size_t)(Ta * 2) * sizeof(float));
-        for (int64_t t = 0; t < Tv; t++) vt[b * Tv + t] = sigma; /* denoise mask 1 x sigma */
-        for (int64_t t = 0; t < Ta; t++) at[b * Ta + t] = sigma;
-        sg[b] = sigma;
-        memcpy(vc + b * S * dv, c->video, (size_t)(S * dv) * sizeof(float));
-        memcpy(ac + b * S * da, c->audio, (size_t)(S * da) * sizeof(float));
-        if (pass == LTX2_PASS_PTB) {
-            uint32_t fl = (L->plan->stg_video ? LTX2_DIT_SKIP_VIDEO_SELF_ATTN : 0u) |
-                          (L->plan->stg_audio ? LTX2_DIT_SKIP_AUDIO_SELF_ATTN : 0u);
-            if ((st = ltx2_dit_perturb_set(ctx, pert, nl, b, fl, &L->stg_block, 1)) != LTX2_OK) goto done;
-            any_pert = true;
-        } else if (pass == LTX2_PASS_MOD) {
-            if ((st = ltx2_dit_perturb_set(ctx, pert, nl, b, LTX2_DIT_SKIP_A2V_CROSS_ATTN | LTX2_DIT_SKIP_V2A_CROSS_ATTN,
-                                           NULL, 0)) != LTX2_OK)
-                goto done;
-            any_pert = true;
-        }
-    }
-    ltx2_dit_forward_params fp;
-    ltx2_dit_forward_params_init(&fp);
-    fp.batch = nb;
-    /* ltx-pipelines modality_from_latent_state passes context_mask=None (the connectors' registers
-     * leave no padding). */
-    fp.video = (ltx2_dit_modality){vl, vp, vt, sg, vc, NULL, Tv, S};
-    fp.audio = (ltx2_dit_modality){al, ap, at, sg, ac, NULL, Ta, S};
-    fp.perturb = any_pert ? pert : NULL;
-    fp.av_timestep = L->av_timestep;
-    fp.text_cache = L->text_cache;
-    fp.stg_blend_every_block = L->stg_blend_every_block;
-    fp.rope_ladder_f32 = L->rope_ladder_f32;
-    dit_dump *dd = L->dit_dump && !L->dit_dump->done ? L->dit_dump : NULL;
-    if (dd) {
-        fp.dump = dit_dump_npy;
-        fp.dump_user = dd;
-    }
-    st = L->dp ? ltx2_dit_parallel_forward(ctx, L->dp, &fp, vo, ao) : ltx2_dit_forward(ctx, L->m->dit, &fp, vo, ao);
-    if (st != LTX2_OK) goto done;
-    if (dd) {
-        dd->done = true;
-        if ((st = dd->st) != LTX2_OK) goto done;
-    }
-    for (int b = 0; b < nb; b++) {
-        const ltx2_guidance_pass pass = L->plan->order[slots[b]];
-        memcpy(L->v_video[pass], vo + b * Tv * Cv, (size_t)(Tv * Cv) * sizeof(float));
-        memcpy(L->v_audio[pass], ao + b * Ta * Ca, (size_t)(Ta * Ca) * sizeof(float));
-    }
-done:
-    free(vl); free(al); free(vp); free(ap); free(vt); free(at); free(sg);
-    free(vc); free(ac); free(vo); free(ao); free(pert);
-    return st;
-}
-
-/* All passes of one step: the plan's calls (the prompts have one length: see the text stage). */
-static ltx2_status run_step(ltx2_context *ctx, gen_loop *L, const float *xv, const float *xa, float sigma) {
-    if (L->neg && L->neg->S != L->pos->S)
-        return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "generate: prompt contexts of %lld and %lld tokens",
-                          (long long)L->pos->S, (long long)L->neg->S);
-    for (int c = 0; c < L->plan->n_calls; c++) {
-        int slots[LTX2_PASS_COUNT], nb = 0;
-        for (int s = 0; s < L->plan->n_passes; s++)
-            if (L->plan->call_of[s] == c) slots[nb++] = s;
-        if (nb) LTX2_TRY(run_call(ctx, L, slots, nb, xv, xa, sigma));
-    }
-    return LTX2_OK;
-}
 
 typedef struct gen_frames {
     float *video;
@@ -353,6 +222,27 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: unknown semantics %d", (int)p->semantics);
     if (p->vae_tile_px < 0 || p->vae_tile_frames < 0)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: tile sizes must be >= 0");
+    if ((int)p->pipeline < 0 || (int)p->pipeline >= (int)LTX2_PIPELINE_COUNT)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: unknown pipeline %d", (int)p->pipeline);
+    if (p->pipeline == LTX2_PIPELINE_DISTILLED) {
+        if (!p->spatial_upsampler)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the distilled pipeline needs the x2 spatial latent "
+                              "upsampler (--spatial-upsampler-path)");
+        if (p->steps)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the distilled pipeline runs its fixed sigmas (%d + "
+                              "%d steps): steps cannot be set (got %d)", GEN_DISTILLED_STEPS_1, GEN_DISTILLED_STEPS_2,
+                              p->steps);
+        if (p->height % GEN_TWO_STAGE_MULTIPLE || p->width % GEN_TWO_STAGE_MULTIPLE)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the distilled pipeline's size %dx%d (width x height) "
+                              "must be multiples of %d: stage 1 runs at half of it", p->width, p->height,
+                              GEN_TWO_STAGE_MULTIPLE);
+        if (p->semantics != LTX2_GENERATE_SEM_LTX_CORE)
+            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: the distilled pipeline follows ltx-pipelines "
+                              "(--semantics ltx-core); the diffusers and MaxDiffusion semantics run one stage");
+    } else if (p->spatial_upsampler) {
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a latent upsampler was given but the one-stage pipeline "
+                          "does not upsample (use the distilled pipeline)");
+    }
     return LTX2_OK;
 }
 
@@ -407,43 +297,268 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
     return st;
 }
 
+/* One denoising stage's inputs: its geometry, sigmas and positions. */
+typedef struct gen_stage {
+    ltx2_pipe_geometry g;
+    int steps;
+    const char *dump_prefix;
+    float *sigmas, *vpos, *apos;
+} gen_stage;
+
+static void gen_stage_free(gen_stage *s) {
+    free(s->sigmas);
+    free(s->vpos);
+    free(s->apos);
+}
+
+static const char *pipeline_name(ltx2_generate_pipeline pl) {
+    return pl == LTX2_PIPELINE_DISTILLED ? "distilled" : "one-stage";
+}
+
+/* The latent upsampler of a two-stage pipeline, loaded before any other model so that a wrong
+ * file is refused before Gemma or the DiT run: spatial x2 is what ltx-pipelines' two-stage
+ * pipelines are written for (stage 1 at exactly half the size). */
+static ltx2_status load_upsampler(ltx2_context *ctx, const char *path, ltx2_upsampler **out) {
+    ltx2_st_set *set = NULL;
+    LTX2_TRY(ltx2_st_set_open(ctx, path, &set));
+    ltx2_status st = ltx2_upsampler_load(ctx, set, out);
+    ltx2_st_set_close(set);
+    if (st != LTX2_OK) {
+        ltx2_error_prefix(ctx, "latent upsampler %s", path);
+        return st;
+    }
+    const ltx2_upsampler_config *c = ltx2_upsampler_get_config(*out);
+    const bool x2 = c->spatial_upsample && !c->temporal_upsample && (!c->rational_resampler || c->spatial_scale == 2.0);
+    if (!x2) {
+        ltx2_upsampler_free(*out);
+        *out = NULL;
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "latent upsampler %s is %s; the two-stage pipelines take the "
+                          "spatial x2 upsampler (ltx-2-spatial-upscaler-x2)", path,
+                          c->temporal_upsample ? "temporal x2" : "a spatial one of another scale");
+    }
+    return LTX2_OK;
+}
+
+/* Positions and sigmas of stage s (geometry set): the LTX-2 scheduler's `steps` sigmas, or the
+ * distilled list `fixed` verbatim. */
+static ltx2_status stage_prepare(ltx2_context *ctx, const ltx2_sem_rules *rules, const ltx2_video_decoder *vd,
+                                 double fps, int steps, int fixed, gen_stage *s) {
+    s->steps = steps;
+    s->sigmas = xmalloc_f(steps + 1);
+    s->vpos = xmalloc_f(3 * s->g.video_tokens * 2);
+    s->apos = xmalloc_f(s->g.at * 2);
+    if (!s->sigmas || !s->vpos || !s->apos) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory");
+    ltx2_pipe_video_positions(&s->g, vd->time_factor, vd->space_factor, fps, rules->latent_bf16, s->vpos);
+    ltx2_pipe_audio_positions(&s->g, s->apos);
+    if (fixed < 0) {
+        ltx2_sched_params sp = ltx2_sched_params_default(steps, s->g.video_tokens);
+        return ltx2_sched_sigmas(ctx, rules, &sp, s->sigmas);
+    }
+    int n = 0;
+    const float *v = ltx2_sched_distilled((ltx2_distilled_stage)fixed, &n);
+    if (!v || n != steps + 1) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "generate: distilled sigma list %d", fixed);
+    memcpy(s->sigmas, v, (size_t)n * sizeof(float));
+    return LTX2_OK;
+}
+
+/* The stage's starting state as --dump files: noise (the latents it starts from), sigmas and
+ * positions, under the stage's prefix. */
+static ltx2_status dump_stage(ltx2_context *ctx, const char *dump, const gen_stage *s, const float *xv,
+                              const float *xa) {
+    if (!dump) return LTX2_OK;
+    const ltx2_pipe_geometry *g = &s->g;
+    const int64_t s1[2] = {g->video_tokens, g->lc}, s2[2] = {g->at, g->audio_feat}, s3[1] = {s->steps + 1};
+    const int64_t s4[4] = {1, 3, g->video_tokens, 2}, s5[4] = {1, 1, g->at, 2};
+    static const char *const names[5] = {"noise_video", "noise_audio", "sigmas", "video_positions", "audio_positions"};
+    const float *data[5] = {xv, xa, s->sigmas, s->vpos, s->apos};
+    const int nd[5] = {2, 2, 1, 4, 4};
+    const int64_t *shapes[5] = {s1, s2, s3, s4, s5};
+    char name[96];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "%s%s", s->dump_prefix, names[i]);
+        LTX2_TRY(ltx2_pipe_dump(ctx, dump, name, data[i], nd[i], shapes[i]));
+    }
+    return LTX2_OK;
+}
+
+/* Between the two stages (distilled.py): the stage-1 video latent through upsample_video (the
+ * VAE's per-channel statistics around the upsampler) into *xv (reallocated at the stage-2 size),
+ * then video and audio re-noised to sigma0 with stage 2's noise. */
+static ltx2_status upsample_and_renoise(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_sem_rules *rules,
+                                        const ltx2_pipe_models *m, const ltx2_upsampler *ups, const gen_stage *s1,
+                                        const gen_stage *s2, const char *dump, float **xv, float *xa) {
+    const ltx2_pipe_geometry *g1 = &s1->g, *g2 = &s2->g;
+    const int64_t in[5] = {1, g1->lf, g1->lh, g1->lw, g1->lc}, out[5] = {1, g2->lf, g2->lh, g2->lw, g2->lc};
+    const int64_t nv = g2->video_tokens * g2->lc, na = g2->at * g2->audio_feat;
+    float *up = xmalloc_f(nv), *noise_v = xmalloc_f(nv), *noise_a = xmalloc_f(na);
+    ltx2_status st = LTX2_OK;
+    if (!up || !noise_v || !noise_a) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for stage 2");
+    if (st == LTX2_OK) {
+        ltx2_tensor x = ltx2_tensor_make(*xv, LTX2_F32, 5, in), y = ltx2_tensor_make(up, LTX2_F32, 5, out);
+        st = ltx2_upsampler_upsample_latent_on(ctx, ups, m->be, m->vdec->mean_of_means, m->vdec->std_of_means, &x, &y);
+        if (st != LTX2_OK) ltx2_error_prefix(ctx, "upsampling the stage-1 latent");
+    }
+    if (st == LTX2_OK)
+        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, up, 5, out, "the upsampled video latent [1, F', H', W', C]");
+    if (st == LTX2_OK) st = ltx2_pipe_dump(ctx, dump, "upsampled_video_latent", up, 5, out);
+    if (st == LTX2_OK) {
+        if (p->noise)
+            st = ltx2_pipe_noise_load(ctx, p->noise, 1, g2, noise_v, noise_a);
+        else
+            ltx2_pipe_noise_philox(g2, p->seed, 1, noise_v, noise_a);
+    }
+    if (st == LTX2_OK) {
+        /* the reference's noise is drawn in the latent dtype, the upsampler's output is in it */
+        ltx2_sched_round_latent(rules, up, nv);
+        ltx2_sched_round_latent(rules, noise_v, nv);
+        ltx2_sched_round_latent(rules, noise_a, na);
+        ltx2_pipe_renoise(up, noise_v, s2->sigmas[0], nv);
+        ltx2_pipe_renoise(xa, noise_a, s2->sigmas[0], na);
+        ltx2_sched_round_latent(rules, up, nv);
+        ltx2_sched_round_latent(rules, xa, na);
+        free(*xv);
+        *xv = up;
+        up = NULL;
+    }
+    free(up);
+    free(noise_v);
+    free(noise_a);
+    return st;
+}
+
+/* The decoded video into r (whole, tiled, or spread over the ranks). */
+static ltx2_status decode_video(ltx2_context *ctx, const ltx2_video_decoder *vd, const ltx2_generate_dist *dist,
+                                const ltx2_vae_tiling *tiling, const int64_t lat_shape[5], const char *dump,
+                                ltx2_generate_result *r) {
+    int64_t vshape[5];
+    LTX2_TRY(ltx2_video_decoder_out_shape(ctx, vd, lat_shape, vshape));
+    ltx2_tensor lt = ltx2_tensor_make(r->video_latent, LTX2_F32, 5, lat_shape);
+    r->video = xmalloc_f(vshape[1] * vshape[2] * vshape[3] * vshape[4]);
+    if (!r->video) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the video");
+    ltx2_tensor vt = ltx2_tensor_make(r->video, LTX2_F32, 5, vshape);
+    gen_frames gf = {r->video, vshape[2] * vshape[3] * vshape[4], vshape[2]};
+    ltx2_status st;
+    if (dist)
+        st = ltx2_vae_parallel_decode_stream(ctx, dist->world, vd, &lt, tiling, LTX2_VAE_PAR_AUTO, collect_frames, &gf,
+                                             NULL);
+    else if (tiling)
+        st = ltx2_vae_tiled_decode_blocks(ctx, vd, &lt, tiling, collect_block, &gf, NULL);
+    else
+        st = ltx2_video_decoder_decode(ctx, vd, &lt, &vt, NULL, NULL);
+    if (st == LTX2_OK)
+        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, r->video, 5, vshape,
+                               "video decode: the frames [1, frame, row, column, rgb]");
+    LTX2_TRY(st);
+    r->frames = vshape[1];
+    r->height = vshape[2];
+    r->width = vshape[3];
+    return ltx2_pipe_dump(ctx, dump, "video", r->video, 5, vshape);
+}
+
+/* The audio VAE decoder and the vocoder into r. */
+static ltx2_status decode_audio(ltx2_context *ctx, const ltx2_pipe_models *m, const int64_t ashape[4],
+                                const char *dump, ltx2_generate_result *r) {
+    int64_t mshape[4], wshape[3];
+    LTX2_TRY(ltx2_audio_decoder_out_shape(ctx, m->adec, ashape, mshape));
+    LTX2_TRY(ltx2_vocoder_out_shape(ctx, m->voc, mshape, wshape));
+    float *mel = xmalloc_f(mshape[0] * mshape[1] * mshape[2] * mshape[3]);
+    float *wav = xmalloc_f(wshape[0] * wshape[1] * wshape[2]);
+    ltx2_status st = LTX2_OK;
+    if (!mel || !wav) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the audio");
+    ltx2_tensor lt = ltx2_tensor_make(r->audio_latent, LTX2_F32, 4, ashape);
+    ltx2_tensor mt = ltx2_tensor_make(mel, LTX2_F32, 4, mshape);
+    ltx2_tensor wt = ltx2_tensor_make(wav, LTX2_F32, 3, wshape);
+    if (st == LTX2_OK) st = ltx2_audio_decoder_decode(ctx, m->adec, &lt, &mt, NULL, NULL);
+    if (st == LTX2_OK) st = ltx2_vocoder_run(ctx, m->voc, &mt, &wt, NULL, NULL);
+    if (st == LTX2_OK)
+        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, wav, 3, wshape, "audio decode: the waveform [1, channel, sample]");
+    if (st == LTX2_OK) st = ltx2_pipe_dump(ctx, dump, "mel", mel, 4, mshape);
+    if (st == LTX2_OK) st = ltx2_pipe_dump(ctx, dump, "waveform", wav, 3, wshape);
+    if (st == LTX2_OK) {
+        r->audio = wav;
+        wav = NULL;
+        r->audio_channels = wshape[1];
+        r->audio_samples = wshape[2];
+        r->audio_rate = ltx2_vocoder_sample_rate(m->voc);
+    }
+    free(mel);
+    free(wav);
+    return st;
+}
+
+/* The prompt contexts (the connectors on the loaded or encoded hidden states; prompts of
+ * different lengths are left-padded with masked tokens to the longer one, as the tokenizer pads a
+ * batch). Takes tp and tn over (freed here). */
+static ltx2_status text_contexts(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_pipe_models *m,
+                                 bool need_neg, ltx2_pipe_text *tp, ltx2_pipe_text *tn, ltx2_pipe_context *pos,
+                                 ltx2_pipe_context *neg) {
+    ltx2_status st = LTX2_OK;
+    if (!p->prompt) {
+        st = ltx2_pipe_text_load(ctx, p->prompt_embeds, m->conn->text_dim, tp);
+        if (st == LTX2_OK && need_neg) st = ltx2_pipe_text_load(ctx, p->negative_prompt_embeds, m->conn->text_dim, tn);
+    }
+    if (st == LTX2_OK && p->save_prompt_embeds) st = ltx2_pipe_text_save(ctx, tp, p->save_prompt_embeds);
+    if (st == LTX2_OK && need_neg && tp->S != tn->S) {
+        const int64_t S = tp->S > tn->S ? tp->S : tn->S;
+        ltx2_log(ctx, LTX2_LOG_INFO, "generate: positive prompt %lld tokens, negative %lld: the shorter is "
+                 "left-padded with masked tokens to %lld", (long long)tp->S, (long long)tn->S, (long long)S);
+        st = ltx2_pipe_text_pad_left(ctx, tp, S);
+        if (st == LTX2_OK) st = ltx2_pipe_text_pad_left(ctx, tn, S);
+    }
+    if (st == LTX2_OK) st = encode_prompt(ctx, m, p->prompt ? "the prompt" : p->prompt_embeds, tp, pos);
+    if (st == LTX2_OK && need_neg)
+        st = encode_prompt(ctx, m, p->prompt ? "the negative prompt" : p->negative_prompt_embeds, tn, neg);
+    ltx2_pipe_text_free(tp);
+    ltx2_pipe_text_free(tn);
+    return st;
+}
+
 static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
                             ltx2_pipe_models *m, const ltx2_generate_dist *dist, ltx2_generate_result *r) {
     const double t0 = ltx2_timer_now();
     ltx2_status st = LTX2_OK;
-    gen_context pos = {0}, neg = {0};
+    ltx2_pipe_context pos = {0}, neg = {0};
     ltx2_pipe_text tp = {0}, tn = {0};
-    gen_loop L;
-    memset(&L, 0, sizeof L);
-    float *xv = NULL, *xa = NULL, *vpos = NULL, *apos = NULL, *sigmas = NULL, *gv = NULL, *ga = NULL;
-    float *alat = NULL, *mel = NULL, *wav = NULL;
+    gen_stage stage[2];
+    memset(stage, 0, sizeof stage);
+    const bool two_stage = p->pipeline == LTX2_PIPELINE_DISTILLED;
+    const int n_stages = two_stage ? 2 : 1;
+    ltx2_upsampler *ups = NULL;
+    ltx2_dit_parallel *dp = NULL;
+    float *xv = NULL, *xa = NULL, *alat = NULL;
     const bool rank0 = !dist || dist->world->rank == 0;
     const char *dump = rank0 ? p->dump_dir : NULL;
-    char name[64];
 
     /* the guidance plan (how many passes each model call batches) and, on a device, the memory
-     * plan: refusals before anything is loaded */
+     * plan: refusals before anything is loaded. The distilled pipeline runs without guidance
+     * (simple_denoising_func: one conditional pass). */
     ltx2_sem_rules rules = ltx2_sem_rules_for((ltx2_semantics)p->semantics);
     if (p->latent_bf16 >= 0) rules.latent_bf16 = p->latent_bf16 != 0;
     ltx2_guidance_params gp;
-    gp.video = (ltx2_guidance_scales){p->video_cfg, p->video_stg, p->video_rescale, p->video_modality, 0};
-    ltx2_guidance_scales audio_in = {p->audio_cfg, p->audio_stg, p->audio_rescale, p->audio_modality, 0};
-    LTX2_TRY(ltx2_guidance_resolve_audio(ctx, &rules, &gp.video, &audio_in, &gp.audio));
+    if (two_stage) {
+        gp.video = gp.audio = ltx2_guidance_scales_off();
+    } else {
+        gp.video = (ltx2_guidance_scales){p->video_cfg, p->video_stg, p->video_rescale, p->video_modality, 0};
+        ltx2_guidance_scales audio_in = {p->audio_cfg, p->audio_stg, p->audio_rescale, p->audio_modality, 0};
+        LTX2_TRY(ltx2_guidance_resolve_audio(ctx, &rules, &gp.video, &audio_in, &gp.audio));
+    }
     ltx2_guidance_plan plan;
     LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp, &plan));
     /* models a handle keeps loaded are resident already: the device's free memory no longer counts
-     * them, so the plan (weights + stage peaks against what is free) would count them twice */
+     * them, so the plan (weights + stage peaks against what is free) would count them twice. The
+     * final stage is the largest (full size). */
     const bool preloaded = m->set != NULL;
     if (!dist && !preloaded) LTX2_TRY(plan_memory(ctx, p, be, &plan));
     const bool need_neg = ltx2_guidance_plan_slot(&plan, LTX2_PASS_UNCOND) >= 0;
+    if (two_stage) LTX2_TRY(load_upsampler(ctx, p->spatial_upsampler, &ups));
 
     /* a text prompt: Gemma runs, and is freed, before any other model is loaded (never two
      * resident); the hidden states wait in host memory */
     double text_seconds = 0;
-    LTX2_TRY(check_cancel(ctx, p, "the text stage", 0));
+    if ((st = ltx2_denoise_check_cancel(ctx, p, "the text stage", 0)) != LTX2_OK) goto done;
     if (p->prompt) {
         const double t_enc = ltx2_timer_now();
-        LTX2_TRY(text_from_prompts(ctx, p, need_neg, &tp, &tn));
+        if ((st = text_from_prompts(ctx, p, need_neg, &tp, &tn)) != LTX2_OK) goto done;
         text_seconds = ltx2_timer_now() - t_enc;
     }
 
@@ -455,20 +570,40 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     const double t_load = ltx2_timer_now();
     r->timings.load = t_load - t0 - text_seconds;
     if (dist && (st = ltx2_dit_parallel_create_sharded(ctx, dist->world, m->dit, m->set->files[0], NULL, &dist->dit,
-                                                       &L.dp)) != LTX2_OK)
+                                                       &dp)) != LTX2_OK)
         goto done;
 
-    /* ---- geometry, rules, guidance plan: everything that can refuse, before any compute ---- */
-    ltx2_pipe_geometry g;
+    /* ---- geometry of each stage, rules: everything that can refuse, before any compute ---- */
     const ltx2_video_decoder *vd = m->vdec;
-    if ((st = ltx2_pipe_geometry_make(ctx, p->frames, p->height, p->width, p->fps, vd->time_factor, vd->space_factor,
-                                      vd->cfg.latent_channels, m->adec->cfg.z_channels, m->dit->cfg.audio_in_channels,
-                                      &g)) != LTX2_OK)
-        goto done;
-    if (g.lc != m->dit->cfg.in_channels) {
+    for (int s = 0; s < n_stages; s++) {
+        const int div = s + 1 < n_stages ? 2 : 1; /* the first of two stages runs at half the size */
+        if ((st = ltx2_pipe_geometry_make(ctx, p->frames, p->height / div, p->width / div, p->fps, vd->time_factor,
+                                          vd->space_factor, vd->cfg.latent_channels, m->adec->cfg.z_channels,
+                                          m->dit->cfg.audio_in_channels, &stage[s].g)) != LTX2_OK)
+            goto done;
+        stage[s].dump_prefix = two_stage ? (s ? "stage_2_" : "stage_1_") : "";
+    }
+    const ltx2_pipe_geometry *gf = &stage[n_stages - 1].g; /* the final latent */
+    if (gf->lc != m->dit->cfg.in_channels) {
         st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "the VAE has %lld latent channels but the DiT takes %lld",
-                        (long long)g.lc, (long long)m->dit->cfg.in_channels);
+                        (long long)gf->lc, (long long)m->dit->cfg.in_channels);
         goto done;
+    }
+    if (two_stage) {
+        const ltx2_pipe_geometry *g1 = &stage[0].g;
+        const int64_t in[5] = {1, g1->lf, g1->lh, g1->lw, g1->lc};
+        int64_t out[5];
+        if ((st = ltx2_upsampler_out_shape(ctx, ups, in, out)) != LTX2_OK) {
+            ltx2_error_prefix(ctx, "latent upsampler %s against the checkpoint's VAE", p->spatial_upsampler);
+            goto done;
+        }
+        if (out[1] != gf->lf || out[2] != gf->lh || out[3] != gf->lw) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "the upsampler makes %lldx%lldx%lld latents of %lldx%lldx%lld, "
+                            "stage 2 takes %lldx%lldx%lld", (long long)out[1], (long long)out[2], (long long)out[3],
+                            (long long)in[1], (long long)in[2], (long long)in[3], (long long)gf->lf,
+                            (long long)gf->lh, (long long)gf->lw);
+            goto done;
+        }
     }
     if (need_neg && !p->negative_prompt_embeds && !p->prompt) {
         st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "CFG (video %g, audio %g) needs negative prompt embeddings; give them "
@@ -485,10 +620,13 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                         (long long)stg_block, (long long)nl);
         goto done;
     }
-    const int steps = p->steps ? p->steps : (m->is_2_3 ? GEN_DEFAULT_STEPS_2_3 : GEN_DEFAULT_STEPS_2_0);
+    const int steps1 = two_stage ? GEN_DISTILLED_STEPS_1 : p->steps ? p->steps
+                                                                    : (m->is_2_3 ? GEN_DEFAULT_STEPS_2_3
+                                                                                 : GEN_DEFAULT_STEPS_2_0);
+    const int steps_total = steps1 + (two_stage ? GEN_DISTILLED_STEPS_2 : 0);
     ltx2_vae_tiling tiling = {0};
     const bool tiled = p->vae_tile_px > 0 || p->vae_tile_frames > 0;
-    const int64_t lat_shape[5] = {1, g.lf, g.lh, g.lw, g.lc};
+    const int64_t lat_shape[5] = {1, gf->lf, gf->lh, gf->lw, gf->lc};
     if (tiled) {
         tiling.tile_px = p->vae_tile_px;
         tiling.overlap_px = p->vae_tile_px > GEN_TILE_OVERLAP_PX ? GEN_TILE_OVERLAP_PX : vd->space_factor;
@@ -499,36 +637,21 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         tiling.tile_batch = 1;
         if ((st = ltx2_vae_tiled_decode_plan(ctx, vd, lat_shape, &tiling, NULL)) != LTX2_OK) goto done;
     }
-    LTX2_LOGI(ctx, "generate: LTX-%s, %dx%dx%d @ %g fps -> video latent %lldx%lldx%lldx%lld, audio latent %lldx%lldx%lld, "
-              "%d steps, %d model calls/step, semantics %s, seed %llu", r->model_version, p->width, p->height, p->frames,
-              p->fps, (long long)g.lf, (long long)g.lh, (long long)g.lw, (long long)g.lc, (long long)g.az,
-              (long long)g.at, (long long)g.afreq, steps, plan.n_calls, ltx2_sem_name(rules.base),
+    if (two_stage) {
+        int n2 = 0;
+        const float *s2 = ltx2_sched_distilled(LTX2_DISTILLED_STAGE2, &n2);
+        LTX2_LOGI(ctx, "generate: pipeline distilled: stage 1 at %dx%d on %d distilled sigmas; x2 latent upsampler; "
+                  "stage 2 at %dx%d re-noised to sigma %.6g, %d sigmas; no guidance", p->width / 2, p->height / 2,
+                  GEN_DISTILLED_STEPS_1, p->width, p->height, (double)s2[0], n2 - 1);
+    }
+    LTX2_LOGI(ctx, "generate: %s pipeline, LTX-%s, %dx%dx%d @ %g fps -> video latent %lldx%lldx%lldx%lld, audio latent %lldx%lldx%lld, "
+              "%d steps, %d model calls/step, semantics %s, seed %llu", pipeline_name(p->pipeline), r->model_version, p->width, p->height, p->frames,
+              p->fps, (long long)gf->lf, (long long)gf->lh, (long long)gf->lw, (long long)gf->lc, (long long)gf->az,
+              (long long)gf->at, (long long)gf->afreq, steps_total, plan.n_calls, ltx2_sem_name(rules.base),
               (unsigned long long)p->seed);
 
-    /* ---- text: computed once, reused by every step; prompts of different lengths are left-padded
-     * with masked tokens to the longer one (as the tokenizer pads a batch) ---- */
-    {
-        if (!p->prompt) {
-            st = ltx2_pipe_text_load(ctx, p->prompt_embeds, m->conn->text_dim, &tp);
-            if (st == LTX2_OK && need_neg)
-                st = ltx2_pipe_text_load(ctx, p->negative_prompt_embeds, m->conn->text_dim, &tn);
-        }
-        if (st == LTX2_OK && p->save_prompt_embeds) st = ltx2_pipe_text_save(ctx, &tp, p->save_prompt_embeds);
-        if (st == LTX2_OK && need_neg && tp.S != tn.S) {
-            const int64_t S = tp.S > tn.S ? tp.S : tn.S;
-            ltx2_log(ctx, LTX2_LOG_INFO, "generate: positive prompt %lld tokens, negative %lld: the shorter is "
-                     "left-padded with masked tokens to %lld", (long long)tp.S, (long long)tn.S, (long long)S);
-            st = ltx2_pipe_text_pad_left(ctx, &tp, S);
-            if (st == LTX2_OK) st = ltx2_pipe_text_pad_left(ctx, &tn, S);
-        }
-        if (st == LTX2_OK) st = encode_prompt(ctx, m, p->prompt ? "the prompt" : p->prompt_embeds, &tp, &pos);
-        if (st == LTX2_OK && need_neg)
-            st = encode_prompt(ctx, m, p->prompt ? "the negative prompt" : p->negative_prompt_embeds, &tn, &neg);
-        ltx2_pipe_text_free(&tp);
-        ltx2_pipe_text_free(&tn);
-        if (st != LTX2_OK) goto done;
-    }
-
+    /* ---- text: computed once, reused by every step of every stage ---- */
+    if ((st = text_contexts(ctx, p, m, need_neg, &tp, &tn, &pos, &neg)) != LTX2_OK) goto done;
     {
         const int64_t sv[3] = {1, pos.S, m->conn->cfg.video.inner_dim}, sa[3] = {1, pos.S, m->conn->cfg.audio.inner_dim};
         if ((st = ltx2_pipe_dump(ctx, dump, "video_context", pos.video, 3, sv)) != LTX2_OK) goto done;
@@ -537,115 +660,58 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     const double t_text = ltx2_timer_now();
     r->timings.text = t_text - t_load + text_seconds;
 
-    /* ---- initial state ---- */
-    const int64_t nv = g.video_tokens * g.lc, na = g.at * g.audio_feat;
-    xv = xmalloc_f(nv);
+    /* ---- stage 1's initial state ---- */
+    const ltx2_pipe_geometry *g1 = &stage[0].g;
+    const int64_t na = g1->at * g1->audio_feat; /* the audio geometry is the same in both stages */
+    xv = xmalloc_f(g1->video_tokens * g1->lc);
     xa = xmalloc_f(na);
-    gv = xmalloc_f(nv);
-    ga = xmalloc_f(na);
-    vpos = xmalloc_f(3 * g.video_tokens * 2);
-    apos = xmalloc_f(g.at * 2);
-    sigmas = xmalloc_f(steps + 1);
-    if (!xv || !xa || !gv || !ga || !vpos || !apos || !sigmas) {
+    if (!xv || !xa) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the latents");
         goto done;
     }
-    for (int ps = 0; ps < LTX2_PASS_COUNT; ps++) {
-        if (ltx2_guidance_plan_slot(&plan, (ltx2_guidance_pass)ps) < 0) continue;
-        L.v_video[ps] = xmalloc_f(nv);
-        L.v_audio[ps] = xmalloc_f(na);
-        if (!L.v_video[ps] || !L.v_audio[ps]) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the guidance passes");
-            goto done;
-        }
-    }
     if (p->noise) {
-        if ((st = ltx2_pipe_noise_load(ctx, p->noise, &g, xv, xa)) != LTX2_OK) goto done;
+        if ((st = ltx2_pipe_noise_load(ctx, p->noise, 0, g1, xv, xa)) != LTX2_OK) goto done;
     } else {
-        ltx2_pipe_noise_philox(&g, p->seed, xv, xa);
+        ltx2_pipe_noise_philox(g1, p->seed, 0, xv, xa);
     }
     /* GaussianNoiser: noise * 1 + zeros * 0, cast to the pipeline dtype. */
-    ltx2_sched_round_latent(&rules, xv, nv);
+    ltx2_sched_round_latent(&rules, xv, g1->video_tokens * g1->lc);
     ltx2_sched_round_latent(&rules, xa, na);
-    ltx2_pipe_video_positions(&g, vd->time_factor, vd->space_factor, p->fps, rules.latent_bf16, vpos);
-    ltx2_pipe_audio_positions(&g, apos);
-    ltx2_sched_params sp = ltx2_sched_params_default(steps, g.video_tokens);
-    if ((st = ltx2_sched_sigmas(ctx, &rules, &sp, sigmas)) != LTX2_OK) goto done;
-    {
-        const int64_t s1[2] = {g.video_tokens, g.lc}, s2[2] = {g.at, g.audio_feat}, s3[1] = {steps + 1};
-        const int64_t s4[4] = {1, 3, g.video_tokens, 2}, s5[4] = {1, 1, g.at, 2};
-        if ((st = ltx2_pipe_dump(ctx, dump, "noise_video", xv, 2, s1)) != LTX2_OK) goto done;
-        if ((st = ltx2_pipe_dump(ctx, dump, "noise_audio", xa, 2, s2)) != LTX2_OK) goto done;
-        if ((st = ltx2_pipe_dump(ctx, dump, "sigmas", sigmas, 1, s3)) != LTX2_OK) goto done;
-        if ((st = ltx2_pipe_dump(ctx, dump, "video_positions", vpos, 4, s4)) != LTX2_OK) goto done;
-        if ((st = ltx2_pipe_dump(ctx, dump, "audio_positions", apos, 4, s5)) != LTX2_OK) goto done;
-    }
+    for (int s = 0; s < n_stages; s++)
+        if ((st = stage_prepare(ctx, &rules, vd, p->fps, s ? GEN_DISTILLED_STEPS_2 : steps1,
+                                two_stage ? (s ? LTX2_DISTILLED_STAGE2 : LTX2_DISTILLED_STAGE1) : -1, &stage[s])) !=
+            LTX2_OK)
+            goto done;
+    if ((st = dump_stage(ctx, dump, &stage[0], xv, xa)) != LTX2_OK) goto done;
     const double t_noise = ltx2_timer_now();
     r->timings.noise = t_noise - t_text;
 
-    /* ---- denoising loop ---- */
-    L.m = m;
-    L.g = &g;
-    L.plan = &plan;
-    L.pos = &pos;
-    L.neg = need_neg ? &neg : NULL;
-    L.vpos = vpos;
-    L.apos = apos;
-    L.stg_block = stg_block;
-    L.av_timestep = ltx2_sem_dit_av_timestep(&rules, m->dit->cfg.cross_attention_adaln);
-    L.stg_blend_every_block = rules.dit_stg_blend_every_block;
-    L.rope_ladder_f32 = rules.dit_rope_ladder_f32;
-    if ((st = ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &L.text_cache)) != LTX2_OK) goto done;
-    dit_dump ddump = {.ctx = ctx};
-    if (dump && !L.dp) { /* the sharded DiT has no dump hook */
-        int n = snprintf(ddump.dir, sizeof ddump.dir, "%s/dit", dump);
-        if (n < 0 || (size_t)n >= sizeof ddump.dir) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: --dump path too long: %s", dump);
-            goto done;
-        }
-        if (mkdir(ddump.dir, 0777) != 0 && !ltx2_path_is_dir(ddump.dir)) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_IO, "generate: cannot create %s for the DiT dump", ddump.dir);
-            goto done;
-        }
-        L.dit_dump = &ddump;
-    }
-    for (int i = 0; i < steps; i++) {
-        if ((st = check_cancel(ctx, p, NULL, i + 1)) != LTX2_OK) goto done;
-        const float sigma = sigmas[i], sigma_grid = ltx2_sched_grid_sigma(&rules, steps, i);
-        if ((st = run_step(ctx, &L, xv, xa, sigma)) != LTX2_OK) goto done;
-        const float *const *vv = (const float *const *)L.v_video, *const *va = (const float *const *)L.v_audio;
-        if ((st = ltx2_guidance_apply(ctx, &rules, &plan, &gp.video, &gp.video, xv, vv, 1, nv, sigma, sigma_grid, gv,
-                                      NULL)) != LTX2_OK)
-            goto done;
-        if ((st = ltx2_guidance_apply(ctx, &rules, &plan, &gp.audio, &gp.video, xa, va, 1, na, sigma, sigma_grid, ga,
-                                      NULL)) != LTX2_OK)
-            goto done;
-        ltx2_sched_euler_step(&rules, xv, gv, sigma, sigmas[i + 1], nv);
-        ltx2_sched_euler_step(&rules, xa, ga, sigma, sigmas[i + 1], na);
-        /* a NaN stops the run where it appears, not as black frames at the end */
-        {
-            const int64_t s1[2] = {g.video_tokens, g.lc}, s2[2] = {g.at, g.audio_feat};
-            if ((st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, xv, 2, s1, "denoising step %d/%d (sigma %g): the video "
-                                        "latent [token, channel]", i + 1, steps, (double)sigma)) != LTX2_OK ||
-                (st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, xa, 2, s2, "denoising step %d/%d (sigma %g): the audio "
-                                        "latent [token, feature]", i + 1, steps, (double)sigma)) != LTX2_OK)
+    /* ---- the stages ---- */
+    double t_between = 0;
+    for (int s = 0; s < n_stages; s++) {
+        if (s) { /* stage 2 starts from the upsampled, re-noised stage-1 latents */
+            const double tu = ltx2_timer_now();
+            if ((st = ltx2_denoise_check_cancel(ctx, p, "the latent upsampler", 0)) != LTX2_OK) goto done;
+            if ((st = upsample_and_renoise(ctx, p, &rules, m, ups, &stage[0], &stage[1], dump, &xv, xa)) != LTX2_OK)
                 goto done;
+            if ((st = dump_stage(ctx, dump, &stage[s], xv, xa)) != LTX2_OK) goto done;
+            t_between += ltx2_timer_now() - tu;
         }
-        if (dump) {
-            const int64_t s1[2] = {g.video_tokens, g.lc}, s2[2] = {g.at, g.audio_feat};
-            snprintf(name, sizeof name, "step_%03d_video", i);
-            if ((st = ltx2_pipe_dump(ctx, dump, name, xv, 2, s1)) != LTX2_OK) goto done;
-            snprintf(name, sizeof name, "step_%03d_audio", i);
-            if ((st = ltx2_pipe_dump(ctx, dump, name, xa, 2, s2)) != LTX2_OK) goto done;
-        }
-        if (p->progress && rank0) p->progress(i + 1, steps, ltx2_timer_now() - t_noise, p->progress_user);
+        const ltx2_denoise_stage ds = {
+            .m = m, .g = &stage[s].g, .rules = &rules, .gp = &gp, .plan = &plan, .pos = &pos,
+            .neg = need_neg ? &neg : NULL, .vpos = stage[s].vpos, .apos = stage[s].apos, .sigmas = stage[s].sigmas,
+            .steps = stage[s].steps, .stg_block = stg_block, .dp = dp, .dump_dir = dump,
+            .dump_prefix = stage[s].dump_prefix, .dump_dit = s == 0, .steps_before = s ? steps1 : 0,
+            .steps_total = steps_total, .t_start = t_noise};
+        if ((st = ltx2_denoise_run(ctx, &ds, p, rank0, xv, xa)) != LTX2_OK) goto done;
     }
     const double t_denoise = ltx2_timer_now();
-    r->timings.denoise = t_denoise - t_noise;
+    r->timings.upsample = t_between;
+    r->timings.denoise = t_denoise - t_noise - t_between;
 
     /* ---- outputs: latents (the video tokens are already NDHWC) ---- */
     r->seed = p->seed;
-    r->steps = steps;
+    r->steps = steps_total;
     r->fps = p->fps;
     memcpy(r->video_latent_shape, lat_shape, sizeof lat_shape);
     r->video_latent = xv;
@@ -655,75 +721,22 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory");
         goto done;
     }
-    ltx2_pipe_audio_unpatchify(&g, xa, alat);
-    const int64_t ashape[4] = {1, g.az, g.at, g.afreq};
+    ltx2_pipe_audio_unpatchify(gf, xa, alat);
+    const int64_t ashape[4] = {1, gf->az, gf->at, gf->afreq};
     memcpy(r->audio_latent_shape, ashape, sizeof ashape);
     r->audio_latent = alat;
     alat = NULL;
     if ((st = ltx2_pipe_dump(ctx, dump, "video_latent", r->video_latent, 5, lat_shape)) != LTX2_OK) goto done;
     if ((st = ltx2_pipe_dump(ctx, dump, "audio_latent", r->audio_latent, 4, ashape)) != LTX2_OK) goto done;
 
-    /* ---- video decode ---- */
-    if ((p->decode_video || p->decode_audio) && (st = check_cancel(ctx, p, "decoding", 0)) != LTX2_OK) goto done;
-    if (p->decode_video) {
-        int64_t vshape[5];
-        if ((st = ltx2_video_decoder_out_shape(ctx, vd, lat_shape, vshape)) != LTX2_OK) goto done;
-        ltx2_tensor lt = ltx2_tensor_make(r->video_latent, LTX2_F32, 5, lat_shape);
-        r->video = xmalloc_f(vshape[1] * vshape[2] * vshape[3] * vshape[4]);
-        if (!r->video) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the video");
-            goto done;
-        }
-        ltx2_tensor vt = ltx2_tensor_make(r->video, LTX2_F32, 5, vshape);
-        if (dist) {
-            gen_frames gf = {r->video, vshape[2] * vshape[3] * vshape[4], vshape[2]};
-            st = ltx2_vae_parallel_decode_stream(ctx, dist->world, vd, &lt, tiled ? &tiling : NULL, LTX2_VAE_PAR_AUTO,
-                                                 collect_frames, &gf, NULL);
-        } else if (tiled) {
-            gen_frames gf = {r->video, vshape[2] * vshape[3] * vshape[4], vshape[2]};
-            st = ltx2_vae_tiled_decode_blocks(ctx, vd, &lt, &tiling, collect_block, &gf, NULL);
-        } else {
-            st = ltx2_video_decoder_decode(ctx, vd, &lt, &vt, NULL, NULL);
-        }
-        if (st == LTX2_OK)
-            st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, r->video, 5, vshape,
-                                   "video decode: the frames [1, frame, row, column, rgb]");
-        if (st != LTX2_OK) goto done;
-        r->frames = vshape[1];
-        r->height = vshape[2];
-        r->width = vshape[3];
-        if ((st = ltx2_pipe_dump(ctx, dump, "video", r->video, 5, vshape)) != LTX2_OK) goto done;
-    }
+    /* ---- decode ---- */
+    if ((p->decode_video || p->decode_audio) && (st = ltx2_denoise_check_cancel(ctx, p, "decoding", 0)) != LTX2_OK)
+        goto done;
+    if (p->decode_video && (st = decode_video(ctx, vd, dist, tiled ? &tiling : NULL, lat_shape, dump, r)) != LTX2_OK)
+        goto done;
     const double t_vdec = ltx2_timer_now();
     r->timings.video_decode = t_vdec - t_denoise;
-
-    /* ---- audio decode + vocoder ---- */
-    if (p->decode_audio) {
-        int64_t mshape[4], wshape[3];
-        if ((st = ltx2_audio_decoder_out_shape(ctx, m->adec, ashape, mshape)) != LTX2_OK) goto done;
-        if ((st = ltx2_vocoder_out_shape(ctx, m->voc, mshape, wshape)) != LTX2_OK) goto done;
-        mel = xmalloc_f(mshape[0] * mshape[1] * mshape[2] * mshape[3]);
-        wav = xmalloc_f(wshape[0] * wshape[1] * wshape[2]);
-        if (!mel || !wav) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the audio");
-            goto done;
-        }
-        ltx2_tensor lt = ltx2_tensor_make(r->audio_latent, LTX2_F32, 4, ashape);
-        ltx2_tensor mt = ltx2_tensor_make(mel, LTX2_F32, 4, mshape);
-        ltx2_tensor wt = ltx2_tensor_make(wav, LTX2_F32, 3, wshape);
-        if ((st = ltx2_audio_decoder_decode(ctx, m->adec, &lt, &mt, NULL, NULL)) != LTX2_OK) goto done;
-        if ((st = ltx2_vocoder_run(ctx, m->voc, &mt, &wt, NULL, NULL)) != LTX2_OK) goto done;
-        if ((st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, wav, 3, wshape,
-                                    "audio decode: the waveform [1, channel, sample]")) != LTX2_OK)
-            goto done;
-        if ((st = ltx2_pipe_dump(ctx, dump, "mel", mel, 4, mshape)) != LTX2_OK) goto done;
-        if ((st = ltx2_pipe_dump(ctx, dump, "waveform", wav, 3, wshape)) != LTX2_OK) goto done;
-        r->audio = wav;
-        wav = NULL;
-        r->audio_channels = wshape[1];
-        r->audio_samples = wshape[2];
-        r->audio_rate = ltx2_vocoder_sample_rate(m->voc);
-    }
+    if (p->decode_audio && (st = decode_audio(ctx, m, ashape, dump, r)) != LTX2_OK) goto done;
     const double t_adec = ltx2_timer_now();
     r->timings.audio_decode = t_adec - t_vdec;
     r->timings.total = t_adec - t0;
@@ -731,15 +744,11 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
 done:
     ltx2_pipe_text_free(&tp);
     ltx2_pipe_text_free(&tn);
-    ltx2_dit_text_cache_free(L.text_cache);
-    ltx2_dit_parallel_free(L.dp);
-    for (int ps = 0; ps < LTX2_PASS_COUNT; ps++) {
-        free(L.v_video[ps]);
-        free(L.v_audio[ps]);
-    }
+    ltx2_dit_parallel_free(dp);
+    ltx2_upsampler_free(ups);
+    for (int s = 0; s < 2; s++) gen_stage_free(&stage[s]);
     free(pos.video); free(pos.audio); free(neg.video); free(neg.audio);
-    free(xv); free(xa); free(gv); free(ga); free(vpos); free(apos); free(sigmas);
-    free(alat); free(mel); free(wav);
+    free(xv); free(xa); free(alat);
     return st;
 }
 

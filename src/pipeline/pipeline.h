@@ -28,9 +28,11 @@
 #define LTX2_PIPE_AUDIO_SAMPLE_RATE 16000
 #define LTX2_PIPE_AUDIO_HOP 160
 #define LTX2_PIPE_AUDIO_DOWNSAMPLE 4
-/* Philox streams of the initial noise (core/rng.h), one per modality. */
+/* Philox streams of the noise (core/rng.h), one per modality and stage: stage s draws from
+ * streams LTX2_PIPE_NOISE_STREAMS_PER_STAGE * s + {video, audio}. */
 #define LTX2_PIPE_NOISE_STREAM_VIDEO 0
 #define LTX2_PIPE_NOISE_STREAM_AUDIO 1
+#define LTX2_PIPE_NOISE_STREAMS_PER_STAGE 2
 /* ltx-pipelines' STG blocks (constants.py LTX_2_PARAMS / LTX_2_3_PARAMS stg_blocks). */
 #define LTX2_PIPE_STG_BLOCK_2_0 29
 #define LTX2_PIPE_STG_BLOCK_2_3 28
@@ -137,12 +139,18 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
  * attention_mask i64 [1, S]; written through a temp file, never half. */
 ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path);
 
-/* Initial noise in token order: video [Tv, C] (== NDHWC), audio [T', z * F'] (patchified
- * "b c t f -> b t (c f)"). From Philox (seed, stream) or from a file (torch layouts
- * [1, C, F', H', W'] / [1, z, T', F'], patchified here). */
-void ltx2_pipe_noise_philox(const ltx2_pipe_geometry *g, uint64_t seed, float *video, float *audio);
-ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, const ltx2_pipe_geometry *g, float *video,
-                                 float *audio);
+/* The noise of stage `stage` (0: the first; 1: a two-stage pipeline's second) in token order:
+ * video [Tv, C] (== NDHWC), audio [T', z * F'] (patchified "b c t f -> b t (c f)"). From Philox
+ * (seed, the stage's streams) or from a file (torch layouts [1, C, F', H', W'] / [1, z, T', F'],
+ * patchified here) holding "video_noise" / "audio_noise" for stage 0 and "stage_2_video_noise" /
+ * "stage_2_audio_noise" for stage 1. */
+void ltx2_pipe_noise_philox(const ltx2_pipe_geometry *g, uint64_t seed, int stage, float *video, float *audio);
+ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage, const ltx2_pipe_geometry *g,
+                                 float *video, float *audio);
+/* ltx-core GaussianNoiser on a clean latent x with denoise mask 1 and noise_scale s:
+ * x <- noise * s + x * (1 - s), the two products and the sum each rounded to fp32 as torch computes
+ * them (the caller rounds the result to the latent dtype). */
+void ltx2_pipe_renoise(float *x, const float *noise, float s, int64_t n);
 
 /* Audio tokens [T', z*F'] <-> latent [z, T', F']. */
 void ltx2_pipe_audio_unpatchify(const ltx2_pipe_geometry *g, const float *tokens, float *latent);

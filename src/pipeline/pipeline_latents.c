@@ -89,9 +89,20 @@ void ltx2_pipe_audio_positions(const ltx2_pipe_geometry *g, float *out) {
     }
 }
 
-void ltx2_pipe_noise_philox(const ltx2_pipe_geometry *g, uint64_t seed, float *video, float *audio) {
-    ltx2_rng_normal(seed, LTX2_PIPE_NOISE_STREAM_VIDEO, 0, (size_t)(g->video_tokens * g->lc), video);
-    ltx2_rng_normal(seed, LTX2_PIPE_NOISE_STREAM_AUDIO, 0, (size_t)(g->at * g->audio_feat), audio);
+void ltx2_pipe_noise_philox(const ltx2_pipe_geometry *g, uint64_t seed, int stage, float *video, float *audio) {
+    const uint64_t base = (uint64_t)stage * LTX2_PIPE_NOISE_STREAMS_PER_STAGE;
+    ltx2_rng_normal(seed, base + LTX2_PIPE_NOISE_STREAM_VIDEO, 0, (size_t)(g->video_tokens * g->lc), video);
+    ltx2_rng_normal(seed, base + LTX2_PIPE_NOISE_STREAM_AUDIO, 0, (size_t)(g->at * g->audio_feat), audio);
+}
+
+void ltx2_pipe_renoise(float *x, const float *noise, float s, int64_t n) {
+    const float keep = 1.0f - s; /* (1 - scaled_mask): exact for s in [0.5, 1] */
+    for (int64_t i = 0; i < n; i++) {
+        /* volatile: two roundings, no fused multiply-add, as torch's separate mul and add */
+        volatile float a = noise[i] * s;
+        volatile float b = x[i] * keep;
+        x[i] = a + b;
+    }
 }
 
 static ltx2_status to_f32(ltx2_context *ctx, const ltx2_named_tensor *nt, float *dst) {
@@ -105,28 +116,30 @@ static bool shape_is(const ltx2_tensor *t, int ndim, const int64_t *shape) {
     return true;
 }
 
-ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, const ltx2_pipe_geometry *g, float *video,
-                                 float *audio) {
+ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage, const ltx2_pipe_geometry *g,
+                                 float *video, float *audio) {
+    const char *vname = stage ? "stage_2_video_noise" : "video_noise";
+    const char *aname = stage ? "stage_2_audio_noise" : "audio_noise";
     ltx2_tensor_set *set = NULL;
     LTX2_TRY(ltx2_tensor_set_open(ctx, path, &set));
     ltx2_status st = LTX2_OK;
     float *tmp = NULL;
-    const ltx2_named_tensor *vn = ltx2_tensor_set_find(set, "video_noise");
-    const ltx2_named_tensor *an = ltx2_tensor_set_find(set, "audio_noise");
+    const ltx2_named_tensor *vn = ltx2_tensor_set_find(set, vname);
+    const ltx2_named_tensor *an = ltx2_tensor_set_find(set, aname);
     const int64_t vshape[5] = {1, g->lc, g->lf, g->lh, g->lw};
     const int64_t ashape[4] = {1, g->az, g->at, g->afreq};
     char b1[96], b2[96];
     if (!vn || !an) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "noise file %s: needs tensors \"video_noise\" and \"audio_noise\"", path);
+        st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "noise file %s: needs tensors \"%s\" and \"%s\"", path, vname, aname);
         goto done;
     }
     if (!shape_is(&vn->t, 5, vshape) || !ltx2_dtype_is_float(vn->t.dtype)) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "noise file %s: video_noise has shape %s, expected float %s", path,
+        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "noise file %s: %s has shape %s, expected float %s", path, vname,
                         ltx2_shape_str(vn->t.shape, vn->t.ndim, b1, sizeof b1), ltx2_shape_str(vshape, 5, b2, sizeof b2));
         goto done;
     }
     if (!shape_is(&an->t, 4, ashape) || !ltx2_dtype_is_float(an->t.dtype)) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "noise file %s: audio_noise has shape %s, expected float %s", path,
+        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "noise file %s: %s has shape %s, expected float %s", path, aname,
                         ltx2_shape_str(an->t.shape, an->t.ndim, b1, sizeof b1), ltx2_shape_str(ashape, 4, b2, sizeof b2));
         goto done;
     }
@@ -137,14 +150,14 @@ ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, const ltx2
         goto done;
     }
     if ((st = to_f32(ctx, vn, tmp)) != LTX2_OK) goto done;
-    if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, tmp, 5, vshape, "noise file %s: video_noise", path)) !=
+    if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, tmp, 5, vshape, "noise file %s: %s", path, vname)) !=
         LTX2_OK)
         goto done;
     const int64_t T = g->video_tokens;
     for (int64_t c = 0; c < g->lc; c++)
         for (int64_t t = 0; t < T; t++) video[t * g->lc + c] = tmp[c * T + t];
     if ((st = to_f32(ctx, an, tmp)) != LTX2_OK) goto done;
-    if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, tmp, 4, ashape, "noise file %s: audio_noise", path)) !=
+    if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, tmp, 4, ashape, "noise file %s: %s", path, aname)) !=
         LTX2_OK)
         goto done;
     for (int64_t z = 0; z < g->az; z++)

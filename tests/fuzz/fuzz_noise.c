@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     float *video = st == LTX2_OK ? malloc((size_t)(g.video_tokens * g.lc) * sizeof(float)) : NULL;
     float *audio = st == LTX2_OK ? malloc((size_t)(g.at * g.audio_feat) * sizeof(float)) : NULL;
     if (video && audio) {
-        st = ltx2_pipe_noise_load(ctx, path, &g, video, audio);
+        st = ltx2_pipe_noise_load(ctx, path, size & 1, &g, video, audio); /* either stage's names */
         fuzz_check_error(ctx, st);
     }
     free(video);

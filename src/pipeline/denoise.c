@@ -1,0 +1,236 @@
+/* One denoising stage (denoise.h): the model calls of each step, the guidance combination, the
+ * Euler update. Moved out of generate.c so that the pipelines with two stages run the same loop. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/context.h"
+#include "core/finite.h"
+#include "core/timer.h"
+#include "io/file.h"
+#include "io/npy.h"
+#include "pipeline/denoise.h"
+#include "pipeline/scheduler.h"
+
+/* The state of one stage's model calls. */
+typedef struct gen_loop {
+    const ltx2_pipe_models *m;
+    const ltx2_pipe_geometry *g;
+    const ltx2_guidance_plan *plan;
+    const ltx2_pipe_context *pos, *neg;
+    const float *vpos, *apos;   /* positions of one sample */
+    int64_t stg_block;
+    ltx2_dit_av_timestep av_timestep; /* the semantics' cross-modal timestep rule */
+    bool stg_blend_every_block, rope_ladder_f32; /* the semantics' other model rules */
+    /* text K/V reused across passes and steps: per stage, since a stage's weights may differ
+     * (the two-stage pipeline's LoRA) */
+    ltx2_dit_text_cache *text_cache;
+    ltx2_dit_parallel *dp;            /* multi-rank runs: the sharded DiT (NULL: one rank) */
+    struct dit_dump *dit_dump;        /* --dump: the DiT's intermediates of the first model call */
+    float *v_video[LTX2_PASS_COUNT], *v_audio[LTX2_PASS_COUNT]; /* per-pass velocities */
+} gen_loop;
+
+/* The DiT's named intermediates (reference module paths, e.g. transformer_blocks.0.attn1.out) of
+ * the first model call, as DIR/dit/<name>.npy, so `ltx2 compare REF DIR/dit` lines them up with a
+ * PyTorch forward-hook dump. Only the first call: every later one would overwrite the same names. */
+typedef struct dit_dump {
+    ltx2_context *ctx;
+    char dir[4096];
+    ltx2_status st;
+    bool done;
+} dit_dump;
+
+static void dit_dump_npy(const char *name, const ltx2_tensor *t, void *user) {
+    dit_dump *d = user;
+    if (d->st != LTX2_OK) return;
+    char path[4352];
+    snprintf(path, sizeof path, "%s/%s.npy", d->dir, name);
+    d->st = ltx2_npy_write(d->ctx, path, t);
+}
+
+static void *xmalloc_f(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(float)); }
+
+/* Runs the slots[0..nb) of one model call as one DiT batch. */
+static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, int nb, const float *xv,
+                            const float *xa, float sigma) {
+    const ltx2_dit_config *dc = &L->m->dit->cfg;
+    const ltx2_pipe_geometry *g = L->g;
+    const int64_t Tv = g->video_tokens, Ta = g->at, Cv = g->lc, Ca = g->audio_feat;
+    const int64_t dv = L->m->conn->cfg.video.inner_dim, da = L->m->conn->cfg.audio.inner_dim;
+    const int64_t S = L->pos->S, nl = dc->num_layers;
+    ltx2_status st = LTX2_OK;
+    float *vl = xmalloc_f(nb * Tv * Cv), *al = xmalloc_f(nb * Ta * Ca);
+    float *vp = xmalloc_f(nb * 3 * Tv * 2), *ap = xmalloc_f(nb * Ta * 2);
+    float *vt = xmalloc_f(nb * Tv), *at = xmalloc_f(nb * Ta), *sg = xmalloc_f(nb);
+    float *vc = xmalloc_f(nb * S * dv), *ac = xmalloc_f(nb * S * da);
+    float *vo = xmalloc_f(nb * Tv * Cv), *ao = xmalloc_f(nb * Ta * Ca);
+    uint32_t *pert = calloc((size_t)(nb * nl), sizeof(uint32_t));
+    if (!vl || !al || !vp || !ap || !vt || !at || !sg || !vc || !ac || !vo || !ao || !pert) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "denoise: out of memory for a batch of %d", nb);
+        goto done;
+    }
+    bool any_pert = false;
+    for (int b = 0; b < nb; b++) {
+        const ltx2_guidance_pass pass = L->plan->order[slots[b]];
+        const ltx2_pipe_context *c = pass == LTX2_PASS_UNCOND ? L->neg : L->pos;
+        memcpy(vl + b * Tv * Cv, xv, (size_t)(Tv * Cv) * sizeof(float));
+        memcpy(al + b * Ta * Ca, xa, (size_t)(Ta * Ca) * sizeof(float));
+        memcpy(vp + b * 3 * Tv * 2, L->vpos, (size_t)(3 * Tv * 2) * sizeof(float));
+        memcpy(ap + b * Ta * 2, L->apos, (size_t)(Ta * 2) * sizeof(float));
+        for (int64_t t = 0; t < Tv; t++) vt[b * Tv + t] = sigma; /* denoise mask 1 x sigma */
+        for (int64_t t = 0; t < Ta; t++) at[b * Ta + t] = sigma;
+        sg[b] = sigma;
+        memcpy(vc + b * S * dv, c->video, (size_t)(S * dv) * sizeof(float));
+        memcpy(ac + b * S * da, c->audio, (size_t)(S * da) * sizeof(float));
+        if (pass == LTX2_PASS_PTB) {
+            uint32_t fl = (L->plan->stg_video ? LTX2_DIT_SKIP_VIDEO_SELF_ATTN : 0u) |
+                          (L->plan->stg_audio ? LTX2_DIT_SKIP_AUDIO_SELF_ATTN : 0u);
+            if ((st = ltx2_dit_perturb_set(ctx, pert, nl, b, fl, &L->stg_block, 1)) != LTX2_OK) goto done;
+            any_pert = true;
+        } else if (pass == LTX2_PASS_MOD) {
+            if ((st = ltx2_dit_perturb_set(ctx, pert, nl, b, LTX2_DIT_SKIP_A2V_CROSS_ATTN | LTX2_DIT_SKIP_V2A_CROSS_ATTN,
+                                           NULL, 0)) != LTX2_OK)
+                goto done;
+            any_pert = true;
+        }
+    }
+    ltx2_dit_forward_params fp;
+    ltx2_dit_forward_params_init(&fp);
+    fp.batch = nb;
+    /* ltx-pipelines modality_from_latent_state passes context_mask=None (the connectors' registers
+     * leave no padding). */
+    fp.video = (ltx2_dit_modality){vl, vp, vt, sg, vc, NULL, Tv, S};
+    fp.audio = (ltx2_dit_modality){al, ap, at, sg, ac, NULL, Ta, S};
+    fp.perturb = any_pert ? pert : NULL;
+    fp.av_timestep = L->av_timestep;
+    fp.text_cache = L->text_cache;
+    fp.stg_blend_every_block = L->stg_blend_every_block;
+    fp.rope_ladder_f32 = L->rope_ladder_f32;
+    dit_dump *dd = L->dit_dump && !L->dit_dump->done ? L->dit_dump : NULL;
+    if (dd) {
+        fp.dump = dit_dump_npy;
+        fp.dump_user = dd;
+    }
+    st = L->dp ? ltx2_dit_parallel_forward(ctx, L->dp, &fp, vo, ao) : ltx2_dit_forward(ctx, L->m->dit, &fp, vo, ao);
+    if (st != LTX2_OK) goto done;
+    if (dd) {
+        dd->done = true;
+        if ((st = dd->st) != LTX2_OK) goto done;
+    }
+    for (int b = 0; b < nb; b++) {
+        const ltx2_guidance_pass pass = L->plan->order[slots[b]];
+        memcpy(L->v_video[pass], vo + b * Tv * Cv, (size_t)(Tv * Cv) * sizeof(float));
+        memcpy(L->v_audio[pass], ao + b * Ta * Ca, (size_t)(Ta * Ca) * sizeof(float));
+    }
+done:
+    free(vl); free(al); free(vp); free(ap); free(vt); free(at); free(sg);
+    free(vc); free(ac); free(vo); free(ao); free(pert);
+    return st;
+}
+
+/* All passes of one step: the plan's calls (the prompts have one length: see the text stage). */
+static ltx2_status run_step(ltx2_context *ctx, gen_loop *L, const float *xv, const float *xa, float sigma) {
+    if (L->neg && L->neg->S != L->pos->S)
+        return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "generate: prompt contexts of %lld and %lld tokens",
+                          (long long)L->pos->S, (long long)L->neg->S);
+    for (int c = 0; c < L->plan->n_calls; c++) {
+        int slots[LTX2_PASS_COUNT], nb = 0;
+        for (int s = 0; s < L->plan->n_passes; s++)
+            if (L->plan->call_of[s] == c) slots[nb++] = s;
+        if (nb) LTX2_TRY(run_call(ctx, L, slots, nb, xv, xa, sigma));
+    }
+    return LTX2_OK;
+}
+
+
+ltx2_status ltx2_denoise_check_cancel(ltx2_context *ctx, const ltx2_generate_params *p, const char *where, int step) {
+    if (!p->cancel || !p->cancel(p->cancel_user)) return LTX2_OK;
+    if (step > 0) return LTX2_ERROR(ctx, LTX2_ERR_CANCELLED, "generate: cancelled before denoising step %d", step);
+    return LTX2_ERROR(ctx, LTX2_ERR_CANCELLED, "generate: cancelled before %s", where);
+}
+
+/* The stage's step loop on prepared state L (latents xv, xa in place). */
+static ltx2_status run_steps(ltx2_context *ctx, const ltx2_denoise_stage *s, const ltx2_generate_params *p,
+                             bool report_progress, gen_loop *L, float *xv, float *xa, float *gv, float *ga) {
+    const ltx2_pipe_geometry *g = s->g;
+    const int64_t nv = g->video_tokens * g->lc, na = g->at * g->audio_feat;
+    const int64_t s1[2] = {g->video_tokens, g->lc}, s2[2] = {g->at, g->audio_feat};
+    const ltx2_guidance_scales *sv = &s->gp->video, *sa = &s->gp->audio;
+    char name[96];
+    for (int i = 0; i < s->steps; i++) {
+        const int step = s->steps_before + i + 1; /* 1-based over the whole run */
+        LTX2_TRY(ltx2_denoise_check_cancel(ctx, p, NULL, step));
+        const float sigma = s->sigmas[i], sigma_grid = ltx2_sched_grid_sigma(s->rules, s->steps, i);
+        LTX2_TRY(run_step(ctx, L, xv, xa, sigma));
+        const float *const *vv = (const float *const *)L->v_video, *const *va = (const float *const *)L->v_audio;
+        LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sv, sv, xv, vv, 1, nv, sigma, sigma_grid, gv, NULL));
+        LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sa, sv, xa, va, 1, na, sigma, sigma_grid, ga, NULL));
+        ltx2_sched_euler_step(s->rules, xv, gv, sigma, s->sigmas[i + 1], nv);
+        ltx2_sched_euler_step(s->rules, xa, ga, sigma, s->sigmas[i + 1], na);
+        /* a NaN stops the run where it appears, not as black frames at the end */
+        LTX2_TRY(ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, xv, 2, s1, "denoising step %d/%d (sigma %g): the video "
+                                   "latent [token, channel]", step, s->steps_total, (double)sigma));
+        LTX2_TRY(ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, xa, 2, s2, "denoising step %d/%d (sigma %g): the audio "
+                                   "latent [token, feature]", step, s->steps_total, (double)sigma));
+        if (s->dump_dir) {
+            snprintf(name, sizeof name, "%sstep_%03d_video", s->dump_prefix, i);
+            LTX2_TRY(ltx2_pipe_dump(ctx, s->dump_dir, name, xv, 2, s1));
+            snprintf(name, sizeof name, "%sstep_%03d_audio", s->dump_prefix, i);
+            LTX2_TRY(ltx2_pipe_dump(ctx, s->dump_dir, name, xa, 2, s2));
+        }
+        if (p->progress && report_progress)
+            p->progress(step, s->steps_total, ltx2_timer_now() - s->t_start, p->progress_user);
+    }
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, const ltx2_generate_params *p,
+                             bool report_progress, float *xv, float *xa) {
+    const ltx2_pipe_geometry *g = s->g;
+    const int64_t nv = g->video_tokens * g->lc, na = g->at * g->audio_feat;
+    gen_loop L;
+    memset(&L, 0, sizeof L);
+    L.m = s->m;
+    L.g = g;
+    L.plan = s->plan;
+    L.pos = s->pos;
+    L.neg = s->neg;
+    L.vpos = s->vpos;
+    L.apos = s->apos;
+    L.stg_block = s->stg_block;
+    L.av_timestep = ltx2_sem_dit_av_timestep(s->rules, s->m->dit->cfg.cross_attention_adaln);
+    L.stg_blend_every_block = s->rules->dit_stg_blend_every_block;
+    L.rope_ladder_f32 = s->rules->dit_rope_ladder_f32;
+    L.dp = s->dp;
+    float *gv = xmalloc_f(nv), *ga = xmalloc_f(na);
+    ltx2_status st = LTX2_OK;
+    if (!gv || !ga) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the guided velocities");
+    for (int ps = 0; st == LTX2_OK && ps < LTX2_PASS_COUNT; ps++) {
+        if (ltx2_guidance_plan_slot(s->plan, (ltx2_guidance_pass)ps) < 0) continue;
+        L.v_video[ps] = xmalloc_f(nv);
+        L.v_audio[ps] = xmalloc_f(na);
+        if (!L.v_video[ps] || !L.v_audio[ps])
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the guidance passes");
+    }
+    if (st == LTX2_OK) st = ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &L.text_cache);
+    dit_dump ddump = {.ctx = ctx};
+    if (st == LTX2_OK && s->dump_dir && s->dump_dit && !s->dp) { /* the sharded DiT has no dump hook */
+        int n = snprintf(ddump.dir, sizeof ddump.dir, "%s/dit", s->dump_dir);
+        if (n < 0 || (size_t)n >= sizeof ddump.dir)
+            st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: --dump path too long: %s", s->dump_dir);
+        else if (mkdir(ddump.dir, 0777) != 0 && !ltx2_path_is_dir(ddump.dir))
+            st = LTX2_ERROR(ctx, LTX2_ERR_IO, "generate: cannot create %s for the DiT dump", ddump.dir);
+        else
+            L.dit_dump = &ddump;
+    }
+    if (st == LTX2_OK) st = run_steps(ctx, s, p, report_progress, &L, xv, xa, gv, ga);
+    ltx2_dit_text_cache_free(L.text_cache);
+    for (int ps = 0; ps < LTX2_PASS_COUNT; ps++) {
+        free(L.v_video[ps]);
+        free(L.v_audio[ps]);
+    }
+    free(gv);
+    free(ga);
+    return st;
+}

@@ -153,6 +153,54 @@ expect_refusal "two STG blocks" "one block for both streams" --video-stg-blocks 
 expect_refusal "an STG block list" "one block for both streams" --video-stg-blocks 0 1 -o o.mp4
 expect_refusal "skip steps" "skipping denoising steps is not implemented" --video-skip-step 1 -o o.mp4
 
+# ---- the distilled pipeline (#14): refusals before any work, then a run with every output ----
+ups="$src/weights/tiny/ltx2-tiny-upsampler-spatial-x2.safetensors"
+dsmall=(--height 128 --width 128 --frames 9 --threads 2)
+expect_refusal "distilled without upsampler" "needs --spatial-upsampler-path" --pipeline distilled -o o.mp4
+expect_refusal "distilled with steps" "fixed sigmas without guidance" --pipeline distilled --spatial-upsampler-path "$ups" --steps 4 -o o.mp4
+expect_refusal "distilled with CFG" "fixed sigmas without guidance" --pipeline distilled --spatial-upsampler-path "$ups" --guidance-scale 2 -o o.mp4
+expect_refusal "distilled with a negative prompt" "negative prompt do not apply" --pipeline distilled --spatial-upsampler-path "$ups" --prompt "a cat" --negative-prompt "dog" -o o.mp4
+expect_refusal "distilled size 96" "multiples of 64" --pipeline distilled --spatial-upsampler-path "$ups" --width 96 --height 128 -o o.mp4
+expect_refusal "upsampler on one stage" "does not upsample" --pipeline one-stage --spatial-upsampler-path "$ups" -o o.mp4
+expect_refusal "pipeline name" "one-stage or distilled" --pipeline two-stage -o o.mp4
+expect_refusal "missing upsampler file" "no such readable file" --pipeline distilled --spatial-upsampler-path "$tmp/nope.safetensors" -o o.mp4
+# a dev checkpoint (by its Lightricks name) is not run on the distilled sigmas
+ln -s "$src/weights/tiny/ltx2-tiny-2.0.safetensors" "$tmp/ltx-2-19b-dev.safetensors"
+ln -s "$src/weights/tiny/ltx2-tiny-2.0.safetensors" "$tmp/ltx-2-19b-distilled.safetensors"
+expect_refusal "distilled on dev" "name says dev" --pipeline distilled --checkpoint-path "$tmp/ltx-2-19b-dev.safetensors" \
+    --spatial-upsampler-path "$ups" --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" -o o.mp4
+# a distilled file name picks the distilled pipeline, and says why
+expect_refusal "distilled by name, no upsampler" "the checkpoint's name says distilled" \
+    --checkpoint-path "$tmp/ltx-2-19b-distilled.safetensors" --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" -o o.mp4
+# a temporal upsampler passes the flag checks and is refused by the library before the DiT loads
+expect_refusal "temporal upsampler" "spatial x2" --pipeline distilled "${dsmall[@]}" \
+    --spatial-upsampler-path "$src/weights/tiny/ltx2-tiny-upsampler-temporal-x2.safetensors" --wav a.wav
+dist="$tmp/distilled"
+mkdir -p "$dist"
+if (cd "$dist" && "$bin" generate --distilled-checkpoint-path "$src/weights/tiny/ltx2-tiny-2.3.safetensors" \
+        --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" --spatial-upsampler-path "$ups" \
+        "${dsmall[@]}" --seed 7 --wav a.wav --png-dir frames --dump dump >"$tmp/stdout" 2>"$tmp/stderr"); then
+    ok
+else
+    bad "generate --distilled-checkpoint-path failed"; cat "$tmp/stderr"
+fi
+grep -q "^pipeline: distilled (--distilled-checkpoint-path)" "$tmp/stdout" && ok || bad "the pipeline line: $(grep pipeline "$tmp/stdout")"
+grep -q "(11 steps" "$tmp/stdout" && grep -q "| upsample " "$tmp/stdout" && ok || bad "timings: $(grep timings "$tmp/stdout")"
+[ "$(ls "$dist/frames" 2>/dev/null | grep -c '^frame_.*\.png$')" -eq 9 ] && ok || bad "expected 9 distilled PNG frames"
+head -c 4 "$dist/a.wav" 2>/dev/null | grep -q RIFF && ok || bad "distilled a.wav is not a RIFF file"
+for f in stage_1_noise_video stage_1_step_007_video upsampled_video_latent stage_2_noise_video stage_2_step_002_video video_latent; do
+    [ -f "$dist/dump/$f.npy" ] || { bad "no distilled dump $f.npy"; continue; }
+    ok
+done
+# the same run by --pipeline distilled gives the same audio, bit for bit
+if (cd "$dist" && "$bin" generate --checkpoint-path "$src/weights/tiny/ltx2-tiny-2.3.safetensors" --pipeline distilled \
+        --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" --spatial-upsampler-path "$ups" \
+        "${dsmall[@]}" --seed 7 --wav b.wav >/dev/null 2>"$tmp/stderr"); then
+    cmp -s "$dist/a.wav" "$dist/b.wav" && ok || bad "--pipeline distilled and --distilled-checkpoint-path differ"
+else
+    bad "generate --pipeline distilled failed"; cat "$tmp/stderr"
+fi
+
 # ---- the default command (embedded model), small so the test stays quick ----
 out="$tmp/run"
 mkdir -p "$out"

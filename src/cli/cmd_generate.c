@@ -38,6 +38,11 @@
 #define TINY_WIDTH 384
 #define TINY_FRAMES 25
 #define TINY_STEPS 4
+/* ltx-pipelines' distilled parser defaults to the stage-2 size (PipelineParams.stage_2_height,
+ * stage_2_width), which must be a multiple of 64 (helpers.py assert_resolution, two-stage). */
+#define DISTILLED_HEIGHT 1024
+#define DISTILLED_WIDTH 1536
+#define DISTILLED_MULTIPLE 64
 #define VIDEO_FACTOR_SPACE 32
 #define VIDEO_FACTOR_TIME 8
 #define PATH_CAP 4096
@@ -62,6 +67,7 @@ static void usage(FILE *out) {
             "shorter names are aliases. Shown as NAME (alias).\n"
             "model and prompt:\n"
             "  --checkpoint-path FILE (--checkpoint)  LTX-2 / LTX-2.3 single-file .safetensors\n"
+            "  --distilled-checkpoint-path FILE  a distilled single file (implies --pipeline distilled)\n"
             "  --prompt TEXT                  the prompt (UTF-8; over 1024 tokens it is truncated, with a warning)\n"
             "  --negative-prompt TEXT         for CFG (default: Lightricks' default negative prompt)\n"
             "  --gemma-root DIR (--text-encoder)  Gemma-3 checkpoint directory: config.json, model*.safetensors,\n"
@@ -76,7 +82,15 @@ static void usage(FILE *out) {
             "                                 --prompt-embeds reads) to skip Gemma next time\n"
             "  --prompt-embeds FILE           .safetensors/.npz with hidden_states [1,S,D,L] + attention_mask [1,S]\n"
             "  --negative-prompt-embeds FILE  same, for CFG (required with --prompt-embeds when a CFG scale != 1)\n"
-            "sampling:\n"
+            "pipeline:\n"
+            "  --pipeline one-stage|distilled  ltx-pipelines' ti2vid_one_stage or distilled (default: distilled\n"
+            "                                 when the checkpoint's file name says distilled, else one-stage)\n"
+            "                                 distilled: stage 1 at half the size on 8 fixed sigmas, no guidance;\n"
+            "                                 the x2 latent upsampler; stage 2 at the full size re-noised to\n"
+            "                                 0.909375, 3 sigmas. Sizes are the final ones, multiples of 64\n"
+            "                                 (default 1024 x 1536); steps and guidance flags do not apply\n"
+            "  --spatial-upsampler-path FILE  the x2 spatial latent upsampler (required by distilled)\n"
+            "sampling (one-stage):\n"
             "  --seed N                       noise seed (default 10, as ltx-pipelines; -1: a random one,\n"
             "                                 printed)\n"
             "  --num-inference-steps N (--steps)  denoising steps, 2..1000 (default 40 for 2.0, 30 for 2.3;\n"
@@ -94,9 +108,11 @@ static void usage(FILE *out) {
             "  --video-skip-step 0, --audio-skip-step 0  accepted as ltx-pipelines' default; skipping steps is\n"
             "                                 not implemented (another value is refused)\n"
             "  --semantics NAME               ltx-core (default) | diffusers | maxdiffusion\n"
-            "  --noise FILE                   initial noise (video_noise, audio_noise) instead of the seed\n"
+            "  --noise FILE                   initial noise (video_noise, audio_noise; distilled also\n"
+            "                                 stage_2_video_noise, stage_2_audio_noise) instead of the seed\n"
             "shape:\n"
-            "  --height N --width N           multiples of 32, at most 8192 (default 512 x 768; 256 x 384 embedded)\n"
+            "  --height N --width N           multiples of 32, at most 8192 (default 512 x 768; distilled 1024 x\n"
+            "                                 1536, multiples of 64; 256 x 384 embedded)\n"
             "  --num-frames N (--frames)      8k+1, at most 8193 (default 121; 25 embedded)\n"
             "  --frame-rate X (--fps)         frame rate (default 24)\n"
             "output:\n"
@@ -391,6 +407,57 @@ static bool random_seed(uint64_t *out) {
 /* The STG block: ltx-pipelines names one list per stream, the engine perturbs one block for both
  * (the defaults agree: 29 for 2.0, 28 for 2.3). A stream's block given alone, or the same for both,
  * is that block; two different blocks are refused rather than half honoured. */
+/* What a Lightricks file name says of its model: "distilled" (ltx-2-19b-distilled.safetensors,
+ * ltx-2.3-22b-distilled-1.1...), "dev" (ltx-2-19b-dev...), or NULL. The files carry no other mark
+ * (their metadata config is the same for both), so the name is the evidence, and it is printed. */
+static const char *name_variant(const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strstr(base, "distilled")) return "distilled";
+    if (strstr(base, "-dev") || strstr(base, "_dev")) return "dev";
+    return NULL;
+}
+
+/* The pipeline: --pipeline, else --distilled-checkpoint-path, else the checkpoint's name. Refuses
+ * the distilled pipeline on a dev checkpoint (it was not trained for 8 + 3 steps without guidance)
+ * and one-stage flags given to the distilled pipeline. */
+static bool pick_pipeline(int asked, bool distilled_ckpt, const char *ckpt, bool one_stage_flags,
+                          ltx2_generate_params *p, const char **why_out) {
+    const char *variant = distilled_ckpt ? "distilled" : name_variant(ckpt);
+    const char *why = "--pipeline";
+    if (asked >= 0) {
+        p->pipeline = (ltx2_generate_pipeline)asked;
+    } else {
+        const bool d = variant && !strcmp(variant, "distilled");
+        p->pipeline = d ? LTX2_PIPELINE_DISTILLED : LTX2_PIPELINE_ONE_STAGE;
+        why = distilled_ckpt ? "--distilled-checkpoint-path" : d ? "the checkpoint's name says distilled" : "default";
+    }
+    const bool distilled = p->pipeline == LTX2_PIPELINE_DISTILLED;
+    if (distilled && variant && !strcmp(variant, "dev")) {
+        fprintf(stderr, "ltx2 %s: the distilled pipeline on %s, whose name says dev: a dev model needs the distilled "
+                "LoRA for its distilled sigmas (the two-stage pipeline, not written yet); use the distilled "
+                "checkpoint or --pipeline one-stage\n", CMD, ckpt);
+        return false;
+    }
+    if (distilled && one_stage_flags) {
+        fprintf(stderr, "ltx2 %s: the distilled pipeline runs fixed sigmas without guidance: --num-inference-steps, the "
+                "guidance scales, --stg-block and a negative prompt do not apply (use --pipeline one-stage for them)\n", CMD);
+        return false;
+    }
+    if (distilled && !p->spatial_upsampler) {
+        fprintf(stderr, "ltx2 %s: the distilled pipeline (%s) needs --spatial-upsampler-path FILE (the x2 spatial "
+                "latent upsampler); or run --pipeline one-stage\n", CMD, why);
+        return false;
+    }
+    if (!distilled && p->spatial_upsampler) {
+        fprintf(stderr, "ltx2 %s: --spatial-upsampler-path is for the distilled pipeline; the one-stage pipeline does "
+                "not upsample\n", CMD);
+        return false;
+    }
+    *why_out = why;
+    return true;
+}
+
 static bool stg_blocks_merge(long long video, long long audio, long long *block) {
     if (video >= 0 && audio >= 0 && video != audio) {
         fprintf(stderr, "ltx2 %s: --video-stg-blocks %lld and --audio-stg-blocks %lld: the engine perturbs one "
@@ -410,7 +477,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     ltx2_generate_params p;
     ltx2_generate_params_init(&p);
     const char *device = NULL, *ckpt = NULL, *pos = NULL, *neg = NULL, *output = NULL, *png_dir = NULL, *wav = NULL;
-    bool no_text_cache = false, overwrite = false;
+    bool no_text_cache = false, overwrite = false, distilled_ckpt = false;
+    int pipeline = -1; /* -1: from the checkpoint (pick_pipeline) */
     long long threads = 0, steps = -1, height = -1, width = -1, frames = -1, seed = -2, stg_block = -1, tile = 0;
     double cfg = NAN, acfg = NAN, stg = NAN, rescale = NAN, modality = NAN, fps = NAN;
     /* per-stream guidance (ltx-pipelines' flags), applied after the both-stream ones */
@@ -432,6 +500,18 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
 #define INT(dst, lo, hi) \
     do { VALUE(); if (!parse_int(a, v, (lo), (hi), &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
         if (!strcmp(a, "--checkpoint") || !strcmp(a, "--checkpoint-path")) { VALUE(); ckpt = v; }
+        else if (!strcmp(a, "--distilled-checkpoint-path")) { VALUE(); ckpt = v; distilled_ckpt = true; }
+        else if (!strcmp(a, "--spatial-upsampler-path")) { VALUE(); p.spatial_upsampler = v; }
+        else if (!strcmp(a, "--pipeline")) {
+            VALUE();
+            if (!strcmp(v, "one-stage")) pipeline = LTX2_PIPELINE_ONE_STAGE;
+            else if (!strcmp(v, "distilled")) pipeline = LTX2_PIPELINE_DISTILLED;
+            else {
+                fprintf(stderr, "ltx2 %s: --pipeline expects one-stage or distilled, got '%s' (two-stage needs LoRA "
+                        "fusion, not written yet)\n", CMD, v);
+                return CLI_EXIT_BAD_INPUT;
+            }
+        }
         else if (!strcmp(a, "--device")) { VALUE(); device = v; }
         else if (!strcmp(a, "--prompt-embeds")) { VALUE(); pos = v; }
         else if (!strcmp(a, "--negative-prompt-embeds")) { VALUE(); neg = v; }
@@ -506,7 +586,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     /* ---- model and prompts ---- */
     char ckpt_buf[PATH_CAP], pos_buf[PATH_CAP], neg_buf[PATH_CAP], gemma_buf[PATH_CAP];
     if (!text_flags_valid(&p, pos, neg)) return CLI_EXIT_BAD_INPUT;
-    const bool embedded = ckpt == NULL;
+    const bool embedded = ckpt == NULL, negative_given = neg || p.negative_prompt;
     if (embedded) {
         if (!find_embedded(TINY_CKPT, ckpt_buf, sizeof ckpt_buf)) {
             fprintf(stderr, "ltx2 %s: no --checkpoint given and the embedded tiny model (%s) was not found next to "
@@ -556,12 +636,25 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (neg && !input_file("--negative-prompt-embeds", neg)) return CLI_EXIT_BAD_INPUT;
     if (p.noise && !input_file("--noise", p.noise)) return CLI_EXIT_BAD_INPUT;
 
-    /* ---- numbers ---- */
+    /* ---- pipeline, then numbers ---- */
+    const bool one_stage_flags = steps >= 0 || !isnan(cfg) || !isnan(acfg) || !isnan(stg) || !isnan(rescale) ||
+                                 !isnan(modality) || !isnan(vstg) || !isnan(astg) || !isnan(vres) || !isnan(ares) ||
+                                 !isnan(vmod) || !isnan(amod) || stg_block >= 0 || vblock >= 0 || ablock >= 0 ||
+                                 negative_given;
+    if (p.spatial_upsampler && !input_file("--spatial-upsampler-path", p.spatial_upsampler)) return CLI_EXIT_BAD_INPUT;
+    const char *pipeline_why = NULL;
+    if (!pick_pipeline(pipeline, distilled_ckpt, ckpt, one_stage_flags, &p, &pipeline_why)) return CLI_EXIT_BAD_INPUT;
+    const bool distilled = p.pipeline == LTX2_PIPELINE_DISTILLED;
+    if (distilled) { /* ltx-pipelines' distilled parser: the stage-2 size; no negative prompt */
+        p.height = DISTILLED_HEIGHT;
+        p.width = DISTILLED_WIDTH;
+        neg = NULL;
+    }
     if (embedded) {
         p.height = TINY_HEIGHT;
         p.width = TINY_WIDTH;
         p.frames = TINY_FRAMES;
-        p.steps = TINY_STEPS;
+        p.steps = distilled ? 0 : TINY_STEPS;
     }
     if (height >= 0) p.height = (int)height;
     if (width >= 0) p.width = (int)width;
@@ -576,6 +669,11 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         p.width > INT_MAX / 2) {
         fprintf(stderr, "ltx2 %s: --height and --width must be multiples of %d, got %d x %d\n", CMD, VIDEO_FACTOR_SPACE,
                 p.height, p.width);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (distilled && (p.height % DISTILLED_MULTIPLE || p.width % DISTILLED_MULTIPLE)) {
+        fprintf(stderr, "ltx2 %s: the distilled pipeline's --height and --width must be multiples of %d (stage 1 runs "
+                "at half of them), got %d x %d\n", CMD, DISTILLED_MULTIPLE, p.height, p.width);
         return CLI_EXIT_BAD_INPUT;
     }
     if ((p.frames - 1) % VIDEO_FACTOR_TIME) {
@@ -605,7 +703,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (!isnan(vmod)) p.video_modality = vmod;
     if (!isnan(amod)) p.audio_modality = amod;
     if (!stg_blocks_merge(vblock, ablock, &stg_block)) return CLI_EXIT_BAD_INPUT;
-    if (!neg && !p.prompt && (p.video_cfg != 1.0 || p.audio_cfg != 1.0)) {
+    if (!distilled && !neg && !p.prompt && (p.video_cfg != 1.0 || p.audio_cfg != 1.0)) {
         fprintf(stderr, "ltx2 %s: CFG (--guidance-scale %g, --audio-guidance-scale %g) needs --negative-prompt-embeds; "
                 "give it or set both scales to 1\n", CMD, p.video_cfg, p.audio_cfg);
         return CLI_EXIT_BAD_INPUT;
@@ -672,6 +770,9 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     /* ---- run ---- */
     printf("device: %s\n", dev_desc);
     printf("model: %s%s\n", ckpt, embedded ? " (embedded tiny test model: random weights)" : "");
+    printf("pipeline: %s (%s)%s\n", distilled ? "distilled" : "one-stage", pipeline_why,
+           distilled ? ": stage 1 at half the size on 8 fixed sigmas, x2 latent upsampler, stage 2 on 3; no guidance"
+                     : "");
     if (p.prompt)
         printf("prompt: \"%s\" (text encoder %s)%s%s%s\n", p.prompt, p.text_encoder,
                p.negative_prompt ? ", negative: \"" : "", p.negative_prompt ? p.negative_prompt : "",
@@ -715,10 +816,12 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     char seed_s[32], params_s[512];
     snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)r.seed);
     snprintf(params_s, sizeof params_s,
-             "ltx2c %s; model LTX-%s %.256s; seed %llu; steps %d; %dx%dx%d @ %g fps; cfg %g/%g stg %g rescale %g "
-             "modality %g; semantics %s", ltx2_version(), r.model_version, ckpt, (unsigned long long)r.seed,
-             r.steps, p.width, p.height, p.frames, p.fps, p.video_cfg, p.audio_cfg, p.video_stg, p.video_rescale,
-             p.video_modality, ltx2_sem_name(sem));
+             "ltx2c %s; model LTX-%s %.256s; pipeline %s; seed %llu; steps %d; %dx%dx%d @ %g fps; cfg %g/%g stg %g "
+             "rescale %g modality %g; semantics %s", ltx2_version(), r.model_version, ckpt,
+             distilled ? "distilled (no guidance)" : "one-stage", (unsigned long long)r.seed, r.steps, p.width,
+             p.height, p.frames, p.fps, distilled ? 1.0 : p.video_cfg, distilled ? 1.0 : p.audio_cfg,
+             distilled ? 0.0 : p.video_stg, distilled ? 0.0 : p.video_rescale, distilled ? 1.0 : p.video_modality,
+             ltx2_sem_name(sem));
     int rc = CLI_EXIT_OK;
     if (output) {
         ltx2_mp4_set_quiet(true);
@@ -771,9 +874,11 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     {
         const double tw = ltx2_timer_now() - t_write;
         const ltx2_generate_timings *t = &r.timings;
-        printf("timings: load %.2fs | text %.2fs | noise %.2fs | denoise %.2fs (%d steps, %.2f it/s) | "
+        char ups_s[48] = "";
+        if (distilled) snprintf(ups_s, sizeof ups_s, " | upsample %.2fs", t->upsample);
+        printf("timings: load %.2fs | text %.2fs | noise %.2fs | denoise %.2fs (%d steps, %.2f it/s)%s | "
                "video decode %.2fs | audio decode %.2fs | write %.2fs | total %.2fs\n",
-               t->load, t->text, t->noise, t->denoise, r.steps, t->denoise > 0 ? r.steps / t->denoise : 0.0,
+               t->load, t->text, t->noise, t->denoise, r.steps, t->denoise > 0 ? r.steps / t->denoise : 0.0, ups_s,
                t->video_decode, t->audio_decode, tw, t->total + tw);
         printf("seed: %s\n", seed_s);
     }

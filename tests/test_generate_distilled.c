@@ -1,0 +1,247 @@
+/* The distilled pipeline against tests/golden/gen_distilled_golden.py (ltx-pipelines 1.0.0
+ * DistilledPipeline's steps on the tiny checkpoints and the tiny x2 upsampler, fp32): stage 1's
+ * final latents, the upsampled latent, the final latents, the decoded video and the waveform, for
+ * LTX-2.0 and LTX-2.3, with the golden's four noise draws fed back (--noise). Also: Philox's
+ * stage-2 streams, the timings, and every refusal before heavy work. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/npy.h"
+#include "io/safetensors.h"
+#include "ltx2/ltx2.h"
+#include "test_util.h"
+
+/* As test_generate's E2E_REL_L2_TOL: fp32 against fp32, 11 steps and three models; differences
+ * come only from summation order (measured ~1e-6), a wrong rule (sigma, mix, statistics, size)
+ * moves the outputs by > 1e-2. */
+#define DISTILLED_REL_L2_TOL 1e-4
+
+#define TINY_DIR LTX2_SOURCE_DIR "/weights/tiny"
+#define UPSAMPLER_X2 TINY_DIR "/ltx2-tiny-upsampler-spatial-x2.safetensors"
+
+static double rel_l2(const float *got, const float *ref, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = (double)got[i] - ref[i];
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+    }
+    return sqrt(num / (den > 0 ? den : 1e-30));
+}
+
+/* A golden tensor of the expected size, NULL otherwise. */
+static const float *golden(const ltx2_st_file *f, const char *name, int64_t numel) {
+    const ltx2_st_tensor *t = ltx2_st_find(f, name);
+    if (!t || t->dtype != LTX2_F32) return NULL;
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n == numel ? t->data : NULL;
+}
+
+/* Channels-last [..., C] (n = positions * C) to the golden's channels-first order. */
+static void to_channels_first(const float *in, int64_t positions, int64_t C, float *out) {
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t i = 0; i < positions; i++) out[c * positions + i] = in[i * C + c];
+}
+
+/* got (channels-last) against the golden's channels-first tensor `name`. */
+static void check_cl(const ltx2_st_file *f, const char *v, const char *name, const float *got, int64_t positions,
+                     int64_t C) {
+    const int64_t n = positions * C;
+    const float *ref = golden(f, name, n);
+    CHECK(ref != NULL, "%s: golden %s of %lld values", v, name, (long long)n);
+    if (!ref || !got) return;
+    float *t = malloc((size_t)n * sizeof(float));
+    to_channels_first(got, positions, C, t);
+    const double e = rel_l2(t, ref, n);
+    CHECK(e <= DISTILLED_REL_L2_TOL, "%s: %s rel-L2 %.3g", v, name, e);
+    printf("%s: %s rel-L2 %.3g\n", v, name, e);
+    free(t);
+}
+
+/* A dumped .npy (channels-last) against the golden. */
+static void check_dump(ltx2_context *ctx, const ltx2_st_file *f, const char *v, const char *dir, const char *file,
+                       const char *name, int64_t C) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, file);
+    ltx2_array a;
+    if (ltx2_npy_read(ctx, path, &a) != LTX2_OK) {
+        CHECK(0, "%s: read %s: %s", v, path, ltx2_last_error(ctx));
+        return;
+    }
+    const int64_t n = ltx2_tensor_numel(&a.t);
+    check_cl(f, v, name, a.t.data, n / C, C);
+    ltx2_array_free(&a);
+}
+
+static void base_params(ltx2_generate_params *p, const char *ckpt) {
+    ltx2_generate_params_init(p);
+    p->device = "cpu";
+    p->checkpoint = ckpt;
+    p->pipeline = LTX2_PIPELINE_DISTILLED;
+    p->spatial_upsampler = UPSAMPLER_X2;
+    p->prompt_embeds = TINY_DIR "/prompt_embeds_positive.safetensors";
+    p->height = 128;
+    p->width = 128;
+    p->frames = 9;
+    p->fps = 24.0;
+    p->latent_bf16 = 0; /* the golden runs in fp32 */
+}
+
+static void rm_dir(const char *dir) {
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static void check_version(ltx2_context *ctx, const char *v) {
+    char ckpt[1024], gold[1024], dump[] = "/tmp/ltx2_distilled_XXXXXX";
+    snprintf(ckpt, sizeof ckpt, "%s/ltx2-tiny-%s.safetensors", TINY_DIR, v);
+    snprintf(gold, sizeof gold, "%s/tests/golden/data/distilled_%s.safetensors", LTX2_SOURCE_DIR, v);
+    ltx2_st_file *f = NULL;
+    if (ltx2_st_open(ctx, gold, &f) != LTX2_OK) {
+        CHECK(0, "open %s: %s", gold, ltx2_last_error(ctx));
+        return;
+    }
+    CHECK(mkdtemp(dump) != NULL, "mkdtemp");
+    ltx2_generate_params p;
+    base_params(&p, ckpt);
+    p.noise = gold;
+    p.dump_dir = dump;
+    ltx2_generate_result r;
+    ltx2_status st = ltx2_generate(ctx, &p, &r);
+    CHECK(st == LTX2_OK, "%s: generate: %s", v, ltx2_last_error(ctx));
+    if (st == LTX2_OK) {
+        const int64_t *ls = r.video_latent_shape; /* [1, F', H', W', C] */
+        CHECK(ls[1] == 2 && ls[2] == 4 && ls[3] == 4 && ls[4] == 8, "%s: final video latent grid %lldx%lldx%lld", v,
+              (long long)ls[1], (long long)ls[2], (long long)ls[3]);
+        CHECK(r.steps == 11, "%s: %d steps run, expected 8 + 3", v, r.steps);
+        /* each stage on its own first: a miss names the stage that is wrong */
+        check_dump(ctx, f, v, dump, "stage_1_step_007_video", "stage_1_video_latent", 8);
+        check_dump(ctx, f, v, dump, "upsampled_video_latent", "upsampled_video_latent", 8);
+        check_cl(f, v, "video_latent", r.video_latent, ls[1] * ls[2] * ls[3], ls[4]);
+        const int64_t nal = r.audio_latent_shape[1] * r.audio_latent_shape[2] * r.audio_latent_shape[3];
+        const float *gal = golden(f, "audio_latent", nal);
+        CHECK(gal != NULL, "%s: golden audio_latent", v);
+        if (gal) {
+            const double e = rel_l2(r.audio_latent, gal, nal);
+            CHECK(e <= DISTILLED_REL_L2_TOL, "%s: audio latent rel-L2 %.3g", v, e);
+            printf("%s: audio_latent rel-L2 %.3g\n", v, e);
+        }
+        CHECK(r.frames == 9 && r.height == 128 && r.width == 128, "%s: video %lldx%lldx%lld", v, (long long)r.frames,
+              (long long)r.height, (long long)r.width);
+        if (r.video) check_cl(f, v, "video", r.video, r.frames * r.height * r.width, 3);
+        const int64_t nw = r.audio_channels * r.audio_samples;
+        const float *gw = golden(f, "waveform", nw);
+        CHECK(gw != NULL && r.audio, "%s: golden waveform (%lld x %lld)", v, (long long)r.audio_channels,
+              (long long)r.audio_samples);
+        if (gw && r.audio) {
+            const double e = rel_l2(r.audio, gw, nw);
+            CHECK(e <= DISTILLED_REL_L2_TOL, "%s: waveform rel-L2 %.3g", v, e);
+            printf("%s: waveform rel-L2 %.3g\n", v, e);
+        }
+        CHECK(r.timings.upsample > 0 && r.timings.denoise > 0 && r.timings.total >= r.timings.denoise,
+              "%s: timings (upsample %g, denoise %g, total %g)", v, r.timings.upsample, r.timings.denoise,
+              r.timings.total);
+        printf("%s: distilled pipeline %.2f s (denoise %.2f s, upsample %.3f s)\n", v, r.timings.total,
+               r.timings.denoise, r.timings.upsample);
+    }
+    ltx2_generate_result_free(&r);
+    rm_dir(dump);
+    ltx2_st_close(f);
+}
+
+/* Philox: stage 2 draws its own streams, so the same seed reproduces the run and another changes it;
+ * the bf16 latents of ltx-pipelines' default run too. */
+static void check_philox(ltx2_context *ctx) {
+    ltx2_generate_params p;
+    base_params(&p, TINY_DIR "/ltx2-tiny-2.3.safetensors");
+    p.decode_video = 0;
+    p.latent_bf16 = -1;
+    ltx2_generate_result a, b, c;
+    p.seed = 5;
+    ltx2_status s1 = ltx2_generate(ctx, &p, &a);
+    ltx2_status s2 = ltx2_generate(ctx, &p, &b);
+    p.seed = 6;
+    ltx2_status s3 = ltx2_generate(ctx, &p, &c);
+    CHECK(s1 == LTX2_OK && s2 == LTX2_OK && s3 == LTX2_OK, "philox runs: %s", ltx2_last_error(ctx));
+    if (s1 == LTX2_OK && s2 == LTX2_OK && s3 == LTX2_OK) {
+        const size_t n = (size_t)(a.video_latent_shape[1] * a.video_latent_shape[2] * a.video_latent_shape[3] *
+                                  a.video_latent_shape[4]);
+        CHECK(!memcmp(a.video_latent, b.video_latent, n * sizeof(float)), "same seed, same latent");
+        CHECK(memcmp(a.video_latent, c.video_latent, n * sizeof(float)), "another seed, another latent");
+        CHECK(a.audio && a.audio_samples > 0, "bf16 distilled run decodes audio");
+    }
+    ltx2_generate_result_free(&a);
+    ltx2_generate_result_free(&b);
+    ltx2_generate_result_free(&c);
+}
+
+typedef struct refusal {
+    const char *what, *needle;
+    ltx2_status want;
+} refusal;
+
+static void expect(ltx2_context *ctx, const ltx2_generate_params *p, const refusal *rf) {
+    ltx2_generate_result r;
+    const ltx2_status st = ltx2_generate(ctx, p, &r);
+    const char *msg = ltx2_last_error(ctx);
+    CHECK(st == rf->want && strstr(msg, rf->needle), "%s: status %d, message: %s", rf->what, (int)st, msg);
+    ltx2_generate_result_free(&r);
+}
+
+static void check_refusals(ltx2_context *ctx) {
+    const char *ckpt = TINY_DIR "/ltx2-tiny-2.0.safetensors";
+    ltx2_generate_params p;
+    base_params(&p, ckpt);
+    p.spatial_upsampler = NULL;
+    expect(ctx, &p, &(refusal){"no upsampler", "--spatial-upsampler-path", LTX2_ERR_INVALID_ARG});
+    base_params(&p, ckpt);
+    p.steps = 8;
+    expect(ctx, &p, &(refusal){"steps set", "fixed sigmas", LTX2_ERR_INVALID_ARG});
+    base_params(&p, ckpt);
+    p.width = 96;
+    expect(ctx, &p, &(refusal){"width not a multiple of 64", "multiples of 64", LTX2_ERR_INVALID_ARG});
+    base_params(&p, ckpt);
+    p.semantics = LTX2_GENERATE_SEM_DIFFUSERS;
+    expect(ctx, &p, &(refusal){"diffusers semantics", "ltx-core", LTX2_ERR_UNSUPPORTED});
+    base_params(&p, ckpt);
+    p.spatial_upsampler = TINY_DIR "/ltx2-tiny-upsampler-temporal-x2.safetensors";
+    expect(ctx, &p, &(refusal){"temporal upsampler", "spatial x2", LTX2_ERR_UNSUPPORTED});
+    base_params(&p, ckpt);
+    p.spatial_upsampler = TINY_DIR "/ltx2-tiny-upsampler-spatial-x1.5.safetensors";
+    expect(ctx, &p, &(refusal){"x1.5 upsampler", "spatial x2", LTX2_ERR_UNSUPPORTED});
+    base_params(&p, ckpt);
+    p.spatial_upsampler = TINY_DIR "/no-such-upsampler.safetensors";
+    expect(ctx, &p, &(refusal){"missing upsampler file", "no-such-upsampler", LTX2_ERR_IO});
+    base_params(&p, ckpt);
+    p.spatial_upsampler = ckpt; /* a file, but not an upsampler */
+    expect(ctx, &p, &(refusal){"not an upsampler", "latent upsampler", LTX2_ERR_NOT_FOUND});
+    base_params(&p, ckpt);
+    p.pipeline = LTX2_PIPELINE_ONE_STAGE;
+    p.negative_prompt_embeds = TINY_DIR "/prompt_embeds_negative.safetensors";
+    expect(ctx, &p, &(refusal){"upsampler on one stage", "one-stage pipeline", LTX2_ERR_INVALID_ARG});
+    base_params(&p, ckpt);
+    p.noise = LTX2_SOURCE_DIR "/tests/golden/data/e2e_2.0.safetensors"; /* stage 1's names only */
+    p.height = 128; /* stage 1 at 64x96: the e2e noise's grid */
+    p.width = 192;
+    expect(ctx, &p, &(refusal){"noise file without stage 2", "stage_2_video_noise", LTX2_ERR_NOT_FOUND});
+}
+
+int main(void) {
+    ltx2_context_params cp;
+    ltx2_context_params_init(&cp);
+    cp.log_level = LTX2_LOG_WARN;
+    ltx2_context *ctx = ltx2_context_create(&cp);
+    if (!ctx) return 1;
+    check_version(ctx, "2.0");
+    check_version(ctx, "2.3");
+    check_philox(ctx);
+    check_refusals(ctx);
+    ltx2_context_free(ctx);
+    return test_finish();
+}

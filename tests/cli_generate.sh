@@ -162,7 +162,7 @@ expect_refusal "distilled with CFG" "fixed sigmas without guidance" --pipeline d
 expect_refusal "distilled with a negative prompt" "negative prompt do not apply" --pipeline distilled --spatial-upsampler-path "$ups" --prompt "a cat" --negative-prompt "dog" -o o.mp4
 expect_refusal "distilled size 96" "multiples of 64" --pipeline distilled --spatial-upsampler-path "$ups" --width 96 --height 128 -o o.mp4
 expect_refusal "upsampler on one stage" "does not upsample" --pipeline one-stage --spatial-upsampler-path "$ups" -o o.mp4
-expect_refusal "pipeline name" "one-stage or distilled" --pipeline two-stage -o o.mp4
+expect_refusal "pipeline name" "one-stage, distilled or two-stage" --pipeline three-stage -o o.mp4
 expect_refusal "missing upsampler file" "no such readable file" --pipeline distilled --spatial-upsampler-path "$tmp/nope.safetensors" -o o.mp4
 # a dev checkpoint (by its Lightricks name) is not run on the distilled sigmas
 ln -s "$src/weights/tiny/ltx2-tiny-2.0.safetensors" "$tmp/ltx-2-19b-dev.safetensors"
@@ -192,6 +192,44 @@ for f in stage_1_noise_video stage_1_step_007_video upsampled_video_latent stage
     [ -f "$dist/dump/$f.npy" ] || { bad "no distilled dump $f.npy"; continue; }
     ok
 done
+# ---- the two-stage pipeline and LoRAs (#14) ----
+dl="$src/weights/tiny/ltx2-tiny-lora-distilled-2.0.safetensors"
+style="$src/weights/tiny/ltx2-tiny-lora-style-2.0.safetensors"
+expect_refusal "two-stage without the distilled LoRA" "needs --distilled-lora" --pipeline two-stage --spatial-upsampler-path "$ups" -o o.mp4
+expect_refusal "distilled LoRA on distilled" "--distilled-lora is for the two-stage" --pipeline distilled --spatial-upsampler-path "$ups" --distilled-lora "$dl" -o o.mp4
+expect_refusal "two-stage on a distilled model" "is distilled: use --pipeline distilled" --pipeline two-stage \
+    --checkpoint-path "$tmp/ltx-2-19b-distilled.safetensors" --spatial-upsampler-path "$ups" --distilled-lora "$dl" \
+    --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" -o o.mp4
+expect_refusal "a missing LoRA" "no such readable file" --lora "$tmp/nope.safetensors" 0.5 -o o.mp4
+expect_refusal "a LoRA without a file" "needs a file" --lora -o o.mp4
+expect_refusal "a LoRA strength inf" "not a finite number" --lora "$style" inf -o o.mp4
+# the library's refusals come before the DiT runs: a file that is no LoRA, a LoRA for another model
+expect_refusal "an upsampler as a LoRA" "not a LoRA pair" "${small[@]}" --lora "$ups" --wav a.wav
+expect_refusal "a 2.3 LoRA on 2.0" "no Linear weight of this DiT matches" "${small[@]}" \
+    --lora "$src/weights/tiny/ltx2-tiny-lora-distilled-2.3.safetensors" --wav a.wav
+two="$tmp/two_stage"
+mkdir -p "$two"
+if (cd "$two" && "$bin" generate "${dsmall[@]}" --steps 2 --spatial-upsampler-path "$ups" --distilled-lora "$dl" \
+        --lora "$style" 0.8 --seed 7 --wav a.wav --png-dir frames >"$tmp/stdout" 2>"$tmp/stderr"); then
+    ok
+else
+    bad "generate two-stage failed"; cat "$tmp/stderr"
+fi
+grep -q "^pipeline: two-stage (--distilled-lora)" "$tmp/stdout" && ok || bad "two-stage pipeline line: $(grep pipeline "$tmp/stdout")"
+grep -q "^lora: .*style-2.0.safetensors (strength 0.8)" "$tmp/stdout" && ok || bad "no lora line: $(cat "$tmp/stdout")"
+grep -q "(5 steps" "$tmp/stdout" && ok || bad "two-stage steps: $(grep timings "$tmp/stdout")"
+[ "$(ls "$two/frames" 2>/dev/null | grep -c '^frame_.*\.png$')" -eq 9 ] && ok || bad "expected 9 two-stage PNG frames"
+# the user LoRA changes the result; the same run again is bit for bit the same
+if (cd "$two" && "$bin" generate "${dsmall[@]}" --steps 2 --spatial-upsampler-path "$ups" --distilled-lora "$dl" \
+        --seed 7 --wav b.wav >/dev/null 2>"$tmp/stderr") &&
+   (cd "$two" && "$bin" generate "${dsmall[@]}" --steps 2 --spatial-upsampler-path "$ups" --distilled-lora "$dl" \
+        --lora "$style" 0.8 --seed 7 --wav c.wav >/dev/null 2>"$tmp/stderr"); then
+    ! cmp -s "$two/a.wav" "$two/b.wav" && ok || bad "--lora did not change the two-stage run"
+    cmp -s "$two/a.wav" "$two/c.wav" && ok || bad "the two-stage run is not reproducible"
+else
+    bad "two-stage reruns failed"; cat "$tmp/stderr"
+fi
+
 # the same run by --pipeline distilled gives the same audio, bit for bit
 if (cd "$dist" && "$bin" generate --checkpoint-path "$src/weights/tiny/ltx2-tiny-2.3.safetensors" --pipeline distilled \
         --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" --spatial-upsampler-path "$ups" \

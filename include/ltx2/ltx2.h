@@ -75,6 +75,12 @@ typedef enum ltx2_generate_semantics {
     LTX2_GENERATE_SEM_MAXDIFFUSION = 2
 } ltx2_generate_semantics;
 
+/* A LoRA adapter fused into the DiT's weights at load (ltx-pipelines' `--lora PATH STRENGTH`). */
+typedef struct ltx2_lora_spec {
+    const char *path;  /* .safetensors with ltx-core / ComfyUI or diffusers lora_A / lora_B keys */
+    double strength;   /* ltx-pipelines' default: 1 */
+} ltx2_lora_spec;
+
 /* The pipelines of ltx-pipelines 1.0.0 the engine runs. */
 typedef enum ltx2_generate_pipeline {
     /* ti2vid_one_stage.py: one guided stage at height x width, `steps` sigmas of the LTX-2 scheduler */
@@ -85,6 +91,11 @@ typedef enum ltx2_generate_pipeline {
      * guidance scales, steps and stg_block do not apply (steps must be 0); height and width are the
      * final size, multiples of 64. */
     LTX2_PIPELINE_DISTILLED,
+    /* ti2vid_two_stages.py (a dev checkpoint): stage 1 at height/2 x width/2 with guidance on `steps`
+     * sigmas of the LTX-2 scheduler, the x2 spatial latent upsampler, stage 2 at height x width with
+     * the distilled LoRA (distilled_lora) fused after the loras, re-noised to 0.909375 on the 3
+     * stage-2 sigmas without guidance. height and width are the final size, multiples of 64. */
+    LTX2_PIPELINE_TWO_STAGE,
     LTX2_PIPELINE_COUNT
 } ltx2_generate_pipeline;
 
@@ -92,6 +103,12 @@ typedef struct ltx2_generate_params {
     const char *checkpoint;             /* Lightricks single-file .safetensors (required) */
     ltx2_generate_pipeline pipeline;    /* LTX2_PIPELINE_ONE_STAGE by default */
     const char *spatial_upsampler;      /* the latent upsampler file the two-stage pipelines need */
+    /* LoRAs fused into the DiT at load, in order (every tensor of each must fit this DiT, or the
+     * load is refused naming it); NULL / 0: none. One rank only for now. */
+    const ltx2_lora_spec *loras;
+    int n_loras;
+    /* LTX2_PIPELINE_TWO_STAGE: the distilled LoRA stage 2 adds (path NULL: none) */
+    ltx2_lora_spec distilled_lora;
     /* Where the DiT, the text connectors, the video and audio VAEs and the vocoder run: "cpu",
      * "cuda", "cuda:N", or NULL / "auto" (CUDA device 0 when usable, else the CPU). */
     const char *device;

@@ -38,11 +38,15 @@
 #define TINY_WIDTH 384
 #define TINY_FRAMES 25
 #define TINY_STEPS 4
-/* ltx-pipelines' distilled parser defaults to the stage-2 size (PipelineParams.stage_2_height,
- * stage_2_width), which must be a multiple of 64 (helpers.py assert_resolution, two-stage). */
-#define DISTILLED_HEIGHT 1024
-#define DISTILLED_WIDTH 1536
-#define DISTILLED_MULTIPLE 64
+/* ltx-pipelines' two-stage and distilled parsers default to the stage-2 size
+ * (PipelineParams.stage_2_height, stage_2_width), which must be a multiple of 64 (helpers.py
+ * assert_resolution, two-stage). */
+#define TWO_STAGE_HEIGHT 1024
+#define TWO_STAGE_WIDTH 1536
+#define TWO_STAGE_MULTIPLE 64
+/* ltx-pipelines constants.py DEFAULT_LORA_STRENGTH; at most CLI_MAX_LORAS --lora per run. */
+#define DEFAULT_LORA_STRENGTH 1.0
+#define CLI_MAX_LORAS 16
 #define VIDEO_FACTOR_SPACE 32
 #define VIDEO_FACTOR_TIME 8
 #define PATH_CAP 4096
@@ -83,14 +87,21 @@ static void usage(FILE *out) {
             "  --prompt-embeds FILE           .safetensors/.npz with hidden_states [1,S,D,L] + attention_mask [1,S]\n"
             "  --negative-prompt-embeds FILE  same, for CFG (required with --prompt-embeds when a CFG scale != 1)\n"
             "pipeline:\n"
-            "  --pipeline one-stage|distilled  ltx-pipelines' ti2vid_one_stage or distilled (default: distilled\n"
-            "                                 when the checkpoint's file name says distilled, else one-stage)\n"
+            "  --pipeline one-stage|distilled|two-stage  ltx-pipelines' ti2vid_one_stage, distilled or\n"
+            "                                 ti2vid_two_stages (default: distilled when the checkpoint's file\n"
+            "                                 name says distilled, two-stage with --distilled-lora, else one-stage)\n"
             "                                 distilled: stage 1 at half the size on 8 fixed sigmas, no guidance;\n"
             "                                 the x2 latent upsampler; stage 2 at the full size re-noised to\n"
-            "                                 0.909375, 3 sigmas. Sizes are the final ones, multiples of 64\n"
-            "                                 (default 1024 x 1536); steps and guidance flags do not apply\n"
-            "  --spatial-upsampler-path FILE  the x2 spatial latent upsampler (required by distilled)\n"
-            "sampling (one-stage):\n"
+            "                                 0.909375, 3 sigmas. two-stage: stage 1 at half the size with the\n"
+            "                                 sampling flags below; stage 2 as distilled's, with the distilled\n"
+            "                                 LoRA added. Sizes are the final ones, multiples of 64 (default\n"
+            "                                 1024 x 1536); distilled takes no steps, guidance or negative prompt\n"
+            "  --spatial-upsampler-path FILE  the x2 spatial latent upsampler (distilled, two-stage)\n"
+            "  --distilled-lora FILE [S]      two-stage: the distilled LoRA stage 2 adds (strength S, default 1)\n"
+            "  --lora FILE [S]                a LoRA fused into the DiT at load (strength S, default 1;\n"
+            "                                 repeatable; ltx-core/ComfyUI or diffusers keys; every tensor must\n"
+            "                                 fit this model). Two-stage: in both stages, as ltx-pipelines\n"
+            "sampling (one-stage; two-stage's stage 1):\n"
             "  --seed N                       noise seed (default 10, as ltx-pipelines; -1: a random one,\n"
             "                                 printed)\n"
             "  --num-inference-steps N (--steps)  denoising steps, 2..1000 (default 40 for 2.0, 30 for 2.3;\n"
@@ -108,11 +119,11 @@ static void usage(FILE *out) {
             "  --video-skip-step 0, --audio-skip-step 0  accepted as ltx-pipelines' default; skipping steps is\n"
             "                                 not implemented (another value is refused)\n"
             "  --semantics NAME               ltx-core (default) | diffusers | maxdiffusion\n"
-            "  --noise FILE                   initial noise (video_noise, audio_noise; distilled also\n"
+            "  --noise FILE                   initial noise (video_noise, audio_noise; two stages also\n"
             "                                 stage_2_video_noise, stage_2_audio_noise) instead of the seed\n"
             "shape:\n"
-            "  --height N --width N           multiples of 32, at most 8192 (default 512 x 768; distilled 1024 x\n"
-            "                                 1536, multiples of 64; 256 x 384 embedded)\n"
+            "  --height N --width N           multiples of 32, at most 8192 (default 512 x 768; distilled and\n"
+            "                                 two-stage 1024 x 1536, multiples of 64; 256 x 384 embedded)\n"
             "  --num-frames N (--frames)      8k+1, at most 8193 (default 121; 25 embedded)\n"
             "  --frame-rate X (--fps)         frame rate (default 24)\n"
             "output:\n"
@@ -418,44 +429,94 @@ static const char *name_variant(const char *path) {
     return NULL;
 }
 
-/* The pipeline: --pipeline, else --distilled-checkpoint-path, else the checkpoint's name. Refuses
- * the distilled pipeline on a dev checkpoint (it was not trained for 8 + 3 steps without guidance)
- * and one-stage flags given to the distilled pipeline. */
-static bool pick_pipeline(int asked, bool distilled_ckpt, const char *ckpt, bool one_stage_flags,
+/* The pipeline: --pipeline, else --distilled-checkpoint-path or the checkpoint's name saying
+ * distilled (distilled), else --distilled-lora (two-stage), else one-stage. Refuses a pipeline on a
+ * checkpoint its name says it was not made for (distilled needs a distilled model; two-stage adds
+ * the distilled LoRA to a dev model), flags the pipeline has no use for, and missing inputs. */
+static bool pick_pipeline(int asked, bool distilled_ckpt, const char *ckpt, bool guidance_flags, bool have_dlora,
                           ltx2_generate_params *p, const char **why_out) {
     const char *variant = distilled_ckpt ? "distilled" : name_variant(ckpt);
+    const bool named_distilled = variant && !strcmp(variant, "distilled"), named_dev = variant && !strcmp(variant, "dev");
     const char *why = "--pipeline";
     if (asked >= 0) {
         p->pipeline = (ltx2_generate_pipeline)asked;
+    } else if (named_distilled) {
+        p->pipeline = LTX2_PIPELINE_DISTILLED;
+        why = distilled_ckpt ? "--distilled-checkpoint-path" : "the checkpoint's name says distilled";
+    } else if (have_dlora) {
+        p->pipeline = LTX2_PIPELINE_TWO_STAGE;
+        why = "--distilled-lora";
     } else {
-        const bool d = variant && !strcmp(variant, "distilled");
-        p->pipeline = d ? LTX2_PIPELINE_DISTILLED : LTX2_PIPELINE_ONE_STAGE;
-        why = distilled_ckpt ? "--distilled-checkpoint-path" : d ? "the checkpoint's name says distilled" : "default";
+        p->pipeline = LTX2_PIPELINE_ONE_STAGE;
+        why = "default";
     }
-    const bool distilled = p->pipeline == LTX2_PIPELINE_DISTILLED;
-    if (distilled && variant && !strcmp(variant, "dev")) {
+    const ltx2_generate_pipeline pl = p->pipeline;
+    const char *name = pl == LTX2_PIPELINE_DISTILLED ? "distilled" : pl == LTX2_PIPELINE_TWO_STAGE ? "two-stage"
+                                                                                                  : "one-stage";
+    if (pl == LTX2_PIPELINE_DISTILLED && named_dev) {
         fprintf(stderr, "ltx2 %s: the distilled pipeline on %s, whose name says dev: a dev model needs the distilled "
-                "LoRA for its distilled sigmas (the two-stage pipeline, not written yet); use the distilled "
-                "checkpoint or --pipeline one-stage\n", CMD, ckpt);
+                "LoRA for the distilled sigmas (--pipeline two-stage --distilled-lora FILE); or use the distilled "
+                "checkpoint\n", CMD, ckpt);
         return false;
     }
-    if (distilled && one_stage_flags) {
+    if (pl == LTX2_PIPELINE_TWO_STAGE && named_distilled) {
+        fprintf(stderr, "ltx2 %s: the two-stage pipeline adds the distilled LoRA to a dev model, but %s is distilled: "
+                "use --pipeline distilled\n", CMD, ckpt);
+        return false;
+    }
+    if (pl == LTX2_PIPELINE_DISTILLED && guidance_flags) {
         fprintf(stderr, "ltx2 %s: the distilled pipeline runs fixed sigmas without guidance: --num-inference-steps, the "
-                "guidance scales, --stg-block and a negative prompt do not apply (use --pipeline one-stage for them)\n", CMD);
+                "guidance scales, --stg-block and a negative prompt do not apply (use --pipeline one-stage or "
+                "two-stage for them)\n", CMD);
         return false;
     }
-    if (distilled && !p->spatial_upsampler) {
-        fprintf(stderr, "ltx2 %s: the distilled pipeline (%s) needs --spatial-upsampler-path FILE (the x2 spatial "
-                "latent upsampler); or run --pipeline one-stage\n", CMD, why);
+    if (pl != LTX2_PIPELINE_ONE_STAGE && !p->spatial_upsampler) {
+        fprintf(stderr, "ltx2 %s: the %s pipeline (%s) needs --spatial-upsampler-path FILE (the x2 spatial latent "
+                "upsampler); or run --pipeline one-stage\n", CMD, name, why);
         return false;
     }
-    if (!distilled && p->spatial_upsampler) {
-        fprintf(stderr, "ltx2 %s: --spatial-upsampler-path is for the distilled pipeline; the one-stage pipeline does "
-                "not upsample\n", CMD);
+    if (pl == LTX2_PIPELINE_ONE_STAGE && p->spatial_upsampler) {
+        fprintf(stderr, "ltx2 %s: --spatial-upsampler-path is for the distilled and two-stage pipelines; the one-stage "
+                "pipeline does not upsample\n", CMD);
+        return false;
+    }
+    if (pl == LTX2_PIPELINE_TWO_STAGE && !have_dlora) {
+        fprintf(stderr, "ltx2 %s: the two-stage pipeline's stage 2 needs --distilled-lora FILE [STRENGTH]\n", CMD);
+        return false;
+    }
+    if (pl != LTX2_PIPELINE_TWO_STAGE && have_dlora) {
+        fprintf(stderr, "ltx2 %s: --distilled-lora is for the two-stage pipeline's stage 2 (this run is %s); give other "
+                "LoRAs with --lora\n", CMD, name);
         return false;
     }
     *why_out = why;
     return true;
+}
+
+/* --lora / --distilled-lora PATH [STRENGTH]: the strength is the next argument when it is a number
+ * (ltx-pipelines' LoraAction), else ltx-pipelines' default 1. */
+static bool parse_lora(int argc, char **argv, int *i, ltx2_lora_spec *out) {
+    const char *flag = argv[*i];
+    if (*i + 1 >= argc || argv[*i + 1][0] == '-' || !argv[*i + 1][0]) {
+        fprintf(stderr, "ltx2 %s: %s needs a file: %s PATH [STRENGTH]\n", CMD, flag, flag);
+        return false;
+    }
+    out->path = argv[++*i];
+    out->strength = DEFAULT_LORA_STRENGTH;
+    if (*i + 1 < argc) {
+        char *end = NULL;
+        const double v = strtod(argv[*i + 1], &end);
+        if (end != argv[*i + 1] && !*end) {
+            if (!isfinite(v)) {
+                fprintf(stderr, "ltx2 %s: %s %s: strength %s is not a finite number\n", CMD, flag, out->path,
+                        argv[*i + 1]);
+                return false;
+            }
+            out->strength = v;
+            ++*i;
+        }
+    }
+    return input_file(flag, out->path);
 }
 
 static bool stg_blocks_merge(long long video, long long audio, long long *block) {
@@ -479,6 +540,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     const char *device = NULL, *ckpt = NULL, *pos = NULL, *neg = NULL, *output = NULL, *png_dir = NULL, *wav = NULL;
     bool no_text_cache = false, overwrite = false, distilled_ckpt = false;
     int pipeline = -1; /* -1: from the checkpoint (pick_pipeline) */
+    ltx2_lora_spec loras[CLI_MAX_LORAS];
+    int n_loras = 0;
     long long threads = 0, steps = -1, height = -1, width = -1, frames = -1, seed = -2, stg_block = -1, tile = 0;
     double cfg = NAN, acfg = NAN, stg = NAN, rescale = NAN, modality = NAN, fps = NAN;
     /* per-stream guidance (ltx-pipelines' flags), applied after the both-stream ones */
@@ -506,11 +569,19 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             VALUE();
             if (!strcmp(v, "one-stage")) pipeline = LTX2_PIPELINE_ONE_STAGE;
             else if (!strcmp(v, "distilled")) pipeline = LTX2_PIPELINE_DISTILLED;
+            else if (!strcmp(v, "two-stage")) pipeline = LTX2_PIPELINE_TWO_STAGE;
             else {
-                fprintf(stderr, "ltx2 %s: --pipeline expects one-stage or distilled, got '%s' (two-stage needs LoRA "
-                        "fusion, not written yet)\n", CMD, v);
+                fprintf(stderr, "ltx2 %s: --pipeline expects one-stage, distilled or two-stage, got '%s'\n", CMD, v);
                 return CLI_EXIT_BAD_INPUT;
             }
+        } else if (!strcmp(a, "--lora")) {
+            if (n_loras == CLI_MAX_LORAS) {
+                fprintf(stderr, "ltx2 %s: at most %d --lora\n", CMD, CLI_MAX_LORAS);
+                return CLI_EXIT_BAD_INPUT;
+            }
+            if (!parse_lora(argc, argv, &i, &loras[n_loras++])) return CLI_EXIT_BAD_INPUT;
+        } else if (!strcmp(a, "--distilled-lora")) {
+            if (!parse_lora(argc, argv, &i, &p.distilled_lora)) return CLI_EXIT_BAD_INPUT;
         }
         else if (!strcmp(a, "--device")) { VALUE(); device = v; }
         else if (!strcmp(a, "--prompt-embeds")) { VALUE(); pos = v; }
@@ -637,19 +708,23 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (p.noise && !input_file("--noise", p.noise)) return CLI_EXIT_BAD_INPUT;
 
     /* ---- pipeline, then numbers ---- */
-    const bool one_stage_flags = steps >= 0 || !isnan(cfg) || !isnan(acfg) || !isnan(stg) || !isnan(rescale) ||
+    const bool guidance_flags = steps >= 0 || !isnan(cfg) || !isnan(acfg) || !isnan(stg) || !isnan(rescale) ||
                                  !isnan(modality) || !isnan(vstg) || !isnan(astg) || !isnan(vres) || !isnan(ares) ||
                                  !isnan(vmod) || !isnan(amod) || stg_block >= 0 || vblock >= 0 || ablock >= 0 ||
                                  negative_given;
     if (p.spatial_upsampler && !input_file("--spatial-upsampler-path", p.spatial_upsampler)) return CLI_EXIT_BAD_INPUT;
     const char *pipeline_why = NULL;
-    if (!pick_pipeline(pipeline, distilled_ckpt, ckpt, one_stage_flags, &p, &pipeline_why)) return CLI_EXIT_BAD_INPUT;
-    const bool distilled = p.pipeline == LTX2_PIPELINE_DISTILLED;
-    if (distilled) { /* ltx-pipelines' distilled parser: the stage-2 size; no negative prompt */
-        p.height = DISTILLED_HEIGHT;
-        p.width = DISTILLED_WIDTH;
-        neg = NULL;
+    if (!pick_pipeline(pipeline, distilled_ckpt, ckpt, guidance_flags, p.distilled_lora.path != NULL, &p,
+                       &pipeline_why))
+        return CLI_EXIT_BAD_INPUT;
+    p.loras = loras;
+    p.n_loras = n_loras;
+    const bool distilled = p.pipeline == LTX2_PIPELINE_DISTILLED, two_stages = p.pipeline != LTX2_PIPELINE_ONE_STAGE;
+    if (two_stages) { /* ltx-pipelines' two-stage parsers: the stage-2 size */
+        p.height = TWO_STAGE_HEIGHT;
+        p.width = TWO_STAGE_WIDTH;
     }
+    if (distilled) neg = NULL; /* no negative prompt */
     if (embedded) {
         p.height = TINY_HEIGHT;
         p.width = TINY_WIDTH;
@@ -671,9 +746,10 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                 p.height, p.width);
         return CLI_EXIT_BAD_INPUT;
     }
-    if (distilled && (p.height % DISTILLED_MULTIPLE || p.width % DISTILLED_MULTIPLE)) {
-        fprintf(stderr, "ltx2 %s: the distilled pipeline's --height and --width must be multiples of %d (stage 1 runs "
-                "at half of them), got %d x %d\n", CMD, DISTILLED_MULTIPLE, p.height, p.width);
+    if (two_stages && (p.height % TWO_STAGE_MULTIPLE || p.width % TWO_STAGE_MULTIPLE)) {
+        fprintf(stderr, "ltx2 %s: the %s pipeline's --height and --width must be multiples of %d (stage 1 runs at half "
+                "of them), got %d x %d\n", CMD, distilled ? "distilled" : "two-stage", TWO_STAGE_MULTIPLE, p.height,
+                p.width);
         return CLI_EXIT_BAD_INPUT;
     }
     if ((p.frames - 1) % VIDEO_FACTOR_TIME) {
@@ -770,9 +846,16 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     /* ---- run ---- */
     printf("device: %s\n", dev_desc);
     printf("model: %s%s\n", ckpt, embedded ? " (embedded tiny test model: random weights)" : "");
-    printf("pipeline: %s (%s)%s\n", distilled ? "distilled" : "one-stage", pipeline_why,
-           distilled ? ": stage 1 at half the size on 8 fixed sigmas, x2 latent upsampler, stage 2 on 3; no guidance"
-                     : "");
+    static const char *const pipeline_desc[LTX2_PIPELINE_COUNT] = {
+        "one-stage (%s)\n",
+        "distilled (%s): stage 1 at half the size on 8 fixed sigmas, x2 latent upsampler, stage 2 on 3; no guidance\n",
+        "two-stage (%s): stage 1 at half the size, guided; x2 latent upsampler; stage 2 with the distilled LoRA on 3 "
+        "sigmas, no guidance\n"};
+    printf("pipeline: ");
+    printf(pipeline_desc[p.pipeline], pipeline_why);
+    for (int i = 0; i < p.n_loras; i++) printf("lora: %s (strength %g)\n", p.loras[i].path, p.loras[i].strength);
+    if (p.distilled_lora.path)
+        printf("distilled lora (stage 2): %s (strength %g)\n", p.distilled_lora.path, p.distilled_lora.strength);
     if (p.prompt)
         printf("prompt: \"%s\" (text encoder %s)%s%s%s\n", p.prompt, p.text_encoder,
                p.negative_prompt ? ", negative: \"" : "", p.negative_prompt ? p.negative_prompt : "",
@@ -818,7 +901,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     snprintf(params_s, sizeof params_s,
              "ltx2c %s; model LTX-%s %.256s; pipeline %s; seed %llu; steps %d; %dx%dx%d @ %g fps; cfg %g/%g stg %g "
              "rescale %g modality %g; semantics %s", ltx2_version(), r.model_version, ckpt,
-             distilled ? "distilled (no guidance)" : "one-stage", (unsigned long long)r.seed, r.steps, p.width,
+             distilled ? "distilled (no guidance)" : two_stages ? "two-stage (guidance in stage 1)" : "one-stage",
+             (unsigned long long)r.seed, r.steps, p.width,
              p.height, p.frames, p.fps, distilled ? 1.0 : p.video_cfg, distilled ? 1.0 : p.audio_cfg,
              distilled ? 0.0 : p.video_stg, distilled ? 0.0 : p.video_rescale, distilled ? 1.0 : p.video_modality,
              ltx2_sem_name(sem));
@@ -875,7 +959,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         const double tw = ltx2_timer_now() - t_write;
         const ltx2_generate_timings *t = &r.timings;
         char ups_s[48] = "";
-        if (distilled) snprintf(ups_s, sizeof ups_s, " | upsample %.2fs", t->upsample);
+        if (two_stages) snprintf(ups_s, sizeof ups_s, " | upsample %.2fs", t->upsample);
         printf("timings: load %.2fs | text %.2fs | noise %.2fs | denoise %.2fs (%d steps, %.2f it/s)%s | "
                "video decode %.2fs | audio decode %.2fs | write %.2fs | total %.2fs\n",
                t->load, t->text, t->noise, t->denoise, r.steps, t->denoise > 0 ? r.steps / t->denoise : 0.0, ups_s,

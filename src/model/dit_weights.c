@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "model/lora.h"
 #include "model/names.h"
 
 /* Sub-trees under model.diffusion_model. that belong to the text connectors, not the DiT. */
@@ -178,9 +179,13 @@ static ltx2_status weights_layout(ltx2_context *ctx, ltx2_dit_weights *w, ltx2_w
 
 /* keep_bf16: the single-process forward's weights (Linear weights stay as the file's bf16 on the
  * CPU); the replicated and sliced copies of the parallel path stay all f32. */
+static ltx2_status fuse_lora(ltx2_context *ctx, const char *name, float *w, int64_t out, int64_t in, void *user) {
+    return ltx2_lora_fuse(ctx, user, name, w, out, in);
+}
+
 static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f,
                         const char *prefix, const ltx2_dit_config *cfg, bool skip_layers, bool keep_bf16,
-                        ltx2_dit_weights **out) {
+                        ltx2_lora_set *loras, ltx2_dit_weights **out) {
     if (!be || !f || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
     *out = NULL;
     if (!prefix) prefix = LTX2_DIT_PREFIX;
@@ -194,6 +199,8 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
         w->cfg.audio_in_channels = (t && t->ndim == 2 && t->shape[1] > 0) ? t->shape[1] : 128;
     }
     ltx2_wtable l = {0};
+    /* fused weights are no longer the file's: stored in dtype, never viewed in the mapping */
+    if (loras) keep_bf16 = false;
     ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype, keep_bf16 ? f : NULL, prefix);
     if (st == LTX2_OK) {
         char cfgdesc[160];
@@ -202,8 +209,10 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
                  cfg->apply_gated_attention ? "gated attention, " : "",
                  cfg->cross_attention_adaln ? "cross-attention AdaLN" : "no cross-attention AdaLN");
         const ltx2_wload how = {.f = f, .prefix = prefix, .skip_layers = skip_layers, .what = "DiT weights",
-                                .cfgdesc = cfgdesc, .owns = dit_owns, .owns_user = prefix};
+                                .cfgdesc = cfgdesc, .owns = dit_owns, .owns_user = prefix,
+                                .adjust = loras ? fuse_lora : NULL, .adjust_user = loras};
         st = ltx2_wtable_load(ctx, &l, &w->store, &how);
+        if (st == LTX2_OK) st = ltx2_lora_check_used(ctx, loras);
     }
     ltx2_wtable_free(&l);
     if (st != LTX2_OK) {
@@ -216,18 +225,34 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
 
 ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                   const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, false, false, out);
+    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, false, false, NULL, out);
 }
 
 ltx2_status ltx2_dit_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                      const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                      ltx2_dit_weights **out) {
-    return load(ctx, be, dtype, f, prefix, cfg, false, true, out);
+    return load(ctx, be, dtype, f, prefix, cfg, false, true, NULL, out);
+}
+
+const ltx2_tensor *ltx2_dit_weights_find(ltx2_dit_weights *w, const char *name) {
+    ltx2_wtable l = {0};
+    build_list(&l, w); /* the views of w's own tensors (it sets only shapes it already holds) */
+    const ltx2_tensor *t = NULL;
+    for (size_t i = 0; !l.oom && i < l.n && !t; i++)
+        if (!strcmp(l.v[i].name, name)) t = l.v[i].dst->data ? l.v[i].dst : NULL;
+    ltx2_wtable_free(&l);
+    return t;
+}
+
+ltx2_status ltx2_dit_weights_load_lora(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                       const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
+                                       ltx2_lora_set *loras, ltx2_dit_weights **out) {
+    return load(ctx, be, dtype, f, prefix, cfg, false, true, loras, out);
 }
 
 ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                              const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, true, false, out);
+    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, true, false, NULL, out);
 }
 
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out) {
@@ -240,7 +265,7 @@ ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2
         ltx2_dit_config cfg;
         ltx2_status st = ltx2_dit_config_from_st(ctx, ltx2_df_view_file(v), &cfg);
         if (st == LTX2_OK)
-            st = load(ctx, ltx2_backend_cpu(), LTX2_F32, ltx2_df_view_file(v), NULL, &cfg, false, true, out);
+            st = load(ctx, ltx2_backend_cpu(), LTX2_F32, ltx2_df_view_file(v), NULL, &cfg, false, true, NULL, out);
         ltx2_df_view_close(v);
         return st;
     }
@@ -248,7 +273,7 @@ ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2
     LTX2_TRY(ltx2_st_open(ctx, path, &f));
     ltx2_dit_config cfg;
     ltx2_status st = ltx2_dit_config_from_st(ctx, f, &cfg);
-    if (st == LTX2_OK) st = load(ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, false, true, out);
+    if (st == LTX2_OK) st = load(ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, false, true, NULL, out);
     ltx2_st_close(f);
     return st;
 }

@@ -76,6 +76,16 @@ ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, cons
 ltx2_status ltx2_dit_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                      const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                      ltx2_dit_weights **out);
+/* As ltx2_dit_weights_load_on, with the adapters of loras fused into the Linear weights (lora.h;
+ * NULL: none): stored in dtype (no bf16 view of the file), and every adapter pair must have found
+ * its weight, or the load fails naming the ones that did not. */
+struct ltx2_lora_set;
+ltx2_status ltx2_dit_weights_load_lora(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                       const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
+                                       struct ltx2_lora_set *loras, ltx2_dit_weights **out);
+/* The loaded tensor of checkpoint name `name` (relative to the DiT prefix, e.g.
+ * "transformer_blocks.0.attn1.to_q.weight"), NULL when w has no such tensor or holds no data for it. */
+const ltx2_tensor *ltx2_dit_weights_find(ltx2_dit_weights *w, const char *name);
 /* As ltx2_dit_weights_load, with every tensor checked the same way (missing, shape, dtype,
  * unexpected: the same errors), but the blocks' attention and FFN tensors (to_q/k/v/out,
  * to_gate_logits, q/k_norm, ff / audio_ff) not loaded: their data stays NULL and their shapes

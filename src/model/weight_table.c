@@ -313,6 +313,10 @@ ltx2_status ltx2_wtable_load(ltx2_context *ctx, const ltx2_wtable *t, const ltx2
             note(&o.dtypes, &o.n_dtype, full, what);
             continue;
         }
+        if (s->mapping && w->matrix && how->adjust) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "%s: a weight hook on a store viewing the file", how->what);
+            break;
+        }
         if (s->mapping && w->matrix) { /* a view of the file: read once for the finite check, not copied */
             st = ltx2_weight_to_f32(ctx, f, ft, g.f32, (size_t)spec_numel(w));
             if (st == LTX2_OK) w->dst->data = (void *)ft->data;
@@ -321,6 +325,8 @@ ltx2_status ltx2_wtable_load(ltx2_context *ctx, const ltx2_wtable *t, const ltx2
         if (!w->dst->data) continue; /* a skipped layer: checked; its reader takes a slice */
         float *vals = g.f32 ? g.f32 : w->dst->data;
         st = ltx2_weight_to_f32(ctx, f, ft, vals, (size_t)spec_numel(w));
+        if (st == LTX2_OK && w->matrix && how->adjust)
+            st = how->adjust(ctx, w->name, vals, w->shape[0], w->shape[1], how->adjust_user);
         if (st == LTX2_OK) st = put_f32(ctx, s, w->dst, vals, &g);
     }
     for (size_t i = 0; st == LTX2_OK && i < f->n_tensors; i++) {

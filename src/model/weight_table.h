@@ -89,6 +89,11 @@ typedef struct ltx2_wload {
      * or to another component (ignored). */
     bool (*owns)(const char *name, const void *user);
     const void *owns_user;
+    /* Called on every stored Linear weight after its conversion to f32, before it is stored (name
+     * relative to prefix, w [out, in]): may change the values (LoRA fusion). NULL: none. A store
+     * with such a hook must not view the file's mapping (ltx2_wstore_layout, not _for). */
+    ltx2_status (*adjust)(ltx2_context *ctx, const char *name, float *w, int64_t out, int64_t in, void *user);
+    void *adjust_user;
 } ltx2_wload;
 
 /* Fills every stored entry of t (laid out in s) from how->f, converting to s's dtype (fp8 with its

@@ -25,6 +25,7 @@
 #include "pipeline/semantics.h"
 #include "pipeline/tiling.h"
 #include "model/gemma.h"
+#include "model/lora.h"
 #include "model/upsampler.h"
 #include "text/gemma_tokenizer.h"
 
@@ -187,6 +188,10 @@ static ltx2_status collect_block(ltx2_context *ctx, const ltx2_tensor *blk, cons
     return LTX2_OK;
 }
 
+static const char *pipeline_name(ltx2_generate_pipeline pl) {
+    return pl == LTX2_PIPELINE_DISTILLED ? "distilled" : pl == LTX2_PIPELINE_TWO_STAGE ? "two-stage" : "one-stage";
+}
+
 static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p) {
     if (!p->checkpoint) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: no checkpoint given");
     if (!p->prompt_embeds && !p->prompt)
@@ -224,25 +229,35 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: tile sizes must be >= 0");
     if ((int)p->pipeline < 0 || (int)p->pipeline >= (int)LTX2_PIPELINE_COUNT)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: unknown pipeline %d", (int)p->pipeline);
-    if (p->pipeline == LTX2_PIPELINE_DISTILLED) {
+    if (p->n_loras < 0 || (p->n_loras && !p->loras))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: %d LoRAs and no list", p->n_loras);
+    const char *pl = pipeline_name(p->pipeline);
+    if (p->pipeline != LTX2_PIPELINE_ONE_STAGE) {
         if (!p->spatial_upsampler)
-            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the distilled pipeline needs the x2 spatial latent "
-                              "upsampler (--spatial-upsampler-path)");
-        if (p->steps)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the %s pipeline needs the x2 spatial latent "
+                              "upsampler (--spatial-upsampler-path)", pl);
+        if (p->pipeline == LTX2_PIPELINE_DISTILLED && p->steps)
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the distilled pipeline runs its fixed sigmas (%d + "
                               "%d steps): steps cannot be set (got %d)", GEN_DISTILLED_STEPS_1, GEN_DISTILLED_STEPS_2,
                               p->steps);
         if (p->height % GEN_TWO_STAGE_MULTIPLE || p->width % GEN_TWO_STAGE_MULTIPLE)
-            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the distilled pipeline's size %dx%d (width x height) "
-                              "must be multiples of %d: stage 1 runs at half of it", p->width, p->height,
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the %s pipeline's size %dx%d (width x height) "
+                              "must be multiples of %d: stage 1 runs at half of it", pl, p->width, p->height,
                               GEN_TWO_STAGE_MULTIPLE);
         if (p->semantics != LTX2_GENERATE_SEM_LTX_CORE)
-            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: the distilled pipeline follows ltx-pipelines "
-                              "(--semantics ltx-core); the diffusers and MaxDiffusion semantics run one stage");
+            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: the %s pipeline follows ltx-pipelines "
+                              "(--semantics ltx-core); the diffusers and MaxDiffusion semantics run one stage", pl);
     } else if (p->spatial_upsampler) {
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a latent upsampler was given but the one-stage pipeline "
-                          "does not upsample (use the distilled pipeline)");
+                          "does not upsample (use the distilled or two-stage pipeline)");
     }
+    if (p->pipeline == LTX2_PIPELINE_TWO_STAGE && !p->distilled_lora.path)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the two-stage pipeline's stage 2 needs the distilled "
+                          "LoRA (--distilled-lora PATH [STRENGTH]); with a distilled checkpoint use the distilled "
+                          "pipeline");
+    if (p->pipeline != LTX2_PIPELINE_TWO_STAGE && p->distilled_lora.path)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a distilled LoRA is for the two-stage pipeline's "
+                          "stage 2; give other LoRAs as loras (--lora)");
     return LTX2_OK;
 }
 
@@ -309,10 +324,6 @@ static void gen_stage_free(gen_stage *s) {
     free(s->sigmas);
     free(s->vpos);
     free(s->apos);
-}
-
-static const char *pipeline_name(ltx2_generate_pipeline pl) {
-    return pl == LTX2_PIPELINE_DISTILLED ? "distilled" : "one-stage";
 }
 
 /* The latent upsampler of a two-stage pipeline, loaded before any other model so that a wrong
@@ -521,36 +532,57 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     ltx2_pipe_text tp = {0}, tn = {0};
     gen_stage stage[2];
     memset(stage, 0, sizeof stage);
-    const bool two_stage = p->pipeline == LTX2_PIPELINE_DISTILLED;
+    const bool two_stage = p->pipeline != LTX2_PIPELINE_ONE_STAGE;
+    const bool distilled = p->pipeline == LTX2_PIPELINE_DISTILLED; /* stage 1 unguided on fixed sigmas */
     const int n_stages = two_stage ? 2 : 1;
     ltx2_upsampler *ups = NULL;
+    ltx2_lora_set *loras1 = NULL, *loras2 = NULL; /* stage 1's (the user's); stage 2's (+ the distilled one) */
+    ltx2_lora_spec *specs2 = NULL;
     ltx2_dit_parallel *dp = NULL;
     float *xv = NULL, *xa = NULL, *alat = NULL;
     const bool rank0 = !dist || dist->world->rank == 0;
     const char *dump = rank0 ? p->dump_dir : NULL;
 
-    /* the guidance plan (how many passes each model call batches) and, on a device, the memory
-     * plan: refusals before anything is loaded. The distilled pipeline runs without guidance
-     * (simple_denoising_func: one conditional pass). */
+    /* the guidance plans (how many passes each model call batches) and, on a device, the memory
+     * plan: refusals before anything is loaded. The distilled pipeline and every stage 2 run
+     * without guidance (simple_denoising_func: one conditional pass). */
     ltx2_sem_rules rules = ltx2_sem_rules_for((ltx2_semantics)p->semantics);
     if (p->latent_bf16 >= 0) rules.latent_bf16 = p->latent_bf16 != 0;
-    ltx2_guidance_params gp;
-    if (two_stage) {
-        gp.video = gp.audio = ltx2_guidance_scales_off();
+    ltx2_guidance_params gp, gp_off;
+    gp_off.video = gp_off.audio = ltx2_guidance_scales_off();
+    if (distilled) {
+        gp = gp_off;
     } else {
         gp.video = (ltx2_guidance_scales){p->video_cfg, p->video_stg, p->video_rescale, p->video_modality, 0};
         ltx2_guidance_scales audio_in = {p->audio_cfg, p->audio_stg, p->audio_rescale, p->audio_modality, 0};
         LTX2_TRY(ltx2_guidance_resolve_audio(ctx, &rules, &gp.video, &audio_in, &gp.audio));
     }
-    ltx2_guidance_plan plan;
+    ltx2_guidance_plan plan, plan_off;
     LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp, &plan));
+    LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp_off, &plan_off));
     /* models a handle keeps loaded are resident already: the device's free memory no longer counts
      * them, so the plan (weights + stage peaks against what is free) would count them twice. The
      * final stage is the largest (full size). */
     const bool preloaded = m->set != NULL;
     if (!dist && !preloaded) LTX2_TRY(plan_memory(ctx, p, be, &plan));
     const bool need_neg = ltx2_guidance_plan_slot(&plan, LTX2_PASS_UNCOND) >= 0;
-    if (two_stage) LTX2_TRY(load_upsampler(ctx, p->spatial_upsampler, &ups));
+    /* LoRAs and the upsampler are opened (and refused) before the text encoder runs */
+    const bool any_lora = p->n_loras > 0 || p->pipeline == LTX2_PIPELINE_TWO_STAGE;
+    if (any_lora && (preloaded || dist))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: LoRAs are fused into the DiT as it loads: not with "
+                          "models loaded once (ltx2_model) or across ranks yet");
+    if (p->n_loras) LTX2_TRY(ltx2_lora_set_open(ctx, p->loras, p->n_loras, &loras1));
+    if (p->pipeline == LTX2_PIPELINE_TWO_STAGE) { /* ModelLedger.with_additional_loras: the user's, then it */
+        specs2 = malloc((size_t)(p->n_loras + 1) * sizeof *specs2);
+        if (!specs2) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: LoRA list");
+        if (st == LTX2_OK) {
+            if (p->n_loras) memcpy(specs2, p->loras, (size_t)p->n_loras * sizeof *specs2);
+            specs2[p->n_loras] = p->distilled_lora;
+            st = ltx2_lora_set_open(ctx, specs2, p->n_loras + 1, &loras2);
+        }
+        if (st != LTX2_OK) goto done;
+    }
+    if (two_stage && (st = load_upsampler(ctx, p->spatial_upsampler, &ups)) != LTX2_OK) goto done;
 
     /* a text prompt: Gemma runs, and is freed, before any other model is loaded (never two
      * resident); the hidden states wait in host memory */
@@ -564,7 +596,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
 
     /* ranks read only their shards of the DiT's layers from the file (no whole copy anywhere) */
     if (!preloaded && (st = dist ? ltx2_pipe_models_load_dit_replicated(ctx, p->checkpoint, m)
-                                 : ltx2_pipe_models_load(ctx, p->checkpoint, be, m)) != LTX2_OK)
+                                 : ltx2_pipe_models_load_lora(ctx, p->checkpoint, be, loras1, m)) != LTX2_OK)
         goto done;
     r->model_version = m->is_2_3 ? "2.3" : "2.0";
     const double t_load = ltx2_timer_now();
@@ -620,7 +652,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                         (long long)stg_block, (long long)nl);
         goto done;
     }
-    const int steps1 = two_stage ? GEN_DISTILLED_STEPS_1 : p->steps ? p->steps
+    const int steps1 = distilled ? GEN_DISTILLED_STEPS_1 : p->steps ? p->steps
                                                                     : (m->is_2_3 ? GEN_DEFAULT_STEPS_2_3
                                                                                  : GEN_DEFAULT_STEPS_2_0);
     const int steps_total = steps1 + (two_stage ? GEN_DISTILLED_STEPS_2 : 0);
@@ -640,9 +672,15 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if (two_stage) {
         int n2 = 0;
         const float *s2 = ltx2_sched_distilled(LTX2_DISTILLED_STAGE2, &n2);
-        LTX2_LOGI(ctx, "generate: pipeline distilled: stage 1 at %dx%d on %d distilled sigmas; x2 latent upsampler; "
-                  "stage 2 at %dx%d re-noised to sigma %.6g, %d sigmas; no guidance", p->width / 2, p->height / 2,
-                  GEN_DISTILLED_STEPS_1, p->width, p->height, (double)s2[0], n2 - 1);
+        LTX2_LOGI(ctx, "generate: pipeline %s: stage 1 at %dx%d on %d %s; x2 latent upsampler; stage 2 at %dx%d%s "
+                  "re-noised to sigma %.6g, %d sigmas, no guidance", pipeline_name(p->pipeline), p->width / 2,
+                  p->height / 2, steps1, distilled ? "distilled sigmas, no guidance" : "scheduler sigmas, guided",
+                  p->width, p->height, distilled ? "" : " with the distilled LoRA", (double)s2[0], n2 - 1);
+    }
+    if (loras1) {
+        int64_t pairs = 0, used = 0;
+        ltx2_lora_counts(loras1, &pairs, &used);
+        LTX2_LOGI(ctx, "generate: %d LoRA(s) fused into the DiT: %lld adapter pairs", p->n_loras, (long long)used);
     }
     LTX2_LOGI(ctx, "generate: %s pipeline, LTX-%s, %dx%dx%d @ %g fps -> video latent %lldx%lldx%lldx%lld, audio latent %lldx%lldx%lld, "
               "%d steps, %d model calls/step, semantics %s, seed %llu", pipeline_name(p->pipeline), r->model_version, p->width, p->height, p->frames,
@@ -679,7 +717,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     ltx2_sched_round_latent(&rules, xa, na);
     for (int s = 0; s < n_stages; s++)
         if ((st = stage_prepare(ctx, &rules, vd, p->fps, s ? GEN_DISTILLED_STEPS_2 : steps1,
-                                two_stage ? (s ? LTX2_DISTILLED_STAGE2 : LTX2_DISTILLED_STAGE1) : -1, &stage[s])) !=
+                                s ? LTX2_DISTILLED_STAGE2 : distilled ? LTX2_DISTILLED_STAGE1 : -1, &stage[s])) !=
             LTX2_OK)
             goto done;
     if ((st = dump_stage(ctx, dump, &stage[0], xv, xa)) != LTX2_OK) goto done;
@@ -687,7 +725,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     r->timings.noise = t_noise - t_text;
 
     /* ---- the stages ---- */
-    double t_between = 0;
+    double t_between = 0, t_reload = 0;
     for (int s = 0; s < n_stages; s++) {
         if (s) { /* stage 2 starts from the upsampled, re-noised stage-1 latents */
             const double tu = ltx2_timer_now();
@@ -696,10 +734,19 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                 goto done;
             if ((st = dump_stage(ctx, dump, &stage[s], xv, xa)) != LTX2_OK) goto done;
             t_between += ltx2_timer_now() - tu;
+            if (loras2) { /* ti2vid_two_stages: stage 2's transformer is built again with the distilled LoRA */
+                const double tl = ltx2_timer_now();
+                LTX2_LOGI(ctx, "generate: stage 2: the DiT again with the distilled LoRA %s (strength %g) fused",
+                          p->distilled_lora.path, p->distilled_lora.strength);
+                if ((st = ltx2_pipe_models_reload_dit(ctx, m, loras2)) != LTX2_OK) goto done;
+                t_reload = ltx2_timer_now() - tl;
+                r->timings.load += t_reload;
+            }
         }
+        const bool guided = s == 0 && !distilled;
         const ltx2_denoise_stage ds = {
-            .m = m, .g = &stage[s].g, .rules = &rules, .gp = &gp, .plan = &plan, .pos = &pos,
-            .neg = need_neg ? &neg : NULL, .vpos = stage[s].vpos, .apos = stage[s].apos, .sigmas = stage[s].sigmas,
+            .m = m, .g = &stage[s].g, .rules = &rules, .gp = guided ? &gp : &gp_off,
+            .plan = guided ? &plan : &plan_off, .pos = &pos, .neg = guided && need_neg ? &neg : NULL, .vpos = stage[s].vpos, .apos = stage[s].apos, .sigmas = stage[s].sigmas,
             .steps = stage[s].steps, .stg_block = stg_block, .dp = dp, .dump_dir = dump,
             .dump_prefix = stage[s].dump_prefix, .dump_dit = s == 0, .steps_before = s ? steps1 : 0,
             .steps_total = steps_total, .t_start = t_noise};
@@ -707,7 +754,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     }
     const double t_denoise = ltx2_timer_now();
     r->timings.upsample = t_between;
-    r->timings.denoise = t_denoise - t_noise - t_between;
+    r->timings.denoise = t_denoise - t_noise - t_between - t_reload;
 
     /* ---- outputs: latents (the video tokens are already NDHWC) ---- */
     r->seed = p->seed;
@@ -746,6 +793,9 @@ done:
     ltx2_pipe_text_free(&tn);
     ltx2_dit_parallel_free(dp);
     ltx2_upsampler_free(ups);
+    ltx2_lora_set_free(loras1);
+    ltx2_lora_set_free(loras2);
+    free(specs2);
     for (int s = 0; s < 2; s++) gen_stage_free(&stage[s]);
     free(pos.video); free(pos.audio); free(neg.video); free(neg.audio);
     free(xv); free(xa); free(alat);

@@ -53,6 +53,13 @@ typedef struct ltx2_pipe_models {
  * from the mapping), the video and audio decoders placed on be; the vocoder on the CPU (its forward
  * is not on the op table yet). */
 ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx2_backend *be, ltx2_pipe_models *out);
+/* The same with the adapters of loras (model/lora.h; NULL: none) fused into the DiT. */
+struct ltx2_lora_set;
+ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *path, const ltx2_backend *be,
+                                       struct ltx2_lora_set *loras, ltx2_pipe_models *out);
+/* The DiT of m again from its checkpoint with loras fused instead (the two-stage pipeline's stage
+ * 2 weights): the current DiT is freed first; on failure m->dit is NULL. */
+ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, struct ltx2_lora_set *loras);
 /* The same, but the DiT's block layer tensors are only checked, not loaded (out->dit from
  * ltx2_dit_weights_load_replicated): for ranks that read their tensor shards of those from
  * out->set->files[0] (ltx2_dit_parallel_create_sharded), so no rank holds the whole DiT. */

@@ -4,13 +4,14 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "model/lora.h"
 #include "pipeline/pipeline.h"
 
 /* The dtype models are stored in on be: the CPU reference is fp32, devices store bf16. */
 static ltx2_dtype model_dtype(const ltx2_backend *be) { return be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16; }
 
 static ltx2_status load(ltx2_context *ctx, const char *path, const ltx2_backend *be, bool dit_layers,
-                        ltx2_pipe_models *out) {
+                        ltx2_lora_set *loras, ltx2_pipe_models *out) {
     memset(out, 0, sizeof *out);
     out->be = be;
     ltx2_status st = ltx2_st_set_open(ctx, path, &out->set);
@@ -24,7 +25,7 @@ static ltx2_status load(ltx2_context *ctx, const char *path, const ltx2_backend 
     ltx2_dit_config dcfg;
     ltx2_connectors_config ccfg;
     if ((st = ltx2_dit_config_from_st(ctx, f, &dcfg)) != LTX2_OK) goto fail;
-    st = dit_layers ? ltx2_dit_weights_load_on(ctx, be, model_dtype(be), f, NULL, &dcfg, &out->dit)
+    st = dit_layers ? ltx2_dit_weights_load_lora(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit)
                     : ltx2_dit_weights_load_replicated(ctx, f, NULL, &dcfg, &out->dit);
     if (st != LTX2_OK) goto fail;
     if ((st = ltx2_connectors_config_from_st(ctx, f, &ccfg)) != LTX2_OK) goto fail;
@@ -54,11 +55,25 @@ fail:
 }
 
 ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx2_backend *be, ltx2_pipe_models *out) {
-    return load(ctx, path, be, true, out);
+    return load(ctx, path, be, true, NULL, out);
+}
+
+ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *path, const ltx2_backend *be,
+                                       ltx2_lora_set *loras, ltx2_pipe_models *out) {
+    return load(ctx, path, be, true, loras, out);
 }
 
 ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *path, ltx2_pipe_models *out) {
-    return load(ctx, path, ltx2_backend_cpu(), false, out);
+    return load(ctx, path, ltx2_backend_cpu(), false, NULL, out);
+}
+
+ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, ltx2_lora_set *loras) {
+    const ltx2_st_file *f = m->set->files[0];
+    const ltx2_dit_config cfg = m->dit->cfg;
+    /* the old weights go first: a device never holds two DiTs (ltx-pipelines frees stage 1's too) */
+    ltx2_dit_weights_free(m->dit);
+    m->dit = NULL;
+    return ltx2_dit_weights_load_lora(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit);
 }
 
 void ltx2_pipe_models_free(ltx2_pipe_models *m) {

@@ -1,8 +1,11 @@
-/* The distilled pipeline against tests/golden/gen_distilled_golden.py (ltx-pipelines 1.0.0
- * DistilledPipeline's steps on the tiny checkpoints and the tiny x2 upsampler, fp32): stage 1's
- * final latents, the upsampled latent, the final latents, the decoded video and the waveform, for
- * LTX-2.0 and LTX-2.3, with the golden's four noise draws fed back (--noise). Also: Philox's
- * stage-2 streams, the timings, and every refusal before heavy work. */
+/* The pipelines with two stages against their goldens (fp32, tiny checkpoints, the tiny x2
+ * upsampler, the golden's four noise draws fed back as --noise), for LTX-2.0 and LTX-2.3:
+ * - distilled: tests/golden/gen_distilled_golden.py (DistilledPipeline's steps);
+ * - two-stage: tests/golden/gen_two_stage_golden.py (TI2VidTwoStagesPipeline's steps: guided stage 1
+ *   with a user LoRA, stage 2 with it and the distilled LoRA).
+ * Each checks stage 1's final latent, the upsampled latent, the final latents, the decoded video
+ * and the waveform. Also: Philox's stage-2 streams, the timings, and every refusal before heavy
+ * work. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -18,10 +21,16 @@
 /* As test_generate's E2E_REL_L2_TOL: fp32 against fp32, 11 steps and three models; differences
  * come only from summation order (measured ~1e-6), a wrong rule (sigma, mix, statistics, size)
  * moves the outputs by > 1e-2. */
-#define DISTILLED_REL_L2_TOL 1e-4
+#define TWO_STAGE_REL_L2_TOL 1e-4
 
 #define TINY_DIR LTX2_SOURCE_DIR "/weights/tiny"
 #define UPSAMPLER_X2 TINY_DIR "/ltx2-tiny-upsampler-spatial-x2.safetensors"
+/* gen_two_stage_golden.py's settings: 2 guided steps, the tiny DiT's last block for STG, the style
+ * LoRA at 0.8 in both stages, the distilled LoRA at ltx-pipelines' default strength 1 in stage 2 */
+#define TWO_STAGE_STEPS 2
+#define TWO_STAGE_STG_BLOCK 1
+#define USER_LORA_STRENGTH 0.8
+#define DISTILLED_LORA_STRENGTH 1.0
 
 static double rel_l2(const float *got, const float *ref, int64_t n) {
     double num = 0, den = 0;
@@ -58,7 +67,7 @@ static void check_cl(const ltx2_st_file *f, const char *v, const char *name, con
     float *t = malloc((size_t)n * sizeof(float));
     to_channels_first(got, positions, C, t);
     const double e = rel_l2(t, ref, n);
-    CHECK(e <= DISTILLED_REL_L2_TOL, "%s: %s rel-L2 %.3g", v, name, e);
+    CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: %s rel-L2 %.3g", v, name, e);
     printf("%s: %s rel-L2 %.3g\n", v, name, e);
     free(t);
 }
@@ -98,10 +107,31 @@ static void rm_dir(const char *dir) {
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
-static void check_version(ltx2_context *ctx, const char *v) {
-    char ckpt[1024], gold[1024], dump[] = "/tmp/ltx2_distilled_XXXXXX";
+/* The two-stage pipeline's settings on top of base_params (user LoRA and distilled LoRA paths in
+ * the caller's buffers). */
+static void two_stage_params(ltx2_generate_params *p, const char *v, ltx2_lora_spec *user, char *user_path,
+                             char *distilled_path, size_t cap) {
+    snprintf(user_path, cap, "%s/ltx2-tiny-lora-style-%s.safetensors", TINY_DIR, v);
+    snprintf(distilled_path, cap, "%s/ltx2-tiny-lora-distilled-%s.safetensors", TINY_DIR, v);
+    p->pipeline = LTX2_PIPELINE_TWO_STAGE;
+    p->negative_prompt_embeds = TINY_DIR "/prompt_embeds_negative.safetensors";
+    p->steps = TWO_STAGE_STEPS;
+    p->stg_block = TWO_STAGE_STG_BLOCK;
+    *user = (ltx2_lora_spec){user_path, USER_LORA_STRENGTH};
+    p->loras = user;
+    p->n_loras = 1;
+    p->distilled_lora = (ltx2_lora_spec){distilled_path, DISTILLED_LORA_STRENGTH};
+}
+
+static void check_version(ltx2_context *ctx, const char *v, ltx2_generate_pipeline pl) {
+    const bool two = pl == LTX2_PIPELINE_TWO_STAGE;
+    const char *ckpt_version = v;
+    char ckpt[1024], gold[1024], dump[] = "/tmp/ltx2_two_stage_XXXXXX", upath[1024], dpath[1024], vv[32];
     snprintf(ckpt, sizeof ckpt, "%s/ltx2-tiny-%s.safetensors", TINY_DIR, v);
-    snprintf(gold, sizeof gold, "%s/tests/golden/data/distilled_%s.safetensors", LTX2_SOURCE_DIR, v);
+    snprintf(gold, sizeof gold, "%s/tests/golden/data/%s_%s.safetensors", LTX2_SOURCE_DIR,
+             two ? "two_stage" : "distilled", v);
+    snprintf(vv, sizeof vv, "%s %s", v, two ? "two-stage" : "distilled");
+    v = vv; /* every message names the pipeline */
     ltx2_st_file *f = NULL;
     if (ltx2_st_open(ctx, gold, &f) != LTX2_OK) {
         CHECK(0, "open %s: %s", gold, ltx2_last_error(ctx));
@@ -109,7 +139,9 @@ static void check_version(ltx2_context *ctx, const char *v) {
     }
     CHECK(mkdtemp(dump) != NULL, "mkdtemp");
     ltx2_generate_params p;
+    ltx2_lora_spec user;
     base_params(&p, ckpt);
+    if (two) two_stage_params(&p, ckpt_version, &user, upath, dpath, sizeof upath);
     p.noise = gold;
     p.dump_dir = dump;
     ltx2_generate_result r;
@@ -119,9 +151,12 @@ static void check_version(ltx2_context *ctx, const char *v) {
         const int64_t *ls = r.video_latent_shape; /* [1, F', H', W', C] */
         CHECK(ls[1] == 2 && ls[2] == 4 && ls[3] == 4 && ls[4] == 8, "%s: final video latent grid %lldx%lldx%lld", v,
               (long long)ls[1], (long long)ls[2], (long long)ls[3]);
-        CHECK(r.steps == 11, "%s: %d steps run, expected 8 + 3", v, r.steps);
+        const int steps1 = two ? TWO_STAGE_STEPS : 8;
+        CHECK(r.steps == steps1 + 3, "%s: %d steps run, expected %d + 3", v, r.steps, steps1);
         /* each stage on its own first: a miss names the stage that is wrong */
-        check_dump(ctx, f, v, dump, "stage_1_step_007_video", "stage_1_video_latent", 8);
+        char last1[64];
+        snprintf(last1, sizeof last1, "stage_1_step_%03d_video", steps1 - 1);
+        check_dump(ctx, f, v, dump, last1, "stage_1_video_latent", 8);
         check_dump(ctx, f, v, dump, "upsampled_video_latent", "upsampled_video_latent", 8);
         check_cl(f, v, "video_latent", r.video_latent, ls[1] * ls[2] * ls[3], ls[4]);
         const int64_t nal = r.audio_latent_shape[1] * r.audio_latent_shape[2] * r.audio_latent_shape[3];
@@ -129,7 +164,7 @@ static void check_version(ltx2_context *ctx, const char *v) {
         CHECK(gal != NULL, "%s: golden audio_latent", v);
         if (gal) {
             const double e = rel_l2(r.audio_latent, gal, nal);
-            CHECK(e <= DISTILLED_REL_L2_TOL, "%s: audio latent rel-L2 %.3g", v, e);
+            CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: audio latent rel-L2 %.3g", v, e);
             printf("%s: audio_latent rel-L2 %.3g\n", v, e);
         }
         CHECK(r.frames == 9 && r.height == 128 && r.width == 128, "%s: video %lldx%lldx%lld", v, (long long)r.frames,
@@ -141,14 +176,14 @@ static void check_version(ltx2_context *ctx, const char *v) {
               (long long)r.audio_samples);
         if (gw && r.audio) {
             const double e = rel_l2(r.audio, gw, nw);
-            CHECK(e <= DISTILLED_REL_L2_TOL, "%s: waveform rel-L2 %.3g", v, e);
+            CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: waveform rel-L2 %.3g", v, e);
             printf("%s: waveform rel-L2 %.3g\n", v, e);
         }
         CHECK(r.timings.upsample > 0 && r.timings.denoise > 0 && r.timings.total >= r.timings.denoise,
               "%s: timings (upsample %g, denoise %g, total %g)", v, r.timings.upsample, r.timings.denoise,
               r.timings.total);
-        printf("%s: distilled pipeline %.2f s (denoise %.2f s, upsample %.3f s)\n", v, r.timings.total,
-               r.timings.denoise, r.timings.upsample);
+        printf("%s: pipeline %.2f s (load %.2f s, denoise %.2f s, upsample %.3f s)\n", v, r.timings.total,
+               r.timings.load, r.timings.denoise, r.timings.upsample);
     }
     ltx2_generate_result_free(&r);
     rm_dir(dump);
@@ -225,6 +260,22 @@ static void check_refusals(ltx2_context *ctx) {
     p.pipeline = LTX2_PIPELINE_ONE_STAGE;
     p.negative_prompt_embeds = TINY_DIR "/prompt_embeds_negative.safetensors";
     expect(ctx, &p, &(refusal){"upsampler on one stage", "one-stage pipeline", LTX2_ERR_INVALID_ARG});
+    char upath[1024], dpath[1024];
+    ltx2_lora_spec user;
+    base_params(&p, ckpt);
+    two_stage_params(&p, "2.0", &user, upath, dpath, sizeof upath);
+    p.distilled_lora.path = NULL;
+    expect(ctx, &p, &(refusal){"two-stage without the distilled LoRA", "--distilled-lora", LTX2_ERR_INVALID_ARG});
+    two_stage_params(&p, "2.0", &user, upath, dpath, sizeof upath);
+    p.distilled_lora.path = UPSAMPLER_X2;
+    expect(ctx, &p, &(refusal){"an upsampler as the distilled LoRA", "not a LoRA pair", LTX2_ERR_INVALID_ARG});
+    two_stage_params(&p, "2.0", &user, upath, dpath, sizeof upath);
+    p.width = 96;
+    expect(ctx, &p, &(refusal){"two-stage width 96", "multiples of 64", LTX2_ERR_INVALID_ARG});
+    base_params(&p, ckpt);
+    p.distilled_lora = (ltx2_lora_spec){dpath, 1.0};
+    expect(ctx, &p, &(refusal){"distilled LoRA on the distilled pipeline", "two-stage pipeline's stage 2",
+                               LTX2_ERR_INVALID_ARG});
     base_params(&p, ckpt);
     p.noise = LTX2_SOURCE_DIR "/tests/golden/data/e2e_2.0.safetensors"; /* stage 1's names only */
     p.height = 128; /* stage 1 at 64x96: the e2e noise's grid */
@@ -238,8 +289,10 @@ int main(void) {
     cp.log_level = LTX2_LOG_WARN;
     ltx2_context *ctx = ltx2_context_create(&cp);
     if (!ctx) return 1;
-    check_version(ctx, "2.0");
-    check_version(ctx, "2.3");
+    check_version(ctx, "2.0", LTX2_PIPELINE_DISTILLED);
+    check_version(ctx, "2.3", LTX2_PIPELINE_DISTILLED);
+    check_version(ctx, "2.0", LTX2_PIPELINE_TWO_STAGE);
+    check_version(ctx, "2.3", LTX2_PIPELINE_TWO_STAGE);
     check_philox(ctx);
     check_refusals(ctx);
     ltx2_context_free(ctx);

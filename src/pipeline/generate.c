@@ -341,11 +341,11 @@ static ltx2_status load_upsampler(ltx2_context *ctx, const char *path, ltx2_upsa
     const ltx2_upsampler_config *c = ltx2_upsampler_get_config(*out);
     const bool x2 = c->spatial_upsample && !c->temporal_upsample && (!c->rational_resampler || c->spatial_scale == 2.0);
     if (!x2) {
-        ltx2_upsampler_free(*out);
+        const char *kind = c->temporal_upsample ? "temporal x2" : "a spatial one of another scale";
+        ltx2_upsampler_free(*out); /* c points into it */
         *out = NULL;
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "latent upsampler %s is %s; the two-stage pipelines take the "
-                          "spatial x2 upsampler (ltx-2-spatial-upscaler-x2)", path,
-                          c->temporal_upsample ? "temporal x2" : "a spatial one of another scale");
+                          "spatial x2 upsampler (ltx-2-spatial-upscaler-x2)", path, kind);
     }
     return LTX2_OK;
 }

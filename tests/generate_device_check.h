@@ -32,20 +32,10 @@
  * moves the waveform by O(1). */
 #define GEN_EMU_WAVE_MAX_REL_L2 1e-1
 
-static double rel_l2(const float *got, const float *ref, int64_t n) {
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const double d = (double)got[i] - ref[i];
-        num += d * d;
-        den += (double)ref[i] * ref[i];
-    }
-    return sqrt(num / (den > 0 ? den : 1e-30));
-}
-
 static void stage(const char *v, const char *what, const float *got, const float *ref, int64_t n, double tol) {
     bool finite = true;
     for (int64_t i = 0; i < n; i++) finite = finite && isfinite(got[i]);
-    const double e = rel_l2(got, ref, n);
+    const double e = test_rel_l2(got, ref, n);
     CHECK(finite && e <= tol, "%s %s: rel-L2 %.3g (max %.0e)%s", v, what, e, tol, finite ? "" : ", non-finite values");
     printf("%s %-28s rel-L2 %.3g\n", v, what, e);
 }

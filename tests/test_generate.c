@@ -15,30 +15,13 @@
 #include "ltx2/ltx2.h"
 #include "pipeline/pipeline.h"
 #include "text/spm.h"
+#include "golden_tensor.h"
 #include "test_util.h"
 
 /* fp32 vs fp32 over 2 steps x 4 passes and two decoders: differences come only from summation
  * order (measured ~1e-6); 1e-4 leaves room for other BLAS/OpenMP splits yet catches any rule
  * error (a wrong position, sigma or guidance term moves these by > 1e-2). */
 #define E2E_REL_L2_TOL 1e-4
-
-static double rel_l2(const float *got, const float *ref, int64_t n) {
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = (double)got[i] - ref[i];
-        num += d * d;
-        den += (double)ref[i] * ref[i];
-    }
-    return sqrt(num / (den > 0 ? den : 1e-30));
-}
-
-static const float *golden(const ltx2_st_file *f, const char *name, int64_t numel) {
-    const ltx2_st_tensor *t = ltx2_st_find(f, name);
-    if (!t || t->dtype != LTX2_F32) return NULL;
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n == numel ? t->data : NULL;
-}
 
 static void base_params(ltx2_generate_params *p, const char *ckpt) {
     ltx2_generate_params_init(p);
@@ -74,13 +57,13 @@ static void check_version(ltx2_context *ctx, const char *v) {
         const int64_t *ls = r.video_latent_shape; /* [1, F', H', W', C] */
         const int64_t F = ls[1], H = ls[2], W = ls[3], C = ls[4], nvl = F * H * W * C;
         CHECK(F == 2 && H == 2 && W == 3 && C == 8, "%s: video latent grid", v);
-        const float *gvl = golden(f, "video_latent", nvl);
+        const float *gvl = golden_tensor(f, "video_latent", nvl);
         CHECK(gvl != NULL, "%s: golden video_latent", v);
         if (gvl) {
             float *t = malloc((size_t)nvl * sizeof(float));
             for (int64_t c = 0; c < C; c++)
                 for (int64_t i = 0; i < F * H * W; i++) t[c * F * H * W + i] = r.video_latent[i * C + c];
-            double e = rel_l2(t, gvl, nvl);
+            double e = test_rel_l2(t, gvl, nvl);
             CHECK(e <= E2E_REL_L2_TOL, "%s: video latent rel-L2 %.3g", v, e);
             printf("%s: video latent rel-L2 %.3g\n", v, e);
             free(t);
@@ -89,33 +72,33 @@ static void check_version(ltx2_context *ctx, const char *v) {
                             r.audio_latent_shape[3];
         CHECK(r.audio_latent_shape[2] == 9, "%s: audio latent frames %lld, expected round(9/24*25) = 9", v,
               (long long)r.audio_latent_shape[2]);
-        const float *gal = golden(f, "audio_latent", nal);
+        const float *gal = golden_tensor(f, "audio_latent", nal);
         CHECK(gal != NULL, "%s: golden audio_latent", v);
         if (gal) {
-            double e = rel_l2(r.audio_latent, gal, nal);
+            double e = test_rel_l2(r.audio_latent, gal, nal);
             CHECK(e <= E2E_REL_L2_TOL, "%s: audio latent rel-L2 %.3g", v, e);
             printf("%s: audio latent rel-L2 %.3g\n", v, e);
         }
         const int64_t npx = r.frames * r.height * r.width, nvid = npx * 3;
         CHECK(r.frames == 9 && r.height == 64 && r.width == 96, "%s: video %lldx%lldx%lld", v, (long long)r.frames,
               (long long)r.height, (long long)r.width);
-        const float *gv = golden(f, "video", nvid);
+        const float *gv = golden_tensor(f, "video", nvid);
         CHECK(gv != NULL && r.video, "%s: golden video", v);
         if (gv && r.video) {
             float *t = malloc((size_t)nvid * sizeof(float));
             for (int64_t c = 0; c < 3; c++)
                 for (int64_t i = 0; i < npx; i++) t[c * npx + i] = r.video[i * 3 + c];
-            double e = rel_l2(t, gv, nvid);
+            double e = test_rel_l2(t, gv, nvid);
             CHECK(e <= E2E_REL_L2_TOL, "%s: video rel-L2 %.3g", v, e);
             printf("%s: decoded video rel-L2 %.3g\n", v, e);
             free(t);
         }
         const int64_t nw = r.audio_channels * r.audio_samples;
-        const float *gw = golden(f, "waveform", nw);
+        const float *gw = golden_tensor(f, "waveform", nw);
         CHECK(gw != NULL && r.audio && r.audio_channels == 2, "%s: golden waveform (%lld x %lld)", v,
               (long long)r.audio_channels, (long long)r.audio_samples);
         if (gw && r.audio) {
-            double e = rel_l2(r.audio, gw, nw);
+            double e = test_rel_l2(r.audio, gw, nw);
             CHECK(e <= E2E_REL_L2_TOL, "%s: waveform rel-L2 %.3g", v, e);
             printf("%s: waveform rel-L2 %.3g (%lld Hz)\n", v, e, (long long)r.audio_rate);
         }
@@ -289,16 +272,16 @@ static void check_text_version(ltx2_context *ctx, const char *v) {
     if (st == LTX2_OK) {
         const int64_t *ls = r.video_latent_shape;
         const int64_t F = ls[1], H = ls[2], W = ls[3], C = ls[4], nvl = F * H * W * C;
-        const float *gvl = golden(f, "video_latent", nvl);
+        const float *gvl = golden_tensor(f, "video_latent", nvl);
         const int64_t nal = r.audio_latent_shape[0] * r.audio_latent_shape[1] * r.audio_latent_shape[2] *
                             r.audio_latent_shape[3];
-        const float *gal = golden(f, "audio_latent", nal);
+        const float *gal = golden_tensor(f, "audio_latent", nal);
         CHECK(gvl && gal, "%s from text: golden latents", v);
         if (gvl && gal) {
             float *t = malloc((size_t)nvl * sizeof(float));
             for (int64_t c = 0; c < C; c++)
                 for (int64_t i = 0; i < F * H * W; i++) t[c * F * H * W + i] = r.video_latent[i * C + c];
-            const double ev = rel_l2(t, gvl, nvl), ea = rel_l2(r.audio_latent, gal, nal);
+            const double ev = test_rel_l2(t, gvl, nvl), ea = test_rel_l2(r.audio_latent, gal, nal);
             CHECK(ev <= E2E_REL_L2_TOL && ea <= E2E_REL_L2_TOL, "%s from text: latents rel-L2 video %.3g, audio %.3g",
                   v, ev, ea);
             printf("%s from text: video latent rel-L2 %.3g, audio latent rel-L2 %.3g\n", v, ev, ea);

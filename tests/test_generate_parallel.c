@@ -43,16 +43,6 @@ static void base_params(ltx2_generate_params *p) {
     p->latent_bf16 = 0; /* fp32 latents: bf16 rounding per step would hide tensor-parallel differences */
 }
 
-static double rel_l2(const float *a, const float *b, int64_t n) {
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const double d = (double)a[i] - b[i];
-        num += d * d;
-        den += (double)b[i] * b[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 /* Compares every output; tol 0 means bitwise. */
 static void compare(const char *what, const ltx2_generate_result *a, const ltx2_generate_result *ref, double tol) {
     const int64_t nvl = ref->video_latent_shape[0] * ref->video_latent_shape[1] * ref->video_latent_shape[2] *
@@ -70,9 +60,9 @@ static void compare(const char *what, const ltx2_generate_result *a, const ltx2_
     for (int i = 0; i < 4; i++) {
         if (tol == 0) {
             CHECK(memcmp(x[i], y[i], (size_t)n[i] * sizeof(float)) == 0, "%s: %s not bitwise equal (rel-L2 %.3g)", what,
-                  names[i], rel_l2(x[i], y[i], n[i]));
+                  names[i], test_rel_l2(x[i], y[i], n[i]));
         } else {
-            const double e = rel_l2(x[i], y[i], n[i]);
+            const double e = test_rel_l2(x[i], y[i], n[i]);
             CHECK(e <= tol, "%s: %s rel-L2 %.3g > %.0e", what, names[i], e, tol);
             printf("%s: %s rel-L2 %.2g\n", what, names[i], e);
         }

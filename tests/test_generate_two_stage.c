@@ -16,6 +16,7 @@
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "ltx2/ltx2.h"
+#include "golden_tensor.h"
 #include "test_util.h"
 
 /* As test_generate's E2E_REL_L2_TOL: fp32 against fp32, 11 steps and three models; differences
@@ -32,25 +33,6 @@
 #define USER_LORA_STRENGTH 0.8
 #define DISTILLED_LORA_STRENGTH 1.0
 
-static double rel_l2(const float *got, const float *ref, int64_t n) {
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = (double)got[i] - ref[i];
-        num += d * d;
-        den += (double)ref[i] * ref[i];
-    }
-    return sqrt(num / (den > 0 ? den : 1e-30));
-}
-
-/* A golden tensor of the expected size, NULL otherwise. */
-static const float *golden(const ltx2_st_file *f, const char *name, int64_t numel) {
-    const ltx2_st_tensor *t = ltx2_st_find(f, name);
-    if (!t || t->dtype != LTX2_F32) return NULL;
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n == numel ? t->data : NULL;
-}
-
 /* Channels-last [..., C] (n = positions * C) to the golden's channels-first order. */
 static void to_channels_first(const float *in, int64_t positions, int64_t C, float *out) {
     for (int64_t c = 0; c < C; c++)
@@ -61,12 +43,12 @@ static void to_channels_first(const float *in, int64_t positions, int64_t C, flo
 static void check_cl(const ltx2_st_file *f, const char *v, const char *name, const float *got, int64_t positions,
                      int64_t C) {
     const int64_t n = positions * C;
-    const float *ref = golden(f, name, n);
+    const float *ref = golden_tensor(f, name, n);
     CHECK(ref != NULL, "%s: golden %s of %lld values", v, name, (long long)n);
     if (!ref || !got) return;
     float *t = malloc((size_t)n * sizeof(float));
     to_channels_first(got, positions, C, t);
-    const double e = rel_l2(t, ref, n);
+    const double e = test_rel_l2(t, ref, n);
     CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: %s rel-L2 %.3g", v, name, e);
     printf("%s: %s rel-L2 %.3g\n", v, name, e);
     free(t);
@@ -160,10 +142,10 @@ static void check_version(ltx2_context *ctx, const char *v, ltx2_generate_pipeli
         check_dump(ctx, f, v, dump, "upsampled_video_latent", "upsampled_video_latent", 8);
         check_cl(f, v, "video_latent", r.video_latent, ls[1] * ls[2] * ls[3], ls[4]);
         const int64_t nal = r.audio_latent_shape[1] * r.audio_latent_shape[2] * r.audio_latent_shape[3];
-        const float *gal = golden(f, "audio_latent", nal);
+        const float *gal = golden_tensor(f, "audio_latent", nal);
         CHECK(gal != NULL, "%s: golden audio_latent", v);
         if (gal) {
-            const double e = rel_l2(r.audio_latent, gal, nal);
+            const double e = test_rel_l2(r.audio_latent, gal, nal);
             CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: audio latent rel-L2 %.3g", v, e);
             printf("%s: audio_latent rel-L2 %.3g\n", v, e);
         }
@@ -171,11 +153,11 @@ static void check_version(ltx2_context *ctx, const char *v, ltx2_generate_pipeli
               (long long)r.height, (long long)r.width);
         if (r.video) check_cl(f, v, "video", r.video, r.frames * r.height * r.width, 3);
         const int64_t nw = r.audio_channels * r.audio_samples;
-        const float *gw = golden(f, "waveform", nw);
+        const float *gw = golden_tensor(f, "waveform", nw);
         CHECK(gw != NULL && r.audio, "%s: golden waveform (%lld x %lld)", v, (long long)r.audio_channels,
               (long long)r.audio_samples);
         if (gw && r.audio) {
-            const double e = rel_l2(r.audio, gw, nw);
+            const double e = test_rel_l2(r.audio, gw, nw);
             CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: waveform rel-L2 %.3g", v, e);
             printf("%s: waveform rel-L2 %.3g\n", v, e);
         }

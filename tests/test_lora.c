@@ -26,16 +26,6 @@
 #define STYLE_STRENGTH 0.8     /* gen_lora_golden.STYLE_STRENGTH */
 #define DISTILLED_STRENGTH 0.5 /* gen_lora_golden.DISTILLED_STRENGTH */
 
-static double rel_l2(const float *got, const float *ref, int64_t n) {
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const double d = (double)got[i] - ref[i];
-        num += d * d;
-        den += (double)ref[i] * ref[i];
-    }
-    return sqrt(num / (den > 0 ? den : 1e-30));
-}
-
 /* The DiT of the tiny v checkpoint on the CPU in f32 with specs fused (n 0: none). */
 static ltx2_dit_weights *load(ltx2_context *ctx, const char *v, const ltx2_lora_spec *specs, int n, ltx2_st_file **f) {
     char ckpt[1024];
@@ -69,7 +59,7 @@ static int compare_case(const ltx2_st_file *gold, ltx2_dit_weights *w, const cha
         if (!t) continue;
         const int64_t numel = g->shape[0] * g->shape[1];
         CHECK(t->shape[0] == g->shape[0] && t->shape[1] == g->shape[1], "%s %s: %s shape", v, cas, name);
-        const double e = rel_l2(t->data, g->data, numel);
+        const double e = test_rel_l2(t->data, g->data, numel);
         CHECK(e <= LORA_REL_L2_TOL, "%s %s: %s rel-L2 %.3g", v, cas, name, e);
         if (e > worst) worst = e;
         n++;

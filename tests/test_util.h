@@ -1,8 +1,11 @@
 /* Minimal test helpers: CHECK records a pass/fail with location; test_finish prints the
- * "N passed, N failed" line CTest logs show and returns the exit code (77 = skipped). */
+ * "N passed, N failed" line CTest logs show and returns the exit code (77 = skipped); test_rel_l2
+ * is the distance every golden test reports. */
 #ifndef LTX2_TEST_UTIL_H
 #define LTX2_TEST_UTIL_H
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,6 +28,17 @@ static test_counts test_counts_g;
             fputc('\n', stderr);                                      \
         }                                                             \
     } while (0)
+
+/* ||got - ref|| / ||ref|| in double (the absolute norm when ref is all zero). */
+static inline double test_rel_l2(const float *got, const float *ref, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double d = (double)got[i] - ref[i];
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
 
 static inline int test_finish(void) {
     printf("%d passed, %d failed\n", test_counts_g.passed, test_counts_g.failed);

@@ -94,15 +94,6 @@ static size_t count_prefix(const ltx2_st_file *f, const char *p) {
     return n;
 }
 
-static double rel_l2(const float *a, const float *b, int64_t n) {
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
-        den += (double)b[i] * b[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 int main(void) {
     ltx2_context *ctx = ltx2_context_create(NULL);
     if (!ctx) return 1;
@@ -157,7 +148,7 @@ int main(void) {
     CHECK(memcmp(vid, vid2, (size_t)vn * sizeof(float)) == 0, "default-noise decode is not deterministic");
     d.seed = 7;
     CHECK(ltx2_video_decoder_decode_ex(ctx, dec, &lt, &vt2, &d, NULL, NULL) == LTX2_OK, "%s", ltx2_last_error(ctx));
-    CHECK(rel_l2(vid2, vid, vn) > 1e-4, "seed 7 gives the same video as seed 0");
+    CHECK(test_rel_l2(vid2, vid, vn) > 1e-4, "seed 7 gives the same video as seed 0");
 
     /* 3. Tiled decode of a noise-injecting decoder: tile batching must not change the result. */
     {
@@ -183,7 +174,7 @@ int main(void) {
         so.seed = 11;
         t.decode_opts = &so;
         CHECK(ltx2_vae_tiled_decode(ctx, dec, &tlt, &t, &bt, NULL) == LTX2_OK, "tiled seed: %s", ltx2_last_error(ctx));
-        CHECK(rel_l2(b, a, tn) > 1e-4, "tiled decode ignores decode_opts");
+        CHECK(test_rel_l2(b, a, tn) > 1e-4, "tiled decode ignores decode_opts");
         free(tlat);
         free(a);
         free(b);

@@ -27,16 +27,6 @@
 static const ltx2_vae_tiling DEC_TILING = {.tile_px = 96, .overlap_px = 32, .tile_frames = 24, .overlap_frames = 8, .tile_batch = 1};
 static const ltx2_vae_tiling ENC_TILING = {.tile_px = 96, .overlap_px = 64, .tile_frames = 24, .overlap_frames = 16, .tile_batch = 1};
 
-static double rel_l2(const float *a, const float *ref, int64_t n) {
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const double d = (double)a[i] - ref[i];
-        num += d * d;
-        den += (double)ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 static void expect_error(ltx2_context *ctx, ltx2_status st, const char *needle, const char *what) {
     CHECK(st == LTX2_ERR_INVALID_ARG, "%s: status %s (%s)", what, ltx2_status_name(st), ltx2_last_error(ctx));
     CHECK(strstr(ltx2_last_error(ctx), needle) != NULL, "%s: error \"%s\" lacks \"%s\"", what, ltx2_last_error(ctx),
@@ -72,7 +62,7 @@ static void decode_checks(ltx2_context *ctx, const char *v, const ltx2_video_dec
                     for (int64_t c = 0; c < gs[4]; c++)
                         sub[(((b * gs[1] + t) * gs[2] + h) * gs[3] + w) * gs[4] + c] =
                             base[(((b * vs[1] + t) * vs[2] + h * DEC_STRIDE) * vs[3] + w * DEC_STRIDE) * vs[4] + c];
-    const double e = rel_l2(sub, ref, gs[0] * gs[1] * gs[2] * gs[3] * gs[4]);
+    const double e = test_rel_l2(sub, ref, gs[0] * gs[1] * gs[2] * gs[3] * gs[4]);
     CHECK(e <= TILED_REL_L2_TOL, "%s: tiled decode vs ltx-core rel-L2 %.3g", v, e);
     if (getenv("LTX2_TEST_VERBOSE")) printf("  %s tiled decode rel-L2 %.3g\n", v, e);
     free(sub);
@@ -157,7 +147,7 @@ static void encode_checks(ltx2_context *ctx, const char *v, const ltx2_video_enc
     ltx2_vae_tiling_stats s = {0};
     CHECK(ltx2_vae_tiled_encode(ctx, enc, &vt, &ENC_TILING, &lt, &s) == LTX2_OK, "%s: tiled encode: %s", v,
           ltx2_last_error(ctx));
-    const double e = rel_l2(lat, ref, n);
+    const double e = test_rel_l2(lat, ref, n);
     CHECK(e <= TILED_REL_L2_TOL, "%s: tiled encode vs ltx-core rel-L2 %.3g", v, e);
     CHECK(s.n_tiles == 18, "%s: encode plan has %lld tiles, expected 3x2x3", v, (long long)s.n_tiles);
     if (getenv("LTX2_TEST_VERBOSE")) printf("  %s tiled encode rel-L2 %.3g (%lld tiles)\n", v, e, (long long)s.n_tiles);

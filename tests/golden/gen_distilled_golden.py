@@ -95,6 +95,35 @@ def audio_torch_layout(tokens, latent_shape):
     return tokens.reshape(1, t, z, fr).permute(0, 2, 1, 3)
 
 
+def stage_tensors(drawn, stage_1_video, stage_1_audio, upscaled, vl, al, video, waveform):
+    """What a two-stage golden saves: the four draws in torch layouts, each stage's latents, the
+    decoded outputs (fp32, contiguous)."""
+    if len(drawn) != 4:
+        raise RuntimeError(f"expected 4 noise draws (2 per stage), got {len(drawn)}")
+    tensors = {
+        "video_noise": video_torch_layout(drawn[0], stage_1_video.shape),
+        "audio_noise": audio_torch_layout(drawn[1], stage_1_audio.shape),
+        "stage_2_video_noise": video_torch_layout(drawn[2], vl.shape),
+        "stage_2_audio_noise": audio_torch_layout(drawn[3], al.shape),
+        "stage_1_video_latent": stage_1_video, "stage_1_audio_latent": stage_1_audio,
+        "upsampled_video_latent": upscaled, "video_latent": vl, "audio_latent": al,
+        "video": video, "waveform": waveform,
+    }
+    return {k: v.detach().float().contiguous() for k, v in tensors.items()}
+
+
+def write_versions(run, stem):
+    """run(version) -> (tensors, metadata) for 2.0 and 2.3, saved as data/<stem>_<version>.safetensors."""
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    for version in ("2.0", "2.3"):
+        tensors, meta = run(version)
+        path = os.path.join(HERE, "data", f"{stem}_{version}.safetensors")
+        save(tensors, path, metadata=meta)
+        print(f"{path}: " + ", ".join(f"{k} {list(v.shape)}" for k, v in tensors.items()) +
+              f"; {os.path.getsize(path)} bytes")
+
+
 def run(version):
     proc = gen_connector_goldens.build(version)
     hidden, mask = load_prompt("positive")
@@ -150,19 +179,8 @@ def run(version):
             waveform = voc(adec(audio_state.latent)).squeeze(0).float()
     finally:
         helpers.AudioLatentShape.from_video_pixel_shape = staticmethod(orig)
-    if len(drawn) != 4:
-        raise RuntimeError(f"expected 4 noise draws (2 per stage), got {len(drawn)}")
-    vl, al = video_state.latent, audio_state.latent
-    tensors = {
-        "video_noise": video_torch_layout(drawn[0], stage_1_video.shape),
-        "audio_noise": audio_torch_layout(drawn[1], stage_1_audio.shape),
-        "stage_2_video_noise": video_torch_layout(drawn[2], vl.shape),
-        "stage_2_audio_noise": audio_torch_layout(drawn[3], al.shape),
-        "stage_1_video_latent": stage_1_video, "stage_1_audio_latent": stage_1_audio,
-        "upsampled_video_latent": upscaled, "video_latent": vl, "audio_latent": al,
-        "video": video, "waveform": waveform,
-    }
-    tensors = {k: v.detach().float().contiguous() for k, v in tensors.items()}
+    tensors = stage_tensors(drawn, stage_1_video, stage_1_audio, upscaled, video_state.latent, audio_state.latent,
+                            video, waveform)
     meta = {"distilled": json.dumps({"version": version, "height": HEIGHT, "width": WIDTH, "frames": FRAMES,
                                      "fps": FPS, "seed": SEED, "upsampler": UPSAMPLER, "dtype": "float32",
                                      "stage_1_sigmas": DISTILLED_SIGMA_VALUES,
@@ -175,14 +193,7 @@ def run(version):
 
 
 def main():
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
-    for version in ("2.0", "2.3"):
-        tensors, meta = run(version)
-        path = os.path.join(HERE, "data", f"distilled_{version}.safetensors")
-        save(tensors, path, metadata=meta)
-        print(f"{path}: " + ", ".join(f"{k} {list(v.shape)}" for k, v in tensors.items()) +
-              f"; {os.path.getsize(path)} bytes")
+    write_versions(run, "distilled")
 
 
 if __name__ == "__main__":

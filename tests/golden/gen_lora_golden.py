@@ -73,6 +73,10 @@ def diffusers_names(sd):
     return out
 
 
+def lora_path(name, version):
+    return os.path.join(WEIGHTS, f"ltx2-tiny-lora-{name}-{version}.safetensors")
+
+
 def fused(version, loras):
     path = os.path.join(WEIGHTS, f"ltx2-tiny-{version}.safetensors")
     builder = SingleGPUModelBuilder(model_class_configurator=LTXModelConfigurator, model_path=path,
@@ -90,8 +94,7 @@ def run(version):
         raise RuntimeError(f"{version}: no style targets")
     g = torch.Generator().manual_seed(SEED + (0 if version == "2.0" else 1))
     style, distilled = make_lora(style_lin, STYLE_RANK, g), make_lora(linears, DISTILLED_RANK, g)
-    paths = {name: os.path.join(WEIGHTS, f"ltx2-tiny-lora-{name}-{version}.safetensors")
-             for name in ("style", "style-diffusers", "distilled")}
+    paths = {name: lora_path(name, version) for name in ("style", "style-diffusers", "distilled")}
     meta = {"generator": "tests/golden/gen_lora_golden.py"}
     save(style, paths["style"], metadata=meta)
     save(diffusers_names(style), paths["style-diffusers"], metadata=meta)

@@ -33,26 +33,21 @@ import torchaudio_stub  # noqa: E402,F401  (before ltx_core)
 
 import torch  # noqa: E402
 
-from st_write import save  # noqa: E402
 import gen_audio_goldens  # noqa: E402
 import gen_connector_goldens  # noqa: E402
 import gen_vae_goldens  # noqa: E402
-from gen_distilled_golden import RecordingNoiser, audio_torch_layout, video_torch_layout  # noqa: E402
+from gen_distilled_golden import RecordingNoiser, stage_tensors, write_versions  # noqa: E402
+from gen_lora_golden import fused, lora_path  # noqa: E402
 from gen_e2e_golden import AUDIO, STG_BLOCKS, TINY_AUDIO_Z, VIDEO, load_prompt  # noqa: E402
 
 from ltx_core.components.diffusion_steps import EulerDiffusionStep  # noqa: E402
 from ltx_core.components.guiders import MultiModalGuiderParams, create_multimodal_guider_factory  # noqa: E402
 from ltx_core.components.schedulers import LTX2Scheduler  # noqa: E402
-from ltx_core.loader import LTXV_LORA_COMFY_RENAMING_MAP  # noqa: E402
-from ltx_core.loader.primitives import LoraPathStrengthAndSDOps  # noqa: E402
 from ltx_core.loader.single_gpu_model_builder import SingleGPUModelBuilder  # noqa: E402
 from ltx_core.model.audio_vae import (  # noqa: E402
     AUDIO_VAE_DECODER_COMFY_KEYS_FILTER, VOCODER_COMFY_KEYS_FILTER, AudioDecoderConfigurator, VocoderConfigurator,
 )
 from ltx_core.model.transformer.model import X0Model  # noqa: E402
-from ltx_core.model.transformer.model_configurator import (  # noqa: E402
-    LTXV_MODEL_COMFY_RENAMING_MAP, LTXModelConfigurator,
-)
 from ltx_core.model.upsampler import LatentUpsamplerConfigurator, upsample_video  # noqa: E402
 from ltx_core.model.video_vae import (  # noqa: E402
     VAE_DECODER_COMFY_KEYS_FILTER, VAE_ENCODER_COMFY_KEYS_FILTER, VideoDecoderConfigurator, VideoEncoderConfigurator,
@@ -75,18 +70,9 @@ WEIGHTS = os.path.join(ROOT, "weights", "tiny")
 
 
 def transformer(version, loras):
-    path = os.path.join(WEIGHTS, f"ltx2-tiny-{version}.safetensors")
-    builder = SingleGPUModelBuilder(model_class_configurator=LTXModelConfigurator, model_path=path,
-                                    model_sd_ops=LTXV_MODEL_COMFY_RENAMING_MAP,
-                                    loras=tuple(LoraPathStrengthAndSDOps(p, s, LTXV_LORA_COMFY_RENAMING_MAP)
-                                                for p, s in loras))
     # apply_loras writes into the loaded state dict (DummyRegistry): the weights no adapter covers keep
     # the file's bf16, so the fp32 run widens them (exactly) as the engine's fp32 load does
-    return X0Model(builder.build(device=torch.device("cpu"), dtype=torch.float32).float()).eval()
-
-
-def lora_path(name, version):
-    return os.path.join(WEIGHTS, f"ltx2-tiny-lora-{name}-{version}.safetensors")
+    return X0Model(fused(version, loras).float()).eval()
 
 
 def run(version):
@@ -156,19 +142,9 @@ def run(version):
             waveform = voc(adec(audio_state.latent)).squeeze(0).float()
     finally:
         helpers.AudioLatentShape.from_video_pixel_shape = staticmethod(orig)
-    if len(drawn) != 4:
-        raise RuntimeError(f"expected 4 noise draws, got {len(drawn)}")
-    vl, al = video_state.latent, audio_state.latent
-    tensors = {
-        "video_noise": video_torch_layout(drawn[0], stage_1_video.shape),
-        "audio_noise": audio_torch_layout(drawn[1], stage_1_audio.shape),
-        "stage_2_video_noise": video_torch_layout(drawn[2], vl.shape),
-        "stage_2_audio_noise": audio_torch_layout(drawn[3], al.shape),
-        "stage_1_video_latent": stage_1_video, "stage_1_audio_latent": stage_1_audio,
-        "upsampled_video_latent": upscaled, "video_latent": vl, "audio_latent": al,
-        "video": video, "waveform": waveform, "sigmas": sigmas,
-    }
-    tensors = {k: v.detach().float().contiguous() for k, v in tensors.items()}
+    tensors = stage_tensors(drawn, stage_1_video, stage_1_audio, upscaled, video_state.latent, audio_state.latent,
+                            video, waveform)
+    tensors["sigmas"] = sigmas.float().contiguous()
     meta = {"two_stage": json.dumps({"version": version, "steps": STEPS, "height": HEIGHT, "width": WIDTH,
                                      "frames": FRAMES, "fps": FPS, "seed": SEED, "stg_blocks": STG_BLOCKS,
                                      "video": VIDEO, "audio": AUDIO, "upsampler": UPSAMPLER,
@@ -181,14 +157,7 @@ def run(version):
 
 
 def main():
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)
-    for version in ("2.0", "2.3"):
-        tensors, meta = run(version)
-        path = os.path.join(HERE, "data", f"two_stage_{version}.safetensors")
-        save(tensors, path, metadata=meta)
-        print(f"{path}: " + ", ".join(f"{k} {list(v.shape)}" for k, v in tensors.items()) +
-              f"; {os.path.getsize(path)} bytes")
+    write_versions(run, "two_stage")
 
 
 if __name__ == "__main__":

@@ -230,6 +230,28 @@ else
     bad "two-stage reruns failed"; cat "$tmp/stderr"
 fi
 
+# ---- image to video (#14): refusals, and a run through the H.264 round trip at the default CRF ----
+img="$src/tests/golden/data/i2v_image.png"
+expect_refusal "image without strength" "needs PATH FRAME_IDX STRENGTH" --image "$img" 0 -o o.mp4
+expect_refusal "image strength 2" "must be in \[0, 1\]" --image "$img" 0 2 -o o.mp4
+expect_refusal "image CRF 60" "integer in \[0, 51\]" --image "$img" 0 1 60 -o o.mp4
+expect_refusal "missing image" "no such readable file" --image "$tmp/nope.png" 0 1 -o o.mp4
+expect_refusal "image keyframe" "only the first frame" "${small[@]}" --image "$img" 8 1 --wav a.wav
+i2v="$tmp/i2v"
+mkdir -p "$i2v"
+if (cd "$i2v" && "$bin" generate "${small[@]}" --image "$img" 0 1.0 --wav a.wav --png-dir f >"$tmp/stdout" 2>"$tmp/stderr"); then
+    ok
+else
+    bad "generate --image failed"; cat "$tmp/stderr"
+fi
+grep -q "^image: .*i2v_image.png at frame 0, strength 1, CRF 33" "$tmp/stdout" && ok || bad "no image line: $(cat "$tmp/stdout")"
+[ "$(ls "$i2v/f" 2>/dev/null | grep -c '^frame_.*\.png$')" -eq 17 ] && ok || bad "expected 17 image-to-video PNG frames"
+if (cd "$i2v" && "$bin" generate "${small[@]}" --wav b.wav >/dev/null 2>"$tmp/stderr"); then
+    ! cmp -s "$i2v/a.wav" "$i2v/b.wav" && ok || bad "--image did not change the run"
+else
+    bad "generate without --image failed"; cat "$tmp/stderr"
+fi
+
 # the same run by --pipeline distilled gives the same audio, bit for bit
 if (cd "$dist" && "$bin" generate --checkpoint-path "$src/weights/tiny/ltx2-tiny-2.3.safetensors" --pipeline distilled \
         --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" --spatial-upsampler-path "$ups" \

@@ -3,6 +3,7 @@
  * loaded (exit 2 with the reason); a run that fails later removes what it had written. Without
  * --checkpoint it runs the embedded tiny model (weights/tiny/) found next to the executable or in
  * the source tree. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -47,6 +48,11 @@
 /* ltx-pipelines constants.py DEFAULT_LORA_STRENGTH; at most CLI_MAX_LORAS --lora per run. */
 #define DEFAULT_LORA_STRENGTH 1.0
 #define CLI_MAX_LORAS 16
+/* ltx-pipelines constants.py DEFAULT_IMAGE_CRF (the H.264 round trip of an --image); at most
+ * CLI_MAX_IMAGES --image per run; x264's 8-bit CRF range. */
+#define DEFAULT_IMAGE_CRF 33
+#define CLI_MAX_IMAGES 8
+#define CLI_CRF_MAX 51
 #define VIDEO_FACTOR_SPACE 32
 #define VIDEO_FACTOR_TIME 8
 #define PATH_CAP 4096
@@ -98,6 +104,10 @@ static void usage(FILE *out) {
             "                                 1024 x 1536); distilled takes no steps, guidance or negative prompt\n"
             "  --spatial-upsampler-path FILE  the x2 spatial latent upsampler (distilled, two-stage)\n"
             "  --distilled-lora FILE [S]      two-stage: the distilled LoRA stage 2 adds (strength S, default 1)\n"
+            "  --image FILE FRAME STRENGTH [CRF]  condition the video on an image (PNG exactly; JPEG and\n"
+            "                                 others through FFmpeg): FRAME 0 only for now (image-to-video),\n"
+            "                                 STRENGTH in [0, 1] (1 keeps it as given), CRF the H.264 round\n"
+            "                                 trip ltx-pipelines applies first (default 33; 0: none). Every stage\n"
             "  --lora FILE [S]                a LoRA fused into the DiT at load (strength S, default 1;\n"
             "                                 repeatable; ltx-core/ComfyUI or diffusers keys; every tensor must\n"
             "                                 fit this model). Two-stage: in both stages, as ltx-pipelines\n"
@@ -493,6 +503,38 @@ static bool pick_pipeline(int asked, bool distilled_ckpt, const char *ckpt, bool
     return true;
 }
 
+/* --image PATH FRAME_IDX STRENGTH [CRF] (ltx-pipelines' ImageAction). */
+static bool parse_image(int argc, char **argv, int *i, ltx2_image_cond *out) {
+    bool enough = *i + 3 < argc;
+    for (int k = 1; enough && k <= 3; k++) /* a flag where a value belongs: the values ran out */
+        enough = !(argv[*i + k][0] == '-' && isalpha((unsigned char)argv[*i + k][1])) &&
+                 strncmp(argv[*i + k], "--", 2) != 0;
+    if (!enough) {
+        fprintf(stderr, "ltx2 %s: --image needs PATH FRAME_IDX STRENGTH [CRF]\n", CMD);
+        return false;
+    }
+    long long frame = 0, crf = DEFAULT_IMAGE_CRF;
+    double strength = 0;
+    out->path = argv[*i + 1];
+    if (!parse_int("--image FRAME_IDX", argv[*i + 2], 0, GEN_MAX_FRAMES - 1, &frame) ||
+        !cli_parse_double(CMD, "--image STRENGTH", argv[*i + 3], &strength))
+        return false;
+    *i += 3;
+    if (*i + 1 < argc && argv[*i + 1][0] != '-') {
+        if (!parse_int("--image CRF", argv[*i + 1], 0, CLI_CRF_MAX, &crf)) return false;
+        ++*i;
+    }
+    if (!(strength >= 0.0 && strength <= 1.0)) {
+        fprintf(stderr, "ltx2 %s: --image %s: STRENGTH must be in [0, 1] (1 keeps the frame as given), got %g\n", CMD,
+                out->path, strength);
+        return false;
+    }
+    out->frame = (int)frame;
+    out->strength = strength;
+    out->crf = (int)crf;
+    return input_file("--image", out->path);
+}
+
 /* --lora / --distilled-lora PATH [STRENGTH]: the strength is the next argument when it is a number
  * (ltx-pipelines' LoraAction), else ltx-pipelines' default 1. */
 static bool parse_lora(int argc, char **argv, int *i, ltx2_lora_spec *out) {
@@ -542,6 +584,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     int pipeline = -1; /* -1: from the checkpoint (pick_pipeline) */
     ltx2_lora_spec loras[CLI_MAX_LORAS];
     int n_loras = 0;
+    ltx2_image_cond images[CLI_MAX_IMAGES];
+    int n_images = 0;
     long long threads = 0, steps = -1, height = -1, width = -1, frames = -1, seed = -2, stg_block = -1, tile = 0;
     double cfg = NAN, acfg = NAN, stg = NAN, rescale = NAN, modality = NAN, fps = NAN;
     /* per-stream guidance (ltx-pipelines' flags), applied after the both-stream ones */
@@ -580,6 +624,12 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                 return CLI_EXIT_BAD_INPUT;
             }
             if (!parse_lora(argc, argv, &i, &loras[n_loras++])) return CLI_EXIT_BAD_INPUT;
+        } else if (!strcmp(a, "--image")) {
+            if (n_images == CLI_MAX_IMAGES) {
+                fprintf(stderr, "ltx2 %s: at most %d --image\n", CMD, CLI_MAX_IMAGES);
+                return CLI_EXIT_BAD_INPUT;
+            }
+            if (!parse_image(argc, argv, &i, &images[n_images++])) return CLI_EXIT_BAD_INPUT;
         } else if (!strcmp(a, "--distilled-lora")) {
             if (!parse_lora(argc, argv, &i, &p.distilled_lora)) return CLI_EXIT_BAD_INPUT;
         }
@@ -719,6 +769,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         return CLI_EXIT_BAD_INPUT;
     p.loras = loras;
     p.n_loras = n_loras;
+    p.images = images;
+    p.n_images = n_images;
     const bool distilled = p.pipeline == LTX2_PIPELINE_DISTILLED, two_stages = p.pipeline != LTX2_PIPELINE_ONE_STAGE;
     if (two_stages) { /* ltx-pipelines' two-stage parsers: the stage-2 size */
         p.height = TWO_STAGE_HEIGHT;
@@ -854,6 +906,9 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     printf("pipeline: ");
     printf(pipeline_desc[p.pipeline], pipeline_why);
     for (int i = 0; i < p.n_loras; i++) printf("lora: %s (strength %g)\n", p.loras[i].path, p.loras[i].strength);
+    for (int i = 0; i < p.n_images; i++)
+        printf("image: %s at frame %d, strength %g, CRF %d\n", p.images[i].path, p.images[i].frame, p.images[i].strength,
+               p.images[i].crf);
     if (p.distilled_lora.path)
         printf("distilled lora (stage 2): %s (strength %g)\n", p.distilled_lora.path, p.distilled_lora.strength);
     if (p.prompt)

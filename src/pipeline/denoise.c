@@ -20,6 +20,7 @@ typedef struct gen_loop {
     const ltx2_guidance_plan *plan;
     const ltx2_pipe_context *pos, *neg;
     const float *vpos, *apos;   /* positions of one sample */
+    const float *video_mask;    /* [Tv] denoise mask of conditioned tokens (NULL: all 1) */
     int64_t stg_block;
     ltx2_dit_av_timestep av_timestep; /* the semantics' cross-modal timestep rule */
     bool stg_blend_every_block, rope_ladder_f32; /* the semantics' other model rules */
@@ -78,7 +79,8 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
         memcpy(al + b * Ta * Ca, xa, (size_t)(Ta * Ca) * sizeof(float));
         memcpy(vp + b * 3 * Tv * 2, L->vpos, (size_t)(3 * Tv * 2) * sizeof(float));
         memcpy(ap + b * Ta * 2, L->apos, (size_t)(Ta * 2) * sizeof(float));
-        for (int64_t t = 0; t < Tv; t++) vt[b * Tv + t] = sigma; /* denoise mask 1 x sigma */
+        /* timesteps_from_mask: denoise mask x sigma (1 x sigma for a free token) */
+        for (int64_t t = 0; t < Tv; t++) vt[b * Tv + t] = L->video_mask ? L->video_mask[t] * sigma : sigma;
         for (int64_t t = 0; t < Ta; t++) at[b * Ta + t] = sigma;
         sg[b] = sigma;
         memcpy(vc + b * S * dv, c->video, (size_t)(S * dv) * sizeof(float));
@@ -150,6 +152,42 @@ ltx2_status ltx2_denoise_check_cancel(ltx2_context *ctx, const ltx2_generate_par
     return LTX2_ERROR(ctx, LTX2_ERR_CANCELLED, "generate: cancelled before %s", where);
 }
 
+/* The guided velocity of the video stream when some tokens are conditioned (ltx-pipelines'
+ * X0Model, guider, post_process_latent, EulerDiffusionStep): each pass's x0 with its token's
+ * timestep (mask x sigma), the passes combined, the result blended with the clean latent by the
+ * mask, then the velocity at sigma. With every mask 1 this is ltx2_guidance_apply's LC path. */
+static ltx2_status video_velocity_masked(ltx2_context *ctx, const ltx2_denoise_stage *s, const gen_loop *L,
+                                         const float *x, int64_t n, float sigma, float *v_out) {
+    const int64_t C = s->g->lc;
+    float *buf = malloc((size_t)(LTX2_PASS_COUNT + 1) * (size_t)n * sizeof(float));
+    if (!buf) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "guidance: %lld floats", (long long)n);
+    const float *x0[LTX2_PASS_COUNT] = {NULL, NULL, NULL, NULL};
+    for (int p = 0; p < LTX2_PASS_COUNT; p++) {
+        if (!L->v_video[p]) continue;
+        float *o = buf + (size_t)p * (size_t)n;
+        for (int64_t i = 0; i < n; i++) { /* to_denoised(sample, velocity, timesteps) */
+            const float t = s->video_mask[i / C] * sigma;
+            const float vt = L->v_video[p][i] * t;
+            o[i] = x[i] - vt;
+        }
+        ltx2_sched_round_latent(s->rules, o, n);
+        x0[p] = o;
+    }
+    float *g = buf + (size_t)LTX2_PASS_COUNT * (size_t)n;
+    ltx2_status st = ltx2_guidance_combine_x0(ctx, s->rules, &s->gp->video, x0, 1, n, g);
+    if (st == LTX2_OK) {
+        for (int64_t i = 0; i < n; i++) { /* post_process_latent: denoised * mask + clean * (1 - mask) */
+            const float m = s->video_mask[i / C];
+            const float a = g[i] * m, b = s->video_clean[i] * (1.0f - m);
+            g[i] = a + b;
+        }
+        ltx2_sched_round_latent(s->rules, g, n);
+        st = ltx2_sched_x0_to_velocity(ctx, s->rules, x, g, sigma, n, v_out);
+    }
+    free(buf);
+    return st;
+}
+
 /* The stage's step loop on prepared state L (latents xv, xa in place). */
 static ltx2_status run_steps(ltx2_context *ctx, const ltx2_denoise_stage *s, const ltx2_generate_params *p,
                              bool report_progress, gen_loop *L, float *xv, float *xa, float *gv, float *ga) {
@@ -164,7 +202,10 @@ static ltx2_status run_steps(ltx2_context *ctx, const ltx2_denoise_stage *s, con
         const float sigma = s->sigmas[i], sigma_grid = ltx2_sched_grid_sigma(s->rules, s->steps, i);
         LTX2_TRY(run_step(ctx, L, xv, xa, sigma));
         const float *const *vv = (const float *const *)L->v_video, *const *va = (const float *const *)L->v_audio;
-        LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sv, sv, xv, vv, 1, nv, sigma, sigma_grid, gv, NULL));
+        if (s->video_mask)
+            LTX2_TRY(video_velocity_masked(ctx, s, L, xv, nv, sigma, gv));
+        else
+            LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sv, sv, xv, vv, 1, nv, sigma, sigma_grid, gv, NULL));
         LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sa, sv, xa, va, 1, na, sigma, sigma_grid, ga, NULL));
         ltx2_sched_euler_step(s->rules, xv, gv, sigma, s->sigmas[i + 1], nv);
         ltx2_sched_euler_step(s->rules, xa, ga, sigma, s->sigmas[i + 1], na);
@@ -198,6 +239,7 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     L.neg = s->neg;
     L.vpos = s->vpos;
     L.apos = s->apos;
+    L.video_mask = s->video_mask;
     L.stg_block = s->stg_block;
     L.av_timestep = ltx2_sem_dit_av_timestep(s->rules, s->m->dit->cfg.cross_attention_adaln);
     L.stg_blend_every_block = s->rules->dit_stg_blend_every_block;

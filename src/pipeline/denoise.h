@@ -32,6 +32,11 @@ typedef struct ltx2_denoise_stage {
     const float *sigmas;                /* steps + 1 values, the last 0 */
     int steps;
     int64_t stg_block;
+    /* video tokens a conditioning gives (an image): ltx-core's denoise mask [Tv] (1 free, 1 - strength
+     * given) and clean latent [Tv, C]; NULL: every token free. The DiT then sees per-token timesteps
+     * mask * sigma, and each step's x0 is blended with the clean latent by the mask
+     * (post_process_latent) before the Euler update. */
+    const float *video_mask, *video_clean;
     ltx2_dit_parallel *dp;              /* multi-rank runs: the sharded DiT (NULL: one rank) */
     /* dumps (dump_dir NULL: none): per step <prefix>step_NNN_{video,audio}; dump_dit: the DiT's
      * intermediates of the stage's first model call under dump_dir/dit */

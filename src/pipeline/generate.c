@@ -24,6 +24,7 @@
 #include "pipeline/scheduler.h"
 #include "pipeline/semantics.h"
 #include "pipeline/tiling.h"
+#include "pipeline/video_cond.h"
 #include "model/gemma.h"
 #include "model/lora.h"
 #include "model/upsampler.h"
@@ -229,6 +230,11 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: tile sizes must be >= 0");
     if ((int)p->pipeline < 0 || (int)p->pipeline >= (int)LTX2_PIPELINE_COUNT)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: unknown pipeline %d", (int)p->pipeline);
+    if (p->n_images < 0 || (p->n_images && !p->images))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: %d images and no list", p->n_images);
+    if (p->n_images && p->semantics != LTX2_GENERATE_SEM_LTX_CORE)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: image conditioning follows ltx-pipelines (--semantics "
+                          "ltx-core)");
     if (p->n_loras < 0 || (p->n_loras && !p->loras))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: %d LoRAs and no list", p->n_loras);
     const char *pl = pipeline_name(p->pipeline);
@@ -312,18 +318,52 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
     return st;
 }
 
-/* One denoising stage's inputs: its geometry, sigmas and positions. */
+/* One denoising stage's inputs: its geometry, sigmas and positions, and with images the video
+ * tokens they give (denoise mask and clean latent). */
 typedef struct gen_stage {
     ltx2_pipe_geometry g;
+    int64_t height, width; /* pixels */
     int steps;
     const char *dump_prefix;
     float *sigmas, *vpos, *apos;
+    float *mask, *clean; /* NULL without images */
 } gen_stage;
 
 static void gen_stage_free(gen_stage *s) {
     free(s->sigmas);
     free(s->vpos);
     free(s->apos);
+    free(s->mask);
+    free(s->clean);
+}
+
+/* The images a run is conditioned on, and the encoder that turns them into latents. */
+typedef struct gen_cond {
+    const ltx2_cond_image *imgs;
+    int n;
+    const ltx2_video_encoder *enc;
+} gen_cond;
+
+/* create_noised_state with conditionings: x holds the stage's initial latent (zeros, or the
+ * upsampled one) in the latent dtype; the images overwrite their tokens (x becomes the clean
+ * latent, kept in s->clean with the mask in s->mask), then GaussianNoiser mixes in noise with the
+ * mask times noise_scale. Without images: the plain noiser (mask 1). */
+static ltx2_status noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules, const gen_cond *cond, gen_stage *s,
+                               float *x, float *noise, float noise_scale) {
+    const int64_t n = s->g.video_tokens * s->g.lc;
+    ltx2_sched_round_latent(rules, noise, n); /* drawn in the latent dtype */
+    if (cond->n) {
+        s->mask = xmalloc_f(s->g.video_tokens);
+        s->clean = xmalloc_f(n);
+        if (!s->mask || !s->clean) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the conditioning");
+        memcpy(s->clean, x, (size_t)n * sizeof(float));
+        LTX2_TRY(ltx2_video_cond_apply(ctx, cond->enc, rules, cond->imgs, cond->n, &s->g, s->height, s->width, s->mask,
+                                       s->clean));
+        memcpy(x, s->clean, (size_t)n * sizeof(float));
+    }
+    ltx2_pipe_renoise(x, noise, s->mask, s->g.lc, noise_scale, n);
+    ltx2_sched_round_latent(rules, x, n);
+    return LTX2_OK;
 }
 
 /* The latent upsampler of a two-stage pipeline, loaded before any other model so that a wrong
@@ -396,8 +436,8 @@ static ltx2_status dump_stage(ltx2_context *ctx, const char *dump, const gen_sta
  * VAE's per-channel statistics around the upsampler) into *xv (reallocated at the stage-2 size),
  * then video and audio re-noised to sigma0 with stage 2's noise. */
 static ltx2_status upsample_and_renoise(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_sem_rules *rules,
-                                        const ltx2_pipe_models *m, const ltx2_upsampler *ups, const gen_stage *s1,
-                                        const gen_stage *s2, const char *dump, float **xv, float *xa) {
+                                        const ltx2_pipe_models *m, const ltx2_upsampler *ups, const gen_cond *cond,
+                                        const gen_stage *s1, gen_stage *s2, const char *dump, float **xv, float *xa) {
     const ltx2_pipe_geometry *g1 = &s1->g, *g2 = &s2->g;
     const int64_t in[5] = {1, g1->lf, g1->lh, g1->lw, g1->lc}, out[5] = {1, g2->lf, g2->lh, g2->lw, g2->lc};
     const int64_t nv = g2->video_tokens * g2->lc, na = g2->at * g2->audio_feat;
@@ -421,11 +461,11 @@ static ltx2_status upsample_and_renoise(ltx2_context *ctx, const ltx2_generate_p
     if (st == LTX2_OK) {
         /* the reference's noise is drawn in the latent dtype, the upsampler's output is in it */
         ltx2_sched_round_latent(rules, up, nv);
-        ltx2_sched_round_latent(rules, noise_v, nv);
+        st = noise_stage(ctx, rules, cond, s2, up, noise_v, s2->sigmas[0]);
+    }
+    if (st == LTX2_OK) {
         ltx2_sched_round_latent(rules, noise_a, na);
-        ltx2_pipe_renoise(up, noise_v, s2->sigmas[0], nv);
-        ltx2_pipe_renoise(xa, noise_a, s2->sigmas[0], na);
-        ltx2_sched_round_latent(rules, up, nv);
+        ltx2_pipe_renoise(xa, noise_a, NULL, g2->audio_feat, s2->sigmas[0], na);
         ltx2_sched_round_latent(rules, xa, na);
         free(*xv);
         *xv = up;
@@ -538,6 +578,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     ltx2_upsampler *ups = NULL;
     ltx2_lora_set *loras1 = NULL, *loras2 = NULL; /* stage 1's (the user's); stage 2's (+ the distilled one) */
     ltx2_lora_spec *specs2 = NULL;
+    ltx2_cond_image *imgs = NULL; /* the images, decoded and pre-processed once for every stage */
+    gen_cond cond = {NULL, 0, NULL};
     ltx2_dit_parallel *dp = NULL;
     float *xv = NULL, *xa = NULL, *alat = NULL;
     const bool rank0 = !dist || dist->world->rank == 0;
@@ -583,6 +625,19 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         if (st != LTX2_OK) goto done;
     }
     if (two_stage && (st = load_upsampler(ctx, p->spatial_upsampler, &ups)) != LTX2_OK) goto done;
+    if (p->n_images) {
+        if (preloaded || dist) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: image conditioning needs the video VAE encoder, "
+                            "which models loaded once (ltx2_model) and multi-rank runs do not load yet");
+            goto done;
+        }
+        imgs = calloc((size_t)p->n_images, sizeof *imgs);
+        if (!imgs) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: image list");
+        if (st == LTX2_OK) st = ltx2_cond_images_load(ctx, p->images, p->n_images, imgs);
+        if (st != LTX2_OK) goto done;
+        cond.imgs = imgs;
+        cond.n = p->n_images;
+    }
 
     /* a text prompt: Gemma runs, and is freed, before any other model is loaded (never two
      * resident); the hidden states wait in host memory */
@@ -598,6 +653,10 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if (!preloaded && (st = dist ? ltx2_pipe_models_load_dit_replicated(ctx, p->checkpoint, m)
                                  : ltx2_pipe_models_load_lora(ctx, p->checkpoint, be, loras1, m)) != LTX2_OK)
         goto done;
+    if (cond.n) {
+        if ((st = ltx2_pipe_models_load_encoder(ctx, m)) != LTX2_OK) goto done;
+        cond.enc = m->venc;
+    }
     r->model_version = m->is_2_3 ? "2.3" : "2.0";
     const double t_load = ltx2_timer_now();
     r->timings.load = t_load - t0 - text_seconds;
@@ -614,6 +673,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                                           m->dit->cfg.audio_in_channels, &stage[s].g)) != LTX2_OK)
             goto done;
         stage[s].dump_prefix = two_stage ? (s ? "stage_2_" : "stage_1_") : "";
+        stage[s].height = p->height / div;
+        stage[s].width = p->width / div;
     }
     const ltx2_pipe_geometry *gf = &stage[n_stages - 1].g; /* the final latent */
     if (gf->lc != m->dit->cfg.in_channels) {
@@ -712,8 +773,19 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     } else {
         ltx2_pipe_noise_philox(g1, p->seed, 0, xv, xa);
     }
-    /* GaussianNoiser: noise * 1 + zeros * 0, cast to the pipeline dtype. */
-    ltx2_sched_round_latent(&rules, xv, g1->video_tokens * g1->lc);
+    if (cond.n) { /* the images' tokens in a zero latent, the noise mixed in by their mask */
+        float *x0 = calloc((size_t)(g1->video_tokens * g1->lc), sizeof(float));
+        if (!x0) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the latents");
+            goto done;
+        }
+        st = noise_stage(ctx, &rules, &cond, &stage[0], x0, xv, 1.0f);
+        free(xv);
+        xv = x0;
+        if (st != LTX2_OK) goto done;
+    } else { /* GaussianNoiser: noise * 1 + zeros * 0, cast to the pipeline dtype. */
+        ltx2_sched_round_latent(&rules, xv, g1->video_tokens * g1->lc);
+    }
     ltx2_sched_round_latent(&rules, xa, na);
     for (int s = 0; s < n_stages; s++)
         if ((st = stage_prepare(ctx, &rules, vd, p->fps, s ? GEN_DISTILLED_STEPS_2 : steps1,
@@ -730,7 +802,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         if (s) { /* stage 2 starts from the upsampled, re-noised stage-1 latents */
             const double tu = ltx2_timer_now();
             if ((st = ltx2_denoise_check_cancel(ctx, p, "the latent upsampler", 0)) != LTX2_OK) goto done;
-            if ((st = upsample_and_renoise(ctx, p, &rules, m, ups, &stage[0], &stage[1], dump, &xv, xa)) != LTX2_OK)
+            if ((st = upsample_and_renoise(ctx, p, &rules, m, ups, &cond, &stage[0], &stage[1], dump, &xv, xa)) !=
+                LTX2_OK)
                 goto done;
             if ((st = dump_stage(ctx, dump, &stage[s], xv, xa)) != LTX2_OK) goto done;
             t_between += ltx2_timer_now() - tu;
@@ -746,7 +819,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         const bool guided = s == 0 && !distilled;
         const ltx2_denoise_stage ds = {
             .m = m, .g = &stage[s].g, .rules = &rules, .gp = guided ? &gp : &gp_off,
-            .plan = guided ? &plan : &plan_off, .pos = &pos, .neg = guided && need_neg ? &neg : NULL, .vpos = stage[s].vpos, .apos = stage[s].apos, .sigmas = stage[s].sigmas,
+            .plan = guided ? &plan : &plan_off, .pos = &pos, .neg = guided && need_neg ? &neg : NULL,
+            .vpos = stage[s].vpos, .apos = stage[s].apos, .sigmas = stage[s].sigmas,
+            .video_mask = stage[s].mask, .video_clean = stage[s].clean,
             .steps = stage[s].steps, .stg_block = stg_block, .dp = dp, .dump_dir = dump,
             .dump_prefix = stage[s].dump_prefix, .dump_dit = s == 0, .steps_before = s ? steps1 : 0,
             .steps_total = steps_total, .t_start = t_noise};
@@ -794,6 +869,8 @@ done:
     ltx2_dit_parallel_free(dp);
     ltx2_upsampler_free(ups);
     ltx2_lora_set_free(loras1);
+    if (imgs) ltx2_cond_images_free(imgs, p->n_images);
+    free(imgs);
     ltx2_lora_set_free(loras2);
     free(specs2);
     for (int s = 0; s < 2; s++) gen_stage_free(&stage[s]);

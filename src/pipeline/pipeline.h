@@ -46,6 +46,7 @@ typedef struct ltx2_pipe_models {
     ltx2_video_decoder *vdec;
     ltx2_audio_decoder *adec;
     ltx2_vocoder *voc;
+    ltx2_video_encoder *venc; /* only for image conditioning (ltx2_pipe_models_load_encoder) */
 } ltx2_pipe_models;
 
 /* Loads every component (the decoders also define the latent geometry, so they always load): the
@@ -57,6 +58,8 @@ ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx
 struct ltx2_lora_set;
 ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *path, const ltx2_backend *be,
                                        struct ltx2_lora_set *loras, ltx2_pipe_models *out);
+/* The video VAE encoder of m's checkpoint, placed on m->be (a no-op when loaded). */
+ltx2_status ltx2_pipe_models_load_encoder(ltx2_context *ctx, ltx2_pipe_models *m);
 /* The DiT of m again from its checkpoint with loras fused instead (the two-stage pipeline's stage
  * 2 weights): the current DiT is freed first; on failure m->dit is NULL. */
 ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, struct ltx2_lora_set *loras);
@@ -154,10 +157,11 @@ ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, cons
 void ltx2_pipe_noise_philox(const ltx2_pipe_geometry *g, uint64_t seed, int stage, float *video, float *audio);
 ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage, const ltx2_pipe_geometry *g,
                                  float *video, float *audio);
-/* ltx-core GaussianNoiser on a clean latent x with denoise mask 1 and noise_scale s:
- * x <- noise * s + x * (1 - s), the two products and the sum each rounded to fp32 as torch computes
- * them (the caller rounds the result to the latent dtype). */
-void ltx2_pipe_renoise(float *x, const float *noise, float s, int64_t n);
+/* ltx-core GaussianNoiser on a latent x [n / channels tokens, channels] with denoise mask `mask`
+ * (per token; NULL: 1) and noise_scale s: x <- noise * (m s) + x * (1 - m s), the products and
+ * the sum each rounded to fp32 as torch computes them (the caller rounds the result to the latent
+ * dtype). */
+void ltx2_pipe_renoise(float *x, const float *noise, const float *mask, int64_t channels, float s, int64_t n);
 
 /* Audio tokens [T', z*F'] <-> latent [z, T', F']. */
 void ltx2_pipe_audio_unpatchify(const ltx2_pipe_geometry *g, const float *tokens, float *latent);

@@ -95,11 +95,12 @@ void ltx2_pipe_noise_philox(const ltx2_pipe_geometry *g, uint64_t seed, int stag
     ltx2_rng_normal(seed, base + LTX2_PIPE_NOISE_STREAM_AUDIO, 0, (size_t)(g->at * g->audio_feat), audio);
 }
 
-void ltx2_pipe_renoise(float *x, const float *noise, float s, int64_t n) {
-    const float keep = 1.0f - s; /* (1 - scaled_mask): exact for s in [0.5, 1] */
+void ltx2_pipe_renoise(float *x, const float *noise, const float *mask, int64_t channels, float s, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
+        const float scaled = mask ? mask[i / channels] * s : s; /* scaled_mask = denoise_mask * noise_scale */
+        const float keep = 1.0f - scaled;
         /* volatile: two roundings, no fused multiply-add, as torch's separate mul and add */
-        volatile float a = noise[i] * s;
+        volatile float a = noise[i] * scaled;
         volatile float b = x[i] * keep;
         x[i] = a + b;
     }

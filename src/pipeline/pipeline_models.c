@@ -76,7 +76,22 @@ ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, 
     return ltx2_dit_weights_load_lora(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit);
 }
 
+ltx2_status ltx2_pipe_models_load_encoder(ltx2_context *ctx, ltx2_pipe_models *m) {
+    if (m->venc) return LTX2_OK;
+    ltx2_vae_config vcfg;
+    LTX2_TRY(ltx2_vae_config_from_file(ctx, m->set->files[0], &vcfg));
+    ltx2_status st = ltx2_video_encoder_load(ctx, m->set, "vae.", &vcfg, &m->venc);
+    if (st == LTX2_OK) st = ltx2_video_encoder_place(ctx, m->venc, m->be);
+    if (st != LTX2_OK) {
+        ltx2_error_prefix(ctx, "the video VAE encoder (image conditioning)");
+        if (m->venc) ltx2_video_encoder_free(m->venc);
+        m->venc = NULL;
+    }
+    return st;
+}
+
 void ltx2_pipe_models_free(ltx2_pipe_models *m) {
+    if (m->venc) ltx2_video_encoder_free(m->venc);
     if (m->voc) ltx2_vocoder_free(m->voc);
     if (m->adec) ltx2_audio_decoder_free(m->adec);
     if (m->vdec) ltx2_video_decoder_free(m->vdec);

@@ -24,7 +24,6 @@ Saved to tests/golden/data/distilled_<v>.safetensors:
   metadata "distilled": the settings as JSON.
 """
 import functools
-from dataclasses import replace
 import json
 import os
 import sys
@@ -42,10 +41,9 @@ import gen_audio_goldens  # noqa: E402
 import gen_connector_goldens  # noqa: E402
 import gen_dit_goldens  # noqa: E402
 import gen_vae_goldens  # noqa: E402
-from gen_e2e_golden import TINY_AUDIO_Z, load_prompt  # noqa: E402
+from gen_e2e_golden import TINY_AUDIO_Z, RecordingNoiser, image_conditionings, load_prompt  # noqa: E402
 
 from ltx_core.components.diffusion_steps import EulerDiffusionStep  # noqa: E402
-from ltx_core.components.noisers import GaussianNoiser  # noqa: E402
 from ltx_core.loader.single_gpu_model_builder import SingleGPUModelBuilder  # noqa: E402
 from ltx_core.model.audio_vae import (  # noqa: E402
     AUDIO_VAE_DECODER_COMFY_KEYS_FILTER, VOCODER_COMFY_KEYS_FILTER, AudioDecoderConfigurator, VocoderConfigurator,
@@ -65,22 +63,6 @@ from ltx_pipelines.utils.types import PipelineComponents  # noqa: E402
 SEED = 20261127
 HEIGHT, WIDTH, FRAMES, FPS = 128, 128, 9, 24.0  # stage 1 64x64 (latent 2x2x2), stage 2 latent 2x4x4
 UPSAMPLER = "spatial-x2"
-
-
-class RecordingNoiser(GaussianNoiser):
-    """GaussianNoiser.__call__ (ltx_core/components/noisers.py) with the raw draw kept."""
-
-    def __init__(self, generator, drawn):
-        super().__init__(generator=generator)
-        self.drawn = drawn
-
-    def __call__(self, latent_state, noise_scale=1.0):
-        noise = torch.randn(*latent_state.latent.shape, device=latent_state.latent.device,
-                            dtype=latent_state.latent.dtype, generator=self.generator)
-        self.drawn.append(noise.clone())
-        scaled_mask = latent_state.denoise_mask * noise_scale
-        latent = noise * scaled_mask + latent_state.latent * (1 - scaled_mask)
-        return replace(latent_state, latent=latent.to(latent_state.latent.dtype))
 
 
 def video_torch_layout(tokens, latent_shape):
@@ -124,7 +106,7 @@ def write_versions(run, stem):
               f"; {os.path.getsize(path)} bytes")
 
 
-def run(version):
+def run(version, images=()):
     proc = gen_connector_goldens.build(version)
     hidden, mask = load_prompt("positive")
     enc = proc.process_hidden_states(hidden, mask, padding_side="left")
@@ -163,7 +145,8 @@ def run(version):
             stage_1_sigmas = torch.Tensor(DISTILLED_SIGMA_VALUES).to(device)
             stage_1_shape = VideoPixelShape(batch=1, frames=FRAMES, width=WIDTH // 2, height=HEIGHT // 2, fps=FPS)
             video_state, audio_state = denoise_audio_video(
-                output_shape=stage_1_shape, conditionings=[], noiser=noiser, sigmas=stage_1_sigmas, stepper=stepper,
+                output_shape=stage_1_shape, conditionings=image_conditionings(version, images, HEIGHT // 2, WIDTH // 2),
+                noiser=noiser, sigmas=stage_1_sigmas, stepper=stepper,
                 denoising_loop_fn=denoising_loop, components=components, dtype=dtype, device=device)
             stage_1_video, stage_1_audio = video_state.latent.clone(), audio_state.latent.clone()
             upscaled = upsample_video(latent=video_state.latent[:1], video_encoder=venc, upsampler=ups)
@@ -171,7 +154,8 @@ def run(version):
             stage_2_sigmas = torch.Tensor(STAGE_2_DISTILLED_SIGMA_VALUES).to(device)
             stage_2_shape = VideoPixelShape(batch=1, frames=FRAMES, width=WIDTH, height=HEIGHT, fps=FPS)
             video_state, audio_state = denoise_audio_video(
-                output_shape=stage_2_shape, conditionings=[], noiser=noiser, sigmas=stage_2_sigmas, stepper=stepper,
+                output_shape=stage_2_shape, conditionings=image_conditionings(version, images, HEIGHT, WIDTH),
+                noiser=noiser, sigmas=stage_2_sigmas, stepper=stepper,
                 denoising_loop_fn=denoising_loop, components=components, dtype=dtype, device=device,
                 noise_scale=stage_2_sigmas[0], initial_video_latent=upscaled,
                 initial_audio_latent=audio_state.latent)

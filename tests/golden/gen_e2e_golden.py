@@ -28,6 +28,7 @@ and noise only):
 """
 import functools
 import json
+from dataclasses import replace
 import os
 import sys
 
@@ -55,11 +56,14 @@ from ltx_core.model.audio_vae import (  # noqa: E402
     AUDIO_VAE_DECODER_COMFY_KEYS_FILTER, VOCODER_COMFY_KEYS_FILTER, AudioDecoderConfigurator, VocoderConfigurator,
 )
 from ltx_core.model.transformer.model import X0Model  # noqa: E402
-from ltx_core.model.video_vae import VAE_DECODER_COMFY_KEYS_FILTER, VideoDecoderConfigurator  # noqa: E402
+from ltx_core.model.video_vae import (  # noqa: E402
+    VAE_DECODER_COMFY_KEYS_FILTER, VAE_ENCODER_COMFY_KEYS_FILTER, VideoDecoderConfigurator, VideoEncoderConfigurator,
+)
 from ltx_core.types import AudioLatentShape, VideoPixelShape  # noqa: E402
 import ltx_pipelines.utils.helpers as helpers  # noqa: E402
 from ltx_pipelines.utils import denoise_audio_video, euler_denoising_loop  # noqa: E402
 from ltx_pipelines.utils import multi_modal_guider_factory_denoising_func  # noqa: E402
+from ltx_pipelines.utils.helpers import combined_image_conditionings  # noqa: E402
 from ltx_pipelines.utils.types import PipelineComponents  # noqa: E402
 from ltx_pipelines.utils.constants import DEFAULT_NEGATIVE_PROMPT  # noqa: E402
 
@@ -80,10 +84,36 @@ def load_prompt(name):
     return tuple(hidden[..., i] for i in range(hidden.shape[-1])), mask
 
 
-def run(version, text=False):
+class RecordingNoiser(GaussianNoiser):
+    """GaussianNoiser.__call__ (ltx_core/components/noisers.py) with each raw draw kept in `drawn`."""
+
+    def __init__(self, generator, drawn):
+        super().__init__(generator=generator)
+        self.drawn = drawn
+
+    def __call__(self, latent_state, noise_scale=1.0):
+        noise = torch.randn(*latent_state.latent.shape, device=latent_state.latent.device,
+                            dtype=latent_state.latent.dtype, generator=self.generator)
+        self.drawn.append(noise.clone())
+        scaled_mask = latent_state.denoise_mask * noise_scale
+        latent = noise * scaled_mask + latent_state.latent * (1 - scaled_mask)
+        return replace(latent_state, latent=latent.to(latent_state.latent.dtype))
+
+
+def image_conditionings(version, images, height, width):
+    """combined_image_conditionings (ltx_pipelines/utils/helpers.py) with the tiny video encoder, fp32."""
+    if not images:
+        return []
+    venc = gen_vae_goldens.build(version, VideoEncoderConfigurator, VAE_ENCODER_COMFY_KEYS_FILTER)
+    with torch.inference_mode():
+        return combined_image_conditionings(images=list(images), height=height, width=width, video_encoder=venc,
+                                            dtype=torch.float32, device=torch.device("cpu"))
+
+
+def run(version, text=False, images=()):
     """text: the prompts are gen_text_goldens.PROMPT and ltx-pipelines' default negative prompt through
     the embedded tiny tokenizer and Gemma (ltx-core's text encoder), instead of the stand-in hidden
-    states."""
+    states. images: ImageConditioningInput list (the one-stage pipeline's combined_image_conditionings)."""
     proc = gen_connector_goldens.build(version)
     ctx = {}
     if text:
@@ -110,14 +140,7 @@ def run(version, text=False):
     try:
         generator = torch.Generator().manual_seed(SEED)
         drawn = []
-
-        class RecordingNoiser(GaussianNoiser):
-            def __call__(self, latent_state, noise_scale=1.0):
-                out = super().__call__(latent_state, noise_scale)
-                drawn.append(out.latent.clone())  # zeros * 0 + noise * 1: the noise itself
-                return out
-
-        noiser = RecordingNoiser(generator=generator)
+        noiser = RecordingNoiser(generator, drawn)
         sigmas = LTX2Scheduler().execute(steps=STEPS).to(dtype=torch.float32)
         vg = create_multimodal_guider_factory(MultiModalGuiderParams(**VIDEO, skip_step=0, stg_blocks=STG_BLOCKS),
                                               negative_context=ctx["negative"][0])
@@ -133,7 +156,9 @@ def run(version, text=False):
 
         shape = VideoPixelShape(batch=1, frames=FRAMES, width=WIDTH, height=HEIGHT, fps=FPS)
         with torch.inference_mode():
-            vstate, astate = denoise_audio_video(output_shape=shape, conditionings=[], noiser=noiser, sigmas=sigmas,
+            vstate, astate = denoise_audio_video(output_shape=shape,
+                                                 conditionings=image_conditionings(version, images, HEIGHT, WIDTH),
+                                                 noiser=noiser, sigmas=sigmas,
                                                  stepper=EulerDiffusionStep(), denoising_loop_fn=loop,
                                                  components=components, dtype=dtype, device=torch.device("cpu"))
             video = vdec(vstate.latent)

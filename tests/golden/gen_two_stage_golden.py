@@ -14,7 +14,7 @@ so this runs its steps in order from the package's own functions, in fp32:
            and stage 1's audio as initial latents; the one generator continues
   decode:  VideoDecoder(latent), vocoder(AudioDecoder(latent))
 The transformers are ltx-core's SingleGPUModelBuilder with loras (apply_loras), as ModelLedger
-builds them. The four GaussianNoiser draws are recorded (gen_distilled_golden.RecordingNoiser).
+builds them. The four GaussianNoiser draws are recorded (gen_e2e_golden.RecordingNoiser).
 
 Saved to tests/golden/data/two_stage_<v>.safetensors: the noises (video_noise, audio_noise,
 stage_2_video_noise, stage_2_audio_noise), stage_1_video_latent, upsampled_video_latent,
@@ -36,9 +36,9 @@ import torch  # noqa: E402
 import gen_audio_goldens  # noqa: E402
 import gen_connector_goldens  # noqa: E402
 import gen_vae_goldens  # noqa: E402
-from gen_distilled_golden import RecordingNoiser, stage_tensors, write_versions  # noqa: E402
+from gen_distilled_golden import stage_tensors, write_versions  # noqa: E402
 from gen_lora_golden import fused, lora_path  # noqa: E402
-from gen_e2e_golden import AUDIO, STG_BLOCKS, TINY_AUDIO_Z, VIDEO, load_prompt  # noqa: E402
+from gen_e2e_golden import AUDIO, STG_BLOCKS, TINY_AUDIO_Z, VIDEO, RecordingNoiser, load_prompt  # noqa: E402
 
 from ltx_core.components.diffusion_steps import EulerDiffusionStep  # noqa: E402
 from ltx_core.components.guiders import MultiModalGuiderParams, create_multimodal_guider_factory  # noqa: E402

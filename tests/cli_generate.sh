@@ -236,15 +236,18 @@ expect_refusal "image without strength" "needs PATH FRAME_IDX STRENGTH" --image 
 expect_refusal "image strength 2" "must be in \[0, 1\]" --image "$img" 0 2 -o o.mp4
 expect_refusal "image CRF 60" "integer in \[0, 51\]" --image "$img" 0 1 60 -o o.mp4
 expect_refusal "missing image" "no such readable file" --image "$tmp/nope.png" 0 1 -o o.mp4
-expect_refusal "image keyframe" "only the first frame" "${small[@]}" --image "$img" 8 1 --wav a.wav
+expect_refusal "image past the clip" "outside the clip of 17 frames" "${small[@]}" --image "$img" 17 1 --wav a.wav
+expect_refusal "two images for one frame" "both condition frame 8" "${small[@]}" --image "$img" 8 1 --image "$img" 8 0.5 --wav a.wav
 i2v="$tmp/i2v"
 mkdir -p "$i2v"
-if (cd "$i2v" && "$bin" generate "${small[@]}" --image "$img" 0 1.0 --wav a.wav --png-dir f >"$tmp/stdout" 2>"$tmp/stderr"); then
+if (cd "$i2v" && "$bin" generate "${small[@]}" --image "$img" 0 1.0 --image "$img" 16 0.8 0 --wav a.wav --png-dir f \
+        >"$tmp/stdout" 2>"$tmp/stderr"); then
     ok
 else
     bad "generate --image failed"; cat "$tmp/stderr"
 fi
 grep -q "^image: .*i2v_image.png at frame 0, strength 1, CRF 33" "$tmp/stdout" && ok || bad "no image line: $(cat "$tmp/stdout")"
+grep -q "^image: .*i2v_image.png at frame 16, strength 0.8, CRF 0" "$tmp/stdout" && ok || bad "no keyframe line: $(cat "$tmp/stdout")"
 [ "$(ls "$i2v/f" 2>/dev/null | grep -c '^frame_.*\.png$')" -eq 17 ] && ok || bad "expected 17 image-to-video PNG frames"
 if (cd "$i2v" && "$bin" generate "${small[@]}" --wav b.wav >/dev/null 2>"$tmp/stderr"); then
     ! cmp -s "$i2v/a.wav" "$i2v/b.wav" && ok || bad "--image did not change the run"

@@ -1,8 +1,10 @@
 /* Image-to-video against tests/golden/gen_i2v_golden.py (ltx-pipelines 1.0.0's one-stage and
  * distilled pipelines with one image at frame 0, strength 0.9, CRF 0, fp32, the golden's noise fed
- * back): the prepared image at each size (resize, centre crop, normalise), the final latents, and
- * for the distilled pipeline stage 1's latent and the upsampled one; for LTX-2.0 and 2.3. Also: an
- * image at strength 0 gives the text-only run bit for bit, and the refusals before heavy work. */
+ * back; and the same with the image again as a keyframe at the last frame, strength 0.7, appended
+ * as extra tokens): the prepared image at each size (resize, centre crop, normalise), the final
+ * latents, and for the distilled pipeline stage 1's latent and the upsampled one; for LTX-2.0 and
+ * 2.3. Also: an image at strength 0 gives the text-only run bit for bit, and the refusals before
+ * heavy work. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -30,9 +32,11 @@
 #define GOLDEN_DIR LTX2_SOURCE_DIR "/tests/golden/data"
 #define I2V_IMAGE GOLDEN_DIR "/i2v_image.png"
 #define I2V_STRENGTH 0.9 /* gen_i2v_golden.STRENGTH */
+#define I2V_KEYFRAME 8   /* gen_i2v_golden.KEYFRAME, KEYFRAME_STRENGTH */
+#define I2V_KEYFRAME_STRENGTH 0.7
 
 static void base_params(ltx2_generate_params *p, const char *v, ltx2_generate_pipeline pl, char *ckpt, size_t cap,
-                        const ltx2_image_cond *img) {
+                        const ltx2_image_cond *img, int n_img) {
     snprintf(ckpt, cap, "%s/ltx2-tiny-%s.safetensors", TINY_DIR, v);
     ltx2_generate_params_init(p);
     p->device = "cpu";
@@ -43,7 +47,7 @@ static void base_params(ltx2_generate_params *p, const char *v, ltx2_generate_pi
     p->fps = 24.0;
     p->latent_bf16 = 0;
     p->images = img;
-    p->n_images = img ? 1 : 0;
+    p->n_images = n_img;
     if (pl == LTX2_PIPELINE_DISTILLED) { /* gen_distilled_golden's settings */
         p->spatial_upsampler = TINY_DIR "/ltx2-tiny-upsampler-spatial-x2.safetensors";
         p->height = p->width = 128;
@@ -56,10 +60,13 @@ static void base_params(ltx2_generate_params *p, const char *v, ltx2_generate_pi
     }
 }
 
-/* got (channels-last [positions, C]) against the golden channels-first tensor `name`. */
-static void check_cl(const ltx2_st_file *f, const char *what, const char *name, const float *got, int64_t positions,
-                     int64_t C) {
-    const int64_t n = positions * C;
+/* got (channels-last [positions, C], maybe followed by keyframe tokens the golden dropped) against
+ * the golden channels-first tensor `name`. */
+static void check_cl(const ltx2_st_file *f, const char *what, const char *name, const float *got, int64_t C) {
+    const ltx2_st_tensor *gt = ltx2_st_find(f, name);
+    int64_t n = gt ? 1 : 0;
+    for (int i = 0; gt && i < gt->ndim; i++) n *= gt->shape[i];
+    const int64_t positions = n / C;
     const float *ref = golden_tensor(f, name, n);
     CHECK(ref != NULL && got != NULL, "%s: golden %s of %lld values", what, name, (long long)n);
     if (!ref || !got) return;
@@ -93,11 +100,12 @@ static void check_prepared(const ltx2_st_file *f, const char *what, const uint8_
     free(got);
 }
 
-static void check_run(ltx2_context *ctx, const char *v, ltx2_generate_pipeline pl) {
+static void check_run(ltx2_context *ctx, const char *v, ltx2_generate_pipeline pl, bool keyframe) {
     const bool distilled = pl == LTX2_PIPELINE_DISTILLED;
     char gold[1024], ckpt[1024], what[64], dump[] = "/tmp/ltx2_i2v_XXXXXX";
-    snprintf(gold, sizeof gold, "%s/i2v_%s_%s.safetensors", GOLDEN_DIR, distilled ? "distilled" : "one_stage", v);
-    snprintf(what, sizeof what, "%s %s", v, distilled ? "distilled" : "one-stage");
+    snprintf(gold, sizeof gold, "%s/i2v_%s%s_%s.safetensors", GOLDEN_DIR, keyframe ? "keyframe_" : "",
+             distilled ? "distilled" : "one_stage", v);
+    snprintf(what, sizeof what, "%s %s%s", v, distilled ? "distilled" : "one-stage", keyframe ? " + keyframe" : "");
     ltx2_st_file *f = NULL;
     if (ltx2_st_open(ctx, gold, &f) != LTX2_OK) {
         CHECK(0, "open %s: %s", gold, ltx2_last_error(ctx));
@@ -107,9 +115,9 @@ static void check_run(ltx2_context *ctx, const char *v, ltx2_generate_pipeline p
     int64_t iw = 0, ih = 0;
     CHECK(ltx2_image_read_rgb8(ctx, I2V_IMAGE, &rgb, &iw, &ih) == LTX2_OK, "read %s: %s", I2V_IMAGE,
           ltx2_last_error(ctx));
-    const ltx2_image_cond img = {I2V_IMAGE, 0, I2V_STRENGTH, 0};
+    const ltx2_image_cond img[2] = {{I2V_IMAGE, 0, I2V_STRENGTH, 0}, {I2V_IMAGE, I2V_KEYFRAME, I2V_KEYFRAME_STRENGTH, 0}};
     ltx2_generate_params p;
-    base_params(&p, v, pl, ckpt, sizeof ckpt, &img);
+    base_params(&p, v, pl, ckpt, sizeof ckpt, img, keyframe ? 2 : 1);
     if (rgb) {
         if (distilled) check_prepared(f, what, rgb, iw, ih, p.height / 2, p.width / 2);
         check_prepared(f, what, rgb, iw, ih, p.height, p.width);
@@ -134,11 +142,11 @@ static void check_run(ltx2_context *ctx, const char *v, ltx2_generate_pipeline p
                     CHECK(0, "%s: %s", what, ltx2_last_error(ctx));
                     continue;
                 }
-                check_cl(f, what, dumps[k][1], a.t.data, ltx2_tensor_numel(&a.t) / ls[4], ls[4]);
+                check_cl(f, what, dumps[k][1], a.t.data, ls[4]);
                 ltx2_array_free(&a);
             }
         }
-        check_cl(f, what, "video_latent", r.video_latent, ls[1] * ls[2] * ls[3], ls[4]);
+        check_cl(f, what, "video_latent", r.video_latent, ls[4]);
         const int64_t nal = r.audio_latent_shape[1] * r.audio_latent_shape[2] * r.audio_latent_shape[3];
         const float *gal = golden_tensor(f, "audio_latent", nal);
         CHECK(gal != NULL, "%s: golden audio_latent", what);
@@ -162,7 +170,7 @@ static void check_strength_zero(ltx2_context *ctx) {
     const ltx2_image_cond img = {I2V_IMAGE, 0, 0.0, 0};
     ltx2_generate_params p;
     ltx2_generate_result a, b;
-    base_params(&p, "2.3", LTX2_PIPELINE_ONE_STAGE, ckpt, sizeof ckpt, &img);
+    base_params(&p, "2.3", LTX2_PIPELINE_ONE_STAGE, ckpt, sizeof ckpt, &img, 1);
     p.decode_video = p.decode_audio = 0;
     const ltx2_status s1 = ltx2_generate(ctx, &p, &a);
     p.images = NULL;
@@ -192,7 +200,7 @@ static void check_refusals(ltx2_context *ctx) {
         close(fd);
     }
     const refusal cases[] = {
-        {"a keyframe", "only the first frame", {I2V_IMAGE, 8, 1.0, 0}, LTX2_ERR_UNSUPPORTED},
+        {"a frame past the clip", "outside the clip of 9 frames", {I2V_IMAGE, 9, 1.0, 0}, LTX2_ERR_INVALID_ARG},
         {"strength 1.5", "outside [0, 1]", {I2V_IMAGE, 0, 1.5, 0}, LTX2_ERR_INVALID_ARG},
         {"CRF 60", "CRF 60", {I2V_IMAGE, 0, 1.0, 60}, LTX2_ERR_INVALID_ARG},
         {"a missing file", "/nonexistent/i.png", {"/nonexistent/i.png", 0, 1.0, 0}, LTX2_ERR_IO},
@@ -201,7 +209,7 @@ static void check_refusals(ltx2_context *ctx) {
     char ckpt[1024];
     ltx2_generate_params p;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        base_params(&p, "2.0", LTX2_PIPELINE_ONE_STAGE, ckpt, sizeof ckpt, &cases[i].img);
+        base_params(&p, "2.0", LTX2_PIPELINE_ONE_STAGE, ckpt, sizeof ckpt, &cases[i].img, 1);
         ltx2_generate_result r;
         const ltx2_status st = ltx2_generate(ctx, &p, &r);
         const char *msg = ltx2_last_error(ctx);
@@ -211,13 +219,12 @@ static void check_refusals(ltx2_context *ctx) {
         ltx2_generate_result_free(&r);
     }
     const ltx2_image_cond two[2] = {{I2V_IMAGE, 0, 1.0, 0}, {I2V_IMAGE, 0, 0.5, 0}};
-    base_params(&p, "2.0", LTX2_PIPELINE_ONE_STAGE, ckpt, sizeof ckpt, two);
-    p.n_images = 2;
+    base_params(&p, "2.0", LTX2_PIPELINE_ONE_STAGE, ckpt, sizeof ckpt, two, 2);
     ltx2_generate_result r;
     ltx2_status st = ltx2_generate(ctx, &p, &r);
     CHECK(st == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), "both condition frame 0"), "two images: %s",
           ltx2_last_error(ctx));
-    base_params(&p, "2.0", LTX2_PIPELINE_ONE_STAGE, ckpt, sizeof ckpt, two);
+    base_params(&p, "2.0", LTX2_PIPELINE_ONE_STAGE, ckpt, sizeof ckpt, two, 1);
     p.semantics = LTX2_GENERATE_SEM_DIFFUSERS;
     st = ltx2_generate(ctx, &p, &r);
     CHECK(st == LTX2_ERR_UNSUPPORTED && strstr(ltx2_last_error(ctx), "ltx-core"), "diffusers semantics: %s",
@@ -235,10 +242,12 @@ int main(void) {
         ltx2_context_free(ctx);
         return test_skip("this build has no libpng: the golden image is a PNG");
     }
-    check_run(ctx, "2.0", LTX2_PIPELINE_ONE_STAGE);
-    check_run(ctx, "2.3", LTX2_PIPELINE_ONE_STAGE);
-    check_run(ctx, "2.0", LTX2_PIPELINE_DISTILLED);
-    check_run(ctx, "2.3", LTX2_PIPELINE_DISTILLED);
+    for (int k = 0; k < 2; k++) {
+        check_run(ctx, "2.0", LTX2_PIPELINE_ONE_STAGE, k);
+        check_run(ctx, "2.3", LTX2_PIPELINE_ONE_STAGE, k);
+        check_run(ctx, "2.0", LTX2_PIPELINE_DISTILLED, k);
+        check_run(ctx, "2.3", LTX2_PIPELINE_DISTILLED, k);
+    }
     check_strength_zero(ctx);
     check_refusals(ctx);
     ltx2_context_free(ctx);

@@ -84,7 +84,9 @@ typedef struct ltx2_lora_spec {
 /* An image the video is conditioned on (ltx-pipelines' `--image PATH FRAME_IDX STRENGTH [CRF]`). */
 typedef struct ltx2_image_cond {
     const char *path;  /* PNG (read exactly), or JPEG and the other formats FFmpeg decodes */
-    int frame;         /* the pixel frame it gives: 0 (image-to-video); keyframes are not written yet */
+    int frame;         /* the pixel frame it gives, 0 .. frames-1: 0 is written over the first latent
+                          frame (image-to-video); a later one is a keyframe, appended as extra
+                          tokens with its own positions (ltx-pipelines' VideoConditionByKeyframeIndex) */
     double strength;   /* 1: the frame is kept as given, 0: left free (denoise mask 1 - strength) */
     int crf;           /* the H.264 round trip ltx-pipelines puts it through (its default 33); 0: none */
 } ltx2_image_cond;
@@ -117,7 +119,8 @@ typedef struct ltx2_generate_params {
     int n_loras;
     /* LTX2_PIPELINE_TWO_STAGE: the distilled LoRA stage 2 adds (path NULL: none) */
     ltx2_lora_spec distilled_lora;
-    /* Images the video is conditioned on, in every stage (NULL / 0: text only); --semantics ltx-core */
+    /* Images the video is conditioned on, in every stage, one per frame (NULL / 0: text only);
+     * --semantics ltx-core */
     const ltx2_image_cond *images;
     int n_images;
     /* Where the DiT, the text connectors, the video and audio VAEs and the vocoder run: "cpu",

@@ -321,7 +321,9 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
 /* One denoising stage's inputs: its geometry, sigmas and positions, and with images the video
  * tokens they give (denoise mask and clean latent). */
 typedef struct gen_stage {
-    ltx2_pipe_geometry g;
+    ltx2_pipe_geometry g;  /* the latent grid */
+    /* what the DiT runs on: the grid, plus the tokens keyframes append (video_tokens counts them) */
+    ltx2_pipe_geometry gr;
     int64_t height, width; /* pixels */
     int steps;
     const char *dump_prefix;
@@ -348,17 +350,19 @@ typedef struct gen_cond {
  * upsampled one) in the latent dtype; the images overwrite their tokens (x becomes the clean
  * latent, kept in s->clean with the mask in s->mask), then GaussianNoiser mixes in noise with the
  * mask times noise_scale. Without images: the plain noiser (mask 1). */
-static ltx2_status noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules, const gen_cond *cond, gen_stage *s,
-                               float *x, float *noise, float noise_scale) {
-    const int64_t n = s->g.video_tokens * s->g.lc;
+static ltx2_status noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules, const gen_cond *cond, double fps,
+                               gen_stage *s, float *x, float *noise, float noise_scale) {
+    const int64_t n = s->gr.video_tokens * s->g.lc; /* x: the grid, then zeros where keyframes go */
     ltx2_sched_round_latent(rules, noise, n); /* drawn in the latent dtype */
     if (cond->n) {
-        s->mask = xmalloc_f(s->g.video_tokens);
+        s->mask = xmalloc_f(s->gr.video_tokens);
         s->clean = xmalloc_f(n);
         if (!s->mask || !s->clean) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the conditioning");
         memcpy(s->clean, x, (size_t)n * sizeof(float));
-        LTX2_TRY(ltx2_video_cond_apply(ctx, cond->enc, rules, cond->imgs, cond->n, &s->g, s->height, s->width, s->mask,
-                                       s->clean));
+        const ltx2_video_cond_stage cs = {.g = &s->g, .tokens = s->gr.video_tokens, .height = s->height,
+                                          .width = s->width, .fps = fps, .mask = s->mask, .clean = s->clean,
+                                          .positions = s->vpos};
+        LTX2_TRY(ltx2_video_cond_apply(ctx, cond->enc, rules, cond->imgs, cond->n, &cs));
         memcpy(x, s->clean, (size_t)n * sizeof(float));
     }
     ltx2_pipe_renoise(x, noise, s->mask, s->g.lc, noise_scale, n);
@@ -396,10 +400,12 @@ static ltx2_status stage_prepare(ltx2_context *ctx, const ltx2_sem_rules *rules,
                                  double fps, int steps, int fixed, gen_stage *s) {
     s->steps = steps;
     s->sigmas = xmalloc_f(steps + 1);
-    s->vpos = xmalloc_f(3 * s->g.video_tokens * 2);
+    s->vpos = xmalloc_f(3 * s->gr.video_tokens * 2);
     s->apos = xmalloc_f(s->g.at * 2);
     if (!s->sigmas || !s->vpos || !s->apos) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory");
-    ltx2_pipe_video_positions(&s->g, vd->time_factor, vd->space_factor, fps, rules->latent_bf16, s->vpos);
+    /* the grid's; keyframes write theirs after it (ltx2_video_cond_apply) */
+    ltx2_pipe_video_positions(&s->g, vd->time_factor, vd->space_factor, fps, rules->latent_bf16, s->gr.video_tokens,
+                              s->vpos);
     ltx2_pipe_audio_positions(&s->g, s->apos);
     if (fixed < 0) {
         ltx2_sched_params sp = ltx2_sched_params_default(steps, s->g.video_tokens);
@@ -417,7 +423,7 @@ static ltx2_status stage_prepare(ltx2_context *ctx, const ltx2_sem_rules *rules,
 static ltx2_status dump_stage(ltx2_context *ctx, const char *dump, const gen_stage *s, const float *xv,
                               const float *xa) {
     if (!dump) return LTX2_OK;
-    const ltx2_pipe_geometry *g = &s->g;
+    const ltx2_pipe_geometry *g = &s->gr;
     const int64_t s1[2] = {g->video_tokens, g->lc}, s2[2] = {g->at, g->audio_feat}, s3[1] = {s->steps + 1};
     const int64_t s4[4] = {1, 3, g->video_tokens, 2}, s5[4] = {1, 1, g->at, 2};
     static const char *const names[5] = {"noise_video", "noise_audio", "sigmas", "video_positions", "audio_positions"};
@@ -440,8 +446,10 @@ static ltx2_status upsample_and_renoise(ltx2_context *ctx, const ltx2_generate_p
                                         const gen_stage *s1, gen_stage *s2, const char *dump, float **xv, float *xa) {
     const ltx2_pipe_geometry *g1 = &s1->g, *g2 = &s2->g;
     const int64_t in[5] = {1, g1->lf, g1->lh, g1->lw, g1->lc}, out[5] = {1, g2->lf, g2->lh, g2->lw, g2->lc};
-    const int64_t nv = g2->video_tokens * g2->lc, na = g2->at * g2->audio_feat;
-    float *up = xmalloc_f(nv), *noise_v = xmalloc_f(nv), *noise_a = xmalloc_f(na);
+    /* the grid of stage 1's result (clear_conditioning drops the keyframe tokens after it) goes up;
+     * stage 2's keyframe tokens start as zeros */
+    const int64_t nv = s2->gr.video_tokens * g2->lc, na = g2->at * g2->audio_feat;
+    float *up = calloc((size_t)nv, sizeof(float)), *noise_v = xmalloc_f(nv), *noise_a = xmalloc_f(na);
     ltx2_status st = LTX2_OK;
     if (!up || !noise_v || !noise_a) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for stage 2");
     if (st == LTX2_OK) {
@@ -454,14 +462,14 @@ static ltx2_status upsample_and_renoise(ltx2_context *ctx, const ltx2_generate_p
     if (st == LTX2_OK) st = ltx2_pipe_dump(ctx, dump, "upsampled_video_latent", up, 5, out);
     if (st == LTX2_OK) {
         if (p->noise)
-            st = ltx2_pipe_noise_load(ctx, p->noise, 1, g2, noise_v, noise_a);
+            st = ltx2_pipe_noise_load(ctx, p->noise, 1, &s2->gr, noise_v, noise_a);
         else
-            ltx2_pipe_noise_philox(g2, p->seed, 1, noise_v, noise_a);
+            ltx2_pipe_noise_philox(&s2->gr, p->seed, 1, noise_v, noise_a);
     }
     if (st == LTX2_OK) {
         /* the reference's noise is drawn in the latent dtype, the upsampler's output is in it */
         ltx2_sched_round_latent(rules, up, nv);
-        st = noise_stage(ctx, rules, cond, s2, up, noise_v, s2->sigmas[0]);
+        st = noise_stage(ctx, rules, cond, p->fps, s2, up, noise_v, s2->sigmas[0]);
     }
     if (st == LTX2_OK) {
         ltx2_sched_round_latent(rules, noise_a, na);
@@ -633,7 +641,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         }
         imgs = calloc((size_t)p->n_images, sizeof *imgs);
         if (!imgs) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: image list");
-        if (st == LTX2_OK) st = ltx2_cond_images_load(ctx, p->images, p->n_images, imgs);
+        if (st == LTX2_OK) st = ltx2_cond_images_load(ctx, p->images, p->n_images, p->frames, imgs);
         if (st != LTX2_OK) goto done;
         cond.imgs = imgs;
         cond.n = p->n_images;
@@ -675,6 +683,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         stage[s].dump_prefix = two_stage ? (s ? "stage_2_" : "stage_1_") : "";
         stage[s].height = p->height / div;
         stage[s].width = p->width / div;
+        stage[s].gr = stage[s].g;
+        stage[s].gr.video_tokens += ltx2_video_cond_extra_tokens(cond.imgs, cond.n, &stage[s].g);
     }
     const ltx2_pipe_geometry *gf = &stage[n_stages - 1].g; /* the final latent */
     if (gf->lc != m->dit->cfg.in_channels) {
@@ -760,26 +770,31 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     r->timings.text = t_text - t_load + text_seconds;
 
     /* ---- stage 1's initial state ---- */
-    const ltx2_pipe_geometry *g1 = &stage[0].g;
+    for (int s = 0; s < n_stages; s++)
+        if ((st = stage_prepare(ctx, &rules, vd, p->fps, s ? GEN_DISTILLED_STEPS_2 : steps1,
+                                s ? LTX2_DISTILLED_STAGE2 : distilled ? LTX2_DISTILLED_STAGE1 : -1, &stage[s])) !=
+            LTX2_OK)
+            goto done;
+    const ltx2_pipe_geometry *g1 = &stage[0].g, *g1r = &stage[0].gr;
     const int64_t na = g1->at * g1->audio_feat; /* the audio geometry is the same in both stages */
-    xv = xmalloc_f(g1->video_tokens * g1->lc);
+    xv = xmalloc_f(g1r->video_tokens * g1->lc);
     xa = xmalloc_f(na);
     if (!xv || !xa) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the latents");
         goto done;
     }
     if (p->noise) {
-        if ((st = ltx2_pipe_noise_load(ctx, p->noise, 0, g1, xv, xa)) != LTX2_OK) goto done;
+        if ((st = ltx2_pipe_noise_load(ctx, p->noise, 0, g1r, xv, xa)) != LTX2_OK) goto done;
     } else {
-        ltx2_pipe_noise_philox(g1, p->seed, 0, xv, xa);
+        ltx2_pipe_noise_philox(g1r, p->seed, 0, xv, xa);
     }
     if (cond.n) { /* the images' tokens in a zero latent, the noise mixed in by their mask */
-        float *x0 = calloc((size_t)(g1->video_tokens * g1->lc), sizeof(float));
+        float *x0 = calloc((size_t)(g1r->video_tokens * g1->lc), sizeof(float));
         if (!x0) {
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the latents");
             goto done;
         }
-        st = noise_stage(ctx, &rules, &cond, &stage[0], x0, xv, 1.0f);
+        st = noise_stage(ctx, &rules, &cond, p->fps, &stage[0], x0, xv, 1.0f);
         free(xv);
         xv = x0;
         if (st != LTX2_OK) goto done;
@@ -787,11 +802,6 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         ltx2_sched_round_latent(&rules, xv, g1->video_tokens * g1->lc);
     }
     ltx2_sched_round_latent(&rules, xa, na);
-    for (int s = 0; s < n_stages; s++)
-        if ((st = stage_prepare(ctx, &rules, vd, p->fps, s ? GEN_DISTILLED_STEPS_2 : steps1,
-                                s ? LTX2_DISTILLED_STAGE2 : distilled ? LTX2_DISTILLED_STAGE1 : -1, &stage[s])) !=
-            LTX2_OK)
-            goto done;
     if ((st = dump_stage(ctx, dump, &stage[0], xv, xa)) != LTX2_OK) goto done;
     const double t_noise = ltx2_timer_now();
     r->timings.noise = t_noise - t_text;
@@ -818,7 +828,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         }
         const bool guided = s == 0 && !distilled;
         const ltx2_denoise_stage ds = {
-            .m = m, .g = &stage[s].g, .rules = &rules, .gp = guided ? &gp : &gp_off,
+            .m = m, .g = &stage[s].gr, .rules = &rules, .gp = guided ? &gp : &gp_off,
             .plan = guided ? &plan : &plan_off, .pos = &pos, .neg = guided && need_neg ? &neg : NULL,
             .vpos = stage[s].vpos, .apos = stage[s].apos, .sigmas = stage[s].sigmas,
             .video_mask = stage[s].mask, .video_clean = stage[s].clean,

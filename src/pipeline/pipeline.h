@@ -85,10 +85,12 @@ ltx2_status ltx2_pipe_geometry_make(ltx2_context *ctx, int64_t frames, int64_t h
 /* round(frames / fps * 25) with Python's round-half-even. */
 int64_t ltx2_pipe_audio_latent_frames(int64_t frames, double fps);
 
-/* Video positions [1, 3, T, 2] (VideoLatentTools.create_initial_state: latent bounds x scale
- * factors, causal fix on time, time / fps); bf16 rounds them as the pipelines' bf16 dtype does. */
+/* Video positions [1, 3, stride, 2] of the grid's tokens (the first g->video_tokens of each axis's
+ * stride; stride > video_tokens leaves room for conditioning tokens after them)
+ * (VideoLatentTools.create_initial_state: latent bounds x scale factors, causal fix on time,
+ * time / fps); bf16 rounds them as the pipelines' bf16 dtype does. */
 void ltx2_pipe_video_positions(const ltx2_pipe_geometry *g, int64_t time_factor, int64_t space_factor,
-                               double fps, bool bf16, float *out);
+                               double fps, bool bf16, int64_t stride, float *out);
 /* Audio positions [1, 1, T', 2] in seconds (AudioPatchifier._compute_audio_timings, causal). */
 void ltx2_pipe_audio_positions(const ltx2_pipe_geometry *g, float *out);
 
@@ -153,7 +155,8 @@ ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, cons
  * video [Tv, C] (== NDHWC), audio [T', z * F'] (patchified "b c t f -> b t (c f)"). From Philox
  * (seed, the stage's streams) or from a file (torch layouts [1, C, F', H', W'] / [1, z, T', F'],
  * patchified here) holding "video_noise" / "audio_noise" for stage 0 and "stage_2_video_noise" /
- * "stage_2_audio_noise" for stage 1. */
+ * "stage_2_audio_noise" for stage 1. When g->video_tokens counts tokens past the grid (keyframes),
+ * the video noise is "[stage_2_]video_noise_tokens" [1, T, C] in token order. */
 void ltx2_pipe_noise_philox(const ltx2_pipe_geometry *g, uint64_t seed, int stage, float *video, float *audio);
 ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage, const ltx2_pipe_geometry *g,
                                  float *video, float *audio);

@@ -49,8 +49,8 @@ ltx2_status ltx2_pipe_geometry_make(ltx2_context *ctx, int64_t frames, int64_t h
 }
 
 void ltx2_pipe_video_positions(const ltx2_pipe_geometry *g, int64_t time_factor, int64_t space_factor,
-                               double fps, bool bf16, float *out) {
-    const int64_t T = g->video_tokens;
+                               double fps, bool bf16, int64_t stride, float *out) {
+    const int64_t T = stride;
     const float fps_f = (float)fps; /* torch divides the fp32 tensor by the scalar in fp32 */
     int64_t i = 0;
     for (int64_t f = 0; f < g->lf; f++)
@@ -119,7 +119,10 @@ static bool shape_is(const ltx2_tensor *t, int ndim, const int64_t *shape) {
 
 ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage, const ltx2_pipe_geometry *g,
                                  float *video, float *audio) {
-    const char *vname = stage ? "stage_2_video_noise" : "video_noise";
+    /* keyframe tokens past the grid: the draw in its token layout [1, T, C] */
+    const bool tokens = g->video_tokens != g->lf * g->lh * g->lw;
+    const char *vname = tokens ? (stage ? "stage_2_video_noise_tokens" : "video_noise_tokens")
+                               : (stage ? "stage_2_video_noise" : "video_noise");
     const char *aname = stage ? "stage_2_audio_noise" : "audio_noise";
     ltx2_tensor_set *set = NULL;
     LTX2_TRY(ltx2_tensor_set_open(ctx, path, &set));
@@ -127,16 +130,17 @@ ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage,
     float *tmp = NULL;
     const ltx2_named_tensor *vn = ltx2_tensor_set_find(set, vname);
     const ltx2_named_tensor *an = ltx2_tensor_set_find(set, aname);
-    const int64_t vshape[5] = {1, g->lc, g->lf, g->lh, g->lw};
+    const int64_t vshape[5] = {1, g->lc, g->lf, g->lh, g->lw}, tshape[3] = {1, g->video_tokens, g->lc};
     const int64_t ashape[4] = {1, g->az, g->at, g->afreq};
     char b1[96], b2[96];
     if (!vn || !an) {
         st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "noise file %s: needs tensors \"%s\" and \"%s\"", path, vname, aname);
         goto done;
     }
-    if (!shape_is(&vn->t, 5, vshape) || !ltx2_dtype_is_float(vn->t.dtype)) {
+    if (!shape_is(&vn->t, tokens ? 3 : 5, tokens ? tshape : vshape) || !ltx2_dtype_is_float(vn->t.dtype)) {
         st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "noise file %s: %s has shape %s, expected float %s", path, vname,
-                        ltx2_shape_str(vn->t.shape, vn->t.ndim, b1, sizeof b1), ltx2_shape_str(vshape, 5, b2, sizeof b2));
+                        ltx2_shape_str(vn->t.shape, vn->t.ndim, b1, sizeof b1),
+                        tokens ? ltx2_shape_str(tshape, 3, b2, sizeof b2) : ltx2_shape_str(vshape, 5, b2, sizeof b2));
         goto done;
     }
     if (!shape_is(&an->t, 4, ashape) || !ltx2_dtype_is_float(an->t.dtype)) {
@@ -151,12 +155,16 @@ ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage,
         goto done;
     }
     if ((st = to_f32(ctx, vn, tmp)) != LTX2_OK) goto done;
-    if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, tmp, 5, vshape, "noise file %s: %s", path, vname)) !=
-        LTX2_OK)
+    if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, tmp, tokens ? 3 : 5, tokens ? tshape : vshape,
+                                "noise file %s: %s", path, vname)) != LTX2_OK)
         goto done;
     const int64_t T = g->video_tokens;
-    for (int64_t c = 0; c < g->lc; c++)
-        for (int64_t t = 0; t < T; t++) video[t * g->lc + c] = tmp[c * T + t];
+    if (tokens) {
+        memcpy(video, tmp, (size_t)(T * g->lc) * sizeof(float));
+    } else {
+        for (int64_t c = 0; c < g->lc; c++)
+            for (int64_t t = 0; t < T; t++) video[t * g->lc + c] = tmp[c * T + t];
+    }
     if ((st = to_f32(ctx, an, tmp)) != LTX2_OK) goto done;
     if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, tmp, 4, ashape, "noise file %s: %s", path, aname)) !=
         LTX2_OK)

@@ -14,7 +14,8 @@
 /* normalize_latent: x / 127.5 - 1 maps 0..255 onto [-1, 1]. */
 #define COND_PIXEL_HALF_RANGE 127.5f
 
-ltx2_status ltx2_cond_images_load(ltx2_context *ctx, const ltx2_image_cond *specs, int n, ltx2_cond_image *out) {
+ltx2_status ltx2_cond_images_load(ltx2_context *ctx, const ltx2_image_cond *specs, int n, int64_t frames,
+                                  ltx2_cond_image *out) {
     memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof *out);
     ltx2_status st = LTX2_OK;
     for (int i = 0; st == LTX2_OK && i < n; i++) {
@@ -22,9 +23,9 @@ ltx2_status ltx2_cond_images_load(ltx2_context *ctx, const ltx2_image_cond *spec
         out[i].spec = s;
         if (!s->path) {
             st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "image %d: no path", i + 1);
-        } else if (s->frame != 0) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "image %s at frame %d: only the first frame (0) can be "
-                            "conditioned on for now (keyframes are not written yet)", s->path, s->frame);
+        } else if (s->frame < 0 || s->frame >= frames) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "image %s at frame %d: outside the clip of %lld frames "
+                            "(0..%lld)", s->path, s->frame, (long long)frames, (long long)frames - 1);
         } else if (!(s->strength >= 0.0 && s->strength <= 1.0)) {
             st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "image %s: strength %g is outside [0, 1] (1 keeps the frame "
                             "as given, 0 leaves it free)", s->path, s->strength);
@@ -102,11 +103,34 @@ void ltx2_image_resize_crop(const uint8_t *rgb, int64_t w, int64_t h, int64_t ou
     }
 }
 
+int64_t ltx2_video_cond_extra_tokens(const ltx2_cond_image *imgs, int n, const ltx2_pipe_geometry *g) {
+    int64_t k = 0;
+    for (int i = 0; imgs && i < n; i++) k += imgs[i].spec->frame != 0;
+    return k * g->lh * g->lw;
+}
+
+/* VideoConditionByKeyframeIndex's positions for the tokens [first, first + lh*lw) of a keyframe at
+ * pixel frame `frame`: get_pixel_coords of one latent frame (no causal fix), time + frame, then
+ * time / fps in fp32 (float32 positions, whatever the pipeline dtype). */
+static void keyframe_positions(const ltx2_video_cond_stage *cs, const ltx2_video_encoder *enc, int frame,
+                               int64_t first) {
+    const ltx2_pipe_geometry *g = cs->g;
+    const float fps_f = (float)cs->fps;
+    const int64_t T = cs->tokens;
+    for (int64_t h = 0, i = first; h < g->lh; h++)
+        for (int64_t w = 0; w < g->lw; w++, i++)
+            for (int e = 0; e < 2; e++) {
+                cs->positions[(0 * T + i) * 2 + e] = (float)(e * enc->time_factor + frame) / fps_f;
+                cs->positions[(1 * T + i) * 2 + e] = (float)((h + e) * enc->space_factor);
+                cs->positions[(2 * T + i) * 2 + e] = (float)((w + e) * enc->space_factor);
+            }
+}
+
 ltx2_status ltx2_video_cond_apply(ltx2_context *ctx, const ltx2_video_encoder *enc, const ltx2_sem_rules *rules,
-                                  const ltx2_cond_image *imgs, int n, const ltx2_pipe_geometry *g, int64_t height,
-                                  int64_t width, float *mask, float *clean) {
-    for (int64_t t = 0; t < g->video_tokens; t++) mask[t] = 1.0f;
-    const int64_t vshape[5] = {1, 1, height, width, 3};
+                                  const ltx2_cond_image *imgs, int n, const ltx2_video_cond_stage *cs) {
+    const ltx2_pipe_geometry *g = cs->g;
+    for (int64_t t = 0; t < cs->tokens; t++) cs->mask[t] = 1.0f;
+    const int64_t vshape[5] = {1, 1, cs->height, cs->width, 3};
     int64_t lshape[5];
     LTX2_TRY(ltx2_video_encoder_out_shape(ctx, enc, vshape, lshape));
     if (lshape[2] != g->lh || lshape[3] != g->lw || lshape[4] != g->lc)
@@ -114,22 +138,28 @@ ltx2_status ltx2_video_cond_apply(ltx2_context *ctx, const ltx2_video_encoder *e
                           "the video's is %lldx%lldx%lld", (long long)lshape[2], (long long)lshape[3],
                           (long long)lshape[4], (long long)g->lh, (long long)g->lw, (long long)g->lc);
     const int64_t frame_tokens = g->lh * g->lw, nlat = frame_tokens * g->lc;
-    float *px = malloc((size_t)(height * width * 3) * sizeof(float)), *lat = malloc((size_t)nlat * sizeof(float));
+    float *px = malloc((size_t)(cs->height * cs->width * 3) * sizeof(float)), *lat = malloc((size_t)nlat * sizeof(float));
     ltx2_status st = px && lat ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "image conditioning: %lldx%lld pixels",
-                                                      (long long)width, (long long)height);
+                                                      (long long)cs->width, (long long)cs->height);
+    int64_t next = g->video_tokens; /* where the next keyframe's tokens go */
     for (int i = 0; st == LTX2_OK && i < n; i++) {
-        ltx2_image_resize_crop(imgs[i].rgb, imgs[i].w, imgs[i].h, height, width, px);
+        ltx2_image_resize_crop(imgs[i].rgb, imgs[i].w, imgs[i].h, cs->height, cs->width, px);
         ltx2_tensor vt = ltx2_tensor_make(px, LTX2_F32, 5, vshape), lt = ltx2_tensor_make(lat, LTX2_F32, 5, lshape);
         st = ltx2_video_encoder_encode(ctx, enc, &vt, &lt, NULL, NULL);
         if (st != LTX2_OK) {
             ltx2_error_prefix(ctx, "encoding the image %s", imgs[i].spec->path);
             break;
         }
-        /* the encoded frame in the latent dtype, over latent frame 0 (VideoConditionByLatentIndex) */
-        ltx2_sched_round_latent(rules, lat, nlat);
-        memcpy(clean, lat, (size_t)nlat * sizeof(float));
+        ltx2_sched_round_latent(rules, lat, nlat); /* the encoded frame in the latent dtype */
+        const int frame = imgs[i].spec->frame;
+        const int64_t first = frame == 0 ? 0 : next; /* VideoConditionByLatentIndex(0) or appended */
+        if (frame != 0) {
+            keyframe_positions(cs, enc, frame, first);
+            next += frame_tokens;
+        }
+        memcpy(cs->clean + first * g->lc, lat, (size_t)nlat * sizeof(float));
         const float m = (float)(1.0 - imgs[i].spec->strength); /* a Python float stored in the fp32 mask */
-        for (int64_t t = 0; t < frame_tokens; t++) mask[t] = m;
+        for (int64_t t = 0; t < frame_tokens; t++) cs->mask[first + t] = m;
     }
     free(px);
     free(lat);

@@ -2,9 +2,11 @@
  * (utils/media_io.py load_image_conditioning, utils/helpers.py combined_image_conditionings,
  * ltx_core/conditioning/types/latent_cond.py VideoConditionByLatentIndex): the image decoded and put
  * through the H.264 round trip once (io/image.h), then per stage resized to the stage's pixel size
- * and centre-cropped, normalised to [-1, 1], VAE-encoded, and its latent frame written over the
- * video tokens of latent frame 0 with denoise mask 1 - strength. Keyframes (an image at a later
- * frame, appended as extra tokens) are not written yet. */
+ * and centre-cropped, normalised to [-1, 1], VAE-encoded, and its latent frame either written over
+ * the video tokens of latent frame 0 (an image at frame 0) or appended after the grid as extra
+ * tokens with their own positions (a keyframe, keyframe_cond.py VideoConditionByKeyframeIndex),
+ * with denoise mask 1 - strength. The appended tokens are dropped after each stage
+ * (clear_conditioning). */
 #ifndef LTX2_PIPELINE_VIDEO_COND_H
 #define LTX2_PIPELINE_VIDEO_COND_H
 
@@ -22,10 +24,12 @@ typedef struct ltx2_cond_image {
     const ltx2_image_cond *spec;
 } ltx2_cond_image;
 
-/* Reads and pre-processes every image of specs[0..n) (refused here, before any model loads: an
- * unreadable file, a frame other than 0, a strength outside [0, 1], two images for frame 0, a CRF
- * outside 0..51). out[n] is filled; free with ltx2_cond_images_free. */
-ltx2_status ltx2_cond_images_load(ltx2_context *ctx, const ltx2_image_cond *specs, int n, ltx2_cond_image *out);
+/* Reads and pre-processes every image of specs[0..n) for a clip of `frames` frames (refused here,
+ * before any model loads: an unreadable file, a frame outside the clip, a strength outside [0, 1],
+ * two images for one frame, a CRF outside 0..51). out[n] is filled; free with
+ * ltx2_cond_images_free. */
+ltx2_status ltx2_cond_images_load(ltx2_context *ctx, const ltx2_image_cond *specs, int n, int64_t frames,
+                                  ltx2_cond_image *out);
 void ltx2_cond_images_free(ltx2_cond_image *imgs, int n);
 
 /* resize_and_center_crop + normalize_latent: rgb [h][w][3] scaled by max(out_h / h, out_w / w) to
@@ -35,11 +39,25 @@ void ltx2_cond_images_free(ltx2_cond_image *imgs, int n);
  * four products in its own order). */
 void ltx2_image_resize_crop(const uint8_t *rgb, int64_t w, int64_t h, int64_t out_h, int64_t out_w, float *out);
 
-/* Applies the images to one stage of geometry g at height x width pixels: clean [Tv, C] (holding the
- * stage's initial latent: zeros, or the upsampled latent) gets each image's latent over latent
- * frame 0 (rounded to the latent dtype), mask [Tv] gets 1 - strength there and 1 elsewhere. */
+/* The tokens the keyframes among imgs append to a stage of grid g (one latent frame each). */
+int64_t ltx2_video_cond_extra_tokens(const ltx2_cond_image *imgs, int n, const ltx2_pipe_geometry *g);
+
+/* One stage's conditioning state. */
+typedef struct ltx2_video_cond_stage {
+    const ltx2_pipe_geometry *g; /* the grid */
+    int64_t tokens;              /* grid + ltx2_video_cond_extra_tokens */
+    int64_t height, width;       /* the stage's pixel size */
+    double fps;
+    float *mask;      /* [tokens] out: 1 - strength on given tokens, 1 elsewhere */
+    float *clean;     /* [tokens, C] in: the stage's initial latent (zeros past the grid); out: given
+                         tokens written (rounded to the latent dtype) */
+    float *positions; /* [3, tokens, 2] in: the grid's; out: the keyframes' after it */
+} ltx2_video_cond_stage;
+
+/* Applies the images to one stage, in their order: frame 0 over latent frame 0, keyframes appended
+ * after the grid (positions: their latent frame's pixel bounds without the causal fix, shifted by
+ * the frame index, time / fps in fp32). */
 ltx2_status ltx2_video_cond_apply(ltx2_context *ctx, const ltx2_video_encoder *enc, const ltx2_sem_rules *rules,
-                                  const ltx2_cond_image *imgs, int n, const ltx2_pipe_geometry *g, int64_t height,
-                                  int64_t width, float *mask, float *clean);
+                                  const ltx2_cond_image *imgs, int n, const ltx2_video_cond_stage *cs);
 
 #endif

@@ -41,7 +41,9 @@ import gen_audio_goldens  # noqa: E402
 import gen_connector_goldens  # noqa: E402
 import gen_dit_goldens  # noqa: E402
 import gen_vae_goldens  # noqa: E402
-from gen_e2e_golden import TINY_AUDIO_Z, RecordingNoiser, image_conditionings, load_prompt  # noqa: E402
+from gen_e2e_golden import (  # noqa: E402
+    TINY_AUDIO_Z, RecordingNoiser, image_conditionings, load_prompt, video_noise_tensors,
+)
 
 from ltx_core.components.diffusion_steps import EulerDiffusionStep  # noqa: E402
 from ltx_core.loader.single_gpu_model_builder import SingleGPUModelBuilder  # noqa: E402
@@ -65,12 +67,6 @@ HEIGHT, WIDTH, FRAMES, FPS = 128, 128, 9, 24.0  # stage 1 64x64 (latent 2x2x2), 
 UPSAMPLER = "spatial-x2"
 
 
-def video_torch_layout(tokens, latent_shape):
-    """[1, F'H'W', C] token noise -> [1, C, F', H', W']."""
-    _, c, f, h, w = latent_shape
-    return tokens.reshape(1, f, h, w, c).permute(0, 4, 1, 2, 3)
-
-
 def audio_torch_layout(tokens, latent_shape):
     """[1, T', z*F'] token noise -> [1, z, T', F']."""
     _, z, t, fr = latent_shape
@@ -83,9 +79,9 @@ def stage_tensors(drawn, stage_1_video, stage_1_audio, upscaled, vl, al, video, 
     if len(drawn) != 4:
         raise RuntimeError(f"expected 4 noise draws (2 per stage), got {len(drawn)}")
     tensors = {
-        "video_noise": video_torch_layout(drawn[0], stage_1_video.shape),
+        **video_noise_tensors(drawn[0], stage_1_video.shape, ""),
         "audio_noise": audio_torch_layout(drawn[1], stage_1_audio.shape),
-        "stage_2_video_noise": video_torch_layout(drawn[2], vl.shape),
+        **video_noise_tensors(drawn[2], vl.shape, "stage_2_"),
         "stage_2_audio_noise": audio_torch_layout(drawn[3], al.shape),
         "stage_1_video_latent": stage_1_video, "stage_1_audio_latent": stage_1_audio,
         "upsampled_video_latent": upscaled, "video_latent": vl, "audio_latent": al,

@@ -100,6 +100,15 @@ class RecordingNoiser(GaussianNoiser):
         return replace(latent_state, latent=latent.to(latent_state.latent.dtype))
 
 
+def video_noise_tensors(tokens, latent_shape, prefix):
+    """The video draw [1, T, C] as <prefix>video_noise [1, C, F', H', W'] (torch layout), or, when
+    keyframe conditionings appended tokens past the grid, as <prefix>video_noise_tokens [1, T, C]."""
+    _, c, f, h, w = latent_shape
+    if tokens.shape[1] != f * h * w:
+        return {f"{prefix}video_noise_tokens": tokens}
+    return {f"{prefix}video_noise": tokens.reshape(1, f, h, w, c).permute(0, 4, 1, 2, 3)}
+
+
 def image_conditionings(version, images, height, width):
     """combined_image_conditionings (ltx_pipelines/utils/helpers.py) with the tiny video encoder, fp32."""
     if not images:
@@ -167,9 +176,9 @@ def run(version, text=False, images=()):
         helpers.AudioLatentShape.from_video_pixel_shape = staticmethod(orig)
     vl, al = vstate.latent, astate.latent
     # The noise was drawn patchified: video [1, F'H'W', C] -> [1, C, F', H', W'], audio [1, T', z*F'] -> [1, z, T', F'].
-    nv = drawn[0].reshape(1, vl.shape[2], vl.shape[3], vl.shape[4], vl.shape[1]).permute(0, 4, 1, 2, 3)
+    nv = video_noise_tensors(drawn[0], vl.shape, "")
     na = drawn[1].reshape(1, al.shape[2], al.shape[1], al.shape[3]).permute(0, 2, 1, 3)
-    tensors = {"video_noise": nv, "audio_noise": na, "sigmas": sigmas, "video_latent": vl, "audio_latent": al}
+    tensors = dict(nv, audio_noise=na, sigmas=sigmas, video_latent=vl, audio_latent=al)
     if not text:  # the text run checks the latents only (the decoders are checked by the other)
         tensors.update({"video": video, "waveform": waveform})
     tensors = {k: v.detach().float().contiguous() for k, v in tensors.items()}

@@ -7,7 +7,12 @@ latent 0 with denoise mask 1 - strength), fp32.
 The image is tests/golden/data/i2v_image.png, written here: 100 x 70 RGB (another aspect ratio than
 the videos', so the resize and the centre crop both act), a smooth seeded pattern.
 
-Saved to tests/golden/data/i2v_<pipeline>_<v>.safetensors (pipeline one_stage / distilled): the
+The keyframe_* runs add the image again at the last frame (8 of 9) with strength 0.7: it is appended
+as extra video tokens with its own positions; the video noise is then saved in token layout
+(video_noise_tokens [1, T, C], as it was drawn).
+
+Saved to tests/golden/data/i2v_<pipeline>_<v>.safetensors (pipeline one_stage / distilled /
+keyframe_one_stage / keyframe_distilled): the
 noises and latents gen_e2e_golden / gen_distilled_golden save (not the decoded video and waveform:
 the decoders are checked by those goldens), plus
   image_<H>x<W>: load_image_conditioning's output [1, 3, 1, H, W] at each size the run encodes it;
@@ -37,6 +42,8 @@ IMAGE = os.path.join(HERE, "data", "i2v_image.png")
 IMAGE_W, IMAGE_H = 100, 70
 SEED = 20261130
 STRENGTH = 0.9  # not 1, so the conditioned tokens are also denoised a little (mask 0.1)
+# the keyframe runs add the same image at the last frame (VideoConditionByKeyframeIndex: appended tokens)
+KEYFRAME, KEYFRAME_STRENGTH = 8, 0.7
 CRF = 0         # the H.264 round trip depends on the libx264 build: checked elsewhere, not bitwise
 
 
@@ -58,13 +65,17 @@ def main():
     torch.set_num_threads(1)
     write_image()
     images = [ImageConditioningInput(path=IMAGE, frame_idx=0, strength=STRENGTH, crf=CRF)]
-    meta_i2v = json.dumps({"image": "tests/golden/data/i2v_image.png", "frame": 0, "strength": STRENGTH, "crf": CRF})
+    keyframes = images + [ImageConditioningInput(path=IMAGE, frame_idx=KEYFRAME, strength=KEYFRAME_STRENGTH, crf=CRF)]
+    meta_i2v = json.dumps({"image": "tests/golden/data/i2v_image.png", "frame": 0, "strength": STRENGTH, "crf": CRF,
+                           "keyframe": KEYFRAME, "keyframe_strength": KEYFRAME_STRENGTH})
+    one_size = [(gen_e2e_golden.HEIGHT, gen_e2e_golden.WIDTH)]
+    two_sizes = [(gen_distilled_golden.HEIGHT // 2, gen_distilled_golden.WIDTH // 2),
+                 (gen_distilled_golden.HEIGHT, gen_distilled_golden.WIDTH)]
     runs = {
-        "one_stage": (lambda v: gen_e2e_golden.run(v, images=images),
-                      [(gen_e2e_golden.HEIGHT, gen_e2e_golden.WIDTH)]),
-        "distilled": (lambda v: gen_distilled_golden.run(v, images=images),
-                      [(gen_distilled_golden.HEIGHT // 2, gen_distilled_golden.WIDTH // 2),
-                       (gen_distilled_golden.HEIGHT, gen_distilled_golden.WIDTH)]),
+        "one_stage": (lambda v: gen_e2e_golden.run(v, images=images), one_size),
+        "distilled": (lambda v: gen_distilled_golden.run(v, images=images), two_sizes),
+        "keyframe_one_stage": (lambda v: gen_e2e_golden.run(v, images=keyframes), one_size),
+        "keyframe_distilled": (lambda v: gen_distilled_golden.run(v, images=keyframes), two_sizes),
     }
     for name, (run, sizes) in runs.items():
         for version in ("2.0", "2.3"):

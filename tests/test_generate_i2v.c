@@ -18,7 +18,7 @@
 #include "io/safetensors.h"
 #include "ltx2/ltx2.h"
 #include "pipeline/video_cond.h"
-#include "golden_tensor.h"
+#include "pipeline_golden.h"
 #include "test_util.h"
 
 /* As the other pipeline goldens: fp32 against fp32, summation order only (~1e-6). */
@@ -58,25 +58,6 @@ static void base_params(ltx2_generate_params *p, const char *v, ltx2_generate_pi
         p->width = 96;
         p->stg_block = 1;
     }
-}
-
-/* got (channels-last [positions, C], maybe followed by keyframe tokens the golden dropped) against
- * the golden channels-first tensor `name`. */
-static void check_cl(const ltx2_st_file *f, const char *what, const char *name, const float *got, int64_t C) {
-    const ltx2_st_tensor *gt = ltx2_st_find(f, name);
-    int64_t n = gt ? 1 : 0;
-    for (int i = 0; gt && i < gt->ndim; i++) n *= gt->shape[i];
-    const int64_t positions = n / C;
-    const float *ref = golden_tensor(f, name, n);
-    CHECK(ref != NULL && got != NULL, "%s: golden %s of %lld values", what, name, (long long)n);
-    if (!ref || !got) return;
-    float *t = malloc((size_t)n * sizeof(float));
-    for (int64_t c = 0; c < C; c++)
-        for (int64_t i = 0; i < positions; i++) t[c * positions + i] = got[i * C + c];
-    const double e = test_rel_l2(t, ref, n);
-    CHECK(e <= I2V_REL_L2_TOL, "%s: %s rel-L2 %.3g", what, name, e);
-    printf("%s: %s rel-L2 %.3g\n", what, name, e);
-    free(t);
 }
 
 /* ltx2_image_resize_crop of the golden image against load_image_conditioning at h x w. */
@@ -132,29 +113,12 @@ static void check_run(ltx2_context *ctx, const char *v, ltx2_generate_pipeline p
     if (st == LTX2_OK) {
         const int64_t *ls = r.video_latent_shape;
         if (distilled) {
-            char path[1100];
-            static const char *const dumps[2][2] = {{"stage_1_step_007_video", "stage_1_video_latent"},
-                                                    {"upsampled_video_latent", "upsampled_video_latent"}};
-            for (int k = 0; k < 2; k++) {
-                snprintf(path, sizeof path, "%s/%s.npy", dump, dumps[k][0]);
-                ltx2_array a;
-                if (ltx2_npy_read(ctx, path, &a) != LTX2_OK) {
-                    CHECK(0, "%s: %s", what, ltx2_last_error(ctx));
-                    continue;
-                }
-                check_cl(f, what, dumps[k][1], a.t.data, ls[4]);
-                ltx2_array_free(&a);
-            }
+            pg_check_dump(ctx, f, what, dump, "stage_1_step_007_video", "stage_1_video_latent", ls[4], I2V_REL_L2_TOL);
+            pg_check_dump(ctx, f, what, dump, "upsampled_video_latent", "upsampled_video_latent", ls[4],
+                          I2V_REL_L2_TOL);
         }
-        check_cl(f, what, "video_latent", r.video_latent, ls[4]);
-        const int64_t nal = r.audio_latent_shape[1] * r.audio_latent_shape[2] * r.audio_latent_shape[3];
-        const float *gal = golden_tensor(f, "audio_latent", nal);
-        CHECK(gal != NULL, "%s: golden audio_latent", what);
-        if (gal) {
-            const double e = test_rel_l2(r.audio_latent, gal, nal);
-            CHECK(e <= I2V_REL_L2_TOL, "%s: audio latent rel-L2 %.3g", what, e);
-            printf("%s: audio_latent rel-L2 %.3g\n", what, e);
-        }
+        pg_check_cl(f, what, "video_latent", r.video_latent, ls[4], I2V_REL_L2_TOL);
+        pg_check_audio_latent(f, what, &r, I2V_REL_L2_TOL);
     }
     ltx2_generate_result_free(&r);
     char cmd[1100];

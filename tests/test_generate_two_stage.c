@@ -16,7 +16,7 @@
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "ltx2/ltx2.h"
-#include "golden_tensor.h"
+#include "pipeline_golden.h"
 #include "test_util.h"
 
 /* As test_generate's E2E_REL_L2_TOL: fp32 against fp32, 11 steps and three models; differences
@@ -32,42 +32,6 @@
 #define TWO_STAGE_STG_BLOCK 1
 #define USER_LORA_STRENGTH 0.8
 #define DISTILLED_LORA_STRENGTH 1.0
-
-/* Channels-last [..., C] (n = positions * C) to the golden's channels-first order. */
-static void to_channels_first(const float *in, int64_t positions, int64_t C, float *out) {
-    for (int64_t c = 0; c < C; c++)
-        for (int64_t i = 0; i < positions; i++) out[c * positions + i] = in[i * C + c];
-}
-
-/* got (channels-last) against the golden's channels-first tensor `name`. */
-static void check_cl(const ltx2_st_file *f, const char *v, const char *name, const float *got, int64_t positions,
-                     int64_t C) {
-    const int64_t n = positions * C;
-    const float *ref = golden_tensor(f, name, n);
-    CHECK(ref != NULL, "%s: golden %s of %lld values", v, name, (long long)n);
-    if (!ref || !got) return;
-    float *t = malloc((size_t)n * sizeof(float));
-    to_channels_first(got, positions, C, t);
-    const double e = test_rel_l2(t, ref, n);
-    CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: %s rel-L2 %.3g", v, name, e);
-    printf("%s: %s rel-L2 %.3g\n", v, name, e);
-    free(t);
-}
-
-/* A dumped .npy (channels-last) against the golden. */
-static void check_dump(ltx2_context *ctx, const ltx2_st_file *f, const char *v, const char *dir, const char *file,
-                       const char *name, int64_t C) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s.npy", dir, file);
-    ltx2_array a;
-    if (ltx2_npy_read(ctx, path, &a) != LTX2_OK) {
-        CHECK(0, "%s: read %s: %s", v, path, ltx2_last_error(ctx));
-        return;
-    }
-    const int64_t n = ltx2_tensor_numel(&a.t);
-    check_cl(f, v, name, a.t.data, n / C, C);
-    ltx2_array_free(&a);
-}
 
 static void base_params(ltx2_generate_params *p, const char *ckpt) {
     ltx2_generate_params_init(p);
@@ -138,20 +102,13 @@ static void check_version(ltx2_context *ctx, const char *v, ltx2_generate_pipeli
         /* each stage on its own first: a miss names the stage that is wrong */
         char last1[64];
         snprintf(last1, sizeof last1, "stage_1_step_%03d_video", steps1 - 1);
-        check_dump(ctx, f, v, dump, last1, "stage_1_video_latent", 8);
-        check_dump(ctx, f, v, dump, "upsampled_video_latent", "upsampled_video_latent", 8);
-        check_cl(f, v, "video_latent", r.video_latent, ls[1] * ls[2] * ls[3], ls[4]);
-        const int64_t nal = r.audio_latent_shape[1] * r.audio_latent_shape[2] * r.audio_latent_shape[3];
-        const float *gal = golden_tensor(f, "audio_latent", nal);
-        CHECK(gal != NULL, "%s: golden audio_latent", v);
-        if (gal) {
-            const double e = test_rel_l2(r.audio_latent, gal, nal);
-            CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: audio latent rel-L2 %.3g", v, e);
-            printf("%s: audio_latent rel-L2 %.3g\n", v, e);
-        }
+        pg_check_dump(ctx, f, v, dump, last1, "stage_1_video_latent", 8, TWO_STAGE_REL_L2_TOL);
+        pg_check_dump(ctx, f, v, dump, "upsampled_video_latent", "upsampled_video_latent", 8, TWO_STAGE_REL_L2_TOL);
+        pg_check_cl(f, v, "video_latent", r.video_latent, ls[4], TWO_STAGE_REL_L2_TOL);
+        pg_check_audio_latent(f, v, &r, TWO_STAGE_REL_L2_TOL);
         CHECK(r.frames == 9 && r.height == 128 && r.width == 128, "%s: video %lldx%lldx%lld", v, (long long)r.frames,
               (long long)r.height, (long long)r.width);
-        if (r.video) check_cl(f, v, "video", r.video, r.frames * r.height * r.width, 3);
+        if (r.video) pg_check_cl(f, v, "video", r.video, 3, TWO_STAGE_REL_L2_TOL);
         const int64_t nw = r.audio_channels * r.audio_samples;
         const float *gw = golden_tensor(f, "waveform", nw);
         CHECK(gw != NULL && r.audio, "%s: golden waveform (%lld x %lld)", v, (long long)r.audio_channels,

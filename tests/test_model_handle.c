@@ -1,13 +1,14 @@
 /* The public model handle (ltx2_model_load + ltx2_generate_model): models loaded once give, call
  * after call, bitwise what ltx2_generate gives with the same parameters (two seeds, then the first
  * again: nothing a call leaves behind changes the next), the calls after the load report no load
- * time, and a handle refuses a different checkpoint and NULL arguments. Tiny LTX-2.0 and 2.3 on the
- * CPU. */
+ * time, and a handle refuses a different checkpoint, a LoRA (fused at load) and NULL arguments; the
+ * distilled pipeline with an image runs on a handle too. Tiny LTX-2.0 and 2.3 on the CPU. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/png.h"
 #include "ltx2/ltx2.h"
 #include "test_util.h"
 
@@ -69,8 +70,36 @@ static void check_version(ltx2_context *ctx, const char *v) {
         ltx2_generate_result_free(&ref);
     }
     ltx2_generate_params p;
-    params(&p, LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors.other", 10);
     ltx2_generate_result r;
+    /* the distilled pipeline with an image on the same handle: its encoder joins the loaded models on
+     * the first such call; each call equals ltx2_generate's */
+    if (ltx2_png_available()) {
+        const ltx2_image_cond img = {LTX2_SOURCE_DIR "/tests/golden/data/i2v_image.png", 0, 0.9, 0};
+        for (int i = 0; i < 2; i++) {
+            params(&p, ckpt, 10 + (uint64_t)i);
+            p.pipeline = LTX2_PIPELINE_DISTILLED;
+            p.spatial_upsampler = LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-upsampler-spatial-x2.safetensors";
+            p.steps = 0, p.height = p.width = 128;
+            p.images = &img;
+            p.n_images = 1;
+            ltx2_generate_result ref, got;
+            st = ltx2_generate(ctx, &p, &ref);
+            const ltx2_status st2 = ltx2_generate_model(ctx, model, &p, &got);
+            CHECK(st == LTX2_OK && st2 == LTX2_OK, "%s distilled + image on the handle: %s", v, ltx2_last_error(ctx));
+            if (st == LTX2_OK && st2 == LTX2_OK) compare("distilled + image", &got, &ref);
+            if (st2 == LTX2_OK) ltx2_generate_result_free(&got);
+            if (st == LTX2_OK) ltx2_generate_result_free(&ref);
+        }
+    }
+    /* LoRAs are fused as the DiT loads: a handle's DiT is loaded already */
+    const ltx2_lora_spec lora = {LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-lora-style-2.0.safetensors", 1.0};
+    params(&p, ckpt, 10);
+    p.loras = &lora;
+    p.n_loras = 1;
+    st = ltx2_generate_model(ctx, model, &p, &r);
+    CHECK(st == LTX2_ERR_UNSUPPORTED && strstr(ltx2_last_error(ctx), "LoRAs are fused"), "%s: a LoRA on a handle: %s",
+          v, ltx2_last_error(ctx));
+    params(&p, LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors.other", 10);
     st = ltx2_generate_model(ctx, model, &p, &r);
     CHECK(st == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), "was loaded from"),
           "%s: another checkpoint must be refused: %s", v, ltx2_last_error(ctx));

@@ -236,7 +236,9 @@ void ltx2_model_free(ltx2_model *model);
 /* ltx2_generate on model's models: p->checkpoint must be NULL or model's path, p->device is ignored
  * (the model's device runs). No memory plan is made per call: the weights are resident, and an
  * activation that does not fit fails with LTX2_ERR_OOM from the device. The result equals
- * ltx2_generate's with the same parameters. Calls on one model must not overlap. */
+ * ltx2_generate's with the same parameters. LoRAs are refused (they are fused as the DiT loads); the
+ * video encoder joins the handle's models on the first call with images, an upsampler is read per
+ * call. Calls on one model must not overlap. */
 ltx2_status ltx2_generate_model(ltx2_context *ctx, ltx2_model *model, const ltx2_generate_params *p,
                                 ltx2_generate_result *result);
 

@@ -634,9 +634,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     }
     if (two_stage && (st = load_upsampler(ctx, p->spatial_upsampler, &ups)) != LTX2_OK) goto done;
     if (p->n_images) {
-        if (preloaded || dist) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: image conditioning needs the video VAE encoder, "
-                            "which models loaded once (ltx2_model) and multi-rank runs do not load yet");
+        if (dist) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: image conditioning across ranks is not written yet "
+                            "(one rank runs it)");
             goto done;
         }
         imgs = calloc((size_t)p->n_images, sizeof *imgs);

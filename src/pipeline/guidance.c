@@ -201,7 +201,10 @@ ltx2_status ltx2_guidance_combine_x0(ltx2_context *ctx, const ltx2_sem_rules *ru
         if (rules->rescale_std_floor > 0.0f && sp < rules->rescale_std_floor) sp = rules->rescale_std_floor;
         const float ratio = rnd(bf, sc / sp);
         if (rules->rescale_form == LTX2_RESCALE_FACTOR) {
-            const float f = rnd(bf, rnd(bf, r * ratio) + one_minus_r);
+            /* `rescale * factor + (1 - rescale)` on a bf16 0-dim tensor: torch's mul takes the Python
+             * float as an fp32 operand, but its add first casts it to the tensor's dtype (bf16): with
+             * the fp32 addend the factor lands one bf16 ulp away for ~20% of factors */
+            const float f = rnd(bf, rnd(bf, r * ratio) + rnd(bf, one_minus_r));
             for (int64_t i = 0; i < len; i++) pg[i] = rnd(bf, pg[i] * f);
         } else {
             for (int64_t i = 0; i < len; i++) {

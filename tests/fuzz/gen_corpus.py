@@ -128,6 +128,26 @@ def main():
          "video_noise": {"dtype": "F32", "shape": [1, 8, 2, 2, 3], "data_offsets": [len(an), len(an) + len(vn)]}},
         an + struct.pack("<f", float("nan")) + vn[4:]))
 
+    # fuzz_lora (0 .safetensors): two pairs, one ltx-core (bf16), one diffusers (f32); a lone half
+    a16 = struct.pack("<16H", *[0x3c00 + i for i in range(16)])  # bf16 [2, 8]
+    b16 = struct.pack("<16H", *[0xbc00 + i for i in range(16)])  # bf16 [8, 2]
+    a32 = struct.pack("<16f", *[(i % 5 - 2) / 4.0 for i in range(16)])
+    lt = "diffusion_model.transformer_blocks.0.attn1.to_q"
+    df = "transformer.transformer_blocks.1.attn1.to_k"
+    out("fuzz_lora", "two_pairs.safetensors", b"\0" + st_file(
+        {f"{lt}.lora_A.weight": {"dtype": "BF16", "shape": [2, 8], "data_offsets": [0, 32]},
+         f"{lt}.lora_B.weight": {"dtype": "BF16", "shape": [8, 2], "data_offsets": [32, 64]},
+         f"{df}.lora_A.weight": {"dtype": "F32", "shape": [2, 8], "data_offsets": [64, 128]},
+         f"{df}.lora_B.weight": {"dtype": "F32", "shape": [8, 2], "data_offsets": [128, 192]}},
+        a16 + b16 + a32 + a32))
+    out("fuzz_lora", "lone_half.safetensors", b"\0" + st_file(
+        {f"{lt}.lora_A.weight": {"dtype": "BF16", "shape": [2, 8], "data_offsets": [0, 32]}}, a16))
+    # fuzz_image (0 .png, 1 .jpg; the reader goes by content): the committed test images
+    images = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data", "images")
+    for name, ext in (("rgba8.png", 0), ("palette.png", 0), ("gray16.png", 0), ("gradient.jpg", 1)):
+        with open(os.path.join(images, name), "rb") as f:
+            out("fuzz_image", name, bytes([ext]) + f.read())
+
 
 if __name__ == "__main__":
     main()

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/generate_cli.h"
 #include "cli/generate_launch.h"
 #include "core/progress.h"
 #include "core/timer.h"
@@ -26,7 +27,7 @@
 #include "pipeline/semantics.h"
 #include "text/gemma_tokenizer.h"
 
-#define CMD "generate"
+#define CMD CLI_GENERATE_CMD
 #define TINY_CKPT "weights/tiny/ltx2-tiny-2.0.safetensors"
 #define TINY_POS "weights/tiny/prompt_embeds_positive.safetensors"
 #define TINY_NEG "weights/tiny/prompt_embeds_negative.safetensors"
@@ -58,107 +59,6 @@
 #define PATH_CAP 4096
 /* Output files one run may write: mp4, wav, and frames. */
 #define MAX_WRITTEN 4
-
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: ltx2 generate [options]\n"
-            "\n"
-            "Generates a video with audio from a text prompt (through a Gemma-3 text encoder) or from\n"
-            "precomputed prompt embeddings (Gemma-3 hidden states).\n"
-            "With no --checkpoint the embedded tiny test model (and its tiny Gemma) is used (random\n"
-            "weights: the output is abstract, the pipeline is real).\n"
-            "\n"
-            "device:\n"
-            "  --device cpu|cuda[:N]|auto     where the DiT, text connectors, video VAE, audio VAE and vocoder\n"
-            "                                 run (default auto: CUDA device 0 when usable, else the CPU; the\n"
-            "                                 first output line says which)\n"
-            "ltx-pipelines' flag names work as they are (--checkpoint-path, --gemma-root, --output-path,\n"
-            "--num-frames, --frame-rate, --num-inference-steps, --video-cfg-guidance-scale, ...); the\n"
-            "shorter names are aliases. Shown as NAME (alias).\n"
-            "model and prompt:\n"
-            "  --checkpoint-path FILE (--checkpoint)  LTX-2 / LTX-2.3 single-file .safetensors\n"
-            "  --distilled-checkpoint-path FILE  a distilled single file (implies --pipeline distilled)\n"
-            "  --prompt TEXT                  the prompt (UTF-8; over 1024 tokens it is truncated, with a warning)\n"
-            "  --negative-prompt TEXT         for CFG (default: Lightricks' default negative prompt)\n"
-            "  --gemma-root DIR (--text-encoder)  Gemma-3 checkpoint directory: config.json, model*.safetensors,\n"
-            "                                 tokenizer.model (required with --prompt and --checkpoint; it is\n"
-            "                                 freed before sampling)\n"
-            "  --text-encoder-device cpu|cuda[:N]|auto  where Gemma runs (default cpu)\n"
-            "  --text-cache DIR               prompts encoded before are read from DIR instead of running\n"
-            "                                 Gemma (default $XDG_CACHE_HOME/ltx2c/prompts, else\n"
-            "                                 ~/.cache/ltx2c/prompts); keyed by prompt and encoder fingerprint\n"
-            "  --no-text-cache                always run Gemma, write no cache\n"
-            "  --save-prompt-embeds FILE      write the prompt's hidden states (.safetensors, what\n"
-            "                                 --prompt-embeds reads) to skip Gemma next time\n"
-            "  --prompt-embeds FILE           .safetensors/.npz with hidden_states [1,S,D,L] + attention_mask [1,S]\n"
-            "  --negative-prompt-embeds FILE  same, for CFG (required with --prompt-embeds when a CFG scale != 1)\n"
-            "pipeline:\n"
-            "  --pipeline one-stage|distilled|two-stage  ltx-pipelines' ti2vid_one_stage, distilled or\n"
-            "                                 ti2vid_two_stages (default: distilled when the checkpoint's file\n"
-            "                                 name says distilled, two-stage with --distilled-lora, else one-stage)\n"
-            "                                 distilled: stage 1 at half the size on 8 fixed sigmas, no guidance;\n"
-            "                                 the x2 latent upsampler; stage 2 at the full size re-noised to\n"
-            "                                 0.909375, 3 sigmas. two-stage: stage 1 at half the size with the\n"
-            "                                 sampling flags below; stage 2 as distilled's, with the distilled\n"
-            "                                 LoRA added. Sizes are the final ones, multiples of 64 (default\n"
-            "                                 1024 x 1536); distilled takes no steps, guidance or negative prompt\n"
-            "  --spatial-upsampler-path FILE  the x2 spatial latent upsampler (distilled, two-stage)\n"
-            "  --distilled-lora FILE [S]      two-stage: the distilled LoRA stage 2 adds (strength S, default 1)\n"
-            "  --image FILE FRAME STRENGTH [CRF]  condition the video on an image (PNG exactly; JPEG and\n"
-            "                                 others through FFmpeg) at pixel FRAME (0: the first, written over\n"
-            "                                 it; later: a keyframe, appended as extra tokens), STRENGTH in\n"
-            "                                 [0, 1] (1 keeps it as given), CRF the H.264 round trip\n"
-            "                                 ltx-pipelines applies first (default 33; 0: none). Repeatable, one\n"
-            "                                 per frame; every stage\n"
-            "  --lora FILE [S]                a LoRA fused into the DiT at load (strength S, default 1;\n"
-            "                                 repeatable; ltx-core/ComfyUI or diffusers keys; every tensor must\n"
-            "                                 fit this model). Two-stage: in both stages, as ltx-pipelines\n"
-            "sampling (one-stage; two-stage's stage 1):\n"
-            "  --seed N                       noise seed (default 10, as ltx-pipelines; -1: a random one,\n"
-            "                                 printed)\n"
-            "  --num-inference-steps N (--steps)  denoising steps, 2..1000 (default 40 for 2.0, 30 for 2.3;\n"
-            "                                 4 embedded)\n"
-            "  --video-cfg-guidance-scale X (--guidance-scale)  video CFG (default 3; 1 = off)\n"
-            "  --audio-cfg-guidance-scale X (--audio-guidance-scale)  audio CFG (default 7; 1 = off)\n"
-            "  --video-stg-guidance-scale X, --audio-stg-guidance-scale X  STG per stream (default 1; 0 = off;\n"
-            "                                 --stg-scale X sets both)\n"
-            "  --video-rescale-scale X, --audio-rescale-scale X  guidance rescale per stream (default 0.7;\n"
-            "                                 --rescale X sets both)\n"
-            "  --a2v-guidance-scale X, --v2a-guidance-scale X  modality guidance of the video / audio stream\n"
-            "                                 (default 3; 1 = off; --modality-scale X sets both)\n"
-            "  --video-stg-blocks N, --audio-stg-blocks N (--stg-block N)  the DiT block STG perturbs, one for\n"
-            "                                 both streams (default: ltx-pipelines' 29 for 2.0, 28 for 2.3)\n"
-            "  --video-skip-step 0, --audio-skip-step 0  accepted as ltx-pipelines' default; skipping steps is\n"
-            "                                 not implemented (another value is refused)\n"
-            "  --semantics NAME               ltx-core (default) | diffusers | maxdiffusion\n"
-            "  --noise FILE                   initial noise (video_noise, audio_noise; two stages also\n"
-            "                                 stage_2_video_noise, stage_2_audio_noise) instead of the seed\n"
-            "shape:\n"
-            "  --height N --width N           multiples of 32, at most 8192 (default 512 x 768; distilled and\n"
-            "                                 two-stage 1024 x 1536, multiples of 64; 256 x 384 embedded)\n"
-            "  --num-frames N (--frames)      8k+1, at most 8193 (default 121; 25 embedded)\n"
-            "  --frame-rate X (--fps)         frame rate (default 24)\n"
-            "output:\n"
-            "  --output-path FILE.mp4 (-o, --output)  H.264 + AAC (default ltx2.mp4 when no output is given)\n"
-            "  --png-dir DIR                  one PNG per frame (an empty or new directory)\n"
-            "  --overwrite                    allow a non-empty --png-dir: its frame_*.png are replaced\n"
-            "  --wav FILE.wav                 the audio track\n"
-            "  --dump DIR                     pipeline tensors as DIR/*.npy; the DiT's first call as DIR/dit/<module path>.npy\n"
-            "  --vae-tile PX                  decode the video in spatial tiles of PX pixels\n"
-            "  --threads N                    CPU threads, at most the machine's (default: all)\n"
-            "distributed (src/dist/README.md):\n"
-            "  --nproc N                      N ranks (default: loopback threads in this process)\n"
-            "  --launch threads|processes     processes: one process per GPU (round-robin), joined by NCCL\n"
-            "                                 (NCCL builds with a GPU; compute stays on the CPU for now)\n"
-            "  --mesh D,F,C,T                 data,fsdp,context,tensor sizes, product = N (default 1,1,N,1)\n"
-            "  --sharding PROFILE             gpu (default) | ironwood | trillium | default\n"
-            "  multi-node: launch one process per GPU with LTX2_RANK, LTX2_WORLD_SIZE, LTX2_LOCAL_RANK and\n"
-            "  NCCL_COMM_ID or LTX2_RENDEZVOUS=host:port set (e.g. by srun); rank 0 writes the outputs\n"
-            "exit codes: 0 ok, 2 bad input or an unusable --device (nothing written; a NaN or infinity in a\n"
-            "weight, embedding or noise file is bad input), 3 a runtime failure: device, disk, memory (the\n"
-            "memory plan's refusal too), rank, a non-finite value produced by a step or stage (named);\n"
-            "130 / 143 SIGINT / SIGTERM: the run stops at its next step or stage and removes what it wrote\n");
-}
 
 /* Directory containing the running executable, "" when unknown. */
 static void exe_dir(char *buf, size_t cap) {
@@ -427,84 +327,6 @@ static bool random_seed(uint64_t *out) {
     return true;
 }
 
-/* The STG block: ltx-pipelines names one list per stream, the engine perturbs one block for both
- * (the defaults agree: 29 for 2.0, 28 for 2.3). A stream's block given alone, or the same for both,
- * is that block; two different blocks are refused rather than half honoured. */
-/* What a Lightricks file name says of its model: "distilled" (ltx-2-19b-distilled.safetensors,
- * ltx-2.3-22b-distilled-1.1...), "dev" (ltx-2-19b-dev...), or NULL. The files carry no other mark
- * (their metadata config is the same for both), so the name is the evidence, and it is printed. */
-static const char *name_variant(const char *path) {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (strstr(base, "distilled")) return "distilled";
-    if (strstr(base, "-dev") || strstr(base, "_dev")) return "dev";
-    return NULL;
-}
-
-/* The pipeline: --pipeline, else --distilled-checkpoint-path or the checkpoint's name saying
- * distilled (distilled), else --distilled-lora (two-stage), else one-stage. Refuses a pipeline on a
- * checkpoint its name says it was not made for (distilled needs a distilled model; two-stage adds
- * the distilled LoRA to a dev model), flags the pipeline has no use for, and missing inputs. */
-static bool pick_pipeline(int asked, bool distilled_ckpt, const char *ckpt, bool guidance_flags, bool have_dlora,
-                          ltx2_generate_params *p, const char **why_out) {
-    const char *variant = distilled_ckpt ? "distilled" : name_variant(ckpt);
-    const bool named_distilled = variant && !strcmp(variant, "distilled"), named_dev = variant && !strcmp(variant, "dev");
-    const char *why = "--pipeline";
-    if (asked >= 0) {
-        p->pipeline = (ltx2_generate_pipeline)asked;
-    } else if (named_distilled) {
-        p->pipeline = LTX2_PIPELINE_DISTILLED;
-        why = distilled_ckpt ? "--distilled-checkpoint-path" : "the checkpoint's name says distilled";
-    } else if (have_dlora) {
-        p->pipeline = LTX2_PIPELINE_TWO_STAGE;
-        why = "--distilled-lora";
-    } else {
-        p->pipeline = LTX2_PIPELINE_ONE_STAGE;
-        why = "default";
-    }
-    const ltx2_generate_pipeline pl = p->pipeline;
-    const char *name = pl == LTX2_PIPELINE_DISTILLED ? "distilled" : pl == LTX2_PIPELINE_TWO_STAGE ? "two-stage"
-                                                                                                  : "one-stage";
-    if (pl == LTX2_PIPELINE_DISTILLED && named_dev) {
-        fprintf(stderr, "ltx2 %s: the distilled pipeline on %s, whose name says dev: a dev model needs the distilled "
-                "LoRA for the distilled sigmas (--pipeline two-stage --distilled-lora FILE); or use the distilled "
-                "checkpoint\n", CMD, ckpt);
-        return false;
-    }
-    if (pl == LTX2_PIPELINE_TWO_STAGE && named_distilled) {
-        fprintf(stderr, "ltx2 %s: the two-stage pipeline adds the distilled LoRA to a dev model, but %s is distilled: "
-                "use --pipeline distilled\n", CMD, ckpt);
-        return false;
-    }
-    if (pl == LTX2_PIPELINE_DISTILLED && guidance_flags) {
-        fprintf(stderr, "ltx2 %s: the distilled pipeline runs fixed sigmas without guidance: --num-inference-steps, the "
-                "guidance scales, --stg-block and a negative prompt do not apply (use --pipeline one-stage or "
-                "two-stage for them)\n", CMD);
-        return false;
-    }
-    if (pl != LTX2_PIPELINE_ONE_STAGE && !p->spatial_upsampler) {
-        fprintf(stderr, "ltx2 %s: the %s pipeline (%s) needs --spatial-upsampler-path FILE (the x2 spatial latent "
-                "upsampler); or run --pipeline one-stage\n", CMD, name, why);
-        return false;
-    }
-    if (pl == LTX2_PIPELINE_ONE_STAGE && p->spatial_upsampler) {
-        fprintf(stderr, "ltx2 %s: --spatial-upsampler-path is for the distilled and two-stage pipelines; the one-stage "
-                "pipeline does not upsample\n", CMD);
-        return false;
-    }
-    if (pl == LTX2_PIPELINE_TWO_STAGE && !have_dlora) {
-        fprintf(stderr, "ltx2 %s: the two-stage pipeline's stage 2 needs --distilled-lora FILE [STRENGTH]\n", CMD);
-        return false;
-    }
-    if (pl != LTX2_PIPELINE_TWO_STAGE && have_dlora) {
-        fprintf(stderr, "ltx2 %s: --distilled-lora is for the two-stage pipeline's stage 2 (this run is %s); give other "
-                "LoRAs with --lora\n", CMD, name);
-        return false;
-    }
-    *why_out = why;
-    return true;
-}
-
 /* --image PATH FRAME_IDX STRENGTH [CRF] (ltx-pipelines' ImageAction). */
 static bool parse_image(int argc, char **argv, int *i, ltx2_image_cond *out) {
     bool enough = *i + 3 < argc;
@@ -563,6 +385,9 @@ static bool parse_lora(int argc, char **argv, int *i, ltx2_lora_spec *out) {
     return input_file(flag, out->path);
 }
 
+/* The STG block: ltx-pipelines names one list per stream, the engine perturbs one block for both
+ * (the defaults agree: 29 for 2.0, 28 for 2.3). A stream's block given alone, or the same for both,
+ * is that block; two different blocks are refused rather than half honoured. */
 static bool stg_blocks_merge(long long video, long long audio, long long *block) {
     if (video >= 0 && audio >= 0 && video != audio) {
         fprintf(stderr, "ltx2 %s: --video-stg-blocks %lld and --audio-stg-blocks %lld: the engine perturbs one "
@@ -600,7 +425,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         const char *a = argv[i];
         const char *v = NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
+            cli_generate_usage(stdout);
             return CLI_EXIT_OK;
         }
 #define VALUE() \
@@ -766,8 +591,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                                  negative_given;
     if (p.spatial_upsampler && !input_file("--spatial-upsampler-path", p.spatial_upsampler)) return CLI_EXIT_BAD_INPUT;
     const char *pipeline_why = NULL;
-    if (!pick_pipeline(pipeline, distilled_ckpt, ckpt, guidance_flags, p.distilled_lora.path != NULL, &p,
-                       &pipeline_why))
+    if (!cli_generate_pick_pipeline(pipeline, distilled_ckpt, ckpt, guidance_flags, p.distilled_lora.path != NULL,
+                                    &p, &pipeline_why))
         return CLI_EXIT_BAD_INPUT;
     p.loras = loras;
     p.n_loras = n_loras;

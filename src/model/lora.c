@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "core/context.h"
 #include "core/dtype.h"
+#include "io/file.h"
 #include "io/json.h"
 #include "io/safetensors.h"
 #include "model/names.h"
@@ -38,11 +39,6 @@ struct ltx2_lora_set {
     lora_pair *pairs;
     int64_t n_pairs;
 };
-
-static bool ends_with(const char *s, const char *suffix) {
-    const size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
 
 /* The DiT weight name of an adapter key's module (key without its lora_A/B suffix). */
 static bool module_of(const char *base, char *out, size_t cap) {
@@ -81,7 +77,7 @@ static ltx2_status pair_file(ltx2_context *ctx, ltx2_lora_set *s, int i) {
     char base[LORA_NAME_CAP], other[LORA_NAME_CAP + 16];
     for (size_t k = 0; k < f->n_tensors; k++) {
         const ltx2_st_tensor *t = &f->tensors[k];
-        const bool is_a = ends_with(t->name, LORA_SUFFIX_A), is_b = ends_with(t->name, LORA_SUFFIX_B);
+        const bool is_a = ltx2_str_ends_with(t->name, LORA_SUFFIX_A), is_b = ltx2_str_ends_with(t->name, LORA_SUFFIX_B);
         const size_t stem = strlen(t->name) - (is_a ? strlen(LORA_SUFFIX_A) : strlen(LORA_SUFFIX_B));
         if ((!is_a && !is_b) || stem >= sizeof base) {
             note(&bad, &n_bad, t->name);

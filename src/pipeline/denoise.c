@@ -50,8 +50,6 @@ static void dit_dump_npy(const char *name, const ltx2_tensor *t, void *user) {
     d->st = ltx2_npy_write(d->ctx, path, t);
 }
 
-static void *xmalloc_f(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(float)); }
-
 /* Runs the slots[0..nb) of one model call as one DiT batch. */
 static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, int nb, const float *xv,
                             const float *xa, float sigma) {
@@ -61,11 +59,11 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
     const int64_t dv = L->m->conn->cfg.video.inner_dim, da = L->m->conn->cfg.audio.inner_dim;
     const int64_t S = L->pos->S, nl = dc->num_layers;
     ltx2_status st = LTX2_OK;
-    float *vl = xmalloc_f(nb * Tv * Cv), *al = xmalloc_f(nb * Ta * Ca);
-    float *vp = xmalloc_f(nb * 3 * Tv * 2), *ap = xmalloc_f(nb * Ta * 2);
-    float *vt = xmalloc_f(nb * Tv), *at = xmalloc_f(nb * Ta), *sg = xmalloc_f(nb);
-    float *vc = xmalloc_f(nb * S * dv), *ac = xmalloc_f(nb * S * da);
-    float *vo = xmalloc_f(nb * Tv * Cv), *ao = xmalloc_f(nb * Ta * Ca);
+    float *vl = ltx2_pipe_alloc_f(nb * Tv * Cv), *al = ltx2_pipe_alloc_f(nb * Ta * Ca);
+    float *vp = ltx2_pipe_alloc_f(nb * 3 * Tv * 2), *ap = ltx2_pipe_alloc_f(nb * Ta * 2);
+    float *vt = ltx2_pipe_alloc_f(nb * Tv), *at = ltx2_pipe_alloc_f(nb * Ta), *sg = ltx2_pipe_alloc_f(nb);
+    float *vc = ltx2_pipe_alloc_f(nb * S * dv), *ac = ltx2_pipe_alloc_f(nb * S * da);
+    float *vo = ltx2_pipe_alloc_f(nb * Tv * Cv), *ao = ltx2_pipe_alloc_f(nb * Ta * Ca);
     uint32_t *pert = calloc((size_t)(nb * nl), sizeof(uint32_t));
     if (!vl || !al || !vp || !ap || !vt || !at || !sg || !vc || !ac || !vo || !ao || !pert) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "denoise: out of memory for a batch of %d", nb);
@@ -152,42 +150,6 @@ ltx2_status ltx2_denoise_check_cancel(ltx2_context *ctx, const ltx2_generate_par
     return LTX2_ERROR(ctx, LTX2_ERR_CANCELLED, "generate: cancelled before %s", where);
 }
 
-/* The guided velocity of the video stream when some tokens are conditioned (ltx-pipelines'
- * X0Model, guider, post_process_latent, EulerDiffusionStep): each pass's x0 with its token's
- * timestep (mask x sigma), the passes combined, the result blended with the clean latent by the
- * mask, then the velocity at sigma. With every mask 1 this is ltx2_guidance_apply's LC path. */
-static ltx2_status video_velocity_masked(ltx2_context *ctx, const ltx2_denoise_stage *s, const gen_loop *L,
-                                         const float *x, int64_t n, float sigma, float *v_out) {
-    const int64_t C = s->g->lc;
-    float *buf = malloc((size_t)(LTX2_PASS_COUNT + 1) * (size_t)n * sizeof(float));
-    if (!buf) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "guidance: %lld floats", (long long)n);
-    const float *x0[LTX2_PASS_COUNT] = {NULL, NULL, NULL, NULL};
-    for (int p = 0; p < LTX2_PASS_COUNT; p++) {
-        if (!L->v_video[p]) continue;
-        float *o = buf + (size_t)p * (size_t)n;
-        for (int64_t i = 0; i < n; i++) { /* to_denoised(sample, velocity, timesteps) */
-            const float t = s->video_mask[i / C] * sigma;
-            const float vt = L->v_video[p][i] * t;
-            o[i] = x[i] - vt;
-        }
-        ltx2_sched_round_latent(s->rules, o, n);
-        x0[p] = o;
-    }
-    float *g = buf + (size_t)LTX2_PASS_COUNT * (size_t)n;
-    ltx2_status st = ltx2_guidance_combine_x0(ctx, s->rules, &s->gp->video, x0, 1, n, g);
-    if (st == LTX2_OK) {
-        for (int64_t i = 0; i < n; i++) { /* post_process_latent: denoised * mask + clean * (1 - mask) */
-            const float m = s->video_mask[i / C];
-            const float a = g[i] * m, b = s->video_clean[i] * (1.0f - m);
-            g[i] = a + b;
-        }
-        ltx2_sched_round_latent(s->rules, g, n);
-        st = ltx2_sched_x0_to_velocity(ctx, s->rules, x, g, sigma, n, v_out);
-    }
-    free(buf);
-    return st;
-}
-
 /* The stage's step loop on prepared state L (latents xv, xa in place). */
 static ltx2_status run_steps(ltx2_context *ctx, const ltx2_denoise_stage *s, const ltx2_generate_params *p,
                              bool report_progress, gen_loop *L, float *xv, float *xa, float *gv, float *ga) {
@@ -203,7 +165,8 @@ static ltx2_status run_steps(ltx2_context *ctx, const ltx2_denoise_stage *s, con
         LTX2_TRY(run_step(ctx, L, xv, xa, sigma));
         const float *const *vv = (const float *const *)L->v_video, *const *va = (const float *const *)L->v_audio;
         if (s->video_mask)
-            LTX2_TRY(video_velocity_masked(ctx, s, L, xv, nv, sigma, gv));
+            LTX2_TRY(ltx2_guidance_apply_masked(ctx, s->rules, sv, xv, vv, nv, s->g->lc, sigma, s->video_mask,
+                                                s->video_clean, gv));
         else
             LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sv, sv, xv, vv, 1, nv, sigma, sigma_grid, gv, NULL));
         LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sa, sv, xa, va, 1, na, sigma, sigma_grid, ga, NULL));
@@ -245,13 +208,13 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     L.stg_blend_every_block = s->rules->dit_stg_blend_every_block;
     L.rope_ladder_f32 = s->rules->dit_rope_ladder_f32;
     L.dp = s->dp;
-    float *gv = xmalloc_f(nv), *ga = xmalloc_f(na);
+    float *gv = ltx2_pipe_alloc_f(nv), *ga = ltx2_pipe_alloc_f(na);
     ltx2_status st = LTX2_OK;
     if (!gv || !ga) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the guided velocities");
     for (int ps = 0; st == LTX2_OK && ps < LTX2_PASS_COUNT; ps++) {
         if (ltx2_guidance_plan_slot(s->plan, (ltx2_guidance_pass)ps) < 0) continue;
-        L.v_video[ps] = xmalloc_f(nv);
-        L.v_audio[ps] = xmalloc_f(na);
+        L.v_video[ps] = ltx2_pipe_alloc_f(nv);
+        L.v_audio[ps] = ltx2_pipe_alloc_f(na);
         if (!L.v_video[ps] || !L.v_audio[ps])
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the guidance passes");
     }

@@ -15,6 +15,7 @@
 #include "io/file.h"
 #include "io/npy.h"
 #include "pipeline/denoise.h"
+#include "pipeline/generate_stages.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/vae_parallel.h"
 #include "pipeline/generate_dist.h"
@@ -159,8 +160,6 @@ static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_para
     if (need_neg) *tn = out[1];
     return LTX2_OK;
 }
-
-static void *xmalloc_f(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(float)); }
 
 typedef struct gen_frames {
     float *video;
@@ -318,173 +317,6 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
     return st;
 }
 
-/* One denoising stage's inputs: its geometry, sigmas and positions, and with images the video
- * tokens they give (denoise mask and clean latent). */
-typedef struct gen_stage {
-    ltx2_pipe_geometry g;  /* the latent grid */
-    /* what the DiT runs on: the grid, plus the tokens keyframes append (video_tokens counts them) */
-    ltx2_pipe_geometry gr;
-    int64_t height, width; /* pixels */
-    int steps;
-    const char *dump_prefix;
-    float *sigmas, *vpos, *apos;
-    float *mask, *clean; /* NULL without images */
-} gen_stage;
-
-static void gen_stage_free(gen_stage *s) {
-    free(s->sigmas);
-    free(s->vpos);
-    free(s->apos);
-    free(s->mask);
-    free(s->clean);
-}
-
-/* The images a run is conditioned on, and the encoder that turns them into latents. */
-typedef struct gen_cond {
-    const ltx2_cond_image *imgs;
-    int n;
-    const ltx2_video_encoder *enc;
-} gen_cond;
-
-/* create_noised_state with conditionings: x holds the stage's initial latent (zeros, or the
- * upsampled one) in the latent dtype; the images overwrite their tokens (x becomes the clean
- * latent, kept in s->clean with the mask in s->mask), then GaussianNoiser mixes in noise with the
- * mask times noise_scale. Without images: the plain noiser (mask 1). */
-static ltx2_status noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules, const gen_cond *cond, double fps,
-                               gen_stage *s, float *x, float *noise, float noise_scale) {
-    const int64_t n = s->gr.video_tokens * s->g.lc; /* x: the grid, then zeros where keyframes go */
-    ltx2_sched_round_latent(rules, noise, n); /* drawn in the latent dtype */
-    if (cond->n) {
-        s->mask = xmalloc_f(s->gr.video_tokens);
-        s->clean = xmalloc_f(n);
-        if (!s->mask || !s->clean) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the conditioning");
-        memcpy(s->clean, x, (size_t)n * sizeof(float));
-        const ltx2_video_cond_stage cs = {.g = &s->g, .tokens = s->gr.video_tokens, .height = s->height,
-                                          .width = s->width, .fps = fps, .mask = s->mask, .clean = s->clean,
-                                          .positions = s->vpos};
-        LTX2_TRY(ltx2_video_cond_apply(ctx, cond->enc, rules, cond->imgs, cond->n, &cs));
-        memcpy(x, s->clean, (size_t)n * sizeof(float));
-    }
-    ltx2_pipe_renoise(x, noise, s->mask, s->g.lc, noise_scale, n);
-    ltx2_sched_round_latent(rules, x, n);
-    return LTX2_OK;
-}
-
-/* The latent upsampler of a two-stage pipeline, loaded before any other model so that a wrong
- * file is refused before Gemma or the DiT run: spatial x2 is what ltx-pipelines' two-stage
- * pipelines are written for (stage 1 at exactly half the size). */
-static ltx2_status load_upsampler(ltx2_context *ctx, const char *path, ltx2_upsampler **out) {
-    ltx2_st_set *set = NULL;
-    LTX2_TRY(ltx2_st_set_open(ctx, path, &set));
-    ltx2_status st = ltx2_upsampler_load(ctx, set, out);
-    ltx2_st_set_close(set);
-    if (st != LTX2_OK) {
-        ltx2_error_prefix(ctx, "latent upsampler %s", path);
-        return st;
-    }
-    const ltx2_upsampler_config *c = ltx2_upsampler_get_config(*out);
-    const bool x2 = c->spatial_upsample && !c->temporal_upsample && (!c->rational_resampler || c->spatial_scale == 2.0);
-    if (!x2) {
-        const char *kind = c->temporal_upsample ? "temporal x2" : "a spatial one of another scale";
-        ltx2_upsampler_free(*out); /* c points into it */
-        *out = NULL;
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "latent upsampler %s is %s; the two-stage pipelines take the "
-                          "spatial x2 upsampler (ltx-2-spatial-upscaler-x2)", path, kind);
-    }
-    return LTX2_OK;
-}
-
-/* Positions and sigmas of stage s (geometry set): the LTX-2 scheduler's `steps` sigmas, or the
- * distilled list `fixed` verbatim. */
-static ltx2_status stage_prepare(ltx2_context *ctx, const ltx2_sem_rules *rules, const ltx2_video_decoder *vd,
-                                 double fps, int steps, int fixed, gen_stage *s) {
-    s->steps = steps;
-    s->sigmas = xmalloc_f(steps + 1);
-    s->vpos = xmalloc_f(3 * s->gr.video_tokens * 2);
-    s->apos = xmalloc_f(s->g.at * 2);
-    if (!s->sigmas || !s->vpos || !s->apos) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory");
-    /* the grid's; keyframes write theirs after it (ltx2_video_cond_apply) */
-    ltx2_pipe_video_positions(&s->g, vd->time_factor, vd->space_factor, fps, rules->latent_bf16, s->gr.video_tokens,
-                              s->vpos);
-    ltx2_pipe_audio_positions(&s->g, s->apos);
-    if (fixed < 0) {
-        ltx2_sched_params sp = ltx2_sched_params_default(steps, s->g.video_tokens);
-        return ltx2_sched_sigmas(ctx, rules, &sp, s->sigmas);
-    }
-    int n = 0;
-    const float *v = ltx2_sched_distilled((ltx2_distilled_stage)fixed, &n);
-    if (!v || n != steps + 1) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "generate: distilled sigma list %d", fixed);
-    memcpy(s->sigmas, v, (size_t)n * sizeof(float));
-    return LTX2_OK;
-}
-
-/* The stage's starting state as --dump files: noise (the latents it starts from), sigmas and
- * positions, under the stage's prefix. */
-static ltx2_status dump_stage(ltx2_context *ctx, const char *dump, const gen_stage *s, const float *xv,
-                              const float *xa) {
-    if (!dump) return LTX2_OK;
-    const ltx2_pipe_geometry *g = &s->gr;
-    const int64_t s1[2] = {g->video_tokens, g->lc}, s2[2] = {g->at, g->audio_feat}, s3[1] = {s->steps + 1};
-    const int64_t s4[4] = {1, 3, g->video_tokens, 2}, s5[4] = {1, 1, g->at, 2};
-    static const char *const names[5] = {"noise_video", "noise_audio", "sigmas", "video_positions", "audio_positions"};
-    const float *data[5] = {xv, xa, s->sigmas, s->vpos, s->apos};
-    const int nd[5] = {2, 2, 1, 4, 4};
-    const int64_t *shapes[5] = {s1, s2, s3, s4, s5};
-    char name[96];
-    for (int i = 0; i < 5; i++) {
-        snprintf(name, sizeof name, "%s%s", s->dump_prefix, names[i]);
-        LTX2_TRY(ltx2_pipe_dump(ctx, dump, name, data[i], nd[i], shapes[i]));
-    }
-    return LTX2_OK;
-}
-
-/* Between the two stages (distilled.py): the stage-1 video latent through upsample_video (the
- * VAE's per-channel statistics around the upsampler) into *xv (reallocated at the stage-2 size),
- * then video and audio re-noised to sigma0 with stage 2's noise. */
-static ltx2_status upsample_and_renoise(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_sem_rules *rules,
-                                        const ltx2_pipe_models *m, const ltx2_upsampler *ups, const gen_cond *cond,
-                                        const gen_stage *s1, gen_stage *s2, const char *dump, float **xv, float *xa) {
-    const ltx2_pipe_geometry *g1 = &s1->g, *g2 = &s2->g;
-    const int64_t in[5] = {1, g1->lf, g1->lh, g1->lw, g1->lc}, out[5] = {1, g2->lf, g2->lh, g2->lw, g2->lc};
-    /* the grid of stage 1's result (clear_conditioning drops the keyframe tokens after it) goes up;
-     * stage 2's keyframe tokens start as zeros */
-    const int64_t nv = s2->gr.video_tokens * g2->lc, na = g2->at * g2->audio_feat;
-    float *up = calloc((size_t)nv, sizeof(float)), *noise_v = xmalloc_f(nv), *noise_a = xmalloc_f(na);
-    ltx2_status st = LTX2_OK;
-    if (!up || !noise_v || !noise_a) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for stage 2");
-    if (st == LTX2_OK) {
-        ltx2_tensor x = ltx2_tensor_make(*xv, LTX2_F32, 5, in), y = ltx2_tensor_make(up, LTX2_F32, 5, out);
-        st = ltx2_upsampler_upsample_latent_on(ctx, ups, m->be, m->vdec->mean_of_means, m->vdec->std_of_means, &x, &y);
-        if (st != LTX2_OK) ltx2_error_prefix(ctx, "upsampling the stage-1 latent");
-    }
-    if (st == LTX2_OK)
-        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, up, 5, out, "the upsampled video latent [1, F', H', W', C]");
-    if (st == LTX2_OK) st = ltx2_pipe_dump(ctx, dump, "upsampled_video_latent", up, 5, out);
-    if (st == LTX2_OK) {
-        if (p->noise)
-            st = ltx2_pipe_noise_load(ctx, p->noise, 1, &s2->gr, noise_v, noise_a);
-        else
-            ltx2_pipe_noise_philox(&s2->gr, p->seed, 1, noise_v, noise_a);
-    }
-    if (st == LTX2_OK) {
-        /* the reference's noise is drawn in the latent dtype, the upsampler's output is in it */
-        ltx2_sched_round_latent(rules, up, nv);
-        st = noise_stage(ctx, rules, cond, p->fps, s2, up, noise_v, s2->sigmas[0]);
-    }
-    if (st == LTX2_OK) {
-        ltx2_sched_round_latent(rules, noise_a, na);
-        ltx2_pipe_renoise(xa, noise_a, NULL, g2->audio_feat, s2->sigmas[0], na);
-        ltx2_sched_round_latent(rules, xa, na);
-        free(*xv);
-        *xv = up;
-        up = NULL;
-    }
-    free(up);
-    free(noise_v);
-    free(noise_a);
-    return st;
-}
-
 /* The decoded video into r (whole, tiled, or spread over the ranks). */
 static ltx2_status decode_video(ltx2_context *ctx, const ltx2_video_decoder *vd, const ltx2_generate_dist *dist,
                                 const ltx2_vae_tiling *tiling, const int64_t lat_shape[5], const char *dump,
@@ -492,7 +324,7 @@ static ltx2_status decode_video(ltx2_context *ctx, const ltx2_video_decoder *vd,
     int64_t vshape[5];
     LTX2_TRY(ltx2_video_decoder_out_shape(ctx, vd, lat_shape, vshape));
     ltx2_tensor lt = ltx2_tensor_make(r->video_latent, LTX2_F32, 5, lat_shape);
-    r->video = xmalloc_f(vshape[1] * vshape[2] * vshape[3] * vshape[4]);
+    r->video = ltx2_pipe_alloc_f(vshape[1] * vshape[2] * vshape[3] * vshape[4]);
     if (!r->video) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the video");
     ltx2_tensor vt = ltx2_tensor_make(r->video, LTX2_F32, 5, vshape);
     gen_frames gf = {r->video, vshape[2] * vshape[3] * vshape[4], vshape[2]};
@@ -520,8 +352,8 @@ static ltx2_status decode_audio(ltx2_context *ctx, const ltx2_pipe_models *m, co
     int64_t mshape[4], wshape[3];
     LTX2_TRY(ltx2_audio_decoder_out_shape(ctx, m->adec, ashape, mshape));
     LTX2_TRY(ltx2_vocoder_out_shape(ctx, m->voc, mshape, wshape));
-    float *mel = xmalloc_f(mshape[0] * mshape[1] * mshape[2] * mshape[3]);
-    float *wav = xmalloc_f(wshape[0] * wshape[1] * wshape[2]);
+    float *mel = ltx2_pipe_alloc_f(mshape[0] * mshape[1] * mshape[2] * mshape[3]);
+    float *wav = ltx2_pipe_alloc_f(wshape[0] * wshape[1] * wshape[2]);
     ltx2_status st = LTX2_OK;
     if (!mel || !wav) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the audio");
     ltx2_tensor lt = ltx2_tensor_make(r->audio_latent, LTX2_F32, 4, ashape);
@@ -632,7 +464,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         }
         if (st != LTX2_OK) goto done;
     }
-    if (two_stage && (st = load_upsampler(ctx, p->spatial_upsampler, &ups)) != LTX2_OK) goto done;
+    if (two_stage && (st = ltx2_gen_load_upsampler(ctx, p->spatial_upsampler, &ups)) != LTX2_OK) goto done;
     if (p->n_images) {
         if (dist) {
             st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: image conditioning across ranks is not written yet "
@@ -770,15 +602,15 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     r->timings.text = t_text - t_load + text_seconds;
 
     /* ---- stage 1's initial state ---- */
-    for (int s = 0; s < n_stages; s++)
-        if ((st = stage_prepare(ctx, &rules, vd, p->fps, s ? GEN_DISTILLED_STEPS_2 : steps1,
-                                s ? LTX2_DISTILLED_STAGE2 : distilled ? LTX2_DISTILLED_STAGE1 : -1, &stage[s])) !=
-            LTX2_OK)
-            goto done;
+    for (int s = 0; s < n_stages; s++) {
+        const int fixed = s ? LTX2_DISTILLED_STAGE2 : distilled ? LTX2_DISTILLED_STAGE1 : -1;
+        st = ltx2_gen_stage_prepare(ctx, &rules, vd, p->fps, s ? GEN_DISTILLED_STEPS_2 : steps1, fixed, &stage[s]);
+        if (st != LTX2_OK) goto done;
+    }
     const ltx2_pipe_geometry *g1 = &stage[0].g, *g1r = &stage[0].gr;
     const int64_t na = g1->at * g1->audio_feat; /* the audio geometry is the same in both stages */
-    xv = xmalloc_f(g1r->video_tokens * g1->lc);
-    xa = xmalloc_f(na);
+    xv = ltx2_pipe_alloc_f(g1r->video_tokens * g1->lc);
+    xa = ltx2_pipe_alloc_f(na);
     if (!xv || !xa) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the latents");
         goto done;
@@ -794,7 +626,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the latents");
             goto done;
         }
-        st = noise_stage(ctx, &rules, &cond, p->fps, &stage[0], x0, xv, 1.0f);
+        st = ltx2_gen_noise_stage(ctx, &rules, &cond, p->fps, &stage[0], x0, xv, 1.0f);
         free(xv);
         xv = x0;
         if (st != LTX2_OK) goto done;
@@ -802,7 +634,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         ltx2_sched_round_latent(&rules, xv, g1->video_tokens * g1->lc);
     }
     ltx2_sched_round_latent(&rules, xa, na);
-    if ((st = dump_stage(ctx, dump, &stage[0], xv, xa)) != LTX2_OK) goto done;
+    if ((st = ltx2_gen_dump_stage(ctx, dump, &stage[0], xv, xa)) != LTX2_OK) goto done;
     const double t_noise = ltx2_timer_now();
     r->timings.noise = t_noise - t_text;
 
@@ -812,10 +644,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         if (s) { /* stage 2 starts from the upsampled, re-noised stage-1 latents */
             const double tu = ltx2_timer_now();
             if ((st = ltx2_denoise_check_cancel(ctx, p, "the latent upsampler", 0)) != LTX2_OK) goto done;
-            if ((st = upsample_and_renoise(ctx, p, &rules, m, ups, &cond, &stage[0], &stage[1], dump, &xv, xa)) !=
-                LTX2_OK)
-                goto done;
-            if ((st = dump_stage(ctx, dump, &stage[s], xv, xa)) != LTX2_OK) goto done;
+            st = ltx2_gen_upsample_and_renoise(ctx, p, &rules, m, ups, &cond, &stage[0], &stage[1], dump, &xv, xa);
+            if (st != LTX2_OK) goto done;
+            if ((st = ltx2_gen_dump_stage(ctx, dump, &stage[s], xv, xa)) != LTX2_OK) goto done;
             t_between += ltx2_timer_now() - tu;
             if (loras2) { /* ti2vid_two_stages: stage 2's transformer is built again with the distilled LoRA */
                 const double tl = ltx2_timer_now();
@@ -848,7 +679,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     memcpy(r->video_latent_shape, lat_shape, sizeof lat_shape);
     r->video_latent = xv;
     xv = NULL;
-    alat = xmalloc_f(na);
+    alat = ltx2_pipe_alloc_f(na);
     if (!alat) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory");
         goto done;
@@ -883,7 +714,7 @@ done:
     free(imgs);
     ltx2_lora_set_free(loras2);
     free(specs2);
-    for (int s = 0; s < 2; s++) gen_stage_free(&stage[s]);
+    for (int s = 0; s < 2; s++) ltx2_gen_stage_free(&stage[s]);
     free(pos.video); free(pos.audio); free(neg.video); free(neg.audio);
     free(xv); free(xa); free(alat);
     return st;

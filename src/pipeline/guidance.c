@@ -268,3 +268,38 @@ ltx2_status ltx2_guidance_apply(ltx2_context *ctx, const ltx2_sem_rules *rules,
     free(buf);
     return st;
 }
+
+ltx2_status ltx2_guidance_apply_masked(ltx2_context *ctx, const ltx2_sem_rules *rules, const ltx2_guidance_scales *s,
+                                       const float *x, const float *const v[LTX2_PASS_COUNT], int64_t n,
+                                       int64_t channels, float sigma, const float *mask, const float *clean,
+                                       float *v_out) {
+    if (!rules || !s || !x || !v || !v[LTX2_PASS_COND] || !mask || !clean || !v_out || channels < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "guidance apply (masked): NULL argument");
+    float *buf = malloc((size_t)(LTX2_PASS_COUNT + 1) * (size_t)n * sizeof(float));
+    if (!buf) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "guidance apply (masked): %lld floats", (long long)n);
+    const float *x0[LTX2_PASS_COUNT] = {NULL, NULL, NULL, NULL};
+    for (int p = 0; p < LTX2_PASS_COUNT; p++) {
+        if (!v[p]) continue;
+        float *o = buf + (size_t)p * (size_t)n;
+        for (int64_t i = 0; i < n; i++) { /* X0Model: to_denoised(sample, velocity, mask * sigma) */
+            const float t = mask[i / channels] * sigma;
+            const float vt = v[p][i] * t;
+            o[i] = x[i] - vt;
+        }
+        ltx2_sched_round_latent(rules, o, n);
+        x0[p] = o;
+    }
+    float *g = buf + (size_t)LTX2_PASS_COUNT * (size_t)n;
+    ltx2_status st = ltx2_guidance_combine_x0(ctx, rules, s, x0, 1, n, g);
+    if (st == LTX2_OK) {
+        for (int64_t i = 0; i < n; i++) { /* post_process_latent: denoised * mask + clean * (1 - mask) */
+            const float m = mask[i / channels];
+            const float a = g[i] * m, b = clean[i] * (1.0f - m);
+            g[i] = a + b;
+        }
+        ltx2_sched_round_latent(rules, g, n);
+        st = ltx2_sched_x0_to_velocity(ctx, rules, x, g, sigma, n, v_out);
+    }
+    free(buf);
+    return st;
+}

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "io/safetensors.h"
 #include "ltx2/ltx2.h"
@@ -179,6 +180,9 @@ ltx2_status ltx2_generate_with_models(ltx2_context *ctx, const ltx2_generate_par
  * backend the library does not open itself (the kernel emulator). */
 ltx2_status ltx2_generate_on(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
                              ltx2_generate_result *result);
+
+/* n floats (at least one, so a zero-sized latent still gets a pointer to free). */
+static inline float *ltx2_pipe_alloc_f(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(float)); }
 
 /* Writes t as DIR/<name>.npy (no-op when dir is NULL). */
 ltx2_status ltx2_pipe_dump(ltx2_context *ctx, const char *dir, const char *name, const float *data, int ndim,

@@ -1,0 +1,65 @@
+/* The stage machinery of the pipelines with two stages (generate.c runs it): each stage's geometry,
+ * sigmas and positions, the images' conditioning of a stage, the noiser, the latent upsampler between
+ * the stages and the stage's --dump files. */
+#ifndef LTX2_PIPELINE_GENERATE_STAGES_H
+#define LTX2_PIPELINE_GENERATE_STAGES_H
+
+#include <stdint.h>
+
+#include "model/upsampler.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/semantics.h"
+#include "pipeline/video_cond.h"
+
+/* One denoising stage's inputs: its geometry, sigmas and positions, and with images the video
+ * tokens they give (denoise mask and clean latent). */
+typedef struct gen_stage {
+    ltx2_pipe_geometry g;  /* the latent grid */
+    /* what the DiT runs on: the grid, plus the tokens keyframes append (video_tokens counts them) */
+    ltx2_pipe_geometry gr;
+    int64_t height, width; /* pixels */
+    int steps;
+    const char *dump_prefix;
+    float *sigmas, *vpos, *apos;
+    float *mask, *clean; /* NULL without images */
+} gen_stage;
+
+/* The images a run is conditioned on, and the encoder that turns them into latents. */
+typedef struct gen_cond {
+    const ltx2_cond_image *imgs;
+    int n;
+    const ltx2_video_encoder *enc;
+} gen_cond;
+
+void ltx2_gen_stage_free(gen_stage *s);
+
+/* create_noised_state with conditionings: x holds the stage's initial latent (zeros, or the
+ * upsampled one) in the latent dtype; the images overwrite their tokens (x becomes the clean
+ * latent, kept in s->clean with the mask in s->mask), then GaussianNoiser mixes in noise with the
+ * mask times noise_scale. Without images: the plain noiser (mask 1). */
+ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules, const gen_cond *cond, double fps,
+                                 gen_stage *s, float *x, float *noise, float noise_scale);
+
+/* The latent upsampler of a two-stage pipeline, loaded before any other model so that a wrong
+ * file is refused before Gemma or the DiT run: spatial x2 is what ltx-pipelines' two-stage
+ * pipelines are written for (stage 1 at exactly half the size). */
+ltx2_status ltx2_gen_load_upsampler(ltx2_context *ctx, const char *path, ltx2_upsampler **out);
+
+/* Positions and sigmas of stage s (geometry set): the LTX-2 scheduler's `steps` sigmas, or the
+ * distilled list `fixed` verbatim. */
+ltx2_status ltx2_gen_stage_prepare(ltx2_context *ctx, const ltx2_sem_rules *rules, const ltx2_video_decoder *vd,
+                                   double fps, int steps, int fixed, gen_stage *s);
+
+/* The stage's starting state as --dump files: noise (the latents it starts from), sigmas and
+ * positions, under the stage's prefix. */
+ltx2_status ltx2_gen_dump_stage(ltx2_context *ctx, const char *dump, const gen_stage *s, const float *xv,
+                                const float *xa);
+
+/* Between the two stages (distilled.py): the stage-1 video latent through upsample_video (the
+ * VAE's per-channel statistics around the upsampler) into *xv (reallocated at the stage-2 size),
+ * then video and audio re-noised to sigma0 with stage 2's noise. */
+ltx2_status ltx2_gen_upsample_and_renoise(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_sem_rules *rules,
+                                          const ltx2_pipe_models *m, const ltx2_upsampler *ups, const gen_cond *cond,
+                                          const gen_stage *s1, gen_stage *s2, const char *dump, float **xv, float *xa);
+
+#endif

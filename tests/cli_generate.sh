@@ -255,6 +255,29 @@ else
     bad "generate without --image failed"; cat "$tmp/stderr"
 fi
 
+# ---- audio to video (#14): refusals, and a one-stage run whose output audio is the file's window ----
+aud="$src/tests/golden/data/a2vid_input.wav"  # 0.8 s, stereo 44.1 kHz
+expect_refusal "audio start without audio" "need --audio-path" "${small[@]}" --audio-start-time 0.1 --wav a.wav
+expect_refusal "missing audio" "no such readable file" --audio "$tmp/nope.wav" -o o.mp4
+expect_refusal "negative audio start" "finite >= 0" --audio "$aud" --audio-start-time -1 -o o.mp4
+expect_refusal "audio shorter than the clip" "give a longer audio" "${small[@]}" --audio "$aud" --audio-start-time 0.5 --wav a.wav
+expect_refusal "audio max duration under the clip" "maximum duration" "${small[@]}" --audio "$aud" --audio-max-duration 0.2 --wav a.wav
+a2v="$tmp/a2v"
+mkdir -p "$a2v"
+if (cd "$a2v" && "$bin" generate "${small[@]}" --audio-path "$aud" --audio-start-time 0.05 --wav a.wav --png-dir f \
+        >"$tmp/stdout" 2>"$tmp/stderr"); then
+    ok
+else
+    bad "generate --audio-path failed"; cat "$tmp/stderr"
+fi
+grep -q "^audio: .*a2vid_input.wav from 0.05 s for the clip's 0.708333 s: held in every stage" "$tmp/stdout" && ok \
+    || bad "no audio line: $(cat "$tmp/stdout")"
+[ "$(ls "$a2v/f" 2>/dev/null | grep -c '^frame_.*\.png$')" -eq 17 ] && ok || bad "expected 17 audio-to-video PNG frames"
+# the WAV written is the input's window: 44.1 kHz stereo, round(17 / 24 * 44100) = 31238 samples
+[ "$(od -An -tu4 -j24 -N4 "$a2v/a.wav" 2>/dev/null | tr -d ' ')" = 44100 ] && ok || bad "a2v WAV rate is not the input's"
+[ "$(od -An -tu4 -j40 -N4 "$a2v/a.wav" 2>/dev/null | tr -d ' ')" = $((31238 * 4)) ] && ok \
+    || bad "a2v WAV data size $(od -An -tu4 -j40 -N4 "$a2v/a.wav") is not the window's"
+
 # the same run by --pipeline distilled gives the same audio, bit for bit
 if (cd "$dist" && "$bin" generate --checkpoint-path "$src/weights/tiny/ltx2-tiny-2.3.safetensors" --pipeline distilled \
         --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" --spatial-upsampler-path "$ups" \

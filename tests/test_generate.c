@@ -343,6 +343,32 @@ static void check_cancel_text(ltx2_context *ctx) {
           "cancel in Gemma: status %d after %d polls: %s", st, calls, ltx2_last_error(ctx));
 }
 
+/* --semantics diffusers: on LTX-2.0 (perturbed_attn false in diffusers' conversion) STG changes
+ * nothing, so STG 1 gives STG 0's run bit for bit; on LTX-2.3 (perturbed_attn true) it acts. */
+static void check_diffusers_stg(ltx2_context *ctx) {
+    for (int v23 = 0; v23 < 2; v23++) {
+        ltx2_generate_params p;
+        base_params(&p, v23 ? LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.3.safetensors"
+                            : LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors");
+        p.semantics = LTX2_GENERATE_SEM_DIFFUSERS;
+        p.decode_video = p.decode_audio = 0;
+        ltx2_generate_result on, off;
+        p.video_stg = p.audio_stg = 1.0;
+        const ltx2_status s1 = ltx2_generate(ctx, &p, &on);
+        p.video_stg = p.audio_stg = 0.0;
+        const ltx2_status s2 = ltx2_generate(ctx, &p, &off);
+        CHECK(s1 == LTX2_OK && s2 == LTX2_OK, "diffusers STG runs: %s", ltx2_last_error(ctx));
+        if (s1 == LTX2_OK && s2 == LTX2_OK) {
+            const size_t n = 2 * 2 * 3 * 8 * sizeof(float);
+            const bool same = !memcmp(on.video_latent, off.video_latent, n);
+            CHECK(same == !v23, "diffusers semantics, LTX-%s: STG %s the run", v23 ? "2.3" : "2.0",
+                  same ? "did not change" : "changed");
+        }
+        ltx2_generate_result_free(&on);
+        ltx2_generate_result_free(&off);
+    }
+}
+
 int main(void) {
     ltx2_context_params cp;
     ltx2_context_params_init(&cp);
@@ -358,6 +384,7 @@ int main(void) {
         printf("from text: skipped (built without SentencePiece)\n");
     }
     check_philox(ctx);
+    check_diffusers_stg(ctx);
     check_cancel(ctx);
     check_prompt_lengths(ctx);
     check_refusals(ctx);

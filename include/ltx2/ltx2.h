@@ -123,6 +123,13 @@ typedef struct ltx2_generate_params {
      * --semantics ltx-core */
     const ltx2_image_cond *images;
     int n_images;
+    /* Audio-to-video (ltx-pipelines a2vid_two_stage): the video is generated to the audio of this file
+     * (WAV read exactly; other formats through FFmpeg), read from audio_start_time seconds for
+     * audio_max_duration seconds (0: the clip's length, frames / fps, as a2vid's command line). Its
+     * latent is held in every stage and the result's audio is the file's own samples (at its rate).
+     * NULL: text to audio and video. --semantics ltx-core */
+    const char *audio;
+    double audio_start_time, audio_max_duration;
     /* Where the DiT, the text connectors, the video and audio VAEs and the vocoder run: "cpu",
      * "cuda", "cuda:N", or NULL / "auto" (CUDA device 0 when usable, else the CPU). */
     const char *device;

@@ -457,6 +457,19 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                 return CLI_EXIT_BAD_INPUT;
             }
             if (!parse_image(argc, argv, &i, &images[n_images++])) return CLI_EXIT_BAD_INPUT;
+        } else if (!strcmp(a, "--audio-path") || !strcmp(a, "--audio")) {
+            VALUE();
+            p.audio = v;
+            if (!input_file(a, v)) return CLI_EXIT_BAD_INPUT;
+        } else if (!strcmp(a, "--audio-start-time") || !strcmp(a, "--audio-max-duration")) {
+            const bool start = !strcmp(a, "--audio-start-time");
+            double *dst = start ? &p.audio_start_time : &p.audio_max_duration;
+            NUM(*dst);
+            if (!isfinite(*dst) || *dst < 0 || (!start && *dst == 0)) {
+                fprintf(stderr, "ltx2 %s: %s must be %s seconds, got %s\n", CMD, a, start ? "a finite >= 0" : "a finite > 0",
+                        v);
+                return CLI_EXIT_BAD_INPUT;
+            }
         } else if (!strcmp(a, "--distilled-lora")) {
             if (!parse_lora(argc, argv, &i, &p.distilled_lora)) return CLI_EXIT_BAD_INPUT;
         }
@@ -590,6 +603,10 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                                  !isnan(vmod) || !isnan(amod) || stg_block >= 0 || vblock >= 0 || ablock >= 0 ||
                                  negative_given;
     if (p.spatial_upsampler && !input_file("--spatial-upsampler-path", p.spatial_upsampler)) return CLI_EXIT_BAD_INPUT;
+    if (!p.audio && (p.audio_start_time != 0 || p.audio_max_duration != 0)) {
+        fprintf(stderr, "ltx2 %s: --audio-start-time and --audio-max-duration need --audio-path FILE\n", CMD);
+        return CLI_EXIT_BAD_INPUT;
+    }
     const char *pipeline_why = NULL;
     if (!cli_generate_pick_pipeline(pipeline, distilled_ckpt, ckpt, guidance_flags, p.distilled_lora.path != NULL,
                                     &p, &pipeline_why))
@@ -738,6 +755,12 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                p.images[i].crf);
     if (p.distilled_lora.path)
         printf("distilled lora (stage 2): %s (strength %g)\n", p.distilled_lora.path, p.distilled_lora.strength);
+    if (p.audio) {
+        printf("audio: %s from %g s for ", p.audio, p.audio_start_time);
+        if (p.audio_max_duration > 0) printf("at most %g s", p.audio_max_duration);
+        else printf("the clip's %g s", (double)p.frames / p.fps);
+        printf(": held in every stage (a2vid), no audio guidance; the output audio is the file's\n");
+    }
     if (p.prompt)
         printf("prompt: \"%s\" (text encoder %s)%s%s%s\n", p.prompt, p.text_encoder,
                p.negative_prompt ? ", negative: \"" : "", p.negative_prompt ? p.negative_prompt : "",

@@ -301,9 +301,10 @@ ltx2_status ltx2_audio_encoder_wave_latent_shape(ltx2_context *ctx, const ltx2_a
     return ltx2_audio_encoder_out_shape(ctx, enc, ms, latent_bctf);
 }
 
-ltx2_status ltx2_audio_encode_waveform(ltx2_context *ctx, const ltx2_audio_encoder *enc, const ltx2_tensor *wave,
-                                       int64_t sample_rate, ltx2_tensor *latent, ltx2_audio_dump_fn dump,
-                                       void *user) {
+/* The front end on the CPU, then the encoder's forward on dv's backend (NULL: the CPU). */
+static ltx2_status encode_waveform(ltx2_context *ctx, const ltx2_audio_encoder *enc, const ltx2_audio_enc_device *dv,
+                                   const ltx2_tensor *wave, int64_t sample_rate, ltx2_tensor *latent,
+                                   ltx2_audio_dump_fn dump, void *user) {
     if (!enc || !wave || !latent) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio encoder: NULL argument");
     if (!vae_host_f32(wave, 3))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio encoder: waveform must be a contiguous f32 CPU [B, C, N] tensor");
@@ -327,8 +328,22 @@ ltx2_status ltx2_audio_encode_waveform(ltx2_context *ctx, const ltx2_audio_encod
         const int64_t s[4] = {B, C, frames, enc->cfg.mel.n_mels};
         ltx2_tensor v = ltx2_tensor_make(mel, LTX2_F32, 4, s);
         if (dump) dump("mel.out", &v, user);
-        st = ltx2_audio_encoder_encode(ctx, enc, &v, latent, dump, user);
+        st = dv ? ltx2_audio_enc_device_encode(ctx, dv, &v, latent, dump, user)
+                : ltx2_audio_encoder_encode(ctx, enc, &v, latent, dump, user);
     }
     free(mel);
     return st;
+}
+
+ltx2_status ltx2_audio_encode_waveform(ltx2_context *ctx, const ltx2_audio_encoder *enc, const ltx2_tensor *wave,
+                                       int64_t sample_rate, ltx2_tensor *latent, ltx2_audio_dump_fn dump,
+                                       void *user) {
+    return encode_waveform(ctx, enc, NULL, wave, sample_rate, latent, dump, user);
+}
+
+ltx2_status ltx2_audio_enc_device_encode_waveform(ltx2_context *ctx, const ltx2_audio_encoder *enc,
+                                                  const ltx2_audio_enc_device *dv, const ltx2_tensor *wave,
+                                                  int64_t sample_rate, ltx2_tensor *latent) {
+    if (!dv) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio encoder: no placed encoder");
+    return encode_waveform(ctx, enc, dv, wave, sample_rate, latent, NULL, NULL);
 }

@@ -21,6 +21,7 @@ typedef struct gen_loop {
     const ltx2_pipe_context *pos, *neg;
     const float *vpos, *apos;   /* positions of one sample */
     const float *video_mask;    /* [Tv] denoise mask of conditioned tokens (NULL: all 1) */
+    bool audio_held;            /* the audio is given: timestep 0, the positive context in every pass */
     int64_t stg_block;
     ltx2_dit_av_timestep av_timestep; /* the semantics' cross-modal timestep rule */
     bool stg_blend_every_block, rope_ladder_f32; /* the semantics' other model rules */
@@ -79,10 +80,10 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
         memcpy(ap + b * Ta * 2, L->apos, (size_t)(Ta * 2) * sizeof(float));
         /* timesteps_from_mask: denoise mask x sigma (1 x sigma for a free token) */
         for (int64_t t = 0; t < Tv; t++) vt[b * Tv + t] = L->video_mask ? L->video_mask[t] * sigma : sigma;
-        for (int64_t t = 0; t < Ta; t++) at[b * Ta + t] = sigma;
+        for (int64_t t = 0; t < Ta; t++) at[b * Ta + t] = L->audio_held ? 0.0f : sigma;
         sg[b] = sigma;
         memcpy(vc + b * S * dv, c->video, (size_t)(S * dv) * sizeof(float));
-        memcpy(ac + b * S * da, c->audio, (size_t)(S * da) * sizeof(float));
+        memcpy(ac + b * S * da, (L->audio_held ? L->pos : c)->audio, (size_t)(S * da) * sizeof(float));
         if (pass == LTX2_PASS_PTB) {
             uint32_t fl = (L->plan->stg_video ? LTX2_DIT_SKIP_VIDEO_SELF_ATTN : 0u) |
                           (L->plan->stg_audio ? LTX2_DIT_SKIP_AUDIO_SELF_ATTN : 0u);
@@ -169,9 +170,12 @@ static ltx2_status run_steps(ltx2_context *ctx, const ltx2_denoise_stage *s, con
                                                 s->video_clean, gv));
         else
             LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sv, sv, xv, vv, 1, nv, sigma, sigma_grid, gv, NULL));
-        LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sa, sv, xa, va, 1, na, sigma, sigma_grid, ga, NULL));
+        /* a held audio latent: x0 = x (timestep 0) blended with itself by mask 0, velocity 0, so the
+         * reference's update leaves it bit for bit; it is skipped */
+        if (!s->audio_held)
+            LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sa, sv, xa, va, 1, na, sigma, sigma_grid, ga, NULL));
         ltx2_sched_euler_step(s->rules, xv, gv, sigma, s->sigmas[i + 1], nv);
-        ltx2_sched_euler_step(s->rules, xa, ga, sigma, s->sigmas[i + 1], na);
+        if (!s->audio_held) ltx2_sched_euler_step(s->rules, xa, ga, sigma, s->sigmas[i + 1], na);
         /* a NaN stops the run where it appears, not as black frames at the end */
         LTX2_TRY(ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, xv, 2, s1, "denoising step %d/%d (sigma %g): the video "
                                    "latent [token, channel]", step, s->steps_total, (double)sigma));
@@ -203,6 +207,7 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     L.vpos = s->vpos;
     L.apos = s->apos;
     L.video_mask = s->video_mask;
+    L.audio_held = s->audio_held;
     L.stg_block = s->stg_block;
     L.av_timestep = ltx2_sem_dit_av_timestep(s->rules, s->m->dit->cfg.cross_attention_adaln);
     L.stg_blend_every_block = s->rules->dit_stg_blend_every_block;

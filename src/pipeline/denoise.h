@@ -37,6 +37,11 @@ typedef struct ltx2_denoise_stage {
      * mask * sigma, and each step's x0 is blended with the clean latent by the mask
      * (post_process_latent) before the Euler update. */
     const float *video_mask, *video_clean;
+    /* audio-to-video (a2vid_two_stage's denoise_video_only): the audio latent is given and held with
+     * denoise mask 0, so its tokens see timestep 0 and it never moves; the audio guider is a default
+     * MultiModalGuider (no guidance, no negative context), so the unconditional pass sees the
+     * positive audio context. The audio scales of gp must be off. */
+    bool audio_held;
     ltx2_dit_parallel *dp;              /* multi-rank runs: the sharded DiT (NULL: one rank) */
     /* dumps (dump_dir NULL: none): per step <prefix>step_NNN_{video,audio}; dump_dit: the DiT's
      * intermediates of the stage's first model call under dump_dir/dit */

@@ -14,6 +14,7 @@
 #include "core/timer.h"
 #include "io/file.h"
 #include "io/npy.h"
+#include "pipeline/audio_cond.h"
 #include "pipeline/denoise.h"
 #include "pipeline/generate_stages.h"
 #include "pipeline/memory_plan.h"
@@ -234,6 +235,13 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
     if (p->n_images && p->semantics != LTX2_GENERATE_SEM_LTX_CORE)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: image conditioning follows ltx-pipelines (--semantics "
                           "ltx-core)");
+    if (p->audio && p->semantics != LTX2_GENERATE_SEM_LTX_CORE)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: audio conditioning follows ltx-pipelines (--semantics "
+                          "ltx-core)");
+    if (p->audio && (!isfinite(p->audio_start_time) || p->audio_start_time < 0 || !isfinite(p->audio_max_duration) ||
+                     p->audio_max_duration < 0))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: audio start %g s and maximum duration %g s must be >= 0 "
+                          "(duration 0: the clip's length)", p->audio_start_time, p->audio_max_duration);
     if (p->n_loras < 0 || (p->n_loras && !p->loras))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: %d LoRAs and no list", p->n_loras);
     const char *pl = pipeline_name(p->pipeline);
@@ -263,6 +271,28 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
     if (p->pipeline != LTX2_PIPELINE_TWO_STAGE && p->distilled_lora.path)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a distilled LoRA is for the two-stage pipeline's "
                           "stage 2; give other LoRAs as loras (--lora)");
+    return LTX2_OK;
+}
+
+/* --semantics diffusers follows the model diffusers' converter builds (scripts/convert_ltx2_to_diffusers.py):
+ * LTX-2.0 with perturbed_attn false, whose self-attention ignores the STG perturbation, so the STG
+ * pass equals the conditional one and its term is zero; LTX-2.3 with perturbed_attn true. On 2.0 the
+ * STG scales are therefore zeroed (the pass skipped: the same result without its cost), and the run
+ * says so. The version comes from the checkpoint's connectors config (headers only). */
+static ltx2_status diffusers_stg(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_sem_rules *rules,
+                                 ltx2_guidance_params *gp) {
+    if (rules->base != LTX2_SEM_DIFFUSERS || (gp->video.stg == 0 && gp->audio.stg == 0)) return LTX2_OK;
+    ltx2_st_set *set = NULL;
+    ltx2_connectors_config cc;
+    LTX2_TRY(ltx2_st_set_open(ctx, p->checkpoint, &set));
+    const ltx2_status st = ltx2_connectors_config_from_st(ctx, set->files[0], &cc);
+    ltx2_st_set_close(set);
+    LTX2_TRY(st);
+    if (cc.fe == LTX2_TEXT_FE_V2) return LTX2_OK; /* 2.3: perturbed attention on */
+    LTX2_LOGI(ctx, "generate: semantics diffusers: LTX-2.0 as diffusers' converter builds it has perturbed attention off "
+              "(perturbed_attn false), so STG (video %g, audio %g) changes nothing there; its pass is skipped",
+              gp->video.stg, gp->audio.stg);
+    gp->video.stg = gp->audio.stg = 0;
     return LTX2_OK;
 }
 
@@ -422,6 +452,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     gen_cond cond = {NULL, 0, NULL};
     ltx2_dit_parallel *dp = NULL;
     float *xv = NULL, *xa = NULL, *alat = NULL;
+    ltx2_wav_audio ain = {0}; /* audio-to-video: the given audio's window */
     const bool rank0 = !dist || dist->world->rank == 0;
     const char *dump = rank0 ? p->dump_dir : NULL;
 
@@ -434,10 +465,14 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     gp_off.video = gp_off.audio = ltx2_guidance_scales_off();
     if (distilled) {
         gp = gp_off;
+    } else if (p->audio) { /* a2vid: the audio guider is MultiModalGuiderParams() */
+        gp.video = (ltx2_guidance_scales){p->video_cfg, p->video_stg, p->video_rescale, p->video_modality, 0};
+        gp.audio = ltx2_guidance_scales_off();
     } else {
         gp.video = (ltx2_guidance_scales){p->video_cfg, p->video_stg, p->video_rescale, p->video_modality, 0};
         ltx2_guidance_scales audio_in = {p->audio_cfg, p->audio_stg, p->audio_rescale, p->audio_modality, 0};
         LTX2_TRY(ltx2_guidance_resolve_audio(ctx, &rules, &gp.video, &audio_in, &gp.audio));
+        LTX2_TRY(diffusers_stg(ctx, p, &rules, &gp));
     }
     ltx2_guidance_plan plan, plan_off;
     LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp, &plan));
@@ -477,6 +512,14 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         if (st != LTX2_OK) goto done;
         cond.imgs = imgs;
         cond.n = p->n_images;
+    }
+    if (p->audio) {
+        if (dist) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: audio conditioning across ranks is not written yet "
+                            "(one rank runs it)");
+            goto done;
+        }
+        if ((st = ltx2_audio_cond_read(ctx, p, &ain)) != LTX2_OK) goto done;
     }
 
     /* a text prompt: Gemma runs, and is freed, before any other model is loaded (never two
@@ -633,6 +676,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     } else { /* GaussianNoiser: noise * 1 + zeros * 0, cast to the pipeline dtype. */
         ltx2_sched_round_latent(&rules, xv, g1->video_tokens * g1->lc);
     }
+    /* a given audio replaces the noise: the noiser's scale 0 keeps the initial latent as it is */
+    if (p->audio && (st = ltx2_audio_cond_encode(ctx, m, &ain, g1, dump, xa)) != LTX2_OK) goto done;
     ltx2_sched_round_latent(&rules, xa, na);
     if ((st = ltx2_gen_dump_stage(ctx, dump, &stage[0], xv, xa)) != LTX2_OK) goto done;
     const double t_noise = ltx2_timer_now();
@@ -662,7 +707,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
             .m = m, .g = &stage[s].gr, .rules = &rules, .gp = guided ? &gp : &gp_off,
             .plan = guided ? &plan : &plan_off, .pos = &pos, .neg = guided && need_neg ? &neg : NULL,
             .vpos = stage[s].vpos, .apos = stage[s].apos, .sigmas = stage[s].sigmas,
-            .video_mask = stage[s].mask, .video_clean = stage[s].clean,
+            .video_mask = stage[s].mask, .video_clean = stage[s].clean, .audio_held = p->audio != NULL,
             .steps = stage[s].steps, .stg_block = stg_block, .dp = dp, .dump_dir = dump,
             .dump_prefix = stage[s].dump_prefix, .dump_dit = s == 0, .steps_before = s ? steps1 : 0,
             .steps_total = steps_total, .t_start = t_noise};
@@ -699,7 +744,15 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         goto done;
     const double t_vdec = ltx2_timer_now();
     r->timings.video_decode = t_vdec - t_denoise;
-    if (p->decode_audio && (st = decode_audio(ctx, m, ashape, dump, r)) != LTX2_OK) goto done;
+    if (p->audio) { /* a2vid returns the input waveform, not a decode */
+        r->audio = ain.samples;
+        r->audio_channels = ain.channels;
+        r->audio_samples = ain.frames;
+        r->audio_rate = ain.sample_rate;
+        memset(&ain, 0, sizeof ain);
+    } else if (p->decode_audio && (st = decode_audio(ctx, m, ashape, dump, r)) != LTX2_OK) {
+        goto done;
+    }
     const double t_adec = ltx2_timer_now();
     r->timings.audio_decode = t_adec - t_vdec;
     r->timings.total = t_adec - t0;
@@ -711,6 +764,7 @@ done:
     ltx2_upsampler_free(ups);
     ltx2_lora_set_free(loras1);
     if (imgs) ltx2_cond_images_free(imgs, p->n_images);
+    ltx2_wav_audio_free(&ain);
     free(imgs);
     ltx2_lora_set_free(loras2);
     free(specs2);

@@ -111,7 +111,7 @@ ltx2_status ltx2_gen_dump_stage(ltx2_context *ctx, const char *dump, const gen_s
 
 /* Between the two stages (distilled.py): the stage-1 video latent through upsample_video (the
  * VAE's per-channel statistics around the upsampler) into *xv (reallocated at the stage-2 size),
- * then video and audio re-noised to sigma0 with stage 2's noise. */
+ * then video and audio re-noised to sigma0 with stage 2's noise (a given audio stays as it is). */
 ltx2_status ltx2_gen_upsample_and_renoise(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_sem_rules *rules,
                                           const ltx2_pipe_models *m, const ltx2_upsampler *ups, const gen_cond *cond,
                                           const gen_stage *s1, gen_stage *s2, const char *dump, float **xv, float *xa) {
@@ -143,9 +143,11 @@ ltx2_status ltx2_gen_upsample_and_renoise(ltx2_context *ctx, const ltx2_generate
         st = ltx2_gen_noise_stage(ctx, rules, cond, p->fps, s2, up, noise_v, s2->sigmas[0]);
     }
     if (st == LTX2_OK) {
-        ltx2_sched_round_latent(rules, noise_a, na);
-        ltx2_pipe_renoise(xa, noise_a, NULL, g2->audio_feat, s2->sigmas[0], na);
-        ltx2_sched_round_latent(rules, xa, na);
+        if (!p->audio) { /* a given audio is held: its noise is drawn and multiplied by 0 (a2vid) */
+            ltx2_sched_round_latent(rules, noise_a, na);
+            ltx2_pipe_renoise(xa, noise_a, NULL, g2->audio_feat, s2->sigmas[0], na);
+            ltx2_sched_round_latent(rules, xa, na);
+        }
         free(*xv);
         *xv = up;
         up = NULL;

@@ -57,7 +57,8 @@ ltx2_status ltx2_gen_dump_stage(ltx2_context *ctx, const char *dump, const gen_s
 
 /* Between the two stages (distilled.py): the stage-1 video latent through upsample_video (the
  * VAE's per-channel statistics around the upsampler) into *xv (reallocated at the stage-2 size),
- * then video and audio re-noised to sigma0 with stage 2's noise. */
+ * then video and audio re-noised to sigma0 with stage 2's noise (a given audio, p->audio, is held:
+ * a2vid_two_stage re-noises it with scale 0). */
 ltx2_status ltx2_gen_upsample_and_renoise(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_sem_rules *rules,
                                           const ltx2_pipe_models *m, const ltx2_upsampler *ups, const gen_cond *cond,
                                           const gen_stage *s1, gen_stage *s2, const char *dump, float **xv, float *xa);

@@ -48,6 +48,10 @@ typedef struct ltx2_pipe_models {
     ltx2_audio_decoder *adec;
     ltx2_vocoder *voc;
     ltx2_video_encoder *venc; /* only for image conditioning (ltx2_pipe_models_load_encoder) */
+    /* only for audio conditioning (ltx2_pipe_models_load_audio_encoder): the weights and their
+     * placement on be */
+    struct ltx2_audio_encoder *aenc;
+    struct ltx2_audio_enc_device *aenc_dev;
 } ltx2_pipe_models;
 
 /* Loads every component (the decoders also define the latent geometry, so they always load): the
@@ -61,6 +65,8 @@ ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *path, cons
                                        struct ltx2_lora_set *loras, ltx2_pipe_models *out);
 /* The video VAE encoder of m's checkpoint, placed on m->be (a no-op when loaded). */
 ltx2_status ltx2_pipe_models_load_encoder(ltx2_context *ctx, ltx2_pipe_models *m);
+/* The audio VAE encoder of m's checkpoint, placed on m->be (a no-op when loaded). */
+ltx2_status ltx2_pipe_models_load_audio_encoder(ltx2_context *ctx, ltx2_pipe_models *m);
 /* The DiT of m again from its checkpoint with loras fused instead (the two-stage pipeline's stage
  * 2 weights): the current DiT is freed first; on failure m->dit is NULL. */
 ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, struct ltx2_lora_set *loras);
@@ -169,6 +175,8 @@ void ltx2_pipe_renoise(float *x, const float *noise, const float *mask, int64_t 
 
 /* Audio tokens [T', z*F'] <-> latent [z, T', F']. */
 void ltx2_pipe_audio_unpatchify(const ltx2_pipe_geometry *g, const float *tokens, float *latent);
+/* The first g->at frames of a latent [z, frames, F'] (frames >= g->at) as tokens [T', z*F']. */
+void ltx2_pipe_audio_patchify(const ltx2_pipe_geometry *g, const float *latent, int64_t frames, float *tokens);
 
 /* ltx2_generate on be with the models of m (p->device is ignored): m empty (zeroed), they are loaded
  * from p->checkpoint into it (the caller frees them); m loaded (ltx2_model), they are used as they

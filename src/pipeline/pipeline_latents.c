@@ -186,6 +186,13 @@ void ltx2_pipe_audio_unpatchify(const ltx2_pipe_geometry *g, const float *tokens
                 latent[(z * g->at + t) * g->afreq + f] = tokens[t * g->audio_feat + z * g->afreq + f];
 }
 
+void ltx2_pipe_audio_patchify(const ltx2_pipe_geometry *g, const float *latent, int64_t frames, float *tokens) {
+    for (int64_t z = 0; z < g->az; z++)
+        for (int64_t t = 0; t < g->at; t++)
+            for (int64_t f = 0; f < g->afreq; f++)
+                tokens[t * g->audio_feat + z * g->afreq + f] = latent[(z * frames + t) * g->afreq + f];
+}
+
 ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t text_dim, ltx2_pipe_text *out) {
     memset(out, 0, sizeof *out);
     ltx2_tensor_set *set = NULL;

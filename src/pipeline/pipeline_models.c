@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "model/audio_encoder.h"
 #include "model/lora.h"
 #include "pipeline/pipeline.h"
 
@@ -90,7 +91,23 @@ ltx2_status ltx2_pipe_models_load_encoder(ltx2_context *ctx, ltx2_pipe_models *m
     return st;
 }
 
+ltx2_status ltx2_pipe_models_load_audio_encoder(ltx2_context *ctx, ltx2_pipe_models *m) {
+    if (m->aenc_dev) return LTX2_OK;
+    ltx2_audio_encoder_config acfg;
+    LTX2_TRY(ltx2_audio_encoder_config_from_file(ctx, m->set->files[0], &acfg));
+    ltx2_status st = ltx2_audio_encoder_load(ctx, m->set, "audio_vae.", &acfg, &m->aenc);
+    if (st == LTX2_OK) st = ltx2_audio_enc_device_create(ctx, m->be, m->aenc, &m->aenc_dev);
+    if (st != LTX2_OK) {
+        ltx2_error_prefix(ctx, "the audio VAE encoder (audio conditioning)");
+        if (m->aenc) ltx2_audio_encoder_free(m->aenc);
+        m->aenc = NULL;
+    }
+    return st;
+}
+
 void ltx2_pipe_models_free(ltx2_pipe_models *m) {
+    if (m->aenc_dev) ltx2_audio_enc_device_free(m->aenc_dev);
+    if (m->aenc) ltx2_audio_encoder_free(m->aenc);
     if (m->venc) ltx2_video_encoder_free(m->venc);
     if (m->voc) ltx2_vocoder_free(m->voc);
     if (m->adec) ltx2_audio_decoder_free(m->adec);

@@ -589,7 +589,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     { /* the checkpoint's components and configs, from the headers: refused here, before any work */
         ltx2_ckpt_source *src = NULL;
         if (ltx2_ckpt_source_open(ctx, ckpts, n_ckpts, &src) != LTX2_OK) {
-            fprintf(stderr, "ltx2 %s: --checkpoint-path: %s\n", CMD, ltx2_last_error(ctx));
+            fprintf(stderr, "ltx2 %s: error: --checkpoint-path: %s\n", CMD, ltx2_last_error(ctx));
             return CLI_EXIT_BAD_INPUT;
         }
         ltx2_ckpt_source_close(src);

@@ -287,6 +287,32 @@ else
     bad "generate --pipeline distilled failed"; cat "$tmp/stderr"
 fi
 
+# ---- checkpoint sources: a diffusers directory, split files (tests/golden/gen_tiny_split.py) ----
+srcs="$tmp/sources"
+mkdir -p "$srcs"
+tiny="$src/weights/tiny"
+if (cd "$srcs" && "$bin" generate --checkpoint-path "$tiny/ltx2-tiny-2.3.safetensors" \
+        --prompt-embeds "$tiny/prompt_embeds_positive.safetensors" --negative-prompt-embeds "$tiny/prompt_embeds_negative.safetensors" "${small[@]}" --wav single.wav >/dev/null 2>"$tmp/stderr" &&
+    "$bin" generate --checkpoint-path "$tiny/ltx2-tiny-diffusers-2.3/" \
+        --prompt-embeds "$tiny/prompt_embeds_positive.safetensors" --negative-prompt-embeds "$tiny/prompt_embeds_negative.safetensors" "${small[@]}" --wav dir.wav >"$tmp/stdout" 2>"$tmp/stderr"); then
+    cmp -s "$srcs/single.wav" "$srcs/dir.wav" && ok || bad "the diffusers directory's audio differs from the single file's"
+    grep -q "^model: .*ltx2-tiny-diffusers-2.3" "$tmp/stdout" && ok || bad "the model line: $(grep model "$tmp/stdout")"
+else
+    bad "generate from a diffusers directory failed"; cat "$tmp/stderr"
+fi
+split=("$tiny/split-2.3/transformer.safetensors" "$tiny/split-2.3/connectors.safetensors" "$tiny/split-2.3/video_vae.safetensors")
+if (cd "$srcs" && "$bin" generate --checkpoint-path "${split[@]}" "$tiny/split-2.3/audio_vae.safetensors" \
+        --prompt-embeds "$tiny/prompt_embeds_positive.safetensors" --negative-prompt-embeds "$tiny/prompt_embeds_negative.safetensors" "${small[@]}" --wav split.wav >/dev/null 2>"$tmp/stderr"); then
+    cmp -s "$srcs/single.wav" "$srcs/split.wav" && ok || bad "the split files' audio differs from the single file's"
+else
+    bad "generate from split files failed"; cat "$tmp/stderr"
+fi
+expect_refusal "split files without the audio VAE" "no audio VAE, vocoder in the given files" \
+    --checkpoint-path "${split[@]}" --prompt-embeds "$tiny/prompt_embeds_positive.safetensors" --negative-prompt-embeds "$tiny/prompt_embeds_negative.safetensors" "${small[@]}" \
+    -o o.mp4 --wav a.wav
+expect_refusal "a directory that is not diffusers" "not a diffusers LTX-2 directory" \
+    --checkpoint-path "$tiny" --prompt-embeds "$tiny/prompt_embeds_positive.safetensors" --negative-prompt-embeds "$tiny/prompt_embeds_negative.safetensors" "${small[@]}" --wav a.wav
+
 # ---- the default command (embedded model), small so the test stays quick ----
 out="$tmp/run"
 mkdir -p "$out"

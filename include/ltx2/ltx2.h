@@ -110,7 +110,16 @@ typedef enum ltx2_generate_pipeline {
 } ltx2_generate_pipeline;
 
 typedef struct ltx2_generate_params {
-    const char *checkpoint;             /* Lightricks single-file .safetensors (required) */
+    /* The model: a Lightricks single-file .safetensors or a diffusers directory (transformer/,
+     * connectors/, vae/, audio_vae/, vocoder/), or NULL when checkpoint_files names split files. */
+    const char *checkpoint;
+    /* Split checkpoint: the components as separate .safetensors files (DiT, connectors, video VAE,
+     * audio VAE, vocoder; each file's components told by its keys, bare or with the single file's
+     * prefixes), instead of checkpoint. A component missing, given twice, or without its config
+     * section (__metadata__["config"] of its file, else of the one other file that has it) is
+     * refused before anything runs. NULL / 0: none. */
+    const char *const *checkpoint_files;
+    int n_checkpoint_files;
     ltx2_generate_pipeline pipeline;    /* LTX2_PIPELINE_ONE_STAGE by default */
     const char *spatial_upsampler;      /* the latent upsampler file the two-stage pipelines need */
     /* LoRAs fused into the DiT at load, in order (every tensor of each must fit this DiT, or the
@@ -235,7 +244,7 @@ ltx2_status ltx2_result_write_png(ltx2_context *ctx, const ltx2_generate_result 
  * that call and frees it after, so it runs while these models are resident. */
 typedef struct ltx2_model ltx2_model;
 
-/* Loads checkpoint (a Lightricks single-file .safetensors) onto device (as
+/* Loads checkpoint (a Lightricks single-file .safetensors or a diffusers directory) onto device (as
  * ltx2_generate_params.device; NULL: auto). The first log line names the device. */
 ltx2_status ltx2_model_load(ltx2_context *ctx, const char *checkpoint, const char *device, ltx2_model **out);
 /* Frees the models and their device (NULL is ignored). */

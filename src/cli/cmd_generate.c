@@ -24,6 +24,7 @@
 #include "io/mp4.h"
 #include "io/png.h"
 #include "io/wav.h"
+#include "model/ckpt_source.h"
 #include "pipeline/semantics.h"
 #include "text/gemma_tokenizer.h"
 
@@ -49,6 +50,8 @@
 /* ltx-pipelines constants.py DEFAULT_LORA_STRENGTH; at most CLI_MAX_LORAS --lora per run. */
 #define DEFAULT_LORA_STRENGTH 1.0
 #define CLI_MAX_LORAS 16
+/* split checkpoint files one --checkpoint-path may name (a full LTX-2 split has five components) */
+#define CLI_MAX_CHECKPOINT_FILES 16
 /* ltx-pipelines constants.py DEFAULT_IMAGE_CRF (the H.264 round trip of an --image); at most
  * CLI_MAX_IMAGES --image per run; x264's 8-bit CRF range. */
 #define DEFAULT_IMAGE_CRF 33
@@ -408,6 +411,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     ltx2_generate_params_init(&p);
     const char *device = NULL, *ckpt = NULL, *pos = NULL, *neg = NULL, *output = NULL, *png_dir = NULL, *wav = NULL;
     bool no_text_cache = false, overwrite = false, distilled_ckpt = false;
+    const char *ckpts[CLI_MAX_CHECKPOINT_FILES]; /* --checkpoint-path FILE|DIR [FILE...] (repeatable) */
+    int n_ckpts = 0;
     int pipeline = -1; /* -1: from the checkpoint (pick_pipeline) */
     ltx2_lora_spec loras[CLI_MAX_LORAS];
     int n_loras = 0;
@@ -433,8 +438,20 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
 #define NUM(dst) do { VALUE(); if (!cli_parse_double(CMD, a, v, &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
 #define INT(dst, lo, hi) \
     do { VALUE(); if (!parse_int(a, v, (lo), (hi), &(dst))) return CLI_EXIT_BAD_INPUT; } while (0)
-        if (!strcmp(a, "--checkpoint") || !strcmp(a, "--checkpoint-path")) { VALUE(); ckpt = v; }
-        else if (!strcmp(a, "--distilled-checkpoint-path")) { VALUE(); ckpt = v; distilled_ckpt = true; }
+        if (!strcmp(a, "--checkpoint") || !strcmp(a, "--checkpoint-path") || !strcmp(a, "--distilled-checkpoint-path")) {
+            VALUE();
+            if (!strcmp(a, "--distilled-checkpoint-path")) distilled_ckpt = true;
+            for (;;) { /* the value, then every following argument that is not a flag: split files */
+                if (n_ckpts == CLI_MAX_CHECKPOINT_FILES) {
+                    fprintf(stderr, "ltx2 %s: more than %d checkpoint files\n", CMD, CLI_MAX_CHECKPOINT_FILES);
+                    return CLI_EXIT_BAD_INPUT;
+                }
+                ckpts[n_ckpts++] = v;
+                if (i + 1 >= argc || argv[i + 1][0] == '-') break;
+                v = argv[++i];
+            }
+            ckpt = ckpts[0];
+        }
         else if (!strcmp(a, "--spatial-upsampler-path")) { VALUE(); p.spatial_upsampler = v; }
         else if (!strcmp(a, "--pipeline")) {
             VALUE();
@@ -555,6 +572,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             return CLI_EXIT_BAD_INPUT;
         }
         ckpt = ckpt_buf;
+        ckpts[n_ckpts++] = ckpt;
         if (p.prompt && !p.text_encoder) {
             if (!find_embedded(TINY_GEMMA_CONFIG, gemma_buf, sizeof gemma_buf)) {
                 fprintf(stderr, "ltx2 %s: the embedded tiny text encoder (%s) was not found\n", CMD, TINY_GEMMA_CONFIG);
@@ -577,7 +595,18 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                 CMD);
         return CLI_EXIT_BAD_INPUT;
     }
-    if (!input_file("--checkpoint", ckpt) || (pos && !input_file("--prompt-embeds", pos))) return CLI_EXIT_BAD_INPUT;
+    for (int k = 0; k < n_ckpts; k++)
+        if (!(n_ckpts == 1 && ltx2_path_is_dir(ckpts[k])) && !input_file("--checkpoint-path", ckpts[k]))
+            return CLI_EXIT_BAD_INPUT;
+    if (pos && !input_file("--prompt-embeds", pos)) return CLI_EXIT_BAD_INPUT;
+    { /* the checkpoint's components and configs, from the headers: refused here, before any work */
+        ltx2_ckpt_source *src = NULL;
+        if (ltx2_ckpt_source_open(ctx, ckpts, n_ckpts, &src) != LTX2_OK) {
+            fprintf(stderr, "ltx2 %s: error: --checkpoint-path: %s\n", CMD, ltx2_last_error(ctx));
+            return CLI_EXIT_BAD_INPUT;
+        }
+        ltx2_ckpt_source_close(src);
+    }
     if (p.prompt && !p.text_encoder) {
         fprintf(stderr, "ltx2 %s: --prompt with --checkpoint needs --text-encoder DIR (a Gemma-3 checkpoint "
                 "directory: config.json, model*.safetensors, tokenizer.model)\n", CMD);
@@ -608,7 +637,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         return CLI_EXIT_BAD_INPUT;
     }
     const char *pipeline_why = NULL;
-    if (!cli_generate_pick_pipeline(pipeline, distilled_ckpt, ckpt, guidance_flags, p.distilled_lora.path != NULL,
+    if (!cli_generate_pick_pipeline(pipeline, distilled_ckpt, cli_generate_named_checkpoint(ckpts, n_ckpts),
+                                    guidance_flags, p.distilled_lora.path != NULL,
                                     &p, &pipeline_why))
         return CLI_EXIT_BAD_INPUT;
     p.loras = loras;
@@ -688,7 +718,9 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         return CLI_EXIT_BAD_INPUT;
     }
     p.semantics = (ltx2_generate_semantics)sem;
-    p.checkpoint = ckpt;
+    p.checkpoint = n_ckpts == 1 ? ckpts[0] : NULL;
+    p.checkpoint_files = n_ckpts > 1 ? ckpts : NULL;
+    p.n_checkpoint_files = n_ckpts > 1 ? n_ckpts : 0;
     p.prompt_embeds = pos;
     p.negative_prompt_embeds = neg;
 
@@ -741,7 +773,9 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
 
     /* ---- run ---- */
     printf("device: %s\n", dev_desc);
-    printf("model: %s%s\n", ckpt, embedded ? " (embedded tiny test model: random weights)" : "");
+    printf("model: %s%s", ckpt, embedded ? " (embedded tiny test model: random weights)" : "");
+    for (int k = 1; k < n_ckpts; k++) printf(" + %s", ckpts[k]);
+    printf("\n");
     static const char *const pipeline_desc[LTX2_PIPELINE_COUNT] = {
         "one-stage (%s)\n",
         "distilled (%s): stage 1 at half the size on 8 fixed sigmas, x2 latent upsampler, stage 2 on 3; no guidance\n",

@@ -9,6 +9,7 @@
 #include "io/file.h"
 #include "io/json.h"
 #include "io/safetensors.h"
+#include "model/names.h"
 #include "io/tensor_set.h"
 #include "model/detect.h"
 
@@ -248,6 +249,20 @@ static int inspect_dir(ltx2_context *ctx, const inspect_opts *o) {
     ltx2_json_doc *doc = NULL;
     if (!index_path || !cfg_path) {
         fprintf(stderr, "ltx2 inspect: out of memory\n");
+    } else if (!ltx2_path_is_file(index_path) && ltx2_names_is_diffusers_dir(o->path)) {
+        /* an LTX-2 diffusers directory without model_index.json: its known component folders */
+        static const char *const folders[] = {"transformer", "connectors", "vae", "audio_vae", "vocoder",
+                                              "latent_upsampler"};
+        printf("format:     diffusers LTX-2 directory (no model_index.json)\n");
+        rc = CLI_EXIT_OK;
+        for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++) {
+            char *sub = ltx2_path_join(o->path, folders[i]);
+            if (sub && ltx2_path_is_dir(sub)) {
+                const int r = report_component(ctx, o, sub, folders[i]);
+                if (r != CLI_EXIT_OK) rc = r;
+            }
+            free(sub);
+        }
     } else if (!ltx2_path_is_file(index_path)) {
         bool component = ltx2_path_is_file(cfg_path);
         printf("format:     %s\n", component ? "diffusers component (config.json + safetensors)"

@@ -17,6 +17,9 @@ void cli_generate_usage(FILE *out);
  * p->pipeline and *why_out (what decided it, for the run's first lines). Refuses (a message on
  * stderr, false) a pipeline on a checkpoint its name says it was not made for, flags the pipeline
  * has no use for, and missing inputs. */
+/* Of the checkpoint paths (a file, a diffusers directory, or split files), the one whose name says
+ * dev or distilled (for a directory its own name), else the first. */
+const char *cli_generate_named_checkpoint(const char *const *paths, int n);
 bool cli_generate_pick_pipeline(int asked, bool distilled_ckpt, const char *ckpt, bool guidance_flags, bool have_dlora,
                                 ltx2_generate_params *p, const char **why_out);
 

@@ -9,11 +9,22 @@
  * ltx-2.3-22b-distilled-1.1...), "dev" (ltx-2-19b-dev...), or NULL. The files carry no other mark
  * (their metadata config is the same for both), so the name is the evidence, and it is printed. */
 static const char *name_variant(const char *path) {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
+    char buf[512]; /* a diffusers directory's name: without the trailing slashes */
+    snprintf(buf, sizeof buf, "%s", path);
+    for (size_t n = strlen(buf); n > 1 && buf[n - 1] == '/'; n--) buf[n - 1] = '\0';
+    const char *base = strrchr(buf, '/');
+    base = base ? base + 1 : buf;
     if (strstr(base, "distilled")) return "distilled";
     if (strstr(base, "-dev") || strstr(base, "_dev")) return "dev";
     return NULL;
+}
+
+/* The checkpoint path whose name says its variant (split files: the first one that does), else the
+ * first path. */
+const char *cli_generate_named_checkpoint(const char *const *paths, int n) {
+    for (int i = 0; i < n; i++)
+        if (name_variant(paths[i])) return paths[i];
+    return n > 0 ? paths[0] : NULL;
 }
 
 /* Distilled needs a distilled model; two-stage adds the distilled LoRA to a dev model. */

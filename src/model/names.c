@@ -11,6 +11,7 @@
 #include "core/context.h"
 #include "io/file.h"
 #include "io/json.h"
+#include "model/names_vae.h"
 
 #define LT_DIT_PREFIX "model.diffusion_model."
 #define LT_TEXT_PROJ_PREFIX "text_embedding_projection."
@@ -390,12 +391,19 @@ static ltx2_status translate_config(ltx2_context *ctx, const ltx2_json *tr, cons
 struct ltx2_df_view {
     ltx2_st_file file;
     ltx2_st_meta meta[1];
-    ltx2_st_set *sets[2];
+    ltx2_st_set *sets[LTX2_DF_COUNT];
     char *config;
 };
 
 const ltx2_st_file *ltx2_df_view_file(const ltx2_df_view *v) { return v ? &v->file : NULL; }
 bool ltx2_df_view_has_connectors(const ltx2_df_view *v) { return v && v->sets[LTX2_DF_CONNECTORS]; }
+bool ltx2_df_view_has(const ltx2_df_view *v, ltx2_df_component c) {
+    return v && (unsigned)c < LTX2_DF_COUNT && v->sets[c];
+}
+const char *ltx2_df_folder(ltx2_df_component c) {
+    static const char *const names[LTX2_DF_COUNT] = {"transformer", "connectors", "vae", "audio_vae", "vocoder"};
+    return (unsigned)c < LTX2_DF_COUNT ? names[c] : "?";
+}
 
 void ltx2_df_view_close(ltx2_df_view *v) {
     if (!v) return;
@@ -403,8 +411,7 @@ void ltx2_df_view_close(ltx2_df_view *v) {
     free(v->file.tensors);
     free(v->file.path);
     free(v->config);
-    ltx2_st_set_close(v->sets[0]);
-    ltx2_st_set_close(v->sets[1]);
+    for (int c = 0; c < LTX2_DF_COUNT; c++) ltx2_st_set_close(v->sets[c]);
     free(v);
 }
 
@@ -444,19 +451,21 @@ ltx2_status ltx2_df_view_open(ltx2_context *ctx, const char *dir, ltx2_df_view *
                           "%s: not a diffusers LTX-2 directory (no transformer/config.json)", dir);
     ltx2_df_view *v = calloc(1, sizeof *v);
     if (!v) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "diffusers view");
-    ltx2_json_doc *docs[2] = {NULL, NULL};
-    char *labels[2] = {NULL, NULL}, *sub[2] = {NULL, NULL};
+    ltx2_json_doc *docs[LTX2_DF_COUNT] = {NULL};
+    char *labels[LTX2_DF_COUNT] = {NULL}, *sub[LTX2_DF_COUNT] = {NULL};
     cfg_out cfg = {.first = true};
     ltx2_status st = LTX2_OK;
-    const char *names[2] = {"transformer", "connectors"};
-    for (int c = 0; c < 2; c++) {
-        sub[c] = join(dir, names[c]);
+    ltx2_df_vae_map vmap;
+    memset(&vmap, 0, sizeof vmap);
+    for (int c = 0; c < LTX2_DF_COUNT; c++) {
+        const char *name = ltx2_df_folder((ltx2_df_component)c);
+        sub[c] = join(dir, name);
         labels[c] = sub[c] ? join(sub[c], "config.json") : NULL;
         if (!sub[c] || !labels[c]) {
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "diffusers view: paths");
             goto done;
         }
-        if (c == LTX2_DF_CONNECTORS && !ltx2_path_is_file(labels[c])) continue;
+        if (c != LTX2_DF_TRANSFORMER && !ltx2_path_is_file(labels[c])) continue;
         if ((st = read_json(ctx, labels[c], &docs[c])) != LTX2_OK) goto done;
         if ((st = ltx2_st_set_open(ctx, sub[c], &v->sets[c])) != LTX2_OK) goto done;
     }
@@ -464,7 +473,18 @@ ltx2_status ltx2_df_view_open(ltx2_context *ctx, const char *dir, ltx2_df_view *
     st = translate_config(ctx, ltx2_json_root(docs[0]), labels[0], docs[1] ? ltx2_json_root(docs[1]) : NULL,
                           labels[1], &cfg);
     if (st != LTX2_OK) goto done;
-    ltx2_sbuf_append(&cfg.s, "\n}}\n", 4);
+    ltx2_sbuf_append(&cfg.s, "\n}", 2);
+    for (int c = LTX2_DF_VAE; c < LTX2_DF_COUNT; c++) {
+        if (!docs[c]) continue;
+        int64_t conv_in = 0;
+        const ltx2_st_tensor *ci = c == LTX2_DF_VAE ? ltx2_st_set_find(v->sets[c], "encoder.conv_in.conv.weight", NULL)
+                                                    : NULL;
+        if (ci && ci->ndim >= 1) conv_in = ci->shape[0];
+        st = ltx2_names_df_section(ctx, (ltx2_df_component)c, ltx2_json_root(docs[c]), labels[c], conv_in, &cfg.s,
+                                   c == LTX2_DF_VAE ? &vmap : NULL);
+        if (st != LTX2_OK) goto done;
+    }
+    ltx2_sbuf_append(&cfg.s, "}\n", 2);
     if (cfg.s.oom) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "diffusers view: config");
         goto done;
@@ -477,20 +497,24 @@ ltx2_status ltx2_df_view_open(ltx2_context *ctx, const char *dir, ltx2_df_view *
     v->file.n_meta = 1;
     v->file.path = malloc(strlen(dir) + 1);
     size_t total = 0;
-    for (int c = 0; c < 2; c++) total += v->sets[c] ? v->sets[c]->n_tensors : 0;
+    for (int c = 0; c < LTX2_DF_COUNT; c++) total += v->sets[c] ? v->sets[c]->n_tensors : 0;
     v->file.tensors = calloc(total ? total : 1, sizeof *v->file.tensors);
     if (!v->file.path || !v->file.tensors) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "diffusers view: %zu tensors", total);
         goto done;
     }
     memcpy(v->file.path, dir, strlen(dir) + 1);
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < LTX2_DF_COUNT; c++) {
         if (!v->sets[c]) continue;
         for (size_t i = 0; i < v->sets[c]->n_tensors; i++) {
             const ltx2_st_tensor *t = v->sets[c]->tensors[i];
             char lt[NAME_CAP];
-            if (!ltx2_names_df_to_lt((ltx2_df_component)c, t->name, lt, sizeof lt)) {
-                st = LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s/%s: tensor name %.200s too long", dir, names[c], t->name);
+            const bool ok = c <= LTX2_DF_CONNECTORS
+                                ? ltx2_names_df_to_lt((ltx2_df_component)c, t->name, lt, sizeof lt)
+                                : ltx2_names_df_vae_to_lt((ltx2_df_component)c, &vmap, t->name, lt, sizeof lt);
+            if (!ok) {
+                st = LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s/%s: tensor name %.200s too long", dir,
+                                ltx2_df_folder((ltx2_df_component)c), t->name);
                 goto done;
             }
             ltx2_st_tensor *d = &v->file.tensors[v->file.n_tensors];
@@ -512,7 +536,7 @@ ltx2_status ltx2_df_view_open(ltx2_context *ctx, const char *dir, ltx2_df_view *
             goto done;
         }
 done:
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < LTX2_DF_COUNT; c++) {
         ltx2_json_free(docs[c]);
         free(labels[c]);
         free(sub[c]);

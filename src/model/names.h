@@ -16,7 +16,14 @@
 
 /* Which diffusers component a key belongs to (the renames differ: `transformer_blocks` is the DiT's
  * name in both layouts but the connectors' `transformer_1d_blocks`). */
-typedef enum ltx2_df_component { LTX2_DF_TRANSFORMER = 0, LTX2_DF_CONNECTORS = 1 } ltx2_df_component;
+typedef enum ltx2_df_component {
+    LTX2_DF_TRANSFORMER = 0,
+    LTX2_DF_CONNECTORS,
+    LTX2_DF_VAE,
+    LTX2_DF_AUDIO_VAE,
+    LTX2_DF_VOCODER,
+    LTX2_DF_COUNT
+} ltx2_df_component;
 
 /* Lightricks name of a diffusers tensor name (full, with `model.diffusion_model.` where the single
  * file has it). Names no row matches keep their path under the component's default prefix, so the
@@ -28,7 +35,9 @@ bool ltx2_names_lt_to_df(const char *lt, ltx2_df_component *comp, char *out, siz
 
 typedef struct ltx2_df_view ltx2_df_view;
 
-/* Opens `dir/transformer` (required) and `dir/connectors` (optional). The view's file is usable
+/* Opens `dir/transformer` (required) and `dir/connectors`, `dir/vae`, `dir/audio_vae`, `dir/vocoder`
+ * (each optional; names_vae.h translates the last three to `vae.` / `audio_vae.` / `vocoder.` names
+ * and config sections). The view's file is usable
  * with ltx2_dit_config_from_st / ltx2_connectors_config_from_st and the weight loaders. Configs
  * are translated key by key; a value the Lightricks model cannot express (other patch sizes,
  * per-modality differences the single-file config has one key for, registers != 128) is an error
@@ -36,6 +45,10 @@ typedef struct ltx2_df_view ltx2_df_view;
 ltx2_status ltx2_df_view_open(ltx2_context *ctx, const char *dir, ltx2_df_view **out);
 const ltx2_st_file *ltx2_df_view_file(const ltx2_df_view *v);
 bool ltx2_df_view_has_connectors(const ltx2_df_view *v);
+/* Whether the directory had component c (its config.json; transformer always). */
+bool ltx2_df_view_has(const ltx2_df_view *v, ltx2_df_component c);
+/* The subfolder of component c ("transformer", "connectors", "vae", "audio_vae", "vocoder"). */
+const char *ltx2_df_folder(ltx2_df_component c);
 void ltx2_df_view_close(ltx2_df_view *v);
 
 /* True when path is a directory laid out like a diffusers model (has transformer/config.json). */

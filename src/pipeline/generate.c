@@ -27,6 +27,7 @@
 #include "pipeline/semantics.h"
 #include "pipeline/tiling.h"
 #include "pipeline/video_cond.h"
+#include "model/ckpt_source.h"
 #include "model/gemma.h"
 #include "model/lora.h"
 #include "model/upsampler.h"
@@ -107,6 +108,22 @@ static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, c
     return st;
 }
 
+/* The checkpoint's connectors config and the text width its projection takes, from the headers of
+ * whatever source p names. */
+static ltx2_status ckpt_connectors(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_connectors_config *cc,
+                                   int64_t *text_dim) {
+    ltx2_ckpt_source *src = NULL;
+    const char *const *paths = NULL;
+    int n_paths = 0;
+    ltx2_gen_checkpoint_paths(p, &paths, &n_paths);
+    LTX2_TRY(ltx2_ckpt_source_open(ctx, paths, n_paths, &src));
+    const ltx2_st_file *f = ltx2_ckpt_source_set(src)->files[0];
+    ltx2_status st = ltx2_connectors_config_from_st(ctx, f, cc);
+    if (st == LTX2_OK) st = ltx2_connectors_text_dim(ctx, f, cc, text_dim);
+    ltx2_ckpt_source_close(src);
+    return st;
+}
+
 /* The prompt (and, with CFG, the negative prompt or Lightricks' default) through Gemma-3 in one
  * batch, on p->text_encoder_device (the CPU by default). */
 static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
@@ -115,14 +132,9 @@ static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_para
      * headers alone, before anything is run */
     ltx2_gemma_config gc;
     ltx2_connectors_config cc;
-    ltx2_st_set *set = NULL;
     int64_t text_dim = 0;
     LTX2_TRY(ltx2_gemma_config_load(ctx, p->text_encoder, &gc));
-    ltx2_status st = ltx2_st_set_open(ctx, p->checkpoint, &set);
-    if (st == LTX2_OK) st = ltx2_connectors_config_from_st(ctx, set->files[0], &cc);
-    if (st == LTX2_OK) st = ltx2_connectors_text_dim(ctx, set->files[0], &cc, &text_dim);
-    ltx2_st_set_close(set);
-    LTX2_TRY(st);
+    LTX2_TRY(ckpt_connectors(ctx, p, &cc, &text_dim));
     if (gc.hidden * (gc.layers + 1) != text_dim)
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
                           "the text encoder %s gives %lld hidden states of %lld (%lld wide) but the checkpoint's text "
@@ -137,6 +149,7 @@ static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_para
     LTX2_TRY(ltx2_backend_open(ctx, p->text_encoder_device ? p->text_encoder_device : "cpu", &tbe, desc, sizeof desc));
     LTX2_LOGI(ctx, "text encoder device: %s", desc);
     size_t free_b = 0, total_b = 0;
+    ltx2_status st = LTX2_OK;
     if (tbe->mem_info && (st = tbe->mem_info(tbe, ctx, &free_b, &total_b)) == LTX2_OK) {
         /* Gemma is alone on the device (loaded first, freed before the DiT): its weights and one
          * forward's buffers, plus the runtime's share */
@@ -194,7 +207,13 @@ static const char *pipeline_name(ltx2_generate_pipeline pl) {
 }
 
 static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p) {
-    if (!p->checkpoint) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: no checkpoint given");
+    if (!p->checkpoint && p->n_checkpoint_files <= 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: no checkpoint given");
+    if (p->checkpoint && p->n_checkpoint_files > 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: give checkpoint or checkpoint_files, not both");
+    if (p->n_checkpoint_files > 0 && !p->checkpoint_files)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: n_checkpoint_files is %d but checkpoint_files is NULL",
+                          p->n_checkpoint_files);
     if (!p->prompt_embeds && !p->prompt)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: give a prompt or prompt embeddings");
     if (p->prompt && (p->prompt_embeds || p->negative_prompt_embeds))
@@ -282,12 +301,9 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
 static ltx2_status diffusers_stg(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_sem_rules *rules,
                                  ltx2_guidance_params *gp) {
     if (rules->base != LTX2_SEM_DIFFUSERS || (gp->video.stg == 0 && gp->audio.stg == 0)) return LTX2_OK;
-    ltx2_st_set *set = NULL;
     ltx2_connectors_config cc;
-    LTX2_TRY(ltx2_st_set_open(ctx, p->checkpoint, &set));
-    const ltx2_status st = ltx2_connectors_config_from_st(ctx, set->files[0], &cc);
-    ltx2_st_set_close(set);
-    LTX2_TRY(st);
+    int64_t text_dim = 0;
+    LTX2_TRY(ckpt_connectors(ctx, p, &cc, &text_dim));
     if (cc.fe == LTX2_TEXT_FE_V2) return LTX2_OK; /* 2.3: perturbed attention on */
     LTX2_LOGI(ctx, "generate: semantics diffusers: LTX-2.0 as diffusers' converter builds it has perturbed attention off "
               "(perturbed_attn false), so STG (video %g, audio %g) changes nothing there; its pass is skipped",
@@ -314,9 +330,12 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
     if (!be->mem_info) return LTX2_OK;
     size_t free_b = 0, total_b = 0;
     LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
-    ltx2_st_set *set = NULL;
-    LTX2_TRY(ltx2_st_set_open(ctx, p->checkpoint, &set));
-    const ltx2_st_file *f = set->files[0];
+    ltx2_ckpt_source *src = NULL;
+    const char *const *paths = NULL;
+    int n_paths = 0;
+    ltx2_gen_checkpoint_paths(p, &paths, &n_paths);
+    LTX2_TRY(ltx2_ckpt_source_open(ctx, paths, n_paths, &src));
+    const ltx2_st_file *f = ltx2_ckpt_source_set(src)->files[0];
     ltx2_dit_config dcfg;
     ltx2_connectors_config ccfg;
     ltx2_vae_config vcfg;
@@ -343,7 +362,7 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
         for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) LTX2_LOGI(ctx, "%s", line);
         st = ltx2_mem_plan_check(ctx, &req, &mp);
     }
-    ltx2_st_set_close(set);
+    ltx2_ckpt_source_close(src);
     return st;
 }
 
@@ -533,8 +552,11 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     }
 
     /* ranks read only their shards of the DiT's layers from the file (no whole copy anywhere) */
-    if (!preloaded && (st = dist ? ltx2_pipe_models_load_dit_replicated(ctx, p->checkpoint, m)
-                                 : ltx2_pipe_models_load_lora(ctx, p->checkpoint, be, loras1, m)) != LTX2_OK)
+    const char *const *ckpt_paths = NULL;
+    int n_ckpt = 0;
+    ltx2_gen_checkpoint_paths(p, &ckpt_paths, &n_ckpt);
+    if (!preloaded && (st = dist ? ltx2_pipe_models_load_dit_replicated(ctx, ckpt_paths, n_ckpt, m)
+                                 : ltx2_pipe_models_load_lora(ctx, ckpt_paths, n_ckpt, be, loras1, m)) != LTX2_OK)
         goto done;
     if (cond.n) {
         if ((st = ltx2_pipe_models_load_encoder(ctx, m)) != LTX2_OK) goto done;

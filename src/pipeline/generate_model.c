@@ -50,11 +50,16 @@ ltx2_status ltx2_generate_model(ltx2_context *ctx, ltx2_model *model, const ltx2
                                 ltx2_generate_result *result) {
     if (!model || !p || !result)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL model, params or result");
+    if (p->n_checkpoint_files > 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the parameters name split checkpoint files, the "
+                          "model was loaded from %s (leave them NULL)", model->checkpoint);
     if (p->checkpoint && strcmp(p->checkpoint, model->checkpoint) != 0)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "generate: the parameters name checkpoint %s, the model was loaded from %s (leave it NULL)",
                           p->checkpoint, model->checkpoint);
     ltx2_generate_params q = *p;
     q.checkpoint = model->checkpoint;
+    q.checkpoint_files = NULL;
+    q.n_checkpoint_files = 0;
     return ltx2_generate_with_models(ctx, &q, model->be, &model->m, result);
 }

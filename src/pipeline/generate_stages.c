@@ -158,3 +158,13 @@ ltx2_status ltx2_gen_upsample_and_renoise(ltx2_context *ctx, const ltx2_generate
     return st;
 }
 
+
+void ltx2_gen_checkpoint_paths(const ltx2_generate_params *p, const char *const **paths, int *n) {
+    if (p->checkpoint || p->n_checkpoint_files <= 0) {
+        *paths = &p->checkpoint;
+        *n = 1;
+    } else {
+        *paths = p->checkpoint_files;
+        *n = p->n_checkpoint_files;
+    }
+}

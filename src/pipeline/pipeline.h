@@ -38,8 +38,10 @@
 #define LTX2_PIPE_STG_BLOCK_2_0 29
 #define LTX2_PIPE_STG_BLOCK_2_3 28
 
+struct ltx2_ckpt_source;
 typedef struct ltx2_pipe_models {
-    ltx2_st_set *set;
+    struct ltx2_ckpt_source *src; /* the checkpoint (model/ckpt_source.h) */
+    const ltx2_st_set *set;       /* its tensors under Lightricks names, owned by src */
     const ltx2_backend *be; /* where the DiT, the connectors and the video decoder run */
     bool is_2_3;
     ltx2_dit_weights *dit;
@@ -54,14 +56,15 @@ typedef struct ltx2_pipe_models {
     struct ltx2_audio_enc_device *aenc_dev;
 } ltx2_pipe_models;
 
-/* Loads every component (the decoders also define the latent geometry, so they always load): the
+/* Loads every component from path (a single file or a diffusers directory) (the decoders also define the latent geometry, so they always load): the
  * DiT and the connectors straight onto be (f32 on the CPU, bf16 on a device, read tensor by tensor
  * from the mapping), the video and audio decoders placed on be; the vocoder on the CPU (its forward
  * is not on the op table yet). */
 ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx2_backend *be, ltx2_pipe_models *out);
-/* The same with the adapters of loras (model/lora.h; NULL: none) fused into the DiT. */
+/* The same from paths[0..n) (one single file, one diffusers directory, or split component files)
+ * with the adapters of loras (model/lora.h; NULL: none) fused into the DiT. */
 struct ltx2_lora_set;
-ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *path, const ltx2_backend *be,
+ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
                                        struct ltx2_lora_set *loras, ltx2_pipe_models *out);
 /* The video VAE encoder of m's checkpoint, placed on m->be (a no-op when loaded). */
 ltx2_status ltx2_pipe_models_load_encoder(ltx2_context *ctx, ltx2_pipe_models *m);
@@ -73,7 +76,8 @@ ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, 
 /* The same, but the DiT's block layer tensors are only checked, not loaded (out->dit from
  * ltx2_dit_weights_load_replicated): for ranks that read their tensor shards of those from
  * out->set->files[0] (ltx2_dit_parallel_create_sharded), so no rank holds the whole DiT. */
-ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *path, ltx2_pipe_models *out);
+ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *const *paths, int n,
+                                                 ltx2_pipe_models *out);
 void ltx2_pipe_models_free(ltx2_pipe_models *m);
 
 /* Latent geometry of one generation. */

@@ -5,23 +5,20 @@
 
 #include "core/context.h"
 #include "model/audio_encoder.h"
+#include "model/ckpt_source.h"
 #include "model/lora.h"
 #include "pipeline/pipeline.h"
 
 /* The dtype models are stored in on be: the CPU reference is fp32, devices store bf16. */
 static ltx2_dtype model_dtype(const ltx2_backend *be) { return be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16; }
 
-static ltx2_status load(ltx2_context *ctx, const char *path, const ltx2_backend *be, bool dit_layers,
-                        ltx2_lora_set *loras, ltx2_pipe_models *out) {
+static ltx2_status load(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
+                        bool dit_layers, ltx2_lora_set *loras, ltx2_pipe_models *out) {
     memset(out, 0, sizeof *out);
     out->be = be;
-    ltx2_status st = ltx2_st_set_open(ctx, path, &out->set);
+    ltx2_status st = ltx2_ckpt_source_open(ctx, paths, n, &out->src);
     if (st != LTX2_OK) return st;
-    if (out->set->n_files != 1) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: generation needs a single-file checkpoint, got %zu shards",
-                        path, out->set->n_files);
-        goto fail;
-    }
+    out->set = ltx2_ckpt_source_set(out->src);
     const ltx2_st_file *f = out->set->files[0];
     ltx2_dit_config dcfg;
     ltx2_connectors_config ccfg;
@@ -50,22 +47,23 @@ static ltx2_status load(ltx2_context *ctx, const char *path, const ltx2_backend 
     }
     return LTX2_OK;
 fail:
-    ltx2_error_prefix(ctx, "loading %s", path);
+    ltx2_error_prefix(ctx, "loading %s%s", paths[0], n > 1 ? " (and the other split files)" : "");
     ltx2_pipe_models_free(out);
     return st;
 }
 
 ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx2_backend *be, ltx2_pipe_models *out) {
-    return load(ctx, path, be, true, NULL, out);
+    return load(ctx, &path, 1, be, true, NULL, out);
 }
 
-ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *path, const ltx2_backend *be,
+ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
                                        ltx2_lora_set *loras, ltx2_pipe_models *out) {
-    return load(ctx, path, be, true, loras, out);
+    return load(ctx, paths, n, be, true, loras, out);
 }
 
-ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *path, ltx2_pipe_models *out) {
-    return load(ctx, path, ltx2_backend_cpu(), false, NULL, out);
+ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *const *paths, int n,
+                                                 ltx2_pipe_models *out) {
+    return load(ctx, paths, n, ltx2_backend_cpu(), false, NULL, out);
 }
 
 ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, ltx2_lora_set *loras) {
@@ -114,6 +112,6 @@ void ltx2_pipe_models_free(ltx2_pipe_models *m) {
     if (m->vdec) ltx2_video_decoder_free(m->vdec);
     if (m->conn) ltx2_connectors_weights_free(m->conn);
     if (m->dit) ltx2_dit_weights_free(m->dit);
-    if (m->set) ltx2_st_set_close(m->set);
+    if (m->src) ltx2_ckpt_source_close(m->src);
     memset(m, 0, sizeof *m);
 }

@@ -8,10 +8,25 @@ with strict=True into diffusers' own LTX2VideoTransformer3DModel / LTX2TextConne
 the equivalent tiny diffusers config, and saves with save_pretrained:
   weights/tiny/ltx2-tiny-diffusers-<version>/transformer/  (sharded: index.json + 2+ shards)
   weights/tiny/ltx2-tiny-diffusers-<version>/connectors/
+  weights/tiny/ltx2-tiny-diffusers-<version>/vae/        AutoencoderKLLTX2Video
+  weights/tiny/ltx2-tiny-diffusers-<version>/audio_vae/  AutoencoderKLLTX2Audio
+  weights/tiny/ltx2-tiny-diffusers-<version>/vocoder/    LTX2Vocoder (2.0) / LTX2VocoderWithBWE (2.3)
 A strict load is the check: every diffusers parameter must be provided by exactly one renamed key.
-(VAE / audio VAE / vocoder subfolders are not produced yet; see README.)
+
+Rename sources: the video and audio VAE go through diffusers' own
+loaders/single_file_utils.py convert_ltx2_vae_to_diffusers / convert_ltx2_audio_vae_to_diffusers.
+That table stops at the 2.0 decoder's seven blocks (up_blocks.0..6); the 2.3 decoder has a fourth
+stage (up_blocks.7 = its upsampler, up_blocks.8 = its res blocks), renamed here by the same pattern
+(up_blocks.3.upsamplers.0 / up_blocks.3) - an extension, checked only by the strict load. The
+vocoder renames are scripts/convert_ltx2_to_diffusers.py's LTX_2_0_VOCODER_RENAME_DICT (ups,
+resblocks, conv_pre, conv_post); the BigVGAN / BWE parts it does not list (act_post -> act_out,
+downsample.lowpass.filter -> downsample.filter, the outer vocoder. of VocoderWithBWE) follow
+diffusers' module tree (LTX2VocoderWithBWE) and are likewise checked only by the strict load.
+The latent upsampler is not written: LTX2LatentUpsamplerModel has no rename table in 0.42.1's
+single-file code and the engine reads upsamplers as Lightricks files (--spatial-upsampler-path).
 """
 import os
+import re
 import shutil
 import sys
 
@@ -24,7 +39,10 @@ sys.path.insert(0, HERE)
 import ltx_tiny_configs as C  # noqa: E402
 import torchaudio_stub  # noqa: E402,F401  (before diffusers)
 
-from diffusers import LTX2VideoTransformer3DModel  # noqa: E402
+from diffusers import AutoencoderKLLTX2Audio, AutoencoderKLLTX2Video, LTX2VideoTransformer3DModel  # noqa: E402
+from diffusers.loaders.single_file_utils import (  # noqa: E402
+    convert_ltx2_audio_vae_to_diffusers, convert_ltx2_vae_to_diffusers)
+from diffusers.pipelines.ltx2.vocoder import LTX2Vocoder, LTX2VocoderWithBWE  # noqa: E402
 from diffusers.pipelines.ltx2.connectors import LTX2TextConnectors  # noqa: E402
 
 WEIGHTS_DIR = os.path.join(ROOT, "weights", "tiny")
@@ -119,6 +137,95 @@ def connectors_diffusers_config(version):
     )
 
 
+def vae_diffusers_config(version):
+    """AutoencoderKLLTX2Video config of the tiny VAE (ltx_tiny_configs.vae_config): encoder widths
+    8 -> 16 -> 32 -> 64 -> 64. The decoder's per-stage tuples are listed in diffusers' config order
+    (the reverse of the order they run in; diffusers reverses them), except upsample_type, which
+    LTX2VideoDecoder3d does not reverse (run order)."""
+    v = C.vae_config(version)
+    enc = dict(block_out_channels=(16, 32, 64, 64), down_block_types=("LTX2VideoDownBlock3D",) * 4,
+               layers_per_block=(1, 1, 1, 1, 1), spatio_temporal_scaling=(True, True, True, True),
+               downsample_type=("spatial", "temporal", "spatiotemporal", "spatiotemporal"))
+    if version == "2.0":
+        dec = dict(decoder_block_out_channels=(16, 32, 64), decoder_layers_per_block=(1, 1, 1, 1),
+                   decoder_spatio_temporal_scaling=(True, True, True), decoder_inject_noise=(False,) * 4,
+                   upsample_type=("spatiotemporal",) * 3, upsample_residual=(True, True, True),
+                   upsample_factor=(2, 2, 2), encoder_spatial_padding_mode=v["encoder_spatial_padding_mode"],
+                   decoder_spatial_padding_mode=v["decoder_spatial_padding_mode"])
+    else:
+        dec = dict(decoder_block_out_channels=(16, 32, 32, 64), decoder_layers_per_block=(1, 1, 1, 1, 1),
+                   decoder_spatio_temporal_scaling=(True, True, True, True), decoder_inject_noise=(False,) * 5,
+                   upsample_type=("spatiotemporal", "spatiotemporal", "temporal", "spatial"),
+                   upsample_residual=(False,) * 4, upsample_factor=(2, 2, 1, 2),
+                   encoder_spatial_padding_mode=v["spatial_padding_mode"],
+                   decoder_spatial_padding_mode=v["spatial_padding_mode"])
+    return dict(in_channels=v["in_channels"], out_channels=v["out_channels"], latent_channels=v["latent_channels"],
+                timestep_conditioning=v["timestep_conditioning"], patch_size=v["patch_size"], patch_size_t=1,
+                resnet_norm_eps=1e-6, scaling_factor=v["scaling_factor"], encoder_causal=True,
+                decoder_causal=v["causal_decoder"], spatial_compression_ratio=32, temporal_compression_ratio=8,
+                **enc, **dec)
+
+
+def audio_vae_diffusers_config():
+    a = C.audio_vae_config()
+    dd = a["model"]["params"]["ddconfig"]
+    return dict(base_channels=dd["ch"], output_channels=dd["out_ch"], ch_mult=tuple(dd["ch_mult"]),
+                num_res_blocks=dd["num_res_blocks"], attn_resolutions=None, in_channels=dd["in_channels"],
+                resolution=dd["resolution"], latent_channels=dd["z_channels"], norm_type=dd["norm_type"],
+                causality_axis=dd["causality_axis"], dropout=dd["dropout"],
+                mid_block_add_attention=dd["mid_block_add_attention"],
+                sample_rate=a["model"]["params"]["sampling_rate"], mel_hop_length=a["preprocessing"]["stft"]["hop_length"],
+                is_causal=True, mel_bins=dd["mel_bins"], double_z=dd["double_z"])
+
+
+def _gen_kwargs(g, in_channels, prefix=""):
+    amp = g["resblock"] == "AMP1"
+    tanh = g.get("use_tanh_at_final", True)
+    final = ("tanh" if tanh else "clamp") if g.get("apply_final_activation", True) else None
+    return {prefix + "in_channels": in_channels, prefix + "hidden_channels": g["upsample_initial_channel"],
+            prefix + "out_channels": 2 if g.get("stereo", True) else 1,
+            prefix + "upsample_kernel_sizes": g["upsample_kernel_sizes"], prefix + "upsample_factors": g["upsample_rates"],
+            prefix + "resnet_kernel_sizes": g["resblock_kernel_sizes"],
+            prefix + "resnet_dilations": g["resblock_dilation_sizes"],
+            prefix + "act_fn": g.get("activation", "snakebeta") if amp else "leaky_relu", prefix + "antialias": amp,
+            prefix + "final_act_fn": final, prefix + "final_bias": g.get("use_bias_at_final", True)}
+
+
+def vocoder_diffusers(version):
+    """(class, config) of the tiny vocoder: mel input is stereo x mel bins wide."""
+    v = C.vocoder_config(version)
+    mel_in = 2 * C.audio_vae_config()["model"]["params"]["ddconfig"]["mel_bins"]
+    if version == "2.0":
+        return LTX2Vocoder, dict(_gen_kwargs(v, mel_in), output_sampling_rate=v["output_sampling_rate"])
+    b = v["bwe"]
+    cfg = dict(_gen_kwargs(v["vocoder"], mel_in), **_gen_kwargs(b, 2 * b["num_mels"], "bwe_"),
+               filter_length=b["n_fft"], hop_length=b["hop_length"], window_length=b["win_size"],
+               num_mel_channels=b["num_mels"], input_sampling_rate=b["input_sampling_rate"],
+               output_sampling_rate=b["output_sampling_rate"])
+    return LTX2VocoderWithBWE, cfg
+
+
+def rename_vae(ck):
+    """vae.* -> diffusers AutoencoderKLLTX2Video names (diffusers' converter + the 2.3 fourth stage)."""
+    out = convert_ltx2_vae_to_diffusers(dict(ck))
+    fixed = {}
+    for k, t in out.items():
+        k = re.sub(r"^decoder\.up_blocks\.7\.", "decoder.up_blocks.3.upsamplers.0.", k)
+        k = re.sub(r"^decoder\.up_blocks\.8\.", "decoder.up_blocks.3.", k)
+        fixed[k] = t
+    return fixed
+
+
+VOCODER_PARTS = {"conv_pre": "conv_in", "conv_post": "conv_out", "ups": "upsamplers", "resblocks": "resnets",
+                 "act_post": "act_out"}
+
+
+def rename_vocoder_key(k):
+    """vocoder.* (Lightricks) -> diffusers LTX2Vocoder / LTX2VocoderWithBWE name."""
+    k = k[len("vocoder."):].replace(".downsample.lowpass.filter", ".downsample.filter")
+    return ".".join(VOCODER_PARTS.get(p, p) for p in k.split("."))
+
+
 def load_strict(model, sd, what):
     own = model.state_dict()
     missing = sorted(set(own) - set(sd))
@@ -156,6 +263,32 @@ def main():
         load_strict(conn, conn_sd, f"{version} connectors")
         conn.save_pretrained(os.path.join(out_dir, "connectors"), safe_serialization=True)
 
+        # video VAE, audio VAE, vocoder: the same weights, renamed, strict-loaded, saved
+        comp_src = {}  # diffusers "folder/name" -> Lightricks key
+        vae_in = {k: v for k, v in ckpt.items() if k.startswith("vae.")}
+        vae_sd = rename_vae(vae_in)
+        vae_names = rename_vae({k: torch.tensor(i) for i, k in enumerate(vae_in)})  # which source each came from
+        src_of = {n: list(vae_in)[int(t)] for n, t in vae_names.items()}
+        vae = AutoencoderKLLTX2Video(**vae_diffusers_config(version)).to(torch.bfloat16)
+        load_strict(vae, vae_sd, f"{version} vae")
+        vae.save_pretrained(os.path.join(out_dir, "vae"), safe_serialization=True)
+        comp_src.update({"vae/" + n: s for n, s in src_of.items()})
+
+        a_in = {k: v for k, v in ckpt.items() if k.startswith("audio_vae.")}
+        a_sd = convert_ltx2_audio_vae_to_diffusers(dict(a_in))
+        a_names = convert_ltx2_audio_vae_to_diffusers({k: torch.tensor(i) for i, k in enumerate(a_in)})
+        comp_src.update({"audio_vae/" + n: list(a_in)[int(t)] for n, t in a_names.items()})
+        avae = AutoencoderKLLTX2Audio(**audio_vae_diffusers_config()).to(torch.bfloat16)
+        load_strict(avae, a_sd, f"{version} audio_vae")
+        avae.save_pretrained(os.path.join(out_dir, "audio_vae"), safe_serialization=True)
+
+        voc_sd = {rename_vocoder_key(k): v for k, v in ckpt.items() if k.startswith("vocoder.")}
+        comp_src.update({"vocoder/" + rename_vocoder_key(k): k for k in ckpt if k.startswith("vocoder.")})
+        cls, vcfg = vocoder_diffusers(version)
+        voc = cls(**vcfg).to(torch.bfloat16)
+        load_strict(voc, voc_sd, f"{version} vocoder")
+        voc.save_pretrained(os.path.join(out_dir, "vocoder"), safe_serialization=True)
+
         with open(os.path.join(WEIGHTS_DIR, f"ltx2-tiny-diffusers-{version}.keys.txt"), "w") as f:
             f.write(f"# ltx2-tiny-diffusers-{version}: subfolder/name dtype shape  <-  Lightricks key\n")
             inv = {}
@@ -166,6 +299,7 @@ def main():
                     inv["connectors/" + rename_connector(k)] = k
                 elif k.startswith("model.diffusion_model."):
                     inv["transformer/" + rename_dit(k[len("model.diffusion_model."):])] = k
+            inv.update(comp_src)
             for name in sorted(inv):
                 t = ckpt[inv[name]]
                 f.write(f"{name} {str(t.dtype).replace('torch.', '')} {list(t.shape)}  <-  {inv[name]}\n")

@@ -21,7 +21,8 @@ HEADER = """# Tiny LTX-2 checkpoints (generated — do not edit)
 Seeded random weights in the **real** checkpoint layouts, produced by the reference implementation
 (Lightricks `ltx-core` 1.0.0 / `diffusers` 0.42.1, versions pinned in `tests/golden/requirements.txt`).
 Regenerate with `tests/golden/regen.sh` (or `python tests/golden/gen_tiny_ltx2.py &&
-python tests/golden/gen_tiny_diffusers.py && python tests/golden/gen_tiny_readme.py`).
+python tests/golden/gen_tiny_diffusers.py && python tests/golden/gen_tiny_split.py &&
+python tests/golden/gen_tiny_readme.py`).
 Layout facts and their sources: `tests/golden/LAYOUT_NOTES.md`.
 
 | file | what |
@@ -31,6 +32,8 @@ Layout facts and their sources: `tests/golden/LAYOUT_NOTES.md`.
 | `ltx2-tiny-upsampler-*.safetensors` | standalone latent upsamplers (unprefixed keys, own `config`): `spatial-x2` (plain pixel shuffle, like 2.3 x2), `spatial-x2-rational` (rational resampler at scale 2, like 2.0 x2), `spatial-x1.5`, `temporal-x2` |
 | `ltx2-tiny-diffusers-<v>/transformer/` | the same DiT weights in diffusers names/config, `save_pretrained` with small shards (`diffusion_pytorch_model.safetensors.index.json` + N shards) |
 | `ltx2-tiny-diffusers-<v>/connectors/` | the same text projection + connectors as diffusers `LTX2TextConnectors` |
+| `ltx2-tiny-diffusers-<v>/vae/`, `audio_vae/`, `vocoder/` | the same video VAE (`AutoencoderKLLTX2Video`), audio VAE (`AutoencoderKLLTX2Audio`) and vocoder (`LTX2Vocoder`; 2.3: `LTX2VocoderWithBWE`), renamed by diffusers' conversion rules (the 2.3 decoder's fourth stage and the BigVGAN/BWE parts by their pattern, see `gen_tiny_diffusers.py`); no `latent_upsampler/` |
+| `split-2.3/*.safetensors` | the 2.3 single file cut into per-component files as users download them (`gen_tiny_split.py` says which layout and why): transformer, connectors (no config), bare-key video VAE, audio VAE + vocoder |
 | `*.keys.txt` | every tensor: `name dtype shape` (diffusers ones also give the Lightricks source key) |
 
 Checks done by the generators: every ltx-core component reloads from the single file through

@@ -15,7 +15,7 @@ fi
 py="$venv/bin/python"
 cd "$root"
 # Order matters: the diffusers export and the README read the tiny checkpoints.
-for gen in gen_ops.py gen_dtype.py gen_tokenizer_goldens.py gen_gemma_goldens.py gen_tiny_ltx2.py gen_full_synthetic.py gen_audio_goldens.py gen_audio_encoder_goldens.py gen_tiny_diffusers.py \
+for gen in gen_ops.py gen_dtype.py gen_tokenizer_goldens.py gen_gemma_goldens.py gen_tiny_ltx2.py gen_full_synthetic.py gen_audio_goldens.py gen_audio_encoder_goldens.py gen_tiny_diffusers.py gen_tiny_split.py \
            gen_tiny_readme.py \
            gen_dit_goldens.py gen_dit_diffusers_golden.py gen_stg_goldens.py gen_connector_goldens.py gen_vae_goldens.py gen_vae_tiled_goldens.py gen_vae_tcond_goldens.py \
            gen_sampler_goldens.py \

@@ -49,7 +49,7 @@ static void compare(const char *what, const ltx2_generate_result *got, const ltx
 }
 
 /* One pipeline from the single file, then from the other sources of the same weights. */
-static void run(ltx2_context *ctx, const char *v, bool distilled, bool image) {
+static void run(ltx2_context *ctx, const char *v, bool distilled, bool image, bool audio) {
     const ltx2_image_cond img = {LTX2_SOURCE_DIR "/tests/golden/data/i2v_image.png", 0, 0.9, 0};
     char single[512], dir[512], what[160];
     snprintf(single, sizeof single, TINY "ltx2-tiny-%s.safetensors", v);
@@ -57,6 +57,7 @@ static void run(ltx2_context *ctx, const char *v, bool distilled, bool image) {
     ltx2_generate_params p;
     params(&p, distilled);
     if (image) p.images = &img, p.n_images = 1;
+    if (audio) p.audio = LTX2_SOURCE_DIR "/tests/golden/data/a2vid_input.wav"; /* the audio encoder too */
     p.checkpoint = single;
     ltx2_generate_result ref, got;
     ltx2_status st = ltx2_generate(ctx, &p, &ref);
@@ -67,8 +68,8 @@ static void run(ltx2_context *ctx, const char *v, bool distilled, bool image) {
         p.checkpoint = src == 0 ? dir : NULL;
         p.checkpoint_files = src == 1 ? k_split : NULL;
         p.n_checkpoint_files = src == 1 ? N_SPLIT : 0;
-        snprintf(what, sizeof what, "%s %s%s from %s", v, distilled ? "distilled" : "one-stage",
-                 image ? " + image" : "", src == 0 ? "the diffusers directory" : "split files");
+        snprintf(what, sizeof what, "%s %s%s%s from %s", v, distilled ? "distilled" : "one-stage",
+                 image ? " + image" : "", audio ? " + audio" : "", src == 0 ? "the diffusers directory" : "split files");
         st = ltx2_generate(ctx, &p, &got);
         CHECK(st == LTX2_OK, "%s: %s", what, ltx2_last_error(ctx));
         if (st != LTX2_OK) continue;
@@ -94,9 +95,10 @@ static void refused(ltx2_context *ctx, const char *what, const char *const *file
 int main(void) {
     ltx2_context *ctx = ltx2_context_create(NULL);
     if (!ctx) return 1;
-    run(ctx, "2.0", false, false);
-    run(ctx, "2.3", false, false);
-    run(ctx, "2.3", true, ltx2_png_available());
+    run(ctx, "2.0", false, false, false);
+    run(ctx, "2.3", false, false, false);
+    run(ctx, "2.3", true, ltx2_png_available(), false);
+    run(ctx, "2.3", false, false, true);
     refused(ctx, "no audio VAE", k_split, N_SPLIT - 1, "no audio VAE, vocoder in the given files");
     const char *const dup[] = {k_split[0], k_split[1], k_split[2], k_split[3], SPLIT "video_vae.safetensors"};
     refused(ctx, "the video VAE twice", dup, 5, "the video VAE is in both");

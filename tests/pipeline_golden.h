@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "golden_tensor.h"
 #include "io/npy.h"
@@ -56,6 +57,20 @@ static inline void pg_check_audio_latent(const ltx2_st_file *f, const char *what
     const double e = test_rel_l2(r->audio_latent, ref, n);
     CHECK(e <= tol, "%s: audio latent rel-L2 %.3g", what, e);
     printf("%s: audio_latent rel-L2 %.3g\n", what, e);
+}
+
+/* A generation that must be refused: status want and a message containing needle. */
+typedef struct pg_refusal {
+    const char *what, *needle;
+    ltx2_status want;
+} pg_refusal;
+
+static inline void pg_expect_refusal(ltx2_context *ctx, const ltx2_generate_params *p, const pg_refusal *rf) {
+    ltx2_generate_result r;
+    const ltx2_status st = ltx2_generate(ctx, p, &r);
+    const char *msg = ltx2_last_error(ctx);
+    CHECK(st == rf->want && strstr(msg, rf->needle), "%s: status %d, message: %s", rf->what, (int)st, msg);
+    ltx2_generate_result_free(&r);
 }
 
 #endif

@@ -217,47 +217,34 @@ static void check_ffmpeg_path(ltx2_context *ctx) {
     ltx2_wav_audio_free(&f);
 }
 
-typedef struct refusal {
-    const char *what, *needle;
-    ltx2_status want;
-} refusal;
-
-static void expect(ltx2_context *ctx, const ltx2_generate_params *p, const refusal *rf) {
-    ltx2_generate_result r;
-    const ltx2_status st = ltx2_generate(ctx, p, &r);
-    const char *msg = ltx2_last_error(ctx);
-    CHECK(st == rf->want && strstr(msg, rf->needle), "%s: status %d, message: %s", rf->what, (int)st, msg);
-    ltx2_generate_result_free(&r);
-}
-
 static void check_refusals(ltx2_context *ctx) {
     char ckpt[1024], dpath[1024];
     ltx2_generate_params p;
     base_params(&p, "2.0", false, ckpt, dpath, sizeof ckpt);
     p.audio_start_time = 0.6; /* 0.2 s left of 0.8, the clip lasts 0.375 s */
-    expect(ctx, &p, &(refusal){"audio shorter than the clip", "give a longer audio", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"audio shorter than the clip", "give a longer audio", LTX2_ERR_INVALID_ARG});
     base_params(&p, "2.0", false, ckpt, dpath, sizeof ckpt);
     p.audio_start_time = 5.0;
-    expect(ctx, &p, &(refusal){"start past the end", "nothing to read", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"start past the end", "nothing to read", LTX2_ERR_INVALID_ARG});
     base_params(&p, "2.0", false, ckpt, dpath, sizeof ckpt);
     p.audio_max_duration = 0.1;
-    expect(ctx, &p, &(refusal){"maximum duration under the clip", "maximum duration", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"maximum duration under the clip", "maximum duration", LTX2_ERR_INVALID_ARG});
     base_params(&p, "2.0", false, ckpt, dpath, sizeof ckpt);
     p.audio = TINY_DIR "/no-such-audio.wav";
-    expect(ctx, &p, &(refusal){"missing file", "no such file", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"missing file", "no such file", LTX2_ERR_INVALID_ARG});
     base_params(&p, "2.0", false, ckpt, dpath, sizeof ckpt);
     p.audio = TINY_DIR "/README.md"; /* not audio */
 #ifdef LTX2_HAVE_FFMPEG
-    expect(ctx, &p, &(refusal){"not an audio file", "README.md", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"not an audio file", "README.md", LTX2_ERR_INVALID_ARG});
 #else
-    expect(ctx, &p, &(refusal){"not a WAV, no FFmpeg", "no FFmpeg", LTX2_ERR_UNSUPPORTED});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"not a WAV, no FFmpeg", "no FFmpeg", LTX2_ERR_UNSUPPORTED});
 #endif
     base_params(&p, "2.0", false, ckpt, dpath, sizeof ckpt);
     p.audio_start_time = -1;
-    expect(ctx, &p, &(refusal){"negative start", "must be >= 0", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"negative start", "must be >= 0", LTX2_ERR_INVALID_ARG});
     base_params(&p, "2.0", false, ckpt, dpath, sizeof ckpt);
     p.semantics = LTX2_GENERATE_SEM_DIFFUSERS;
-    expect(ctx, &p, &(refusal){"diffusers semantics", "ltx-core", LTX2_ERR_UNSUPPORTED});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"diffusers semantics", "ltx-core", LTX2_ERR_UNSUPPORTED});
 }
 
 int main(void) {

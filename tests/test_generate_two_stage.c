@@ -155,71 +155,58 @@ static void check_philox(ltx2_context *ctx) {
     ltx2_generate_result_free(&c);
 }
 
-typedef struct refusal {
-    const char *what, *needle;
-    ltx2_status want;
-} refusal;
-
-static void expect(ltx2_context *ctx, const ltx2_generate_params *p, const refusal *rf) {
-    ltx2_generate_result r;
-    const ltx2_status st = ltx2_generate(ctx, p, &r);
-    const char *msg = ltx2_last_error(ctx);
-    CHECK(st == rf->want && strstr(msg, rf->needle), "%s: status %d, message: %s", rf->what, (int)st, msg);
-    ltx2_generate_result_free(&r);
-}
-
 static void check_refusals(ltx2_context *ctx) {
     const char *ckpt = TINY_DIR "/ltx2-tiny-2.0.safetensors";
     ltx2_generate_params p;
     base_params(&p, ckpt);
     p.spatial_upsampler = NULL;
-    expect(ctx, &p, &(refusal){"no upsampler", "--spatial-upsampler-path", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"no upsampler", "--spatial-upsampler-path", LTX2_ERR_INVALID_ARG});
     base_params(&p, ckpt);
     p.steps = 8;
-    expect(ctx, &p, &(refusal){"steps set", "fixed sigmas", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"steps set", "fixed sigmas", LTX2_ERR_INVALID_ARG});
     base_params(&p, ckpt);
     p.width = 96;
-    expect(ctx, &p, &(refusal){"width not a multiple of 64", "multiples of 64", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"width not a multiple of 64", "multiples of 64", LTX2_ERR_INVALID_ARG});
     base_params(&p, ckpt);
     p.semantics = LTX2_GENERATE_SEM_DIFFUSERS;
-    expect(ctx, &p, &(refusal){"diffusers semantics", "ltx-core", LTX2_ERR_UNSUPPORTED});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"diffusers semantics", "ltx-core", LTX2_ERR_UNSUPPORTED});
     base_params(&p, ckpt);
     p.spatial_upsampler = TINY_DIR "/ltx2-tiny-upsampler-temporal-x2.safetensors";
-    expect(ctx, &p, &(refusal){"temporal upsampler", "spatial x2", LTX2_ERR_UNSUPPORTED});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"temporal upsampler", "spatial x2", LTX2_ERR_UNSUPPORTED});
     base_params(&p, ckpt);
     p.spatial_upsampler = TINY_DIR "/ltx2-tiny-upsampler-spatial-x1.5.safetensors";
-    expect(ctx, &p, &(refusal){"x1.5 upsampler", "spatial x2", LTX2_ERR_UNSUPPORTED});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"x1.5 upsampler", "spatial x2", LTX2_ERR_UNSUPPORTED});
     base_params(&p, ckpt);
     p.spatial_upsampler = TINY_DIR "/no-such-upsampler.safetensors";
-    expect(ctx, &p, &(refusal){"missing upsampler file", "no-such-upsampler", LTX2_ERR_IO});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"missing upsampler file", "no-such-upsampler", LTX2_ERR_IO});
     base_params(&p, ckpt);
     p.spatial_upsampler = ckpt; /* a file, but not an upsampler */
-    expect(ctx, &p, &(refusal){"not an upsampler", "latent upsampler", LTX2_ERR_NOT_FOUND});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"not an upsampler", "latent upsampler", LTX2_ERR_NOT_FOUND});
     base_params(&p, ckpt);
     p.pipeline = LTX2_PIPELINE_ONE_STAGE;
     p.negative_prompt_embeds = TINY_DIR "/prompt_embeds_negative.safetensors";
-    expect(ctx, &p, &(refusal){"upsampler on one stage", "one-stage pipeline", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"upsampler on one stage", "one-stage pipeline", LTX2_ERR_INVALID_ARG});
     char upath[1024], dpath[1024];
     ltx2_lora_spec user;
     base_params(&p, ckpt);
     two_stage_params(&p, "2.0", &user, upath, dpath, sizeof upath);
     p.distilled_lora.path = NULL;
-    expect(ctx, &p, &(refusal){"two-stage without the distilled LoRA", "--distilled-lora", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"two-stage without the distilled LoRA", "--distilled-lora", LTX2_ERR_INVALID_ARG});
     two_stage_params(&p, "2.0", &user, upath, dpath, sizeof upath);
     p.distilled_lora.path = UPSAMPLER_X2;
-    expect(ctx, &p, &(refusal){"an upsampler as the distilled LoRA", "not a LoRA pair", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"an upsampler as the distilled LoRA", "not a LoRA pair", LTX2_ERR_INVALID_ARG});
     two_stage_params(&p, "2.0", &user, upath, dpath, sizeof upath);
     p.width = 96;
-    expect(ctx, &p, &(refusal){"two-stage width 96", "multiples of 64", LTX2_ERR_INVALID_ARG});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"two-stage width 96", "multiples of 64", LTX2_ERR_INVALID_ARG});
     base_params(&p, ckpt);
     p.distilled_lora = (ltx2_lora_spec){dpath, 1.0};
-    expect(ctx, &p, &(refusal){"distilled LoRA on the distilled pipeline", "two-stage pipeline's stage 2",
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"distilled LoRA on the distilled pipeline", "two-stage pipeline's stage 2",
                                LTX2_ERR_INVALID_ARG});
     base_params(&p, ckpt);
     p.noise = LTX2_SOURCE_DIR "/tests/golden/data/e2e_2.0.safetensors"; /* stage 1's names only */
     p.height = 128; /* stage 1 at 64x96: the e2e noise's grid */
     p.width = 192;
-    expect(ctx, &p, &(refusal){"noise file without stage 2", "stage_2_video_noise", LTX2_ERR_NOT_FOUND});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"noise file without stage 2", "stage_2_video_noise", LTX2_ERR_NOT_FOUND});
 }
 
 int main(void) {

@@ -108,15 +108,20 @@ static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, c
     return st;
 }
 
-/* The checkpoint's connectors config and the text width its projection takes, from the headers of
- * whatever source p names. */
-static ltx2_status ckpt_connectors(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_connectors_config *cc,
-                                   int64_t *text_dim) {
-    ltx2_ckpt_source *src = NULL;
+/* Whatever checkpoint source p names (a single file, a diffusers directory, split files), headers
+ * only. */
+static ltx2_status open_source(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_ckpt_source **src) {
     const char *const *paths = NULL;
     int n_paths = 0;
     ltx2_gen_checkpoint_paths(p, &paths, &n_paths);
-    LTX2_TRY(ltx2_ckpt_source_open(ctx, paths, n_paths, &src));
+    return ltx2_ckpt_source_open(ctx, paths, n_paths, src);
+}
+
+/* The checkpoint's connectors config and the text width its projection takes. */
+static ltx2_status ckpt_connectors(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_connectors_config *cc,
+                                   int64_t *text_dim) {
+    ltx2_ckpt_source *src = NULL;
+    LTX2_TRY(open_source(ctx, p, &src));
     const ltx2_st_file *f = ltx2_ckpt_source_set(src)->files[0];
     ltx2_status st = ltx2_connectors_config_from_st(ctx, f, cc);
     if (st == LTX2_OK) st = ltx2_connectors_text_dim(ctx, f, cc, text_dim);
@@ -331,10 +336,7 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
     size_t free_b = 0, total_b = 0;
     LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
     ltx2_ckpt_source *src = NULL;
-    const char *const *paths = NULL;
-    int n_paths = 0;
-    ltx2_gen_checkpoint_paths(p, &paths, &n_paths);
-    LTX2_TRY(ltx2_ckpt_source_open(ctx, paths, n_paths, &src));
+    LTX2_TRY(open_source(ctx, p, &src));
     const ltx2_st_file *f = ltx2_ckpt_source_set(src)->files[0];
     ltx2_dit_config dcfg;
     ltx2_connectors_config ccfg;

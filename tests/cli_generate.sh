@@ -75,7 +75,7 @@ expect_refusal "empty prompt" "empty" --prompt "  " -o o.mp4
 expect_refusal "prompt not UTF-8" "not valid UTF-8 (byte 3" --prompt $'caf\xc3(' -o o.mp4
 expect_refusal "text encoder missing" "not a directory" --prompt "a cat" --text-encoder "$tmp/nope" -o o.mp4
 expect_refusal "text encoder without tokenizer" "no readable tokenizer.model" --prompt "a cat" --text-encoder "$src/weights/tiny/gemma-6l" -o o.mp4
-expect_refusal "checkpoint, no prompt" "--prompt (with --text-encoder) or --prompt-embeds" --checkpoint "$src/weights/tiny/ltx2-tiny-2.0.safetensors" -o o.mp4
+expect_refusal "checkpoint, no prompt" "--prompt (with --text-encoder), --prompt-embeds or --context" --checkpoint "$src/weights/tiny/ltx2-tiny-2.0.safetensors" -o o.mp4
 expect_refusal "prompt, checkpoint, no encoder" "needs --text-encoder DIR" --prompt "a cat" --checkpoint "$src/weights/tiny/ltx2-tiny-2.0.safetensors" -o o.mp4
 expect_refusal "save embeds suffix" "end in .safetensors" --prompt "a cat" --save-prompt-embeds pe.npz -o o.mp4
 # a Gemma whose width x hidden states is not what the checkpoint's projection takes: refused from the
@@ -277,6 +277,40 @@ grep -q "^audio: .*a2vid_input.wav from 0.05 s for the clip's 0.708333 s: held i
 [ "$(od -An -tu4 -j24 -N4 "$a2v/a.wav" 2>/dev/null | tr -d ' ')" = 44100 ] && ok || bad "a2v WAV rate is not the input's"
 [ "$(od -An -tu4 -j40 -N4 "$a2v/a.wav" 2>/dev/null | tr -d ' ')" = $((31238 * 4)) ] && ok \
     || bad "a2v WAV data size $(od -An -tu4 -j40 -N4 "$a2v/a.wav") is not the window's"
+
+# ---- replaying a run from its --dump (#15 item 5): contexts, sigmas and noise injected give the same
+# run bit for bit; the dumped latent decodes; per-pass dumps; --dump-call picks the DiT call ----
+rp="$tmp/replay"
+mkdir -p "$rp"
+if (cd "$rp" && "$bin" generate "${small[@]}" --seed 11 --dump d1 --wav a.wav >/dev/null 2>"$tmp/stderr") &&
+   (cd "$rp" && "$bin" generate "${small[@]}" --context d1 --sigmas d1 --noise d1 --dump d2 --wav b.wav \
+        >"$tmp/stdout" 2>"$tmp/stderr"); then
+    cmp -s "$rp/a.wav" "$rp/b.wav" && ok || bad "the replayed run's audio differs"
+    cmp -s "$rp/d1/video_latent.npy" "$rp/d2/video_latent.npy" && ok || bad "the replayed run's video latent differs"
+    grep -q "contexts from d1" "$tmp/stderr" "$tmp/stdout" && ok || bad "the replay does not say where its contexts come from"
+else
+    bad "dump / replay failed"; cat "$tmp/stderr"
+fi
+for f in step_000_pass_cond_video step_000_pass_uncond_audio step_001_pass_ptb_video step_001_pass_mod_audio \
+         step_000_guided_video step_001_x0_audio negative_video_context video_noise audio_noise; do
+    [ -f "$rp/d1/$f.npy" ] && ok || bad "no $f.npy in the dump"
+done
+if (cd "$rp" && "$bin" decode d1/video_latent.npy --checkpoint "$src/weights/tiny/ltx2-tiny-2.0.safetensors" \
+        --png-dir dec >/dev/null 2>"$tmp/stderr"); then
+    [ "$(ls "$rp/dec" | grep -c '^frame_.*\.png$')" -eq 17 ] && ok || bad "ltx2 decode of the dumped latent: not 17 frames"
+else
+    bad "ltx2 decode cannot read the dumped latent"; cat "$tmp/stderr"
+fi
+if (cd "$rp" && "$bin" generate "${small[@]}" --seed 11 --dump d3 --dump-call 5 >/dev/null 2>"$tmp/stderr"); then
+    ! cmp -s "$rp/d1/dit/adaln_single.out.npy" "$rp/d3/dit/adaln_single.out.npy" && ok \
+        || bad "--dump-call 5 dumped the first call's DiT"
+else
+    bad "--dump-call 5 failed"; cat "$tmp/stderr"
+fi
+expect_refusal "dump call past the run" "model calls" "${small[@]}" --dump d --dump-call 8
+expect_refusal "dump call without dump" "needs --dump" --dump-call 1 -o o.mp4
+expect_refusal "context and prompt embeds" "give one of them" --context "$rp/d1" --prompt-embeds "$rp/d1/video_context.npy" -o o.mp4
+expect_refusal "steps against injected sigmas" "sigmas of" "${small[@]}" --sigmas "$rp/d1/sigmas.npy" --steps 5 --wav a.wav
 
 # the same run by --pipeline distilled gives the same audio, bit for bit
 if (cd "$dist" && "$bin" generate --checkpoint-path "$src/weights/tiny/ltx2-tiny-2.3.safetensors" --pipeline distilled \

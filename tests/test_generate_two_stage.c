@@ -209,6 +209,67 @@ static void check_refusals(ltx2_context *ctx) {
     pg_expect_refusal(ctx, &p, &(pg_refusal){"noise file without stage 2", "stage_2_video_noise", LTX2_ERR_NOT_FOUND});
 }
 
+/* #15 item 5: the distilled run replayed from its own --dump (contexts, both stages' sigmas and
+ * noise draws injected) is the same run bit for bit; injected sigmas set the steps; bad sigmas are
+ * refused. */
+static void check_replay(ltx2_context *ctx) {
+    char dump[] = "/tmp/ltx2_replay_XXXXXX";
+    CHECK(mkdtemp(dump) != NULL, "mkdtemp");
+    ltx2_generate_params p;
+    base_params(&p, TINY_DIR "/ltx2-tiny-2.3.safetensors");
+    p.decode_video = 0;
+    p.latent_bf16 = -1; /* the default run: bf16 latents, Philox noise */
+    p.seed = 3;
+    p.dump_dir = dump;
+    ltx2_generate_result a, b;
+    ltx2_status s1 = ltx2_generate(ctx, &p, &a);
+    base_params(&p, TINY_DIR "/ltx2-tiny-2.3.safetensors");
+    p.decode_video = 0;
+    p.latent_bf16 = -1;
+    p.prompt_embeds = NULL;
+    p.context = p.sigmas = p.noise = dump;
+    ltx2_status s2 = ltx2_generate(ctx, &p, &b);
+    CHECK(s1 == LTX2_OK && s2 == LTX2_OK, "dump / replay: %s", ltx2_last_error(ctx));
+    if (s1 == LTX2_OK && s2 == LTX2_OK) {
+        const int64_t *ls = a.video_latent_shape;
+        const size_t nv = (size_t)(ls[1] * ls[2] * ls[3] * ls[4]), nw = (size_t)(a.audio_channels * a.audio_samples);
+        CHECK(b.steps == a.steps && !memcmp(a.video_latent, b.video_latent, nv * sizeof(float)) &&
+                  b.audio_samples == a.audio_samples && !memcmp(a.audio, b.audio, nw * sizeof(float)),
+              "the replayed distilled run differs (steps %d / %d)", a.steps, b.steps);
+    }
+    ltx2_generate_result_free(&b);
+    /* two stage-1 sigmas of our own: one step, a different run */
+    char path[1100];
+    snprintf(path, sizeof path, "%s/mine.npy", dump);
+    float mine[2] = {1.0f, 0.0f};
+    const int64_t n2 = 2;
+    ltx2_tensor t = ltx2_tensor_make(mine, LTX2_F32, 1, &n2);
+    p.sigmas = path;
+    p.context = p.noise = NULL;
+    p.prompt_embeds = TINY_DIR "/prompt_embeds_positive.safetensors";
+    CHECK(ltx2_npy_write(ctx, path, &t) == LTX2_OK, "write %s", path);
+    s2 = ltx2_generate(ctx, &p, &b);
+    CHECK(s2 == LTX2_OK && b.steps == 1 + 3, "one injected stage-1 step: %d steps, %s", b.steps, ltx2_last_error(ctx));
+    if (s1 == LTX2_OK && s2 == LTX2_OK) {
+        const int64_t *ls = a.video_latent_shape;
+        CHECK(memcmp(a.video_latent, b.video_latent, (size_t)(ls[1] * ls[2] * ls[3] * ls[4]) * sizeof(float)),
+              "other sigmas, the same run");
+    }
+    ltx2_generate_result_free(&b);
+    static const float bad[3][3] = {{1.0f, 0.0f, 0.5f}, {1.5f, 0.5f, 0.0f}, {1.0f, 0.0f, 0.0f}};
+    const int64_t n3 = 3;
+    for (int i = 0; i < 3; i++) {
+        memcpy(mine, bad[i], 2 * sizeof(float));
+        float v[3];
+        memcpy(v, bad[i], sizeof v);
+        t = ltx2_tensor_make(v, LTX2_F32, 1, &n3);
+        CHECK(ltx2_npy_write(ctx, path, &t) == LTX2_OK, "write %s", path);
+        pg_expect_refusal(ctx, &p, &(pg_refusal){"bad sigmas", "the sigmas must fall", LTX2_ERR_INVALID_ARG});
+    }
+    ltx2_generate_result_free(&a);
+    rm_dir(dump);
+}
+
 int main(void) {
     ltx2_context_params cp;
     ltx2_context_params_init(&cp);
@@ -220,6 +281,7 @@ int main(void) {
     check_version(ctx, "2.0", LTX2_PIPELINE_TWO_STAGE);
     check_version(ctx, "2.3", LTX2_PIPELINE_TWO_STAGE);
     check_philox(ctx);
+    check_replay(ctx);
     check_refusals(ctx);
     ltx2_context_free(ctx);
     return test_finish();

@@ -165,6 +165,13 @@ typedef struct ltx2_generate_params {
      * the Philox noise (streams 0 and 1); a two-stage pipeline's stage 2 reads "stage_2_video_noise"
      * and "stage_2_audio_noise" (full-size latent shapes) instead of its streams 2 and 3 */
     const char *noise;
+    /* Injection (replaying another engine's run; files or a --dump directory): the DiT contexts
+     * after the connectors instead of prompt, embeddings and connectors ("video_context" [1, S, Dv],
+     * "audio_context" [1, S, Da], with CFG also "negative_video_context" / "negative_audio_context");
+     * and the sigmas instead of the schedule ("sigmas" or "stage_1_sigmas" [steps + 1], and for stage
+     * 2 optionally "stage_2_sigmas"): the step count follows them. NULL: computed. */
+    const char *context;
+    const char *sigmas;
     int steps;                          /* >= 2 (the stretched schedule needs two) */
     int height, width, frames;          /* multiples of 32; frames = 8k + 1 */
     double fps;
@@ -179,6 +186,8 @@ typedef struct ltx2_generate_params {
     int decode_video, decode_audio;     /* 1 (default): run the VAE decoders */
     int vae_tile_px, vae_tile_frames;   /* 0: decode the whole latent at once */
     const char *dump_dir;               /* optional: every intermediate as .npy files here */
+    int dump_call;                      /* with dump_dir: the model call (0-based over the run) whose DiT
+                                           internals go to dump_dir/dit (0: the first) */
     ltx2_progress_fn progress;          /* may be NULL */
     void *progress_user;
     /* Polled before the text stage, before every denoising step and before each decode: a nonzero

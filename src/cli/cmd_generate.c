@@ -163,6 +163,10 @@ static bool input_file(const char *flag, const char *path) {
 
 /* The text flags against each other and the prompt itself (valid UTF-8, not empty), before any work. */
 static bool text_flags_valid(const ltx2_generate_params *p, const char *pos, const char *neg) {
+    if (p->context && (p->prompt || pos || neg)) {
+        fprintf(stderr, "ltx2 %s: --context replaces --prompt and --prompt-embeds: give one of them\n", CMD);
+        return false;
+    }
     if (p->prompt && (pos || neg)) {
         fprintf(stderr, "ltx2 %s: --prompt and --prompt-embeds/--negative-prompt-embeds are exclusive\n", CMD);
         return false;
@@ -422,7 +426,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     double cfg = NAN, acfg = NAN, stg = NAN, rescale = NAN, modality = NAN, fps = NAN;
     /* per-stream guidance (ltx-pipelines' flags), applied after the both-stream ones */
     double vstg = NAN, astg = NAN, vres = NAN, ares = NAN, vmod = NAN, amod = NAN;
-    long long vblock = -1, ablock = -1;
+    long long vblock = -1, ablock = -1, dump_call = -1;
     ltx2_semantics sem = LTX2_SEM_LTX_CORE;
     cli_launch launch;
     memset(&launch, 0, sizeof launch);
@@ -539,6 +543,9 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--overwrite")) overwrite = true;
         else if (!strcmp(a, "--wav")) { VALUE(); wav = v; }
         else if (!strcmp(a, "--dump")) { VALUE(); p.dump_dir = v; }
+        else if (!strcmp(a, "--dump-call")) INT(dump_call, 0, INT_MAX);
+        else if (!strcmp(a, "--context")) { VALUE(); p.context = v; }
+        else if (!strcmp(a, "--sigmas")) { VALUE(); p.sigmas = v; }
         else if (!strcmp(a, "--noise")) { VALUE(); p.noise = v; }
         else if (!strcmp(a, "--vae-tile")) INT(tile, 0, GEN_MAX_SIDE_PX);
         else if (!strcmp(a, "--threads")) INT(threads, 0, omp_get_num_procs());
@@ -581,7 +588,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             *strrchr(gemma_buf, '/') = '\0';
             p.text_encoder = gemma_buf;
         }
-        if (!pos && !p.prompt) {
+        if (!pos && !p.prompt && !p.context) {
             if (!find_embedded(TINY_POS, pos_buf, sizeof pos_buf)) {
                 fprintf(stderr, "ltx2 %s: embedded prompt embeddings %s not found\n", CMD, TINY_POS);
                 return CLI_EXIT_BAD_INPUT;
@@ -590,11 +597,18 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             if (!neg && find_embedded(TINY_NEG, neg_buf, sizeof neg_buf)) neg = neg_buf;
         }
     }
-    if (!pos && !p.prompt) {
-        fprintf(stderr, "ltx2 %s: --prompt (with --text-encoder) or --prompt-embeds is required with --checkpoint\n",
-                CMD);
+    if (!pos && !p.prompt && !p.context) {
+        fprintf(stderr, "ltx2 %s: --prompt (with --text-encoder), --prompt-embeds or --context is required with "
+                "--checkpoint\n", CMD);
         return CLI_EXIT_BAD_INPUT;
     }
+    if (p.context && !ltx2_path_is_dir(p.context) && !input_file("--context", p.context)) return CLI_EXIT_BAD_INPUT;
+    if (p.sigmas && !ltx2_path_is_dir(p.sigmas) && !input_file("--sigmas", p.sigmas)) return CLI_EXIT_BAD_INPUT;
+    if (dump_call >= 0 && !p.dump_dir) {
+        fprintf(stderr, "ltx2 %s: --dump-call needs --dump DIR\n", CMD);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (dump_call >= 0) p.dump_call = (int)dump_call;
     for (int k = 0; k < n_ckpts; k++)
         if (!(n_ckpts == 1 && ltx2_path_is_dir(ckpts[k])) && !input_file("--checkpoint-path", ckpts[k]))
             return CLI_EXIT_BAD_INPUT;
@@ -624,7 +638,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         return CLI_EXIT_BAD_INPUT;
     }
     if (neg && !input_file("--negative-prompt-embeds", neg)) return CLI_EXIT_BAD_INPUT;
-    if (p.noise && !input_file("--noise", p.noise)) return CLI_EXIT_BAD_INPUT;
+    if (p.noise && !ltx2_path_is_dir(p.noise) && !input_file("--noise", p.noise)) return CLI_EXIT_BAD_INPUT;
 
     /* ---- pipeline, then numbers ---- */
     const bool guidance_flags = steps >= 0 || !isnan(cfg) || !isnan(acfg) || !isnan(stg) || !isnan(rescale) ||
@@ -655,7 +669,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         p.height = TINY_HEIGHT;
         p.width = TINY_WIDTH;
         p.frames = TINY_FRAMES;
-        p.steps = distilled ? 0 : TINY_STEPS;
+        p.steps = distilled || p.sigmas ? 0 : TINY_STEPS; /* --sigmas sets the steps */
     }
     if (height >= 0) p.height = (int)height;
     if (width >= 0) p.width = (int)width;
@@ -705,7 +719,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (!isnan(vmod)) p.video_modality = vmod;
     if (!isnan(amod)) p.audio_modality = amod;
     if (!stg_blocks_merge(vblock, ablock, &stg_block)) return CLI_EXIT_BAD_INPUT;
-    if (!distilled && !neg && !p.prompt && (p.video_cfg != 1.0 || p.audio_cfg != 1.0)) {
+    if (!distilled && !neg && !p.prompt && !p.context && (p.video_cfg != 1.0 || p.audio_cfg != 1.0)) {
         fprintf(stderr, "ltx2 %s: CFG (--guidance-scale %g, --audio-guidance-scale %g) needs --negative-prompt-embeds; "
                 "give it or set both scales to 1\n", CMD, p.video_cfg, p.audio_cfg);
         return CLI_EXIT_BAD_INPUT;
@@ -804,7 +818,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     printf("seed: %llu%s, %dx%d, %d frames @ %g fps, semantics %s\n", (unsigned long long)p.seed,
            p.noise ? " (noise from file)" : "", p.width, p.height, p.frames, p.fps, ltx2_sem_name(sem));
     fflush(stdout);
-    if (p.dump_dir && !ltx2_path_is_dir(p.dump_dir) && mkdir(p.dump_dir, 0777) != 0) {
+    const bool dump_created = p.dump_dir && !ltx2_path_is_dir(p.dump_dir);
+    if (dump_created && mkdir(p.dump_dir, 0777) != 0) {
         fprintf(stderr, "ltx2 %s: cannot create --dump %s: %s\n", CMD, p.dump_dir, strerror(errno));
         cli_launch_free(&launch);
         return CLI_EXIT_BAD_INPUT;
@@ -822,6 +837,9 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     cli_launch_free(&launch);
     if (cp.started) ltx2_progress_end(&cp.bar);
     if (st != LTX2_OK) {
+        /* a run refused before it dumped anything leaves no directory behind (rmdir takes only an
+         * empty one: what a failing run dumped stays, to look at) */
+        if (dump_created) rmdir(p.dump_dir);
         if (g_stop_signal) return stopped_exit();
         cli_report_error(CMD, ctx);
         return cli_exit_for(st);
@@ -855,8 +873,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         }
         w.files[w.n_files++] = strdup(output);
         if (g_stop_signal) goto out;
-        printf("wrote %s (%lld frames %lldx%lld, %lld Hz stereo)\n", output, (long long)r.frames, (long long)r.width,
-               (long long)r.height, (long long)r.audio_rate);
+        printf("wrote %s (%lld frames %lldx%lld, %lld Hz, %lld channel(s))\n", output, (long long)r.frames,
+               (long long)r.width, (long long)r.height, (long long)r.audio_rate, (long long)r.audio_channels);
     }
     if (wav) {
         if (ltx2_result_write_wav(ctx, &r, wav) != LTX2_OK) {

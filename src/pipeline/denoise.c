@@ -29,19 +29,24 @@ typedef struct gen_loop {
      * (the two-stage pipeline's LoRA) */
     ltx2_dit_text_cache *text_cache;
     ltx2_dit_parallel *dp;            /* multi-rank runs: the sharded DiT (NULL: one rank) */
-    struct dit_dump *dit_dump;        /* --dump: the DiT's intermediates of the first model call */
+    struct dit_dump *dit_dump;        /* --dump: the DiT's intermediates of one model call */
+    int *model_calls;                 /* the run's model calls so far */
     float *v_video[LTX2_PASS_COUNT], *v_audio[LTX2_PASS_COUNT]; /* per-pass velocities */
 } gen_loop;
 
 /* The DiT's named intermediates (reference module paths, e.g. transformer_blocks.0.attn1.out) of
- * the first model call, as DIR/dit/<name>.npy, so `ltx2 compare REF DIR/dit` lines them up with a
- * PyTorch forward-hook dump. Only the first call: every later one would overwrite the same names. */
+ * one model call (the run's call number `call`), as DIR/dit/<name>.npy, so `ltx2 compare REF
+ * DIR/dit` lines them up with a PyTorch forward-hook dump. One call: every other one would
+ * overwrite the same names. */
 typedef struct dit_dump {
     ltx2_context *ctx;
     char dir[4096];
     ltx2_status st;
-    bool done;
+    int call;
 } dit_dump;
+
+/* Pass names in the per-step dumps (ltx2_guidance_pass order). */
+static const char *const k_pass_names[LTX2_PASS_COUNT] = {"cond", "uncond", "ptb", "mod"};
 
 static void dit_dump_npy(const char *name, const ltx2_tensor *t, void *user) {
     dit_dump *d = user;
@@ -108,17 +113,15 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
     fp.text_cache = L->text_cache;
     fp.stg_blend_every_block = L->stg_blend_every_block;
     fp.rope_ladder_f32 = L->rope_ladder_f32;
-    dit_dump *dd = L->dit_dump && !L->dit_dump->done ? L->dit_dump : NULL;
+    dit_dump *dd = L->dit_dump && L->dit_dump->call == *L->model_calls ? L->dit_dump : NULL;
+    ++*L->model_calls;
     if (dd) {
         fp.dump = dit_dump_npy;
         fp.dump_user = dd;
     }
     st = L->dp ? ltx2_dit_parallel_forward(ctx, L->dp, &fp, vo, ao) : ltx2_dit_forward(ctx, L->m->dit, &fp, vo, ao);
     if (st != LTX2_OK) goto done;
-    if (dd) {
-        dd->done = true;
-        if ((st = dd->st) != LTX2_OK) goto done;
-    }
+    if (dd && (st = dd->st) != LTX2_OK) goto done;
     for (int b = 0; b < nb; b++) {
         const ltx2_guidance_pass pass = L->plan->order[slots[b]];
         memcpy(L->v_video[pass], vo + b * Tv * Cv, (size_t)(Tv * Cv) * sizeof(float));
@@ -152,8 +155,33 @@ ltx2_status ltx2_denoise_check_cancel(ltx2_context *ctx, const ltx2_generate_par
 }
 
 /* The stage's step loop on prepared state L (latents xv, xa in place). */
+/* One step's guidance dumps: each pass's velocity, the guided velocity and x0 (audio: not when held). */
+static ltx2_status dump_guidance(ltx2_context *ctx, const ltx2_denoise_stage *s, const gen_loop *L, int step,
+                                 const float *gv, const float *ga, const float *x0v, const float *x0a) {
+    const ltx2_pipe_geometry *g = s->g;
+    const int64_t s1[2] = {g->video_tokens, g->lc}, s2[2] = {g->at, g->audio_feat};
+    char name[128];
+    for (int m = 0; m < 2; m++) {
+        if (m == 1 && s->audio_held) break;
+        const char *mod = m ? "audio" : "video";
+        const int64_t *shape = m ? s2 : s1;
+        for (int ps = 0; ps < LTX2_PASS_COUNT; ps++) {
+            const float *v = m ? L->v_audio[ps] : L->v_video[ps];
+            if (!v) continue;
+            snprintf(name, sizeof name, "%sstep_%03d_pass_%s_%s", s->dump_prefix, step, k_pass_names[ps], mod);
+            LTX2_TRY(ltx2_pipe_dump(ctx, s->dump_dir, name, v, 2, shape));
+        }
+        snprintf(name, sizeof name, "%sstep_%03d_guided_%s", s->dump_prefix, step, mod);
+        LTX2_TRY(ltx2_pipe_dump(ctx, s->dump_dir, name, m ? ga : gv, 2, shape));
+        snprintf(name, sizeof name, "%sstep_%03d_x0_%s", s->dump_prefix, step, mod);
+        LTX2_TRY(ltx2_pipe_dump(ctx, s->dump_dir, name, m ? x0a : x0v, 2, shape));
+    }
+    return LTX2_OK;
+}
+
 static ltx2_status run_steps(ltx2_context *ctx, const ltx2_denoise_stage *s, const ltx2_generate_params *p,
-                             bool report_progress, gen_loop *L, float *xv, float *xa, float *gv, float *ga) {
+                             bool report_progress, gen_loop *L, float *xv, float *xa, float *gv, float *ga,
+                             float *x0v, float *x0a) {
     const ltx2_pipe_geometry *g = s->g;
     const int64_t nv = g->video_tokens * g->lc, na = g->at * g->audio_feat;
     const int64_t s1[2] = {g->video_tokens, g->lc}, s2[2] = {g->at, g->audio_feat};
@@ -167,13 +195,14 @@ static ltx2_status run_steps(ltx2_context *ctx, const ltx2_denoise_stage *s, con
         const float *const *vv = (const float *const *)L->v_video, *const *va = (const float *const *)L->v_audio;
         if (s->video_mask)
             LTX2_TRY(ltx2_guidance_apply_masked(ctx, s->rules, sv, xv, vv, nv, s->g->lc, sigma, s->video_mask,
-                                                s->video_clean, gv));
+                                                s->video_clean, gv, x0v));
         else
-            LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sv, sv, xv, vv, 1, nv, sigma, sigma_grid, gv, NULL));
+            LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sv, sv, xv, vv, 1, nv, sigma, sigma_grid, gv, x0v));
         /* a held audio latent: x0 = x (timestep 0) blended with itself by mask 0, velocity 0, so the
          * reference's update leaves it bit for bit; it is skipped */
         if (!s->audio_held)
-            LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sa, sv, xa, va, 1, na, sigma, sigma_grid, ga, NULL));
+            LTX2_TRY(ltx2_guidance_apply(ctx, s->rules, s->plan, sa, sv, xa, va, 1, na, sigma, sigma_grid, ga, x0a));
+        if (s->dump_dir) LTX2_TRY(dump_guidance(ctx, s, L, i, gv, ga, x0v, x0a));
         ltx2_sched_euler_step(s->rules, xv, gv, sigma, s->sigmas[i + 1], nv);
         if (!s->audio_held) ltx2_sched_euler_step(s->rules, xa, ga, sigma, s->sigmas[i + 1], na);
         /* a NaN stops the run where it appears, not as black frames at the end */
@@ -213,9 +242,14 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     L.stg_blend_every_block = s->rules->dit_stg_blend_every_block;
     L.rope_ladder_f32 = s->rules->dit_rope_ladder_f32;
     L.dp = s->dp;
+    int calls_here = 0; /* a stage run on its own counts its own calls */
+    L.model_calls = s->model_calls ? s->model_calls : &calls_here;
     float *gv = ltx2_pipe_alloc_f(nv), *ga = ltx2_pipe_alloc_f(na);
+    /* the guided x0 is kept only to be dumped */
+    float *x0v = s->dump_dir ? ltx2_pipe_alloc_f(nv) : NULL, *x0a = s->dump_dir ? ltx2_pipe_alloc_f(na) : NULL;
     ltx2_status st = LTX2_OK;
-    if (!gv || !ga) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the guided velocities");
+    if (!gv || !ga || (s->dump_dir && (!x0v || !x0a)))
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the guided velocities");
     for (int ps = 0; st == LTX2_OK && ps < LTX2_PASS_COUNT; ps++) {
         if (ltx2_guidance_plan_slot(s->plan, (ltx2_guidance_pass)ps) < 0) continue;
         L.v_video[ps] = ltx2_pipe_alloc_f(nv);
@@ -224,8 +258,11 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the guidance passes");
     }
     if (st == LTX2_OK) st = ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &L.text_cache);
-    dit_dump ddump = {.ctx = ctx};
-    if (st == LTX2_OK && s->dump_dir && s->dump_dit && !s->dp) { /* the sharded DiT has no dump hook */
+    dit_dump ddump = {.ctx = ctx, .call = s->dump_call};
+    /* the sharded DiT has no dump hook; a stage whose calls all lie before or after the one asked
+     * for never writes, so the directory is made once by whichever stage holds it */
+    const int first = *L.model_calls, last = first + s->steps * s->plan->n_calls;
+    if (st == LTX2_OK && s->dump_dir && !s->dp && s->dump_call >= first && s->dump_call < last) {
         int n = snprintf(ddump.dir, sizeof ddump.dir, "%s/dit", s->dump_dir);
         if (n < 0 || (size_t)n >= sizeof ddump.dir)
             st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: --dump path too long: %s", s->dump_dir);
@@ -234,7 +271,7 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
         else
             L.dit_dump = &ddump;
     }
-    if (st == LTX2_OK) st = run_steps(ctx, s, p, report_progress, &L, xv, xa, gv, ga);
+    if (st == LTX2_OK) st = run_steps(ctx, s, p, report_progress, &L, xv, xa, gv, ga, x0v, x0a);
     ltx2_dit_text_cache_free(L.text_cache);
     for (int ps = 0; ps < LTX2_PASS_COUNT; ps++) {
         free(L.v_video[ps]);
@@ -242,5 +279,7 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     }
     free(gv);
     free(ga);
+    free(x0v);
+    free(x0a);
     return st;
 }

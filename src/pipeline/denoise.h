@@ -43,10 +43,14 @@ typedef struct ltx2_denoise_stage {
      * positive audio context. The audio scales of gp must be off. */
     bool audio_held;
     ltx2_dit_parallel *dp;              /* multi-rank runs: the sharded DiT (NULL: one rank) */
-    /* dumps (dump_dir NULL: none): per step <prefix>step_NNN_{video,audio}; dump_dit: the DiT's
-     * intermediates of the stage's first model call under dump_dir/dit */
+    /* dumps (dump_dir NULL: none), per step under the stage's prefix: each pass's velocity
+     * step_NNN_pass_<cond|uncond|ptb|mod>_{video,audio}, the guided velocity step_NNN_guided_*, the
+     * guided x0 step_NNN_x0_*, and the latent after the step step_NNN_{video,audio} (token-major
+     * [tokens, channels]); the DiT's intermediates of model call dump_call (0-based, counted over
+     * the whole run in *model_calls) under dump_dir/dit */
     const char *dump_dir, *dump_prefix;
-    bool dump_dit;
+    int dump_call;
+    int *model_calls;
     /* progress: steps before this stage and in the whole run (the callback sees one count) */
     int steps_before, steps_total;
     double t_start;                     /* the run's denoising start, for the progress callback */

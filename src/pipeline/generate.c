@@ -17,6 +17,7 @@
 #include "pipeline/audio_cond.h"
 #include "pipeline/denoise.h"
 #include "pipeline/generate_stages.h"
+#include "pipeline/injection.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/vae_parallel.h"
 #include "pipeline/generate_dist.h"
@@ -219,8 +220,15 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
     if (p->n_checkpoint_files > 0 && !p->checkpoint_files)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: n_checkpoint_files is %d but checkpoint_files is NULL",
                           p->n_checkpoint_files);
-    if (!p->prompt_embeds && !p->prompt)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: give a prompt or prompt embeddings");
+    if (!p->prompt_embeds && !p->prompt && !p->context)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: give a prompt, prompt embeddings or contexts");
+    if (p->context && (p->prompt || p->prompt_embeds || p->negative_prompt_embeds))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: injected contexts replace the prompt and its "
+                          "embeddings: give one of them");
+    if (p->context && p->save_prompt_embeds)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: with injected contexts there are no prompt embeddings to "
+                          "save");
+    if (p->dump_call < 0) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: dump call %d < 0", p->dump_call);
     if (p->prompt && (p->prompt_embeds || p->negative_prompt_embeds))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a text prompt and prompt embeddings are exclusive");
     if (p->negative_prompt && !p->prompt)
@@ -368,6 +376,21 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
     return st;
 }
 
+/* The final video latent [1, F', H', W', C] dumped as ltx-core lays it out, [1, C, F', H', W']: what
+ * `ltx2 decode` and a PyTorch dump hold. */
+static ltx2_status dump_latent_ncdhw(ltx2_context *ctx, const char *dump, const float *lat, const int64_t shape[5]) {
+    if (!dump) return LTX2_OK;
+    const int64_t pos = shape[1] * shape[2] * shape[3], C = shape[4];
+    const int64_t out[5] = {1, C, shape[1], shape[2], shape[3]};
+    float *t = ltx2_pipe_alloc_f(pos * C);
+    if (!t) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dump: video latent");
+    for (int64_t i = 0; i < pos; i++)
+        for (int64_t c = 0; c < C; c++) t[c * pos + i] = lat[i * C + c];
+    const ltx2_status st = ltx2_pipe_dump(ctx, dump, "video_latent", t, 5, out);
+    free(t);
+    return st;
+}
+
 /* The decoded video into r (whole, tiled, or spread over the ranks). */
 static ltx2_status decode_video(ltx2_context *ctx, const ltx2_video_decoder *vd, const ltx2_generate_dist *dist,
                                 const ltx2_vae_tiling *tiling, const int64_t lat_shape[5], const char *dump,
@@ -474,6 +497,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     ltx2_dit_parallel *dp = NULL;
     float *xv = NULL, *xa = NULL, *alat = NULL;
     ltx2_wav_audio ain = {0}; /* audio-to-video: the given audio's window */
+    float *inj_sigmas[2] = {NULL, NULL}; /* --sigmas: each stage's, when the file has them */
     const bool rank0 = !dist || dist->world->rank == 0;
     const char *dump = rank0 ? p->dump_dir : NULL;
 
@@ -607,7 +631,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
             goto done;
         }
     }
-    if (need_neg && !p->negative_prompt_embeds && !p->prompt) {
+    if (need_neg && !p->negative_prompt_embeds && !p->prompt && !p->context) {
         st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "CFG (video %g, audio %g) needs negative prompt embeddings; give them "
                         "or set both CFG scales to 1", gp.video.cfg, gp.audio.cfg);
         goto done;
@@ -622,10 +646,29 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                         (long long)stg_block, (long long)nl);
         goto done;
     }
-    const int steps1 = distilled ? GEN_DISTILLED_STEPS_1 : p->steps ? p->steps
-                                                                    : (m->is_2_3 ? GEN_DEFAULT_STEPS_2_3
-                                                                                 : GEN_DEFAULT_STEPS_2_0);
-    const int steps_total = steps1 + (two_stage ? GEN_DISTILLED_STEPS_2 : 0);
+    int inj_steps[2] = {0, 0};
+    if (p->sigmas) {
+        for (int s = 0; st == LTX2_OK && s < n_stages; s++)
+            st = ltx2_inject_sigmas(ctx, p->sigmas, s + 1, &inj_sigmas[s], &inj_steps[s]);
+        if (st == LTX2_OK && p->steps && p->steps != inj_steps[0])
+            st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: %d steps asked, but the sigmas of %s make %d", p->steps,
+                            p->sigmas, inj_steps[0]);
+        if (st != LTX2_OK) goto done;
+    }
+    const int steps1 = inj_steps[0] ? inj_steps[0]
+                       : distilled  ? GEN_DISTILLED_STEPS_1
+                       : p->steps   ? p->steps
+                                    : (m->is_2_3 ? GEN_DEFAULT_STEPS_2_3 : GEN_DEFAULT_STEPS_2_0);
+    const int steps2 = inj_steps[1] ? inj_steps[1] : GEN_DISTILLED_STEPS_2;
+    const int steps_total = steps1 + (two_stage ? steps2 : 0);
+    { /* the DiT call --dump writes must be one the run makes */
+        const int calls = steps1 * (distilled ? plan_off : plan).n_calls + (two_stage ? steps2 * plan_off.n_calls : 0);
+        if (dump && p->dump_call >= calls) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: dump call %d, but the run makes %d model calls "
+                            "(0 to %d)", p->dump_call, calls, calls - 1);
+            goto done;
+        }
+    }
     ltx2_vae_tiling tiling = {0};
     const bool tiled = p->vae_tile_px > 0 || p->vae_tile_frames > 0;
     const int64_t lat_shape[5] = {1, gf->lf, gf->lh, gf->lw, gf->lc};
@@ -641,11 +684,13 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     }
     if (two_stage) {
         int n2 = 0;
-        const float *s2 = ltx2_sched_distilled(LTX2_DISTILLED_STAGE2, &n2);
+        const float *s2 = inj_sigmas[1] ? inj_sigmas[1] : ltx2_sched_distilled(LTX2_DISTILLED_STAGE2, &n2);
         LTX2_LOGI(ctx, "generate: pipeline %s: stage 1 at %dx%d on %d %s; x2 latent upsampler; stage 2 at %dx%d%s "
                   "re-noised to sigma %.6g, %d sigmas, no guidance", pipeline_name(p->pipeline), p->width / 2,
-                  p->height / 2, steps1, distilled ? "distilled sigmas, no guidance" : "scheduler sigmas, guided",
-                  p->width, p->height, distilled ? "" : " with the distilled LoRA", (double)s2[0], n2 - 1);
+                  p->height / 2, steps1,
+                  inj_sigmas[0] ? (distilled ? "injected sigmas, no guidance" : "injected sigmas, guided")
+                                : (distilled ? "distilled sigmas, no guidance" : "scheduler sigmas, guided"),
+                  p->width, p->height, distilled ? "" : " with the distilled LoRA", (double)s2[0], steps2);
     }
     if (loras1) {
         int64_t pairs = 0, used = 0;
@@ -659,20 +704,35 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
               (unsigned long long)p->seed);
 
     /* ---- text: computed once, reused by every step of every stage ---- */
-    if ((st = text_contexts(ctx, p, m, need_neg, &tp, &tn, &pos, &neg)) != LTX2_OK) goto done;
-    {
+    if (p->context) {
+        st = ltx2_inject_contexts(ctx, p->context, m->conn->cfg.video.inner_dim, m->conn->cfg.audio.inner_dim, need_neg,
+                                  &pos, &neg);
+        if (st == LTX2_OK) LTX2_LOGI(ctx, "generate: contexts from %s (%lld tokens): the connectors do not run",
+                                     p->context, (long long)pos.S);
+    } else {
+        st = text_contexts(ctx, p, m, need_neg, &tp, &tn, &pos, &neg);
+    }
+    if (st != LTX2_OK) goto done;
+    { /* the names --context reads back */
         const int64_t sv[3] = {1, pos.S, m->conn->cfg.video.inner_dim}, sa[3] = {1, pos.S, m->conn->cfg.audio.inner_dim};
         if ((st = ltx2_pipe_dump(ctx, dump, "video_context", pos.video, 3, sv)) != LTX2_OK) goto done;
         if ((st = ltx2_pipe_dump(ctx, dump, "audio_context", pos.audio, 3, sa)) != LTX2_OK) goto done;
+        if (need_neg && (st = ltx2_pipe_dump(ctx, dump, "negative_video_context", neg.video, 3, sv)) != LTX2_OK) goto done;
+        if (need_neg && (st = ltx2_pipe_dump(ctx, dump, "negative_audio_context", neg.audio, 3, sa)) != LTX2_OK) goto done;
     }
     const double t_text = ltx2_timer_now();
     r->timings.text = t_text - t_load + text_seconds;
 
     /* ---- stage 1's initial state ---- */
     for (int s = 0; s < n_stages; s++) {
-        const int fixed = s ? LTX2_DISTILLED_STAGE2 : distilled ? LTX2_DISTILLED_STAGE1 : -1;
-        st = ltx2_gen_stage_prepare(ctx, &rules, vd, p->fps, s ? GEN_DISTILLED_STEPS_2 : steps1, fixed, &stage[s]);
+        /* injected sigmas replace the stage's own */
+        const int fixed = inj_sigmas[s] ? LTX2_GEN_SIGMAS_GIVEN
+                          : s           ? LTX2_DISTILLED_STAGE2
+                          : distilled   ? LTX2_DISTILLED_STAGE1
+                                        : -1;
+        st = ltx2_gen_stage_prepare(ctx, &rules, vd, p->fps, s ? steps2 : steps1, fixed, &stage[s]);
         if (st != LTX2_OK) goto done;
+        if (inj_sigmas[s]) memcpy(stage[s].sigmas, inj_sigmas[s], (size_t)(stage[s].steps + 1) * sizeof(float));
     }
     const ltx2_pipe_geometry *g1 = &stage[0].g, *g1r = &stage[0].gr;
     const int64_t na = g1->at * g1->audio_feat; /* the audio geometry is the same in both stages */
@@ -687,6 +747,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     } else {
         ltx2_pipe_noise_philox(g1r, p->seed, 0, xv, xa);
     }
+    if ((st = ltx2_pipe_noise_dump(ctx, dump, 0, g1r, xv, xa)) != LTX2_OK) goto done; /* --noise reads it back */
     if (cond.n) { /* the images' tokens in a zero latent, the noise mixed in by their mask */
         float *x0 = calloc((size_t)(g1r->video_tokens * g1->lc), sizeof(float));
         if (!x0) {
@@ -709,6 +770,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
 
     /* ---- the stages ---- */
     double t_between = 0, t_reload = 0;
+    int model_calls = 0; /* over the run, for --dump's DiT call */
     for (int s = 0; s < n_stages; s++) {
         if (s) { /* stage 2 starts from the upsampled, re-noised stage-1 latents */
             const double tu = ltx2_timer_now();
@@ -733,7 +795,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
             .vpos = stage[s].vpos, .apos = stage[s].apos, .sigmas = stage[s].sigmas,
             .video_mask = stage[s].mask, .video_clean = stage[s].clean, .audio_held = p->audio != NULL,
             .steps = stage[s].steps, .stg_block = stg_block, .dp = dp, .dump_dir = dump,
-            .dump_prefix = stage[s].dump_prefix, .dump_dit = s == 0, .steps_before = s ? steps1 : 0,
+            .dump_prefix = stage[s].dump_prefix, .dump_call = p->dump_call, .model_calls = &model_calls,
+            .steps_before = s ? steps1 : 0,
             .steps_total = steps_total, .t_start = t_noise};
         if ((st = ltx2_denoise_run(ctx, &ds, p, rank0, xv, xa)) != LTX2_OK) goto done;
     }
@@ -758,7 +821,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     memcpy(r->audio_latent_shape, ashape, sizeof ashape);
     r->audio_latent = alat;
     alat = NULL;
-    if ((st = ltx2_pipe_dump(ctx, dump, "video_latent", r->video_latent, 5, lat_shape)) != LTX2_OK) goto done;
+    if ((st = dump_latent_ncdhw(ctx, dump, r->video_latent, lat_shape)) != LTX2_OK) goto done;
     if ((st = ltx2_pipe_dump(ctx, dump, "audio_latent", r->audio_latent, 4, ashape)) != LTX2_OK) goto done;
 
     /* ---- decode ---- */
@@ -789,6 +852,8 @@ done:
     ltx2_lora_set_free(loras1);
     if (imgs) ltx2_cond_images_free(imgs, p->n_images);
     ltx2_wav_audio_free(&ain);
+    free(inj_sigmas[0]);
+    free(inj_sigmas[1]);
     free(imgs);
     ltx2_lora_set_free(loras2);
     free(specs2);

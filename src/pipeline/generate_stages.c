@@ -78,6 +78,7 @@ ltx2_status ltx2_gen_stage_prepare(ltx2_context *ctx, const ltx2_sem_rules *rule
     ltx2_pipe_video_positions(&s->g, vd->time_factor, vd->space_factor, fps, rules->latent_bf16, s->gr.video_tokens,
                               s->vpos);
     ltx2_pipe_audio_positions(&s->g, s->apos);
+    if (fixed == LTX2_GEN_SIGMAS_GIVEN) return LTX2_OK;
     if (fixed < 0) {
         ltx2_sched_params sp = ltx2_sched_params_default(steps, s->g.video_tokens);
         return ltx2_sched_sigmas(ctx, rules, &sp, s->sigmas);
@@ -137,6 +138,7 @@ ltx2_status ltx2_gen_upsample_and_renoise(ltx2_context *ctx, const ltx2_generate
         else
             ltx2_pipe_noise_philox(&s2->gr, p->seed, 1, noise_v, noise_a);
     }
+    if (st == LTX2_OK) st = ltx2_pipe_noise_dump(ctx, dump, 1, &s2->gr, noise_v, noise_a);
     if (st == LTX2_OK) {
         /* the reference's noise is drawn in the latent dtype, the upsampler's output is in it */
         ltx2_sched_round_latent(rules, up, nv);

@@ -47,8 +47,9 @@ ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules,
 void ltx2_gen_checkpoint_paths(const ltx2_generate_params *p, const char *const **paths, int *n);
 ltx2_status ltx2_gen_load_upsampler(ltx2_context *ctx, const char *path, ltx2_upsampler **out);
 
-/* Positions and sigmas of stage s (geometry set): the LTX-2 scheduler's `steps` sigmas, or the
- * distilled list `fixed` verbatim. */
+/* Positions and sigmas of stage s (geometry set): the LTX-2 scheduler's `steps` sigmas (fixed < 0),
+ * the distilled list `fixed` verbatim, or with LTX2_GEN_SIGMAS_GIVEN room for the caller's. */
+#define LTX2_GEN_SIGMAS_GIVEN (-2)
 ltx2_status ltx2_gen_stage_prepare(ltx2_context *ctx, const ltx2_sem_rules *rules, const ltx2_video_decoder *vd,
                                    double fps, int steps, int fixed, gen_stage *s);
 

@@ -272,7 +272,7 @@ ltx2_status ltx2_guidance_apply(ltx2_context *ctx, const ltx2_sem_rules *rules,
 ltx2_status ltx2_guidance_apply_masked(ltx2_context *ctx, const ltx2_sem_rules *rules, const ltx2_guidance_scales *s,
                                        const float *x, const float *const v[LTX2_PASS_COUNT], int64_t n,
                                        int64_t channels, float sigma, const float *mask, const float *clean,
-                                       float *v_out) {
+                                       float *v_out, float *x0_out) {
     if (!rules || !s || !x || !v || !v[LTX2_PASS_COND] || !mask || !clean || !v_out || channels < 1)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "guidance apply (masked): NULL argument");
     float *buf = malloc((size_t)(LTX2_PASS_COUNT + 1) * (size_t)n * sizeof(float));
@@ -298,6 +298,7 @@ ltx2_status ltx2_guidance_apply_masked(ltx2_context *ctx, const ltx2_sem_rules *
             g[i] = a + b;
         }
         ltx2_sched_round_latent(rules, g, n);
+        if (x0_out) memcpy(x0_out, g, (size_t)n * sizeof(float));
         st = ltx2_sched_x0_to_velocity(ctx, rules, x, g, sigma, n, v_out);
     }
     free(buf);

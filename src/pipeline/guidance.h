@@ -96,10 +96,11 @@ ltx2_status ltx2_guidance_apply(ltx2_context *ctx, const ltx2_sem_rules *rules,
  * tokens, channels], mask [tokens] the denoise mask, clean [n] the clean latent): ltx-pipelines'
  * X0Model turns each pass's velocity into x0 with the token's timestep mask * sigma, the guider
  * combines them, post_process_latent blends x0 * mask + clean * (1 - mask), and the Euler step's
- * velocity is taken at sigma. With every mask 1 it equals ltx2_guidance_apply's LC path. */
+ * velocity is taken at sigma. With every mask 1 it equals ltx2_guidance_apply's LC path. x0_out (may
+ * be NULL) gets the blended x0. */
 ltx2_status ltx2_guidance_apply_masked(ltx2_context *ctx, const ltx2_sem_rules *rules, const ltx2_guidance_scales *s,
                                        const float *x, const float *const v[LTX2_PASS_COUNT], int64_t n,
                                        int64_t channels, float sigma, const float *mask, const float *clean,
-                                       float *v_out);
+                                       float *v_out, float *x0_out);
 
 #endif

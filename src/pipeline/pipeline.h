@@ -169,6 +169,11 @@ ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, cons
  * "stage_2_audio_noise" for stage 1. When g->video_tokens counts tokens past the grid (keyframes),
  * the video noise is "[stage_2_]video_noise_tokens" [1, T, C] in token order. */
 void ltx2_pipe_noise_philox(const ltx2_pipe_geometry *g, uint64_t seed, int stage, float *video, float *audio);
+/* The draw of a stage (token order, as the two above give it) into dump directory dir under the
+ * names and layouts ltx2_pipe_noise_load reads, so a --dump directory replays as --noise; dir NULL:
+ * nothing. */
+ltx2_status ltx2_pipe_noise_dump(ltx2_context *ctx, const char *dir, int stage, const ltx2_pipe_geometry *g,
+                                 const float *video, const float *audio);
 ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage, const ltx2_pipe_geometry *g,
                                  float *video, float *audio);
 /* ltx-core GaussianNoiser on a latent x [n / channels tokens, channels] with denoise mask `mask`

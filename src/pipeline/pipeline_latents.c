@@ -117,6 +117,34 @@ static bool shape_is(const ltx2_tensor *t, int ndim, const int64_t *shape) {
     return true;
 }
 
+ltx2_status ltx2_pipe_noise_dump(ltx2_context *ctx, const char *dir, int stage, const ltx2_pipe_geometry *g,
+                                 const float *video, const float *audio) {
+    if (!dir) return LTX2_OK;
+    const bool tokens = g->video_tokens != g->lf * g->lh * g->lw;
+    const int64_t T = g->video_tokens, nv = T * g->lc, na = g->at * g->audio_feat;
+    const int64_t vshape[5] = {1, g->lc, g->lf, g->lh, g->lw}, tshape[3] = {1, T, g->lc};
+    const int64_t ashape[4] = {1, g->az, g->at, g->afreq};
+    float *tmp = ltx2_pipe_alloc_f(nv > na ? nv : na);
+    if (!tmp) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dump: noise");
+    char name[64];
+    ltx2_status st;
+    snprintf(name, sizeof name, "%svideo_noise%s", stage ? "stage_2_" : "", tokens ? "_tokens" : "");
+    if (tokens) {
+        st = ltx2_pipe_dump(ctx, dir, name, video, 3, tshape);
+    } else {
+        for (int64_t c = 0; c < g->lc; c++)
+            for (int64_t t = 0; t < T; t++) tmp[c * T + t] = video[t * g->lc + c];
+        st = ltx2_pipe_dump(ctx, dir, name, tmp, 5, vshape);
+    }
+    if (st == LTX2_OK) {
+        ltx2_pipe_audio_unpatchify(g, audio, tmp);
+        snprintf(name, sizeof name, "%saudio_noise", stage ? "stage_2_" : "");
+        st = ltx2_pipe_dump(ctx, dir, name, tmp, 4, ashape);
+    }
+    free(tmp);
+    return st;
+}
+
 ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage, const ltx2_pipe_geometry *g,
                                  float *video, float *audio) {
     /* keyframe tokens past the grid: the draw in its token layout [1, T, C] */

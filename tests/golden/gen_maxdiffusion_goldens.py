@@ -43,11 +43,15 @@ What runs (MaxDiffusion 7cfb880, unmodified):
     output_type "latent", generator = jax.random.key(SEED_LOOP), guidance from the yml (2.0: guidance
     3.0, stg 0 -> CFG only; 2.3: guidance 3.0, rescale 0.7, audio guidance 7.0, audio rescale 0.7,
     stg 1.0, audio stg 1.0, modality 3.0, audio modality 3.0, use_cross_timestep true), as
-    generate_ltx2.call_pipeline passes them. The pipeline draws the initial noise itself
-    (prepare_latents / prepare_audio_latents with latents=None: jax.random.normal on the split key,
-    then packed); ltx2_pipeline.run_diffusion_loop is wrapped (module attribute replaced by a function
-    that calls the original and records its arguments and results: observation only) to save that
-    noise, the connector outputs of the guided batch, the sigma grid and the shifted schedule.
+    generate_ltx2.call_pipeline passes them. Video noise: __call__ would draw 128-channel noise itself
+    (prepare_latents' default num_channels_latents=128, never overridden), which the tiny DiT (8) cannot
+    take, so latents= is given: a seeded numpy PCG64 draw (SEED_LOOP) in packed layout, with
+    noise_scale=0.0 (ltx2_3_video.yml's value; with 2.0's 1.0 _create_noised_state would replace it by a
+    jax.random draw of the same shape), so it enters the loop unchanged. Audio noise: audio_latents=None,
+    the pipeline draws it (jax.random.normal(split(key(SEED_LOOP))[1], [1,2,9,16]), packed).
+    ltx2_pipeline.run_diffusion_loop is wrapped (module attribute replaced by a function that calls the
+    original and records its arguments and results: observation only) to save the noise as it enters
+    the loop, the sigma grid and the shifted schedule, and the final packed latents.
   - VAE: LTX2VideoAutoencoderKL.decode of the loop's final latent as __call__ hands it to
     _decode_latents_to_video (denormalised, channels last); timestep_conditioning is false in both
     tiny VAEs, so that path is decode(latents) with no noise.
@@ -75,7 +79,13 @@ Ta=9 audio tokens, 2 channels x 16 mel bins packed as 32):
   vae.in [1,2,2,3,8] (= loop.video_latent), vae.out [1,9,64,96,3] (decoder output, channels last, before
   any [0,1] / uint8 formatting).
 
-Determinism: fixed seeds, one CPU device, XLA CPU; run twice and compare sha256.
+Loading plumbing (no MaxDiffusion code is patched): MaxDiffusion resolves every file through
+hf_hub_download(repo_id, ...), which rejects local paths, so make_hub_cache() exposes the tiny folders as
+an offline Hugging Face cache (HF_HOME in a temporary directory, symlinks, HF_HUB_OFFLINE=1). Import-only
+stubs: see maxdiffusion_stubs.py (transformers, qwix, aqt, tensorflow, tensorboardX, google.cloud.storage).
+
+Determinism: fixed seeds, one CPU device, XLA CPU; rerunning gives the same bytes (sha256 checked).
+Runtime about 1 min per version on 2 cores. Numerics findings: MAXDIFFUSION_NUMERICS.md.
 """
 import hashlib
 import json

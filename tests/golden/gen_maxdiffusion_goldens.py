@@ -90,6 +90,7 @@ Runtime about 1 min per version on 2 cores. Numerics findings: MAXDIFFUSION_NUME
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -109,7 +110,9 @@ def make_hub_cache():
     rejects a local path. Instead of patching them, the tiny folders are offered as a Hugging Face cache:
     <tmp HF_HOME>/hub/models--ltx2c--ltx2-tiny-diffusers-<v>/snapshots/<0*40>/ with symlinks to the committed
     files (plus scheduler/scheduler_config.json), HF_HUB_OFFLINE=1, so repo id "ltx2c/ltx2-tiny-diffusers-<v>"
-    resolves locally and a missing file raises the EntryNotFoundError the loaders expect."""
+    resolves locally and a missing file raises the EntryNotFoundError the loaders expect. The json files are
+    copies, not links: MaxDiffusion's ConfigMixin.load_config rewrites every config.json it reads in place
+    (configuration_utils.py:437-445, json.dump on one line)."""
     global HUB_CACHE
     HUB_CACHE = tempfile.mkdtemp(prefix="md-hf-home-")
     hub = os.path.join(HUB_CACHE, "hub")
@@ -123,7 +126,11 @@ def make_hub_cache():
         for sub in sorted(os.listdir(src)):
             os.makedirs(os.path.join(snap, sub))
             for name in sorted(os.listdir(os.path.join(src, sub))):
-                os.symlink(os.path.join(src, sub, name), os.path.join(snap, sub, name))
+                a, b = os.path.join(src, sub, name), os.path.join(snap, sub, name)
+                if name.endswith(".json"):  # copied: ConfigMixin.load_config rewrites the json it reads
+                    shutil.copyfile(a, b)   # (configuration_utils.py:444), which must not reach weights/
+                else:
+                    os.symlink(a, b)
         os.makedirs(os.path.join(snap, "scheduler"))
         with open(os.path.join(snap, "scheduler", "scheduler_config.json"), "w") as f:
             json.dump(SCHEDULER_CONFIG, f)
@@ -381,7 +388,6 @@ def run(version):
 
 
 def main():
-    import shutil
     check_tree()
     try:
         for v in (sys.argv[1:] or ["2.0", "2.3"]):

@@ -31,6 +31,8 @@ typedef struct ltx2_rope_params {
     double theta;           /* 10000 for every LTX-2 instance */
     bool double_precision;  /* frequency ladder in float64 (`frequencies_precision: float64`) */
     bool use_middle;        /* position = (start + end) / 2 of each token's interval, else start */
+    bool xla;               /* MaxDiffusion under XLA: fp32 one-sided ladder (jnp.linspace), position
+                               times fl(1 / max_pos) (overrides double_precision) */
 } ltx2_rope_params;
 
 #endif

@@ -44,7 +44,17 @@ int64_t ltx2_cpu_rope_n_freqs(const ltx2_rope_params *p) { return p->dim / (2 * 
 ltx2_status ltx2_cpu_rope_freqs(ltx2_context *ctx, const ltx2_rope_params *p, float *out) {
     LTX2_TRY(check_params(ctx, p));
     int64_t nf = ltx2_cpu_rope_n_freqs(p);
-    if (p->double_precision) {
+    if (p->xla) {
+        /* jnp.linspace(0, 1, nf) compiled: k * fl(1 / (nf - 1)), the last entry exactly 1; then
+         * numpy-equal fp32 power, (w * fl(pi)) / 2 (MAXDIFFUSION_NUMERICS.md (a)) */
+        const float step = 1.0f / (float)(nf - 1), theta = (float)p->theta;
+        for (int64_t k = 0; k < nf; k++) {
+            const float y = k == nf - 1 ? 1.0f : (float)k * step;
+            float w = (float)pow((double)theta, (double)y);
+            w = w * (float)LTX2_ROPE_PI;
+            out[k] = w / 2.0f;
+        }
+    } else if (p->double_precision) {
         /* numpy: linspace(0, 1, nf) = k * (1 / (nf - 1)) with the last entry exactly 1, then
          * theta ** y * pi / 2 in float64, cast to fp32 (generate_freq_grid_np). */
         double step = 1.0 / (double)(nf - 1);
@@ -106,7 +116,8 @@ ltx2_status ltx2_cpu_rope_tables(ltx2_context *ctx, const ltx2_rope_params *p, c
             const int64_t b = bt / (T ? T : 1), t = bt % (T ? T : 1);
             const float *pp = positions + (((b * n + a) * T) + t) * pos_last;
             const float pos = p->use_middle ? (pp[0] + pp[1]) / 2.0f : pp[0];
-            const float frac = pos / p->max_pos[a];
+            /* XLA turns the division by the constant into a multiplication by its reciprocal */
+            const float frac = p->xla ? pos * (1.0f / p->max_pos[a]) : pos / p->max_pos[a];
             const float u = frac * 2.0f - 1.0f;
             memcpy(&ubits[a * BT + bt], &u, sizeof u);
             uniq[bt] = ubits[a * BT + bt];

@@ -25,6 +25,7 @@ typedef struct conn_run {
     ltx2_dtype dt;
     ltx2_dit_dump_fn dump;
     void *user;
+    bool rope_xla; /* MaxDiffusion's RoPE under XLA (ltx2_connectors_forward_rope) */
 } conn_run;
 
 static void dump_host(conn_run *r, const char *name, const float *d, int64_t a, int64_t b, int64_t c) {
@@ -207,7 +208,7 @@ static ltx2_status connector_run(conn_run *r, const ltx2_connectors_config *cfg,
     /* 1-D RoPE over positions 0..S-1 (no interval midpoint), the same for every sample */
     ltx2_rope_params rp = {.type = cfg->rope_type, .dim = D, .heads = cc->heads, .n_axes = 1,
                            .theta = cfg->rope_theta, .double_precision = cfg->rope_double_precision,
-                           .use_middle = false};
+                           .use_middle = false, .xla = r->rope_xla};
     rp.max_pos[0] = cfg->max_pos;
     for (int64_t p = 0; p < S; p++) pos[p] = (float)p;
     TRY_(ltx2_cpu_rope_tables(ctx, &rp, pos, 1, S, 1, hc, hs));
@@ -276,6 +277,12 @@ static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const 
 ltx2_status ltx2_connectors_forward(ltx2_context *ctx, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
                                     ltx2_dit_dump_fn dump_fn, void *dump_user, float *video_out, float *audio_out,
                                     uint8_t *mask_out) {
+    return ltx2_connectors_forward_rope(ctx, w, in, false, dump_fn, dump_user, video_out, audio_out, mask_out);
+}
+
+ltx2_status ltx2_connectors_forward_rope(ltx2_context *ctx, const ltx2_connectors_weights *w,
+                                         const ltx2_text_hidden *in, bool rope_xla, ltx2_dit_dump_fn dump_fn,
+                                         void *dump_user, float *video_out, float *audio_out, uint8_t *mask_out) {
     if (!w || !in || !in->hidden || !in->mask || !video_out || !audio_out || !mask_out)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "connectors forward: NULL argument");
     const ltx2_connectors_config *cfg = &w->cfg;
@@ -293,7 +300,7 @@ ltx2_status ltx2_connectors_forward(ltx2_context *ctx, const ltx2_connectors_wei
                           "connectors forward: sequence length %lld must be a multiple of the %d learnable registers "
                           "(pad the prompt; the pipeline pads to 1024)",
                           (long long)S, LTX2_CONNECTOR_REGISTERS);
-    conn_run r = {ctx, w->be, NULL, w->dtype, dump_fn, dump_user};
+    conn_run r = {ctx, w->be, NULL, w->dtype, dump_fn, dump_user, rope_xla};
     LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
     float *normed = malloc((size_t)(B * S * DL) * sizeof(float));
     ltx2_tensor fv, fa;

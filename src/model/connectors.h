@@ -111,5 +111,10 @@ typedef struct ltx2_text_hidden {
 ltx2_status ltx2_connectors_forward(ltx2_context *ctx, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
                                     ltx2_dit_dump_fn dump, void *dump_user, float *video_out, float *audio_out,
                                     uint8_t *mask_out);
+/* The same with the RoPE of MaxDiffusion under XLA when rope_xla (ltx2_rope_params.xla: the
+ * semantics' dit_rope_xla). */
+ltx2_status ltx2_connectors_forward_rope(ltx2_context *ctx, const ltx2_connectors_weights *w,
+                                         const ltx2_text_hidden *in, bool rope_xla, ltx2_dit_dump_fn dump_fn,
+                                         void *dump_user, float *video_out, float *audio_out, uint8_t *mask_out);
 
 #endif

@@ -282,8 +282,8 @@ static ltx2_status rope_prepare(dit_run *r, const ltx2_dit_forward_params *p, co
     const bool split = cfg->rope_type == LTX2_ROPE_SPLIT;
     ltx2_rope_params rp = {.type = cfg->rope_type, .dim = D, .heads = md->heads, .n_axes = (int)md->n_axes,
                            .theta = cfg->rope_theta,
-                           .double_precision = cfg->rope_double_precision && !p->rope_ladder_f32,
-                           .use_middle = true};
+                           .double_precision = cfg->rope_double_precision && !p->rope_xla,
+                           .use_middle = true, .xla = p->rope_xla};
     for (int64_t a = 0; a < md->n_axes; a++) rp.max_pos[a] = md->max_pos[a];
     const int64_t tab = split ? B * T * D / 2 : B * T * D, xtab = split ? B * T * Dx / 2 : B * T * Dx;
     float *pc = malloc((size_t)(2 * tab + 2 * xtab + 2 * B * T) * sizeof(float));

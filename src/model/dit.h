@@ -94,9 +94,11 @@ typedef struct ltx2_dit_forward_params {
      * v + m * (attn - v) (m 0 skipped, 1 kept), one extra rounding where ltx-core / diffusers pass
      * attn through exactly. false = ltx-core / diffusers. */
     bool stg_blend_every_block;
-    /* MaxDiffusion builds the RoPE frequency ladder with jnp.float64 without jax_enable_x64, i.e. in
-     * fp32 (spec section 6 #6): true overrides the config's rope_double_precision with false. */
-    bool rope_ladder_f32;
+    /* MaxDiffusion's RoPE as XLA computes it (tests/golden/MAXDIFFUSION_NUMERICS.md (a), (b)): its
+     * jnp.float64 ladder is fp32 without jax_enable_x64 and jnp.linspace's one-sided k * fl(1/(n-1)),
+     * and the division by the max positions a multiplication by their fp32 reciprocal. true
+     * overrides the config's rope_double_precision. */
+    bool rope_xla;
 } ltx2_dit_forward_params;
 
 void ltx2_dit_forward_params_init(ltx2_dit_forward_params *p);

@@ -357,7 +357,7 @@ static ltx2_status make_local(ltx2_context *ctx, const ltx2_dit_weights *w, cons
     ltx2_dit_forward_params_init(lp);
     lp->batch = Bl;
     lp->av_timestep = p->av_timestep;
-    lp->rope_ladder_f32 = p->rope_ladder_f32; /* RoPE tables come from the model's own prepare */
+    lp->rope_xla = p->rope_xla; /* RoPE tables come from the model's own prepare */
     lp->perturb = l->perturb;
     lp->video = (ltx2_dit_modality){l->v_lat, l->v_pos, l->v_ts, l->v_sig, l->v_ctx, l->v_mask, Tl, Sv};
     lp->audio = (ltx2_dit_modality){l->a_lat, l->a_pos, l->a_ts, l->a_sig, l->a_ctx, l->a_mask, Ta, Sa};

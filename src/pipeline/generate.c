@@ -82,7 +82,7 @@ void ltx2_generate_result_free(ltx2_generate_result *r) {
 }
 
 /* The text connectors on loaded prompt embeddings t. */
-static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, const char *path,
+static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, bool rope_xla, const char *path,
                                  const ltx2_pipe_text *t, ltx2_pipe_context *out) {
     const int64_t dv = m->conn->cfg.video.inner_dim, da = m->conn->cfg.audio.inner_dim;
     out->S = t->S;
@@ -94,7 +94,7 @@ static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, c
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt %s: out of memory", path);
     } else {
         ltx2_text_hidden in = {t->hidden, t->mask, 1, t->S, t->D, t->L};
-        st = ltx2_connectors_forward(ctx, m->conn, &in, NULL, NULL, out->video, out->audio, mask);
+        st = ltx2_connectors_forward_rope(ctx, m->conn, &in, rope_xla, NULL, NULL, out->video, out->audio, mask);
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "text connectors on %s", path);
     }
     if (st == LTX2_OK) {
@@ -454,7 +454,7 @@ static ltx2_status decode_audio(ltx2_context *ctx, const ltx2_pipe_models *m, co
 /* The prompt contexts (the connectors on the loaded or encoded hidden states; prompts of
  * different lengths are left-padded with masked tokens to the longer one, as the tokenizer pads a
  * batch). Takes tp and tn over (freed here). */
-static ltx2_status text_contexts(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_pipe_models *m,
+static ltx2_status text_contexts(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_pipe_models *m, bool rope_xla,
                                  bool need_neg, ltx2_pipe_text *tp, ltx2_pipe_text *tn, ltx2_pipe_context *pos,
                                  ltx2_pipe_context *neg) {
     ltx2_status st = LTX2_OK;
@@ -470,9 +470,9 @@ static ltx2_status text_contexts(ltx2_context *ctx, const ltx2_generate_params *
         st = ltx2_pipe_text_pad_left(ctx, tp, S);
         if (st == LTX2_OK) st = ltx2_pipe_text_pad_left(ctx, tn, S);
     }
-    if (st == LTX2_OK) st = encode_prompt(ctx, m, p->prompt ? "the prompt" : p->prompt_embeds, tp, pos);
+    if (st == LTX2_OK) st = encode_prompt(ctx, m, rope_xla, p->prompt ? "the prompt" : p->prompt_embeds, tp, pos);
     if (st == LTX2_OK && need_neg)
-        st = encode_prompt(ctx, m, p->prompt ? "the negative prompt" : p->negative_prompt_embeds, tn, neg);
+        st = encode_prompt(ctx, m, rope_xla, p->prompt ? "the negative prompt" : p->negative_prompt_embeds, tn, neg);
     ltx2_pipe_text_free(tp);
     ltx2_pipe_text_free(tn);
     return st;
@@ -710,7 +710,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         if (st == LTX2_OK) LTX2_LOGI(ctx, "generate: contexts from %s (%lld tokens): the connectors do not run",
                                      p->context, (long long)pos.S);
     } else {
-        st = text_contexts(ctx, p, m, need_neg, &tp, &tn, &pos, &neg);
+        st = text_contexts(ctx, p, m, rules.dit_rope_xla, need_neg, &tp, &tn, &pos, &neg);
     }
     if (st != LTX2_OK) goto done;
     { /* the names --context reads back */

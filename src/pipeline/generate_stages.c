@@ -75,9 +75,10 @@ ltx2_status ltx2_gen_stage_prepare(ltx2_context *ctx, const ltx2_sem_rules *rule
     s->apos = ltx2_pipe_alloc_f(s->g.at * 2);
     if (!s->sigmas || !s->vpos || !s->apos) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory");
     /* the grid's; keyframes write theirs after it (ltx2_video_cond_apply) */
-    ltx2_pipe_video_positions(&s->g, vd->time_factor, vd->space_factor, fps, rules->latent_bf16, s->gr.video_tokens,
+    ltx2_pipe_video_positions(&s->g, vd->time_factor, vd->space_factor, fps, rules->latent_bf16, rules->dit_rope_xla,
+                              s->gr.video_tokens,
                               s->vpos);
-    ltx2_pipe_audio_positions(&s->g, s->apos);
+    ltx2_pipe_audio_positions(&s->g, rules->dit_rope_xla, s->apos);
     if (fixed == LTX2_GEN_SIGMAS_GIVEN) return LTX2_OK;
     if (fixed < 0) {
         ltx2_sched_params sp = ltx2_sched_params_default(steps, s->g.video_tokens);

@@ -99,11 +99,14 @@ int64_t ltx2_pipe_audio_latent_frames(int64_t frames, double fps);
 /* Video positions [1, 3, stride, 2] of the grid's tokens (the first g->video_tokens of each axis's
  * stride; stride > video_tokens leaves room for conditioning tokens after them)
  * (VideoLatentTools.create_initial_state: latent bounds x scale factors, causal fix on time,
- * time / fps); bf16 rounds them as the pipelines' bf16 dtype does. */
+ * time / fps); bf16 rounds them as the pipelines' bf16 dtype does; xla multiplies by fl(1 / fps) as
+ * XLA compiles MaxDiffusion's division (semantics.h dit_rope_xla). */
 void ltx2_pipe_video_positions(const ltx2_pipe_geometry *g, int64_t time_factor, int64_t space_factor,
-                               double fps, bool bf16, int64_t stride, float *out);
-/* Audio positions [1, 1, T', 2] in seconds (AudioPatchifier._compute_audio_timings, causal). */
-void ltx2_pipe_audio_positions(const ltx2_pipe_geometry *g, float *out);
+                               double fps, bool bf16, bool xla, int64_t stride, float *out);
+/* Audio positions [1, 1, T', 2] in seconds (AudioPatchifier._compute_audio_timings, causal); xla:
+ * MaxDiffusion's under XLA. ltx2_pipe_audio_time: one bound, latent frame `latent`'s start. */
+void ltx2_pipe_audio_positions(const ltx2_pipe_geometry *g, bool xla, float *out);
+float ltx2_pipe_audio_time(int64_t latent, bool xla);
 
 /* ltx-pipelines' DEFAULT_NEGATIVE_PROMPT (utils/constants.py, 1.0.0): the negative prompt when CFG
  * is on and the user gives none. */

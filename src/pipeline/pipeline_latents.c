@@ -49,9 +49,10 @@ ltx2_status ltx2_pipe_geometry_make(ltx2_context *ctx, int64_t frames, int64_t h
 }
 
 void ltx2_pipe_video_positions(const ltx2_pipe_geometry *g, int64_t time_factor, int64_t space_factor,
-                               double fps, bool bf16, int64_t stride, float *out) {
+                               double fps, bool bf16, bool xla, int64_t stride, float *out) {
     const int64_t T = stride;
     const float fps_f = (float)fps; /* torch divides the fp32 tensor by the scalar in fp32 */
+    const float inv_fps = 1.0f / fps_f; /* XLA: x / fps -> x * fl(1 / fps) */
     int64_t i = 0;
     for (int64_t f = 0; f < g->lf; f++)
         for (int64_t h = 0; h < g->lh; h++)
@@ -65,7 +66,7 @@ void ltx2_pipe_video_positions(const ltx2_pipe_geometry *g, int64_t time_factor,
                         if (a == 0) {
                             px = px + 1 - time_factor; /* causal fix: frame 0 covers one pixel frame */
                             if (px < 0) px = 0;
-                            v = (float)px / fps_f;
+                            v = xla ? (float)px * inv_fps : (float)px / fps_f;
                         } else {
                             v = (float)px;
                         }
@@ -76,16 +77,21 @@ void ltx2_pipe_video_positions(const ltx2_pipe_geometry *g, int64_t time_factor,
             }
 }
 
-static float audio_time(int64_t latent) {
+/* XLA folds MD's mel * hop / rate into one multiply by fl(hop * fl(1 / rate)) (0x3C23D70B, not
+ * fl(0.01)); float arithmetic, so C folds it the same way. */
+#define PIPE_AUDIO_SECONDS_PER_MEL_XLA ((float)LTX2_PIPE_AUDIO_HOP * (1.0f / (float)LTX2_PIPE_AUDIO_SAMPLE_RATE))
+
+float ltx2_pipe_audio_time(int64_t latent, bool xla) {
     int64_t mel = latent * LTX2_PIPE_AUDIO_DOWNSAMPLE + 1 - LTX2_PIPE_AUDIO_DOWNSAMPLE;
     if (mel < 0) mel = 0;
+    if (xla) return (float)mel * PIPE_AUDIO_SECONDS_PER_MEL_XLA;
     return (float)(mel * LTX2_PIPE_AUDIO_HOP) / (float)LTX2_PIPE_AUDIO_SAMPLE_RATE;
 }
 
-void ltx2_pipe_audio_positions(const ltx2_pipe_geometry *g, float *out) {
+void ltx2_pipe_audio_positions(const ltx2_pipe_geometry *g, bool xla, float *out) {
     for (int64_t t = 0; t < g->at; t++) {
-        out[t * 2 + 0] = audio_time(t);
-        out[t * 2 + 1] = audio_time(t + 1);
+        out[t * 2 + 0] = ltx2_pipe_audio_time(t, xla);
+        out[t * 2 + 1] = ltx2_pipe_audio_time(t + 1, xla);
     }
 }
 

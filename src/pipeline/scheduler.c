@@ -55,14 +55,18 @@ static float grid_numpy(int steps, int i) {
     return (float)((double)i * step + start);
 }
 
-/* jnp.linspace(1.0, 1/N, N) with the default fp32 dtype: t = iota/div,
- * out = start*(1 - t) + stop*t, last = stop (jax _linspace; hand-derived, JAX not run here). */
+/* jnp.linspace(1.0, 1/N, N) as XLA compiles it on the CPU (MAXDIFFUSION_NUMERICS.md (d) 1, checked
+ * bitwise against MaxDiffusion's grid): with c = fl(1/(N-1)), out_k = fma(k, fl(stop * c),
+ * fl(1 - fl(k * c))), the last entry stop = f32(1/N). The volatile keeps the compiler from fusing
+ * 1 - k*c into an FMA, which XLA does not. */
 static float grid_jax(int steps, int i) {
     const float start = 1.0f, stop = (float)(1.0 / (double)steps);
     if (steps == 1) return start;
     if (i == steps - 1) return stop;
-    const float t = (float)i / (float)(steps - 1);
-    return start * (1.0f - t) + stop * t;
+    const float c = 1.0f / (float)(steps - 1);
+    volatile float kc = (float)i * c;
+    const float one_minus = start - kc;
+    return fmaf((float)i, stop * c, one_minus);
 }
 
 float ltx2_sched_grid_sigma(const ltx2_sem_rules *rules, int steps, int i) {
@@ -98,7 +102,8 @@ ltx2_status ltx2_sched_sigmas(ltx2_context *ctx, const ltx2_sem_rules *rules,
 
     const int n = p->steps;
     const double mu = ltx2_sched_mu(rules, p);
-    const float e = rules->shift_exp_f32 ? expf((float)mu) : (float)exp(mu);
+    /* MD: jnp.exp(f32(mu)), which equals the correctly rounded exp of f32(mu) here */
+    const float e = rules->shift_exp_f32 ? (float)exp((double)(float)mu) : (float)exp(mu);
     /* The N non-zero grid values; out[n] = 0 in every reference (LC's grid already ends in 0 and
      * torch.where keeps it; DF appends a zero; MD's step uses 0 after the last entry). */
     for (int i = 0; i < n; i++) {
@@ -116,9 +121,16 @@ ltx2_status ltx2_sched_sigmas(ltx2_context *ctx, const ltx2_sem_rules *rules,
     out[n] = 0.0f;
     if (p->stretch) {
         const float scale = (1.0f - out[n - 1]) / (float)(1.0 - p->terminal);
+        /* MD: XLA turns omz / scale (a broadcast scalar) into omz * fl(1 / scale) */
+        const float inv_scale = 1.0f / scale;
         for (int i = 0; i < n; i++) {
             const float omz = 1.0f - out[i];
-            out[i] = 1.0f - omz / scale;
+            if (rules->sigma_grid == LTX2_GRID_JAX) {
+                volatile float q = omz * inv_scale; /* no FMA: XLA rounds the product */
+                out[i] = 1.0f - q;
+            } else {
+                out[i] = 1.0f - omz / scale;
+            }
         }
     }
     return LTX2_OK;

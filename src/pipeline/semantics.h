@@ -37,7 +37,8 @@ typedef enum ltx2_semantics {
 typedef enum ltx2_sigma_grid {
     LTX2_GRID_TORCH = 0, /* LC: torch.linspace(1, 0, N+1) in fp32 (two-sided fill) */
     LTX2_GRID_NUMPY,     /* DF: np.linspace(1, 1/N, N) in float64, cast to fp32 */
-    LTX2_GRID_JAX        /* MD: jnp.linspace(1, 1/N, N) in fp32: start*(1-i/d) + stop*(i/d) */
+    LTX2_GRID_JAX        /* MD: jnp.linspace(1, 1/N, N) as XLA compiles it on the CPU:
+                            fma(k, fl(stop * c), fl(1 - k c)), c = fl(1/(N-1)) */
 } ltx2_sigma_grid;
 
 /* Which predicate decides that a guidance pass is needed. */
@@ -123,10 +124,13 @@ typedef struct ltx2_sem_rules {
      * once STG is on (MD models/ltx2/attention_ltx2.py LTX2Attention.__call__); LC/DF pass v or attn
      * through exactly, only in the STG blocks. -> ltx2_dit_forward_params.stg_blend_every_block */
     bool dit_stg_blend_every_block;
-    /* RoPE ladder precision (spec section 6 #6): MD asks for jnp.float64 without jax_enable_x64
-     * (attention_ltx2.py LTX2RotaryPosEmbed.__call__ `freqs_dtype`), so its "double" ladder is
-     * fp32; LC/DF honour rope_double_precision. -> ltx2_dit_forward_params.rope_ladder_f32 */
-    bool dit_rope_ladder_f32;
+    /* RoPE and positions as XLA computes MD's code (tests/golden/MAXDIFFUSION_NUMERICS.md (a)-(c)):
+     * its jnp.float64 ladder is fp32 without jax_enable_x64 (attention_ltx2.py:275-280,
+     * embeddings_connector_ltx2.py:184-199) and jnp.linspace one-sided; `x / const` becomes
+     * `x * fl(1/const)` (time / fps, position / max_pos), and mel * hop / sample_rate one multiply by
+     * fl(hop * fl(1/rate)). LC/DF honour rope_double_precision and divide. -> rope_xla of the DiT and
+     * the connectors' forwards, ltx2_pipe_*_positions' xla */
+    bool dit_rope_xla;
 } ltx2_sem_rules;
 
 /* rules->dit_av_timestep for a checkpoint (is_v23: LTX-2.3, i.e. cross_attention_adaln). */

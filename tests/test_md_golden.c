@@ -1,0 +1,343 @@
+/* --semantics maxdiffusion against MaxDiffusion itself (7cfb880 on JAX's CPU backend, fp32, x64 off:
+ * tests/golden/gen_maxdiffusion_goldens.py, tests/golden/MAXDIFFUSION_NUMERICS.md), LTX-2.0 and 2.3,
+ * with no alignment on MaxDiffusion's side:
+ * - the XLA rules bit for bit: the sigma grid and the shifted sigmas, the video and audio positions,
+ *   the video RoPE tables (audio: within one fp32 ulp, see the numerics note);
+ * - the connectors, one DiT forward, the VAE decode and the 40-step guided loop (ltx2_generate with
+ *   the golden's noise and settings) within MD_REL_L2_TOL. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "cpu/cpu_rope.h"
+#include "golden_tensor.h"
+#include "io/npy.h"
+#include "io/safetensors.h"
+#include "ltx2/ltx2.h"
+#include "model/dit.h"
+#include "pipeline/pipeline.h"
+#include "pipeline/scheduler.h"
+#include "pipeline/semantics.h"
+#include "test_util.h"
+
+/* Issue #15's target for fp32 against MaxDiffusion on JAX-CPU: the rest is summation order (XLA's
+ * dot and reduction order against ours), ~1e-6 per model. */
+#define MD_REL_L2_TOL 1e-5
+/* The golden's geometry and loop (its metadata "settings") */
+#define MD_FRAMES 9
+#define MD_HEIGHT 64
+#define MD_WIDTH 96
+#define MD_FPS 24.0
+#define MD_STEPS 40
+#define MD_DIT_SIGMA 0.7f
+#define MD_STG_BLOCK 1
+
+#define TINY_DIR LTX2_SOURCE_DIR "/weights/tiny"
+
+static ltx2_context *g_ctx;
+
+static void check_bitwise(const char *what, const float *got, const float *ref, int64_t n) {
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(&got[i], &ref[i], sizeof(float))) {
+            if (first < 0) first = i;
+            bad++;
+        }
+    CHECK(bad == 0, "%s: %lld of %lld values differ (first at %lld: %.9g vs %.9g)", what, (long long)bad, (long long)n,
+          (long long)first, first >= 0 ? (double)got[first] : 0.0, first >= 0 ? (double)ref[first] : 0.0);
+}
+
+static void check_close(const char *what, const float *got, const float *ref, int64_t n) {
+    const double e = test_rel_l2(got, ref, n);
+    CHECK(e <= MD_REL_L2_TOL, "%s: rel-L2 %.3g", what, e);
+    printf("%s: rel-L2 %.3g\n", what, e);
+}
+
+/* The schedule: the grid MaxDiffusion's loop and guidance use, and the shifted sigmas. */
+static void check_schedule(const ltx2_st_file *f, const char *v, const ltx2_sem_rules *rules, int64_t tokens) {
+    char what[96];
+    float grid[MD_STEPS], sig[MD_STEPS + 1];
+    for (int i = 0; i < MD_STEPS; i++) grid[i] = ltx2_sched_grid_sigma(rules, MD_STEPS, i);
+    const float *g = golden_tensor(f, "sched.grid", MD_STEPS), *s = golden_tensor(f, "sched.sigmas", MD_STEPS);
+    snprintf(what, sizeof what, "%s sigma grid", v);
+    if (g) check_bitwise(what, grid, g, MD_STEPS);
+    ltx2_sched_params sp = ltx2_sched_params_default(MD_STEPS, tokens);
+    CHECK(ltx2_sched_sigmas(g_ctx, rules, &sp, sig) == LTX2_OK, "%s: sigmas: %s", v, ltx2_last_error(g_ctx));
+    snprintf(what, sizeof what, "%s shifted sigmas", v);
+    if (s) check_bitwise(what, sig, s, MD_STEPS);
+}
+
+/* Positions and the RoPE tables MaxDiffusion builds from them. */
+static void check_positions(const ltx2_st_file *f, const char *v, const ltx2_pipe_models *m,
+                            const ltx2_pipe_geometry *g, const float *vpos, const float *apos) {
+    char what[96];
+    const int64_t Tv = g->video_tokens, Ta = g->at;
+    const float *vc = golden_tensor(f, "dit.video_coords", 3 * Tv * 2), *ac = golden_tensor(f, "dit.audio_coords", Ta * 2);
+    snprintf(what, sizeof what, "%s video positions", v);
+    if (vc) check_bitwise(what, vpos, vc, 3 * Tv * 2);
+    snprintf(what, sizeof what, "%s audio positions", v);
+    if (ac) check_bitwise(what, apos, ac, Ta * 2);
+    const ltx2_dit_config *cfg = &m->dit->cfg;
+    ltx2_rope_params rp = {.type = cfg->rope_type, .dim = cfg->inner_dim, .heads = cfg->heads,
+                           .n_axes = 3, .theta = cfg->rope_theta, .use_middle = true, .xla = true};
+    for (int a = 0; a < 3; a++) rp.max_pos[a] = cfg->max_pos[a];
+    const int64_t n = Tv * rp.dim / 2;
+    float *c = malloc((size_t)n * sizeof(float)), *s = malloc((size_t)n * sizeof(float));
+    CHECK(ltx2_cpu_rope_tables(g_ctx, &rp, vpos, 1, Tv, 2, c, s) == LTX2_OK, "%s: rope tables: %s", v,
+          ltx2_last_error(g_ctx));
+    const float *gc = golden_tensor(f, "dit.rope.video.cos", n), *gs = golden_tensor(f, "dit.rope.video.sin", n);
+    snprintf(what, sizeof what, "%s video RoPE cos", v);
+    if (gc) check_bitwise(what, c, gc, n);
+    snprintf(what, sizeof what, "%s video RoPE sin", v);
+    if (gs) check_bitwise(what, s, gs, n);
+    free(c);
+    free(s);
+}
+
+/* Both prompts through the connectors; returns the contexts (malloc'd) for the DiT check. */
+static void check_connectors(const ltx2_st_file *f, const char *v, const ltx2_pipe_models *m, const char *pfx,
+                             float **video, float **audio, int64_t *S_out) {
+    char name[64], what[96];
+    snprintf(name, sizeof name, "%s.in.hidden_states", pfx);
+    const ltx2_st_tensor *ht = ltx2_st_find(f, name);
+    CHECK(ht && ht->ndim == 4, "%s: golden %s", v, name);
+    if (!ht || ht->ndim != 4) return;
+    const int64_t S = ht->shape[1], D = ht->shape[2], L = ht->shape[3];
+    const float *h = golden_tensor(f, name, S * D * L);
+    snprintf(name, sizeof name, "%s.in.mask", pfx);
+    const float *mk = golden_tensor(f, name, S);
+    if (!h || !mk) return;
+    uint8_t *mask = malloc((size_t)S), *mo = malloc((size_t)S);
+    for (int64_t i = 0; i < S; i++) mask[i] = mk[i] != 0.0f;
+    const int64_t dv = m->conn->cfg.video.inner_dim, da = m->conn->cfg.audio.inner_dim;
+    *video = malloc((size_t)(S * dv) * sizeof(float));
+    *audio = malloc((size_t)(S * da) * sizeof(float));
+    *S_out = S;
+    ltx2_text_hidden in = {h, mask, 1, S, D, L};
+    const ltx2_status st = ltx2_connectors_forward_rope(g_ctx, m->conn, &in, true, NULL, NULL, *video, *audio, mo);
+    CHECK(st == LTX2_OK, "%s: connectors: %s", v, ltx2_last_error(g_ctx));
+    snprintf(name, sizeof name, "%s.video", pfx);
+    const float *gv = golden_tensor(f, name, S * dv);
+    snprintf(name, sizeof name, "%s.audio", pfx);
+    const float *ga = golden_tensor(f, name, S * da);
+    snprintf(what, sizeof what, "%s connectors %s video", v, pfx);
+    if (st == LTX2_OK && gv) check_close(what, *video, gv, S * dv);
+    snprintf(what, sizeof what, "%s connectors %s audio", v, pfx);
+    if (st == LTX2_OK && ga) check_close(what, *audio, ga, S * da);
+    free(mask);
+    free(mo);
+}
+
+/* One DiT forward on the golden's inputs, positions made by the engine's XLA rules and the
+ * golden's own contexts (so the check is the DiT's alone). */
+static void check_dit(const ltx2_st_file *f, const char *v, const ltx2_pipe_models *m, const ltx2_sem_rules *rules,
+                      const ltx2_pipe_geometry *g, const float *vpos, const float *apos) {
+    const ltx2_dit_config *cfg = &m->dit->cfg;
+    const int64_t Tv = g->video_tokens, Ta = g->at, Cv = g->lc, Ca = g->audio_feat;
+    const ltx2_st_tensor *cvt = ltx2_st_find(f, "conn.video");
+    if (!cvt) return;
+    const int64_t S = cvt->shape[1], dv = m->conn->cfg.video.inner_dim, da = m->conn->cfg.audio.inner_dim;
+    const float *xv = golden_tensor(f, "dit.in_video", Tv * Cv), *xa = golden_tensor(f, "dit.in_audio", Ta * Ca);
+    const float *cv = golden_tensor(f, "conn.video", S * dv), *ca = golden_tensor(f, "conn.audio", S * da);
+    const float *ov = golden_tensor(f, "dit.out_video", Tv * Cv), *oa = golden_tensor(f, "dit.out_audio", Ta * Ca);
+    CHECK(xv && xa && cv && ca && ov && oa, "%s: golden DiT tensors", v);
+    if (!xv || !xa || !cv || !ca || !ov || !oa) return;
+    float *vt = malloc((size_t)Tv * sizeof(float)), *at = malloc((size_t)Ta * sizeof(float));
+    float *yv = malloc((size_t)(Tv * Cv) * sizeof(float)), *ya = malloc((size_t)(Ta * Ca) * sizeof(float));
+    const float sigma = MD_DIT_SIGMA;
+    for (int64_t t = 0; t < Tv; t++) vt[t] = sigma;
+    for (int64_t t = 0; t < Ta; t++) at[t] = sigma;
+    ltx2_dit_forward_params fp;
+    ltx2_dit_forward_params_init(&fp);
+    fp.batch = 1;
+    fp.video = (ltx2_dit_modality){xv, vpos, vt, &sigma, cv, NULL, Tv, S};
+    fp.audio = (ltx2_dit_modality){xa, apos, at, &sigma, ca, NULL, Ta, S};
+    fp.av_timestep = ltx2_sem_dit_av_timestep(rules, cfg->cross_attention_adaln);
+    fp.rope_xla = rules->dit_rope_xla;
+    const ltx2_status st = ltx2_dit_forward(g_ctx, m->dit, &fp, yv, ya);
+    CHECK(st == LTX2_OK, "%s: DiT forward: %s", v, ltx2_last_error(g_ctx));
+    char what[96];
+    snprintf(what, sizeof what, "%s DiT forward video", v);
+    if (st == LTX2_OK) check_close(what, yv, ov, Tv * Cv);
+    snprintf(what, sizeof what, "%s DiT forward audio", v);
+    if (st == LTX2_OK) check_close(what, ya, oa, Ta * Ca);
+    free(vt);
+    free(at);
+    free(yv);
+    free(ya);
+}
+
+/* MaxDiffusion's video decoder on its own loop's latent (channels-last, as ours). */
+static void check_vae(const ltx2_st_file *f, const char *v, const ltx2_pipe_models *m, const ltx2_pipe_geometry *g) {
+    const int64_t ls[5] = {1, g->lf, g->lh, g->lw, g->lc};
+    int64_t vs[5];
+    if (ltx2_video_decoder_out_shape(g_ctx, m->vdec, ls, vs) != LTX2_OK) {
+        CHECK(0, "%s: decoder shape: %s", v, ltx2_last_error(g_ctx));
+        return;
+    }
+    const int64_t nl = ls[1] * ls[2] * ls[3] * ls[4], nv = vs[1] * vs[2] * vs[3] * vs[4];
+    const float *in = golden_tensor(f, "vae.in", nl), *out = golden_tensor(f, "vae.out", nv);
+    if (!in || !out) {
+        CHECK(0, "%s: golden vae.in / vae.out (%lld / %lld values)", v, (long long)nl, (long long)nv);
+        return;
+    }
+    /* vae.in is denormalised (MaxDiffusion un-normalises before decoding); the engine's decoder
+     * takes the normalised latent and applies the same statistics itself */
+    float *y = malloc((size_t)nv * sizeof(float)), *x = malloc((size_t)nl * sizeof(float));
+    for (int64_t i = 0; i < nl; i++) {
+        const int64_t c = i % g->lc;
+        x[i] = (in[i] - m->vdec->mean_of_means[c]) / m->vdec->std_of_means[c];
+    }
+    ltx2_tensor lt = ltx2_tensor_make(x, LTX2_F32, 5, ls), yt = ltx2_tensor_make(y, LTX2_F32, 5, vs);
+    const ltx2_status st = ltx2_video_decoder_decode(g_ctx, m->vdec, &lt, &yt, NULL, NULL);
+    CHECK(st == LTX2_OK, "%s: VAE decode: %s", v, ltx2_last_error(g_ctx));
+    char what[96];
+    snprintf(what, sizeof what, "%s VAE decode", v);
+    if (st == LTX2_OK) check_close(what, y, out, nv);
+    free(y);
+    free(x);
+}
+
+/* The golden's loop noise as a --noise directory: video_noise [1, C, F', H', W'], audio_noise
+ * [1, z, T', F'] from MaxDiffusion's packed tokens. */
+static bool write_noise(const ltx2_st_file *f, const ltx2_pipe_geometry *g, const char *dir) {
+    const int64_t Tv = g->video_tokens, C = g->lc, Ta = g->at, Fa = g->audio_feat;
+    const float *nv = golden_tensor(f, "loop.noise_video", Tv * C), *na = golden_tensor(f, "loop.noise_audio", Ta * Fa);
+    if (!nv || !na) return false;
+    float *v = malloc((size_t)(Tv * C) * sizeof(float)), *a = malloc((size_t)(Ta * Fa) * sizeof(float));
+    for (int64_t t = 0; t < Tv; t++)
+        for (int64_t c = 0; c < C; c++) v[c * Tv + t] = nv[t * C + c];
+    ltx2_pipe_audio_unpatchify(g, na, a);
+    const int64_t vs[5] = {1, C, g->lf, g->lh, g->lw}, as[4] = {1, g->az, Ta, g->afreq};
+    char path[1100];
+    snprintf(path, sizeof path, "%s/video_noise.npy", dir);
+    ltx2_tensor vt = ltx2_tensor_make(v, LTX2_F32, 5, vs), at = ltx2_tensor_make(a, LTX2_F32, 4, as);
+    bool ok = ltx2_npy_write(g_ctx, path, &vt) == LTX2_OK;
+    snprintf(path, sizeof path, "%s/audio_noise.npy", dir);
+    ok = ok && ltx2_npy_write(g_ctx, path, &at) == LTX2_OK;
+    free(v);
+    free(a);
+    return ok;
+}
+
+/* The 40-step guided loop: ltx2_generate with --semantics maxdiffusion, the golden's settings and
+ * noise, against the latents MaxDiffusion's LTX2Pipeline.__call__ ended with. */
+static void check_loop(const ltx2_st_file *f, const char *v, bool v23, const ltx2_pipe_geometry *g) {
+    char ckpt[512], dir[] = "/tmp/ltx2_md_noise_XXXXXX";
+    snprintf(ckpt, sizeof ckpt, "%s/ltx2-tiny-%s.safetensors", TINY_DIR, v);
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    if (!write_noise(f, g, dir)) {
+        CHECK(0, "%s: loop noise: %s", v, ltx2_last_error(g_ctx));
+        return;
+    }
+    ltx2_generate_params p;
+    ltx2_generate_params_init(&p);
+    p.device = "cpu";
+    p.checkpoint = ckpt;
+    p.prompt_embeds = TINY_DIR "/prompt_embeds_positive.safetensors";
+    p.negative_prompt_embeds = TINY_DIR "/prompt_embeds_negative.safetensors";
+    p.semantics = LTX2_GENERATE_SEM_MAXDIFFUSION;
+    p.steps = MD_STEPS;
+    p.height = MD_HEIGHT;
+    p.width = MD_WIDTH;
+    p.frames = MD_FRAMES;
+    p.fps = MD_FPS;
+    p.noise = dir;
+    p.stg_block = MD_STG_BLOCK;
+    p.decode_video = p.decode_audio = 0;
+    /* ltx2_video.yml (2.0): CFG 3 only; ltx2_3_video.yml (2.3): the full guidance */
+    p.video_cfg = 3.0;
+    p.video_stg = v23 ? 1.0 : 0.0;
+    p.video_rescale = v23 ? 0.7 : 0.0;
+    p.video_modality = v23 ? 3.0 : 1.0;
+    p.audio_cfg = v23 ? 7.0 : 0.0; /* 2.0's CFG-only path applies the video scale to both */
+    p.audio_stg = v23 ? 1.0 : 0.0;
+    p.audio_rescale = v23 ? 0.7 : 0.0;
+    p.audio_modality = v23 ? 3.0 : 1.0;
+    ltx2_generate_result r;
+    const ltx2_status st = ltx2_generate(g_ctx, &p, &r);
+    CHECK(st == LTX2_OK, "%s: loop: %s", v, ltx2_last_error(g_ctx));
+    if (st == LTX2_OK) {
+        const int64_t Tv = g->video_tokens, Ta = g->at;
+        const float *gv = golden_tensor(f, "loop.video", Tv * g->lc), *ga = golden_tensor(f, "loop.audio", Ta * g->audio_feat);
+        char what[96];
+        snprintf(what, sizeof what, "%s 40-step loop video", v);
+        if (gv) check_close(what, r.video_latent, gv, Tv * g->lc);
+        if (ga) {
+            float *tok = malloc((size_t)(Ta * g->audio_feat) * sizeof(float));
+            for (int64_t z = 0; z < g->az; z++) /* [1, z, T', F'] -> tokens [T', z F'] */
+                for (int64_t t = 0; t < Ta; t++)
+                    for (int64_t q = 0; q < g->afreq; q++)
+                        tok[t * g->audio_feat + z * g->afreq + q] = r.audio_latent[(z * Ta + t) * g->afreq + q];
+            snprintf(what, sizeof what, "%s 40-step loop audio", v);
+            check_close(what, tok, ga, Ta * g->audio_feat);
+            free(tok);
+        }
+    }
+    ltx2_generate_result_free(&r);
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static void check_version(const char *v, bool v23) {
+    char ckpt[512], gold[512];
+    snprintf(ckpt, sizeof ckpt, "%s/ltx2-tiny-%s.safetensors", TINY_DIR, v);
+    snprintf(gold, sizeof gold, "%s/tests/golden/data/md_%s.safetensors", LTX2_SOURCE_DIR, v);
+    ltx2_st_file *f = NULL;
+    if (ltx2_st_open(g_ctx, gold, &f) != LTX2_OK) {
+        CHECK(0, "open %s: %s", gold, ltx2_last_error(g_ctx));
+        return;
+    }
+    ltx2_pipe_models m;
+    if (ltx2_pipe_models_load(g_ctx, ckpt, ltx2_backend_cpu(), &m) != LTX2_OK) {
+        CHECK(0, "%s: load: %s", v, ltx2_last_error(g_ctx));
+        ltx2_st_close(f);
+        return;
+    }
+    const ltx2_sem_rules rules = ltx2_sem_rules_for(LTX2_SEM_MAXDIFFUSION);
+    ltx2_pipe_geometry g;
+    const ltx2_video_decoder *vd = m.vdec;
+    CHECK(ltx2_pipe_geometry_make(g_ctx, MD_FRAMES, MD_HEIGHT, MD_WIDTH, MD_FPS, vd->time_factor, vd->space_factor,
+                                  vd->cfg.latent_channels, m.adec->cfg.z_channels, m.dit->cfg.audio_in_channels,
+                                  &g) == LTX2_OK,
+          "%s: geometry: %s", v, ltx2_last_error(g_ctx));
+    float *vpos = malloc((size_t)(3 * g.video_tokens * 2) * sizeof(float)), *apos = malloc((size_t)(g.at * 2) * sizeof(float));
+    ltx2_pipe_video_positions(&g, vd->time_factor, vd->space_factor, MD_FPS, false, true, g.video_tokens, vpos);
+    ltx2_pipe_audio_positions(&g, true, apos);
+    check_schedule(f, v, &rules, g.video_tokens);
+    check_positions(f, v, &m, &g, vpos, apos);
+    float *cv = NULL, *ca = NULL, *nv = NULL, *na = NULL;
+    int64_t S = 0, Sn = 0;
+    check_connectors(f, v, &m, "conn", &cv, &ca, &S);
+    check_connectors(f, v, &m, "conn_neg", &nv, &na, &Sn);
+    check_dit(f, v, &m, &rules, &g, vpos, apos);
+    check_vae(f, v, &m, &g);
+    check_loop(f, v, v23, &g);
+    free(cv); free(ca); free(nv); free(na);
+    free(vpos);
+    free(apos);
+    ltx2_pipe_models_free(&m);
+    ltx2_st_close(f);
+}
+
+int main(void) {
+    ltx2_context_params cp;
+    ltx2_context_params_init(&cp);
+    cp.log_level = LTX2_LOG_WARN;
+    g_ctx = ltx2_context_create(&cp);
+    if (!g_ctx) return 1;
+    /* the audio seconds per mel frame XLA folds: 0x3C23D70B (MAXDIFFUSION_NUMERICS.md (c)) */
+    const float sec = ltx2_pipe_audio_time(1, true); /* latent 1 starts at mel frame 1 */
+    uint32_t bits;
+    memcpy(&bits, &sec, sizeof bits);
+    CHECK(bits == 0x3C23D70Bu, "XLA's seconds per mel frame: 0x%08X", (unsigned)bits);
+    check_version("2.0", false);
+    check_version("2.3", true);
+    ltx2_context_free(g_ctx);
+    return test_finish();
+}

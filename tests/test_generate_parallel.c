@@ -256,10 +256,7 @@ static void check_cli(void) {
 }
 
 int main(void) {
-    ltx2_context_params cp;
-    ltx2_context_params_init(&cp);
-    cp.log_level = LTX2_LOG_WARN;
-    ltx2_context *ctx = ltx2_context_create(&cp);
+    ltx2_context *ctx = test_context_quiet();
     if (!ctx) return 1;
     check_meshes(ctx, 0);
     check_meshes(ctx, 64);

@@ -271,10 +271,7 @@ static void check_replay(ltx2_context *ctx) {
 }
 
 int main(void) {
-    ltx2_context_params cp;
-    ltx2_context_params_init(&cp);
-    cp.log_level = LTX2_LOG_WARN;
-    ltx2_context *ctx = ltx2_context_create(&cp);
+    ltx2_context *ctx = test_context_quiet();
     if (!ctx) return 1;
     check_version(ctx, "2.0", LTX2_PIPELINE_DISTILLED);
     check_version(ctx, "2.3", LTX2_PIPELINE_DISTILLED);

@@ -205,10 +205,7 @@ static void check_refusals(ltx2_context *ctx) {
 }
 
 int main(void) {
-    ltx2_context_params cp;
-    ltx2_context_params_init(&cp);
-    cp.log_level = LTX2_LOG_WARN;
-    ltx2_context *ctx = ltx2_context_create(&cp);
+    ltx2_context *ctx = test_context_quiet();
     if (!ctx) return 1;
     check_version(ctx, "2.0");
     check_version(ctx, "2.3");

@@ -326,10 +326,7 @@ static void check_version(const char *v, bool v23) {
 }
 
 int main(void) {
-    ltx2_context_params cp;
-    ltx2_context_params_init(&cp);
-    cp.log_level = LTX2_LOG_WARN;
-    g_ctx = ltx2_context_create(&cp);
+    g_ctx = test_context_quiet();
     if (!g_ctx) return 1;
     /* the audio seconds per mel frame XLA folds: 0x3C23D70B (MAXDIFFUSION_NUMERICS.md (c)) */
     const float sec = ltx2_pipe_audio_time(1, true); /* latent 1 starts at mel frame 1 */

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ltx2/ltx2.h"
+
 #define TEST_SKIP_CODE 77
 
 typedef struct test_counts {
@@ -48,6 +50,14 @@ static inline int test_finish(void) {
 static inline int test_skip(const char *why) {
     printf("skipped: %s\n0 passed, 0 failed, 1 skipped\n", why);
     return TEST_SKIP_CODE;
+}
+
+/* A context that logs warnings and errors only (the tests print their own lines). */
+static inline ltx2_context *test_context_quiet(void) {
+    ltx2_context_params cp;
+    ltx2_context_params_init(&cp);
+    cp.log_level = LTX2_LOG_WARN;
+    return ltx2_context_create(&cp);
 }
 
 #endif

@@ -202,26 +202,19 @@ static void check_vae(const ltx2_st_file *f, const char *v, const ltx2_pipe_mode
     free(x);
 }
 
-/* The golden's loop noise as a --noise directory: video_noise [1, C, F', H', W'], audio_noise
- * [1, z, T', F'] from MaxDiffusion's packed tokens. */
+/* The golden's loop noise as a --noise directory, in MaxDiffusion's packed token layout as it is
+ * (video_noise_tokens [1, T, C], audio_noise_tokens [1, T', z F']: what a TPU user saves). */
 static bool write_noise(const ltx2_st_file *f, const ltx2_pipe_geometry *g, const char *dir) {
     const int64_t Tv = g->video_tokens, C = g->lc, Ta = g->at, Fa = g->audio_feat;
     const float *nv = golden_tensor(f, "loop.noise_video", Tv * C), *na = golden_tensor(f, "loop.noise_audio", Ta * Fa);
     if (!nv || !na) return false;
-    float *v = malloc((size_t)(Tv * C) * sizeof(float)), *a = malloc((size_t)(Ta * Fa) * sizeof(float));
-    for (int64_t t = 0; t < Tv; t++)
-        for (int64_t c = 0; c < C; c++) v[c * Tv + t] = nv[t * C + c];
-    ltx2_pipe_audio_unpatchify(g, na, a);
-    const int64_t vs[5] = {1, C, g->lf, g->lh, g->lw}, as[4] = {1, g->az, Ta, g->afreq};
+    const int64_t vs[3] = {1, Tv, C}, as[3] = {1, Ta, Fa};
     char path[1100];
-    snprintf(path, sizeof path, "%s/video_noise.npy", dir);
-    ltx2_tensor vt = ltx2_tensor_make(v, LTX2_F32, 5, vs), at = ltx2_tensor_make(a, LTX2_F32, 4, as);
+    snprintf(path, sizeof path, "%s/video_noise_tokens.npy", dir);
+    ltx2_tensor vt = ltx2_tensor_make((void *)nv, LTX2_F32, 3, vs), at = ltx2_tensor_make((void *)na, LTX2_F32, 3, as);
     bool ok = ltx2_npy_write(g_ctx, path, &vt) == LTX2_OK;
-    snprintf(path, sizeof path, "%s/audio_noise.npy", dir);
-    ok = ok && ltx2_npy_write(g_ctx, path, &at) == LTX2_OK;
-    free(v);
-    free(a);
-    return ok;
+    snprintf(path, sizeof path, "%s/audio_noise_tokens.npy", dir);
+    return ok && ltx2_npy_write(g_ctx, path, &at) == LTX2_OK;
 }
 
 /* The 40-step guided loop: ltx2_generate with --semantics maxdiffusion, the golden's settings and

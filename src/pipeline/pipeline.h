@@ -170,7 +170,9 @@ ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, cons
  * (seed, the stage's streams) or from a file (torch layouts [1, C, F', H', W'] / [1, z, T', F'],
  * patchified here) holding "video_noise" / "audio_noise" for stage 0 and "stage_2_video_noise" /
  * "stage_2_audio_noise" for stage 1. When g->video_tokens counts tokens past the grid (keyframes),
- * the video noise is "[stage_2_]video_noise_tokens" [1, T, C] in token order. */
+ * the video noise is "[stage_2_]video_noise_tokens" [1, T, C] in token order; without keyframes
+ * either name works, and "[stage_2_]audio_noise_tokens" [1, T', z * F'] (token order: what a
+ * MaxDiffusion run packs) stands for the audio one. */
 void ltx2_pipe_noise_philox(const ltx2_pipe_geometry *g, uint64_t seed, int stage, float *video, float *audio);
 /* The draw of a stage (token order, as the two above give it) into dump directory dir under the
  * names and layouts ltx2_pipe_noise_load reads, so a --dump directory replays as --noise; dir NULL:

@@ -154,18 +154,24 @@ ltx2_status ltx2_pipe_noise_dump(ltx2_context *ctx, const char *dir, int stage, 
 ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage, const ltx2_pipe_geometry *g,
                                  float *video, float *audio) {
     /* keyframe tokens past the grid: the draw in its token layout [1, T, C] */
-    const bool tokens = g->video_tokens != g->lf * g->lh * g->lw;
-    const char *vname = tokens ? (stage ? "stage_2_video_noise_tokens" : "video_noise_tokens")
-                               : (stage ? "stage_2_video_noise" : "video_noise");
-    const char *aname = stage ? "stage_2_audio_noise" : "audio_noise";
+    const char *vgrid = stage ? "stage_2_video_noise" : "video_noise";
+    const char *vtok = stage ? "stage_2_video_noise_tokens" : "video_noise_tokens";
+    const char *agrid = stage ? "stage_2_audio_noise" : "audio_noise";
+    const char *atok = stage ? "stage_2_audio_noise_tokens" : "audio_noise_tokens";
     ltx2_tensor_set *set = NULL;
     LTX2_TRY(ltx2_tensor_set_open(ctx, path, &set));
     ltx2_status st = LTX2_OK;
     float *tmp = NULL;
+    /* keyframe tokens past the grid need the token layout; otherwise either (a TPU run's packed
+     * latents are token-major) */
+    const bool tokens = g->video_tokens != g->lf * g->lh * g->lw || !ltx2_tensor_set_find(set, vgrid);
+    const char *vname = tokens ? vtok : vgrid;
+    const bool atokens = !ltx2_tensor_set_find(set, agrid) && ltx2_tensor_set_find(set, atok);
+    const char *aname = atokens ? atok : agrid;
     const ltx2_named_tensor *vn = ltx2_tensor_set_find(set, vname);
     const ltx2_named_tensor *an = ltx2_tensor_set_find(set, aname);
     const int64_t vshape[5] = {1, g->lc, g->lf, g->lh, g->lw}, tshape[3] = {1, g->video_tokens, g->lc};
-    const int64_t ashape[4] = {1, g->az, g->at, g->afreq};
+    const int64_t ashape[4] = {1, g->az, g->at, g->afreq}, atshape[3] = {1, g->at, g->audio_feat};
     char b1[96], b2[96];
     if (!vn || !an) {
         st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "noise file %s: needs tensors \"%s\" and \"%s\"", path, vname, aname);
@@ -177,9 +183,10 @@ ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage,
                         tokens ? ltx2_shape_str(tshape, 3, b2, sizeof b2) : ltx2_shape_str(vshape, 5, b2, sizeof b2));
         goto done;
     }
-    if (!shape_is(&an->t, 4, ashape) || !ltx2_dtype_is_float(an->t.dtype)) {
+    if (!shape_is(&an->t, atokens ? 3 : 4, atokens ? atshape : ashape) || !ltx2_dtype_is_float(an->t.dtype)) {
         st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "noise file %s: %s has shape %s, expected float %s", path, aname,
-                        ltx2_shape_str(an->t.shape, an->t.ndim, b1, sizeof b1), ltx2_shape_str(ashape, 4, b2, sizeof b2));
+                        ltx2_shape_str(an->t.shape, an->t.ndim, b1, sizeof b1),
+                        atokens ? ltx2_shape_str(atshape, 3, b2, sizeof b2) : ltx2_shape_str(ashape, 4, b2, sizeof b2));
         goto done;
     }
     const int64_t nv = ltx2_tensor_numel(&vn->t), na = ltx2_tensor_numel(&an->t);
@@ -200,9 +207,13 @@ ltx2_status ltx2_pipe_noise_load(ltx2_context *ctx, const char *path, int stage,
             for (int64_t t = 0; t < T; t++) video[t * g->lc + c] = tmp[c * T + t];
     }
     if ((st = to_f32(ctx, an, tmp)) != LTX2_OK) goto done;
-    if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, tmp, 4, ashape, "noise file %s: %s", path, aname)) !=
-        LTX2_OK)
+    if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, tmp, atokens ? 3 : 4, atokens ? atshape : ashape,
+                                "noise file %s: %s", path, aname)) != LTX2_OK)
         goto done;
+    if (atokens) {
+        memcpy(audio, tmp, (size_t)(g->at * g->audio_feat) * sizeof(float));
+        goto done;
+    }
     for (int64_t z = 0; z < g->az; z++)
         for (int64_t t = 0; t < g->at; t++)
             for (int64_t f = 0; f < g->afreq; f++)

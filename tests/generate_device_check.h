@@ -32,7 +32,7 @@
  * moves the waveform by O(1). */
 #define GEN_EMU_WAVE_MAX_REL_L2 1e-1
 
-static void stage(const char *v, const char *what, const float *got, const float *ref, int64_t n, double tol) {
+static inline void stage(const char *v, const char *what, const float *got, const float *ref, int64_t n, double tol) {
     bool finite = true;
     for (int64_t i = 0; i < n; i++) finite = finite && isfinite(got[i]);
     const double e = test_rel_l2(got, ref, n);
@@ -41,7 +41,7 @@ static void stage(const char *v, const char *what, const float *got, const float
 }
 
 /* The CPU decodes of the emulator run's latents: video into *video, waveform into *wav. */
-static bool cpu_decodes(ltx2_context *ctx, const char *ckpt, const ltx2_generate_result *r, float **video,
+static inline bool cpu_decodes(ltx2_context *ctx, const char *ckpt, const ltx2_generate_result *r, float **video,
                         float **wav) {
     ltx2_pipe_models m;
     if (ltx2_pipe_models_load(ctx, ckpt, ltx2_backend_cpu(), &m) != LTX2_OK) return false;
@@ -67,7 +67,7 @@ static bool cpu_decodes(ltx2_context *ctx, const char *ckpt, const ltx2_generate
     return ok;
 }
 
-static void generate_device_check(ltx2_context *ctx, const ltx2_backend *dev, const char *v) {
+static inline void generate_device_check(ltx2_context *ctx, const ltx2_backend *dev, const char *v) {
     char ckpt[1024];
     snprintf(ckpt, sizeof ckpt, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
     ltx2_generate_params p;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `ltx2 compare` on NumPy-written files (tests/data/compare, from gen_compare_data.py): it must flag
 # the planted error (tensor b, index [2, 5], |diff| 0.5), pass the benign 1e-7 noise in a, and
-# return 0/1/2 exactly as documented.
+# return 0/1/2 exactly as documented; and pair MaxDiffusion's module names and scan-stacked layers
+# (maxdiffusion/) with a dump in ours, naming the layer of a planted error.
 set -u
 LTX2=$1; SRC=$2
 D=$SRC/tests/data/compare
@@ -68,6 +69,29 @@ has 'B is constant over its trailing dims' "per-token side collapsed"
 expect_rc 0 "per-token vs per-sample" "$LTX2" compare "$D/per_token/token.npy" "$D/per_token/sample.npy"
 expect_rc 1 "tokens that differ are not collapsed" "$LTX2" compare "$D/per_token/sample.npy" "$D/per_token/token_bad.npy"
 has 'shape mismatch' "differing tokens: a shape mismatch"
+# MaxDiffusion's module names and scan-stacked blocks against a dump in ours (maxdiffusion/)
+M=$D/maxdiffusion
+expect_rc 0 "our dump vs MaxDiffusion names" "$LTX2" compare "$M/ours" "$M/md.npz"
+has '^  ok +patchify_proj\.out .*\(B: proj_in\.out\)' "proj_in mapped"
+has '^  ok +adaln_single\.out .*\(B: time_embed\.out\)' "time_embed mapped"
+has '^  ok +video_args\.pe\.cos .*\(B: rope\.cos\)' "rope mapped"
+has '^  ok +transformer_blocks\.1\.attn1\.out .*\(B: transformer_blocks\.\[1\]\.attn1\.out\)' "stacked layer 1"
+has 'summary: 5 compared, 5 within tolerance, 0 FAIL$' "every tensor compared"
+expect_rc 1 "planted error in stacked layer 1" "$LTX2" compare "$M/md_bad.npz" "$M/ours"
+has '^  FAIL +transformer_blocks\.\[1\]\.attn1\.out .*\(B: transformer_blocks\.1\.attn1\.out\)' "layer 1 flagged"
+has '^  ok +transformer_blocks\.\[0\]\.attn1\.out ' "layer 0 passes"
+has 'worst at \[0, 2, 1\]: .*\|a-b\|=2\.500e-01' "worst element in the layer"
+has 'summary: 5 compared, 4 within tolerance, 1 FAIL$' "one failure"
+expect_rc 1 "json mapped names" "$LTX2" compare --json "$M/ours" "$M/md_bad.npz"
+has '"name": "patchify_proj\.out", "name_b": "proj_in\.out", "pass": true' "json both names"
+has '"name": "transformer_blocks\.1\.attn1\.out", "name_b": "transformer_blocks\.\[1\]\.attn1\.out", "layer": 1, "pass": false' "json layer"
+has '"only_in_a": \[\], "only_in_b": \[\]' "json nothing left over"
+expect_rc 2 "--names none: nothing in common" "$LTX2" compare --names none "$M/ours" "$M/md.npz"
+expect_rc 2 "bad --names" "$LTX2" compare --names diffusers "$M/ours" "$M/md.npz"
+mkdir "$tmp/one_layer"; cp "$M/ours/"{patchify_proj.out,transformer_blocks.0.attn1.out}.npy "$tmp/one_layer/"
+expect_rc 0 "a stack of 2 is not split over 1 layer" "$LTX2" compare "$tmp/one_layer" "$M/md.npz"
+has 'only in A \(1\): transformer_blocks\.0\.attn1\.out' "lone layer left over"
+has 'only in B \(3\):.* transformer_blocks\.attn1\.out' "stack left over"
 # --json: errors are JSON on stdout too
 out=$("$LTX2" compare --json "$D/ref" "$D/nope" 2>/dev/null); rc=$?
 [ "$rc" -eq 2 ] && ok || bad "json error: exit $rc, want 2"

@@ -277,6 +277,26 @@ static void check_connector_widths(const char *v) {
     free(text);
 }
 
+/* Activation names of MaxDiffusion's / diffusers' DiT modules in our spelling (ltx2 compare). */
+static void check_module_names(void) {
+    static const char *const cases[][2] = {
+        {"proj_in.out", "patchify_proj.out"},
+        {"audio_time_embed.emb.out", "audio_adaln_single.emb.out"},
+        {"av_cross_attn_video_a2v_gate.out", "av_ca_a2v_gate_adaln_single.out"},
+        {"transformer_blocks.attn1.norm_q.out", "transformer_blocks.attn1.q_norm.out"},
+        {"dit.audio_rope.sin", "dit.audio_args.pe.sin"},
+        {"transformer_blocks.3.ff.out", "transformer_blocks.3.ff.out"}, /* ours: unchanged */
+        {"proj_inx.out", "proj_inx.out"},                             /* whole parts only */
+    };
+    char out[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool ok = ltx2_names_module_to_lt(cases[i][0], out, sizeof out);
+        CHECK(ok && strcmp(out, cases[i][1]) == 0, "module name %s -> %s, want %s", cases[i][0], ok ? out : "(false)",
+              cases[i][1]);
+    }
+    CHECK(!ltx2_names_module_to_lt("time_embed.out", out, 8), "module name: a short buffer must fail");
+}
+
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
     const char *versions[2] = {"2.0", "2.3"};
@@ -287,6 +307,7 @@ int main(void) {
         check_connector_widths(versions[i]);
     }
     check_errors();
+    check_module_names();
     ltx2_context_free(g_ctx);
     return test_finish();
 }

@@ -23,8 +23,9 @@
 #define SCOPE_C (1u << LTX2_DF_CONNECTORS)
 
 /* PREFIX rows rename the start of a name (the first match wins); PART rows rename one whole
- * dot-separated component anywhere after it. */
-typedef enum rename_kind { RENAME_PREFIX, RENAME_PART } rename_kind;
+ * dot-separated component anywhere after it. MODULE rows name modules without weights (only their
+ * activations have names, in dumps): ltx2_names_module_to_lt alone reads them. */
+typedef enum rename_kind { RENAME_PREFIX, RENAME_PART, RENAME_MODULE } rename_kind;
 typedef struct rename_row {
     unsigned scopes;
     rename_kind kind;
@@ -43,6 +44,11 @@ static const rename_row k_renames[] = {
     {SCOPE_T, RENAME_PREFIX, "av_cross_attn_audio_v2a_gate.", "av_ca_v2a_gate_adaln_single."},
     {SCOPE_T, RENAME_PREFIX, "prompt_adaln.", "prompt_adaln_single."},
     {SCOPE_T, RENAME_PREFIX, "audio_prompt_adaln.", "audio_prompt_adaln_single."},
+    /* RoPE tables (MaxDiffusion's modules; our dumps name the per-stream args they fill) */
+    {SCOPE_T, RENAME_MODULE, "rope.", "video_args.pe."},
+    {SCOPE_T, RENAME_MODULE, "audio_rope.", "audio_args.pe."},
+    {SCOPE_T, RENAME_MODULE, "cross_attn_rope.", "video_args.cross_pe."},
+    {SCOPE_T, RENAME_MODULE, "cross_attn_audio_rope.", "audio_args.cross_pe."},
     /* per block */
     {SCOPE_T, RENAME_PART, "video_a2v_cross_attn_scale_shift_table", "scale_shift_table_a2v_ca_video"},
     {SCOPE_T, RENAME_PART, "audio_a2v_cross_attn_scale_shift_table", "scale_shift_table_a2v_ca_audio"},
@@ -131,6 +137,39 @@ bool ltx2_names_lt_to_df(const char *lt, ltx2_df_component *comp, char *out, siz
     int n = snprintf(out, cap, "%s", mid);
     if (n < 0 || (size_t)n >= cap) return false;
     return rename_parts(SCOPE_T, false, rest, out, cap, (size_t)n);
+}
+
+/* A row's name as one component: PREFIX and MODULE names end in '.'. */
+static size_t part_len(const char *name, rename_kind kind) {
+    const size_t n = strlen(name);
+    return kind == RENAME_PART ? n : n - 1;
+}
+
+bool ltx2_names_module_to_lt(const char *name, char *out, size_t cap) {
+    if (!name || !out || cap == 0) return false;
+    size_t len = 0;
+    for (const char *p = name;;) {
+        const char *dot = strchr(p, '.');
+        const size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        const char *src = p;
+        size_t m = n;
+        for (size_t i = 0; i < N_RENAMES; i++) {
+            const rename_row *r = &k_renames[i];
+            if ((r->scopes & SCOPE_T) && part_len(r->df, r->kind) == n && strncmp(p, r->df, n) == 0) {
+                src = r->lt;
+                m = part_len(r->lt, r->kind);
+                break;
+            }
+        }
+        if (len + m + 2 > cap) return false;
+        memcpy(out + len, src, m);
+        len += m;
+        if (!dot) break;
+        out[len++] = '.';
+        p = dot + 1;
+    }
+    out[len] = '\0';
+    return true;
 }
 
 /* ---- config keys ---- */

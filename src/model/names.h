@@ -33,6 +33,13 @@ bool ltx2_names_df_to_lt(ltx2_df_component comp, const char *df, char *out, size
  * folder. False for names outside the DiT / connectors / text projection, or when cap is short. */
 bool ltx2_names_lt_to_df(const char *lt, ltx2_df_component *comp, char *out, size_t cap);
 
+/* Our (ltx-core) spelling of a MaxDiffusion / diffusers DiT module path, such as an activation's
+ * dump name (`proj_in.out`, `transformer_blocks.attn1.norm_q.out`): each whole dot-separated
+ * component one of the DiT's rows renames (proj_in -> patchify_proj, time_embed -> adaln_single,
+ * av_cross_attn_* -> av_ca_*, norm_q -> q_norm, rope -> video_args.pe, ...) is renamed, the others
+ * kept, so our own names map to themselves. False when cap is short. */
+bool ltx2_names_module_to_lt(const char *name, char *out, size_t cap);
+
 typedef struct ltx2_df_view ltx2_df_view;
 
 /* Opens `dir/transformer` (required) and `dir/connectors`, `dir/vae`, `dir/audio_vae`, `dir/vocoder`

@@ -11,6 +11,11 @@ Writes, next to this script:
   per_token/{sample,token,token_bad}.npy   a per-sample timestep [2] and per-token ones [2, 7]
                       (every token the sample's sigma; token_bad: one token off)
 Tensors: a f32 [4,6], b f32 [3,8], h f16 [5,7], v f32 [2,3,4] (3-D).
+  maxdiffusion/ours/*.npy   a dump in our names (patchify_proj.out, adaln_single.out,
+                      transformer_blocks.{0,1}.attn1.out, video_args.pe.cos)
+  maxdiffusion/md.npz       the same tensors in MaxDiffusion's names (proj_in.out, time_embed.out,
+                      rope.cos) and scan-stacked blocks (transformer_blocks.attn1.out [2, ...])
+  maxdiffusion/md_bad.npz   md.npz with one planted error in layer 1 (MD_PLANTED)
 """
 import io
 import json
@@ -23,6 +28,29 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = 1234
 PLANTED = {"tensor": "b", "index": [2, 5], "delta": 0.5}
 NOISE = {"tensor": "a", "amplitude": 1e-7}
+MD_SEED = 4321
+MD_PLANTED = {"tensor": "transformer_blocks.attn1.out", "index": [1, 0, 2, 1], "delta": 0.25}
+
+
+def write_maxdiffusion():
+    """Our dump names vs MaxDiffusion's module names and scan-stacked layers (own RNG: the files
+    above do not change)."""
+    rng = np.random.default_rng(MD_SEED)
+    f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    layers = [f32(1, 4, 3), f32(1, 4, 3)]
+    ours = {"patchify_proj.out": f32(1, 4, 3), "adaln_single.out": f32(1, 6), "video_args.pe.cos": f32(1, 2, 4, 2)}
+    ours.update({f"transformer_blocks.{i}.attn1.out": x for i, x in enumerate(layers)})
+    md = {"proj_in.out": ours["patchify_proj.out"], "time_embed.out": ours["adaln_single.out"],
+          "rope.cos": ours["video_args.pe.cos"], "transformer_blocks.attn1.out": np.stack(layers)}
+    bad = {k: v.copy() for k, v in md.items()}
+    bad[MD_PLANTED["tensor"]][tuple(MD_PLANTED["index"])] += np.float32(MD_PLANTED["delta"])
+    root = os.path.join(HERE, "maxdiffusion")
+    os.makedirs(os.path.join(root, "ours"), exist_ok=True)
+    for name, arr in ours.items():
+        with open(os.path.join(root, "ours", f"{name}.npy"), "wb") as f:
+            f.write(npy_bytes(arr))
+    write_npz(os.path.join(root, "md.npz"), md)
+    write_npz(os.path.join(root, "md_bad.npz"), bad)
 
 
 def npy_bytes(arr):
@@ -69,6 +97,8 @@ def main():
     for name, arr in (("sample", sigmas), ("token", token), ("token_bad", token_bad)):
         with open(os.path.join(HERE, "per_token", f"{name}.npy"), "wb") as f:
             f.write(npy_bytes(arr))
+
+    write_maxdiffusion()
 
     a_diff = np.abs(out["a"].astype(np.float64) - ref["a"].astype(np.float64))
     expected = {

@@ -15,6 +15,8 @@ read from --audio-start-time with --audio-max-duration the clip's length, as a2v
            STAGE_2_DISTILLED_SIGMA_VALUES with simple_denoising_func, noise_scale = sigmas[0], the
            upsampled video and the encoded audio as initial latents
   output:  VideoDecoder(latent); the audio is the input waveform itself (not a decode)
+With an image ("a2vid_image_two_stage", 2.3): the same two-stage run with gen_i2v_golden.py's image at
+frame 0 (combined_image_conditionings at each stage's size), as a2vid's images argument gives it.
 One-stage ("a2vid_one_stage"): ltx-pipelines has no such pipeline; it is stage 1 above at the full
 size (ti2vid_one_stage's single guided stage with a2vid's audio rule), what the engine's one-stage
 pipeline does with an audio file.
@@ -22,7 +24,7 @@ As the other pipeline goldens, the steps run in fp32 from the package's own func
 pipeline class cannot load tiny files and fixes bf16 in __call__); the noiser's draws are recorded
 (the held audio's too: the noiser draws it and multiplies it by 0).
 
-Saved to tests/golden/data/a2vid_{two_stage,one_stage}_<v>.safetensors: the noise draws,
+Saved to tests/golden/data/a2vid_{two_stage,one_stage}_<v>.safetensors and a2vid_image_two_stage_2.3: the noise draws,
 audio_input [C, N] (what decode_audio_from_file returned), encoded_audio_latent [1, z, T', F']
 (uncropped), audio_latent (cropped: the held latent), stage_1_video_latent and
 upsampled_video_latent and video (two-stage), video_latent, waveform (= audio_input).
@@ -48,7 +50,10 @@ import gen_connector_goldens  # noqa: E402
 import gen_vae_goldens  # noqa: E402
 from gen_distilled_golden import audio_torch_layout  # noqa: E402
 from gen_e2e_golden import STG_BLOCKS, TINY_AUDIO_Z, VIDEO, RecordingNoiser, load_prompt, video_noise_tensors  # noqa: E402
+from gen_e2e_golden import image_conditionings  # noqa: E402
+import gen_i2v_golden  # noqa: E402
 from gen_lora_golden import fused, lora_path  # noqa: E402
+from ltx_pipelines.utils.args import ImageConditioningInput  # noqa: E402
 from st_write import save  # noqa: E402
 
 from ltx_core.components.diffusion_steps import EulerDiffusionStep  # noqa: E402
@@ -130,7 +135,7 @@ def transformer(version, loras):
     return X0Model(fused(version, loras).float()).eval()
 
 
-def run(version, two_stage):
+def run(version, two_stage, images=()):
     proc = gen_connector_goldens.build(version)
     ctx = {}
     for name in ("positive", "negative"):
@@ -174,7 +179,8 @@ def run(version, two_stage):
             div = 2 if two_stage else 1
             stage_1_shape = VideoPixelShape(batch=1, frames=FRAMES, width=WIDTH // div, height=HEIGHT // div, fps=FPS)
             video_state = denoise_video_only(
-                output_shape=stage_1_shape, conditionings=[], noiser=noiser, sigmas=sigmas, stepper=stepper,
+                output_shape=stage_1_shape, noiser=noiser, sigmas=sigmas, stepper=stepper,
+                conditionings=image_conditionings(version, images, HEIGHT // div, WIDTH // div),
                 denoising_loop_fn=first_stage_loop, components=components, dtype=dtype, device=device,
                 initial_audio_latent=held)
             if two_stage:
@@ -197,7 +203,8 @@ def run(version, two_stage):
                 distilled_sigmas = torch.Tensor(STAGE_2_DISTILLED_SIGMA_VALUES).to(device)
                 stage_2_shape = VideoPixelShape(batch=1, frames=FRAMES, width=WIDTH, height=HEIGHT, fps=FPS)
                 video_state = denoise_video_only(
-                    output_shape=stage_2_shape, conditionings=[], noiser=noiser, sigmas=distilled_sigmas,
+                    output_shape=stage_2_shape, noiser=noiser, sigmas=distilled_sigmas,
+                    conditionings=image_conditionings(version, images, HEIGHT, WIDTH),
                     stepper=stepper, denoising_loop_fn=second_stage_loop, components=components, dtype=dtype,
                     device=device, noise_scale=distilled_sigmas[0], initial_video_latent=upscaled,
                     initial_audio_latent=held)
@@ -215,8 +222,9 @@ def run(version, two_stage):
         "video_latent": vl, "waveform": decoded.waveform.squeeze(0),
         "sigmas": sigmas,
     })
-    if two_stage:  # the decoded video once per version (1.7 MB): the one-stage files stay small
+    if two_stage and not images:  # the decoded video once per version (1.7 MB): the other files stay small
         tensors["video"] = video
+    if two_stage:
         tensors.update({**video_noise_tensors(drawn[2], vl.shape, "stage_2_"),
                         "stage_2_audio_noise": audio_torch_layout(drawn[3], held.shape)})
     tensors = {k: v.detach().float().contiguous() for k, v in tensors.items()}
@@ -227,6 +235,9 @@ def run(version, two_stage):
                 "input_rate": decoded.sampling_rate, "dtype": "float32"}
     if two_stage:
         settings.update({"upsampler": UPSAMPLER, "distilled_lora": [DISTILLED_LORA, DISTILLED_STRENGTH]})
+    if images:
+        settings["images"] = [{"path": "tests/golden/data/i2v_image.png", "frame": i.frame_idx,
+                               "strength": i.strength, "crf": i.crf} for i in images]
     meta = {"a2vid": json.dumps(settings), "generator": "tests/golden/gen_a2vid_golden.py",
             "reference": "ltx-pipelines 1.0.0 A2VidPipelineTwoStage.__call__ steps (decode_audio_from_file, "
                          "encode_audio, denoise_video_only), ltx-core 1.0.0 models, fp32 CPU"}
@@ -238,10 +249,14 @@ def main():
     torch.set_num_threads(1)
     write_input_wav()
     write_input_flac()
-    for two_stage in (True, False):
-        stem = "a2vid_two_stage" if two_stage else "a2vid_one_stage"
-        for version in ("2.0", "2.3"):
-            tensors, meta = run(version, two_stage)
+    # the image and the audio together: gen_i2v_golden.py's image at frame 0 (strength 0.9, CRF 0)
+    image = [ImageConditioningInput(path=gen_i2v_golden.IMAGE, frame_idx=0, strength=gen_i2v_golden.STRENGTH,
+                                    crf=gen_i2v_golden.CRF)]
+    runs = [("a2vid_two_stage", True, (), ("2.0", "2.3")), ("a2vid_one_stage", False, (), ("2.0", "2.3")),
+            ("a2vid_image_two_stage", True, image, ("2.3",))]
+    for stem, two_stage, images, versions in runs:
+        for version in versions:
+            tensors, meta = run(version, two_stage, images)
             path = os.path.join(HERE, "data", f"{stem}_{version}.safetensors")
             save(tensors, path, metadata=meta)
             print(f"{path}: " + ", ".join(f"{k} {list(v.shape)}" for k, v in tensors.items()) +

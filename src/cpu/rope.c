@@ -44,17 +44,7 @@ int64_t ltx2_cpu_rope_n_freqs(const ltx2_rope_params *p) { return p->dim / (2 * 
 ltx2_status ltx2_cpu_rope_freqs(ltx2_context *ctx, const ltx2_rope_params *p, float *out) {
     LTX2_TRY(check_params(ctx, p));
     int64_t nf = ltx2_cpu_rope_n_freqs(p);
-    if (p->xla) {
-        /* jnp.linspace(0, 1, nf) compiled: k * fl(1 / (nf - 1)), the last entry exactly 1; then
-         * numpy-equal fp32 power, (w * fl(pi)) / 2 (MAXDIFFUSION_NUMERICS.md (a)) */
-        const float step = 1.0f / (float)(nf - 1), theta = (float)p->theta;
-        for (int64_t k = 0; k < nf; k++) {
-            const float y = k == nf - 1 ? 1.0f : (float)k * step;
-            float w = (float)pow((double)theta, (double)y);
-            w = w * (float)LTX2_ROPE_PI;
-            out[k] = w / 2.0f;
-        }
-    } else if (p->double_precision) {
+    if (p->double_precision && !p->xla) {
         /* numpy: linspace(0, 1, nf) = k * (1 / (nf - 1)) with the last entry exactly 1, then
          * theta ** y * pi / 2 in float64, cast to fp32 (generate_freq_grid_np). */
         double step = 1.0 / (double)(nf - 1);
@@ -63,12 +53,15 @@ ltx2_status ltx2_cpu_rope_freqs(ltx2_context *ctx, const ltx2_rope_params *p, fl
             out[k] = (float)(pow(p->theta, y) * LTX2_ROPE_PI / 2.0);
         }
     } else {
-        /* torch.linspace in fp32 (first half from the start, second half from the end), then
-         * fp32 pow, * pi, / 2 (generate_freq_grid_pytorch). */
+        /* the linspace in fp32: torch's fills the first half from the start and the second half from
+         * the end; jnp.linspace compiled (xla) is k * fl(1 / (nf - 1)) with the last entry exactly 1
+         * (MAXDIFFUSION_NUMERICS.md (a)). Then fp32 pow, * pi, / 2 (generate_freq_grid_pytorch, and
+         * MaxDiffusion's numpy-equal power). */
         float step = 1.0f / (float)(nf - 1);
         float theta = (float)p->theta;
         for (int64_t k = 0; k < nf; k++) {
-            float y = (k < nf / 2) ? (float)k * step : 1.0f - (float)(nf - 1 - k) * step;
+            float y = p->xla ? (k == nf - 1 ? 1.0f : (float)k * step)
+                             : (k < nf / 2) ? (float)k * step : 1.0f - (float)(nf - 1 - k) * step;
             float w = (float)pow((double)theta, (double)y);
             w = w * (float)LTX2_ROPE_PI;
             out[k] = w / 2.0f;

@@ -341,9 +341,8 @@ ltx2_status ltx2_audio_encode_waveform(ltx2_context *ctx, const ltx2_audio_encod
     return encode_waveform(ctx, enc, NULL, wave, sample_rate, latent, dump, user);
 }
 
-ltx2_status ltx2_audio_enc_device_encode_waveform(ltx2_context *ctx, const ltx2_audio_encoder *enc,
-                                                  const ltx2_audio_enc_device *dv, const ltx2_tensor *wave,
-                                                  int64_t sample_rate, ltx2_tensor *latent) {
+ltx2_status ltx2_audio_enc_device_encode_waveform(ltx2_context *ctx, const ltx2_audio_enc_device *dv,
+                                                  const ltx2_tensor *wave, int64_t sample_rate, ltx2_tensor *latent) {
     if (!dv) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "audio encoder: no placed encoder");
-    return encode_waveform(ctx, enc, dv, wave, sample_rate, latent, NULL, NULL);
+    return encode_waveform(ctx, ltx2_audio_enc_device_encoder(dv), dv, wave, sample_rate, latent, NULL, NULL);
 }

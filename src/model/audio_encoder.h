@@ -100,8 +100,9 @@ ltx2_status ltx2_audio_encode_waveform(ltx2_context *ctx, const ltx2_audio_encod
                                        void *user);
 /* The same with the encoder's forward on the backend dv was placed on (the front end stays on the
  * CPU): what the pipeline's audio conditioning runs. */
-ltx2_status ltx2_audio_enc_device_encode_waveform(ltx2_context *ctx, const ltx2_audio_encoder *enc,
-                                                  const ltx2_audio_enc_device *dv, const ltx2_tensor *wave,
-                                                  int64_t sample_rate, ltx2_tensor *latent);
+ltx2_status ltx2_audio_enc_device_encode_waveform(ltx2_context *ctx, const ltx2_audio_enc_device *dv,
+                                                  const ltx2_tensor *wave, int64_t sample_rate, ltx2_tensor *latent);
+/* The weights dv was placed from. */
+const ltx2_audio_encoder *ltx2_audio_enc_device_encoder(const ltx2_audio_enc_device *dv);
 
 #endif

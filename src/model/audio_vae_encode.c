@@ -25,6 +25,8 @@ struct ltx2_audio_enc_device {
     const ltx2_audio_encoder *enc;
 };
 
+const ltx2_audio_encoder *ltx2_audio_enc_device_encoder(const ltx2_audio_enc_device *dv) { return dv->enc; }
+
 void ltx2_audio_enc_device_free(ltx2_audio_enc_device *dv) {
     if (!dv) return;
     audio_dev_net_release(&dv->n);

@@ -60,7 +60,7 @@ ltx2_status ltx2_audio_cond_encode(ltx2_context *ctx, ltx2_pipe_models *m, const
         for (int64_t c = 0; c < C; c++) /* mono: the one channel twice */
             memcpy(wave + c * N, clip->samples + (clip->channels == 1 ? 0 : c) * N, (size_t)N * sizeof(float));
         ltx2_tensor wt = ltx2_tensor_make(wave, LTX2_F32, 3, ws), lt = ltx2_tensor_make(lat, LTX2_F32, 4, ls);
-        st = ltx2_audio_enc_device_encode_waveform(ctx, m->aenc, m->aenc_dev, &wt, clip->sample_rate, &lt);
+        st = ltx2_audio_enc_device_encode_waveform(ctx, m->aenc_dev, &wt, clip->sample_rate, &lt);
     }
     if (st == LTX2_OK) st = ltx2_pipe_dump(ctx, dump, "encoded_audio_latent", lat, 4, ls);
     if (st == LTX2_OK) ltx2_pipe_audio_patchify(g, lat, ls[2], tokens);

@@ -7,6 +7,7 @@
 
 #include "core/context.h"
 #include "core/dtype.h"
+#include "core/finite.h"
 #include "io/tensor_set.h"
 
 /* The tensor `name` of set as [S, width] floats (a leading 1 allowed), copied into *out. */
@@ -27,11 +28,9 @@ static ltx2_status take_rows(ltx2_context *ctx, const ltx2_tensor_set *set, cons
     *out = malloc((size_t)(rows * width) * sizeof(float));
     if (!*out) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "contexts %s: '%s'", path, name);
     LTX2_TRY(ltx2_convert(ctx, *out, LTX2_F32, x->data, x->dtype, (size_t)ltx2_tensor_numel(x)));
-    for (int64_t i = 0; i < rows * width; i++)
-        if (!isfinite((*out)[i]))
-            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "contexts %s: '%s' holds a NaN or infinity at %lld", path,
-                              name, (long long)i);
-    return LTX2_OK;
+    const int64_t shape[2] = {rows, width};
+    return ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, *out, 2, shape, "contexts %s: '%s' [token, channel]", path,
+                             name);
 }
 
 ltx2_status ltx2_inject_contexts(ltx2_context *ctx, const char *path, int64_t dv, int64_t da, bool need_neg,

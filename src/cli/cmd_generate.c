@@ -59,42 +59,9 @@
 #define CLI_CRF_MAX 51
 #define VIDEO_FACTOR_SPACE 32
 #define VIDEO_FACTOR_TIME 8
-#define PATH_CAP 4096
+#define PATH_CAP CLI_GENERATE_PATH_CAP
 /* Output files one run may write: mp4, wav, and frames. */
 #define MAX_WRITTEN 4
-
-/* Directory containing the running executable, "" when unknown. */
-static void exe_dir(char *buf, size_t cap) {
-    buf[0] = '\0';
-    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
-    if (n <= 0) {
-        buf[0] = '\0';
-        return;
-    }
-    buf[n] = '\0';
-    char *slash = strrchr(buf, '/');
-    if (slash) *slash = '\0';
-}
-
-/* Finds rel under the executable's dir, its parent, or the source tree. */
-static bool find_embedded(const char *rel, char *out, size_t cap) {
-    char dir[PATH_CAP];
-    exe_dir(dir, sizeof dir);
-    const char *bases[3] = {dir, NULL, NULL};
-    char parent[PATH_CAP + 4];
-    snprintf(parent, sizeof parent, "%s/..", dir);
-    bases[1] = parent;
-#ifdef LTX2_SOURCE_DIR
-    bases[2] = LTX2_SOURCE_DIR;
-#endif
-    for (int i = 0; i < 3; i++) {
-        if (!bases[i] || !bases[i][0]) continue;
-        int n = snprintf(out, cap, "%s/%s", bases[i], rel);
-        if (n < 0 || (size_t)n >= cap) continue;
-        if (ltx2_path_is_file(out)) return true;
-    }
-    return false;
-}
 
 /* Upper bounds of the integer flags, so that a typo cannot wrap into a small run or start one that
  * could never finish. A side of 8192 px is twice 4K UHD's long side (3840) with margin; 8193 frames
@@ -116,128 +83,6 @@ static bool parse_int(const char *flag, const char *text, long long lo, long lon
         return false;
     }
     *out = v;
-    return true;
-}
-
-/* The directory that will hold path must exist and be writable. */
-static bool parent_writable(const char *flag, const char *path) {
-    char dir[PATH_CAP];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) dir[1] = '\0';
-    else *slash = '\0';
-    if (!ltx2_path_is_dir(dir) || access(dir, W_OK) != 0) {
-        fprintf(stderr, "ltx2 %s: %s %s: directory '%s' does not exist or is not writable\n", CMD, flag, path, dir);
-        return false;
-    }
-    if (ltx2_path_is_dir(path)) {
-        fprintf(stderr, "ltx2 %s: %s %s is a directory\n", CMD, flag, path);
-        return false;
-    }
-    return true;
-}
-
-static bool dir_usable(const char *flag, const char *path) {
-    if (ltx2_path_is_dir(path)) {
-        if (access(path, W_OK) != 0) {
-            fprintf(stderr, "ltx2 %s: %s %s is not writable\n", CMD, flag, path);
-            return false;
-        }
-        return true;
-    }
-    if (ltx2_path_is_file(path)) {
-        fprintf(stderr, "ltx2 %s: %s %s exists and is not a directory\n", CMD, flag, path);
-        return false;
-    }
-    return parent_writable(flag, path);
-}
-
-static bool input_file(const char *flag, const char *path) {
-    if (!ltx2_path_is_file(path) || access(path, R_OK) != 0) {
-        fprintf(stderr, "ltx2 %s: %s %s: no such readable file\n", CMD, flag, path);
-        return false;
-    }
-    return true;
-}
-
-/* The text flags against each other and the prompt itself (valid UTF-8, not empty), before any work. */
-static bool text_flags_valid(const ltx2_generate_params *p, const char *pos, const char *neg) {
-    if (p->context && (p->prompt || pos || neg)) {
-        fprintf(stderr, "ltx2 %s: --context replaces --prompt and --prompt-embeds: give one of them\n", CMD);
-        return false;
-    }
-    if (p->prompt && (pos || neg)) {
-        fprintf(stderr, "ltx2 %s: --prompt and --prompt-embeds/--negative-prompt-embeds are exclusive\n", CMD);
-        return false;
-    }
-    if ((p->negative_prompt || p->text_encoder) && !p->prompt) {
-        fprintf(stderr, "ltx2 %s: %s needs --prompt\n", CMD, p->negative_prompt ? "--negative-prompt" : "--text-encoder");
-        return false;
-    }
-    const char *texts[2] = {p->prompt, p->negative_prompt}, *flags[2] = {"--prompt", "--negative-prompt"};
-    for (int i = 0; i < 2; i++) {
-        if (!texts[i]) continue;
-        const size_t n = strlen(texts[i]), bad = ltx2_utf8_invalid_at(texts[i], n);
-        if (bad != n) {
-            fprintf(stderr, "ltx2 %s: %s is not valid UTF-8 (byte %zu of %zu)\n", CMD, flags[i], bad, n);
-            return false;
-        }
-    }
-    size_t b, e;
-    if (p->prompt) ltx2_text_strip(p->prompt, strlen(p->prompt), &b, &e);
-    if (p->prompt && b == e) {
-        fprintf(stderr, "ltx2 %s: --prompt is empty (or only whitespace): nothing to condition on\n", CMD);
-        return false;
-    }
-    return true;
-}
-
-/* The outputs of one run are different paths (compared as given, trailing slashes aside): two
- * flags naming one place would fail only after the whole generation, or overwrite each other. */
-static bool outputs_distinct(const char *output, const char *wav, const char *png_dir, const char *dump,
-                             const char *embeds) {
-    const char *path[5] = {output, wav, png_dir, dump, embeds};
-    const char *flag[5] = {"--output", "--wav", "--png-dir", "--dump", "--save-prompt-embeds"};
-    for (int i = 0; i < 5; i++)
-        for (int j = i + 1; j < 5; j++) {
-            if (!path[i] || !path[j]) continue;
-            size_t a = strlen(path[i]), b = strlen(path[j]);
-            while (a > 1 && path[i][a - 1] == '/') a--;
-            while (b > 1 && path[j][b - 1] == '/') b--;
-            if (a == b && !strncmp(path[i], path[j], a)) {
-                fprintf(stderr, "ltx2 %s: %s and %s both name %s\n", CMD, flag[i], flag[j], path[i]);
-                return false;
-            }
-        }
-    return true;
-}
-
-/* $XDG_CACHE_HOME/ltx2c/prompts, else $HOME/.cache/ltx2c/prompts; false without either. */
-static bool default_text_cache(char *out, size_t cap) {
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int n = -1;
-    if (xdg && xdg[0] == '/') n = snprintf(out, cap, "%s/ltx2c/prompts", xdg);
-    else if (home && home[0]) n = snprintf(out, cap, "%s/.cache/ltx2c/prompts", home);
-    return n > 0 && (size_t)n < cap;
-}
-
-/* A Gemma-3 directory: its config.json and tokenizer.model are there (the weights are checked when
- * loaded). */
-static bool text_encoder_usable(const char *dir) {
-    const char *need[2] = {"config.json", "tokenizer.model"};
-    if (!ltx2_path_is_dir(dir)) {
-        fprintf(stderr, "ltx2 %s: --text-encoder %s: not a directory (a Gemma-3 checkpoint directory: config.json, "
-                "model*.safetensors, tokenizer.model)\n", CMD, dir);
-        return false;
-    }
-    for (int i = 0; i < 2; i++) {
-        char *path = ltx2_path_join(dir, need[i]);
-        const bool ok = path && ltx2_path_is_file(path) && access(path, R_OK) == 0;
-        if (!ok) fprintf(stderr, "ltx2 %s: --text-encoder %s: no readable %s\n", CMD, dir, need[i]);
-        free(path);
-        if (!ok) return false;
-    }
     return true;
 }
 
@@ -363,7 +208,7 @@ static bool parse_image(int argc, char **argv, int *i, ltx2_image_cond *out) {
     out->frame = (int)frame;
     out->strength = strength;
     out->crf = (int)crf;
-    return input_file("--image", out->path);
+    return cli_generate_input_file("--image", out->path);
 }
 
 /* --lora / --distilled-lora PATH [STRENGTH]: the strength is the next argument when it is a number
@@ -389,7 +234,7 @@ static bool parse_lora(int argc, char **argv, int *i, ltx2_lora_spec *out) {
             ++*i;
         }
     }
-    return input_file(flag, out->path);
+    return cli_generate_input_file(flag, out->path);
 }
 
 /* The STG block: ltx-pipelines names one list per stream, the engine perturbs one block for both
@@ -481,7 +326,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         } else if (!strcmp(a, "--audio-path") || !strcmp(a, "--audio")) {
             VALUE();
             p.audio = v;
-            if (!input_file(a, v)) return CLI_EXIT_BAD_INPUT;
+            if (!cli_generate_input_file(a, v)) return CLI_EXIT_BAD_INPUT;
         } else if (!strcmp(a, "--audio-start-time") || !strcmp(a, "--audio-max-duration")) {
             const bool start = !strcmp(a, "--audio-start-time");
             double *dst = start ? &p.audio_start_time : &p.audio_max_duration;
@@ -570,10 +415,10 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
 
     /* ---- model and prompts ---- */
     char ckpt_buf[PATH_CAP], pos_buf[PATH_CAP], neg_buf[PATH_CAP], gemma_buf[PATH_CAP];
-    if (!text_flags_valid(&p, pos, neg)) return CLI_EXIT_BAD_INPUT;
+    if (!cli_generate_text_flags_valid(&p, pos, neg)) return CLI_EXIT_BAD_INPUT;
     const bool embedded = ckpt == NULL, negative_given = neg || p.negative_prompt;
     if (embedded) {
-        if (!find_embedded(TINY_CKPT, ckpt_buf, sizeof ckpt_buf)) {
+        if (!cli_generate_find_embedded(TINY_CKPT, ckpt_buf, sizeof ckpt_buf)) {
             fprintf(stderr, "ltx2 %s: no --checkpoint given and the embedded tiny model (%s) was not found next to "
                     "the executable or in the source tree\n", CMD, TINY_CKPT);
             return CLI_EXIT_BAD_INPUT;
@@ -581,7 +426,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         ckpt = ckpt_buf;
         ckpts[n_ckpts++] = ckpt;
         if (p.prompt && !p.text_encoder) {
-            if (!find_embedded(TINY_GEMMA_CONFIG, gemma_buf, sizeof gemma_buf)) {
+            if (!cli_generate_find_embedded(TINY_GEMMA_CONFIG, gemma_buf, sizeof gemma_buf)) {
                 fprintf(stderr, "ltx2 %s: the embedded tiny text encoder (%s) was not found\n", CMD, TINY_GEMMA_CONFIG);
                 return CLI_EXIT_BAD_INPUT;
             }
@@ -589,12 +434,12 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             p.text_encoder = gemma_buf;
         }
         if (!pos && !p.prompt && !p.context) {
-            if (!find_embedded(TINY_POS, pos_buf, sizeof pos_buf)) {
+            if (!cli_generate_find_embedded(TINY_POS, pos_buf, sizeof pos_buf)) {
                 fprintf(stderr, "ltx2 %s: embedded prompt embeddings %s not found\n", CMD, TINY_POS);
                 return CLI_EXIT_BAD_INPUT;
             }
             pos = pos_buf;
-            if (!neg && find_embedded(TINY_NEG, neg_buf, sizeof neg_buf)) neg = neg_buf;
+            if (!neg && cli_generate_find_embedded(TINY_NEG, neg_buf, sizeof neg_buf)) neg = neg_buf;
         }
     }
     if (!pos && !p.prompt && !p.context) {
@@ -602,17 +447,17 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                 "--checkpoint\n", CMD);
         return CLI_EXIT_BAD_INPUT;
     }
-    if (p.context && !ltx2_path_is_dir(p.context) && !input_file("--context", p.context)) return CLI_EXIT_BAD_INPUT;
-    if (p.sigmas && !ltx2_path_is_dir(p.sigmas) && !input_file("--sigmas", p.sigmas)) return CLI_EXIT_BAD_INPUT;
+    if (p.context && !ltx2_path_is_dir(p.context) && !cli_generate_input_file("--context", p.context)) return CLI_EXIT_BAD_INPUT;
+    if (p.sigmas && !ltx2_path_is_dir(p.sigmas) && !cli_generate_input_file("--sigmas", p.sigmas)) return CLI_EXIT_BAD_INPUT;
     if (dump_call >= 0 && !p.dump_dir) {
         fprintf(stderr, "ltx2 %s: --dump-call needs --dump DIR\n", CMD);
         return CLI_EXIT_BAD_INPUT;
     }
     if (dump_call >= 0) p.dump_call = (int)dump_call;
     for (int k = 0; k < n_ckpts; k++)
-        if (!(n_ckpts == 1 && ltx2_path_is_dir(ckpts[k])) && !input_file("--checkpoint-path", ckpts[k]))
+        if (!(n_ckpts == 1 && ltx2_path_is_dir(ckpts[k])) && !cli_generate_input_file("--checkpoint-path", ckpts[k]))
             return CLI_EXIT_BAD_INPUT;
-    if (pos && !input_file("--prompt-embeds", pos)) return CLI_EXIT_BAD_INPUT;
+    if (pos && !cli_generate_input_file("--prompt-embeds", pos)) return CLI_EXIT_BAD_INPUT;
     { /* the checkpoint's components and configs, from the headers: refused here, before any work */
         ltx2_ckpt_source *src = NULL;
         if (ltx2_ckpt_source_open(ctx, ckpts, n_ckpts, &src) != LTX2_OK) {
@@ -626,26 +471,26 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                 "directory: config.json, model*.safetensors, tokenizer.model)\n", CMD);
         return CLI_EXIT_BAD_INPUT;
     }
-    if (p.prompt && !text_encoder_usable(p.text_encoder)) return CLI_EXIT_BAD_INPUT;
+    if (p.prompt && !cli_generate_text_encoder_usable(p.text_encoder)) return CLI_EXIT_BAD_INPUT;
     char cache_buf[PATH_CAP];
     if (no_text_cache) p.text_cache = NULL;
-    else if (p.prompt && !p.text_cache && default_text_cache(cache_buf, sizeof cache_buf)) p.text_cache = cache_buf;
+    else if (p.prompt && !p.text_cache && cli_generate_default_text_cache(cache_buf, sizeof cache_buf)) p.text_cache = cache_buf;
     if (p.save_prompt_embeds && (!ltx2_str_ends_with(p.save_prompt_embeds, ".safetensors") ||
-                                 !parent_writable("--save-prompt-embeds", p.save_prompt_embeds))) {
+                                 !cli_generate_parent_writable("--save-prompt-embeds", p.save_prompt_embeds))) {
         if (!ltx2_str_ends_with(p.save_prompt_embeds, ".safetensors"))
             fprintf(stderr, "ltx2 %s: --save-prompt-embeds must end in .safetensors, got %s\n", CMD,
                     p.save_prompt_embeds);
         return CLI_EXIT_BAD_INPUT;
     }
-    if (neg && !input_file("--negative-prompt-embeds", neg)) return CLI_EXIT_BAD_INPUT;
-    if (p.noise && !ltx2_path_is_dir(p.noise) && !input_file("--noise", p.noise)) return CLI_EXIT_BAD_INPUT;
+    if (neg && !cli_generate_input_file("--negative-prompt-embeds", neg)) return CLI_EXIT_BAD_INPUT;
+    if (p.noise && !ltx2_path_is_dir(p.noise) && !cli_generate_input_file("--noise", p.noise)) return CLI_EXIT_BAD_INPUT;
 
     /* ---- pipeline, then numbers ---- */
     const bool guidance_flags = steps >= 0 || !isnan(cfg) || !isnan(acfg) || !isnan(stg) || !isnan(rescale) ||
                                  !isnan(modality) || !isnan(vstg) || !isnan(astg) || !isnan(vres) || !isnan(ares) ||
                                  !isnan(vmod) || !isnan(amod) || stg_block >= 0 || vblock >= 0 || ablock >= 0 ||
                                  negative_given;
-    if (p.spatial_upsampler && !input_file("--spatial-upsampler-path", p.spatial_upsampler)) return CLI_EXIT_BAD_INPUT;
+    if (p.spatial_upsampler && !cli_generate_input_file("--spatial-upsampler-path", p.spatial_upsampler)) return CLI_EXIT_BAD_INPUT;
     if (!p.audio && (p.audio_start_time != 0 || p.audio_max_duration != 0)) {
         fprintf(stderr, "ltx2 %s: --audio-start-time and --audio-max-duration need --audio-path FILE\n", CMD);
         return CLI_EXIT_BAD_INPUT;
@@ -756,9 +601,9 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                     "libavcodec-dev libswscale-dev libswresample-dev, then re-run cmake); use --png-dir/--wav\n", CMD);
             return CLI_EXIT_BAD_INPUT;
         }
-        if (!parent_writable("--output", output)) return CLI_EXIT_BAD_INPUT;
+        if (!cli_generate_parent_writable("--output", output)) return CLI_EXIT_BAD_INPUT;
     }
-    if (wav && (!ltx2_str_ends_with(wav, ".wav") || !parent_writable("--wav", wav))) {
+    if (wav && (!ltx2_str_ends_with(wav, ".wav") || !cli_generate_parent_writable("--wav", wav))) {
         if (!ltx2_str_ends_with(wav, ".wav")) fprintf(stderr, "ltx2 %s: --wav must end in .wav, got %s\n", CMD, wav);
         return CLI_EXIT_BAD_INPUT;
     }
@@ -767,7 +612,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             fprintf(stderr, "ltx2 %s: --png-dir needs libpng, which this build lacks (apt-get install libpng-dev)\n", CMD);
             return CLI_EXIT_BAD_INPUT;
         }
-        if (!dir_usable("--png-dir", png_dir)) return CLI_EXIT_BAD_INPUT;
+        if (!cli_generate_dir_usable("--png-dir", png_dir)) return CLI_EXIT_BAD_INPUT;
         const long entries = cli_dir_entries(png_dir);
         if (entries > 0 && !overwrite) {
             fprintf(stderr, "ltx2 %s: --png-dir %s is not empty (%ld entries): this run's frames would mix with what "
@@ -776,8 +621,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             return CLI_EXIT_BAD_INPUT;
         }
     }
-    if (!outputs_distinct(output, wav, png_dir, p.dump_dir, p.save_prompt_embeds)) return CLI_EXIT_BAD_INPUT;
-    if (p.dump_dir && !dir_usable("--dump", p.dump_dir)) return CLI_EXIT_BAD_INPUT;
+    if (!cli_generate_outputs_distinct(output, wav, png_dir, p.dump_dir, p.save_prompt_embeds)) return CLI_EXIT_BAD_INPUT;
+    if (p.dump_dir && !cli_generate_dir_usable("--dump", p.dump_dir)) return CLI_EXIT_BAD_INPUT;
     if (threads > 0) omp_set_num_threads((int)threads);
     if (!cli_launch_prepare(ctx, CMD, &launch)) return CLI_EXIT_BAD_INPUT;
 

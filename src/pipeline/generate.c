@@ -17,6 +17,7 @@
 #include "pipeline/audio_cond.h"
 #include "pipeline/denoise.h"
 #include "pipeline/generate_stages.h"
+#include "pipeline/generate_text.h"
 #include "pipeline/injection.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/vae_parallel.h"
@@ -29,7 +30,6 @@
 #include "pipeline/tiling.h"
 #include "pipeline/video_cond.h"
 #include "model/ckpt_source.h"
-#include "model/gemma.h"
 #include "model/lora.h"
 #include "model/upsampler.h"
 #include "text/gemma_tokenizer.h"
@@ -79,106 +79,6 @@ void ltx2_generate_result_free(ltx2_generate_result *r) {
     free(r->video_latent);
     free(r->audio_latent);
     memset(r, 0, sizeof *r);
-}
-
-/* The text connectors on loaded prompt embeddings t. */
-static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, bool rope_xla, const char *path,
-                                 const ltx2_pipe_text *t, ltx2_pipe_context *out) {
-    const int64_t dv = m->conn->cfg.video.inner_dim, da = m->conn->cfg.audio.inner_dim;
-    out->S = t->S;
-    out->video = malloc((size_t)(t->S * dv) * sizeof(float));
-    out->audio = malloc((size_t)(t->S * da) * sizeof(float));
-    uint8_t *mask = malloc((size_t)t->S);
-    ltx2_status st = LTX2_OK;
-    if (!out->video || !out->audio || !mask) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt %s: out of memory", path);
-    } else {
-        ltx2_text_hidden in = {t->hidden, t->mask, 1, t->S, t->D, t->L};
-        st = ltx2_connectors_forward_rope(ctx, m->conn, &in, rope_xla, NULL, NULL, out->video, out->audio, mask);
-        if (st != LTX2_OK) ltx2_error_prefix(ctx, "text connectors on %s", path);
-    }
-    if (st == LTX2_OK) {
-        const int64_t sv[2] = {t->S, dv}, sa[2] = {t->S, da};
-        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, out->video, 2, sv, "text connectors on %s: the video context "
-                               "[token, channel]", path);
-        if (st == LTX2_OK)
-            st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, out->audio, 2, sa, "text connectors on %s: the audio "
-                                   "context [token, channel]", path);
-    }
-    free(mask);
-    return st;
-}
-
-/* Whatever checkpoint source p names (a single file, a diffusers directory, split files), headers
- * only. */
-static ltx2_status open_source(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_ckpt_source **src) {
-    const char *const *paths = NULL;
-    int n_paths = 0;
-    ltx2_gen_checkpoint_paths(p, &paths, &n_paths);
-    return ltx2_ckpt_source_open(ctx, paths, n_paths, src);
-}
-
-/* The checkpoint's connectors config and the text width its projection takes. */
-static ltx2_status ckpt_connectors(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_connectors_config *cc,
-                                   int64_t *text_dim) {
-    ltx2_ckpt_source *src = NULL;
-    LTX2_TRY(open_source(ctx, p, &src));
-    const ltx2_st_file *f = ltx2_ckpt_source_set(src)->files[0];
-    ltx2_status st = ltx2_connectors_config_from_st(ctx, f, cc);
-    if (st == LTX2_OK) st = ltx2_connectors_text_dim(ctx, f, cc, text_dim);
-    ltx2_ckpt_source_close(src);
-    return st;
-}
-
-/* The prompt (and, with CFG, the negative prompt or Lightricks' default) through Gemma-3 in one
- * batch, on p->text_encoder_device (the CPU by default). */
-static ltx2_status text_from_prompts(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
-                                     ltx2_pipe_text *tp, ltx2_pipe_text *tn) {
-    /* the encoder's width x hidden states against the checkpoint's text projection, from the
-     * headers alone, before anything is run */
-    ltx2_gemma_config gc;
-    ltx2_connectors_config cc;
-    int64_t text_dim = 0;
-    LTX2_TRY(ltx2_gemma_config_load(ctx, p->text_encoder, &gc));
-    LTX2_TRY(ckpt_connectors(ctx, p, &cc, &text_dim));
-    if (gc.hidden * (gc.layers + 1) != text_dim)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
-                          "the text encoder %s gives %lld hidden states of %lld (%lld wide) but the checkpoint's text "
-                          "projection takes %lld: not the Gemma-3 this model was trained with",
-                          p->text_encoder, (long long)(gc.layers + 1), (long long)gc.hidden,
-                          (long long)(gc.hidden * (gc.layers + 1)), (long long)text_dim);
-    const char *prompts[2] = {p->prompt, p->negative_prompt ? p->negative_prompt : LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT};
-    if (need_neg && !p->negative_prompt) LTX2_LOGI(ctx, "generate: CFG is on: Lightricks' default negative prompt");
-    ltx2_pipe_text out[2];
-    const ltx2_backend *tbe = NULL;
-    char desc[256];
-    LTX2_TRY(ltx2_backend_open(ctx, p->text_encoder_device ? p->text_encoder_device : "cpu", &tbe, desc, sizeof desc));
-    LTX2_LOGI(ctx, "text encoder device: %s", desc);
-    size_t free_b = 0, total_b = 0;
-    ltx2_status st = LTX2_OK;
-    if (tbe->mem_info && (st = tbe->mem_info(tbe, ctx, &free_b, &total_b)) == LTX2_OK) {
-        /* Gemma is alone on the device (loaded first, freed before the DiT): its weights and one
-         * forward's buffers, plus the runtime's share */
-        const uint64_t need = ltx2_gemma_device_bytes(&gc, need_neg ? 2 : 1, LTX2_GEMMA_MAX_TOKENS) +
-                              LTX2_MEM_RUNTIME_BYTES;
-        LTX2_LOGI(ctx, "text encoder memory: %.2f GiB needed, %.2f GiB free", (double)need / (1 << 30),
-                  (double)free_b / (1 << 30));
-        if (need > free_b)
-            st = LTX2_ERROR(ctx, LTX2_ERR_OOM,
-                            "the text encoder needs %.2f GiB on %s but %.2f GiB are free: use --text-encoder-device cpu",
-                            (double)need / (1 << 30), desc, (double)free_b / (1 << 30));
-    }
-    if (st != LTX2_OK) {
-        ltx2_backend_free(tbe);
-        return st;
-    }
-    st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, prompts, need_neg ? 2 : 1, p->text_cache, p->cancel,
-                               p->cancel_user, out);
-    ltx2_backend_free(tbe);
-    LTX2_TRY(st);
-    *tp = out[0];
-    if (need_neg) *tn = out[1];
-    return LTX2_OK;
 }
 
 typedef struct gen_frames {
@@ -316,7 +216,7 @@ static ltx2_status diffusers_stg(ltx2_context *ctx, const ltx2_generate_params *
     if (rules->base != LTX2_SEM_DIFFUSERS || (gp->video.stg == 0 && gp->audio.stg == 0)) return LTX2_OK;
     ltx2_connectors_config cc;
     int64_t text_dim = 0;
-    LTX2_TRY(ckpt_connectors(ctx, p, &cc, &text_dim));
+    LTX2_TRY(ltx2_gen_ckpt_connectors(ctx, p, &cc, &text_dim));
     if (cc.fe == LTX2_TEXT_FE_V2) return LTX2_OK; /* 2.3: perturbed attention on */
     LTX2_LOGI(ctx, "generate: semantics diffusers: LTX-2.0 as diffusers' converter builds it has perturbed attention off "
               "(perturbed_attn false), so STG (video %g, audio %g) changes nothing there; its pass is skipped",
@@ -344,7 +244,7 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
     size_t free_b = 0, total_b = 0;
     LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
     ltx2_ckpt_source *src = NULL;
-    LTX2_TRY(open_source(ctx, p, &src));
+    LTX2_TRY(ltx2_gen_open_source(ctx, p, &src));
     const ltx2_st_file *f = ltx2_ckpt_source_set(src)->files[0];
     ltx2_dit_config dcfg;
     ltx2_connectors_config ccfg;
@@ -451,33 +351,6 @@ static ltx2_status decode_audio(ltx2_context *ctx, const ltx2_pipe_models *m, co
     return st;
 }
 
-/* The prompt contexts (the connectors on the loaded or encoded hidden states; prompts of
- * different lengths are left-padded with masked tokens to the longer one, as the tokenizer pads a
- * batch). Takes tp and tn over (freed here). */
-static ltx2_status text_contexts(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_pipe_models *m, bool rope_xla,
-                                 bool need_neg, ltx2_pipe_text *tp, ltx2_pipe_text *tn, ltx2_pipe_context *pos,
-                                 ltx2_pipe_context *neg) {
-    ltx2_status st = LTX2_OK;
-    if (!p->prompt) {
-        st = ltx2_pipe_text_load(ctx, p->prompt_embeds, m->conn->text_dim, tp);
-        if (st == LTX2_OK && need_neg) st = ltx2_pipe_text_load(ctx, p->negative_prompt_embeds, m->conn->text_dim, tn);
-    }
-    if (st == LTX2_OK && p->save_prompt_embeds) st = ltx2_pipe_text_save(ctx, tp, p->save_prompt_embeds);
-    if (st == LTX2_OK && need_neg && tp->S != tn->S) {
-        const int64_t S = tp->S > tn->S ? tp->S : tn->S;
-        ltx2_log(ctx, LTX2_LOG_INFO, "generate: positive prompt %lld tokens, negative %lld: the shorter is "
-                 "left-padded with masked tokens to %lld", (long long)tp->S, (long long)tn->S, (long long)S);
-        st = ltx2_pipe_text_pad_left(ctx, tp, S);
-        if (st == LTX2_OK) st = ltx2_pipe_text_pad_left(ctx, tn, S);
-    }
-    if (st == LTX2_OK) st = encode_prompt(ctx, m, rope_xla, p->prompt ? "the prompt" : p->prompt_embeds, tp, pos);
-    if (st == LTX2_OK && need_neg)
-        st = encode_prompt(ctx, m, rope_xla, p->prompt ? "the negative prompt" : p->negative_prompt_embeds, tn, neg);
-    ltx2_pipe_text_free(tp);
-    ltx2_pipe_text_free(tn);
-    return st;
-}
-
 static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
                             ltx2_pipe_models *m, const ltx2_generate_dist *dist, ltx2_generate_result *r) {
     const double t0 = ltx2_timer_now();
@@ -510,14 +383,14 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     gp_off.video = gp_off.audio = ltx2_guidance_scales_off();
     if (distilled) {
         gp = gp_off;
-    } else if (p->audio) { /* a2vid: the audio guider is MultiModalGuiderParams() */
-        gp.video = (ltx2_guidance_scales){p->video_cfg, p->video_stg, p->video_rescale, p->video_modality, 0};
-        gp.audio = ltx2_guidance_scales_off();
     } else {
         gp.video = (ltx2_guidance_scales){p->video_cfg, p->video_stg, p->video_rescale, p->video_modality, 0};
-        ltx2_guidance_scales audio_in = {p->audio_cfg, p->audio_stg, p->audio_rescale, p->audio_modality, 0};
-        LTX2_TRY(ltx2_guidance_resolve_audio(ctx, &rules, &gp.video, &audio_in, &gp.audio));
-        LTX2_TRY(diffusers_stg(ctx, p, &rules, &gp));
+        gp.audio = ltx2_guidance_scales_off(); /* a2vid: the audio guider is MultiModalGuiderParams() */
+        if (!p->audio) {
+            ltx2_guidance_scales audio_in = {p->audio_cfg, p->audio_stg, p->audio_rescale, p->audio_modality, 0};
+            LTX2_TRY(ltx2_guidance_resolve_audio(ctx, &rules, &gp.video, &audio_in, &gp.audio));
+            LTX2_TRY(diffusers_stg(ctx, p, &rules, &gp));
+        }
     }
     ltx2_guidance_plan plan, plan_off;
     LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp, &plan));
@@ -573,7 +446,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if ((st = ltx2_denoise_check_cancel(ctx, p, "the text stage", 0)) != LTX2_OK) goto done;
     if (p->prompt) {
         const double t_enc = ltx2_timer_now();
-        if ((st = text_from_prompts(ctx, p, need_neg, &tp, &tn)) != LTX2_OK) goto done;
+        if ((st = ltx2_gen_text_from_prompts(ctx, p, need_neg, &tp, &tn)) != LTX2_OK) goto done;
         text_seconds = ltx2_timer_now() - t_enc;
     }
 
@@ -710,7 +583,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         if (st == LTX2_OK) LTX2_LOGI(ctx, "generate: contexts from %s (%lld tokens): the connectors do not run",
                                      p->context, (long long)pos.S);
     } else {
-        st = text_contexts(ctx, p, m, rules.dit_rope_xla, need_neg, &tp, &tn, &pos, &neg);
+        st = ltx2_gen_text_contexts(ctx, p, m, rules.dit_rope_xla, need_neg, &tp, &tn, &pos, &neg);
     }
     if (st != LTX2_OK) goto done;
     { /* the names --context reads back */

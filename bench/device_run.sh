@@ -135,6 +135,9 @@ tests_extra() {
   done
   LTX2_ATTN_IMPL=wgmma run sanitize_memcheck_attention_wgmma 45 compute-sanitizer --tool memcheck \
     --error-exitcode 1 --print-limit 20 ./build-dev/tests/test_ops -o attention -b cuda
+  # LTX2_DEVICE_CTEST=0 skips it: a run whose tree left the CPU tests' goldens behind (the device
+  # tool sends at most 64 MiB) would only report missing files; CI runs those tests anyway.
+  [ "${LTX2_DEVICE_CTEST:-1}" = 0 ] && { echo "ctest skipped (LTX2_DEVICE_CTEST=0)" | tee -a "$out/summary.txt"; return 0; }
   LTX2_ATTN_IMPL=mma_sync run ctest 150 ctest --test-dir build-dev --output-on-failure -j"$(nproc)" \
     -E '^(test_ops|test_ops_fused|test_dit_cuda|test_vae_cuda|test_generate_cuda|test_gemma_cuda|test_comm_nccl)$'
 }

@@ -18,31 +18,51 @@
 #include "ltx2_kernels.h"
 #include "mma_layout.h"
 
-/* 128 x 64 output tile per CTA, 4 warps each owning 32 rows x all 64 columns (2 m16 x 8 n8 mma
- * tiles); K advances 32 at a time (two k16 steps) through two shared-memory stages. */
+/* Output tile per CTA: 128 rows x 64 * wn columns, wn (1 or 2) warps along N beside 4 along M, so
+ * each warp owns 32 rows x 64 columns (2 m16 x 8 n8 mma tiles). wn = 2 (128 x 128, 8 warps) for
+ * c_out > 64: every A element a CTA gathers feeds twice the columns, which halves the L2 traffic
+ * per FLOP (the 128 x 64 tile measured ~116 TFLOP/s on an H100, run7); wn = 1 keeps a narrow c_out
+ * (48, the decoder's conv_out) from computing mostly padding. K advances 32 at a time through a
+ * ring of 4 shared-memory stages: three k-tiles are in flight while one is computed, one barrier
+ * per k-tile. */
 #define LTX2_C3_BM 128
-#define LTX2_C3_BN 64
 #define LTX2_C3_BK 32
-#define LTX2_C3_WARPS 4
-#define LTX2_C3_THREADS (LTX2_C3_WARPS * 32)
-#define LTX2_C3_WARP_M (LTX2_C3_BM / LTX2_C3_WARPS)
+#define LTX2_C3_WARPS_M 4
+#define LTX2_C3_WARP_M (LTX2_C3_BM / LTX2_C3_WARPS_M)
+#define LTX2_C3_WARP_N 64
+#define LTX2_C3_WN_MAX 2
+#define LTX2_C3_BN_MAX (LTX2_C3_WARP_N * LTX2_C3_WN_MAX)
+#define LTX2_C3_STAGES 4
 /* One cp.async moves 16 bytes = 8 bf16; c_in % 8 == 0 keeps every chunk of a K row inside one
  * tap (one contiguous, 16-byte aligned run of x), c_out % 8 == 0 does the same for weight rows. */
 #define LTX2_C3_CHUNK 8
 /* Row padding (8 bf16 = 16 bytes) so the 8 rows one ldmatrix matrix reads fall in distinct bank
- * groups: A rows of 40 elements are 20 words apart, B rows of 72 are 36 (= 4 mod 32) apart. */
+ * groups: A rows of 40 elements are 20 words apart, B rows of 72 or 136 are 36 or 68 (= 4 mod 32)
+ * apart. */
 #define LTX2_C3_PAD 8
 #define LTX2_C3_LDA (LTX2_C3_BK + LTX2_C3_PAD)
-#define LTX2_C3_LDB (LTX2_C3_BN + LTX2_C3_PAD)
 #define LTX2_C3_A_CHUNKS_PER_ROW (LTX2_C3_BK / LTX2_C3_CHUNK)
-#define LTX2_C3_B_CHUNKS_PER_ROW (LTX2_C3_BN / LTX2_C3_CHUNK)
-/* A rows each thread gathers / B chunks each thread copies, per stage. */
-#define LTX2_C3_A_ROWS_PER_THREAD (LTX2_C3_BM * LTX2_C3_A_CHUNKS_PER_ROW / LTX2_C3_THREADS)
-#define LTX2_C3_B_CHUNKS_PER_THREAD (LTX2_C3_BK * LTX2_C3_B_CHUNKS_PER_ROW / LTX2_C3_THREADS)
+/* B chunks each thread copies per stage: BK rows x (64 wn / 8) chunks over 128 wn threads. */
+#define LTX2_C3_B_CHUNKS_PER_THREAD (LTX2_C3_BK * (LTX2_C3_WARP_N / LTX2_C3_CHUNK) / (LTX2_C3_WARPS_M * 32))
+/* The largest extent, stride, kernel size, channel count or padding the launcher takes: the
+ * 32-bit origin and tap fields below then hold every value and every origin + tap sum. */
+#define LTX2_C3_MAX_EXTENT (1LL << 28)
 /* Grid limits (CUDA C programming guide, "Features and Technical Specifications"): x up to
  * 2^31 - 1, y up to 65535. */
 #define LTX2_C3_MAX_GRID_X 0x7fffffffLL
 #define LTX2_C3_MAX_GRID_Y 65535LL
+
+/* The tile shape for wn warps along N. */
+LTX2_HD int ltx2_c3_bn(int wn) { return LTX2_C3_WARP_N * wn; }
+LTX2_HD int ltx2_c3_threads(int wn) { return LTX2_C3_WARPS_M * 32 * wn; }
+LTX2_HD int ltx2_c3_ldb(int wn) { return ltx2_c3_bn(wn) + LTX2_C3_PAD; }
+/* A rows each thread gathers per stage (4 consecutive threads fill one 32-wide row). */
+LTX2_HD int ltx2_c3_a_rows_per_thread(int wn) { return LTX2_C3_BM * LTX2_C3_A_CHUNKS_PER_ROW / ltx2_c3_threads(wn); }
+/* One stage in the dynamic shared memory: the A tile [BM][LDA], then the B tile [BK][ldb]. */
+LTX2_HD int ltx2_c3_stage_elems(int wn) { return LTX2_C3_BM * LTX2_C3_LDA + LTX2_C3_BK * ltx2_c3_ldb(wn); }
+LTX2_HD int ltx2_c3_smem_bytes(int wn) { return LTX2_C3_STAGES * ltx2_c3_stage_elems(wn) * 2; }
+/* The launcher's choice: 128 columns when c_out fills more than one 64-wide tile. */
+LTX2_HD int ltx2_c3_pick_wn(int64_t c_out) { return c_out > LTX2_C3_WARP_N ? 2 : 1; }
 
 /* The GEMM geometry the kernel receives. kt is implied by K. */
 typedef struct ltx2_c3_geom {
@@ -56,14 +76,16 @@ typedef struct ltx2_c3_geom {
     int reflect;                /* spatial padding: 0 zeros, 1 reflect */
 } ltx2_c3_geom;
 
-/* The input voxel (before adding the tap) that output row m starts from. */
+/* The input voxel (before adding the tap) that output row m starts from. 32-bit: every extent
+ * and channel count fits (the launcher checks), and the kernel keeps several of these per thread
+ * in registers; offsets into x are formed in 64 bits. */
 typedef struct ltx2_c3_origin {
-    int64_t n, t, h, w;
+    int32_t n, t, h, w;
 } ltx2_c3_origin;
 
 /* Column k of A: tap (a, b, e) = (frame, row, col) offsets, channel c. */
 typedef struct ltx2_c3_tap {
-    int64_t a, b, e, c;
+    int32_t a, b, e, c;
 } ltx2_c3_tap;
 
 /* 1 when the launcher can run these arguments without reading or writing out of bounds and with
@@ -77,6 +99,14 @@ LTX2_HD int ltx2_c3_args_valid(const ltx2_k_conv3d_args *a) {
         a->sh < 1 || a->sw < 1 || a->to < 1 || a->ho < 1 || a->wo < 1)
         return 0;
     if (a->kh % 2 == 0 || a->kw % 2 == 0) return 0;
+    if (a->n > LTX2_C3_MAX_EXTENT || a->t > LTX2_C3_MAX_EXTENT || a->h > LTX2_C3_MAX_EXTENT ||
+        a->w_ > LTX2_C3_MAX_EXTENT || a->c_in > LTX2_C3_MAX_EXTENT || a->kt > LTX2_C3_MAX_EXTENT ||
+        a->kh > LTX2_C3_MAX_EXTENT || a->kw > LTX2_C3_MAX_EXTENT || a->t_front > LTX2_C3_MAX_EXTENT ||
+        a->st > LTX2_C3_MAX_EXTENT || a->sh > LTX2_C3_MAX_EXTENT || a->sw > LTX2_C3_MAX_EXTENT ||
+        a->to > LTX2_C3_MAX_EXTENT || a->ho > LTX2_C3_MAX_EXTENT || a->wo > LTX2_C3_MAX_EXTENT ||
+        a->to * a->st > LTX2_C3_MAX_EXTENT || a->ho * a->sh > LTX2_C3_MAX_EXTENT ||
+        a->wo * a->sw > LTX2_C3_MAX_EXTENT)
+        return 0;
     if (a->reflect && (a->kh / 2 >= a->h || a->kw / 2 >= a->w_)) return 0;
     return 1;
 }
@@ -106,10 +136,10 @@ LTX2_HD ltx2_c3_geom ltx2_c3_geom_from_args(const ltx2_k_conv3d_args *a) {
     return g;
 }
 
-/* CTA grid (x over M tiles, y over c_out tiles); 0 when it exceeds the launch limits. */
-LTX2_HD int ltx2_c3_grid(const ltx2_c3_geom *g, int64_t *gx, int64_t *gy) {
+/* CTA grid (x over M tiles, y over c_out tiles of 64 wn); 0 when it exceeds the launch limits. */
+LTX2_HD int ltx2_c3_grid(const ltx2_c3_geom *g, int wn, int64_t *gx, int64_t *gy) {
     *gx = (g->M + LTX2_C3_BM - 1) / LTX2_C3_BM;
-    *gy = (g->Co + LTX2_C3_BN - 1) / LTX2_C3_BN;
+    *gy = (g->Co + ltx2_c3_bn(wn) - 1) / ltx2_c3_bn(wn);
     return *gx <= LTX2_C3_MAX_GRID_X && *gy <= LTX2_C3_MAX_GRID_Y;
 }
 
@@ -120,22 +150,38 @@ LTX2_HD ltx2_c3_origin ltx2_c3_row_origin(const ltx2_c3_geom *g, int64_t m) {
     const int64_t ho = m % g->Ho;
     m /= g->Ho;
     const int64_t to = m % g->To;
-    o.n = m / g->To;
-    o.t = to * g->st - g->t_front;
-    o.h = ho * g->sh - g->ph;
-    o.w = wo * g->sw - g->pw;
+    o.n = (int32_t)(m / g->To);
+    o.t = (int32_t)(to * g->st - g->t_front);
+    o.h = (int32_t)(ho * g->sh - g->ph);
+    o.w = (int32_t)(wo * g->sw - g->pw);
     return o;
 }
 
 LTX2_HD ltx2_c3_tap ltx2_c3_k_tap(const ltx2_c3_geom *g, int64_t k) {
     ltx2_c3_tap t;
-    const int64_t tap = k / g->Ci;
-    t.c = k - tap * g->Ci;
-    t.a = tap / (g->kh * g->kw);
-    const int64_t rem = tap - t.a * g->kh * g->kw;
-    t.b = rem / g->kw;
-    t.e = rem - t.b * g->kw;
+    const int64_t tap = k / g->Ci, a = tap / (g->kh * g->kw), rem = tap - a * g->kh * g->kw;
+    t.c = (int32_t)(k - tap * g->Ci);
+    t.a = (int32_t)a;
+    t.b = (int32_t)(rem / g->kw);
+    t.e = (int32_t)(rem - t.b * g->kw);
     return t;
+}
+
+/* The tap of column k + step from the tap of column k, without divisions (each thread walks its
+ * chunk column through K one k-tile at a time; step >= 0, any c_in). Past K the tap runs on
+ * beyond the kernel; the kernel reads nothing there (k < K is checked beside it). */
+LTX2_HD void ltx2_c3_tap_advance(const ltx2_c3_geom *g, ltx2_c3_tap *t, int32_t step) {
+    t->c += step;
+    while (t->c >= g->Ci) {
+        t->c -= g->Ci;
+        if (++t->e == g->kw) {
+            t->e = 0;
+            if (++t->b == g->kh) {
+                t->b = 0;
+                t->a++;
+            }
+        }
+    }
 }
 
 /* Source frame of frame index t, or -1 for a zero frame. The video VAE pads time by replicating
@@ -173,34 +219,43 @@ LTX2_HD int64_t ltx2_c3_w_offset(const ltx2_c3_geom *g, int64_t k, int64_t n) {
 }
 
 /* Shared-memory chunks thread tid copies per stage. A: chunk column a_col of tile rows
- * a_row(tid, i), i < LTX2_C3_A_ROWS_PER_THREAD (4 consecutive threads fill one 32-wide row).
- * B: chunk i < LTX2_C3_B_CHUNKS_PER_THREAD at (b_row, b_col) (8 consecutive threads fill one
- * 64-wide row). Columns are in elements. */
-LTX2_HD int ltx2_c3_a_row(int tid, int i) {
-    return tid / LTX2_C3_A_CHUNKS_PER_ROW + i * (LTX2_C3_THREADS / LTX2_C3_A_CHUNKS_PER_ROW);
+ * a_row(tid, i, wn), i < ltx2_c3_a_rows_per_thread(wn) (4 consecutive threads fill one 32-wide
+ * row). B: chunk i < LTX2_C3_B_CHUNKS_PER_THREAD at (b_row, b_col) (8 wn consecutive threads fill
+ * one row). Columns are in elements. */
+LTX2_HD int ltx2_c3_a_row(int tid, int i, int wn) {
+    return tid / LTX2_C3_A_CHUNKS_PER_ROW + i * (ltx2_c3_threads(wn) / LTX2_C3_A_CHUNKS_PER_ROW);
 }
 LTX2_HD int ltx2_c3_a_col(int tid) { return (tid % LTX2_C3_A_CHUNKS_PER_ROW) * LTX2_C3_CHUNK; }
-LTX2_HD int ltx2_c3_b_row(int tid, int i) { return (tid + i * LTX2_C3_THREADS) / LTX2_C3_B_CHUNKS_PER_ROW; }
-LTX2_HD int ltx2_c3_b_col(int tid, int i) {
-    return ((tid + i * LTX2_C3_THREADS) % LTX2_C3_B_CHUNKS_PER_ROW) * LTX2_C3_CHUNK;
+LTX2_HD int ltx2_c3_b_row(int tid, int i, int wn) {
+    return (tid + i * ltx2_c3_threads(wn)) / (ltx2_c3_bn(wn) / LTX2_C3_CHUNK);
+}
+LTX2_HD int ltx2_c3_b_col(int tid, int i, int wn) {
+    return ((tid + i * ltx2_c3_threads(wn)) % (ltx2_c3_bn(wn) / LTX2_C3_CHUNK)) * LTX2_C3_CHUNK;
 }
 
-/* ldmatrix.x4 row addresses and accumulator positions: the warp-level maps of mma_layout.h
- * (A from the row-major [m][k] tile without .trans, B from the [k][n] tile, n contiguous, with
- * .trans) placed at the warp's 16x16 blocks: A block (warp rows + 16 mt, 16 ks), B block
- * (16 ks, 16 np) giving n8 tiles 2 np and 2 np + 1. */
+/* Warp w owns tile rows 32 (w % 4) and columns 64 (w / 4). ldmatrix.x4 row addresses and
+ * accumulator positions: the warp-level maps of mma_layout.h (A from the row-major [m][k] tile
+ * without .trans, B from the [k][n] tile, n contiguous, with .trans) placed at the warp's 16x16
+ * blocks: A block (warp rows + 16 mt, 16 ks), B block (16 ks, warp columns + 16 np) giving n8
+ * tiles 2 np and 2 np + 1. */
+LTX2_HD int ltx2_c3_warp_row0(int warp) { return (warp % LTX2_C3_WARPS_M) * LTX2_C3_WARP_M; }
+LTX2_HD int ltx2_c3_warp_col0(int warp) { return (warp / LTX2_C3_WARPS_M) * LTX2_C3_WARP_N; }
 LTX2_HD int ltx2_c3_lda_row(int warp, int mt, int lane) {
-    return warp * LTX2_C3_WARP_M + mt * 16 + ltx2_mma_lm_a_row(lane);
+    return ltx2_c3_warp_row0(warp) + mt * 16 + ltx2_mma_lm_a_row(lane);
 }
 LTX2_HD int ltx2_c3_lda_col(int ks, int lane) { return ks * 16 + ltx2_mma_lm_a_col(lane); }
 LTX2_HD int ltx2_c3_ldb_row(int ks, int lane) { return ks * 16 + ltx2_mma_lm_b_kn_row(lane); }
-LTX2_HD int ltx2_c3_ldb_col(int np, int lane) { return np * 16 + ltx2_mma_lm_b_kn_col(lane); }
+LTX2_HD int ltx2_c3_ldb_col(int warp, int np, int lane) {
+    return ltx2_c3_warp_col0(warp) + np * 16 + ltx2_mma_lm_b_kn_col(lane);
+}
 
 /* Tile coordinates of accumulator acc[mt][j][2 * r + h] (its column is ltx2_c3_acc_col + h):
  * C fragment element 2 r of m16n8 tile (mt, j). */
 LTX2_HD int ltx2_c3_acc_row(int warp, int mt, int lane, int r) {
-    return warp * LTX2_C3_WARP_M + mt * 16 + ltx2_mma_c_row(lane, 2 * r);
+    return ltx2_c3_warp_row0(warp) + mt * 16 + ltx2_mma_c_row(lane, 2 * r);
 }
-LTX2_HD int ltx2_c3_acc_col(int j, int lane) { return j * 8 + ltx2_mma_c_col(lane, 0); }
+LTX2_HD int ltx2_c3_acc_col(int warp, int j, int lane) {
+    return ltx2_c3_warp_col0(warp) + j * 8 + ltx2_mma_c_col(lane, 0);
+}
 
 #endif

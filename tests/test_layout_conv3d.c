@@ -1,5 +1,6 @@
-/* Runs the conv3d kernel's tiling on the CPU through kernels/conv3d_layout.h (CTA tiles, k-steps
- * of the two-stage ring, each thread's 16-byte cp.async chunks with zero fill, ldmatrix lane
+/* Runs the conv3d kernel's tiling on the CPU through kernels/conv3d_layout.h (CTA tiles of both
+ * widths, k-steps of the 4-stage ring, each thread's walked tap, its 16-byte cp.async chunks with
+ * zero fill, ldmatrix lane
  * addresses, mma.m16n8k16 fragments, the epilogue's accumulator -> (m, n) map) and compares the
  * result with a naive convolution written here from ltx-core CausalConv3d's semantics (frames
  * replicated by concatenation, torch zero / reflect spatial padding, then a valid conv) and with
@@ -169,14 +170,19 @@ typedef struct emu_stats {
     int64_t bad_cover;  /* a shared chunk written != 1 times in one stage load */
     int64_t bad_read;   /* ldmatrix read of a misaligned row or of an element not loaded this k-step */
     int64_t bad_store;  /* output element written != 1 times, or an odd / out-of-range pair */
+    int64_t bad_tap;    /* a walked tap that differs from the division's */
 } emu_stats;
 
+/* The shared tiles of the ring and each thread's registers, sized for the widest tile (wn 2). */
+#define EMU_THREADS_MAX (LTX2_C3_WARPS_M * 32 * LTX2_C3_WN_MAX)
+#define EMU_A_ROWS_MAX (LTX2_C3_BM * LTX2_C3_A_CHUNKS_PER_ROW / (LTX2_C3_WARPS_M * 32))
+#define EMU_LDB_MAX (LTX2_C3_BN_MAX + LTX2_C3_PAD)
 typedef struct emu_smem {
-    float a[2][LTX2_C3_BM * LTX2_C3_LDA], b[2][LTX2_C3_BK * LTX2_C3_LDB];
-    int a_stamp[2][LTX2_C3_BM * LTX2_C3_LDA], b_stamp[2][LTX2_C3_BK * LTX2_C3_LDB];
-    ltx2_c3_origin org[LTX2_C3_THREADS][LTX2_C3_A_ROWS_PER_THREAD];
-    int ok[LTX2_C3_THREADS][LTX2_C3_A_ROWS_PER_THREAD];
-    float acc[LTX2_C3_WARPS][32][2][LTX2_C3_BN / 8][4];
+    float a[LTX2_C3_STAGES][LTX2_C3_BM * LTX2_C3_LDA], b[LTX2_C3_STAGES][LTX2_C3_BK * EMU_LDB_MAX];
+    int a_stamp[LTX2_C3_STAGES][LTX2_C3_BM * LTX2_C3_LDA], b_stamp[LTX2_C3_STAGES][LTX2_C3_BK * EMU_LDB_MAX];
+    ltx2_c3_origin org[EMU_THREADS_MAX][EMU_A_ROWS_MAX];
+    ltx2_c3_tap tap[EMU_THREADS_MAX]; /* each thread's walked tap for its next load */
+    float acc[LTX2_C3_WARPS_M * LTX2_C3_WN_MAX][32][2][LTX2_C3_WARP_N / 8][4];
 } emu_smem;
 
 /* One 16-byte cp.async with zero fill: 8 elements from src + off, or zeros when off < 0. */
@@ -194,126 +200,145 @@ static void emu_cp_async16(float *dst, int *dst_stamp, int64_t dst_col, int64_t 
     }
 }
 
-static void emu_load_stage(emu_smem *s, const ltx2_c3_geom *g, const float *x, int64_t x_numel, const float *w,
-                           int64_t w_numel, int stage, int64_t k0, int64_t n0, int stamp, emu_stats *st) {
-    for (int tid = 0; tid < LTX2_C3_THREADS; tid++) {
+/* Loads k-tile kt into ring slot kt % STAGES as every thread of the kernel does; the tap each
+ * thread walked there (ltx2_c3_tap_advance) must be the one the division gives. */
+static void emu_load_stage(emu_smem *s, const ltx2_c3_geom *g, int wn, const float *x, int64_t x_numel,
+                           const float *w, int64_t w_numel, int64_t kt, int64_t m0, int64_t n0, int stamp,
+                           emu_stats *st) {
+    const int slot = (int)(kt % LTX2_C3_STAGES), ldb = ltx2_c3_ldb(wn), bn = ltx2_c3_bn(wn);
+    const int64_t k0 = kt * LTX2_C3_BK;
+    for (int tid = 0; tid < ltx2_c3_threads(wn); tid++) {
         const int a_col = ltx2_c3_a_col(tid);
         const int64_t k = k0 + a_col;
-        const int k_ok = k < g->K;
-        const ltx2_c3_tap tap = ltx2_c3_k_tap(g, k_ok ? k : 0);
-        for (int i = 0; i < LTX2_C3_A_ROWS_PER_THREAD; i++) {
-            const int r = ltx2_c3_a_row(tid, i);
+        const bool k_ok = k < g->K;
+        const ltx2_c3_tap want = ltx2_c3_k_tap(g, k_ok ? k : 0), tap = s->tap[tid];
+        if (k_ok && (tap.a != want.a || tap.b != want.b || tap.e != want.e || tap.c != want.c)) st->bad_tap++;
+        for (int i = 0; i < ltx2_c3_a_rows_per_thread(wn); i++) {
+            const int r = ltx2_c3_a_row(tid, i, wn);
             if (r < 0 || r >= LTX2_C3_BM) {
                 st->bad_copy++;
                 continue;
             }
+            const bool row_ok = m0 + r < g->M;
             int64_t off = ltx2_c3_x_offset(g, &s->org[tid][i], &tap);
-            if (!(k_ok && s->ok[tid][i])) off = -1;
-            emu_cp_async16(&s->a[stage][r * LTX2_C3_LDA + a_col], &s->a_stamp[stage][r * LTX2_C3_LDA + a_col],
-                           a_col, LTX2_C3_BK, x, off, x_numel, stamp, st);
+            if (!k_ok || !row_ok) off = -1;
+            emu_cp_async16(&s->a[slot][r * LTX2_C3_LDA + a_col], &s->a_stamp[slot][r * LTX2_C3_LDA + a_col], a_col,
+                           LTX2_C3_BK, x, off, x_numel, stamp, st);
         }
+        ltx2_c3_tap_advance(g, &s->tap[tid], LTX2_C3_BK);
         for (int i = 0; i < LTX2_C3_B_CHUNKS_PER_THREAD; i++) {
-            const int r = ltx2_c3_b_row(tid, i), cc = ltx2_c3_b_col(tid, i);
+            const int r = ltx2_c3_b_row(tid, i, wn), cc = ltx2_c3_b_col(tid, i, wn);
             if (r < 0 || r >= LTX2_C3_BK) {
                 st->bad_copy++;
                 continue;
             }
             const int64_t off = ltx2_c3_w_offset(g, k0 + r, n0 + cc);
-            emu_cp_async16(&s->b[stage][r * LTX2_C3_LDB + cc], &s->b_stamp[stage][r * LTX2_C3_LDB + cc], cc,
-                           LTX2_C3_BN, w, off, w_numel, stamp, st);
+            emu_cp_async16(&s->b[slot][r * ldb + cc], &s->b_stamp[slot][r * ldb + cc], cc, bn, w, off, w_numel, stamp,
+                           st);
         }
     }
-    /* every chunk of the stage must carry this load's stamp (written exactly once: see above) */
     for (int r = 0; r < LTX2_C3_BM; r++)
         for (int c = 0; c < LTX2_C3_BK; c++)
-            if (s->a_stamp[stage][r * LTX2_C3_LDA + c] != stamp) st->bad_cover++;
+            if (s->a_stamp[slot][r * LTX2_C3_LDA + c] != stamp) st->bad_cover++;
     for (int r = 0; r < LTX2_C3_BK; r++)
-        for (int c = 0; c < LTX2_C3_BN; c++)
-            if (s->b_stamp[stage][r * LTX2_C3_LDB + c] != stamp) st->bad_cover++;
+        for (int c = 0; c < bn; c++)
+            if (s->b_stamp[slot][r * ldb + c] != stamp) st->bad_cover++;
 }
 
-static void emu_kernel(const ltx2_k_conv3d_args *args, const float *x, int64_t x_numel, const float *w,
+/* One warp's k-tile from ring slot `slot`: ldmatrix of its A and B blocks, 2 x 8 mma tiles. */
+static void emu_warp_ktile(emu_smem *s, int wn, int warp, int slot, int want_stamp, emu_stats *st) {
+    const int ldb = ltx2_c3_ldb(wn);
+    for (int ks = 0; ks < LTX2_C3_BK / 16; ks++) {
+        reg2 af[2][32][4], bfr[32][4];
+        int addr[32];
+        int bad = 0;
+        for (int mt = 0; mt < 2; mt++) {
+            for (int l = 0; l < 32; l++) addr[l] = ltx2_c3_lda_row(warp, mt, l) * LTX2_C3_LDA + ltx2_c3_lda_col(ks, l);
+            emu_ldmatrix_x4(s->a[slot], s->a_stamp[slot], want_stamp, addr, 0, af[mt], &bad);
+        }
+        for (int np = 0; np < LTX2_C3_WARP_N / 16; np++) {
+            for (int l = 0; l < 32; l++) addr[l] = ltx2_c3_ldb_row(ks, l) * ldb + ltx2_c3_ldb_col(warp, np, l);
+            emu_ldmatrix_x4(s->b[slot], s->b_stamp[slot], want_stamp, addr, 1, bfr, &bad);
+            reg2 b0[32], b1[32], b2[32], b3[32];
+            for (int l = 0; l < 32; l++) {
+                b0[l] = bfr[l][0];
+                b1[l] = bfr[l][1];
+                b2[l] = bfr[l][2];
+                b3[l] = bfr[l][3];
+            }
+            for (int mt = 0; mt < 2; mt++) {
+                float d0[32][4], d1[32][4];
+                for (int l = 0; l < 32; l++)
+                    for (int i = 0; i < 4; i++) {
+                        d0[l][i] = s->acc[warp][l][mt][2 * np][i];
+                        d1[l][i] = s->acc[warp][l][mt][2 * np + 1][i];
+                    }
+                emu_mma(d0, af[mt], b0, b1);
+                emu_mma(d1, af[mt], b2, b3);
+                for (int l = 0; l < 32; l++)
+                    for (int i = 0; i < 4; i++) {
+                        s->acc[warp][l][mt][2 * np][i] = d0[l][i];
+                        s->acc[warp][l][mt][2 * np + 1][i] = d1[l][i];
+                    }
+            }
+        }
+        st->bad_read += bad;
+    }
+}
+
+/* The kernel's whole schedule for wn warps along N: per CTA, the ring's first STAGES - 1 loads,
+ * then per k-tile the load STAGES - 1 ahead into the slot freed by the previous k-tile and the
+ * compute of this one (stamps name the load a slot holds: a read of any other is stale). */
+static void emu_kernel(const ltx2_k_conv3d_args *args, int wn, const float *x, int64_t x_numel, const float *w,
                        int64_t w_numel, const float *bias, float *y, int *y_writes, emu_stats *st) {
     const ltx2_c3_geom g = ltx2_c3_geom_from_args(args);
     int64_t gx, gy;
-    if (!ltx2_c3_grid(&g, &gx, &gy)) {
+    if (!ltx2_c3_grid(&g, wn, &gx, &gy)) {
         st->bad_store++;
         return;
     }
     emu_smem *s = malloc(sizeof(emu_smem));
     const int64_t n_k = (g.K + LTX2_C3_BK - 1) / LTX2_C3_BK;
+    const int warps = LTX2_C3_WARPS_M * wn;
     int stamp = 0;
     for (int64_t by = 0; by < gy; by++)
         for (int64_t bx = 0; bx < gx; bx++) {
-            const int64_t m0 = bx * LTX2_C3_BM, n0 = by * LTX2_C3_BN;
-            for (int i = 0; i < 2 * LTX2_C3_BM * LTX2_C3_LDA; i++) (&s->a_stamp[0][0])[i] = -1;
-            for (int i = 0; i < 2 * LTX2_C3_BK * LTX2_C3_LDB; i++) (&s->b_stamp[0][0])[i] = -1;
+            const int64_t m0 = bx * LTX2_C3_BM, n0 = by * ltx2_c3_bn(wn);
+            for (size_t i = 0; i < sizeof(s->a_stamp) / sizeof(int); i++) (&s->a_stamp[0][0])[i] = -1;
+            for (size_t i = 0; i < sizeof(s->b_stamp) / sizeof(int); i++) (&s->b_stamp[0][0])[i] = -1;
             memset(s->acc, 0, sizeof(s->acc));
-            for (int tid = 0; tid < LTX2_C3_THREADS; tid++)
-                for (int i = 0; i < LTX2_C3_A_ROWS_PER_THREAD; i++) {
-                    const int64_t m = m0 + ltx2_c3_a_row(tid, i);
-                    s->ok[tid][i] = m < g.M;
+            for (int tid = 0; tid < ltx2_c3_threads(wn); tid++) {
+                for (int i = 0; i < ltx2_c3_a_rows_per_thread(wn); i++) {
+                    const int64_t m = m0 + ltx2_c3_a_row(tid, i, wn);
                     s->org[tid][i] = ltx2_c3_row_origin(&g, m < g.M ? m : 0);
                 }
-            /* stamps identify the k-step a stage was loaded for: ++stamp per load */
-            int stage_stamp[2] = {-1, -1};
-            emu_load_stage(s, &g, x, x_numel, w, w_numel, 0, 0, n0, ++stamp, st);
-            stage_stamp[0] = stamp;
+                s->tap[tid] = ltx2_c3_k_tap(&g, ltx2_c3_a_col(tid));
+            }
+            int slot_stamp[LTX2_C3_STAGES];
+            for (int i = 0; i < LTX2_C3_STAGES; i++) slot_stamp[i] = -1;
+            for (int64_t kt = 0; kt < LTX2_C3_STAGES - 1 && kt < n_k; kt++) {
+                emu_load_stage(s, &g, wn, x, x_numel, w, w_numel, kt, m0, n0, ++stamp, st);
+                slot_stamp[kt % LTX2_C3_STAGES] = stamp;
+            }
             for (int64_t kt = 0; kt < n_k; kt++) {
-                const int stage = (int)(kt & 1);
-                if (kt + 1 < n_k) {
-                    emu_load_stage(s, &g, x, x_numel, w, w_numel, stage ^ 1, (kt + 1) * LTX2_C3_BK, n0, ++stamp, st);
-                    stage_stamp[stage ^ 1] = stamp;
+                const int64_t kl = kt + LTX2_C3_STAGES - 1;
+                if (kl < n_k) {
+                    if (kl % LTX2_C3_STAGES == kt % LTX2_C3_STAGES) st->bad_read++; /* refilled while read */
+                    emu_load_stage(s, &g, wn, x, x_numel, w, w_numel, kl, m0, n0, ++stamp, st);
+                    slot_stamp[kl % LTX2_C3_STAGES] = stamp;
                 }
-                for (int warp = 0; warp < LTX2_C3_WARPS; warp++)
-                    for (int ks = 0; ks < LTX2_C3_BK / 16; ks++) {
-                        reg2 af[2][32][4], bfr[32][4];
-                        int addr[32];
-                        int bad = 0;
-                        for (int mt = 0; mt < 2; mt++) {
-                            for (int l = 0; l < 32; l++)
-                                addr[l] = ltx2_c3_lda_row(warp, mt, l) * LTX2_C3_LDA + ltx2_c3_lda_col(ks, l);
-                            emu_ldmatrix_x4(s->a[stage], s->a_stamp[stage], stage_stamp[stage], addr, 0, af[mt], &bad);
-                        }
-                        for (int np = 0; np < LTX2_C3_BN / 16; np++) {
-                            for (int l = 0; l < 32; l++)
-                                addr[l] = ltx2_c3_ldb_row(ks, l) * LTX2_C3_LDB + ltx2_c3_ldb_col(np, l);
-                            emu_ldmatrix_x4(s->b[stage], s->b_stamp[stage], stage_stamp[stage], addr, 1, bfr, &bad);
-                            reg2 b0[32], b1[32], b2[32], b3[32];
-                            for (int l = 0; l < 32; l++) {
-                                b0[l] = bfr[l][0];
-                                b1[l] = bfr[l][1];
-                                b2[l] = bfr[l][2];
-                                b3[l] = bfr[l][3];
-                            }
-                            for (int mt = 0; mt < 2; mt++) {
-                                float d0[32][4], d1[32][4];
-                                for (int l = 0; l < 32; l++)
-                                    for (int i = 0; i < 4; i++) {
-                                        d0[l][i] = s->acc[warp][l][mt][2 * np][i];
-                                        d1[l][i] = s->acc[warp][l][mt][2 * np + 1][i];
-                                    }
-                                emu_mma(d0, af[mt], b0, b1);
-                                emu_mma(d1, af[mt], b2, b3);
-                                for (int l = 0; l < 32; l++)
-                                    for (int i = 0; i < 4; i++) {
-                                        s->acc[warp][l][mt][2 * np][i] = d0[l][i];
-                                        s->acc[warp][l][mt][2 * np + 1][i] = d1[l][i];
-                                    }
-                            }
-                        }
-                        st->bad_read += bad;
-                    }
+                const int slot = (int)(kt % LTX2_C3_STAGES);
+                for (int warp = 0; warp < warps; warp++) emu_warp_ktile(s, wn, warp, slot, slot_stamp[slot], st);
             }
             /* epilogue: pair (n, n + 1) per accumulator pair, bias added */
-            for (int warp = 0; warp < LTX2_C3_WARPS; warp++)
+            for (int warp = 0; warp < warps; warp++)
                 for (int l = 0; l < 32; l++)
                     for (int mt = 0; mt < 2; mt++)
                         for (int r = 0; r < 2; r++) {
                             const int64_t m = m0 + ltx2_c3_acc_row(warp, mt, l, r);
                             if (m >= g.M) continue;
-                            for (int j = 0; j < LTX2_C3_BN / 8; j++) {
-                                const int64_t n = n0 + ltx2_c3_acc_col(j, l);
+                            for (int j = 0; j < LTX2_C3_WARP_N / 8; j++) {
+                                const int64_t n = n0 + ltx2_c3_acc_col(warp, j, l);
                                 if (n >= g.Co) continue;
                                 if (n % 2 || n + 1 >= g.Co) st->bad_store++;
                                 for (int h = 0; h < 2 && n + h < g.Co; h++) {
@@ -367,34 +392,42 @@ static void run_case(const conv_case *c) {
                                      .t_zero = ltx2_conv3d_tpad_zeros(&d), .reflect = c->spad == LTX2_CONV_SPAD_REFLECT, .to = out[0], .ho = out[1],
                                      .wo = out[2], .silu = 0};
     CHECK(ltx2_c3_args_valid(&args), "%s: launcher would refuse valid arguments", c->name);
-    float *y_emu = malloc((size_t)y_numel * sizeof(float));
-    int *writes = calloc((size_t)y_numel, sizeof(int));
-    emu_stats st = {0, 0, 0, 0};
-    emu_kernel(&args, x, x_numel, wp, w_numel, b, y_emu, writes, &st);
-    CHECK(st.bad_copy == 0, "%s: %lld misaligned / out-of-bounds cp.async", c->name, (long long)st.bad_copy);
-    CHECK(st.bad_cover == 0, "%s: %lld shared elements not written exactly once per stage", c->name,
-          (long long)st.bad_cover);
-    CHECK(st.bad_read == 0, "%s: %lld ldmatrix reads of misaligned rows or stale / unloaded elements", c->name,
-          (long long)st.bad_read);
-
-    int64_t lib_bad = 0, emu_bad = 0, write_bad = 0, first_bad = -1;
-    for (int64_t i = 0; i < y_numel; i++) {
+    int64_t lib_bad = 0;
+    for (int64_t i = 0; i < y_numel; i++)
         if (y_lib[i] != y_ref[i]) lib_bad++;
-        if (writes[i] != 1) write_bad++;
-        if (writes[i] != 1 || y_emu[i] != y_ref[i]) {
-            if (first_bad < 0) first_bad = i;
-            emu_bad++;
-        }
-    }
     CHECK(lib_bad == 0, "%s: library CPU conv3d differs from the naive one at %lld of %lld", c->name,
           (long long)lib_bad, (long long)y_numel);
-    CHECK(write_bad == 0 && st.bad_store == 0, "%s: %lld outputs not written exactly once, %lld bad pairs", c->name,
-          (long long)write_bad, (long long)st.bad_store);
-    CHECK(emu_bad == 0, "%s: emulated kernel differs at %lld of %lld (first flat index %lld: %g vs %g)", c->name,
-          (long long)emu_bad, (long long)y_numel, (long long)first_bad,
-          first_bad >= 0 ? (double)y_emu[first_bad] : 0.0, first_bad >= 0 ? (double)y_ref[first_bad] : 0.0);
-    printf("%-28s M %6lld N %3lld K %5lld: %s\n", c->name, (long long)(y_numel / c->co), (long long)c->co,
-           (long long)(taps * c->ci), emu_bad || lib_bad ? "MISMATCH" : "exact");
+    /* both tile widths on every case, whichever the launcher would pick for this c_out */
+    float *y_emu = malloc((size_t)y_numel * sizeof(float));
+    int *writes = malloc((size_t)y_numel * sizeof(int));
+    for (int wn = 1; wn <= LTX2_C3_WN_MAX; wn++) {
+        memset(writes, 0, (size_t)y_numel * sizeof(int));
+        emu_stats st = {0, 0, 0, 0, 0};
+        emu_kernel(&args, wn, x, x_numel, wp, w_numel, b, y_emu, writes, &st);
+        CHECK(st.bad_copy == 0, "%s wn %d: %lld misaligned / out-of-bounds cp.async", c->name, wn,
+              (long long)st.bad_copy);
+        CHECK(st.bad_cover == 0, "%s wn %d: %lld shared elements not written exactly once per stage", c->name, wn,
+              (long long)st.bad_cover);
+        CHECK(st.bad_read == 0, "%s wn %d: %lld ldmatrix reads of misaligned rows or stale / unloaded elements",
+              c->name, wn, (long long)st.bad_read);
+        CHECK(st.bad_tap == 0, "%s wn %d: %lld walked taps differ from the division's", c->name, wn,
+              (long long)st.bad_tap);
+        int64_t emu_bad = 0, write_bad = 0, first_bad = -1;
+        for (int64_t i = 0; i < y_numel; i++) {
+            if (writes[i] != 1) write_bad++;
+            if (writes[i] != 1 || y_emu[i] != y_ref[i]) {
+                if (first_bad < 0) first_bad = i;
+                emu_bad++;
+            }
+        }
+        CHECK(write_bad == 0 && st.bad_store == 0, "%s wn %d: %lld outputs not written exactly once, %lld bad pairs",
+              c->name, wn, (long long)write_bad, (long long)st.bad_store);
+        CHECK(emu_bad == 0, "%s wn %d: emulated kernel differs at %lld of %lld (first flat index %lld: %g vs %g)",
+              c->name, wn, (long long)emu_bad, (long long)y_numel, (long long)first_bad,
+              first_bad >= 0 ? (double)y_emu[first_bad] : 0.0, first_bad >= 0 ? (double)y_ref[first_bad] : 0.0);
+        printf("%-28s wn %d M %6lld N %3lld K %5lld: %s\n", c->name, wn, (long long)(y_numel / c->co),
+               (long long)c->co, (long long)(taps * c->ci), emu_bad || lib_bad ? "MISMATCH" : "exact");
+    }
 
     ltx2_context_free(ctx);
     free(x);
@@ -435,9 +468,10 @@ static void check_args_and_big_offsets(void) {
 
     const ltx2_c3_geom g = ltx2_c3_geom_from_args(&ok);
     int64_t gx = 0, gy = 0;
-    CHECK(ltx2_c3_grid(&g, &gx, &gy), "large video grid refused");
-    CHECK(gx == (121LL * 768 * 512 + LTX2_C3_BM - 1) / LTX2_C3_BM && gy == 2, "grid %lld x %lld", (long long)gx,
+    CHECK(ltx2_c3_grid(&g, ltx2_c3_pick_wn(ok.c_out), &gx, &gy), "large video grid refused");
+    CHECK(gx == (121LL * 768 * 512 + LTX2_C3_BM - 1) / LTX2_C3_BM && gy == 1, "grid %lld x %lld", (long long)gx,
           (long long)gy);
+    CHECK(ltx2_c3_pick_wn(48) == 1 && ltx2_c3_pick_wn(64) == 1 && ltx2_c3_pick_wn(72) == 2, "tile width choice");
     const int64_t numel = 121LL * 768 * 512 * 128;
     /* last output voxel, last tap (frame +2, row +1 and col +1 are its own frame/row/col), last channel */
     const ltx2_c3_origin o = ltx2_c3_row_origin(&g, g.M - 1);
@@ -458,7 +492,15 @@ static void check_args_and_big_offsets(void) {
     const ltx2_k_conv3d_args wide = {.n = 1, .t = 1, .h = 1, .w_ = 1, .c_in = 8, .c_out = 8 * 64 * 65536, .kt = 1,
                                      .kh = 1, .kw = 1, .st = 1, .sh = 1, .sw = 1, .to = 1, .ho = 1, .wo = 1};
     const ltx2_c3_geom gw = ltx2_c3_geom_from_args(&wide);
-    CHECK(!ltx2_c3_grid(&gw, &gx, &gy), "grid.y %lld > 65535 accepted", (long long)gy);
+    CHECK(!ltx2_c3_grid(&gw, 1, &gx, &gy), "grid.y %lld > 65535 accepted", (long long)gy);
+    /* the 32-bit origin and tap fields: extents past LTX2_C3_MAX_EXTENT are refused */
+    a = ok;
+    a.wo = LTX2_C3_MAX_EXTENT / 2 + 1;
+    a.sw = 2;
+    CHECK(!ltx2_c3_args_valid(&a), "wo * sw past the 32-bit origin accepted");
+    a = ok;
+    a.c_in = LTX2_C3_MAX_EXTENT + 8;
+    CHECK(!ltx2_c3_args_valid(&a), "c_in past the 32-bit tap accepted");
 }
 
 int main(void) {

@@ -28,10 +28,14 @@ struct c3_params {
     int silu;
 };
 
-// WN warps along N (conv3d_layout.h); launch bounds cap registers at 128 per thread (65536 / (4
-// blocks of 128 threads) or (2 of 256)), which the 64 accumulators and the gather state fit.
+// WN warps along N (conv3d_layout.h). Launch bounds ask for 4 / WN CTAs per SM, i.e. 16 warps
+// and at most 128 registers per thread. For WN = 2 ptxas then keeps one 64-bit value in local
+// memory (8 bytes: one L1 load per k-tile); the spill-free bound (1 CTA of 8 warps, 157
+// registers) measured slower on an H100: ~145 against ~200 TFLOP/s on the decoder's 3x3x3 layers
+// (bench/results/NVIDIA_H100_80GB_HBM3-20261127/run8), so bench/sass_check.sh allows these bytes:
+// sass_check: allow-spill 8
 template <int WN>
-__global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, WN == 1 ? 4 : 1) c3_kernel(const c3_params p) {
+__global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, 4 / WN) c3_kernel(const c3_params p) {
     constexpr int THREADS = LTX2_C3_WARPS_M * 32 * WN, BN = LTX2_C3_WARP_N * WN, LDB = BN + LTX2_C3_PAD;
     constexpr int A_ROWS = LTX2_C3_BM * LTX2_C3_A_CHUNKS_PER_ROW / THREADS;
     constexpr int STAGE = LTX2_C3_BM * LTX2_C3_LDA + LTX2_C3_BK * LDB;
@@ -44,12 +48,12 @@ __global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, WN == 1 ? 4 : 1) c3
     // and the tap of its chunk column in the next k-tile to load.
     const int a_col = ltx2_c3_a_col(tid);
     ltx2_c3_origin a_org[A_ROWS];
-    bool a_ok[A_ROWS];
+    unsigned a_ok = 0; // bit i: row i is inside M (one register for all rows)
 #pragma unroll
     for (int i = 0; i < A_ROWS; i++) {
         const int64_t m = m0 + ltx2_c3_a_row(tid, i, WN);
-        a_ok[i] = m < g->M;
-        a_org[i] = ltx2_c3_row_origin(g, a_ok[i] ? m : 0);
+        if (m < g->M) a_ok |= 1u << i;
+        a_org[i] = ltx2_c3_row_origin(g, m < g->M ? m : 0);
     }
     ltx2_c3_tap tap = ltx2_c3_k_tap(g, a_col);
 
@@ -62,7 +66,7 @@ __global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, WN == 1 ? 4 : 1) c3
 #pragma unroll
         for (int i = 0; i < A_ROWS; i++) {
             const int64_t off = ltx2_c3_x_offset(g, &a_org[i], &tap);
-            const bool ok = k_ok && a_ok[i] && off >= 0;
+            const bool ok = k_ok && (a_ok >> i & 1u) && off >= 0;
             // src_bytes 0 reads nothing but the address must still be valid: use x itself
             ltx2_cp_async16(&As[ltx2_c3_a_row(tid, i, WN) * LTX2_C3_LDA + a_col], ok ? p.x + off : p.x, ok);
         }

@@ -67,8 +67,9 @@ __global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, 4 / WN) c3_kernel(c
         for (int i = 0; i < A_ROWS; i++) {
             const int64_t off = ltx2_c3_x_offset(g, &a_org[i], &tap);
             const bool ok = k_ok && (a_ok >> i & 1u) && off >= 0;
-            // src_bytes 0 reads nothing but the address must still be valid: use x itself
-            ltx2_cp_async16(&As[ltx2_c3_a_row(tid, i, WN) * LTX2_C3_LDA + a_col], ok ? p.x + off : p.x, ok);
+            // src_bytes 0 reads nothing but the address must still be valid: use x itself. Through
+            // L1: the next taps of the neighbouring rows read mostly these voxels again.
+            ltx2_cp_async16_ca(&As[ltx2_c3_a_row(tid, i, WN) * LTX2_C3_LDA + a_col], ok ? p.x + off : p.x, ok);
         }
         ltx2_c3_tap_advance(g, &tap, LTX2_C3_BK);
         // B: LTX2_C3_BK rows x BN columns of the packed weight

@@ -32,6 +32,9 @@
 __device__ __forceinline__ void ltx2_cp_async16(void *smem, const void *gmem, bool valid, LTX2_EMU_SITE) {
     ltx2_emu_cp_async16(smem, gmem, valid ? 16 : 0, LTX2_EMU_AT);
 }
+__device__ __forceinline__ void ltx2_cp_async16_ca(void *smem, const void *gmem, bool valid, LTX2_EMU_SITE) {
+    ltx2_emu_cp_async16(smem, gmem, valid ? 16 : 0, LTX2_EMU_AT); // no caches here: same copy
+}
 __device__ __forceinline__ void ltx2_cp_async_commit() { ltx2_emu_cp_async_commit(); }
 template <int N> __device__ __forceinline__ void ltx2_cp_async_wait() { ltx2_emu_cp_async_wait(N); }
 __device__ __forceinline__ void ltx2_ldmatrix_x4(uint32_t r[4], const void *smem, LTX2_EMU_SITE) {
@@ -53,6 +56,12 @@ __device__ __forceinline__ uint32_t ltx2_smem_addr(const void *p) {
 // is not read but must still be a valid address).
 __device__ __forceinline__ void ltx2_cp_async16(void *smem, const void *gmem, bool valid) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(ltx2_smem_addr(smem)), "l"(gmem),
+                 "r"(valid ? 16 : 0));
+}
+// The same copy allocating in L1: for gathers that read the same global bytes again soon (the
+// conv3d im2col: neighbouring taps of neighbouring output rows are mostly the same voxels).
+__device__ __forceinline__ void ltx2_cp_async16_ca(void *smem, const void *gmem, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(ltx2_smem_addr(smem)), "l"(gmem),
                  "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void ltx2_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }

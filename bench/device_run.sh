@@ -121,6 +121,9 @@ tests_core() {
   run generate_cuda 60 ./build-dev/ltx2 generate --device cuda --wav "$out/generate_cuda.wav"
   NCCL_DEBUG=WARN run test_comm_nccl 60 ./build-dev/tests/test_comm_nccl
   LTX2_ATTN_IMPL=wgmma run test_ops_wgmma 90 ./build-dev/tests/test_ops -o attention -b cuda -v
+  # the sm_90a conv3d kernel (not AUTO's pick until timed here): the op cases, then every VAE
+  LTX2_CONV3D_IMPL=wgmma run test_ops_conv3d_wgmma 60 ./build-dev/tests/test_ops -o conv3d -b cuda -v
+  LTX2_CONV3D_IMPL=wgmma run test_vae_cuda_conv3d_wgmma 90 ./build-dev/tests/test_vae_cuda
 }
 
 # compute-sanitizer on the hand-written tiled kernels (the op harness's small cases), then the rest
@@ -135,6 +138,10 @@ tests_extra() {
   done
   LTX2_ATTN_IMPL=wgmma run sanitize_memcheck_attention_wgmma 45 compute-sanitizer --tool memcheck \
     --error-exitcode 1 --print-limit 20 ./build-dev/tests/test_ops -o attention -b cuda
+  for tool in memcheck racecheck synccheck; do
+    LTX2_CONV3D_IMPL=wgmma run "sanitize_${tool}_conv3d_wgmma" 45 compute-sanitizer --tool "$tool" \
+      --error-exitcode 1 --print-limit 20 ./build-dev/tests/test_ops -o conv3d -b cuda
+  done
   # LTX2_DEVICE_CTEST=0 skips it: a run whose tree left the CPU tests' goldens behind (the device
   # tool sends at most 64 MiB) would only report missing files; CI runs those tests anyway.
   [ "${LTX2_DEVICE_CTEST:-1}" = 0 ] && { echo "ctest skipped (LTX2_DEVICE_CTEST=0)" | tee -a "$out/summary.txt"; return 0; }
@@ -149,6 +156,10 @@ benches() {
   done
   # Gemma-3 12B-shaped layers at 2 x 1024 tokens in bf16 (#13: <= 80 ms for all 48 on an H100)
   run bench_gemma 60 ./build-dev/bench/bench_gemma --cuda-only --layers 4 --json "$out/bench_gemma.jsonl"
+  # the sm_90a conv3d kernel against the same cuDNN rows, and the VAE decode it makes
+  LTX2_CONV3D_IMPL=wgmma run bench_conv3d_wgmma 100 ./build-dev/bench/bench_conv3d --json "$out/bench_conv3d_wgmma.jsonl"
+  LTX2_CONV3D_IMPL=wgmma run bench_step_conv3d_wgmma 60 ./build-dev/bench/bench_step --device cuda --layers 1 \
+    --no-profile --json "$out/bench_step_conv3d_wgmma.jsonl"
   # one 19B DiT call (CFG pair, 768x512x121) + the VAE decode of that clip, with the profiled split
   # (#12: <= 0.40 s and <= 0.4 s on an H100)
   run bench_step 150 ./build-dev/bench/bench_step --device cuda --quick --json "$out/bench_step.jsonl"

@@ -8,8 +8,10 @@
 // flight. Epilogue: + bias, optional SiLU, bf16 store.
 // All index arithmetic (tiles, im2col, padding, thread/lane maps) is in conv3d_layout.h, which
 // tests/test_layout_conv3d.c runs on the CPU against a naive convolution.
-// Later step: a wgmma/TMA sm_90a variant with larger tiles and a persistent grid.
+// The sm_90a wgmma variant (conv3d_sm90.cu) shares the gather; ltx2_k_conv3d dispatches to it when
+// the arguments ask (LTX2_KCONV_WGMMA).
 #include "common.cuh"
+#include "conv3d.cuh"
 #include "conv3d_layout.h"
 #include "mma.cuh"
 
@@ -162,6 +164,8 @@ template <int WN> static int c3_launch(cudaStream_t st, const c3_params &p) {
 extern "C" int ltx2_k_conv3d(void *stream, const ltx2_k_conv3d_args *a) {
     if (!a || !a->x || !a->w || !a->y || !ltx2_c3_args_valid(a)) LTX2_K_BAD_ARG();
     if (!ltx2_k_aligned16(a->x) || !ltx2_k_aligned16(a->w) || !ltx2_k_aligned16(a->y)) LTX2_K_BAD_ARG();
+    if (a->impl != LTX2_KCONV_AUTO && a->impl != LTX2_KCONV_MMA_SYNC && a->impl != LTX2_KCONV_WGMMA) LTX2_K_BAD_ARG();
+    if (a->impl == LTX2_KCONV_WGMMA) return c90_launch((cudaStream_t)stream, a);
     c3_params p;
     p.x = (const bf16 *)a->x;
     p.w = (const bf16 *)a->w;

@@ -14,6 +14,7 @@
 #include <stddef.h> /* ltx2_kernels.h uses size_t without including it */
 #include <stdint.h>
 
+#include "att90_layout.h"
 #include "hostdev.h"
 #include "ltx2_kernels.h"
 #include "mma_layout.h"
@@ -257,5 +258,70 @@ LTX2_HD int ltx2_c3_acc_row(int warp, int mt, int lane, int r) {
 LTX2_HD int ltx2_c3_acc_col(int warp, int j, int lane) {
     return ltx2_c3_warp_col0(warp) + j * 8 + ltx2_mma_c_col(lane, 0);
 }
+
+/* ---- the sm_90a kernel (conv3d_sm90.cu): wgmma from 128-byte-swizzled shared memory ----
+ * Same GEMM view, gather and tap walk as above. A CTA of 2 warpgroups computes 128 rows (64 per
+ * warpgroup, the wgmma M) x 128 nb columns (nb m64n128k16 products per k16 step); K advances 64
+ * at a time, one 128-byte row of A per output voxel, through a ring of LTX2_C90_STAGES. A tile:
+ * [128 rows][64 k] K-major in one swizzled panel. B tile: the packed weight's [64 k][128 nb n]
+ * rows, n contiguous (MN-major, wgmma's transposed B) in panels of 64 n. Swizzle, descriptors and
+ * accumulator maps are the attention kernel's (att90_layout.h). */
+#define LTX2_C90_BM 128
+#define LTX2_C90_BK 64
+#define LTX2_C90_WGS 2
+#define LTX2_C90_THREADS (LTX2_C90_WGS * 128)
+#define LTX2_C90_N_PER_WGMMA 128
+#define LTX2_C90_NB_MAX 2
+#define LTX2_C90_STAGES 4
+/* A rows each thread gathers per stage: 128 rows x 8 chunks over 256 threads. */
+#define LTX2_C90_A_ROWS_PER_THREAD (LTX2_C90_BM * (LTX2_C90_BK / LTX2_C3_CHUNK) / LTX2_C90_THREADS)
+#define LTX2_C90_A_TILE_BYTES (LTX2_C90_BM * A90_ROW_BYTES)
+/* One 64-wide panel of B: 64 k rows of 128 bytes. */
+#define LTX2_C90_B_PANEL_BYTES (LTX2_C90_BK * A90_ROW_BYTES)
+/* B chunks each thread copies per stage and n128 half: 64 rows x 16 chunks over 256 threads. */
+#define LTX2_C90_B_CHUNKS_PER_THREAD (LTX2_C90_BK * (LTX2_C90_N_PER_WGMMA / LTX2_C3_CHUNK) / LTX2_C90_THREADS)
+
+LTX2_HD int ltx2_c90_bn(int nb) { return LTX2_C90_N_PER_WGMMA * nb; }
+LTX2_HD int ltx2_c90_b_tile_bytes(int nb) { return ltx2_c90_bn(nb) / A90_PANEL * LTX2_C90_B_PANEL_BYTES; }
+LTX2_HD int ltx2_c90_stage_bytes(int nb) { return LTX2_C90_A_TILE_BYTES + ltx2_c90_b_tile_bytes(nb); }
+/* + one swizzle period of slack: the ring starts on a 1024-byte boundary of the shared window. */
+LTX2_HD int ltx2_c90_smem_bytes(int nb) { return LTX2_C90_STAGES * ltx2_c90_stage_bytes(nb) + A90_ATOM_BYTES; }
+/* 256 columns once c_out fills more than one 128-wide tile. */
+LTX2_HD int ltx2_c90_pick_nb(int64_t c_out) { return c_out > LTX2_C90_N_PER_WGMMA ? 2 : 1; }
+LTX2_HD int ltx2_c90_grid(const ltx2_c3_geom *g, int nb, int64_t *gx, int64_t *gy) {
+    *gx = (g->M + LTX2_C90_BM - 1) / LTX2_C90_BM;
+    *gy = (g->Co + ltx2_c90_bn(nb) - 1) / ltx2_c90_bn(nb);
+    return *gx <= LTX2_C3_MAX_GRID_X && *gy <= LTX2_C3_MAX_GRID_Y;
+}
+/* Thread tid gathers chunk column a_col (elements) of tile rows a_row(tid, i); its 16 bytes land
+ * at byte a_dst inside the stage's A tile. */
+LTX2_HD int ltx2_c90_a_row(int tid, int i) { return tid / 8 + i * (LTX2_C90_THREADS / 8); }
+LTX2_HD int ltx2_c90_a_col(int tid) { return (tid % 8) * LTX2_C3_CHUNK; }
+LTX2_HD uint32_t ltx2_c90_a_dst(int row, int col) { return att90_swz(row, col); }
+/* B chunk i (< nb * LTX2_C90_B_CHUNKS_PER_THREAD) of thread tid: row (k) and column (n, elements)
+ * in the tile, and its byte inside the stage's B tile. */
+LTX2_HD int ltx2_c90_b_row(int tid, int i, int nb) {
+    return (tid + i * LTX2_C90_THREADS) / (ltx2_c90_bn(nb) / LTX2_C3_CHUNK);
+}
+LTX2_HD int ltx2_c90_b_col(int tid, int i, int nb) {
+    return ((tid + i * LTX2_C90_THREADS) % (ltx2_c90_bn(nb) / LTX2_C3_CHUNK)) * LTX2_C3_CHUNK;
+}
+LTX2_HD uint32_t ltx2_c90_b_dst(int row, int col) { return att90_tile_off(row, col, LTX2_C90_B_PANEL_BYTES); }
+/* Descriptors of k16 step kk: A rows of warpgroup wg (K-major: 32 bytes per step inside the
+ * 128-byte row), and n128 product h of B (MN-major: 16 k rows per step; LBO steps to the next
+ * 64-column panel, SBO 8 k rows), from the stage's tile addresses in the shared window. */
+LTX2_HD uint64_t ltx2_c90_a_desc(uint32_t a_tile, int wg, int kk) {
+    return att90_desc(att90_qk_addr(a_tile + (uint32_t)wg * A90_WG_ROWS * A90_ROW_BYTES, LTX2_C90_A_TILE_BYTES, kk),
+                      A90_QK_LBO, A90_QK_SBO);
+}
+LTX2_HD uint64_t ltx2_c90_b_desc(uint32_t b_tile, int h, int kk) {
+    const uint32_t start = b_tile + (uint32_t)h * (LTX2_C90_N_PER_WGMMA / A90_PANEL) * LTX2_C90_B_PANEL_BYTES +
+                           (uint32_t)kk * 16 * A90_ROW_BYTES;
+    return att90_desc(start, LTX2_C90_B_PANEL_BYTES, A90_ATOM_BYTES);
+}
+/* The ring: k-tile kt lives in slot kt % STAGES. Loads run STAGES - 2 tiles ahead of the one the
+ * tensor cores read, because one wgmma group stays in flight past the barrier (the slot a load
+ * refills last held k-tile kt - 2, whose wgmma every warpgroup has waited for). */
+LTX2_HD int ltx2_c90_ahead(void) { return LTX2_C90_STAGES - 2; }
 
 #endif

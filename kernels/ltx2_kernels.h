@@ -129,8 +129,14 @@ typedef struct ltx2_k_conv3d_args {
     int reflect;
     int64_t to, ho, wo;
     int silu;
+    int impl; /* LTX2_KCONV_* */
 } ltx2_k_conv3d_args;
+/* Which conv3d kernel runs: AUTO is the mma.sync kernel until the sm_90a wgmma kernel has been
+ * timed on a GPU; WGMMA asks for it (cudaErrorNotSupported where it cannot run). */
+enum { LTX2_KCONV_AUTO = 0, LTX2_KCONV_MMA_SYNC = 1, LTX2_KCONV_WGMMA = 2 };
 int ltx2_k_conv3d(void *stream, const ltx2_k_conv3d_args *a);
+/* 1 when the current device can run LTX2_KCONV_WGMMA. */
+int ltx2_k_conv3d_wgmma_available(void);
 
 /* torch GroupNorm on channels-last x [n, inner, c] (src/cpu/cpu_ops.h ltx2_cpu_group_norm): weight
  * and bias [c] in x's dtype or NULL, then SiLU when silu; y may alias x. */
@@ -249,6 +255,7 @@ typedef struct ltx2_k_table {
     int (*attention)(void *, const ltx2_k_attn_args *);
     int (*attention_wgmma_available)(void);
     int (*conv3d)(void *, const ltx2_k_conv3d_args *);
+    int (*conv3d_wgmma_available)(void);
     int (*pixel_norm)(void *, int, const void *, void *, int64_t, int64_t, float, int);
     int (*depth_to_space)(void *, int, const void *, const void *, void *, int64_t, int64_t, int64_t, int64_t, int64_t,
                           int64_t, int64_t, int64_t, int, int64_t);

@@ -1,14 +1,21 @@
-/* The implicit-GEMM conv3d kernel (kernels/conv3d.cu: cp.async double buffer, ldmatrix, mma.sync
- * bf16) run in the CUDA emulator against the CPU reference ltx2_cpu_conv3d on the same
- * bf16-rounded inputs: causal and symmetric time padding, zero and reflect spatial padding,
- * strides, 1x1x1, channel counts that are multiples of 8 but not of the 128 x 64 x 32 tile, odd
- * H / W, batch 2, bias / SiLU on and off, partial M and N tiles; plus the launcher's refusals.
- * Weights are generated in torch's [c_out, c_in, kt, kh, kw] layout and packed with
- * ltx2_conv3d_pack_weight, as the CUDA backend receives them. Tolerances are the op
- * harness's for CUDA conv3d (tests/test_ops.c). */
+/* The implicit-GEMM conv3d kernels (kernels/conv3d.cu: cp.async ring, ldmatrix, mma.sync bf16;
+ * kernels/conv3d_sm90.cu: the same gather into swizzled tiles, wgmma), each run in the CUDA
+ * emulator against the CPU reference ltx2_cpu_conv3d on the same bf16-rounded inputs: causal and
+ * symmetric time padding, zero and reflect spatial padding, strides, 1x1x1, channel counts that
+ * are multiples of 8 but not of the tiles, odd H / W, batch 2, bias / SiLU on and off, partial M
+ * and N tiles; plus the launcher's refusals and the backend's LTX2_CONV3D_IMPL switch. Weights
+ * are generated in torch's [c_out, c_in, kt, kh, kw] layout and packed with
+ * ltx2_conv3d_pack_weight, as the CUDA backend receives them. Tolerances are the op harness's for
+ * CUDA conv3d (tests/test_ops.c). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "emu_kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend_kernels.h"
+#include "backend_emu.h"
 
 #include "cpu/cpu_conv3d.h"
 #include "cpu/cpu_ops.h"
@@ -62,6 +69,10 @@ static const c3_case cases[] = {
     /* three N tiles (136 = 2 * 64 + 8) */
     {"1x1x1 16->136 t3 5x3 +bias", 1, 3, 5, 3, 16, 136, 1, 1, 1, 1, 1, 1, LTX2_CONV_TPAD_CAUSAL, false, true, false,
      0},
+    /* the wgmma kernel's 256-wide tile (c_out > 128) twice across N, 14 k-tiles of 64 around its
+     * 4-slot ring */
+    {"3x3x3 causal 32->264 t2 6x6 +bias+silu", 1, 2, 6, 6, 32, 264, 3, 3, 3, 1, 1, 1, LTX2_CONV_TPAD_CAUSAL, false,
+     true, true, 0},
     /* the audio VAE's causal conv over (time, 1, mel): two zero frames in front */
     {"3x1x3 causal zero frames 16->24 n2 t4 1x6 +bias", 2, 4, 1, 6, 16, 24, 3, 1, 3, 1, 1, 1,
      LTX2_CONV_TPAD_CAUSAL_ZEROS, false, true, false, 3},
@@ -90,7 +101,9 @@ static bool cpu_ref(ltx2_context *ctx, const ltx2_conv3d_desc *d, const c3_case 
     return !c->silu || ltx2_cpu_silu(ctx, y, y, ny) == LTX2_OK;
 }
 
-static void run_case(ltx2_context *ctx, const c3_case *c, int idx) {
+static const char *impl_name(int impl) { return impl == LTX2_KCONV_WGMMA ? "wgmma" : "mma_sync"; }
+
+static void run_case(ltx2_context *ctx, const c3_case *c, int idx, int impl) {
     const ltx2_conv3d_desc d = desc_of(c);
     int64_t o[3];
     if (ltx2_conv3d_out_shape(ctx, &d, c->t, c->h, c->w, o) != LTX2_OK) {
@@ -117,17 +130,20 @@ static void run_case(ltx2_context *ctx, const c3_case *c, int idx) {
         .x = dx, .w = dw, .bias = db, .y = dy, .n = c->n, .t = c->t, .h = c->h, .w_ = c->w, .c_in = c->ci,
         .c_out = c->co, .kt = c->kt, .kh = c->kh, .kw = c->kw, .st = c->st, .sh = c->sh, .sw = c->sw,
         .t_front = t_front_of(&d), .t_zero = ltx2_conv3d_tpad_zeros(&d), .reflect = c->reflect, .to = o[0], .ho = o[1], .wo = o[2], .silu = c->silu,
+        .impl = impl,
     };
+    char name[160];
+    snprintf(name, sizeof name, "%s [%s]", c->name, impl_name(impl));
     const double t0 = emu_now_ms();
     const int rc = ltx2_k_conv3d(NULL, &a);
     const double ms = emu_now_ms() - t0;
-    EMU_CHECK_LAUNCH(rc, c->name);
-    CHECK(emu_guard_damage(dy, (size_t)ny * 2) == 0, "%s: wrote past the output", c->name);
+    EMU_CHECK_LAUNCH(rc, name);
+    CHECK(emu_guard_damage(dy, (size_t)ny * 2) == 0, "%s: wrote past the output", name);
     emu_load(out, dy, ny, true);
 
     const double atol = GEMM_BF16_ATOL_PER_SQRT_K * sqrt((double)K), rtol = GEMM_F32_RTOL + EPS_BF16;
-    emu_report(c->name, emu_compare(out, ref, ny, atol, rtol, true, c->name, false), ms);
-    if (idx == 0) emu_check_sensitive(c->name, out, ref, ny, atol, rtol, true, ny / 2, 0.05f);
+    emu_report(name, emu_compare(out, ref, ny, atol, rtol, true, name, false), ms);
+    if (idx == 0) emu_check_sensitive(name, out, ref, ny, atol, rtol, true, ny / 2, 0.05f);
 
     if (c->wrong) {
         /* the same output against the other padding mode's reference must not pass */
@@ -137,11 +153,11 @@ static void run_case(ltx2_context *ctx, const c3_case *c, int idx) {
         if (c->wrong == 3) dw2.tpad = LTX2_CONV_TPAD_CAUSAL; /* zero frames vs replicated frame 0 */
         else dw2.spad = d.spad == LTX2_CONV_SPAD_REFLECT ? LTX2_CONV_SPAD_ZEROS : LTX2_CONV_SPAD_REFLECT;
         float *wrong = malloc((size_t)ny * sizeof(float));
-        CHECK(cpu_ref(ctx, &dw2, c, x, wp, bias, wrong, ny), "%s: wrong reference", c->name);
-        emu_stats s = emu_compare(out, wrong, ny, atol, rtol, true, c->name, true);
+        CHECK(cpu_ref(ctx, &dw2, c, x, wp, bias, wrong, ny), "%s: wrong reference", name);
+        emu_stats s = emu_compare(out, wrong, ny, atol, rtol, true, name, true);
         printf("    vs the %s reference: %lld/%lld elements differ (expected: many)\n",
                c->wrong == 2 ? "other spatial padding" : "other time padding", (long long)s.n_bad, (long long)ny);
-        CHECK(s.n_bad > 0, "%s: indistinguishable from the wrong padding's reference", c->name);
+        CHECK(s.n_bad > 0, "%s: indistinguishable from the wrong padding's reference", name);
         free(wrong);
     }
     free(x), free(w_torch), free(bias), free(wp), free(ref), free(out);
@@ -206,13 +222,36 @@ static void check_refusals(void) {
     free(before), free(dx), free(dw), free(dy);
 }
 
+/* The backend's switch (LTX2_CONV3D_IMPL, backend_kernels.h): a bad value is refused at creation
+ * with its name; both kernels' names create a backend (the emulated device is sm_90). */
+static void check_impl_switch(ltx2_context *ctx) {
+    ltx2_backend *be = NULL;
+    setenv(LTX2_CONV3D_IMPL_ENV, "bogus", 1);
+    CHECK(ltx2_backend_emu_create(ctx, &be) != LTX2_OK && strstr(ltx2_last_error(ctx), LTX2_CONV3D_IMPL_ENV),
+          "%s=bogus accepted", LTX2_CONV3D_IMPL_ENV);
+    ltx2_clear_error(ctx);
+    if (be) be->destroy(be), be = NULL;
+    static const char *const ok[] = {"auto", "mma_sync", "wgmma"};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        setenv(LTX2_CONV3D_IMPL_ENV, ok[i], 1);
+        CHECK(ltx2_backend_emu_create(ctx, &be) == LTX2_OK, "%s=%s refused: %s", LTX2_CONV3D_IMPL_ENV, ok[i],
+              ltx2_last_error(ctx));
+        if (be) be->destroy(be), be = NULL;
+    }
+    unsetenv(LTX2_CONV3D_IMPL_ENV);
+}
+
 int main(void) {
     ltx2_context *ctx = ltx2_context_create(NULL);
     const double t0 = emu_now_ms();
     const int n_cases = (int)(sizeof(cases) / sizeof(cases[0]));
     printf("conv3d (bf16, emulated) vs ltx2_cpu_conv3d:\n");
-    for (int i = 0; i < n_cases; i++) run_case(ctx, &cases[i], i);
+    /* every case on both kernels: the mma.sync one (AUTO's pick) and the sm_90a wgmma one */
+    static const int impls[] = {LTX2_KCONV_MMA_SYNC, LTX2_KCONV_WGMMA};
+    for (size_t k = 0; k < sizeof(impls) / sizeof(impls[0]); k++)
+        for (int i = 0; i < n_cases; i++) run_case(ctx, &cases[i], i, impls[k]);
     check_refusals();
+    check_impl_switch(ctx);
     printf("total %.1f s\n", (emu_now_ms() - t0) / 1e3);
     ltx2_context_free(ctx);
     return test_finish();

@@ -424,36 +424,7 @@ done:
 
 
 
-
-
 /* ---- attention, RoPE, VAE ops ---- */
-
-/* Environment variable that picks the attention kernel for a backend created while it is set:
- * unset/"auto" (the kernel's AUTO: wgmma on 9.x where it takes the launch, else mma.sync or the
- * per-row kernel; ltx2_k_attention_pick says which),
- * "mma_sync" or "wgmma" (forced; creation fails where it cannot run).
- * For tests and benches that compare the two kernels. */
-#define CUDA_ATTN_IMPL_ENV "LTX2_ATTN_IMPL"
-
-static ltx2_status cuda_attn_impl_from_env(ltx2_context *ctx, int dev, int *out) {
-    const char *v = getenv(CUDA_ATTN_IMPL_ENV);
-    *out = LTX2_KATTN_AUTO;
-    if (!v || !*v || !strcmp(v, "auto")) return LTX2_OK;
-    if (!strcmp(v, "mma_sync")) {
-        *out = LTX2_KATTN_MMA_SYNC;
-        return LTX2_OK;
-    }
-    if (strcmp(v, "wgmma") != 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s=\"%s\": expected auto, mma_sync or wgmma", CUDA_ATTN_IMPL_ENV, v);
-    if (!ltx2_k_table_get()->attention_wgmma_available())
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                          "%s=wgmma: device %d cannot run the sm_90a attention kernel (needs compute capability 9.x "
-                          "and a build whose CUDA architectures include 90a)",
-                          CUDA_ATTN_IMPL_ENV, dev);
-    *out = LTX2_KATTN_WGMMA;
-    return LTX2_OK;
-}
-
 
 
 
@@ -602,7 +573,12 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
         CUDA_TRY(ctx, device_index, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_index));
         ci->cc = major * 10 + minor;
     }
-    st = cuda_attn_impl_from_env(ctx, device_index, &ci->rt.attn_impl);
+    /* the kernel choices (LTX2_ATTN_IMPL, LTX2_CONV3D_IMPL; backend_kernels.h) */
+    st = ltx2_kernel_impl_from_env(ctx, LTX2_ATTN_IMPL_ENV, "attention", ltx2_k_table_get()->attention_wgmma_available,
+                                   device_index, &ci->rt.attn_impl);
+    if (st == LTX2_OK)
+        st = ltx2_kernel_impl_from_env(ctx, LTX2_CONV3D_IMPL_ENV, "conv3d",
+                                       ltx2_k_table_get()->conv3d_wgmma_available, device_index, &ci->rt.conv_impl);
     if (st != LTX2_OK) goto done;
     CUDA_TRY(ctx, device_index, cudaStreamCreateWithFlags(&ci->stream, cudaStreamNonBlocking));
     ci->rt.stream = ci->stream;

@@ -2,8 +2,12 @@
  * arguments, already checked by backend.c, marshalled into the launchers of kernels/ltx2_kernels.h
  * reached through a launcher table. The CUDA backend (backend_cuda.c) fills these with the real
  * kernels; the CPU emulator's backend (tests/emu/backend_emu.c) with the same kernels run on the
- * CPU; both run exactly this code. */
+ * CPU; both run exactly this code. Also the environment switches that pick between two kernels of
+ * one op (ltx2_kernel_impl_from_env), which both backends read. */
 #include "backend/backend_kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include "cpu/broadcast.h"
 
@@ -176,6 +180,30 @@ static ltx2_status k_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_
     return LTX2_OK;
 }
 
+_Static_assert(LTX2_KATTN_AUTO == 0 && LTX2_KATTN_MMA_SYNC == 1 && LTX2_KATTN_WGMMA == 2 && LTX2_KCONV_AUTO == 0 &&
+                   LTX2_KCONV_MMA_SYNC == 1 && LTX2_KCONV_WGMMA == 2,
+               "ltx2_kernel_impl_from_env's values");
+
+ltx2_status ltx2_kernel_impl_from_env(ltx2_context *ctx, const char *env, const char *kernel,
+                                      int (*wgmma_available)(void), int dev, int *out) {
+    const char *v = getenv(env);
+    *out = 0;
+    if (!v || !*v || !strcmp(v, "auto")) return LTX2_OK;
+    if (!strcmp(v, "mma_sync")) {
+        *out = 1;
+        return LTX2_OK;
+    }
+    if (strcmp(v, "wgmma") != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s=\"%s\": expected auto, mma_sync or wgmma", env, v);
+    if (!wgmma_available())
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                          "%s=wgmma: device %d cannot run the sm_90a %s kernel (needs compute capability 9.x and "
+                          "a build whose CUDA architectures include 90a)",
+                          env, dev, kernel);
+    *out = 2;
+    return LTX2_OK;
+}
+
 static ltx2_status k_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
                                const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, bool silu,
                                ltx2_tensor *y) {
@@ -190,7 +218,7 @@ static ltx2_status k_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx
         .n = x->shape[0], .t = x->shape[1], .h = x->shape[2], .w_ = x->shape[3], .c_in = d->c_in, .c_out = d->c_out,
         .kt = d->kt, .kh = d->kh, .kw = d->kw, .st = d->st, .sh = d->sh, .sw = d->sw, .t_front = front,
         .t_zero = ltx2_conv3d_tpad_zeros(d), .reflect = d->spad == LTX2_CONV_SPAD_REFLECT, .to = y->shape[1], .ho = y->shape[2], .wo = y->shape[3],
-        .silu = silu,
+        .silu = silu, .impl = rt->conv_impl,
     };
     LTX2_TRY(rt->enter(be, ctx));
     KCHECK(be, ctx, rt->k->conv3d(rt->stream, &ka));

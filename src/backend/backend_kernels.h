@@ -13,6 +13,7 @@ typedef struct ltx2_kernel_rt {
     void *stream;          /* what they enqueue on (a cudaStream_t; NULL for the emulator) */
     int dev;               /* for messages */
     int attn_impl;         /* LTX2_KATTN_* */
+    int conv_impl;         /* LTX2_KCONV_* */
     /* Makes the backend's device current for the calling thread. */
     ltx2_status (*enter)(const ltx2_backend *be, ltx2_context *ctx);
     /* Scratch ordered with the launches (freed after the work queued before the free). */
@@ -21,6 +22,18 @@ typedef struct ltx2_kernel_rt {
     /* "cudaErrorX (text)" for a launcher's result. */
     const char *(*error_text)(int err);
 } ltx2_kernel_rt;
+
+/* Environment variables that pick a kernel for a backend created while they are set (tests and
+ * benches that compare two kernels of one op): unset or "auto" (the launcher's AUTO), "mma_sync"
+ * or "wgmma" (forced; creation fails where wgmma cannot run). */
+#define LTX2_ATTN_IMPL_ENV "LTX2_ATTN_IMPL"
+#define LTX2_CONV3D_IMPL_ENV "LTX2_CONV3D_IMPL"
+
+/* Reads env into *out as 0 (auto), 1 (mma_sync) or 2 (wgmma), the values LTX2_KATTN_* and
+ * LTX2_KCONV_* share; "wgmma" is refused where wgmma_available() returns 0 on device dev, naming
+ * the kernel. */
+ltx2_status ltx2_kernel_impl_from_env(ltx2_context *ctx, const char *env, const char *kernel,
+                                      int (*wgmma_available)(void), int dev, int *out);
 
 /* Sets every kernel-backed op of be (be->impl must start with an ltx2_kernel_rt). */
 void ltx2_backend_kernels_fill(ltx2_backend *be);

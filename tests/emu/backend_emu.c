@@ -14,9 +14,6 @@
 /* Device allocations: cudaMalloc's alignment, so the kernels' 16-byte vector paths see what they
  * would on a GPU. */
 #define EMU_ALLOC_ALIGN 256
-/* Same environment switch as the CUDA backend. */
-#define EMU_ATTN_IMPL_ENV "LTX2_ATTN_IMPL"
-
 const ltx2_k_table *ltx2_emu_k_table_get(void);
 
 typedef struct emu_impl {
@@ -119,16 +116,6 @@ static void emu_destroy(ltx2_backend *be) {
     free(be);
 }
 
-static ltx2_status attn_impl_from_env(ltx2_context *ctx, int *out) {
-    const char *v = getenv(EMU_ATTN_IMPL_ENV);
-    *out = LTX2_KATTN_AUTO;
-    if (!v || !*v || !strcmp(v, "auto")) return LTX2_OK;
-    if (!strcmp(v, "mma_sync")) *out = LTX2_KATTN_MMA_SYNC;
-    else if (!strcmp(v, "wgmma")) *out = LTX2_KATTN_WGMMA;
-    else return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s=\"%s\": expected auto, mma_sync or wgmma", EMU_ATTN_IMPL_ENV, v);
-    return LTX2_OK;
-}
-
 ltx2_status ltx2_backend_emu_create(ltx2_context *ctx, ltx2_backend **out) {
     *out = NULL;
     ltx2_backend *be = calloc(1, sizeof *be);
@@ -138,7 +125,11 @@ ltx2_status ltx2_backend_emu_create(ltx2_context *ctx, ltx2_backend **out) {
         free(ei);
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "emu backend");
     }
-    ltx2_status st = attn_impl_from_env(ctx, &ei->rt.attn_impl);
+    ltx2_status st = ltx2_kernel_impl_from_env(ctx, LTX2_ATTN_IMPL_ENV, "attention",
+                                               ltx2_emu_k_table_get()->attention_wgmma_available, 0, &ei->rt.attn_impl);
+    if (st == LTX2_OK)
+        st = ltx2_kernel_impl_from_env(ctx, LTX2_CONV3D_IMPL_ENV, "conv3d",
+                                       ltx2_emu_k_table_get()->conv3d_wgmma_available, 0, &ei->rt.conv_impl);
     if (st != LTX2_OK) {
         free(be);
         free(ei);

@@ -10,6 +10,7 @@
 #define ltx2_k_attention_workspace ltx2_emu_k_attention_workspace
 #define ltx2_k_binary ltx2_emu_k_binary
 #define ltx2_k_conv3d ltx2_emu_k_conv3d
+#define ltx2_k_conv3d_wgmma_available ltx2_emu_k_conv3d_wgmma_available
 #define ltx2_k_convert ltx2_emu_k_convert
 #define ltx2_k_depth_to_space ltx2_emu_k_depth_to_space
 #define ltx2_k_fp8_dequant ltx2_emu_k_fp8_dequant

@@ -503,6 +503,53 @@ static void check_args_and_big_offsets(void) {
     CHECK(!ltx2_c3_args_valid(&a), "c_in past the 32-bit tap accepted");
 }
 
+/* The sm_90a kernel's per-k-tile copies (conv3d_sm90.cu): the 256 threads' A chunks cover the
+ * swizzled [128][64] tile and their B chunks the [64][128 nb] panels, every 16-byte chunk exactly
+ * once and inside its tile; a chunk's destination is where att90's swizzle puts its first element
+ * (the map the descriptors assume); and the descriptors' k16 start addresses step as the layout
+ * says (A: 32 bytes in the row, B: 16 rows). The emulator runs the kernel itself (test_emu_conv3d). */
+static void check_c90_maps(void) {
+    static unsigned char hits[LTX2_C90_STAGES * (LTX2_C90_A_TILE_BYTES + 4 * LTX2_C90_B_PANEL_BYTES) / 16];
+    for (int nb = 1; nb <= LTX2_C90_NB_MAX; nb++) {
+        const int a_chunks = LTX2_C90_A_TILE_BYTES / 16, b_bytes = ltx2_c90_b_tile_bytes(nb);
+        memset(hits, 0, sizeof hits);
+        int bad = 0;
+        for (int tid = 0; tid < LTX2_C90_THREADS; tid++) {
+            for (int i = 0; i < LTX2_C90_A_ROWS_PER_THREAD; i++) {
+                const int r = ltx2_c90_a_row(tid, i), c = ltx2_c90_a_col(tid);
+                const uint32_t dst = ltx2_c90_a_dst(r, c);
+                if (r >= LTX2_C90_BM || dst % 16 || dst >= (uint32_t)LTX2_C90_A_TILE_BYTES) bad++;
+                else hits[dst / 16]++;
+            }
+            for (int i = 0; i < nb * LTX2_C90_B_CHUNKS_PER_THREAD; i++) {
+                const int r = ltx2_c90_b_row(tid, i, nb), c = ltx2_c90_b_col(tid, i, nb);
+                const uint32_t dst = ltx2_c90_b_dst(r, c);
+                if (r >= LTX2_C90_BK || c >= ltx2_c90_bn(nb) || dst % 16 || dst >= (uint32_t)b_bytes ||
+                    dst != att90_tile_off(r, c, LTX2_C90_B_PANEL_BYTES))
+                    bad++;
+                else hits[a_chunks + dst / 16]++;
+            }
+        }
+        int wrong_count = 0;
+        for (int i = 0; i < a_chunks + b_bytes / 16; i++) wrong_count += hits[i] != 1;
+        CHECK(bad == 0 && wrong_count == 0, "c90 nb %d: %d chunks out of place, %d tile chunks not written once", nb,
+              bad, wrong_count);
+        CHECK(ltx2_c90_stage_bytes(nb) % A90_ATOM_BYTES == 0, "c90 nb %d: a stage is not whole swizzle periods", nb);
+        CHECK(ltx2_c90_smem_bytes(nb) <= 227 * 1024, "c90 nb %d: %d bytes of shared memory", nb,
+              ltx2_c90_smem_bytes(nb));
+    }
+    /* descriptor start fields (bits 0-13, address >> 4) across the k16 steps */
+    const uint32_t tile = 4096;
+    for (int kk = 0; kk < LTX2_C90_BK / 16; kk++) {
+        const uint32_t a0 = (uint32_t)(ltx2_c90_a_desc(tile, 1, kk) & 0x3FFF) << 4;
+        const uint32_t b1 = (uint32_t)(ltx2_c90_b_desc(tile, 1, kk) & 0x3FFF) << 4;
+        CHECK(a0 == tile + A90_WG_ROWS * A90_ROW_BYTES + (uint32_t)kk * A90_K16_BYTES, "c90 A desc kk %d: %u", kk, a0);
+        CHECK(b1 == tile + 2 * LTX2_C90_B_PANEL_BYTES + (uint32_t)kk * 16 * A90_ROW_BYTES, "c90 B desc kk %d: %u", kk,
+              b1);
+    }
+    CHECK(ltx2_c90_pick_nb(128) == 1 && ltx2_c90_pick_nb(136) == 2, "c90 tile width choice");
+}
+
 int main(void) {
     /* Tails: M not a multiple of 128, c_out not of 64, K not of 32 (every case), several CTAs in both
      * grid dims; time: causal (2 copies of frame 0), symmetric (1 in front, 1 behind), none, zero
@@ -537,5 +584,6 @@ int main(void) {
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) run_case(&cases[i]);
     check_args_and_big_offsets();
+    check_c90_maps();
     return test_finish();
 }

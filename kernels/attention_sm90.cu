@@ -360,13 +360,7 @@ static bool a90_map(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *m, const
 }
 
 bool att90_available(void) {
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    if (major != 9) return false;
+    if (!a90_device_is_sm90()) return false;
 #ifdef LTX2_EMU
     return true; // the emulated build always carries the device code
 #else

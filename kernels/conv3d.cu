@@ -31,11 +31,9 @@ struct c3_params {
 };
 
 // WN warps along N (conv3d_layout.h). Launch bounds ask for 4 / WN CTAs per SM, i.e. 16 warps
-// and at most 128 registers per thread. For WN = 2 ptxas then keeps one 64-bit value in local
-// memory (8 bytes: one L1 load per k-tile); the spill-free bound (1 CTA of 8 warps, 157
-// registers) measured slower on an H100: ~145 against ~200 TFLOP/s on the decoder's 3x3x3 layers
-// (bench/results/NVIDIA_H100_80GB_HBM3-20261127/run8), so bench/sass_check.sh allows these bytes:
-// sass_check: allow-spill 8
+// and at most 128 registers per thread: measured faster on an H100 than 1 CTA of 8 warps at 157
+// registers, ~200 against ~145 TFLOP/s on the decoder's 3x3x3 layers
+// (bench/results/NVIDIA_H100_80GB_HBM3-20261127/run8).
 template <int WN>
 __global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, 4 / WN) c3_kernel(const c3_params p) {
     constexpr int THREADS = LTX2_C3_WARPS_M * 32 * WN, BN = LTX2_C3_WARP_N * WN, LDB = BN + LTX2_C3_PAD;
@@ -125,8 +123,7 @@ __global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, 4 / WN) c3_kernel(c
         }
     }
 
-    // Epilogue: C fragment -> + bias -> SiLU -> bf16x2 store (n even and c_out % 8 == 0, so the
-    // pair n, n + 1 is in range and 4-byte aligned).
+    // Epilogue: C fragment pairs (columns n, n + 1) -> ltx2_c3_store_pair.
 #pragma unroll
     for (int mt = 0; mt < 2; mt++)
 #pragma unroll
@@ -137,16 +134,7 @@ __global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, 4 / WN) c3_kernel(c
             for (int j = 0; j < LTX2_C3_WARP_N / 8; j++) {
                 const int64_t n = n0 + ltx2_c3_acc_col(warp, j, lane);
                 if (n >= g->Co) continue;
-                float v0 = acc[mt][j][2 * r], v1 = acc[mt][j][2 * r + 1];
-                if (p.bias) {
-                    v0 += __bfloat162float(p.bias[n]);
-                    v1 += __bfloat162float(p.bias[n + 1]);
-                }
-                if (p.silu) {
-                    v0 = v0 / (1.0f + expf(-v0));
-                    v1 = v1 / (1.0f + expf(-v1));
-                }
-                *reinterpret_cast<__nv_bfloat162 *>(p.y + m * g->Co + n) = __floats2bfloat162_rn(v0, v1);
+                ltx2_c3_store_pair(p.y, p.bias, p.silu, m, n, g->Co, acc[mt][j][2 * r], acc[mt][j][2 * r + 1]);
             }
         }
 }

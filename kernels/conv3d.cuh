@@ -1,11 +1,29 @@
-// The conv3d kernels' entry points between their files: ltx2_k_conv3d (conv3d.cu, the mma.sync
-// kernel and dispatch) hands LTX2_KCONV_WGMMA launches to the sm_90a kernel (conv3d_sm90.cu).
+// What the two conv3d kernels share beyond conv3d_layout.h: the epilogue, and the entry points
+// between their files (ltx2_k_conv3d in conv3d.cu, the mma.sync kernel and dispatch, hands
+// LTX2_KCONV_WGMMA launches to the sm_90a kernel in conv3d_sm90.cu).
 #ifndef LTX2_KERNELS_CONV3D_CUH
 #define LTX2_KERNELS_CONV3D_CUH
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <stdint.h>
 
 #include "ltx2_kernels.h"
+
+// The epilogue both kernels end with: + bias, SiLU when asked, one bf16x2 store of columns n and
+// n + 1 of output row m (n even and c_out % 8 == 0, so the pair is in range and 4-byte aligned).
+__device__ __forceinline__ void ltx2_c3_store_pair(__nv_bfloat16 *y, const __nv_bfloat16 *bias, int silu, int64_t m,
+                                                   int64_t n, int64_t c_out, float v0, float v1) {
+    if (bias) {
+        v0 += __bfloat162float(bias[n]);
+        v1 += __bfloat162float(bias[n + 1]);
+    }
+    if (silu) {
+        v0 = v0 / (1.0f + expf(-v0));
+        v1 = v1 / (1.0f + expf(-v1));
+    }
+    *reinterpret_cast<__nv_bfloat162 *>(y + m * c_out + n) = __floats2bfloat162_rn(v0, v1);
+}
 
 // 1 when the current device runs the sm_90a kernel (compute capability 9.x and a build that
 // carries its body).

@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(LTX2_C90_THREADS, 1) c90_kernel(const c90_para
         for (int kk = 0; kk < LTX2_C90_BK / 16; kk++) {
             const uint64_t da = ltx2_c90_a_desc(at, wg, kk);
 #pragma unroll
-            for (int h = 0; h < NB; h++) a90_wgmma_ss_n128_tb(acc[h], da, ltx2_c90_b_desc(bt, h, kk));
+            for (int h = 0; h < NB; h++) a90_wgmma_ss_n128<1, 1>(acc[h], da, ltx2_c90_b_desc(bt, h, kk));
         }
         a90_wgmma_commit();
         a90_wgmma_wait<1>(); // k-tile kt - 1's products are done; kt's stay in flight
@@ -121,8 +121,7 @@ __global__ void __launch_bounds__(LTX2_C90_THREADS, 1) c90_kernel(const c90_para
 #pragma unroll
         for (int i = 0; i < LTX2_C90_N_PER_WGMMA / 2; i++) a90_pin(acc[h][i]);
 
-    // Epilogue: registers i, i + 1 are adjacent columns of one row (att90_acc_*): + bias, SiLU,
-    // one bf16x2 store (n even and c_out % 8 == 0, so n + 1 is in range).
+    // Epilogue: registers i, i + 1 are adjacent columns of one row (att90_acc_*).
 #pragma unroll
     for (int h = 0; h < NB; h++)
 #pragma unroll
@@ -130,16 +129,7 @@ __global__ void __launch_bounds__(LTX2_C90_THREADS, 1) c90_kernel(const c90_para
             const int64_t m = m0 + wg * A90_WG_ROWS + att90_acc_row(warp, lane, i);
             const int64_t n = n0 + h * LTX2_C90_N_PER_WGMMA + att90_acc_col(lane, i);
             if (m >= g->M || n >= g->Co) continue;
-            float v0 = acc[h][i], v1 = acc[h][i + 1];
-            if (p.bias) {
-                v0 += __bfloat162float(p.bias[n]);
-                v1 += __bfloat162float(p.bias[n + 1]);
-            }
-            if (p.silu) {
-                v0 = v0 / (1.0f + expf(-v0));
-                v1 = v1 / (1.0f + expf(-v1));
-            }
-            *reinterpret_cast<__nv_bfloat162 *>(p.y + m * g->Co + n) = __floats2bfloat162_rn(v0, v1);
+            ltx2_c3_store_pair(p.y, p.bias, p.silu, m, n, g->Co, acc[h][i], acc[h][i + 1]);
         }
 #endif
 }
@@ -148,13 +138,7 @@ __global__ void __launch_bounds__(LTX2_C90_THREADS, 1) c90_kernel(const c90_para
 #define C90_STUB_MAX_REGS 32
 
 bool c90_available(void) {
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    if (major != 9) return false;
+    if (!a90_device_is_sm90()) return false;
 #ifdef LTX2_EMU
     return true; // the emulated build always carries the device code
 #else

@@ -59,15 +59,13 @@ __device__ __forceinline__ void a90_pin(float &) {} // the emulator runs the cod
 __device__ __forceinline__ void a90_pin(uint32_t &) {}
 __device__ __forceinline__ float a90_ex2(float x) { return ltx2_emu_ex2_ftz(x); }
 // wgmma m64nNk16 bf16 -> f32, immediates as in the asm twins: scale-a = scale-b = 1 (no
-// negation); SS: A and B K-major (no transpose); RS: B transposed (MN-major).
-template <int SCALE_D> __device__ __forceinline__ void a90_wgmma_ss_n128(float d[64], uint64_t da, uint64_t db, LTX2_EMU_SITE) {
-    ltx2_emu_wgmma_bf16(128, d, nullptr, da, db, SCALE_D, 0, 0, 0, 0, LTX2_EMU_AT);
+// negation); SS: A K-major, B K-major or (TRANS_B) MN-major; RS: B transposed (MN-major).
+template <int SCALE_D, int TRANS_B = 0>
+__device__ __forceinline__ void a90_wgmma_ss_n128(float d[64], uint64_t da, uint64_t db, LTX2_EMU_SITE) {
+    ltx2_emu_wgmma_bf16(128, d, nullptr, da, db, SCALE_D, 0, 0, 0, TRANS_B, LTX2_EMU_AT);
 }
 __device__ __forceinline__ void a90_wgmma_rs_n128(float d[64], const uint32_t a[4], uint64_t db, LTX2_EMU_SITE) {
     ltx2_emu_wgmma_bf16(128, d, a, 0, db, 1, 0, 0, 0, 1, LTX2_EMU_AT);
-}
-__device__ __forceinline__ void a90_wgmma_ss_n128_tb(float d[64], uint64_t da, uint64_t db, LTX2_EMU_SITE) {
-    ltx2_emu_wgmma_bf16(128, d, nullptr, da, db, 1, 0, 0, 0, 1, LTX2_EMU_AT);
 }
 __device__ __forceinline__ void a90_wgmma_rs_n64(float d[32], const uint32_t a[4], uint64_t db, LTX2_EMU_SITE) {
     ltx2_emu_wgmma_bf16(64, d, a, 0, db, 1, 0, 0, 0, 1, LTX2_EMU_AT);
@@ -145,8 +143,9 @@ __device__ __forceinline__ float a90_ex2(float x) {
 // blocks). The register A operand of m64k16 is the mma.sync m16n8k16 A fragment of the warp's
 // 16 rows (att90_pfrag_src). ----
 
-// d (+)= A(smem) * B(smem), m64n128k16; B K-major (no transpose). SCALE_D 0 overwrites d.
-template <int SCALE_D>
+// d (+)= A(smem) * B(smem), m64n128k16; A K-major; B K-major, or MN-major (transposed) with
+// TRANS_B 1 (the conv3d kernel's weight tile, n contiguous). SCALE_D 0 overwrites d.
+template <int SCALE_D, int TRANS_B = 0>
 __device__ __forceinline__ void a90_wgmma_ss_n128(float d[64], uint64_t da, uint64_t db) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
@@ -154,7 +153,7 @@ __device__ __forceinline__ void a90_wgmma_ss_n128(float d[64], uint64_t da, uint
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
                  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                 "}, %64, %65, p, 1, 1, 0, %67;\n}\n"
                  :
                    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
@@ -164,29 +163,7 @@ __device__ __forceinline__ void a90_wgmma_ss_n128(float d[64], uint64_t da, uint
                    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
                    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
                    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "l"(da), "l"(db), "n"(SCALE_D));
-}
-
-// d += A(smem, K-major) * B(smem, MN-major: transposed), m64n128k16 (the conv3d kernel's weight
-// tile is [k][n] with n contiguous).
-__device__ __forceinline__ void a90_wgmma_ss_n128_tb(float d[64], uint64_t da, uint64_t db) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
-                 :
-                   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "l"(da), "l"(db), "n"(1));
+                 : "l"(da), "l"(db), "n"(SCALE_D), "n"(TRANS_B));
 }
 
 // d += A(registers, 4 x b32 bf16 pairs) * B(smem), m64n128k16; B MN-major (transposed).
@@ -226,6 +203,18 @@ __device__ __forceinline__ void a90_wgmma_rs_n64(float d[32], const uint32_t a[4
 }
 #endif
 
+
+// Whether the current device has compute capability 9.x, the sm_90a kernels' target (their
+// availability checks add whether the build carries the kernel's body).
+static inline bool a90_device_is_sm90(void) {
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return major == 9;
+}
 
 // cuTensorMapEncodeTiled from the driver the runtime already loaded (no libcuda link).
 static inline PFN_cuTensorMapEncodeTiled_v12000 a90_encoder(void) {

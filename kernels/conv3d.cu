@@ -23,19 +23,12 @@ static_assert(LTX2_C3_STAGES >= 2, "the ring needs a stage in flight beside the 
 
 typedef __nv_bfloat16 bf16;
 
-struct c3_params {
-    const bf16 *x, *w, *bias;
-    bf16 *y;
-    ltx2_c3_geom g;
-    int silu;
-};
-
 // WN warps along N (conv3d_layout.h). Launch bounds ask for 4 / WN CTAs per SM, i.e. 16 warps
 // and at most 128 registers per thread: measured faster on an H100 than 1 CTA of 8 warps at 157
 // registers, ~200 against ~145 TFLOP/s on the decoder's 3x3x3 layers
 // (bench/results/NVIDIA_H100_80GB_HBM3-20261127/run8).
 template <int WN>
-__global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, 4 / WN) c3_kernel(const c3_params p) {
+__global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, 4 / WN) c3_kernel(const ltx2_c3_params p) {
     constexpr int THREADS = LTX2_C3_WARPS_M * 32 * WN, BN = LTX2_C3_WARP_N * WN, LDB = BN + LTX2_C3_PAD;
     constexpr int A_ROWS = LTX2_C3_BM * LTX2_C3_A_CHUNKS_PER_ROW / THREADS;
     constexpr int STAGE = LTX2_C3_BM * LTX2_C3_LDA + LTX2_C3_BK * LDB;
@@ -139,7 +132,7 @@ __global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, 4 / WN) c3_kernel(c
         }
 }
 
-template <int WN> static int c3_launch(cudaStream_t st, const c3_params &p) {
+template <int WN> static int c3_launch(cudaStream_t st, const ltx2_c3_params &p) {
     int64_t gx, gy;
     if (!ltx2_c3_grid(&p.g, WN, &gx, &gy)) LTX2_K_BAD_ARG();
     const int smem = ltx2_c3_smem_bytes(WN); // over the 48 KB a launch gets without asking
@@ -154,13 +147,7 @@ extern "C" int ltx2_k_conv3d(void *stream, const ltx2_k_conv3d_args *a) {
     if (!ltx2_k_aligned16(a->x) || !ltx2_k_aligned16(a->w) || !ltx2_k_aligned16(a->y)) LTX2_K_BAD_ARG();
     if (a->impl != LTX2_KCONV_AUTO && a->impl != LTX2_KCONV_MMA_SYNC && a->impl != LTX2_KCONV_WGMMA) LTX2_K_BAD_ARG();
     if (a->impl == LTX2_KCONV_WGMMA) return c90_launch((cudaStream_t)stream, a);
-    c3_params p;
-    p.x = (const bf16 *)a->x;
-    p.w = (const bf16 *)a->w;
-    p.bias = (const bf16 *)a->bias;
-    p.y = (bf16 *)a->y;
-    p.g = ltx2_c3_geom_from_args(a);
-    p.silu = a->silu;
+    const ltx2_c3_params p = ltx2_c3_params_from_args(a);
     return ltx2_c3_pick_wn(a->c_out) == 2 ? c3_launch<2>((cudaStream_t)stream, p)
                                           : c3_launch<1>((cudaStream_t)stream, p);
 }

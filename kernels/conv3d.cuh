@@ -8,7 +8,28 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "conv3d_layout.h"
 #include "ltx2_kernels.h"
+
+// What both kernels receive: the operands and the GEMM geometry (conv3d_layout.h).
+struct ltx2_c3_params {
+    const __nv_bfloat16 *x, *w, *bias;
+    __nv_bfloat16 *y;
+    ltx2_c3_geom g;
+    int silu;
+};
+
+// From arguments ltx2_k_conv3d has validated.
+static inline ltx2_c3_params ltx2_c3_params_from_args(const ltx2_k_conv3d_args *a) {
+    ltx2_c3_params p;
+    p.x = (const __nv_bfloat16 *)a->x;
+    p.w = (const __nv_bfloat16 *)a->w;
+    p.bias = (const __nv_bfloat16 *)a->bias;
+    p.y = (__nv_bfloat16 *)a->y;
+    p.g = ltx2_c3_geom_from_args(a);
+    p.silu = a->silu;
+    return p;
+}
 
 // The epilogue both kernels end with: + bias, SiLU when asked, one bf16x2 store of columns n and
 // n + 1 of output row m (n even and c_out % 8 == 0, so the pair is in range and 4-byte aligned).

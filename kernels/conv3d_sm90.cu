@@ -21,15 +21,8 @@ static_assert(LTX2_C90_A_ROWS_PER_THREAD * LTX2_C90_THREADS == LTX2_C90_BM * (LT
 static_assert(LTX2_C90_BK == A90_PANEL, "one 128-byte swizzled row of A per output voxel and k-tile");
 static_assert(LTX2_C90_STAGES >= 3, "a load in flight beside the tile read and the one wgmma may still read");
 
-struct c90_params {
-    const bf16 *x, *w, *bias;
-    bf16 *y;
-    ltx2_c3_geom g;
-    int silu;
-};
-
 template <int NB>
-__global__ void __launch_bounds__(LTX2_C90_THREADS, 1) c90_kernel(const c90_params p) {
+__global__ void __launch_bounds__(LTX2_C90_THREADS, 1) c90_kernel(const ltx2_c3_params p) {
 #if defined(A90_DEVICE_CODE)
     constexpr int A_ROWS = LTX2_C90_A_ROWS_PER_THREAD;
     constexpr int STAGE = LTX2_C90_A_TILE_BYTES + NB * (LTX2_C90_N_PER_WGMMA / A90_PANEL) * LTX2_C90_B_PANEL_BYTES;
@@ -153,7 +146,7 @@ bool c90_available(void) {
 #endif
 }
 
-template <int NB> static int c90_launch_t(cudaStream_t st, const c90_params &p) {
+template <int NB> static int c90_launch_t(cudaStream_t st, const ltx2_c3_params &p) {
     int64_t gx, gy;
     if (!ltx2_c90_grid(&p.g, NB, &gx, &gy)) LTX2_K_BAD_ARG();
     const int smem = ltx2_c90_smem_bytes(NB);
@@ -165,13 +158,7 @@ template <int NB> static int c90_launch_t(cudaStream_t st, const c90_params &p) 
 
 int c90_launch(cudaStream_t st, const ltx2_k_conv3d_args *a) {
     if (!c90_available()) return (int)cudaErrorNotSupported;
-    c90_params p;
-    p.x = (const bf16 *)a->x;
-    p.w = (const bf16 *)a->w;
-    p.bias = (const bf16 *)a->bias;
-    p.y = (bf16 *)a->y;
-    p.g = ltx2_c3_geom_from_args(a);
-    p.silu = a->silu;
+    const ltx2_c3_params p = ltx2_c3_params_from_args(a);
     return ltx2_c90_pick_nb(a->c_out) == 2 ? c90_launch_t<2>(st, p) : c90_launch_t<1>(st, p);
 }
 

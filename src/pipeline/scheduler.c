@@ -157,7 +157,11 @@ void ltx2_sched_round_latent(const ltx2_sem_rules *rules, float *x, int64_t n) {
 void ltx2_sched_velocity_to_x0(const ltx2_sem_rules *rules, const float *x, const float *v,
                                float sigma, int64_t n, float *x0) {
     for (int64_t i = 0; i < n; i++) {
-        const float vs = v[i] * sigma;
+        /* LC's model runs in bf16 and hands to_denoised a bf16 velocity; ours is fp32, so under the
+         * bf16 rules it is rounded first (without this the 3-step bf16 loop drifted 1-3e-2 from
+         * ltx-pipelines: test_generate's e2e_bf16 goldens) */
+        const float vi = rules->latent_bf16 ? ltx2_bf16_to_f32(ltx2_f32_to_bf16(v[i])) : v[i];
+        const float vs = vi * sigma;
         x0[i] = x[i] - vs;
     }
     ltx2_sched_round_latent(rules, x0, n);

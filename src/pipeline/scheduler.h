@@ -56,7 +56,8 @@ typedef enum ltx2_distilled_stage {
  * MD set_timesteps_ltx2 special cases). Returns NULL for an unknown stage. */
 const float *ltx2_sched_distilled(ltx2_distilled_stage stage, int *n_values);
 
-/* x0 = x - v*sigma (LC to_denoised: fp32, cast to the latent dtype). In place allowed (out == x0). */
+/* x0 = x - v*sigma (LC to_denoised: fp32, cast to the latent dtype; under the bf16 rules v is rounded
+ * to bf16 first, as LC's bf16 model returns it). In place allowed (out == x0). */
 void ltx2_sched_velocity_to_x0(const ltx2_sem_rules *rules, const float *x, const float *v,
                                float sigma, int64_t n, float *x0);
 /* v = (x - x0)/sigma (LC to_velocity). sigma must be non-zero (LC raises; we return an error). */

@@ -2,8 +2,9 @@
  * diffusers directory (transformer/, connectors/, vae/, audio_vae/, vocoder/) and LTX-2.3 as split
  * component files (weights/tiny/split-2.3, made by tests/golden/gen_tiny_split.py), through the
  * one-stage pipeline and the distilled one (its upsampler, stage-2 DiT and, with libpng, the video
- * encoder of image conditioning); and a split set missing a component, or holding one twice, is
- * refused naming it. The CPU, tiny sizes. */
+ * encoder of image conditioning), the split files also through the model handle
+ * (ltx2_model_load_files); and a split set missing a component, or holding one twice, is refused
+ * naming it. The CPU, tiny sizes. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,30 @@ static void run(ltx2_context *ctx, const char *v, bool distilled, bool image, bo
         compare(what, &got, &ref);
         printf("%s: bitwise equal (model %s)\n", what, got.model_version);
         ltx2_generate_result_free(&got);
+        if (src != 1) continue;
+        /* the same split files through the model handle (loaded once, checkpoint left unset) */
+        ltx2_model *model = NULL;
+        st = ltx2_model_load_files(ctx, k_split, N_SPLIT, "cpu", &model);
+        CHECK(st == LTX2_OK, "%s, model handle: load: %s", what, ltx2_last_error(ctx));
+        if (st != LTX2_OK) continue;
+        ltx2_generate_params q = p;
+        q.checkpoint_files = NULL, q.n_checkpoint_files = 0;
+        st = ltx2_generate_model(ctx, model, &q, &got);
+        CHECK(st == LTX2_OK, "%s, model handle: %s", what, ltx2_last_error(ctx));
+        if (st == LTX2_OK) {
+            snprintf(what + strlen(what), sizeof what - strlen(what), " through the model handle");
+            compare(what, &got, &ref);
+            printf("%s: bitwise equal\n", what);
+            ltx2_generate_result_free(&got);
+        }
+        /* parameters naming another checkpoint are refused */
+        q.checkpoint = single;
+        st = ltx2_generate_model(ctx, model, &q, &got);
+        CHECK(st == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), "other split files"),
+              "model handle: another checkpoint accepted (%d): %s", (int)st, ltx2_last_error(ctx));
+        if (st == LTX2_OK) ltx2_generate_result_free(&got);
+        ltx2_clear_error(ctx);
+        ltx2_model_free(model);
     }
     ltx2_generate_result_free(&ref);
 }

@@ -256,10 +256,14 @@ typedef struct ltx2_model ltx2_model;
 /* Loads checkpoint (a Lightricks single-file .safetensors or a diffusers directory) onto device (as
  * ltx2_generate_params.device; NULL: auto). The first log line names the device. */
 ltx2_status ltx2_model_load(ltx2_context *ctx, const char *checkpoint, const char *device, ltx2_model **out);
+/* The same from paths[0..n): one single file or diffusers directory, or Lightricks' split component
+ * files (as ltx2_generate_params.checkpoint_files). */
+ltx2_status ltx2_model_load_files(ltx2_context *ctx, const char *const *paths, int n, const char *device,
+                                  ltx2_model **out);
 /* Frees the models and their device (NULL is ignored). */
 void ltx2_model_free(ltx2_model *model);
-/* ltx2_generate on model's models: p->checkpoint must be NULL or model's path, p->device is ignored
- * (the model's device runs). No memory plan is made per call: the weights are resident, and an
+/* ltx2_generate on model's models: p->checkpoint (and checkpoint_files) must be unset or name the
+ * model's own, p->device is ignored (the model's device runs). No memory plan is made per call: the weights are resident, and an
  * activation that does not fit fails with LTX2_ERR_OOM from the device. The result equals
  * ltx2_generate's with the same parameters. LoRAs are refused (they are fused as the DiT loads); the
  * video encoder joins the handle's models on the first call with images, an upsampler is read per

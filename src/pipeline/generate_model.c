@@ -1,5 +1,6 @@
 /* The public model handle (ltx2.h: ltx2_model_load, ltx2_generate_model): the pipeline's models
  * and their backend, loaded once and handed to every generation. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +9,8 @@
 #include "pipeline/pipeline.h"
 
 struct ltx2_model {
-    char *checkpoint;
+    char **paths; /* the checkpoint: one file or directory, or split component files */
+    int n_paths;
     const ltx2_backend *be;
     ltx2_pipe_models m;
 };
@@ -17,26 +19,38 @@ void ltx2_model_free(ltx2_model *model) {
     if (!model) return;
     ltx2_pipe_models_free(&model->m);
     ltx2_backend_free(model->be);
-    free(model->checkpoint);
+    for (int i = 0; i < model->n_paths; i++) free(model->paths[i]);
+    free(model->paths);
     free(model);
 }
 
-ltx2_status ltx2_model_load(ltx2_context *ctx, const char *checkpoint, const char *device, ltx2_model **out) {
-    if (!checkpoint || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "model load: NULL checkpoint or output");
+ltx2_status ltx2_model_load_files(ltx2_context *ctx, const char *const *paths, int n, const char *device,
+                                  ltx2_model **out) {
+    if (!paths || n < 1 || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "model load: no checkpoint or output");
     *out = NULL;
+    for (int i = 0; i < n; i++)
+        if (!paths[i]) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "model load: checkpoint path %d is NULL", i);
     ltx2_model *model = calloc(1, sizeof *model);
-    const size_t n = strlen(checkpoint) + 1;
-    if (model) model->checkpoint = malloc(n);
-    if (!model || !model->checkpoint) {
+    if (model) model->paths = calloc((size_t)n, sizeof *model->paths);
+    if (!model || !model->paths) {
         free(model);
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "model load: %s", checkpoint);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "model load: %s", paths[0]);
     }
-    memcpy(model->checkpoint, checkpoint, n);
+    model->n_paths = n;
+    for (int i = 0; i < n; i++) {
+        const size_t len = strlen(paths[i]) + 1;
+        model->paths[i] = malloc(len);
+        if (!model->paths[i]) {
+            ltx2_model_free(model);
+            return LTX2_ERROR(ctx, LTX2_ERR_OOM, "model load: %s", paths[i]);
+        }
+        memcpy(model->paths[i], paths[i], len);
+    }
     char desc[256];
     ltx2_status st = ltx2_backend_open(ctx, device, &model->be, desc, sizeof desc);
     if (st == LTX2_OK) {
         LTX2_LOGI(ctx, "model: device %s", desc);
-        st = ltx2_pipe_models_load(ctx, checkpoint, model->be, &model->m);
+        st = ltx2_pipe_models_load_lora(ctx, paths, n, model->be, NULL, &model->m);
     }
     if (st != LTX2_OK) {
         ltx2_model_free(model);
@@ -46,20 +60,35 @@ ltx2_status ltx2_model_load(ltx2_context *ctx, const char *checkpoint, const cha
     return LTX2_OK;
 }
 
+ltx2_status ltx2_model_load(ltx2_context *ctx, const char *checkpoint, const char *device, ltx2_model **out) {
+    if (!checkpoint) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "model load: NULL checkpoint");
+    return ltx2_model_load_files(ctx, &checkpoint, 1, device, out);
+}
+
+/* Whether the parameters' checkpoint (path or split files, either may be unset) is the model's. */
+static bool names_model(const ltx2_model *model, const ltx2_generate_params *p) {
+    if (p->n_checkpoint_files > 0) {
+        if (p->n_checkpoint_files != model->n_paths || p->checkpoint) return false;
+        for (int i = 0; i < model->n_paths; i++)
+            if (!p->checkpoint_files[i] || strcmp(p->checkpoint_files[i], model->paths[i]) != 0) return false;
+        return true;
+    }
+    return !p->checkpoint || (model->n_paths == 1 && strcmp(p->checkpoint, model->paths[0]) == 0);
+}
+
 ltx2_status ltx2_generate_model(ltx2_context *ctx, ltx2_model *model, const ltx2_generate_params *p,
                                 ltx2_generate_result *result) {
     if (!model || !p || !result)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL model, params or result");
-    if (p->n_checkpoint_files > 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the parameters name split checkpoint files, the "
-                          "model was loaded from %s (leave them NULL)", model->checkpoint);
-    if (p->checkpoint && strcmp(p->checkpoint, model->checkpoint) != 0)
+    if (!names_model(model, p))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
-                          "generate: the parameters name checkpoint %s, the model was loaded from %s (leave it NULL)",
-                          p->checkpoint, model->checkpoint);
+                          "generate: the parameters name checkpoint %s, the model was loaded from %s%s (leave the "
+                          "checkpoint NULL)",
+                          p->n_checkpoint_files > 0 ? p->checkpoint_files[0] : p->checkpoint, model->paths[0],
+                          model->n_paths > 1 ? " and other split files" : "");
     ltx2_generate_params q = *p;
-    q.checkpoint = model->checkpoint;
-    q.checkpoint_files = NULL;
-    q.n_checkpoint_files = 0;
+    q.checkpoint = model->n_paths == 1 ? model->paths[0] : NULL;
+    q.checkpoint_files = model->n_paths > 1 ? (const char *const *)model->paths : NULL;
+    q.n_checkpoint_files = model->n_paths > 1 ? model->n_paths : 0;
     return ltx2_generate_with_models(ctx, &q, model->be, &model->m, result);
 }

@@ -39,15 +39,22 @@ static void base_params(ltx2_generate_params *p, const char *ckpt) {
     p->latent_bf16 = 0; /* the golden runs the pipeline in fp32 */
 }
 
-static void check_version(ltx2_context *ctx, const char *v) {
-    char ckpt[1024], gold[1024];
-    snprintf(ckpt, sizeof ckpt, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
-    snprintf(gold, sizeof gold, "%s/tests/golden/data/e2e_%s.safetensors", LTX2_SOURCE_DIR, v);
+/* The tiny checkpoint of version v into ckpt, and the golden e2e_<tag><v> into gold, opened (NULL,
+ * failing the test, when it cannot be). */
+#define E2E_PATH_CAP 1024
+static ltx2_st_file *e2e_open(ltx2_context *ctx, const char *tag, const char *v, char ckpt[E2E_PATH_CAP],
+                              char gold[E2E_PATH_CAP]) {
+    snprintf(ckpt, E2E_PATH_CAP, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
+    snprintf(gold, E2E_PATH_CAP, "%s/tests/golden/data/e2e_%s%s.safetensors", LTX2_SOURCE_DIR, tag, v);
     ltx2_st_file *f = NULL;
-    if (ltx2_st_open(ctx, gold, &f) != LTX2_OK) {
-        CHECK(0, "open %s: %s", gold, ltx2_last_error(ctx));
-        return;
-    }
+    if (ltx2_st_open(ctx, gold, &f) != LTX2_OK) CHECK(0, "open %s: %s", gold, ltx2_last_error(ctx));
+    return f;
+}
+
+static void check_version(ltx2_context *ctx, const char *v) {
+    char ckpt[E2E_PATH_CAP], gold[E2E_PATH_CAP];
+    ltx2_st_file *f = e2e_open(ctx, "", v, ckpt, gold);
+    if (!f) return;
     ltx2_generate_params p;
     base_params(&p, ckpt);
     p.noise = gold;
@@ -120,15 +127,10 @@ static void check_version(ltx2_context *ctx, const char *v) {
 #define E2E_BF16_REL_L2_TOL 5e-3
 
 static void check_bf16(ltx2_context *ctx, const char *v) {
-    char ckpt[1024], gold[1024], what[64];
-    snprintf(ckpt, sizeof ckpt, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
-    snprintf(gold, sizeof gold, "%s/tests/golden/data/e2e_bf16_%s.safetensors", LTX2_SOURCE_DIR, v);
+    char ckpt[E2E_PATH_CAP], gold[E2E_PATH_CAP], what[64];
     snprintf(what, sizeof what, "%s bf16 loop", v);
-    ltx2_st_file *f = NULL;
-    if (ltx2_st_open(ctx, gold, &f) != LTX2_OK) {
-        CHECK(0, "open %s: %s", gold, ltx2_last_error(ctx));
-        return;
-    }
+    ltx2_st_file *f = e2e_open(ctx, "bf16_", v, ckpt, gold);
+    if (!f) return;
     ltx2_generate_params p;
     base_params(&p, ckpt);
     p.steps = 3;
@@ -278,12 +280,11 @@ static void check_refusals(ltx2_context *ctx) {
  * (e2e_text_<v>: gen_text_goldens.PROMPT, the default negative prompt, the embedded tiny Gemma):
  * the final latents. */
 static void check_text_version(ltx2_context *ctx, const char *v) {
-    char ckpt[1024], gold[1024], text[1024];
-    snprintf(ckpt, sizeof ckpt, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
-    snprintf(gold, sizeof gold, "%s/tests/golden/data/e2e_text_%s.safetensors", LTX2_SOURCE_DIR, v);
+    char ckpt[E2E_PATH_CAP], gold[E2E_PATH_CAP], text[E2E_PATH_CAP];
     snprintf(text, sizeof text, "%s/tests/golden/data/text_%s.safetensors", LTX2_SOURCE_DIR, v);
-    ltx2_st_file *f = NULL, *tf = NULL;
-    if (ltx2_st_open(ctx, gold, &f) != LTX2_OK || ltx2_st_open(ctx, text, &tf) != LTX2_OK) {
+    ltx2_st_file *f = e2e_open(ctx, "text_", v, ckpt, gold), *tf = NULL;
+    if (!f) return;
+    if (ltx2_st_open(ctx, text, &tf) != LTX2_OK) {
         CHECK(0, "%s: %s", v, ltx2_last_error(ctx));
         ltx2_st_close(f);
         return;

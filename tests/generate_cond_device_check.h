@@ -53,20 +53,11 @@ static inline void generate_cond_device_check(ltx2_context *ctx, const ltx2_back
         cond_params(&p, ckpt, two, loras, style, distilled, sizeof style, v);
         snprintf(what, sizeof what, "%s %s", v, two ? "two-stage + LoRAs" : "distilled + audio");
         ltx2_generate_result ref, got;
-        ltx2_status st = ltx2_generate_on(ctx, &p, ltx2_backend_cpu(), &ref);
-        CHECK(st == LTX2_OK, "%s cpu: %s", what, ltx2_last_error(ctx));
-        if (st != LTX2_OK) continue;
-        st = ltx2_generate_on(ctx, &p, dev, &got);
-        CHECK(st == LTX2_OK, "%s %s: %s", what, dev->name, ltx2_last_error(ctx));
-        if (st == LTX2_OK) {
-            const int64_t *vs = ref.video_latent_shape, *as = ref.audio_latent_shape;
-            stage(what, "video latent", got.video_latent, ref.video_latent, vs[0] * vs[1] * vs[2] * vs[3] * vs[4],
-                  GEN_EMU_LATENT_MAX_REL_L2);
-            stage(what, "audio latent", got.audio_latent, ref.audio_latent, as[0] * as[1] * as[2] * as[3],
-                  two ? GEN_EMU_LATENT_MAX_REL_L2 : GEN_COND_AUDIO_LATENT_MAX_REL_L2);
-            printf("%s: cpu %.2f s, %s %.2f s\n", what, ref.timings.total, dev->name, got.timings.total);
-            ltx2_generate_result_free(&got);
-        }
+        if (!gen_cpu_and_device(ctx, &p, dev, what, &ref, &got)) continue;
+        gen_check_latents(what, &got, &ref, GEN_EMU_LATENT_MAX_REL_L2,
+                          two ? GEN_EMU_LATENT_MAX_REL_L2 : GEN_COND_AUDIO_LATENT_MAX_REL_L2);
+        printf("%s: cpu %.2f s, %s %.2f s\n", what, ref.timings.total, dev->name, got.timings.total);
+        ltx2_generate_result_free(&got);
         ltx2_generate_result_free(&ref);
     }
 }

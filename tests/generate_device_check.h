@@ -67,6 +67,28 @@ static inline bool cpu_decodes(ltx2_context *ctx, const char *ckpt, const ltx2_g
     return ok;
 }
 
+/* p on the CPU backend (*ref) and on dev (*got); false (the test failed) when either run fails,
+ * and then nothing is left to free. */
+static inline bool gen_cpu_and_device(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *dev,
+                                      const char *what, ltx2_generate_result *ref, ltx2_generate_result *got) {
+    ltx2_status st = ltx2_generate_on(ctx, p, ltx2_backend_cpu(), ref);
+    CHECK(st == LTX2_OK, "%s cpu: %s", what, ltx2_last_error(ctx));
+    if (st != LTX2_OK) return false;
+    st = ltx2_generate_on(ctx, p, dev, got);
+    CHECK(st == LTX2_OK, "%s %s: %s", what, dev->name, ltx2_last_error(ctx));
+    if (st != LTX2_OK) ltx2_generate_result_free(ref);
+    return st == LTX2_OK;
+}
+
+/* The final video and audio latents of got against ref. */
+static inline void gen_check_latents(const char *what, const ltx2_generate_result *got,
+                                     const ltx2_generate_result *ref, double video_tol, double audio_tol) {
+    const int64_t *vs = ref->video_latent_shape, *as = ref->audio_latent_shape;
+    stage(what, "video latent", got->video_latent, ref->video_latent, vs[0] * vs[1] * vs[2] * vs[3] * vs[4],
+          video_tol);
+    stage(what, "audio latent", got->audio_latent, ref->audio_latent, as[0] * as[1] * as[2] * as[3], audio_tol);
+}
+
 static inline void generate_device_check(ltx2_context *ctx, const ltx2_backend *dev, const char *v) {
     char ckpt[1024];
     snprintf(ckpt, sizeof ckpt, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
@@ -81,31 +103,21 @@ static inline void generate_device_check(ltx2_context *ctx, const ltx2_backend *
     p.frames = 9;
     p.stg_block = 1;
     ltx2_generate_result ref, got;
-    ltx2_status st = ltx2_generate_on(ctx, &p, ltx2_backend_cpu(), &ref);
-    CHECK(st == LTX2_OK, "%s cpu: %s", v, ltx2_last_error(ctx));
-    if (st != LTX2_OK) return;
-    st = ltx2_generate_on(ctx, &p, dev, &got);
-    CHECK(st == LTX2_OK, "%s %s: %s", v, dev->name, ltx2_last_error(ctx));
+    if (!gen_cpu_and_device(ctx, &p, dev, v, &ref, &got)) return;
+    gen_check_latents(v, &got, &ref, GEN_EMU_LATENT_MAX_REL_L2, GEN_EMU_LATENT_MAX_REL_L2);
     float *cvideo = NULL, *cwav = NULL;
-    if (st == LTX2_OK) {
-        const int64_t *vs = ref.video_latent_shape, *as = ref.audio_latent_shape;
-        stage(v, "video latent", got.video_latent, ref.video_latent, vs[0] * vs[1] * vs[2] * vs[3] * vs[4],
-              GEN_EMU_LATENT_MAX_REL_L2);
-        stage(v, "audio latent", got.audio_latent, ref.audio_latent, as[0] * as[1] * as[2] * as[3],
-              GEN_EMU_LATENT_MAX_REL_L2);
-        const bool ok = cpu_decodes(ctx, ckpt, &got, &cvideo, &cwav);
-        CHECK(ok, "%s: CPU decodes of the emulator's latents: %s", v, ltx2_last_error(ctx));
-        if (ok) {
-            stage(v, "video (VAE on the same latent)", got.video, cvideo, got.frames * got.height * got.width * 3,
-                  GEN_EMU_VIDEO_MAX_REL_L2);
-            stage(v, "waveform (audio VAE + vocoder)", got.audio, cwav, got.audio_channels * got.audio_samples,
-                  GEN_EMU_WAVE_MAX_REL_L2);
-        }
-        const ltx2_generate_timings *t = &got.timings;
-        printf("%s: cpu %.2f s, %s %.2f s (load %.2f text %.2f denoise %.2f video %.2f audio %.2f)\n", v,
-               ref.timings.total, dev->name, t->total, t->load, t->text, t->denoise, t->video_decode, t->audio_decode);
-        ltx2_generate_result_free(&got);
+    const bool ok = cpu_decodes(ctx, ckpt, &got, &cvideo, &cwav);
+    CHECK(ok, "%s: CPU decodes of the emulator's latents: %s", v, ltx2_last_error(ctx));
+    if (ok) {
+        stage(v, "video (VAE on the same latent)", got.video, cvideo, got.frames * got.height * got.width * 3,
+              GEN_EMU_VIDEO_MAX_REL_L2);
+        stage(v, "waveform (audio VAE + vocoder)", got.audio, cwav, got.audio_channels * got.audio_samples,
+              GEN_EMU_WAVE_MAX_REL_L2);
     }
+    const ltx2_generate_timings *t = &got.timings;
+    printf("%s: cpu %.2f s, %s %.2f s (load %.2f text %.2f denoise %.2f video %.2f audio %.2f)\n", v,
+           ref.timings.total, dev->name, t->total, t->load, t->text, t->denoise, t->video_decode, t->audio_decode);
+    ltx2_generate_result_free(&got);
     free(cvideo);
     free(cwav);
     ltx2_generate_result_free(&ref);

@@ -28,10 +28,9 @@ typedef __nv_bfloat16 bf16;
 // registers, ~200 against ~145 TFLOP/s on the decoder's 3x3x3 layers
 // (bench/results/NVIDIA_H100_80GB_HBM3-20261127/run8).
 template <int WN>
-__global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, 4 / WN) c3_kernel(const ltx2_c3_params p) {
-    constexpr int THREADS = LTX2_C3_WARPS_M * 32 * WN, BN = LTX2_C3_WARP_N * WN, LDB = BN + LTX2_C3_PAD;
-    constexpr int A_ROWS = LTX2_C3_BM * LTX2_C3_A_CHUNKS_PER_ROW / THREADS;
-    constexpr int STAGE = LTX2_C3_BM * LTX2_C3_LDA + LTX2_C3_BK * LDB;
+__global__ void __launch_bounds__(LTX2_C3_THREADS(WN), 4 / WN) c3_kernel(const ltx2_c3_params p) {
+    constexpr int BN = LTX2_C3_BN(WN), LDB = LTX2_C3_LDB(WN), A_ROWS = LTX2_C3_A_ROWS_PER_THREAD(WN);
+    constexpr int STAGE = LTX2_C3_STAGE_ELEMS(WN);
     LTX2_K_DYN_SMEM(bf16, smem);
     const ltx2_c3_geom *g = &p.g;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -135,10 +134,10 @@ __global__ void __launch_bounds__(LTX2_C3_WARPS_M * 32 * WN, 4 / WN) c3_kernel(c
 template <int WN> static int c3_launch(cudaStream_t st, const ltx2_c3_params &p) {
     int64_t gx, gy;
     if (!ltx2_c3_grid(&p.g, WN, &gx, &gy)) LTX2_K_BAD_ARG();
-    const int smem = ltx2_c3_smem_bytes(WN); // over the 48 KB a launch gets without asking
+    const int smem = LTX2_C3_SMEM_BYTES(WN); // over the 48 KB a launch gets without asking
     cudaError_t e = cudaFuncSetAttribute(c3_kernel<WN>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return (int)e;
-    ltx2_launch<c3_kernel<WN>>(dim3((unsigned)gx, (unsigned)gy), ltx2_c3_threads(WN), (size_t)smem, st, p);
+    ltx2_launch<c3_kernel<WN>>(dim3((unsigned)gx, (unsigned)gy), LTX2_C3_THREADS(WN), (size_t)smem, st, p);
     LTX2_K_RETURN_LAUNCH();
 }
 

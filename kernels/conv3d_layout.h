@@ -32,7 +32,6 @@
 #define LTX2_C3_WARP_M (LTX2_C3_BM / LTX2_C3_WARPS_M)
 #define LTX2_C3_WARP_N 64
 #define LTX2_C3_WN_MAX 2
-#define LTX2_C3_BN_MAX (LTX2_C3_WARP_N * LTX2_C3_WN_MAX)
 #define LTX2_C3_STAGES 4
 /* One cp.async moves 16 bytes = 8 bf16; c_in % 8 == 0 keeps every chunk of a K row inside one
  * tap (one contiguous, 16-byte aligned run of x), c_out % 8 == 0 does the same for weight rows. */
@@ -53,15 +52,16 @@
 #define LTX2_C3_MAX_GRID_X 0x7fffffffLL
 #define LTX2_C3_MAX_GRID_Y 65535LL
 
-/* The tile shape for wn warps along N. */
-LTX2_HD int ltx2_c3_bn(int wn) { return LTX2_C3_WARP_N * wn; }
-LTX2_HD int ltx2_c3_threads(int wn) { return LTX2_C3_WARPS_M * 32 * wn; }
-LTX2_HD int ltx2_c3_ldb(int wn) { return ltx2_c3_bn(wn) + LTX2_C3_PAD; }
+/* The tile shape for wn warps along N (macros: the kernel sizes its arrays and launch bounds with
+ * them as constant expressions). */
+#define LTX2_C3_BN(wn) (LTX2_C3_WARP_N * (wn))
+#define LTX2_C3_THREADS(wn) (LTX2_C3_WARPS_M * 32 * (wn))
+#define LTX2_C3_LDB(wn) (LTX2_C3_BN(wn) + LTX2_C3_PAD)
 /* A rows each thread gathers per stage (4 consecutive threads fill one 32-wide row). */
-LTX2_HD int ltx2_c3_a_rows_per_thread(int wn) { return LTX2_C3_BM * LTX2_C3_A_CHUNKS_PER_ROW / ltx2_c3_threads(wn); }
+#define LTX2_C3_A_ROWS_PER_THREAD(wn) (LTX2_C3_BM * LTX2_C3_A_CHUNKS_PER_ROW / LTX2_C3_THREADS(wn))
 /* One stage in the dynamic shared memory: the A tile [BM][LDA], then the B tile [BK][ldb]. */
-LTX2_HD int ltx2_c3_stage_elems(int wn) { return LTX2_C3_BM * LTX2_C3_LDA + LTX2_C3_BK * ltx2_c3_ldb(wn); }
-LTX2_HD int ltx2_c3_smem_bytes(int wn) { return LTX2_C3_STAGES * ltx2_c3_stage_elems(wn) * 2; }
+#define LTX2_C3_STAGE_ELEMS(wn) (LTX2_C3_BM * LTX2_C3_LDA + LTX2_C3_BK * LTX2_C3_LDB(wn))
+#define LTX2_C3_SMEM_BYTES(wn) (LTX2_C3_STAGES * LTX2_C3_STAGE_ELEMS(wn) * 2)
 /* The launcher's choice: 128 columns when c_out fills more than one 64-wide tile. */
 LTX2_HD int ltx2_c3_pick_wn(int64_t c_out) { return c_out > LTX2_C3_WARP_N ? 2 : 1; }
 
@@ -140,7 +140,7 @@ LTX2_HD ltx2_c3_geom ltx2_c3_geom_from_args(const ltx2_k_conv3d_args *a) {
 /* CTA grid (x over M tiles, y over c_out tiles of 64 wn); 0 when it exceeds the launch limits. */
 LTX2_HD int ltx2_c3_grid(const ltx2_c3_geom *g, int wn, int64_t *gx, int64_t *gy) {
     *gx = (g->M + LTX2_C3_BM - 1) / LTX2_C3_BM;
-    *gy = (g->Co + ltx2_c3_bn(wn) - 1) / ltx2_c3_bn(wn);
+    *gy = (g->Co + LTX2_C3_BN(wn) - 1) / LTX2_C3_BN(wn);
     return *gx <= LTX2_C3_MAX_GRID_X && *gy <= LTX2_C3_MAX_GRID_Y;
 }
 
@@ -220,18 +220,18 @@ LTX2_HD int64_t ltx2_c3_w_offset(const ltx2_c3_geom *g, int64_t k, int64_t n) {
 }
 
 /* Shared-memory chunks thread tid copies per stage. A: chunk column a_col of tile rows
- * a_row(tid, i, wn), i < ltx2_c3_a_rows_per_thread(wn) (4 consecutive threads fill one 32-wide
+ * a_row(tid, i, wn), i < LTX2_C3_A_ROWS_PER_THREAD(wn) (4 consecutive threads fill one 32-wide
  * row). B: chunk i < LTX2_C3_B_CHUNKS_PER_THREAD at (b_row, b_col) (8 wn consecutive threads fill
  * one row). Columns are in elements. */
 LTX2_HD int ltx2_c3_a_row(int tid, int i, int wn) {
-    return tid / LTX2_C3_A_CHUNKS_PER_ROW + i * (ltx2_c3_threads(wn) / LTX2_C3_A_CHUNKS_PER_ROW);
+    return tid / LTX2_C3_A_CHUNKS_PER_ROW + i * (LTX2_C3_THREADS(wn) / LTX2_C3_A_CHUNKS_PER_ROW);
 }
 LTX2_HD int ltx2_c3_a_col(int tid) { return (tid % LTX2_C3_A_CHUNKS_PER_ROW) * LTX2_C3_CHUNK; }
 LTX2_HD int ltx2_c3_b_row(int tid, int i, int wn) {
-    return (tid + i * ltx2_c3_threads(wn)) / (ltx2_c3_bn(wn) / LTX2_C3_CHUNK);
+    return (tid + i * LTX2_C3_THREADS(wn)) / (LTX2_C3_BN(wn) / LTX2_C3_CHUNK);
 }
 LTX2_HD int ltx2_c3_b_col(int tid, int i, int wn) {
-    return ((tid + i * ltx2_c3_threads(wn)) % (ltx2_c3_bn(wn) / LTX2_C3_CHUNK)) * LTX2_C3_CHUNK;
+    return ((tid + i * LTX2_C3_THREADS(wn)) % (LTX2_C3_BN(wn) / LTX2_C3_CHUNK)) * LTX2_C3_CHUNK;
 }
 
 /* Warp w owns tile rows 32 (w % 4) and columns 64 (w / 4). ldmatrix.x4 row addresses and
@@ -281,16 +281,16 @@ LTX2_HD int ltx2_c3_acc_col(int warp, int j, int lane) {
 /* B chunks each thread copies per stage and n128 half: 64 rows x 16 chunks over 256 threads. */
 #define LTX2_C90_B_CHUNKS_PER_THREAD (LTX2_C90_BK * (LTX2_C90_N_PER_WGMMA / LTX2_C3_CHUNK) / LTX2_C90_THREADS)
 
-LTX2_HD int ltx2_c90_bn(int nb) { return LTX2_C90_N_PER_WGMMA * nb; }
-LTX2_HD int ltx2_c90_b_tile_bytes(int nb) { return ltx2_c90_bn(nb) / A90_PANEL * LTX2_C90_B_PANEL_BYTES; }
-LTX2_HD int ltx2_c90_stage_bytes(int nb) { return LTX2_C90_A_TILE_BYTES + ltx2_c90_b_tile_bytes(nb); }
+#define LTX2_C90_BN(nb) (LTX2_C90_N_PER_WGMMA * (nb))
+#define LTX2_C90_B_TILE_BYTES(nb) (LTX2_C90_BN(nb) / A90_PANEL * LTX2_C90_B_PANEL_BYTES)
+#define LTX2_C90_STAGE_BYTES(nb) (LTX2_C90_A_TILE_BYTES + LTX2_C90_B_TILE_BYTES(nb))
 /* + one swizzle period of slack: the ring starts on a 1024-byte boundary of the shared window. */
-LTX2_HD int ltx2_c90_smem_bytes(int nb) { return LTX2_C90_STAGES * ltx2_c90_stage_bytes(nb) + A90_ATOM_BYTES; }
+#define LTX2_C90_SMEM_BYTES(nb) (LTX2_C90_STAGES * LTX2_C90_STAGE_BYTES(nb) + A90_ATOM_BYTES)
 /* 256 columns once c_out fills more than one 128-wide tile. */
 LTX2_HD int ltx2_c90_pick_nb(int64_t c_out) { return c_out > LTX2_C90_N_PER_WGMMA ? 2 : 1; }
 LTX2_HD int ltx2_c90_grid(const ltx2_c3_geom *g, int nb, int64_t *gx, int64_t *gy) {
     *gx = (g->M + LTX2_C90_BM - 1) / LTX2_C90_BM;
-    *gy = (g->Co + ltx2_c90_bn(nb) - 1) / ltx2_c90_bn(nb);
+    *gy = (g->Co + LTX2_C90_BN(nb) - 1) / LTX2_C90_BN(nb);
     return *gx <= LTX2_C3_MAX_GRID_X && *gy <= LTX2_C3_MAX_GRID_Y;
 }
 /* Thread tid gathers chunk column a_col (elements) of tile rows a_row(tid, i); its 16 bytes land
@@ -301,10 +301,10 @@ LTX2_HD uint32_t ltx2_c90_a_dst(int row, int col) { return att90_swz(row, col); 
 /* B chunk i (< nb * LTX2_C90_B_CHUNKS_PER_THREAD) of thread tid: row (k) and column (n, elements)
  * in the tile, and its byte inside the stage's B tile. */
 LTX2_HD int ltx2_c90_b_row(int tid, int i, int nb) {
-    return (tid + i * LTX2_C90_THREADS) / (ltx2_c90_bn(nb) / LTX2_C3_CHUNK);
+    return (tid + i * LTX2_C90_THREADS) / (LTX2_C90_BN(nb) / LTX2_C3_CHUNK);
 }
 LTX2_HD int ltx2_c90_b_col(int tid, int i, int nb) {
-    return ((tid + i * LTX2_C90_THREADS) % (ltx2_c90_bn(nb) / LTX2_C3_CHUNK)) * LTX2_C3_CHUNK;
+    return ((tid + i * LTX2_C90_THREADS) % (LTX2_C90_BN(nb) / LTX2_C3_CHUNK)) * LTX2_C3_CHUNK;
 }
 LTX2_HD uint32_t ltx2_c90_b_dst(int row, int col) { return att90_tile_off(row, col, LTX2_C90_B_PANEL_BYTES); }
 /* Descriptors of k16 step kk: A rows of warpgroup wg (K-major: 32 bytes per step inside the
@@ -322,6 +322,6 @@ LTX2_HD uint64_t ltx2_c90_b_desc(uint32_t b_tile, int h, int kk) {
 /* The ring: k-tile kt lives in slot kt % STAGES. Loads run STAGES - 2 tiles ahead of the one the
  * tensor cores read, because one wgmma group stays in flight past the barrier (the slot a load
  * refills last held k-tile kt - 2, whose wgmma every warpgroup has waited for). */
-LTX2_HD int ltx2_c90_ahead(void) { return LTX2_C90_STAGES - 2; }
+#define LTX2_C90_AHEAD (LTX2_C90_STAGES - 2)
 
 #endif

@@ -24,9 +24,7 @@ static_assert(LTX2_C90_STAGES >= 3, "a load in flight beside the tile read and t
 template <int NB>
 __global__ void __launch_bounds__(LTX2_C90_THREADS, 1) c90_kernel(const ltx2_c3_params p) {
 #if defined(A90_DEVICE_CODE)
-    constexpr int A_ROWS = LTX2_C90_A_ROWS_PER_THREAD;
-    constexpr int STAGE = LTX2_C90_A_TILE_BYTES + NB * (LTX2_C90_N_PER_WGMMA / A90_PANEL) * LTX2_C90_B_PANEL_BYTES;
-    constexpr int AHEAD = LTX2_C90_STAGES - 2; // ltx2_c90_ahead()
+    constexpr int A_ROWS = LTX2_C90_A_ROWS_PER_THREAD, STAGE = LTX2_C90_STAGE_BYTES(NB), AHEAD = LTX2_C90_AHEAD;
     LTX2_K_DYN_SMEM(uint8_t, smem_raw);
     // The ring starts on a swizzle period of the shared window (descriptors carry no base offset).
     const uint32_t raw = ltx2_smem_addr(smem_raw);
@@ -36,7 +34,7 @@ __global__ void __launch_bounds__(LTX2_C90_THREADS, 1) c90_kernel(const ltx2_c3_
 
     const ltx2_c3_geom *g = &p.g;
     const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid & 31;
-    const int64_t m0 = (int64_t)blockIdx.x * LTX2_C90_BM, n0 = (int64_t)blockIdx.y * ltx2_c90_bn(NB);
+    const int64_t m0 = (int64_t)blockIdx.x * LTX2_C90_BM, n0 = (int64_t)blockIdx.y * LTX2_C90_BN(NB);
 
     const int a_col = ltx2_c90_a_col(tid);
     ltx2_c3_origin a_org[A_ROWS];
@@ -149,7 +147,7 @@ bool c90_available(void) {
 template <int NB> static int c90_launch_t(cudaStream_t st, const ltx2_c3_params &p) {
     int64_t gx, gy;
     if (!ltx2_c90_grid(&p.g, NB, &gx, &gy)) LTX2_K_BAD_ARG();
-    const int smem = ltx2_c90_smem_bytes(NB);
+    const int smem = LTX2_C90_SMEM_BYTES(NB);
     cudaError_t e = cudaFuncSetAttribute(c90_kernel<NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return (int)e;
     ltx2_launch<c90_kernel<NB>>(dim3((unsigned)gx, (unsigned)gy), LTX2_C90_THREADS, (size_t)smem, st, p);

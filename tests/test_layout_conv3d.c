@@ -174,9 +174,9 @@ typedef struct emu_stats {
 } emu_stats;
 
 /* The shared tiles of the ring and each thread's registers, sized for the widest tile (wn 2). */
-#define EMU_THREADS_MAX (LTX2_C3_WARPS_M * 32 * LTX2_C3_WN_MAX)
-#define EMU_A_ROWS_MAX (LTX2_C3_BM * LTX2_C3_A_CHUNKS_PER_ROW / (LTX2_C3_WARPS_M * 32))
-#define EMU_LDB_MAX (LTX2_C3_BN_MAX + LTX2_C3_PAD)
+#define EMU_THREADS_MAX LTX2_C3_THREADS(LTX2_C3_WN_MAX)
+#define EMU_A_ROWS_MAX LTX2_C3_A_ROWS_PER_THREAD(1)
+#define EMU_LDB_MAX LTX2_C3_LDB(LTX2_C3_WN_MAX)
 typedef struct emu_smem {
     float a[LTX2_C3_STAGES][LTX2_C3_BM * LTX2_C3_LDA], b[LTX2_C3_STAGES][LTX2_C3_BK * EMU_LDB_MAX];
     int a_stamp[LTX2_C3_STAGES][LTX2_C3_BM * LTX2_C3_LDA], b_stamp[LTX2_C3_STAGES][LTX2_C3_BK * EMU_LDB_MAX];
@@ -205,15 +205,15 @@ static void emu_cp_async16(float *dst, int *dst_stamp, int64_t dst_col, int64_t 
 static void emu_load_stage(emu_smem *s, const ltx2_c3_geom *g, int wn, const float *x, int64_t x_numel,
                            const float *w, int64_t w_numel, int64_t kt, int64_t m0, int64_t n0, int stamp,
                            emu_stats *st) {
-    const int slot = (int)(kt % LTX2_C3_STAGES), ldb = ltx2_c3_ldb(wn), bn = ltx2_c3_bn(wn);
+    const int slot = (int)(kt % LTX2_C3_STAGES), ldb = LTX2_C3_LDB(wn), bn = LTX2_C3_BN(wn);
     const int64_t k0 = kt * LTX2_C3_BK;
-    for (int tid = 0; tid < ltx2_c3_threads(wn); tid++) {
+    for (int tid = 0; tid < LTX2_C3_THREADS(wn); tid++) {
         const int a_col = ltx2_c3_a_col(tid);
         const int64_t k = k0 + a_col;
         const bool k_ok = k < g->K;
         const ltx2_c3_tap want = ltx2_c3_k_tap(g, k_ok ? k : 0), tap = s->tap[tid];
         if (k_ok && (tap.a != want.a || tap.b != want.b || tap.e != want.e || tap.c != want.c)) st->bad_tap++;
-        for (int i = 0; i < ltx2_c3_a_rows_per_thread(wn); i++) {
+        for (int i = 0; i < LTX2_C3_A_ROWS_PER_THREAD(wn); i++) {
             const int r = ltx2_c3_a_row(tid, i, wn);
             if (r < 0 || r >= LTX2_C3_BM) {
                 st->bad_copy++;
@@ -247,7 +247,7 @@ static void emu_load_stage(emu_smem *s, const ltx2_c3_geom *g, int wn, const flo
 
 /* One warp's k-tile from ring slot `slot`: ldmatrix of its A and B blocks, 2 x 8 mma tiles. */
 static void emu_warp_ktile(emu_smem *s, int wn, int warp, int slot, int want_stamp, emu_stats *st) {
-    const int ldb = ltx2_c3_ldb(wn);
+    const int ldb = LTX2_C3_LDB(wn);
     for (int ks = 0; ks < LTX2_C3_BK / 16; ks++) {
         reg2 af[2][32][4], bfr[32][4];
         int addr[32];
@@ -303,12 +303,12 @@ static void emu_kernel(const ltx2_k_conv3d_args *args, int wn, const float *x, i
     int stamp = 0;
     for (int64_t by = 0; by < gy; by++)
         for (int64_t bx = 0; bx < gx; bx++) {
-            const int64_t m0 = bx * LTX2_C3_BM, n0 = by * ltx2_c3_bn(wn);
+            const int64_t m0 = bx * LTX2_C3_BM, n0 = by * LTX2_C3_BN(wn);
             for (size_t i = 0; i < sizeof(s->a_stamp) / sizeof(int); i++) (&s->a_stamp[0][0])[i] = -1;
             for (size_t i = 0; i < sizeof(s->b_stamp) / sizeof(int); i++) (&s->b_stamp[0][0])[i] = -1;
             memset(s->acc, 0, sizeof(s->acc));
-            for (int tid = 0; tid < ltx2_c3_threads(wn); tid++) {
-                for (int i = 0; i < ltx2_c3_a_rows_per_thread(wn); i++) {
+            for (int tid = 0; tid < LTX2_C3_THREADS(wn); tid++) {
+                for (int i = 0; i < LTX2_C3_A_ROWS_PER_THREAD(wn); i++) {
                     const int64_t m = m0 + ltx2_c3_a_row(tid, i, wn);
                     s->org[tid][i] = ltx2_c3_row_origin(&g, m < g.M ? m : 0);
                 }
@@ -511,7 +511,7 @@ static void check_args_and_big_offsets(void) {
 static void check_c90_maps(void) {
     static unsigned char hits[LTX2_C90_STAGES * (LTX2_C90_A_TILE_BYTES + 4 * LTX2_C90_B_PANEL_BYTES) / 16];
     for (int nb = 1; nb <= LTX2_C90_NB_MAX; nb++) {
-        const int a_chunks = LTX2_C90_A_TILE_BYTES / 16, b_bytes = ltx2_c90_b_tile_bytes(nb);
+        const int a_chunks = LTX2_C90_A_TILE_BYTES / 16, b_bytes = LTX2_C90_B_TILE_BYTES(nb);
         memset(hits, 0, sizeof hits);
         int bad = 0;
         for (int tid = 0; tid < LTX2_C90_THREADS; tid++) {
@@ -524,7 +524,7 @@ static void check_c90_maps(void) {
             for (int i = 0; i < nb * LTX2_C90_B_CHUNKS_PER_THREAD; i++) {
                 const int r = ltx2_c90_b_row(tid, i, nb), c = ltx2_c90_b_col(tid, i, nb);
                 const uint32_t dst = ltx2_c90_b_dst(r, c);
-                if (r >= LTX2_C90_BK || c >= ltx2_c90_bn(nb) || dst % 16 || dst >= (uint32_t)b_bytes ||
+                if (r >= LTX2_C90_BK || c >= LTX2_C90_BN(nb) || dst % 16 || dst >= (uint32_t)b_bytes ||
                     dst != att90_tile_off(r, c, LTX2_C90_B_PANEL_BYTES))
                     bad++;
                 else hits[a_chunks + dst / 16]++;
@@ -534,9 +534,9 @@ static void check_c90_maps(void) {
         for (int i = 0; i < a_chunks + b_bytes / 16; i++) wrong_count += hits[i] != 1;
         CHECK(bad == 0 && wrong_count == 0, "c90 nb %d: %d chunks out of place, %d tile chunks not written once", nb,
               bad, wrong_count);
-        CHECK(ltx2_c90_stage_bytes(nb) % A90_ATOM_BYTES == 0, "c90 nb %d: a stage is not whole swizzle periods", nb);
-        CHECK(ltx2_c90_smem_bytes(nb) <= 227 * 1024, "c90 nb %d: %d bytes of shared memory", nb,
-              ltx2_c90_smem_bytes(nb));
+        CHECK(LTX2_C90_STAGE_BYTES(nb) % A90_ATOM_BYTES == 0, "c90 nb %d: a stage is not whole swizzle periods", nb);
+        CHECK(LTX2_C90_SMEM_BYTES(nb) <= 227 * 1024, "c90 nb %d: %d bytes of shared memory", nb,
+              LTX2_C90_SMEM_BYTES(nb));
     }
     /* descriptor start fields (bits 0-13, address >> 4) across the k16 steps */
     const uint32_t tile = 4096;

@@ -104,8 +104,6 @@ static inline double emu_now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-static inline float bf16_round(float f) { return ltx2_bf16_to_f32(ltx2_f32_to_bf16(f)); }
-
 /* n seeded values offset + scale * N(0, 1), rounded to bf16 when round_bf16 (so the CPU reference
  * and a bf16 kernel see identical inputs). Caller frees. */
 static inline float *emu_normal_seeded(uint64_t seed, uint64_t stream, int64_t n, float scale, float offset,
@@ -114,7 +112,7 @@ static inline float *emu_normal_seeded(uint64_t seed, uint64_t stream, int64_t n
     ltx2_rng_normal(seed, stream, 0, (size_t)n, p);
     for (int64_t i = 0; i < n; i++) {
         p[i] = offset + scale * p[i];
-        if (round_bf16) p[i] = bf16_round(p[i]);
+        if (round_bf16) p[i] = ltx2_round_bf16(p[i]);
     }
     return p;
 }
@@ -188,7 +186,7 @@ static inline emu_stats emu_compare(const float *out, const float *ref, int64_t 
              * near 0 would otherwise count cancellation noise in their own tiny ulps).
              * bf16: bf16 ulps from the CPU result rounded to bf16 (bf16 values are f32 with 16
              * zero low bits), so 0 means the correctly rounded result. */
-            const double u = bf ? (double)(emu_ulp_f32(out[i], bf16_round(ref[i])) >> 16)
+            const double u = bf ? (double)(emu_ulp_f32(out[i], ltx2_round_bf16(ref[i])) >> 16)
                                 : e / ldexp(1.0, ilogb(fabs(r) > 1.0 ? fabs(r) : 1.0) - 23);
             if (u > s.max_ulp) s.max_ulp = u;
             dot += o * r;

@@ -38,7 +38,7 @@ static void finish(const char *name, const float *out, const float *ref, int64_t
 }
 
 static void round_all(float *p, int64_t n) {
-    for (int64_t i = 0; i < n; i++) p[i] = bf16_round(p[i]);
+    for (int64_t i = 0; i < n; i++) p[i] = ltx2_round_bf16(p[i]);
 }
 
 /* ---- unary ---- */
@@ -104,7 +104,7 @@ static void unary_case(ltx2_context *ctx, int op, bool bf, int64_t n, bool inpla
     /* the vocoders' ops get the threshold specials (gelu / silu keep their earlier inputs) */
     if (op >= LTX2_KUNARY_LEAKY_RELU)
         for (int64_t i = 0; i < N_UNARY_SPECIALS && i < n; i++)
-            x[i] = bf ? bf16_round(unary_specials[i]) : unary_specials[i];
+            x[i] = bf ? ltx2_round_bf16(unary_specials[i]) : unary_specials[i];
     CHECK(unary_ref(ctx, op, x, ref, n) == LTX2_OK, "%s", name);
     unsigned char *dx = emu_alloc(n * es + off), *dy = inplace ? dx : emu_alloc(n * es + off);
     emu_store(dx + off, x, n, bf);
@@ -302,7 +302,7 @@ static void fp8_quant_case(bool bf, int64_t n, bool misalign) {
     snprintf(name, sizeof(name), "fp8 quant %s-> n=%lld specials%s", bf ? "bf16" : "f32", (long long)n,
              misalign ? " misaligned" : "");
     float *x = emu_normal(next_stream(), n, FP8_INPUT_SCALE * FP8_SCALE, 0.0f, bf);
-    for (int64_t i = 0; i < N_FP8_SPECIALS && i < n; i++) x[i] = bf ? bf16_round(fp8_specials[i]) : fp8_specials[i];
+    for (int64_t i = 0; i < N_FP8_SPECIALS && i < n; i++) x[i] = bf ? ltx2_round_bf16(fp8_specials[i]) : fp8_specials[i];
     const size_t es = bf ? 2 : 4, off = misalign ? es : 0;
     unsigned char *dx = emu_alloc(n * es + off);
     uint8_t *dq = emu_alloc((size_t)n);

@@ -47,7 +47,7 @@ static float *gen(uint64_t stream, int64_t n, float scale, float offset) {
 }
 
 static void round_bf16(float *p, int64_t n) {
-    for (int64_t i = 0; i < n; i++) p[i] = ltx2_bf16_to_f32(ltx2_f32_to_bf16(p[i]));
+    for (int64_t i = 0; i < n; i++) p[i] = ltx2_round_bf16(p[i]);
 }
 
 /* Host f32 data as a tensor of dtype dt on backend be (allocated; free with be->free). */
@@ -380,7 +380,7 @@ static void test_fp8(void) {
             int64_t badd = 0;
             for (int64_t i = 0; i < n; i++) {
                 float e = ltx2_fp8e4m3_to_f32(got[i]) * 0.5f;
-                if (b) e = ltx2_bf16_to_f32(ltx2_f32_to_bf16(e));
+                if (b) e = ltx2_round_bf16(e);
                 if (!(dq[i] == e || (isnan(dq[i]) && isnan(e)))) badd++;
             }
             CHECK(badd == 0, "%s fp8 dequant to %s: %lld mismatches", be->name, ltx2_dtype_name(dt), (long long)badd);

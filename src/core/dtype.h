@@ -16,6 +16,8 @@
 
 float ltx2_bf16_to_f32(uint16_t h);
 uint16_t ltx2_f32_to_bf16(float f);
+/* f rounded to the nearest bf16 value, as an f32 (what a bf16 tensor op's result holds). */
+static inline float ltx2_round_bf16(float f) { return ltx2_bf16_to_f32(ltx2_f32_to_bf16(f)); }
 float ltx2_f16_to_f32(uint16_t h);
 uint16_t ltx2_f32_to_f16(float f);
 float ltx2_fp8e4m3_to_f32(uint8_t v);

@@ -37,7 +37,7 @@ static ltx2_status rows_view(ltx2_context *ctx, const ltx2_tensor *x, int64_t wi
  * (Gemma3TextScaledWordEmbedding: embed_scale.to(weight.dtype); 62.0 for the 12B in bf16). */
 static float embed_scale(const ltx2_gemma_weights *w) {
     const float s = (float)sqrt((double)w->cfg.hidden);
-    if (w->embed->dtype == LTX2_BF16) return ltx2_bf16_to_f32(ltx2_f32_to_bf16(s));
+    if (w->embed->dtype == LTX2_BF16) return ltx2_round_bf16(s);
     if (w->embed->dtype == LTX2_F16) return ltx2_f16_to_f32(ltx2_f32_to_f16(s));
     return s;
 }

@@ -143,7 +143,7 @@ int ltx2_guidance_plan_slot(const ltx2_guidance_plan *plan, ltx2_guidance_pass p
 
 /* Rounds like a bf16 tensor op result when the rules keep bf16 tensors (LC). */
 static inline float rnd(bool bf16, float x) {
-    return bf16 ? ltx2_bf16_to_f32(ltx2_f32_to_bf16(x)) : x;
+    return bf16 ? ltx2_round_bf16(x) : x;
 }
 
 /* std of n values: double accumulation (torch CPU and numpy both accumulate wider than fp32 for

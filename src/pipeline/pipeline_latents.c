@@ -70,7 +70,7 @@ void ltx2_pipe_video_positions(const ltx2_pipe_geometry *g, int64_t time_factor,
                         } else {
                             v = (float)px;
                         }
-                        if (bf16) v = ltx2_bf16_to_f32(ltx2_f32_to_bf16(v));
+                        if (bf16) v = ltx2_round_bf16(v);
                         out[(a * T + i) * 2 + e] = v;
                     }
                 }

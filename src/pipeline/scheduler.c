@@ -151,7 +151,7 @@ const float *ltx2_sched_distilled(ltx2_distilled_stage stage, int *n_values) {
 
 void ltx2_sched_round_latent(const ltx2_sem_rules *rules, float *x, int64_t n) {
     if (!rules->latent_bf16) return;
-    for (int64_t i = 0; i < n; i++) x[i] = ltx2_bf16_to_f32(ltx2_f32_to_bf16(x[i]));
+    for (int64_t i = 0; i < n; i++) x[i] = ltx2_round_bf16(x[i]);
 }
 
 void ltx2_sched_velocity_to_x0(const ltx2_sem_rules *rules, const float *x, const float *v,
@@ -160,7 +160,7 @@ void ltx2_sched_velocity_to_x0(const ltx2_sem_rules *rules, const float *x, cons
         /* LC's model runs in bf16 and hands to_denoised a bf16 velocity; ours is fp32, so under the
          * bf16 rules it is rounded first (without this the 3-step bf16 loop drifted 1-3e-2 from
          * ltx-pipelines: test_generate's e2e_bf16 goldens) */
-        const float vi = rules->latent_bf16 ? ltx2_bf16_to_f32(ltx2_f32_to_bf16(v[i])) : v[i];
+        const float vi = rules->latent_bf16 ? ltx2_round_bf16(v[i]) : v[i];
         const float vs = vi * sigma;
         x0[i] = x[i] - vs;
     }

@@ -70,7 +70,7 @@ static void rope_one(ltx2_context *ctx, const rope_case *c, uint64_t stream0) {
                                       c->H, &tc, &ts, &ty);
     CHECK(s == LTX2_OK, "cpu rope %s: %s", c->name, ltx2_last_error(ctx));
     if (bf)
-        for (int64_t i = 0; i < n; i++) ref[i] = bf16_round(ref[i]);
+        for (int64_t i = 0; i < n; i++) ref[i] = ltx2_round_bf16(ref[i]);
 
     void *dx = to_dev(x, n, c->dtype, 0), *dy = c->in_place ? dx : emu_alloc((size_t)n * elem_size(c->dtype));
     float *dc = emu_alloc_copy(ct, (size_t)nt * 4), *ds = emu_alloc_copy(st, (size_t)nt * 4);

@@ -111,7 +111,7 @@ fi
 # run after them: a hang there (a barrier / TMA byte-count bug in attention_sm90.cu) must not eat
 # the call.
 tests_core() {
-  LTX2_ATTN_IMPL=mma_sync run test_ops_cuda 120 ./build-dev/tests/test_ops -b cuda
+  LTX2_ATTN_IMPL=mma_sync LTX2_CONV3D_IMPL=mma_sync run test_ops_cuda 120 ./build-dev/tests/test_ops -b cuda
   run test_ops_fused 60 ./build-dev/tests/test_ops_fused
   run test_dit_cuda 90 ./build-dev/tests/test_dit_cuda
   run test_vae_cuda 90 ./build-dev/tests/test_vae_cuda
@@ -121,7 +121,7 @@ tests_core() {
   run generate_cuda 60 ./build-dev/ltx2 generate --device cuda --wav "$out/generate_cuda.wav"
   NCCL_DEBUG=WARN run test_comm_nccl 60 ./build-dev/tests/test_comm_nccl
   LTX2_ATTN_IMPL=wgmma run test_ops_wgmma 90 ./build-dev/tests/test_ops -o attention -b cuda -v
-  # the sm_90a conv3d kernel (not AUTO's pick until timed here): the op cases, then every VAE
+  # the sm_90a conv3d kernel forced (AUTO takes it only for wide convs): the op cases, every VAE
   LTX2_CONV3D_IMPL=wgmma run test_ops_conv3d_wgmma 60 ./build-dev/tests/test_ops -o conv3d -b cuda -v
   LTX2_CONV3D_IMPL=wgmma run test_vae_cuda_conv3d_wgmma 90 ./build-dev/tests/test_vae_cuda
 }

@@ -9,7 +9,8 @@
 // All index arithmetic (tiles, im2col, padding, thread/lane maps) is in conv3d_layout.h, which
 // tests/test_layout_conv3d.c runs on the CPU against a naive convolution.
 // The sm_90a wgmma variant (conv3d_sm90.cu) shares the gather; ltx2_k_conv3d dispatches to it when
-// the arguments ask (LTX2_KCONV_WGMMA).
+// the arguments ask (LTX2_KCONV_WGMMA), and AUTO does on 9.x where it was timed faster
+// (ltx2_c90_auto_picks).
 #include "common.cuh"
 #include "conv3d.cuh"
 #include "conv3d_layout.h"
@@ -147,6 +148,10 @@ extern "C" int ltx2_k_conv3d(void *stream, const ltx2_k_conv3d_args *a) {
     if (a->impl != LTX2_KCONV_AUTO && a->impl != LTX2_KCONV_MMA_SYNC && a->impl != LTX2_KCONV_WGMMA) LTX2_K_BAD_ARG();
     if (a->impl == LTX2_KCONV_WGMMA) return c90_launch((cudaStream_t)stream, a);
     const ltx2_c3_params p = ltx2_c3_params_from_args(a);
+    int64_t gx, gy;
+    if (a->impl == LTX2_KCONV_AUTO && ltx2_c90_auto_picks(a->c_out, a->kt * a->kh * a->kw) &&
+        ltx2_c90_grid(&p.g, ltx2_c90_pick_nb(a->c_out), &gx, &gy) && c90_available())
+        return c90_launch((cudaStream_t)stream, a);
     return ltx2_c3_pick_wn(a->c_out) == 2 ? c3_launch<2>((cudaStream_t)stream, p)
                                           : c3_launch<1>((cudaStream_t)stream, p);
 }

@@ -288,6 +288,15 @@ LTX2_HD int ltx2_c3_acc_col(int warp, int j, int lane) {
 #define LTX2_C90_SMEM_BYTES(nb) (LTX2_C90_STAGES * LTX2_C90_STAGE_BYTES(nb) + A90_ATOM_BYTES)
 /* 256 columns once c_out fills more than one 128-wide tile. */
 LTX2_HD int ltx2_c90_pick_nb(int64_t c_out) { return c_out > LTX2_C90_N_PER_WGMMA ? 2 : 1; }
+/* Whether AUTO takes this kernel on 9.x devices. Timed against the mma.sync kernel on an H200
+ * (bench/results/NVIDIA_H200-20261127/run2, bench_conv3d, same run): it wins on the decoder's
+ * 3x3x3 convs with 256, 512 and 1024 output channels (1.24x, 1.41x, 1.19x) and ties on conv_in
+ * (128 -> 1024), but loses at 128 output channels (0.92x), on the 48-channel conv_out (0.71x) and on
+ * a 1x1x1 512 -> 256 (0.73x), where its 128 x 256 tile leaves SMs idle or K is one tap short. */
+#define LTX2_C90_AUTO_MIN_COUT 256
+LTX2_HD int ltx2_c90_auto_picks(int64_t c_out, int64_t taps) {
+    return c_out >= LTX2_C90_AUTO_MIN_COUT && taps > 1;
+}
 LTX2_HD int ltx2_c90_grid(const ltx2_c3_geom *g, int nb, int64_t *gx, int64_t *gy) {
     *gx = (g->M + LTX2_C90_BM - 1) / LTX2_C90_BM;
     *gy = (g->Co + LTX2_C90_BN(nb) - 1) / LTX2_C90_BN(nb);

@@ -548,6 +548,8 @@ static void check_c90_maps(void) {
               b1);
     }
     CHECK(ltx2_c90_pick_nb(128) == 1 && ltx2_c90_pick_nb(136) == 2, "c90 tile width choice");
+    CHECK(ltx2_c90_auto_picks(256, 27) && ltx2_c90_auto_picks(1024, 3) && !ltx2_c90_auto_picks(128, 27) &&
+              !ltx2_c90_auto_picks(48, 27) && !ltx2_c90_auto_picks(512, 1), "AUTO picks wgmma where it was timed faster");
 }
 
 int main(void) {

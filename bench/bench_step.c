@@ -10,6 +10,7 @@
  * normals (random-looking values cost no host-side generation at 35 GB); the VAE decoder loads from
  * a synthetic full-size file (tests/full_ckpt.h) whose vae.* tensors hold the pool's values. On the
  * CPU the defaults shrink to what fits: one layer and a 25-frame 256x256 clip. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,12 @@
  * that keeps activations O(1). */
 #define POOL_ELEMS ((int64_t)1 << 27)
 #define WEIGHT_SCALE 0.02f
+/* --weights-dtype fp8: the blocks' Linear weights are e4m3 codes of normals times FP8_CODE_SPREAD
+ * (spanning the format's range without saturating) with w_scale WEIGHT_SCALE / FP8_CODE_SPREAD, the
+ * same weight values as above to fp8 precision; activations enter with the static input scale
+ * FP8_X_SCALE (|x| up to 448 * FP8_X_SCALE = 7 before saturation). The values set no timing. */
+#define FP8_CODE_SPREAD 32.0f
+#define FP8_X_SCALE (1.0f / 64.0f)
 /* CPU GEMM rate reference: a block-sized linear (bench_dit_block's). */
 #define CPU_GEMM_M 1024
 #define CPU_GEMM_N 4096
@@ -55,6 +62,7 @@ typedef struct step_args {
     const char *device, *version;
     int64_t layers, frames, height, width;
     bool no_vae, no_profile;
+    bool fp8; /* --weights-dtype fp8 */
 } step_args;
 
 typedef struct step_job {
@@ -164,9 +172,39 @@ static void profile_note(bench_report *r, const prof_account *a) {
                               a->seconds[s] * 1e3);
 }
 
+/* Every Linear of block b (the attentions' q/k/v/out and gates, both FFs), for the fp8 fill. */
+static int block_linears(ltx2_dit_block_w *b, ltx2_dit_linear **out) {
+    ltx2_dit_attn_w *at[] = {&b->attn1, &b->attn2, &b->audio_attn1, &b->audio_attn2, &b->a2v, &b->v2a};
+    int n = 0;
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        out[n++] = &at[i]->q, out[n++] = &at[i]->k, out[n++] = &at[i]->v, out[n++] = &at[i]->o;
+        out[n++] = &at[i]->gate;
+    }
+    out[n++] = &b->ff.proj_in, out[n++] = &b->ff.proj_out;
+    out[n++] = &b->audio_ff.proj_in, out[n++] = &b->audio_ff.proj_out;
+    return n;
+}
+#define BLOCK_LINEARS_MAX 34
+
+/* The fp8 weights of w (ltx2_dit_weights_layout_fp8) from pool8 (e4m3 codes), with their scales. */
+static ltx2_status fill_fp8(ltx2_context *ctx, const ltx2_backend *be, ltx2_dit_weights *w, const uint8_t *pool8,
+                            size_t pool_bytes) {
+    for (int64_t i = 0; i < w->cfg.num_layers; i++) {
+        ltx2_dit_linear *L[BLOCK_LINEARS_MAX];
+        const int n = block_linears(&w->blocks[i], L);
+        for (int k = 0; k < n; k++) {
+            if (!L[k]->w.data || L[k]->w.dtype != LTX2_F8_E4M3) continue;
+            LTX2_TRY(fill_from_pool(ctx, be, L[k]->w.data, (size_t)ltx2_tensor_numel(&L[k]->w), pool8, pool_bytes));
+            L[k]->w_scale = WEIGHT_SCALE / FP8_CODE_SPREAD;
+            L[k]->x_scale = FP8_X_SCALE;
+        }
+    }
+    return LTX2_OK;
+}
+
 static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, const ltx2_backend *be,
                      const step_args *a, const step_cfg *c, const ltx2_pipe_geometry *g, const void *pool,
-                     double rate) {
+                     const uint8_t *pool8, double rate) {
     ltx2_dit_config cfg = c->dit;
     cfg.num_layers = a->layers;
     const ltx2_dtype dt = be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16;
@@ -175,9 +213,11 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
     dit_bench_inputs in = {0};
     ltx2_dit_forward_params p;
     int rc = 1;
-    if (ltx2_dit_weights_layout_on(ctx, be, dt, &cfg, &w) != LTX2_OK ||
+    if ((a->fp8 ? ltx2_dit_weights_layout_fp8(ctx, be, dt, &cfg, &w) : ltx2_dit_weights_layout_on(ctx, be, dt, &cfg, &w)) !=
+            LTX2_OK ||
         fill_from_pool(ctx, be, w->store.mem, w->store.n_bytes, pool, (size_t)POOL_ELEMS * ltx2_dtype_size(dt)) !=
             LTX2_OK ||
+        (a->fp8 && fill_fp8(ctx, be, w, pool8, (size_t)POOL_ELEMS) != LTX2_OK) ||
         ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &cache) != LTX2_OK) {
         fprintf(stderr, "bench_step: DiT weights: %s\n", ltx2_last_error(ctx));
         goto done;
@@ -193,14 +233,15 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
     p.text_cache = cache;
     const double flops = dit_bench_forward_flops(w, B, g->video_tokens, g->at, S, true);
     bench_report_note(r, "DiT %s: %lld layers, B %lld (CFG pair), %lld video tokens (%lldx%lldx%lld latents), %lld "
-                      "audio, %lld text (K/V cached after the first call); %.2f GiB of %s weights; %.4g TFLOP per call "
+                      "audio, %lld text (K/V cached after the first call); %.2f GiB of %s weights%s; %.4g TFLOP per call "
                       "(matmuls)",
                       a->version, (long long)cfg.num_layers, (long long)B, (long long)g->video_tokens, (long long)g->lf,
                       (long long)g->lh, (long long)g->lw, (long long)g->at, (long long)S,
-                      (double)w->store.n_bytes / (double)(1 << 30), ltx2_dtype_name(dt), flops * 1e-12);
+                      (double)w->store.n_bytes / (double)(1 << 30), ltx2_dtype_name(dt),
+                      a->fp8 ? " (the blocks' Linear weights fp8 e4m3)" : "", flops * 1e-12);
     char name[96];
-    snprintf(name, sizeof name, "dit %s %lldL B%lld Tv%lld S%lld", a->version, (long long)cfg.num_layers, (long long)B,
-             (long long)g->video_tokens, (long long)S);
+    snprintf(name, sizeof name, "dit %s %lldL B%lld Tv%lld S%lld%s", a->version, (long long)cfg.num_layers,
+             (long long)B, (long long)g->video_tokens, (long long)S, a->fp8 ? " fp8" : "");
     bench_row row = {.bench = "step", .name = name, .device = be->name, .flops = flops, .baseline = "gemm",
                      .baseline_s = rate > 0 ? flops / rate : 0};
     row.st = bench_measure(o, run_step, &j, 1); /* its warm-up call fills the text cache */
@@ -209,6 +250,11 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
         goto done_job;
     }
     bench_report_row(r, &row);
+    int64_t bad = 0;
+    const int64_t nv = B * g->video_tokens * cfg.out_channels, na = B * g->at * cfg.audio_out_channels;
+    for (int64_t i = 0; i < nv; i++) bad += !isfinite(j.vo[i]);
+    for (int64_t i = 0; i < na; i++) bad += !isfinite(j.ao[i]);
+    bench_report_note(r, "velocities: %lld of %lld values not finite", (long long)bad, (long long)(nv + na));
     bench_report_note(r, "DiT call %.3f s (%.3f s per sample), %.4g TFLOP/s = %.3f of the GEMM rate %.4g TFLOP/s",
                       row.st.median_s, row.st.median_s / (double)B, flops / row.st.median_s * 1e-12,
                       rate > 0 ? flops / row.st.median_s / rate : 0.0, rate * 1e-12);
@@ -317,7 +363,11 @@ static bool parse_step(int argc, char **argv, step_args *a, char **rest, int *n_
         else if (val && !strcmp(argv[i], "--width")) a->width = atoll(argv[++i]);
         else if (i > 0 && !strcmp(argv[i], "--no-vae")) a->no_vae = true;
         else if (i > 0 && !strcmp(argv[i], "--no-profile")) a->no_profile = true;
-        else rest[n++] = argv[i];
+        else if (val && !strcmp(argv[i], "--weights-dtype")) {
+            const char *v = argv[++i];
+            if (strcmp(v, "bf16") && strcmp(v, "fp8")) return false;
+            a->fp8 = !strcmp(v, "fp8");
+        } else rest[n++] = argv[i];
     }
     rest[n] = NULL;
     *n_rest = n;
@@ -340,11 +390,13 @@ int main(int argc, char **argv) {
                               "on the CPU)\n"
                               "  --no-vae          skip the VAE decode\n"
                               "  --no-profile      skip the profiled DiT call\n"
+                              "  --weights-dtype bf16|fp8   the blocks' Linear weights (default bf16; fp8: e4m3 with\n"
+                              "                    per-tensor scales, static input scales, fp8 GEMMs)\n"
                               "One DiT call (CFG pair) and one VAE decode at real sizes, synthetic weights\n");
     free(rest);
     if (rc >= 0) return rc;
     if (!ok) {
-        fprintf(stderr, "bench_step: bad --version / --layers / --frames / --height / --width\n");
+        fprintf(stderr, "bench_step: bad --version / --layers / --frames / --height / --width / --weights-dtype\n");
         return 2;
     }
     ltx2_context *ctx = ltx2_context_create(NULL);
@@ -360,6 +412,7 @@ int main(int argc, char **argv) {
     ltx2_video_decoder *shape = NULL;
     ltx2_pipe_geometry g;
     void *pool = NULL;
+    uint8_t *pool8 = NULL;
     rc = 1;
     if (!configs_load(ctx, a.version, &c)) goto out;
     if (a.layers < 0) a.layers = cpu ? 1 : c.dit.num_layers;
@@ -385,6 +438,15 @@ int main(int argc, char **argv) {
     }
     ltx2_rng_normal(5, 0, 0, (size_t)POOL_ELEMS, f);
     for (int64_t i = 0; i < POOL_ELEMS; i++) f[i] *= WEIGHT_SCALE;
+    if (a.fp8) {
+        pool8 = malloc((size_t)POOL_ELEMS);
+        if (!pool8) {
+            free(f), free(pool16);
+            fprintf(stderr, "bench_step: out of memory (fp8 weight pool)\n");
+            goto out;
+        }
+        for (int64_t i = 0; i < POOL_ELEMS; i++) pool8[i] = ltx2_f32_to_fp8e4m3(f[i] * (FP8_CODE_SPREAD / WEIGHT_SCALE));
+    }
     ltx2_convert(ctx, pool, pdt, f, LTX2_F32, (size_t)POOL_ELEMS);
     ltx2_convert(ctx, pool16, LTX2_BF16, f, LTX2_F32, (size_t)POOL_ELEMS);
     free(f);
@@ -395,12 +457,13 @@ int main(int argc, char **argv) {
         goto out;
     }
     const double rate = gemm_rate(&o, be, ctx);
-    rc = bench_dit(&o, &r, ctx, be, &a, &c, &g, pool, rate);
+    rc = bench_dit(&o, &r, ctx, be, &a, &c, &g, pool, pool8, rate);
     if (rc == 0 && !a.no_vae) rc = bench_vae(&o, &r, ctx, be, &a, &c, &g, pool16);
     bench_report_close(&r);
     free(pool16);
 out:
     free(pool);
+    free(pool8);
     ltx2_video_decoder_free(shape);
     ltx2_json_free(c.doc);
     ltx2_backend_free(be);

@@ -391,13 +391,40 @@ static void test_fp8(void) {
     free(src), free(want);
 }
 
-/* fp8 GEMM (Hopper / Ada): quantised x, w with per-tensor scales, bf16 out + bias, vs the CPU f32
- * GEMM on the dequantised values. */
-static void test_gemm_fp8(void) {
-    if (!g_dev || !ltx2_backend_supports(g_dev, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3)) {
-        printf("gemm_fp8: skipped (%s)\n", g_dev ? "device below compute capability 8.9" : "no device");
-        return;
+/* fp8 GEMM: quantised x, w with per-tensor scales, + bias, y in be->fp8_gemm_out, vs the CPU f32
+ * GEMM on the dequantised values: the CPU backend's op (which dequantises the same way) exactly, the
+ * device (Hopper / Ada, bf16 out) at bf16 tolerance. */
+static void gemm_fp8_on(const ltx2_backend *be, const uint8_t *qx, const uint8_t *qw, const float *bias, float xs,
+                        float ws, int64_t M, int64_t N, int64_t K, const float *ref) {
+    int64_t sx[2] = {M, K}, sw[2] = {N, K}, sy[2] = {M, N};
+    ltx2_tensor tx = ltx2_tensor_make(NULL, LTX2_F8_E4M3, 2, sx), tw = ltx2_tensor_make(NULL, LTX2_F8_E4M3, 2, sw);
+    tx.device = tw.device = be->device;
+    be->alloc(be, g_ctx, (size_t)(M * K), &tx.data);
+    be->alloc(be, g_ctx, (size_t)(N * K), &tw.data);
+    be->upload(be, g_ctx, tx.data, qx, (size_t)(M * K));
+    be->upload(be, g_ctx, tw.data, qw, (size_t)(N * K));
+    float *zeros = calloc((size_t)(M * N), sizeof(float));
+    ltx2_tensor tb = put(be, bias, be->fp8_gemm_out, 1, &N), ty = put(be, zeros, be->fp8_gemm_out, 2, sy);
+    ltx2_gemm_ex_args a = {.w_layout = LTX2_B_NK, .bias = &tb, .x_scale = xs, .w_scale = ws};
+    CHECK(ltx2_backend_gemm_ex(be, g_ctx, &tx, &tw, &a, &ty) == LTX2_OK, "%s gemm_fp8: %s", be->name,
+          ltx2_last_error(g_ctx));
+    float *got = get(be, &ty);
+    if (be->device == LTX2_DEVICE_CPU) {
+        int64_t bad = 0;
+        for (int64_t i = 0; i < M * N; i++) bad += got[i] != ref[i];
+        CHECK(bad == 0, "gemm_fp8 cpu: %lld of %lld outputs differ from the f32 GEMM of the dequantised values",
+              (long long)bad, (long long)(M * N));
+    } else {
+        double *rd = to_d(ref, M * N);
+        close_all("gemm_fp8 cuda vs cpu (dequantised)", got, rd, M * N, FP8_GEMM_ATOL_PER_SQRT_K * sqrt((double)K),
+                  DEV_BF16_RTOL);
+        free(rd);
     }
+    be->free(be, tx.data), be->free(be, tw.data), be->free(be, tb.data), be->free(be, ty.data);
+    free(zeros), free(got);
+}
+
+static void test_gemm_fp8(void) {
     const int64_t M = 128, N = 256, K = 512;
     const float xs = 0.02f, ws = 0.002f; /* per-tensor scales: amax / 448 for the generated ranges */
     float *x = gen(800, M * K, 1.0f, 0), *w = gen(801, N * K, 0.06f, 0), *bias = gen(802, N, 0.5f, 0);
@@ -407,23 +434,12 @@ static void test_gemm_fp8(void) {
     for (int64_t i = 0; i < N * K; i++) qw[i] = ltx2_f32_to_fp8e4m3(w[i] / ws), w[i] = ltx2_fp8e4m3_to_f32(qw[i]) * ws;
     gemm_case c = {M, N, K, true, false, false, false};
     float *ref = run_gemm(ltx2_backend_cpu(), LTX2_F32, &c, x, w, bias, bias /* unused */);
-    int64_t sx[2] = {M, K}, sw[2] = {N, K}, sy[2] = {M, N};
-    ltx2_tensor tx = ltx2_tensor_make(NULL, LTX2_F8_E4M3, 2, sx), tw = ltx2_tensor_make(NULL, LTX2_F8_E4M3, 2, sw);
-    tx.device = tw.device = g_dev->device;
-    g_dev->alloc(g_dev, g_ctx, (size_t)(M * K), &tx.data);
-    g_dev->alloc(g_dev, g_ctx, (size_t)(N * K), &tw.data);
-    g_dev->upload(g_dev, g_ctx, tx.data, qx, (size_t)(M * K));
-    g_dev->upload(g_dev, g_ctx, tw.data, qw, (size_t)(N * K));
-    float *zeros = calloc((size_t)(M * N), sizeof(float));
-    ltx2_tensor tb = put(g_dev, bias, LTX2_BF16, 1, &N), ty = put(g_dev, zeros, LTX2_BF16, 2, sy);
-    ltx2_gemm_ex_args a = {.w_layout = LTX2_B_NK, .bias = &tb, .x_scale = xs, .w_scale = ws};
-    CHECK(ltx2_backend_gemm_ex(g_dev, g_ctx, &tx, &tw, &a, &ty) == LTX2_OK, "gemm_fp8: %s", ltx2_last_error(g_ctx));
-    float *got = get(g_dev, &ty);
-    double *rd = to_d(ref, M * N);
-    close_all("gemm_fp8 cuda vs cpu (dequantised)", got, rd, M * N, FP8_GEMM_ATOL_PER_SQRT_K * sqrt((double)K),
-              DEV_BF16_RTOL);
-    g_dev->free(g_dev, tx.data), g_dev->free(g_dev, tw.data), g_dev->free(g_dev, tb.data), g_dev->free(g_dev, ty.data);
-    free(x), free(w), free(bias), free(qx), free(qw), free(ref), free(zeros), free(got), free(rd);
+    gemm_fp8_on(ltx2_backend_cpu(), qx, qw, bias, xs, ws, M, N, K, ref);
+    if (g_dev && ltx2_backend_supports(g_dev, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
+        gemm_fp8_on(g_dev, qx, qw, bias, xs, ws, M, N, K, ref);
+    else
+        printf("gemm_fp8 device: skipped (%s)\n", g_dev ? "device below compute capability 8.9" : "no device");
+    free(x), free(w), free(bias), free(qx), free(qw), free(ref);
 }
 
 /* x += y * gate reads y while writing x: y aliasing x is refused on every backend, before any work. */

@@ -575,7 +575,7 @@ ltx2_status ltx2_backend_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, cons
     LTX2_TRY(check_tensor(be, ctx, op, "y", y, true));
     LTX2_TRY(check_supported(be, ctx, op, x->dtype));
     LTX2_TRY(check_weight_dtype(be, ctx, op, w, x->dtype));
-    const ltx2_dtype ydt = fp8 ? LTX2_BF16 : x->dtype;
+    const ltx2_dtype ydt = fp8 ? be->fp8_gemm_out : x->dtype;
     LTX2_TRY(check_dtype(be, ctx, op, "y", y, ydt));
     if (a->w_layout != LTX2_B_NK && (fp8 || a->w_layout != LTX2_B_KN))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: weight layout %d not supported%s", be->name,

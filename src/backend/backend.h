@@ -126,6 +126,9 @@ struct ltx2_backend {
     /* GEMM weights may be bf16 under f32 activations (the CPU: a checkpoint's bf16 weights stay
      * bf16 in memory and are widened, exactly, while packing). Otherwise w has x's dtype. */
     bool gemm_bf16_weights;
+    /* An fp8 GEMM's y, bias and residual dtype: bf16 on CUDA (cuBLASLt's fp8 D), f32 on the CPU
+     * (the reference dequantises x and w and runs its f32 GEMM). */
+    ltx2_dtype fp8_gemm_out;
 
     bool (*supports)(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt);
     ltx2_status (*alloc)(const ltx2_backend *be, ltx2_context *ctx, size_t nbytes, void **out);
@@ -358,7 +361,7 @@ ltx2_status ltx2_backend_gated_add(const ltx2_backend *be, ltx2_context *ctx, lt
 ltx2_status ltx2_backend_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
                                    const ltx2_tensor *logits, int64_t heads);
 /* ltx2_backend_gemm with the epilogues of *a. x, w f32/bf16 (y the same), or fp8 e4m3 x and w
- * with a bf16 y (LTX2_OP_GEMM_FP8; weight layout [N, K] only). */
+ * with y, bias and residual in be->fp8_gemm_out (LTX2_OP_GEMM_FP8; weight layout [N, K] only). */
 ltx2_status ltx2_backend_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                  const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y);
 /* x (f32/bf16) -> y fp8 e4m3 = sat(x / scale), or x fp8 e4m3 -> y (f32/bf16) = x * scale;

@@ -21,7 +21,7 @@
 static bool cpu_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
     (void)be;
     if (op == LTX2_OP_CONVERT) return dt == LTX2_F32 || dt == LTX2_BF16;
-    if (op == LTX2_OP_GEMM_FP8) return false; /* the reference dequantises and runs the f32 GEMM */
+    if (op == LTX2_OP_GEMM_FP8) return dt == LTX2_F8_E4M3; /* dequantised, then the f32 GEMM */
     /* every other op, the fused ones included, is the fp32 reference */
     return op >= 0 && op < LTX2_OP_COUNT && dt == LTX2_F32;
 }
@@ -285,6 +285,7 @@ static const ltx2_backend cpu_backend = {
     .device_index = 0,
     .impl = NULL,
     .gemm_bf16_weights = true,
+    .fp8_gemm_out = LTX2_F32,
     .supports = cpu_supports,
     .alloc = cpu_alloc,
     .free = cpu_free,

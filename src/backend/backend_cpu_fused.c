@@ -4,6 +4,7 @@
 #include "backend/backend_cpu_fused.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
@@ -64,9 +65,35 @@ ltx2_status ltx2_cpu_be_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx
     return LTX2_OK;
 }
 
+/* An fp8 operand as f32 values times its scale (a malloc'd copy the caller frees; NULL: no memory). */
+static float *fp8_widened(const ltx2_tensor *t, float scale) {
+    const int64_t n = ltx2_tensor_numel(t);
+    float *d = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (!d) return NULL;
+    const uint8_t *s = t->data;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) d[i] = ltx2_fp8e4m3_to_f32(s[i]) * scale;
+    return d;
+}
+
 ltx2_status ltx2_cpu_be_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                 const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y) {
-    (void)be;
+    if (x->dtype == LTX2_F8_E4M3) {
+        /* the fp8 reference: both operands dequantised with their per-tensor scales, then the f32
+         * GEMM and its epilogues (y f32, be->fp8_gemm_out) */
+        float *xd = fp8_widened(x, a->x_scale), *wd = fp8_widened(w, a->w_scale);
+        ltx2_status st = LTX2_OK;
+        if (!xd || !wd) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "cpu gemm_fp8: dequantised operands");
+        } else {
+            ltx2_tensor xf = ltx2_tensor_make(xd, LTX2_F32, x->ndim, x->shape);
+            ltx2_tensor wf = ltx2_tensor_make(wd, LTX2_F32, w->ndim, w->shape);
+            st = ltx2_cpu_be_gemm_ex(be, ctx, &xf, &wf, a, y);
+        }
+        free(xd);
+        free(wd);
+        return st;
+    }
     const int64_t K = x->shape[x->ndim - 1], N = y->shape[y->ndim - 1], M = ltx2_tensor_numel(x) / K;
     const int64_t ldb = a->w_layout == LTX2_B_NK ? K : N;
     /* residual through beta = 1 with C = residual, as cuBLASLt does (y may be the residual) */

@@ -553,6 +553,7 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
     be->device_index = device_index;
     be->impl = ci;
     be->supports = cuda_supports;
+    be->fp8_gemm_out = LTX2_BF16;
     be->alloc = cuda_alloc;
     be->free = cuda_free;
     be->upload = cuda_upload;

@@ -257,7 +257,7 @@ ltx2_status ltx2_backend_plan_create(ltx2_context *ctx, ltx2_backend **out) {
     }
     p->next = PLAN_BASE_ADDR;
     *be = (ltx2_backend){
-        .name = "plan", .device = LTX2_DEVICE_CUDA, .device_index = 0, .impl = p,
+        .name = "plan", .device = LTX2_DEVICE_CUDA, .device_index = 0, .impl = p, .fp8_gemm_out = LTX2_BF16,
         .supports = plan_supports, .alloc = plan_alloc, .free = plan_free, .upload = plan_xfer,
         .download = plan_download, .copy = plan_xfer, .copy_2d = plan_copy_2d, .sync = plan_sync,
         .gemm = plan_gemm, .rms_norm = plan_rms_norm, .layer_norm = plan_layer_norm, .softmax = plan_softmax,

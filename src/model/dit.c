@@ -54,16 +54,33 @@ ltx2_status dit_f32(dit_run *r, const ltx2_tensor *t, ltx2_tensor *out) {
     return ltx2_backend_convert(r->be, r->ctx, t, out);
 }
 
+/* x W^T with the epilogues of *ga. An fp8 weight takes x quantised with its static input scale
+ * (ltx-core's FP8Linear) into an fp8 GEMM whose output is the backend's fp8_gemm_out: bf16 on a
+ * device, f32 on the CPU, which are the forward's activation dtypes there. */
+static ltx2_status linear_gemm(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, ltx2_gemm_ex_args *ga,
+                               ltx2_tensor *y) {
+    if (L->w.dtype != LTX2_F8_E4M3) return ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, ga, y);
+    if (!(L->x_scale > 0.0f) || !(L->w_scale > 0.0f))
+        return LTX2_ERROR(r->ctx, LTX2_ERR_INVALID_ARG, "dit: fp8 linear [%lld, %lld] without its scales",
+                          (long long)L->out, (long long)L->in);
+    ltx2_tensor q;
+    LTX2_TRY(dit_tensor(r, LTX2_F8_E4M3, x->ndim, x->shape, &q));
+    LTX2_TRY(ltx2_backend_fp8_convert(r->be, r->ctx, x, L->x_scale, &q));
+    ga->x_scale = L->x_scale;
+    ga->w_scale = L->w_scale;
+    return ltx2_backend_gemm_ex(r->be, r->ctx, &q, &L->w, ga, y);
+}
+
 ltx2_status dit_linear(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, bool gelu, ltx2_tensor *y) {
     ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .bias = L->b.data ? &L->b : NULL, .gelu = gelu,
                             .x_scale = 1.0f, .w_scale = 1.0f};
-    return ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, &ga, y);
+    return linear_gemm(r, L, x, &ga, y);
 }
 
 ltx2_status dit_linear_out(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, ltx2_tensor *y) {
     if (!r->hooks || !r->hooks->reduce) return dit_linear(r, L, x, false, y);
     ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .x_scale = 1.0f, .w_scale = 1.0f};
-    LTX2_TRY(ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, &ga, y));
+    LTX2_TRY(linear_gemm(r, L, x, &ga, y));
     LTX2_TRY(r->hooks->reduce(r->hooks->user, r->ctx, y));
     return L->b.data ? ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, y, &L->b, y) : LTX2_OK;
 }

@@ -163,11 +163,15 @@ static ltx2_status weights_new(ltx2_context *ctx, const ltx2_dit_config *cfg, lt
 }
 
 /* The table of w->cfg, laid out on be in dtype; with a file (f non-NULL) the Linear weights keep
- * its bf16 where be can multiply them so, on the CPU as views of the file (ltx2_wstore_layout_for). */
+ * its bf16 where be can multiply them so, on the CPU as views of the file (ltx2_wstore_layout_for);
+ * fp8_layers: the blocks' Linear weights in fp8 (ltx2_wstore_layout_fp8). */
 static ltx2_status weights_layout(ltx2_context *ctx, ltx2_dit_weights *w, ltx2_wtable *l, bool skip_layers,
-                                  const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix) {
+                                  const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix,
+                                  bool fp8_layers) {
     build_list(l, w);
-    if (f)
+    if (fp8_layers)
+        LTX2_TRY(ltx2_wstore_layout_fp8(ctx, &w->store, l, be, dtype));
+    else if (f)
         LTX2_TRY(ltx2_wstore_layout_for(ctx, &w->store, l, be, dtype, f, prefix, skip_layers));
     else
         LTX2_TRY(ltx2_wstore_layout(ctx, &w->store, l, be, dtype, skip_layers));
@@ -201,7 +205,7 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
     ltx2_wtable l = {0};
     /* fused weights are no longer the file's: stored in dtype, never viewed in the mapping */
     if (loras) keep_bf16 = false;
-    ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype, keep_bf16 ? f : NULL, prefix);
+    ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype, keep_bf16 ? f : NULL, prefix, false);
     if (st == LTX2_OK) {
         char cfgdesc[160];
         snprintf(cfgdesc, sizeof cfgdesc, "%lld layers, Dv %lld, Da %lld, %s%s", (long long)cfg->num_layers,
@@ -286,8 +290,26 @@ ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cf
     LTX2_TRY(weights_new(ctx, cfg, &w));
     if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = DEFAULT_AUDIO_IN_CHANNELS;
     ltx2_wtable l = {0};
-    ltx2_status st = weights_layout(ctx, w, &l, false, ltx2_backend_cpu(), LTX2_F32, NULL, NULL);
+    ltx2_status st = weights_layout(ctx, w, &l, false, ltx2_backend_cpu(), LTX2_F32, NULL, NULL, false);
     if (st == LTX2_OK) st = ltx2_wtable_random(ctx, &l, &w->store, seed, scale);
+    ltx2_wtable_free(&l);
+    if (st != LTX2_OK) {
+        ltx2_dit_weights_free(w);
+        return st;
+    }
+    *out = w;
+    return LTX2_OK;
+}
+
+static ltx2_status layout_only(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const ltx2_dit_config *cfg,
+                               bool fp8_layers, ltx2_dit_weights **out) {
+    if (!be || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights (layout): NULL argument");
+    *out = NULL;
+    ltx2_dit_weights *w = NULL;
+    LTX2_TRY(weights_new(ctx, cfg, &w));
+    if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = DEFAULT_AUDIO_IN_CHANNELS;
+    ltx2_wtable l = {0};
+    ltx2_status st = weights_layout(ctx, w, &l, false, be, dtype, NULL, NULL, fp8_layers);
     ltx2_wtable_free(&l);
     if (st != LTX2_OK) {
         ltx2_dit_weights_free(w);
@@ -299,20 +321,12 @@ ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cf
 
 ltx2_status ltx2_dit_weights_layout_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                        const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    if (!be || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights (layout): NULL argument");
-    *out = NULL;
-    ltx2_dit_weights *w = NULL;
-    LTX2_TRY(weights_new(ctx, cfg, &w));
-    if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = DEFAULT_AUDIO_IN_CHANNELS;
-    ltx2_wtable l = {0};
-    ltx2_status st = weights_layout(ctx, w, &l, false, be, dtype, NULL, NULL);
-    ltx2_wtable_free(&l);
-    if (st != LTX2_OK) {
-        ltx2_dit_weights_free(w);
-        return st;
-    }
-    *out = w;
-    return LTX2_OK;
+    return layout_only(ctx, be, dtype, cfg, false, out);
+}
+
+ltx2_status ltx2_dit_weights_layout_fp8(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                        const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
+    return layout_only(ctx, be, dtype, cfg, true, out);
 }
 
 ltx2_status ltx2_dit_weights_to(ltx2_context *ctx, const ltx2_dit_weights *src, const ltx2_backend *be,
@@ -330,7 +344,7 @@ ltx2_status ltx2_dit_weights_to(ltx2_context *ctx, const ltx2_dit_weights *src, 
     if (st == LTX2_OK) {
         memcpy(tmp.blocks, src->blocks, (size_t)src->cfg.num_layers * sizeof *tmp.blocks);
         build_list(&ls, &tmp);
-        st = weights_layout(ctx, w, &l, src->layers_skipped, be, dtype, NULL, NULL);
+        st = weights_layout(ctx, w, &l, src->layers_skipped, be, dtype, NULL, NULL, false);
     }
     if (st == LTX2_OK) st = ltx2_wtable_copy(ctx, &ls, &src->store, &l, &w->store);
     ltx2_wtable_free(&ls);

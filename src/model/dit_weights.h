@@ -110,6 +110,11 @@ ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cf
  * audio_in_channels 0 (absent from real configs) becomes ltx-core's default, 128. */
 ltx2_status ltx2_dit_weights_layout_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                        const ltx2_dit_config *cfg, ltx2_dit_weights **out);
+/* As ltx2_dit_weights_layout_on, with the blocks' Linear weights (attention q/k/v/out and gates, both
+ * FFs) in fp8 e4m3 and their scales 0: the caller fills them and sets each ltx2_linear's w_scale and
+ * x_scale (the forward refuses an fp8 linear without them). Needs an fp8 GEMM on be. */
+ltx2_status ltx2_dit_weights_layout_fp8(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                        const ltx2_dit_config *cfg, ltx2_dit_weights **out);
 void ltx2_dit_weights_free(ltx2_dit_weights *w);
 
 /* True when the linear is present (gates exist only with gated attention). */

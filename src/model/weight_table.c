@@ -87,7 +87,10 @@ static ltx2_status zero_fill(ltx2_context *ctx, const ltx2_backend *be, void *me
     return st;
 }
 
-static ltx2_dtype spec_dtype(const ltx2_wstore *s, const ltx2_wspec *w) { return w->matrix ? s->matrix_dtype : s->dtype; }
+static ltx2_dtype spec_dtype(const ltx2_wstore *s, const ltx2_wspec *w) {
+    if (w->matrix && w->layer && s->fp8_layers) return LTX2_F8_E4M3;
+    return w->matrix ? s->matrix_dtype : s->dtype;
+}
 
 /* Whether an entry has storage in the allocation: not a skipped layer, not a mapped matrix. */
 static bool allocated(const ltx2_wstore *s, const ltx2_wspec *w, bool skip_layers) {
@@ -97,8 +100,11 @@ static bool allocated(const ltx2_wstore *s, const ltx2_wspec *w, bool skip_layer
 /* mapping: the retained file mapping the matrices will view (NULL: they are stored); the store
  * takes the reference. */
 static ltx2_status layout_checks(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_backend *be, ltx2_dtype dtype,
-                                 ltx2_dtype matrix_dtype) {
+                                 ltx2_dtype matrix_dtype, bool fp8_layers) {
     if (t->oom) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "weights: tensor list");
+    if (fp8_layers && !ltx2_backend_supports(be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s has no fp8 GEMM%s", be->name,
+                          be->device == LTX2_DEVICE_CPU ? "" : " (it needs compute capability 8.9 or newer)");
     if (!ltx2_backend_supports(be, LTX2_OP_GEMM_EX, dtype))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s has no %s GEMM", be->name,
                           ltx2_dtype_name(dtype));
@@ -111,10 +117,11 @@ static ltx2_status layout_checks(ltx2_context *ctx, const ltx2_wtable *t, const 
 /* mapping: the retained file mapping the matrices will view (NULL: they are stored); the store
  * takes the reference, also on failure. */
 static ltx2_status layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
-                          ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers, ltx2_st_mapping *mapping) {
+                          ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool fp8_layers, bool skip_layers,
+                          ltx2_st_mapping *mapping) {
     memset(s, 0, sizeof *s);
     s->mapping = mapping;
-    const ltx2_status chk = layout_checks(ctx, t, be, dtype, matrix_dtype);
+    const ltx2_status chk = layout_checks(ctx, t, be, dtype, matrix_dtype, fp8_layers);
     if (chk != LTX2_OK) {
         ltx2_wstore_free(s);
         return chk;
@@ -122,6 +129,7 @@ static ltx2_status layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *
     s->be = be;
     s->dtype = dtype;
     s->matrix_dtype = matrix_dtype;
+    s->fp8_layers = fp8_layers;
     for (size_t i = 0; i < t->n; i++) {
         if (skip_layers && t->v[i].layer) continue;
         const size_t bytes = (size_t)spec_numel(&t->v[i]) * ltx2_dtype_size(spec_dtype(s, &t->v[i]));
@@ -152,7 +160,12 @@ static ltx2_status layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *
 
 ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                ltx2_dtype dtype, bool skip_layers) {
-    return layout(ctx, s, t, be, dtype, dtype, skip_layers, NULL);
+    return layout(ctx, s, t, be, dtype, dtype, false, skip_layers, NULL);
+}
+
+ltx2_status ltx2_wstore_layout_fp8(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                                   ltx2_dtype dtype) {
+    return layout(ctx, s, t, be, dtype, dtype, true, false, NULL);
 }
 
 /* What f holds of t's Linear weights (under prefix): how many are bf16, stored in another dtype or
@@ -189,7 +202,7 @@ ltx2_status ltx2_wstore_layout_for(ltx2_context *ctx, ltx2_wstore *s, const ltx2
     ltx2_st_mapping *map = NULL;
     if (keep_bf16 && be->device == LTX2_DEVICE_CPU && !skip_layers && m.n_missing == 0 && m.aligned)
         map = ltx2_st_mapping_retain(f);
-    return layout(ctx, s, t, be, dtype, keep_bf16 ? LTX2_BF16 : dtype, skip_layers, map);
+    return layout(ctx, s, t, be, dtype, keep_bf16 ? LTX2_BF16 : dtype, false, skip_layers, map);
 }
 
 void ltx2_wstore_free(ltx2_wstore *s) {
@@ -281,6 +294,9 @@ static ltx2_status report(ltx2_context *ctx, const ltx2_wload *how, offenders *o
 }
 
 ltx2_status ltx2_wtable_load(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_wstore *s, const ltx2_wload *how) {
+    if (s->fp8_layers)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: loading a checkpoint into fp8 layer weights is not "
+                          "implemented yet (fp8 stores are laid out and filled by the bench only)", how->what);
     const ltx2_st_file *f = how->f;
     const char *prefix = how->prefix ? how->prefix : "";
     bool *used = calloc(f->n_tensors ? f->n_tensors : 1, sizeof *used);
@@ -347,6 +363,8 @@ ltx2_status ltx2_wtable_load(ltx2_context *ctx, const ltx2_wtable *t, const ltx2
 ltx2_status ltx2_wtable_copy(ltx2_context *ctx, const ltx2_wtable *src, const ltx2_wstore *src_store,
                              const ltx2_wtable *dst, const ltx2_wstore *dst_store) {
     if (src->n != dst->n) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "weights copy: tensor lists differ");
+    if (src_store->fp8_layers || dst_store->fp8_layers)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights copy: fp8 layer weights are not copied yet");
     stage g = {0};
     LTX2_TRY(stage_alloc(ctx, dst_store, dst, true, &g));
     ltx2_status st = LTX2_OK;
@@ -361,7 +379,7 @@ ltx2_status ltx2_wtable_copy(ltx2_context *ctx, const ltx2_wtable *src, const lt
 
 ltx2_status ltx2_wtable_random(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_wstore *s, uint64_t seed,
                                float scale) {
-    if (s->be->device != LTX2_DEVICE_CPU || s->dtype != LTX2_F32 || s->matrix_dtype != LTX2_F32)
+    if (s->be->device != LTX2_DEVICE_CPU || s->dtype != LTX2_F32 || s->matrix_dtype != LTX2_F32 || s->fp8_layers)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "random weights: the store must be host f32");
     uint64_t off = 0;
     for (size_t i = 0; i < t->n; i++) {

@@ -23,6 +23,9 @@ typedef struct ltx2_linear {
     ltx2_tensor w;  /* [out, in]; w.data NULL when absent */
     ltx2_tensor b;  /* [out]; b.data NULL when absent or bias-free */
     int64_t out, in;
+    /* w in fp8 e4m3 (ltx-core's FP8Linear, fp8_scaled_mm): W = w * w_scale, and x enters the GEMM
+     * quantised per tensor as e4m3(x / x_scale) (a static input scale). Unused otherwise. */
+    float w_scale, x_scale;
 } ltx2_linear;
 
 static inline bool ltx2_linear_present(const ltx2_linear *L) { return L->w.data != NULL; }
@@ -55,6 +58,7 @@ typedef struct ltx2_wstore {
     const ltx2_backend *be;
     ltx2_dtype dtype;        /* vectors (biases, norms, tables) */
     ltx2_dtype matrix_dtype; /* Linear weights: dtype, or bf16 under f32 where be widens them itself */
+    bool fp8_layers;         /* the layer Linear weights are fp8 e4m3 (ltx2_wstore_layout_fp8) */
     void *mem;
     size_t n_bytes, n_elems, n_tensors; /* n_bytes: the allocation's; n_elems, n_tensors: every tensor's */
     /* Non-NULL when the Linear weights are not copied but views of the checkpoint's mapping (kept
@@ -67,6 +71,12 @@ typedef struct ltx2_wstore {
  * storage and data NULL when skip_layers). LTX2_ERR_UNSUPPORTED when be has no GEMM in dtype. */
 ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                ltx2_dtype dtype, bool skip_layers);
+/* As ltx2_wstore_layout (nothing skipped), with the layer entries' Linear weights in fp8 e4m3: the
+ * blocks' attention and FF matrices, what ltx-core's fp8 policies quantise. Their ltx2_linear
+ * scales are the caller's to set. Loading, copying and random filling refuse such a store for now:
+ * it is filled by the bench (bench_step --weights-dtype fp8). */
+ltx2_status ltx2_wstore_layout_fp8(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                                   ltx2_dtype dtype);
 /* The layout for a load from f (tensor names under prefix): the Linear weights stay the file's
  * bf16 when every one f holds is bf16 and be widens bf16 weights itself under dtype f32 (no f32
  * copy; the same results bitwise), else dtype. Where that bf16 is on the CPU and f has a mapping of

@@ -183,7 +183,8 @@ ltx2_status prof_backend_create(ltx2_context *ctx, const ltx2_backend *inner, lt
     p->inner = inner;
     *be = (ltx2_backend){
         .name = inner->name, .device = inner->device, .device_index = inner->device_index, .impl = p,
-        .gemm_bf16_weights = inner->gemm_bf16_weights, .supports = p_supports, .alloc = p_alloc, .free = p_free,
+        .gemm_bf16_weights = inner->gemm_bf16_weights, .fp8_gemm_out = inner->fp8_gemm_out,
+        .supports = p_supports, .alloc = p_alloc, .free = p_free,
         .upload = p_upload, .download = p_download, .copy = p_copy, .copy_2d = p_copy_2d, .sync = p_sync,
         .mem_info = inner->mem_info ? p_mem_info : NULL, .gemm = p_gemm, .rms_norm = p_rms_norm,
         .layer_norm = p_layer_norm, .softmax = p_softmax, .unary = p_unary, .binary = p_binary, .convert = p_convert,

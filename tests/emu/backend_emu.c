@@ -144,6 +144,7 @@ ltx2_status ltx2_backend_emu_create(ltx2_context *ctx, ltx2_backend **out) {
     be->device = LTX2_DEVICE_CUDA; /* an emulated device: host pointers are refused as on a GPU */
     be->impl = ei;
     be->supports = emu_supports;
+    be->fp8_gemm_out = LTX2_BF16; /* as on CUDA, were it to run fp8 GEMMs */
     be->alloc = emu_alloc;
     be->free = emu_free;
     be->upload = emu_copy;

@@ -20,6 +20,8 @@ uint16_t ltx2_f32_to_bf16(float f);
 static inline float ltx2_round_bf16(float f) { return ltx2_bf16_to_f32(ltx2_f32_to_bf16(f)); }
 float ltx2_f16_to_f32(uint16_t h);
 uint16_t ltx2_f32_to_f16(float f);
+/* e4m3fn's NaN: exponent and mantissa bits all set (0x7F, 0xFF with the sign); it has no inf. */
+#define LTX2_FP8_NAN_BITS 0x7Fu
 float ltx2_fp8e4m3_to_f32(uint8_t v);
 uint8_t ltx2_f32_to_fp8e4m3(float f);
 uint8_t ltx2_f32_to_fp8e4m3_nosat(float f);

@@ -120,7 +120,7 @@ ltx2_status ltx2_connectors_weights_load_on(ltx2_context *ctx, const ltx2_backen
     build_list(&l, w);
     /* the file's bf16 Linear weights stay bf16 on the CPU, read in place from the mapping (no copy; the
      * same results bitwise) */
-    ltx2_status st = ltx2_wstore_layout_for(ctx, &w->store, &l, be, dtype, f, "", false);
+    ltx2_status st = ltx2_wstore_layout_for(ctx, &w->store, &l, be, dtype, f, "", false, false);
     if (st == LTX2_OK) {
         w->be = be;
         w->dtype = dtype;

@@ -15,6 +15,7 @@
 #include "core/context.h"
 #include "model/lora.h"
 #include "model/names.h"
+#include "model/weight_fetch.h"
 
 /* Sub-trees under model.diffusion_model. that belong to the text connectors, not the DiT. */
 static const char *const k_connector_prefixes[] = {"video_embeddings_connector.", "audio_embeddings_connector."};
@@ -169,10 +170,10 @@ static ltx2_status weights_layout(ltx2_context *ctx, ltx2_dit_weights *w, ltx2_w
                                   const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix,
                                   bool fp8_layers) {
     build_list(l, w);
-    if (fp8_layers)
+    if (fp8_layers && !f)
         LTX2_TRY(ltx2_wstore_layout_fp8(ctx, &w->store, l, be, dtype));
     else if (f)
-        LTX2_TRY(ltx2_wstore_layout_for(ctx, &w->store, l, be, dtype, f, prefix, skip_layers));
+        LTX2_TRY(ltx2_wstore_layout_for(ctx, &w->store, l, be, dtype, f, prefix, skip_layers, fp8_layers));
     else
         LTX2_TRY(ltx2_wstore_layout(ctx, &w->store, l, be, dtype, skip_layers));
     w->be = be;
@@ -189,10 +190,13 @@ static ltx2_status fuse_lora(ltx2_context *ctx, const char *name, float *w, int6
 
 static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f,
                         const char *prefix, const ltx2_dit_config *cfg, bool skip_layers, bool keep_bf16,
-                        ltx2_lora_set *loras, ltx2_dit_weights **out) {
+                        bool keep_fp8, ltx2_lora_set *loras, ltx2_dit_weights **out) {
     if (!be || !f || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
     *out = NULL;
     if (!prefix) prefix = LTX2_DIT_PREFIX;
+    if (keep_fp8 && loras)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: LoRAs on fp8 DiT weights are not supported yet (load the "
+                          "weights in bf16 to apply LoRAs)", f->path ? f->path : "checkpoint");
     ltx2_dit_weights *w = NULL;
     LTX2_TRY(weights_new(ctx, cfg, &w));
     char full[NAME_CAP + 64];
@@ -205,7 +209,11 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
     ltx2_wtable l = {0};
     /* fused weights are no longer the file's: stored in dtype, never viewed in the mapping */
     if (loras) keep_bf16 = false;
-    ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype, keep_bf16 ? f : NULL, prefix, false);
+    ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype, keep_bf16 ? f : NULL, prefix, keep_fp8);
+    if (st == LTX2_OK && keep_fp8 && w->store.n_fp8 == 0)
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: fp8 DiT weights need a pre-quantised checkpoint (fp8 e4m3 "
+                        "Linear weights with %s and %s siblings, as Lightricks' *-fp8 files hold); this one has none",
+                        f->path ? f->path : "checkpoint", LTX2_FP8_WEIGHT_SCALE_SUFFIX, LTX2_FP8_INPUT_SCALE_SUFFIX);
     if (st == LTX2_OK) {
         char cfgdesc[160];
         snprintf(cfgdesc, sizeof cfgdesc, "%lld layers, Dv %lld, Da %lld, %s%s", (long long)cfg->num_layers,
@@ -229,13 +237,13 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
 
 ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                   const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, false, false, NULL, out);
+    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, false, false, false, NULL, out);
 }
 
 ltx2_status ltx2_dit_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                      const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                      ltx2_dit_weights **out) {
-    return load(ctx, be, dtype, f, prefix, cfg, false, true, NULL, out);
+    return load(ctx, be, dtype, f, prefix, cfg, false, true, false, NULL, out);
 }
 
 const ltx2_tensor *ltx2_dit_weights_find(ltx2_dit_weights *w, const char *name) {
@@ -251,12 +259,18 @@ const ltx2_tensor *ltx2_dit_weights_find(ltx2_dit_weights *w, const char *name) 
 ltx2_status ltx2_dit_weights_load_lora(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                        const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                        ltx2_lora_set *loras, ltx2_dit_weights **out) {
-    return load(ctx, be, dtype, f, prefix, cfg, false, true, loras, out);
+    return load(ctx, be, dtype, f, prefix, cfg, false, true, false, loras, out);
+}
+
+ltx2_status ltx2_dit_weights_load_fp8(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                      const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
+                                      ltx2_dit_weights **out) {
+    return load(ctx, be, dtype, f, prefix, cfg, false, true, true, NULL, out);
 }
 
 ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                              const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, true, false, NULL, out);
+    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, true, false, false, NULL, out);
 }
 
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out) {
@@ -269,7 +283,7 @@ ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2
         ltx2_dit_config cfg;
         ltx2_status st = ltx2_dit_config_from_st(ctx, ltx2_df_view_file(v), &cfg);
         if (st == LTX2_OK)
-            st = load(ctx, ltx2_backend_cpu(), LTX2_F32, ltx2_df_view_file(v), NULL, &cfg, false, true, NULL, out);
+            st = load(ctx, ltx2_backend_cpu(), LTX2_F32, ltx2_df_view_file(v), NULL, &cfg, false, true, false, NULL, out);
         ltx2_df_view_close(v);
         return st;
     }
@@ -277,7 +291,7 @@ ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2
     LTX2_TRY(ltx2_st_open(ctx, path, &f));
     ltx2_dit_config cfg;
     ltx2_status st = ltx2_dit_config_from_st(ctx, f, &cfg);
-    if (st == LTX2_OK) st = load(ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, false, true, NULL, out);
+    if (st == LTX2_OK) st = load(ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, false, true, false, NULL, out);
     ltx2_st_close(f);
     return st;
 }

@@ -118,7 +118,7 @@ ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be
     if (st == LTX2_OK) st = find_embed(ctx, w, dir);
     if (st == LTX2_OK) {
         build_table(&t, w);
-        st = ltx2_wstore_layout_for(ctx, &w->store, &t, be, dtype, &w->view, w->prefix, false);
+        st = ltx2_wstore_layout_for(ctx, &w->store, &t, be, dtype, &w->view, w->prefix, false, false);
     }
     if (st == LTX2_OK) {
         w->be = be;

@@ -1,6 +1,7 @@
 /* fp32 conversion of checkpoint weights, including scaled fp8 (see weight_fetch.h). */
 #include "model/weight_fetch.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,19 @@ static bool swap_suffix(const char *name, const char *from, const char *to, char
     return w > 0 && (size_t)w < cap;
 }
 
+/* The one-value scale tensor at key: *v, or an error naming it. */
+static ltx2_status one_scale(ltx2_context *ctx, const char *label, const ltx2_st_tensor *s, const char *key, float *v) {
+    if (numel(s) != 1 || (s->dtype != LTX2_F32 && s->dtype != LTX2_BF16 && s->dtype != LTX2_F16))
+        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
+                          "%s: %s must be one f32/bf16/f16 value (a per-tensor fp8 scale), got %s with %lld elements",
+                          label, key, ltx2_dtype_name(s->dtype), (long long)numel(s));
+    LTX2_TRY(ltx2_convert(ctx, v, LTX2_F32, s->data, s->dtype, 1));
+    if (!(*v > 0.0f) || !isfinite(*v))
+        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: %s is %g; an fp8 scale must be finite and > 0", label, key,
+                          (double)*v);
+    return LTX2_OK;
+}
+
 /* Checks t's dtype and, for fp8, finds its per-tensor scale (1 when the file has none). */
 static ltx2_status weight_scale(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, const char *label,
                                 float *scale) {
@@ -41,12 +55,7 @@ static ltx2_status weight_scale(ltx2_context *ctx, const ltx2_st_file *f, const 
     char key[SIBLING_CAP];
     const ltx2_st_tensor *s = NULL;
     if (swap_suffix(t->name, ".weight", LTX2_FP8_WEIGHT_SCALE_SUFFIX, key, sizeof key)) s = ltx2_st_find(f, key);
-    if (!s) return LTX2_OK;
-    if (numel(s) != 1 || (s->dtype != LTX2_F32 && s->dtype != LTX2_BF16 && s->dtype != LTX2_F16))
-        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT,
-                          "%s: %s must be one f32/bf16/f16 value (a per-tensor fp8 scale), got %s with %lld elements",
-                          label, key, ltx2_dtype_name(s->dtype), (long long)numel(s));
-    return ltx2_convert(ctx, scale, LTX2_F32, s->data, s->dtype, 1);
+    return s ? one_scale(ctx, label, s, key, scale) : LTX2_OK;
 }
 
 /* dst[n] = the n elements at src (t's dtype) in fp32, fp8 times scale. */
@@ -103,6 +112,26 @@ ltx2_status ltx2_weight_slice_to_f32(ltx2_context *ctx, const ltx2_st_file *f, c
             LTX2_TRY(run_to_f32(ctx, t, label, base + (size_t)(i * cols) * isz, scale, dst + i * ncols, (size_t)ncols));
     }
     return finite_weights(ctx, t, label, dst, (size_t)(nrows * ncols));
+}
+
+ltx2_status ltx2_weight_fp8_scales(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, bool *scaled,
+                                   float *w_scale, float *x_scale) {
+    *scaled = false;
+    *w_scale = *x_scale = 0.0f;
+    char wkey[SIBLING_CAP], xkey[SIBLING_CAP];
+    if (t->dtype != LTX2_F8_E4M3 || !swap_suffix(t->name, ".weight", LTX2_FP8_WEIGHT_SCALE_SUFFIX, wkey, sizeof wkey) ||
+        !swap_suffix(t->name, ".weight", LTX2_FP8_INPUT_SCALE_SUFFIX, xkey, sizeof xkey))
+        return LTX2_OK;
+    const ltx2_st_tensor *ws = ltx2_st_find(f, wkey), *xs = ltx2_st_find(f, xkey);
+    if (!ws) return LTX2_OK;
+    const char *label = f->path ? f->path : "checkpoint";
+    if (!xs)
+        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "%s: fp8 weight %s has %s but no %s (an fp8 GEMM needs the static "
+                          "input scale)", label, t->name, wkey, xkey);
+    LTX2_TRY(one_scale(ctx, label, ws, wkey, w_scale));
+    LTX2_TRY(one_scale(ctx, label, xs, xkey, x_scale));
+    *scaled = true;
+    return LTX2_OK;
 }
 
 bool ltx2_weight_is_fp8_aux(const ltx2_st_file *f, const char *name) {

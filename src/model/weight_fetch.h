@@ -4,8 +4,9 @@
  * `<layer>.weight_scale` as ltx-core does (`weight.to(float32) * weight_scale`,
  * ltx_core/loader/fuse_loras.py `_fuse_delta_with_scaled_fp8`; the file keeps the torch [out, in]
  * layout, ltx_core/quantization/fp8_scaled_mm.py transposes only in memory). An fp8 tensor without
- * a scale is upcast as is (ltx-core's fp8_cast policy). The activation `input_scale` is accepted
- * and ignored: we compute in fp32, not in fp8 scaled-mm. */
+ * a scale is upcast as is (ltx-core's fp8_cast policy). The activation `input_scale` is used only
+ * where the weights stay fp8 (ltx2_weight_fp8_scales, ltx2_dit_weights_load_fp8: ltx-core's
+ * fp8_scaled_mm); dequantised weights run on unquantised activations. */
 #ifndef LTX2_MODEL_WEIGHT_FETCH_H
 #define LTX2_MODEL_WEIGHT_FETCH_H
 
@@ -29,6 +30,12 @@ ltx2_status ltx2_weight_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const l
  * (elementwise conversion, the same fp8 scale). */
 ltx2_status ltx2_weight_slice_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, int64_t row0,
                                      int64_t nrows, int64_t col0, int64_t ncols, float *dst);
+/* Whether t is a scaled fp8 weight, the kind ltx-core's fp8_scaled_mm policy runs as FP8Linear: e4m3
+ * with a `.weight_scale` sibling in f (ltx_core/quantization/fp8_scaled_mm.py get_fp8_swap_module_ops).
+ * Then *w_scale and *x_scale are its weight and input scales; a missing `.input_scale`, or a scale
+ * that is not one finite value > 0, is an error. *scaled false (and OK) for any other tensor. */
+ltx2_status ltx2_weight_fp8_scales(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, bool *scaled,
+                                   float *w_scale, float *x_scale);
 /* True for a `.weight_scale` / `.input_scale` tensor whose `.weight` sibling is fp8 in f: consumed by
  * that weight, not an unexpected tensor. */
 bool ltx2_weight_is_fp8_aux(const ltx2_st_file *f, const char *name);

@@ -38,6 +38,8 @@ void ltx2_wtable_add(ltx2_wtable *t, const char *name, int ndim, int64_t s0, int
     s->dst = dst;
     s->layer = false;
     s->matrix = false;
+    s->fp8 = false;
+    s->w_scale = s->x_scale = NULL;
 }
 
 void ltx2_wtable_add_linear(ltx2_wtable *t, const char *prefix, int64_t out, int64_t in, bool bias, ltx2_linear *lin) {
@@ -47,7 +49,11 @@ void ltx2_wtable_add_linear(ltx2_wtable *t, const char *prefix, int64_t out, int
     lin->in = in;
     snprintf(n, sizeof n, "%.180s.weight", prefix);
     ltx2_wtable_add(t, n, 2, out, in, &lin->w);
-    if (!t->oom && t->n) t->v[t->n - 1].matrix = true;
+    if (!t->oom && t->n) {
+        t->v[t->n - 1].matrix = true;
+        t->v[t->n - 1].w_scale = &lin->w_scale;
+        t->v[t->n - 1].x_scale = &lin->x_scale;
+    }
     if (bias) {
         snprintf(n, sizeof n, "%.180s.bias", prefix);
         ltx2_wtable_add(t, n, 1, out, 0, &lin->b);
@@ -88,21 +94,23 @@ static ltx2_status zero_fill(ltx2_context *ctx, const ltx2_backend *be, void *me
 }
 
 static ltx2_dtype spec_dtype(const ltx2_wstore *s, const ltx2_wspec *w) {
-    if (w->matrix && w->layer && s->fp8_layers) return LTX2_F8_E4M3;
+    if (w->fp8) return LTX2_F8_E4M3;
     return w->matrix ? s->matrix_dtype : s->dtype;
 }
 
 /* Whether an entry has storage in the allocation: not a skipped layer, not a mapped matrix. */
 static bool allocated(const ltx2_wstore *s, const ltx2_wspec *w, bool skip_layers) {
-    return !(skip_layers && w->layer) && !(s->mapping && w->matrix);
+    return !(skip_layers && w->layer) && !(s->mapping && w->matrix && !w->fp8);
 }
 
 /* mapping: the retained file mapping the matrices will view (NULL: they are stored); the store
  * takes the reference. */
 static ltx2_status layout_checks(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_backend *be, ltx2_dtype dtype,
-                                 ltx2_dtype matrix_dtype, bool fp8_layers) {
+                                 ltx2_dtype matrix_dtype) {
     if (t->oom) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "weights: tensor list");
-    if (fp8_layers && !ltx2_backend_supports(be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
+    bool fp8 = false;
+    for (size_t i = 0; i < t->n; i++) fp8 = fp8 || t->v[i].fp8;
+    if (fp8 && !ltx2_backend_supports(be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s has no fp8 GEMM%s", be->name,
                           be->device == LTX2_DEVICE_CPU ? "" : " (it needs compute capability 8.9 or newer)");
     if (!ltx2_backend_supports(be, LTX2_OP_GEMM_EX, dtype))
@@ -114,14 +122,13 @@ static ltx2_status layout_checks(ltx2_context *ctx, const ltx2_wtable *t, const 
     return LTX2_OK;
 }
 
-/* mapping: the retained file mapping the matrices will view (NULL: they are stored); the store
- * takes the reference, also on failure. */
+/* mapping: the retained file mapping the (non-fp8) matrices will view (NULL: they are stored); the
+ * store takes the reference, also on failure. The entries' fp8 flags are set. */
 static ltx2_status layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
-                          ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool fp8_layers, bool skip_layers,
-                          ltx2_st_mapping *mapping) {
+                          ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers, ltx2_st_mapping *mapping) {
     memset(s, 0, sizeof *s);
     s->mapping = mapping;
-    const ltx2_status chk = layout_checks(ctx, t, be, dtype, matrix_dtype, fp8_layers);
+    const ltx2_status chk = layout_checks(ctx, t, be, dtype, matrix_dtype);
     if (chk != LTX2_OK) {
         ltx2_wstore_free(s);
         return chk;
@@ -129,9 +136,9 @@ static ltx2_status layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *
     s->be = be;
     s->dtype = dtype;
     s->matrix_dtype = matrix_dtype;
-    s->fp8_layers = fp8_layers;
     for (size_t i = 0; i < t->n; i++) {
         if (skip_layers && t->v[i].layer) continue;
+        s->n_fp8 += t->v[i].fp8;
         const size_t bytes = (size_t)spec_numel(&t->v[i]) * ltx2_dtype_size(spec_dtype(s, &t->v[i]));
         if (allocated(s, &t->v[i], skip_layers))
             s->n_bytes += align_up(bytes);
@@ -160,12 +167,14 @@ static ltx2_status layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *
 
 ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                ltx2_dtype dtype, bool skip_layers) {
-    return layout(ctx, s, t, be, dtype, dtype, false, skip_layers, NULL);
+    for (size_t i = 0; i < t->n; i++) t->v[i].fp8 = false;
+    return layout(ctx, s, t, be, dtype, dtype, skip_layers, NULL);
 }
 
 ltx2_status ltx2_wstore_layout_fp8(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                    ltx2_dtype dtype) {
-    return layout(ctx, s, t, be, dtype, dtype, true, false, NULL);
+    for (size_t i = 0; i < t->n; i++) t->v[i].fp8 = t->v[i].matrix && t->v[i].layer;
+    return layout(ctx, s, t, be, dtype, dtype, false, NULL);
 }
 
 /* What f holds of t's Linear weights (under prefix): how many are bf16, stored in another dtype or
@@ -179,7 +188,7 @@ typedef struct matrix_scan {
 static matrix_scan scan_matrices(const ltx2_wtable *t, const ltx2_st_file *f, const char *prefix) {
     matrix_scan m = {.aligned = true};
     for (size_t i = 0; i < t->n; i++) {
-        if (!t->v[i].matrix) continue;
+        if (!t->v[i].matrix || t->v[i].fp8) continue;
         char full[LTX2_WNAME_CAP + 128];
         snprintf(full, sizeof full, "%s%s", prefix ? prefix : "", t->v[i].name);
         const ltx2_st_tensor *ft = ltx2_st_find(f, full);
@@ -195,14 +204,32 @@ static matrix_scan scan_matrices(const ltx2_wtable *t, const ltx2_st_file *f, co
     return m;
 }
 
+/* The matrices f holds as scaled fp8 get the fp8 flag (only with keep_fp8; not skipped layers). */
+static ltx2_status mark_fp8(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_st_file *f, const char *prefix,
+                            bool skip_layers, bool keep_fp8) {
+    for (size_t i = 0; i < t->n; i++) {
+        ltx2_wspec *w = &t->v[i];
+        w->fp8 = false;
+        if (!keep_fp8 || !w->matrix || (skip_layers && w->layer)) continue;
+        char full[LTX2_WNAME_CAP + 128];
+        snprintf(full, sizeof full, "%s%s", prefix ? prefix : "", w->name);
+        const ltx2_st_tensor *ft = ltx2_st_find(f, full);
+        float ws, xs;
+        if (ft) LTX2_TRY(ltx2_weight_fp8_scales(ctx, f, ft, &w->fp8, &ws, &xs));
+    }
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_wstore_layout_for(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
-                                   ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix, bool skip_layers) {
+                                   ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix, bool skip_layers,
+                                   bool keep_fp8) {
+    LTX2_TRY(mark_fp8(ctx, t, f, prefix, skip_layers, keep_fp8));
     const matrix_scan m = scan_matrices(t, f, prefix);
     const bool keep_bf16 = be->gemm_bf16_weights && dtype == LTX2_F32 && m.n_bf16 > 0 && m.n_other == 0;
     ltx2_st_mapping *map = NULL;
     if (keep_bf16 && be->device == LTX2_DEVICE_CPU && !skip_layers && m.n_missing == 0 && m.aligned)
         map = ltx2_st_mapping_retain(f);
-    return layout(ctx, s, t, be, dtype, keep_bf16 ? LTX2_BF16 : dtype, false, skip_layers, map);
+    return layout(ctx, s, t, be, dtype, keep_bf16 ? LTX2_BF16 : dtype, skip_layers, map);
 }
 
 void ltx2_wstore_free(ltx2_wstore *s) {
@@ -251,6 +278,26 @@ static ltx2_status put_f32(ltx2_context *ctx, const ltx2_wstore *s, ltx2_tensor 
     return s->be->upload(s->be, ctx, dst->data, g->dt, ltx2_tensor_nbytes(dst));
 }
 
+/* An fp8 entry from its scaled e4m3 file tensor: the bytes as they are (a NaN code refused, as
+ * the f32 path refuses NaN weights) and its two scales. A weight hook (LoRA fusion) would need
+ * ltx-core's dequantise-add-requantise rule, which is not implemented: refused. */
+static ltx2_status put_fp8(ltx2_context *ctx, const ltx2_wstore *s, const ltx2_wload *how, const ltx2_st_tensor *ft,
+                           const ltx2_wspec *w) {
+    const char *label = how->f->path ? how->f->path : "checkpoint";
+    if (how->adjust)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: %s is scaled fp8: LoRAs on fp8 weights are not supported yet "
+                          "(load the weights in bf16 to apply LoRAs)", label, ft->name);
+    bool scaled;
+    LTX2_TRY(ltx2_weight_fp8_scales(ctx, how->f, ft, &scaled, w->w_scale, w->x_scale));
+    if (!scaled) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "%s: %s laid out as fp8 but not scaled fp8", label, ft->name);
+    const size_t n = (size_t)spec_numel(w);
+    const uint8_t *q = ft->data;
+    for (size_t i = 0; i < n; i++)
+        if ((q[i] & LTX2_FP8_NAN_BITS) == LTX2_FP8_NAN_BITS)
+            return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: tensor %s holds an fp8 NaN at element %zu", label, ft->name, i);
+    return s->be->upload(s->be, ctx, w->dst->data, ft->data, n);
+}
+
 /* Appends "name[extra]" to a short list of offenders (the first REPORT_FIRST), counting the rest. */
 static void note(ltx2_sbuf *b, size_t *count, const char *name, const char *extra) {
     if (*count < REPORT_FIRST) {
@@ -294,9 +341,6 @@ static ltx2_status report(ltx2_context *ctx, const ltx2_wload *how, offenders *o
 }
 
 ltx2_status ltx2_wtable_load(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_wstore *s, const ltx2_wload *how) {
-    if (s->fp8_layers)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: loading a checkpoint into fp8 layer weights is not "
-                          "implemented yet (fp8 stores are laid out and filled by the bench only)", how->what);
     const ltx2_st_file *f = how->f;
     const char *prefix = how->prefix ? how->prefix : "";
     bool *used = calloc(f->n_tensors ? f->n_tensors : 1, sizeof *used);
@@ -327,6 +371,10 @@ ltx2_status ltx2_wtable_load(ltx2_context *ctx, const ltx2_wtable *t, const ltx2
             char what[64];
             snprintf(what, sizeof what, " (%s)", ltx2_dtype_name(ft->dtype));
             note(&o.dtypes, &o.n_dtype, full, what);
+            continue;
+        }
+        if (w->fp8) {
+            st = put_fp8(ctx, s, how, ft, w);
             continue;
         }
         if (s->mapping && w->matrix && how->adjust) {
@@ -363,7 +411,7 @@ ltx2_status ltx2_wtable_load(ltx2_context *ctx, const ltx2_wtable *t, const ltx2
 ltx2_status ltx2_wtable_copy(ltx2_context *ctx, const ltx2_wtable *src, const ltx2_wstore *src_store,
                              const ltx2_wtable *dst, const ltx2_wstore *dst_store) {
     if (src->n != dst->n) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "weights copy: tensor lists differ");
-    if (src_store->fp8_layers || dst_store->fp8_layers)
+    if (src_store->n_fp8 || dst_store->n_fp8)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights copy: fp8 layer weights are not copied yet");
     stage g = {0};
     LTX2_TRY(stage_alloc(ctx, dst_store, dst, true, &g));
@@ -379,7 +427,7 @@ ltx2_status ltx2_wtable_copy(ltx2_context *ctx, const ltx2_wtable *src, const lt
 
 ltx2_status ltx2_wtable_random(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_wstore *s, uint64_t seed,
                                float scale) {
-    if (s->be->device != LTX2_DEVICE_CPU || s->dtype != LTX2_F32 || s->matrix_dtype != LTX2_F32 || s->fp8_layers)
+    if (s->be->device != LTX2_DEVICE_CPU || s->dtype != LTX2_F32 || s->matrix_dtype != LTX2_F32 || s->n_fp8)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "random weights: the store must be host f32");
     uint64_t off = 0;
     for (size_t i = 0; i < t->n; i++) {

@@ -37,6 +37,8 @@ typedef struct ltx2_wspec {
     ltx2_tensor *dst;
     bool layer; /* a tensor a tensor-parallel rank reads only a shard of (skipped by replicated loads) */
     bool matrix; /* a Linear's weight: stored in the store's matrix dtype */
+    bool fp8;    /* a matrix stored as fp8 e4m3 with its scales (decided by the layout) */
+    float *w_scale, *x_scale; /* a matrix's ltx2_linear scales (filled when fp8) */
 } ltx2_wspec;
 
 typedef struct ltx2_wtable {
@@ -58,7 +60,7 @@ typedef struct ltx2_wstore {
     const ltx2_backend *be;
     ltx2_dtype dtype;        /* vectors (biases, norms, tables) */
     ltx2_dtype matrix_dtype; /* Linear weights: dtype, or bf16 under f32 where be widens them itself */
-    bool fp8_layers;         /* the layer Linear weights are fp8 e4m3 (ltx2_wstore_layout_fp8) */
+    size_t n_fp8;            /* Linear weights stored as fp8 e4m3 (their entries' fp8 flag) */
     void *mem;
     size_t n_bytes, n_elems, n_tensors; /* n_bytes: the allocation's; n_elems, n_tensors: every tensor's */
     /* Non-NULL when the Linear weights are not copied but views of the checkpoint's mapping (kept
@@ -71,10 +73,9 @@ typedef struct ltx2_wstore {
  * storage and data NULL when skip_layers). LTX2_ERR_UNSUPPORTED when be has no GEMM in dtype. */
 ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                ltx2_dtype dtype, bool skip_layers);
-/* As ltx2_wstore_layout (nothing skipped), with the layer entries' Linear weights in fp8 e4m3: the
- * blocks' attention and FF matrices, what ltx-core's fp8 policies quantise. Their ltx2_linear
- * scales are the caller's to set. Loading, copying and random filling refuse such a store for now:
- * it is filled by the bench (bench_step --weights-dtype fp8). */
+/* As ltx2_wstore_layout (nothing skipped), with every layer entry's Linear weight in fp8 e4m3 (the
+ * blocks' attention and FF matrices): for benches, which fill them and set their ltx2_linear scales
+ * themselves. Copying and random filling refuse a store with fp8 entries. */
 ltx2_status ltx2_wstore_layout_fp8(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                    ltx2_dtype dtype);
 /* The layout for a load from f (tensor names under prefix): the Linear weights stay the file's
@@ -83,9 +84,11 @@ ltx2_status ltx2_wstore_layout_fp8(ltx2_context *ctx, ltx2_wstore *s, const ltx2
  * its own (ltx2_st_mapping_retain), they are not stored at all: ltx2_wtable_load points them into
  * the mapping, which the store then keeps alive. So a CPU load of a bf16 checkpoint holds no copy
  * of its matrices, only the pages of the file (shared, reclaimable), and its norms, biases and
- * tables in f32. */
+ * tables in f32. keep_fp8: the Linear weights f holds as scaled fp8 (ltx2_weight_fp8_scales) stay fp8
+ * and run as fp8 GEMMs (ltx-core's fp8_scaled_mm); be needs an fp8 GEMM. */
 ltx2_status ltx2_wstore_layout_for(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
-                                   ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix, bool skip_layers);
+                                   ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix, bool skip_layers,
+                                   bool keep_fp8);
 void ltx2_wstore_free(ltx2_wstore *s);
 
 /* How a table is read from a checkpoint. */
@@ -107,7 +110,8 @@ typedef struct ltx2_wload {
 } ltx2_wload;
 
 /* Fills every stored entry of t (laid out in s) from how->f, converting to s's dtype (fp8 with its
- * scale as weight_fetch.h does). All problems are reported together. */
+ * scale as weight_fetch.h does); an fp8 entry takes the file's e4m3 bytes as they are, and its
+ * scales. All problems are reported together. */
 ltx2_status ltx2_wtable_load(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_wstore *s, const ltx2_wload *how);
 /* dst's entries from src's (the same table of another weight struct, in the same order), each
  * converted from src's backend/dtype to dst's store. Entries without data on either side are left. */

@@ -52,6 +52,11 @@ expect_refusal "missing embeds" "no such readable file" --prompt-embeds "$tmp/no
 expect_refusal "unwritable dir" "not writable" "${small[@]}" --wav "$tmp/no/such/dir/a.wav" --png-dir f
 expect_refusal "wrong suffix" "end in .mp4" "${small[@]}" -o o.avi --png-dir f
 expect_refusal "semantics" "ltx-core, diffusers or maxdiffusion" --semantics foo -o o.mp4
+# fp8 weights: an unknown dtype or quantisation is refused at parsing; the embedded model holds no
+# scaled fp8 weights, so fp8 of it is refused by the loader, naming why, before any file is written
+expect_refusal "weights dtype" "bf16 or fp8" --weights-dtype fp4 -o o.mp4
+expect_refusal "fp8-cast" "fp8-cast is not written yet" --quantization fp8-cast -o o.mp4
+expect_refusal "fp8 of a bf16 model" "pre-quantised" "${small[@]}" --weights-dtype fp8 --wav a.wav --png-dir f
 # --device: an unknown name, and a CUDA device no machine has (no GPU: no usable device; with GPUs:
 # the index is out of range), refused before any work; several ranks on a GPU are not written yet
 expect_refusal "device name" "expected cpu, cuda, cuda:N or auto" --device tpu -o o.mp4

@@ -20,7 +20,7 @@
 #include "model/dit_weights.h"
 #include "model/lora.h"
 #include "ckpt_edit.h"
-#include "dit_golden_inputs.h"
+#include "dit_inputs.h"
 #include "test_util.h"
 
 /* fp8 forward vs fp8 reference, both fp32 around the fp8 GEMMs. Where no quantised input lies within
@@ -58,9 +58,8 @@ static double rel_l2(const ltx2_st_file *f, const char *name, const float *ours,
 /* One forward of w on the golden inputs; video / audio rel-L2 against "<pfx>.video|audio". */
 static bool forward_vs(const ltx2_st_file *f, const ltx2_dit_weights *w, const char *pfx, double out[2]) {
     dit_inputs in;
-    memset(&in, 0, sizeof in);
-    ltx2_dit_forward_params p;
-    bool ok = dit_inputs_load(g_ctx, f, "input.", "input.context_mask", &in, &p);
+    bool ok = dit_inputs_load(g_ctx, f, DIT_INPUTS_MASKED, &in);
+    const ltx2_dit_forward_params p = in.p;
     if (ok) {
         const int64_t nv = p.batch * p.video.T * w->cfg.out_channels, na = p.batch * p.audio.T * w->cfg.audio_out_channels;
         float *vo = calloc((size_t)nv, sizeof(float)), *ao = calloc((size_t)na, sizeof(float));

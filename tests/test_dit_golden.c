@@ -21,7 +21,6 @@
 #include "core/timer.h"
 #include "test_util.h"
 #include "ckpt_edit.h"
-#include "dit_golden_inputs.h"
 
 /* fp32 vs fp32 with the same weights: only summation order and libm rounding differ. Measured
  * worst ~3e-6 (the timestep sinusoid at t = 1000 inherits torch's 1-ulp exp differences). */
@@ -69,6 +68,60 @@ static void dump_cb(const char *name, const ltx2_tensor *t, void *user) {
     compare((golden *)user, name, (const float *)t->data, ltx2_tensor_numel(t));
 }
 
+typedef struct inputs {
+    float *v_lat, *v_pos, *v_ts, *v_sig, *v_ctx, *a_lat, *a_pos, *a_ts, *a_sig, *a_ctx, *mask_f;
+    uint8_t *mask;
+} inputs;
+
+static void inputs_free(inputs *in) {
+    free(in->v_lat), free(in->v_pos), free(in->v_ts), free(in->v_sig), free(in->v_ctx);
+    free(in->a_lat), free(in->a_pos), free(in->a_ts), free(in->a_sig), free(in->a_ctx);
+    free(in->mask_f), free(in->mask);
+}
+
+/* Fills params from a golden file using the given tensor names (prefix "input." or ""). */
+static bool load_inputs(const ltx2_st_file *f, const char *pfx, const char *mask_name, inputs *in,
+                        ltx2_dit_forward_params *p) {
+    char n[96];
+#define LOAD(dst, what)                                   \
+    do {                                                  \
+        snprintf(n, sizeof n, "%s%s", pfx, what);         \
+        dst = load_f32(f, n, NULL);                       \
+        CHECK(dst != NULL, "input %s missing", n);        \
+        if (!dst) return false;                           \
+    } while (0)
+    LOAD(in->v_lat, "video.latent");
+    LOAD(in->v_pos, "video.positions");
+    LOAD(in->v_ts, "video.timesteps");
+    LOAD(in->v_sig, "video.sigma");
+    LOAD(in->v_ctx, "video.context");
+    LOAD(in->a_lat, "audio.latent");
+    LOAD(in->a_pos, "audio.positions");
+    LOAD(in->a_ts, "audio.timesteps");
+    LOAD(in->a_sig, "audio.sigma");
+    LOAD(in->a_ctx, "audio.context");
+#undef LOAD
+    int64_t nm = 0;
+    in->mask_f = load_f32(f, mask_name, &nm);
+    CHECK(in->mask_f != NULL, "input %s missing", mask_name);
+    if (!in->mask_f) return false;
+    in->mask = malloc((size_t)nm);
+    for (int64_t i = 0; i < nm; i++) in->mask[i] = in->mask_f[i] != 0.0f;
+    snprintf(n, sizeof n, "%svideo.latent", pfx);
+    const ltx2_st_tensor *vl = ltx2_st_find(f, n);
+    snprintf(n, sizeof n, "%saudio.latent", pfx);
+    const ltx2_st_tensor *al = ltx2_st_find(f, n);
+    snprintf(n, sizeof n, "%svideo.context", pfx);
+    const ltx2_st_tensor *vc = ltx2_st_find(f, n);
+    ltx2_dit_forward_params_init(p);
+    p->batch = vl->shape[0];
+    p->video = (ltx2_dit_modality){in->v_lat, in->v_pos, in->v_ts, in->v_sig, in->v_ctx, in->mask, vl->shape[1],
+                                   vc->shape[1]};
+    p->audio = (ltx2_dit_modality){in->a_lat, in->a_pos, in->a_ts, in->a_sig, in->a_ctx, in->mask, al->shape[1],
+                                   vc->shape[1]};
+    return true;
+}
+
 /* Dump names prefixed with the perturbation run's name ("mixed." / "all."). */
 typedef struct prefixed {
     golden *g;
@@ -105,10 +158,10 @@ static void run_stg(const char *version, const ltx2_dit_weights *w) {
     ltx2_status st = ltx2_st_open(g_ctx, spath, &g.f);
     CHECK(st == LTX2_OK, "%s: %s", spath, ltx2_last_error(g_ctx));
     if (st != LTX2_OK) return;
-    dit_inputs in;
+    inputs in;
     memset(&in, 0, sizeof in);
     ltx2_dit_forward_params p;
-    if (dit_inputs_load(g_ctx, g.f, "input.", "input.context_mask", &in, &p) && p.batch == 2) {
+    if (load_inputs(g.f, "input.", "input.context_mask", &in, &p) && p.batch == 2) {
         const int64_t L = w->cfg.num_layers, nv = p.batch * p.video.T * w->cfg.out_channels,
                       na = p.batch * p.audio.T * w->cfg.audio_out_channels;
         uint32_t *mask = calloc((size_t)(2 * L), sizeof *mask);
@@ -151,7 +204,7 @@ static void run_stg(const char *version, const ltx2_dit_weights *w) {
               "out-of-range perturbation block: %s", ltx2_last_error(g_ctx));
         free(mask), free(vo), free(ao), free(v0), free(a0);
     }
-    dit_inputs_free(&in);
+    inputs_free(&in);
     ltx2_st_close(g.f);
 }
 
@@ -174,10 +227,10 @@ static void run_version(const char *version) {
     st = ltx2_st_open(g_ctx, gpath, &g.f);
     CHECK(st == LTX2_OK, "%s: %s", gpath, ltx2_last_error(g_ctx));
     if (st == LTX2_OK) {
-        dit_inputs in;
+        inputs in;
         memset(&in, 0, sizeof in);
         ltx2_dit_forward_params p;
-        if (dit_inputs_load(g_ctx, g.f, "input.", "input.context_mask", &in, &p)) {
+        if (load_inputs(g.f, "input.", "input.context_mask", &in, &p)) {
             p.dump = dump_cb;
             p.dump_user = &g;
             float *vo = calloc((size_t)(p.batch * p.video.T * w->cfg.out_channels), sizeof(float));
@@ -200,7 +253,7 @@ static void run_version(const char *version) {
             free(vo);
             free(ao);
         }
-        dit_inputs_free(&in);
+        inputs_free(&in);
         ltx2_st_close(g.f);
     }
 
@@ -210,10 +263,10 @@ static void run_version(const char *version) {
     st = ltx2_st_open(g_ctx, tpath, &t.f);
     CHECK(st == LTX2_OK, "%s: %s", tpath, ltx2_last_error(g_ctx));
     if (st == LTX2_OK) {
-        dit_inputs in;
+        inputs in;
         memset(&in, 0, sizeof in);
         ltx2_dit_forward_params p;
-        if (dit_inputs_load(g_ctx, t.f, "", "context_mask", &in, &p)) {
+        if (load_inputs(t.f, "", "context_mask", &in, &p)) {
             float *vo = calloc((size_t)(p.batch * p.video.T * w->cfg.out_channels), sizeof(float));
             float *ao = calloc((size_t)(p.batch * p.audio.T * w->cfg.audio_out_channels), sizeof(float));
             st = ltx2_dit_forward(g_ctx, w, &p, vo, ao);
@@ -226,7 +279,7 @@ static void run_version(const char *version) {
             free(vo);
             free(ao);
         }
-        dit_inputs_free(&in);
+        inputs_free(&in);
         ltx2_st_close(t.f);
     }
     run_stg(version, w);

@@ -142,6 +142,13 @@ typedef struct ltx2_generate_params {
     /* Where the DiT, the text connectors, the video and audio VAEs and the vocoder run: "cpu",
      * "cuda", "cuda:N", or NULL / "auto" (CUDA device 0 when usable, else the CPU). */
     const char *device;
+    /* The DiT's Linear weights: "bf16" (NULL: the default; the checkpoint's weights, fp8 ones
+     * dequantised) or "fp8": a pre-quantised checkpoint's scaled fp8 weights (e4m3 with
+     * weight_scale and input_scale, Lightricks' *-fp8 files) stay fp8 and run as fp8 GEMMs, as
+     * ltx-core's fp8_scaled_mm policy runs them (ltx-pipelines' --quantization fp8-scaled-mm): half
+     * the memory, faster GEMMs. Needs a backend with fp8 GEMMs (the CPU, CUDA compute capability
+     * 8.9+); not with LoRAs, models loaded once (ltx2_model) or several ranks yet. */
+    const char *weights_dtype;
     /* Precomputed Gemma-3 hidden states: a .safetensors/.npz holding "hidden_states" [1, S, D, L]
      * (S a multiple of 128, layer axis last) and "attention_mask" [1, S] (1 = token), or a lone
      * .npy of hidden states (mask all ones). negative_prompt_embeds NULL: CFG needs it, so the

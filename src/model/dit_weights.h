@@ -117,11 +117,12 @@ ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cf
  * audio_in_channels 0 (absent from real configs) becomes ltx-core's default, 128. */
 ltx2_status ltx2_dit_weights_layout_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                        const ltx2_dit_config *cfg, ltx2_dit_weights **out);
-/* As ltx2_dit_weights_layout_on, with the blocks' Linear weights (attention q/k/v/out and gates, both
- * FFs) in fp8 e4m3 and their scales 0: the caller fills them and sets each ltx2_linear's w_scale and
- * x_scale (the forward refuses an fp8 linear without them). Needs an fp8 GEMM on be. */
+/* As ltx2_dit_weights_layout_on, with Linear weights in fp8 e4m3 and their scales 0: those f holds
+ * as scaled fp8 (what ltx2_dit_weights_load_fp8 keeps; the memory plan), or with f NULL every block's
+ * (attention q/k/v/out and gates, both FFs; benches fill them and set each ltx2_linear's w_scale and
+ * x_scale: the forward refuses an fp8 linear without them). Needs an fp8 GEMM on be. */
 ltx2_status ltx2_dit_weights_layout_fp8(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
-                                        const ltx2_dit_config *cfg, ltx2_dit_weights **out);
+                                        const ltx2_dit_config *cfg, const ltx2_st_file *f, ltx2_dit_weights **out);
 void ltx2_dit_weights_free(ltx2_dit_weights *w);
 
 /* True when the linear is present (gates exist only with gated attention). */

@@ -176,6 +176,12 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
                           "(duration 0: the clip's length)", p->audio_start_time, p->audio_max_duration);
     if (p->n_loras < 0 || (p->n_loras && !p->loras))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: %d LoRAs and no list", p->n_loras);
+    if (p->weights_dtype && strcmp(p->weights_dtype, "bf16") && strcmp(p->weights_dtype, "fp8"))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype '%s': use bf16 or fp8", p->weights_dtype);
+    if (ltx2_gen_fp8_weights(p) && (p->n_loras || p->pipeline == LTX2_PIPELINE_TWO_STAGE))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: LoRAs on fp8 DiT weights are not supported yet (the "
+                          "%s): use --weights-dtype bf16", p->n_loras ? "--lora given" : "two-stage pipeline's distilled "
+                          "LoRA");
     const char *pl = pipeline_name(p->pipeline);
     if (p->pipeline != LTX2_PIPELINE_ONE_STAGE) {
         if (!p->spatial_upsampler)
@@ -263,7 +269,8 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
                                   .height = p->height, .width = p->width, .fps = p->fps,
                                   .batch = max_call_batch(plan), .text_tokens = LTX2_PIPE_TEXT_TOKENS, .text_dim = text_dim,
                                   .text_cache_entries = LTX2_PIPE_TEXT_CACHE_ENTRIES, .vae_tile_px = p->vae_tile_px,
-                                  .vae_tile_frames = p->vae_tile_frames, .free_bytes = free_b};
+                                  .vae_tile_frames = p->vae_tile_frames, .free_bytes = free_b,
+                                  .dit_fp8_file = ltx2_gen_fp8_weights(p) ? f : NULL};
     ltx2_mem_plan mp;
     if (st == LTX2_OK) st = ltx2_mem_plan_make(ctx, &req, &mp);
     if (st == LTX2_OK) {
@@ -406,6 +413,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if (any_lora && (preloaded || dist))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: LoRAs are fused into the DiT as it loads: not with "
                           "models loaded once (ltx2_model) or across ranks yet");
+    if (ltx2_gen_fp8_weights(p) && (preloaded || dist))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: fp8 DiT weights load with the run: not with models "
+                          "loaded once (ltx2_model) or across ranks yet");
     if (p->n_loras) LTX2_TRY(ltx2_lora_set_open(ctx, p->loras, p->n_loras, &loras1));
     if (p->pipeline == LTX2_PIPELINE_TWO_STAGE) { /* ModelLedger.with_additional_loras: the user's, then it */
         specs2 = malloc((size_t)(p->n_loras + 1) * sizeof *specs2);
@@ -455,6 +465,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     int n_ckpt = 0;
     ltx2_gen_checkpoint_paths(p, &ckpt_paths, &n_ckpt);
     if (!preloaded && (st = dist ? ltx2_pipe_models_load_dit_replicated(ctx, ckpt_paths, n_ckpt, m)
+                                 : ltx2_gen_fp8_weights(p) ? ltx2_pipe_models_load_fp8(ctx, ckpt_paths, n_ckpt, be, m)
                                  : ltx2_pipe_models_load_lora(ctx, ckpt_paths, n_ckpt, be, loras1, m)) != LTX2_OK)
         goto done;
     if (cond.n) {
@@ -565,6 +576,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                                 : (distilled ? "distilled sigmas, no guidance" : "scheduler sigmas, guided"),
                   p->width, p->height, distilled ? "" : " with the distilled LoRA", (double)s2[0], steps2);
     }
+    if (ltx2_gen_fp8_weights(p))
+        LTX2_LOGI(ctx, "generate: fp8 DiT weights: %zu scaled fp8 Linears run as fp8 GEMMs (ltx-core's fp8_scaled_mm)",
+                  m->dit->store.n_fp8);
     if (loras1) {
         int64_t pairs = 0, used = 0;
         ltx2_lora_counts(loras1, &pairs, &used);

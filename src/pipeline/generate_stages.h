@@ -40,11 +40,13 @@ void ltx2_gen_stage_free(gen_stage *s);
 ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules, const gen_cond *cond, double fps,
                                  gen_stage *s, float *x, float *noise, float noise_scale);
 
+/* The checkpoint paths of p: {p->checkpoint}, or p->checkpoint_files (split files). */
+void ltx2_gen_checkpoint_paths(const ltx2_generate_params *p, const char *const **paths, int *n);
+/* Whether p asks for fp8 DiT weights (weights_dtype "fp8"). */
+bool ltx2_gen_fp8_weights(const ltx2_generate_params *p);
 /* The latent upsampler of a two-stage pipeline, loaded before any other model so that a wrong
  * file is refused before Gemma or the DiT run: spatial x2 is what ltx-pipelines' two-stage
  * pipelines are written for (stage 1 at exactly half the size). */
-/* The checkpoint paths of p: {p->checkpoint}, or p->checkpoint_files (split files). */
-void ltx2_gen_checkpoint_paths(const ltx2_generate_params *p, const char *const **paths, int *n);
 ltx2_status ltx2_gen_load_upsampler(ltx2_context *ctx, const char *path, ltx2_upsampler **out);
 
 /* Positions and sigmas of stage s (geometry set): the LTX-2 scheduler's `steps` sigmas (fixed < 0),

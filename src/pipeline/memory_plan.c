@@ -82,7 +82,8 @@ static ltx2_status plan_dit(ltx2_context *ctx, const ltx2_mem_request *req, cons
     if (st == LTX2_OK) {
         ltx2_backend_plan_counts(pb, &cur, NULL);
         *text_weights = cur;
-        st = ltx2_dit_weights_layout_on(ctx, pb, LTX2_BF16, req->dit, &w);
+        st = req->dit_fp8_file ? ltx2_dit_weights_layout_fp8(ctx, pb, LTX2_BF16, req->dit, req->dit_fp8_file, &w)
+                               : ltx2_dit_weights_layout_on(ctx, pb, LTX2_BF16, req->dit, &w);
     }
     if (st == LTX2_OK) {
         ltx2_backend_plan_counts(pb, &cur, NULL);
@@ -456,11 +457,11 @@ ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, 
     }
     ltx2_clear_error(ctx);
     /* DiT weights in fp8, or sharded over ranks: the DiT's linears hold all but ~0.1% of its bytes */
-    {
+    if (!req->dit_fp8_file) {
         ltx2_mem_plan q = *p;
         q.dit_weights = p->dit_weights / 2;
         plan_total(&q, req->free_bytes);
-        cat(adv, sizeof adv, "%sfp8 DiT weights would need %.1f GiB%s (not available on a device yet)",
+        cat(adv, sizeof adv, "%s--weights-dtype fp8 with a pre-quantised fp8 checkpoint would need about %.1f GiB%s",
             adv[0] ? "; " : "", gib(q.need), q.fits ? "" : ", still too much");
     }
     for (size_t k = 0; k < sizeof ADVICE_RANKS / sizeof ADVICE_RANKS[0]; k++) {

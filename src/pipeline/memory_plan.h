@@ -56,6 +56,9 @@ typedef struct ltx2_mem_request {
     int64_t text_cache_entries; /* the generation's text K/V cache capacity (samples) */
     int64_t vae_tile_px, vae_tile_frames; /* 0 = untiled */
     uint64_t free_bytes;  /* what the device has free */
+    /* --weights-dtype fp8: the checkpoint whose scaled fp8 DiT weights stay fp8 (counted at a byte
+     * each, as ltx2_dit_weights_load_fp8 keeps them); NULL: the DiT in bf16 */
+    const ltx2_st_file *dit_fp8_file;
 } ltx2_mem_request;
 
 typedef struct ltx2_mem_plan {

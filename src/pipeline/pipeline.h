@@ -66,6 +66,9 @@ ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx
 struct ltx2_lora_set;
 ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
                                        struct ltx2_lora_set *loras, ltx2_pipe_models *out);
+/* The same, with the DiT's scaled fp8 weights kept fp8 (ltx2_dit_weights_load_fp8; no LoRAs). */
+ltx2_status ltx2_pipe_models_load_fp8(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
+                                      ltx2_pipe_models *out);
 /* The video VAE encoder of m's checkpoint, placed on m->be (a no-op when loaded). */
 ltx2_status ltx2_pipe_models_load_encoder(ltx2_context *ctx, ltx2_pipe_models *m);
 /* The audio VAE encoder of m's checkpoint, placed on m->be (a no-op when loaded). */

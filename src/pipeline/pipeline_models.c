@@ -13,7 +13,7 @@
 static ltx2_dtype model_dtype(const ltx2_backend *be) { return be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16; }
 
 static ltx2_status load(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
-                        bool dit_layers, ltx2_lora_set *loras, ltx2_pipe_models *out) {
+                        bool dit_layers, bool fp8, ltx2_lora_set *loras, ltx2_pipe_models *out) {
     memset(out, 0, sizeof *out);
     out->be = be;
     ltx2_status st = ltx2_ckpt_source_open(ctx, paths, n, &out->src);
@@ -23,8 +23,9 @@ static ltx2_status load(ltx2_context *ctx, const char *const *paths, int n, cons
     ltx2_dit_config dcfg;
     ltx2_connectors_config ccfg;
     if ((st = ltx2_dit_config_from_st(ctx, f, &dcfg)) != LTX2_OK) goto fail;
-    st = dit_layers ? ltx2_dit_weights_load_lora(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit)
-                    : ltx2_dit_weights_load_replicated(ctx, f, NULL, &dcfg, &out->dit);
+    st = !dit_layers ? ltx2_dit_weights_load_replicated(ctx, f, NULL, &dcfg, &out->dit)
+         : fp8       ? ltx2_dit_weights_load_fp8(ctx, be, model_dtype(be), f, NULL, &dcfg, &out->dit)
+                     : ltx2_dit_weights_load_lora(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit);
     if (st != LTX2_OK) goto fail;
     if ((st = ltx2_connectors_config_from_st(ctx, f, &ccfg)) != LTX2_OK) goto fail;
     if ((st = ltx2_connectors_weights_load_on(ctx, be, model_dtype(be), f, &ccfg, &out->conn)) != LTX2_OK) goto fail;
@@ -53,17 +54,22 @@ fail:
 }
 
 ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx2_backend *be, ltx2_pipe_models *out) {
-    return load(ctx, &path, 1, be, true, NULL, out);
+    return load(ctx, &path, 1, be, true, false, NULL, out);
 }
 
 ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
                                        ltx2_lora_set *loras, ltx2_pipe_models *out) {
-    return load(ctx, paths, n, be, true, loras, out);
+    return load(ctx, paths, n, be, true, false, loras, out);
+}
+
+ltx2_status ltx2_pipe_models_load_fp8(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
+                                      ltx2_pipe_models *out) {
+    return load(ctx, paths, n, be, true, true, NULL, out);
 }
 
 ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *const *paths, int n,
                                                  ltx2_pipe_models *out) {
-    return load(ctx, paths, n, ltx2_backend_cpu(), false, NULL, out);
+    return load(ctx, paths, n, ltx2_backend_cpu(), false, false, NULL, out);
 }
 
 ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, ltx2_lora_set *loras) {

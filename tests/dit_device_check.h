@@ -16,6 +16,7 @@
 #include "core/context.h"
 #include "dit_inputs.h"
 #include "model/dit.h"
+#include "model/dit_config.h"
 #include "model/dit_weights.h"
 #include "test_util.h"
 
@@ -24,6 +25,12 @@
  * rel-L2 near 1e-2; a wrong modulation row, gate, mask or RoPE table drops the cosine below 0.99. */
 #define DIT_DEVICE_MIN_COSINE 0.9999
 #define DIT_DEVICE_MAX_REL_L2 2e-2
+/* fp8 weights: as above, plus the activations each side quantises to e4m3 differing by bf16
+ * rounding, so that some round to the neighbouring e4m3 step (1/16 relative). Measured on the
+ * emulator: rel-L2 0.018-0.026, cosine >= 0.99966; the bounds leave 1.5x. A lost scale or bias is
+ * off by far more; fp8 exactness is test_dit_fp8_scaled's, on the CPU. */
+#define DIT_DEVICE_FP8_MIN_COSINE 0.9993
+#define DIT_DEVICE_FP8_MAX_REL_L2 0.04
 
 static void dit_device_compare(const char *what, const float *ref, const float *got, int64_t n, double *worst) {
     double ab = 0, aa = 0, bb = 0, d2 = 0;
@@ -106,6 +113,67 @@ static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const c
     ltx2_st_close(g);
     ltx2_dit_weights_free(dw);
     ltx2_dit_weights_free(cpu);
+}
+
+/* Scaled fp8 weights (dit_fp8_<v>.safetensors, test_dit_fp8_scaled): the same file loaded with its fp8
+ * Linears kept fp8 on the CPU (fp32 activations) and on dev (bf16 activations, the fp8 quantise
+ * kernel, the fp8 GEMM), one masked forward each. The activations the two quantise differ by bf16
+ * rounding, so some land in other e4m3 steps: the bounds are DIT_DEVICE_FP8_*. */
+static void dit_device_check_fp8(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
+    char gp[1024];
+    snprintf(gp, sizeof gp, "%s/tests/golden/data/dit_fp8_%s.safetensors", LTX2_SOURCE_DIR, version);
+    ltx2_st_file *g = NULL;
+    ltx2_dit_weights *cpu = NULL, *dw = NULL;
+    ltx2_dit_config cfg;
+    ltx2_status st = ltx2_st_open(ctx, gp, &g);
+    if (st == LTX2_OK) st = ltx2_dit_config_from_st(ctx, g, &cfg);
+    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(ctx, ltx2_backend_cpu(), LTX2_F32, g, NULL, &cfg, &cpu);
+    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(ctx, dev, LTX2_BF16, g, NULL, &cfg, &dw);
+    CHECK(st == LTX2_OK, "%s fp8: %s", version, ltx2_last_error(ctx));
+    dit_inputs in;
+    if (st == LTX2_OK && dit_inputs_load(ctx, g, DIT_INPUTS_MASKED, &in)) {
+        const int64_t nv = in.B * in.video.T * cpu->cfg.out_channels, na = in.B * in.audio.T * cpu->cfg.audio_out_channels;
+        float *rv = malloc((size_t)nv * sizeof(float)), *ra = malloc((size_t)na * sizeof(float));
+        float *gv = malloc((size_t)nv * sizeof(float)), *ga = malloc((size_t)na * sizeof(float));
+        st = rv && ra && gv && ga ? ltx2_dit_forward(ctx, cpu, &in.p, rv, ra) : LTX2_ERR_OOM;
+        if (st == LTX2_OK) st = ltx2_dit_forward(ctx, dw, &in.p, gv, ga);
+        CHECK(st == LTX2_OK, "%s fp8 forward: %s", version, ltx2_last_error(ctx));
+        if (st == LTX2_OK) {
+            const float *ref[2] = {rv, ra}, *got[2] = {gv, ga};
+            const int64_t n[2] = {nv, na};
+            for (int m = 0; m < 2; m++) {
+                double ab = 0, aa = 0, bb = 0, d2 = 0;
+                bool finite = true;
+                for (int64_t i = 0; i < n[m]; i++) {
+                    finite = finite && isfinite(got[m][i]);
+                    ab += (double)ref[m][i] * got[m][i], aa += (double)ref[m][i] * ref[m][i];
+                    bb += (double)got[m][i] * got[m][i];
+                    d2 += ((double)got[m][i] - ref[m][i]) * ((double)got[m][i] - ref[m][i]);
+                }
+                const double cosine = ab / sqrt(aa * bb), rel = sqrt(d2 / aa);
+                CHECK(finite && cosine >= DIT_DEVICE_FP8_MIN_COSINE && rel <= DIT_DEVICE_FP8_MAX_REL_L2,
+                      "%s fp8 %s on %s: cosine %.6f (min %.4f), rel-L2 %.3g (max %.2g)", version, m ? "audio" : "video",
+                      dev->name, cosine, DIT_DEVICE_FP8_MIN_COSINE, rel, DIT_DEVICE_FP8_MAX_REL_L2);
+                printf("%s fp8 %s on %s vs the CPU: cosine %.6f, rel-L2 %.3g\n", version, m ? "audio" : "video",
+                       dev->name, cosine, rel);
+            }
+        }
+        free(rv), free(ra), free(gv), free(ga);
+        dit_inputs_free(&in);
+    }
+    ltx2_dit_weights_free(dw);
+    ltx2_dit_weights_free(cpu);
+    ltx2_st_close(g);
+}
+
+/* dit_device_check, then dit_device_check_fp8 where dev has an fp8 GEMM (CUDA compute capability
+ * 8.9+, the emulator). */
+static void dit_device_check_all(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
+    dit_device_check(ctx, dev, version);
+    if (ltx2_backend_supports(dev, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
+        dit_device_check_fp8(ctx, dev, version);
+    else
+        printf("%s fp8 on %s: skipped (no fp8 GEMM on this device)\n", version, dev->name);
 }
 
 #endif

@@ -5,5 +5,5 @@
 
 int main(void) {
     static const char *const versions[] = {"2.0", "2.3", NULL};
-    return cuda_test_main(dit_device_check, versions);
+    return cuda_test_main(dit_device_check_all, versions);
 }

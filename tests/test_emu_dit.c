@@ -8,8 +8,8 @@ int main(void) {
     ltx2_backend *emu = NULL;
     CHECK(ltx2_backend_emu_create(ctx, &emu) == LTX2_OK, "emu backend: %s", ltx2_last_error(ctx));
     if (emu) {
-        dit_device_check(ctx, emu, "2.0");
-        dit_device_check(ctx, emu, "2.3");
+        dit_device_check_all(ctx, emu, "2.0");
+        dit_device_check_all(ctx, emu, "2.3");
     }
     ltx2_backend_free(emu);
     ltx2_context_free(ctx);

@@ -65,7 +65,7 @@ static const char *emu_error_text(int err) {
 
 static bool emu_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
     (void)be;
-    if (op == LTX2_OP_GEMM_FP8) return false; /* no cuBLASLt fp8 stand-in */
+    if (op == LTX2_OP_GEMM_FP8) return dt == LTX2_F8_E4M3; /* the stand-in below, as on an sm_89+ GPU */
     if (op == LTX2_OP_ATTENTION || op == LTX2_OP_CONV3D) return dt == LTX2_BF16; /* as on CUDA */
     return op >= 0 && op < LTX2_OP_COUNT && (dt == LTX2_F32 || dt == LTX2_BF16);
 }
@@ -81,8 +81,9 @@ static float *as_f32(ltx2_context *ctx, const ltx2_tensor *t) {
     return f;
 }
 
-/* cuBLASLt's y = act(x W^T + bias) + residual stand-in: fp32 products and sums, then one rounding
- * to y's dtype. */
+/* cuBLASLt's y = act(alpha x W^T + bias) + residual stand-in: fp32 products and sums, then one
+ * rounding to y's dtype; alpha = x_scale * w_scale for fp8 x and w (exact products of e4m3 values),
+ * else 1. */
 static ltx2_status emu_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *w,
                                const ltx2_gemm_ex_args *a, ltx2_tensor *y) {
     (void)be;
@@ -94,8 +95,8 @@ static ltx2_status emu_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const 
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "emu gemm M=%lld N=%lld K=%lld: host buffers", (long long)M, (long long)N,
                         (long long)K);
     if (st == LTX2_OK)
-        st = ltx2_cpu_gemm(ctx, M, N, K, 1.0f, xf, K, wf, a->w_layout == LTX2_B_NK ? K : N, a->w_layout, 0.0f, acc, N,
-                           bf);
+        st = ltx2_cpu_gemm(ctx, M, N, K, x->dtype == LTX2_F8_E4M3 ? a->x_scale * a->w_scale : 1.0f, xf, K, wf,
+                           a->w_layout == LTX2_B_NK ? K : N, a->w_layout, 0.0f, acc, N, bf);
     if (st == LTX2_OK && rf)
         for (int64_t i = 0; i < M * N; i++) acc[i] += rf[i];
     if (st == LTX2_OK && a->gelu) st = ltx2_cpu_gelu_tanh(ctx, acc, acc, M * N);
@@ -144,7 +145,7 @@ ltx2_status ltx2_backend_emu_create(ltx2_context *ctx, ltx2_backend **out) {
     be->device = LTX2_DEVICE_CUDA; /* an emulated device: host pointers are refused as on a GPU */
     be->impl = ei;
     be->supports = emu_supports;
-    be->fp8_gemm_out = LTX2_BF16; /* as on CUDA, were it to run fp8 GEMMs */
+    be->fp8_gemm_out = LTX2_BF16; /* as on CUDA */
     be->alloc = emu_alloc;
     be->free = emu_free;
     be->upload = emu_copy;

@@ -127,8 +127,8 @@ static void dit_device_check_fp8(ltx2_context *ctx, const ltx2_backend *dev, con
     ltx2_dit_config cfg;
     ltx2_status st = ltx2_st_open(ctx, gp, &g);
     if (st == LTX2_OK) st = ltx2_dit_config_from_st(ctx, g, &cfg);
-    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(ctx, ltx2_backend_cpu(), LTX2_F32, g, NULL, &cfg, &cpu);
-    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(ctx, dev, LTX2_BF16, g, NULL, &cfg, &dw);
+    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(ctx, ltx2_backend_cpu(), LTX2_F32, g, NULL, &cfg, NULL, &cpu);
+    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(ctx, dev, LTX2_BF16, g, NULL, &cfg, NULL, &dw);
     CHECK(st == LTX2_OK, "%s fp8: %s", version, ltx2_last_error(ctx));
     dit_inputs in;
     if (st == LTX2_OK && dit_inputs_load(ctx, g, DIT_INPUTS_MASKED, &in)) {

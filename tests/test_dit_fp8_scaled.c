@@ -7,6 +7,7 @@
  * file (weights dequantised, activations not quantised) is, which must match the reference's
  * dequantised forward instead. Also: what is refused (a bf16 file; a missing input_scale; LoRAs). */
 #define _DEFAULT_SOURCE /* mkdtemp */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,10 @@
 /* the fp8 path must be at least this many times nearer the fp8 reference than the ordinary load
  * (measured: the ordinary load is 3.9-5.0% away; the fp8 path 2e-6, or 3.2e-3 with the one flip) */
 #define FP8_MARGIN 10.0
+/* LoRA fusion into fp8 weights (lora_fusion): the weight scale is 1 / (448 / amax) on both sides,
+ * amax of the same f32 sums; a code may flip where an f32 sum sits on an e4m3 rounding boundary */
+#define FP8_LORA_SCALE_RTOL 1e-6
+#define FP8_LORA_MAX_FLIPS 2
 
 static ltx2_context *g_ctx;
 
@@ -79,11 +84,13 @@ static bool forward_vs(const ltx2_st_file *f, const ltx2_dit_weights *w, const c
     return ok;
 }
 
+/* The checkpoint tensors (under the DiT prefix; the golden's "lora.*" are not) ending in suffix. */
 static size_t count_suffix(const ltx2_st_file *f, const char *suffix) {
     size_t n = 0, ls = strlen(suffix);
     for (size_t i = 0; i < f->n_tensors; i++) {
-        size_t l = strlen(f->tensors[i].name);
-        n += l >= ls && !strcmp(f->tensors[i].name + l - ls, suffix);
+        const char *name = f->tensors[i].name;
+        size_t l = strlen(name);
+        n += !strncmp(name, LTX2_DIT_PREFIX, strlen(LTX2_DIT_PREFIX)) && l >= ls && !strcmp(name + l - ls, suffix);
     }
     return n;
 }
@@ -100,7 +107,7 @@ static void run_version(const char *version) {
     CHECK(st == LTX2_OK, "%s: config: %s", version, ltx2_last_error(g_ctx));
     ltx2_dit_weights *w8 = NULL, *wd = NULL;
     if (st == LTX2_OK) {
-        st = ltx2_dit_weights_load_fp8(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, &w8);
+        st = ltx2_dit_weights_load_fp8(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, NULL, &w8);
         CHECK(st == LTX2_OK, "%s: fp8 load: %s", version, ltx2_last_error(g_ctx));
         st = ltx2_dit_weights_load_on(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, &wd);
         CHECK(st == LTX2_OK, "%s: ordinary load: %s", version, ltx2_last_error(g_ctx));
@@ -141,6 +148,60 @@ static void run_version(const char *version) {
     ltx2_st_close(f);
 }
 
+/* Block 1's fp8 weights with the tiny style (0.8) and distilled (0.5) LoRAs fused by the fp8 rule
+ * (dequantise, add the bf16-summed deltas, re-quantise) against ltx-core's apply_loras ("lora.*" of
+ * the golden): the scales to FP8_LORA_SCALE_RTOL, the codes equal but for FP8_LORA_MAX_FLIPS per
+ * tensor (an f32 rounding of delta + weight that lands on an e4m3 rounding boundary). */
+static void lora_fusion(const char *version) {
+    char path[1024], lp[2][1024];
+    snprintf(path, sizeof path, "%s/tests/golden/data/dit_fp8_%s.safetensors", LTX2_SOURCE_DIR, version);
+    snprintf(lp[0], sizeof lp[0], "%s/weights/tiny/ltx2-tiny-lora-style-%s.safetensors", LTX2_SOURCE_DIR, version);
+    snprintf(lp[1], sizeof lp[1], "%s/weights/tiny/ltx2-tiny-lora-distilled-%s.safetensors", LTX2_SOURCE_DIR, version);
+    const ltx2_lora_spec specs[2] = {{lp[0], 0.8}, {lp[1], 0.5}};
+    ltx2_st_file *f = NULL;
+    ltx2_lora_set *loras = NULL;
+    ltx2_dit_weights *w = NULL;
+    ltx2_dit_config cfg;
+    ltx2_status st = ltx2_st_open(g_ctx, path, &f);
+    if (st == LTX2_OK) st = ltx2_dit_config_from_st(g_ctx, f, &cfg);
+    if (st == LTX2_OK) st = ltx2_lora_set_open(g_ctx, specs, 2, &loras);
+    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, loras, &w);
+    CHECK(st == LTX2_OK, "%s fp8 + LoRAs: %s", version, ltx2_last_error(g_ctx));
+    size_t n_mod = 0, flips = 0, worst = 0;
+    double worst_scale = 0;
+    for (size_t i = 0; w && i < f->n_tensors; i++) {
+        const char *gname = f->tensors[i].name;
+        const size_t gl = strlen(gname);
+        if (strncmp(gname, "lora.", 5) || gl < 8 || strcmp(gname + gl - 7, ".weight")) continue;
+        char module[256];
+        snprintf(module, sizeof module, "%.*s", (int)(gl - 5 - 7), gname + 5);
+        const ltx2_dit_linear *L = ltx2_dit_weights_find_linear(w, module);
+        CHECK(L && L->w.dtype == LTX2_F8_E4M3, "%s: %s not an fp8 Linear after the LoRA load", version, module);
+        if (!L || L->w.dtype != LTX2_F8_E4M3) continue;
+        char sname[300];
+        snprintf(sname, sizeof sname, "lora.%s.weight_scale", module);
+        float *gs = ltx2_st_read_f32(g_ctx, f, sname, NULL);
+        const ltx2_st_tensor *gq = &f->tensors[i];
+        const uint8_t *want = gq->data, *got = L->w.data;
+        size_t bad = 0;
+        for (int64_t k = 0; k < ltx2_tensor_numel(&L->w); k++) bad += want[k] != got[k];
+        const double sd = gs ? fabs((double)L->w_scale - gs[0]) / gs[0] : 1.0;
+        CHECK(bad <= FP8_LORA_MAX_FLIPS && sd <= FP8_LORA_SCALE_RTOL,
+              "%s %s: %zu of %lld codes differ from ltx-core's fused weight, scale %.9g vs %.9g", version, module, bad,
+              (long long)ltx2_tensor_numel(&L->w), (double)L->w_scale, gs ? (double)gs[0] : 0.0);
+        flips += bad, worst = bad > worst ? bad : worst, worst_scale = sd > worst_scale ? sd : worst_scale;
+        n_mod++;
+        free(gs);
+    }
+    CHECK(n_mod == w->store.n_fp8 && n_mod > 0, "%s: %zu fused fp8 Linears compared, %zu stored", version, n_mod,
+          w ? w->store.n_fp8 : 0);
+    printf("%s fp8 + LoRAs: %zu Linears re-quantised, %zu codes differ in all (worst %zu), scales within %.2g\n",
+           version, n_mod, flips, worst, worst_scale);
+    ltx2_dit_weights_free(w);
+    ltx2_lora_set_free(loras);
+    ltx2_st_close(f);
+}
+
 /* dst = the 2.0 golden checkpoint with drop removed; then load_fp8's status. */
 static ltx2_status load_fp8_file(const char *src, const char *dst, const char *drop, ltx2_lora_set *loras) {
     if (drop && !ckpt_write_broken(src, dst, drop, NULL, NULL, NULL)) return LTX2_ERR_INTERNAL;
@@ -153,7 +214,7 @@ static ltx2_status load_fp8_file(const char *src, const char *dst, const char *d
     st = ltx2_dit_config_from_st(g_ctx, f, &cfg);
     if (st == LTX2_OK)
         st = loras ? ltx2_dit_weights_load_lora(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, loras, &w)
-                   : ltx2_dit_weights_load_fp8(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, &w);
+                   : ltx2_dit_weights_load_fp8(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, NULL, &w);
     CHECK(st == LTX2_OK || w == NULL, "weights returned on failure");
     ltx2_dit_weights_free(w);
     ltx2_st_close(f);
@@ -187,6 +248,8 @@ int main(void) {
     if (!g_ctx) return 1;
     run_version("2.0");
     run_version("2.3");
+    lora_fusion("2.0");
+    lora_fusion("2.3");
     refusals();
     ltx2_context_free(g_ctx);
     return test_finish();

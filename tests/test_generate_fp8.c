@@ -2,9 +2,11 @@
  * the tiny LTX-2.3 single file with its DiT replaced by the mixed fp8/bf16 DiT of
  * tests/golden/data/dit_fp8_2.3.safetensors (whose forward test_dit_fp8_scaled holds to ltx-core's
  * FP8Linear) runs the one-stage pipeline with its scaled Linears kept fp8; the same file with the
- * default weights dtype runs them dequantised, which must give another, still close, result. The
- * memory plan counts the fp8 weights at a byte each. And what is refused, before any model runs:
- * an unknown weights dtype, fp8 with LoRAs, fp8 of a checkpoint that holds no scaled fp8 weights. */
+ * default weights dtype runs them dequantised, which must give another, still close, result; the
+ * same for the two-stage pipeline with the style LoRA in both stages and the distilled LoRA in stage
+ * 2 (fused into the fp8 weights by ltx-core's rule, test_dit_fp8_scaled; stage 2's DiT reloaded fp8).
+ * The memory plan counts the fp8 weights at a byte each. And what is refused: an unknown weights
+ * dtype, fp8 of a checkpoint that holds no scaled fp8 weights. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
@@ -23,9 +25,10 @@
 
 #define TINY LTX2_SOURCE_DIR "/weights/tiny/"
 #define DIT_PREFIX "model.diffusion_model."
-/* Two 2-step runs of the tiny model whose block 1 runs in fp8 or not: measured 0.077 apart in the
- * final video latent (the DiT forwards themselves are 4-5% apart, test_dit_fp8_scaled). The bounds
- * say the fp8 path ran (not the dequantised one) and did not derail. */
+/* Two runs of the tiny model whose block 1 runs in fp8 or not: measured 0.077 (one-stage) and 0.058
+ * (two-stage) apart in the final video latent (the DiT forwards themselves are 4-5% apart,
+ * test_dit_fp8_scaled). The bounds say the fp8 path ran (not the dequantised one) and did not
+ * derail. */
 #define FP8_VS_BF16_MIN 1e-3
 #define FP8_VS_BF16_MAX 0.3
 
@@ -59,7 +62,9 @@ static bool write_fp8_checkpoint(ltx2_context *ctx, const char *path) {
     return ok;
 }
 
-static void params(ltx2_generate_params *p, const char *ckpt, const char *wdt) {
+static const ltx2_lora_spec k_style = {TINY "ltx2-tiny-lora-style-2.3.safetensors", 0.8};
+
+static void params(ltx2_generate_params *p, const char *ckpt, const char *wdt, bool two_stage) {
     ltx2_generate_params_init(p);
     p->device = "cpu";
     p->checkpoint = ckpt;
@@ -68,6 +73,13 @@ static void params(ltx2_generate_params *p, const char *ckpt, const char *wdt) {
     p->negative_prompt_embeds = TINY "prompt_embeds_negative.safetensors";
     p->steps = 2, p->height = 64, p->width = 96, p->frames = 9;
     p->stg_block = 1;
+    if (two_stage) {
+        p->pipeline = LTX2_PIPELINE_TWO_STAGE;
+        p->height = p->width = 128; /* stage 1 at half, in multiples of 32 */
+        p->spatial_upsampler = TINY "ltx2-tiny-upsampler-spatial-x2.safetensors";
+        p->loras = &k_style, p->n_loras = 1;
+        p->distilled_lora = (ltx2_lora_spec){TINY "ltx2-tiny-lora-distilled-2.3.safetensors", 1.0};
+    }
 }
 
 static double latent_rel_l2(const ltx2_generate_result *a, const ltx2_generate_result *b) {
@@ -85,25 +97,26 @@ static bool all_finite(const float *v, int64_t n) {
     return true;
 }
 
-static void runs(ltx2_context *ctx, const char *ckpt) {
+static void runs(ltx2_context *ctx, const char *ckpt, bool two_stage) {
+    const char *what = two_stage ? "two-stage + LoRAs" : "one-stage";
     ltx2_generate_params p;
     ltx2_generate_result r8, r16;
-    params(&p, ckpt, "fp8");
+    params(&p, ckpt, "fp8", two_stage);
     ltx2_status st = ltx2_generate(ctx, &p, &r8);
-    CHECK(st == LTX2_OK, "fp8 run: %s", ltx2_last_error(ctx));
+    CHECK(st == LTX2_OK, "%s fp8 run: %s", what, ltx2_last_error(ctx));
     if (st != LTX2_OK) return;
-    params(&p, ckpt, NULL);
+    params(&p, ckpt, NULL, two_stage);
     st = ltx2_generate(ctx, &p, &r16);
-    CHECK(st == LTX2_OK, "default run of the fp8 file: %s", ltx2_last_error(ctx));
+    CHECK(st == LTX2_OK, "%s default run of the fp8 file: %s", what, ltx2_last_error(ctx));
     if (st == LTX2_OK) {
         const double d = latent_rel_l2(&r8, &r16);
         CHECK(d >= FP8_VS_BF16_MIN && d <= FP8_VS_BF16_MAX,
-              "fp8 vs dequantised run: video latent rel-L2 %.3g outside [%.0e, %.1f]", d, FP8_VS_BF16_MIN,
+              "%s fp8 vs dequantised run: video latent rel-L2 %.3g outside [%.0e, %.1f]", what, d, FP8_VS_BF16_MIN,
               FP8_VS_BF16_MAX);
         CHECK(all_finite(r8.video, r8.frames * r8.height * r8.width * 3) &&
                   all_finite(r8.audio, r8.audio_channels * r8.audio_samples),
-              "fp8 run: video or audio not finite");
-        printf("2.3 one-stage with fp8 DiT weights: video latent %.3g from the dequantised run\n", d);
+              "%s fp8 run: video or audio not finite", what);
+        printf("2.3 %s with fp8 DiT weights: video latent %.3g from the dequantised run\n", what, d);
         ltx2_generate_result_free(&r16);
     }
     ltx2_generate_result_free(&r8);
@@ -139,12 +152,10 @@ static void plan_bytes(ltx2_context *ctx, const char *ckpt) {
     ltx2_st_close(f);
 }
 
-static void refused(ltx2_context *ctx, const char *what, const char *ckpt, const char *wdt, bool lora,
-                    ltx2_status want, const char *needle) {
+static void refused(ltx2_context *ctx, const char *what, const char *ckpt, const char *wdt, ltx2_status want,
+                    const char *needle) {
     ltx2_generate_params p;
-    params(&p, ckpt, wdt);
-    const ltx2_lora_spec l = {TINY "ltx2-tiny-lora-style-2.3.safetensors", 0.8};
-    if (lora) p.loras = &l, p.n_loras = 1;
+    params(&p, ckpt, wdt, false);
     ltx2_generate_result r;
     const ltx2_status st = ltx2_generate(ctx, &p, &r);
     CHECK(st == want && strstr(ltx2_last_error(ctx), needle), "%s: want %d with \"%s\", got %d: %s", what, (int)want,
@@ -163,13 +174,13 @@ int main(void) {
     }
     snprintf(ckpt, sizeof ckpt, "%s/ltx2-tiny-2.3-fp8.safetensors", dir);
     if (write_fp8_checkpoint(ctx, ckpt)) {
-        runs(ctx, ckpt);
+        runs(ctx, ckpt, false);
+        runs(ctx, ckpt, true);
         plan_bytes(ctx, ckpt);
-        refused(ctx, "fp8 with a LoRA", ckpt, "fp8", true, LTX2_ERR_UNSUPPORTED, "LoRAs on fp8");
-        refused(ctx, "weights dtype fp4", ckpt, "fp4", false, LTX2_ERR_INVALID_ARG, "use bf16 or fp8");
+        refused(ctx, "weights dtype fp4", ckpt, "fp4", LTX2_ERR_INVALID_ARG, "use bf16 or fp8");
         unlink(ckpt);
     }
-    refused(ctx, "fp8 of a bf16 checkpoint", TINY "ltx2-tiny-2.3.safetensors", "fp8", false, LTX2_ERR_UNSUPPORTED,
+    refused(ctx, "fp8 of a bf16 checkpoint", TINY "ltx2-tiny-2.3.safetensors", "fp8", LTX2_ERR_UNSUPPORTED,
             "pre-quantised");
     rmdir(dir);
     ltx2_context_free(ctx);

@@ -146,8 +146,9 @@ typedef struct ltx2_generate_params {
      * dequantised) or "fp8": a pre-quantised checkpoint's scaled fp8 weights (e4m3 with
      * weight_scale and input_scale, Lightricks' *-fp8 files) stay fp8 and run as fp8 GEMMs, as
      * ltx-core's fp8_scaled_mm policy runs them (ltx-pipelines' --quantization fp8-scaled-mm): half
-     * the memory, faster GEMMs. Needs a backend with fp8 GEMMs (the CPU, CUDA compute capability
-     * 8.9+); not with LoRAs, models loaded once (ltx2_model) or several ranks yet. */
+     * the memory, faster GEMMs. LoRAs are fused into them by ltx-core's fp8 rule (dequantise, add,
+     * re-quantise). Needs a backend with fp8 GEMMs (the CPU, CUDA compute capability 8.9+); not with
+     * models loaded once (ltx2_model) or several ranks yet. */
     const char *weights_dtype;
     /* Precomputed Gemma-3 hidden states: a .safetensors/.npz holding "hidden_states" [1, S, D, L]
      * (S a multiple of 128, layer axis last) and "attention_mask" [1, S] (1 = token), or a lone

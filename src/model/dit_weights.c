@@ -8,6 +8,7 @@
 #include "model/dit_weights.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,17 +164,23 @@ static ltx2_status weights_new(ltx2_context *ctx, const ltx2_dit_config *cfg, lt
     return LTX2_OK;
 }
 
-/* The table of w->cfg, laid out on be in dtype; with a file (f non-NULL) the Linear weights keep
- * its bf16 where be can multiply them so, on the CPU as views of the file (ltx2_wstore_layout_for);
- * fp8_layers: the blocks' Linear weights in fp8 (ltx2_wstore_layout_fp8). */
+/* How a load lays its table out: everything in dtype; as the file allows (bf16 Linear weights kept,
+ * on the CPU as views of the file: ltx2_wstore_layout_for; with fp8, its scaled fp8 ones kept fp8);
+ * its scaled fp8 ones kept fp8 and the rest in dtype (a LoRA-fused fp8 load); or every block's
+ * Linear weights fp8 with no file (benches). */
+typedef enum layout_mode { LAYOUT_PLAIN, LAYOUT_FILE, LAYOUT_FILE_FP8, LAYOUT_FP8_FROM, LAYOUT_FP8_ALL } layout_mode;
+
+/* The table of w->cfg, laid out on be in dtype as mode says (f and prefix for the file modes). */
 static ltx2_status weights_layout(ltx2_context *ctx, ltx2_dit_weights *w, ltx2_wtable *l, bool skip_layers,
                                   const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix,
-                                  bool fp8_layers) {
+                                  layout_mode mode) {
     build_list(l, w);
-    if (fp8_layers && !f)
+    if (mode == LAYOUT_FP8_ALL)
         LTX2_TRY(ltx2_wstore_layout_fp8(ctx, &w->store, l, be, dtype));
-    else if (f)
-        LTX2_TRY(ltx2_wstore_layout_for(ctx, &w->store, l, be, dtype, f, prefix, skip_layers, fp8_layers));
+    else if (mode == LAYOUT_FP8_FROM)
+        LTX2_TRY(ltx2_wstore_layout_fp8_from(ctx, &w->store, l, be, dtype, f, prefix));
+    else if (mode != LAYOUT_PLAIN)
+        LTX2_TRY(ltx2_wstore_layout_for(ctx, &w->store, l, be, dtype, f, prefix, skip_layers, mode == LAYOUT_FILE_FP8));
     else
         LTX2_TRY(ltx2_wstore_layout(ctx, &w->store, l, be, dtype, skip_layers));
     w->be = be;
@@ -188,15 +195,17 @@ static ltx2_status fuse_lora(ltx2_context *ctx, const char *name, float *w, int6
     return ltx2_lora_fuse(ctx, user, name, w, out, in);
 }
 
+static ltx2_status fuse_lora_fp8(ltx2_context *ctx, const char *name, float *w, int64_t out, int64_t in, bool *changed,
+                                 void *user) {
+    return ltx2_lora_fuse_fp8(ctx, user, name, w, out, in, changed);
+}
+
 static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f,
                         const char *prefix, const ltx2_dit_config *cfg, bool skip_layers, bool keep_bf16,
                         bool keep_fp8, ltx2_lora_set *loras, ltx2_dit_weights **out) {
     if (!be || !f || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
     *out = NULL;
     if (!prefix) prefix = LTX2_DIT_PREFIX;
-    if (keep_fp8 && loras)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: LoRAs on fp8 DiT weights are not supported yet (load the "
-                          "weights in bf16 to apply LoRAs)", f->path ? f->path : "checkpoint");
     ltx2_dit_weights *w = NULL;
     LTX2_TRY(weights_new(ctx, cfg, &w));
     char full[NAME_CAP + 64];
@@ -209,7 +218,9 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
     ltx2_wtable l = {0};
     /* fused weights are no longer the file's: stored in dtype, never viewed in the mapping */
     if (loras) keep_bf16 = false;
-    ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype, keep_bf16 ? f : NULL, prefix, keep_fp8);
+    const layout_mode mode = keep_fp8 ? (keep_bf16 ? LAYOUT_FILE_FP8 : LAYOUT_FP8_FROM)
+                             : keep_bf16 ? LAYOUT_FILE : LAYOUT_PLAIN;
+    ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype, f, prefix, mode);
     if (st == LTX2_OK && keep_fp8 && w->store.n_fp8 == 0)
         st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: fp8 DiT weights need a pre-quantised checkpoint (fp8 e4m3 "
                         "Linear weights with %s and %s siblings, as Lightricks' *-fp8 files hold); this one has none",
@@ -222,7 +233,8 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
                  cfg->cross_attention_adaln ? "cross-attention AdaLN" : "no cross-attention AdaLN");
         const ltx2_wload how = {.f = f, .prefix = prefix, .skip_layers = skip_layers, .what = "DiT weights",
                                 .cfgdesc = cfgdesc, .owns = dit_owns, .owns_user = prefix,
-                                .adjust = loras ? fuse_lora : NULL, .adjust_user = loras};
+                                .adjust = loras ? fuse_lora : NULL, .adjust_fp8 = loras ? fuse_lora_fp8 : NULL,
+                                .adjust_user = loras};
         st = ltx2_wtable_load(ctx, &l, &w->store, &how);
         if (st == LTX2_OK) st = ltx2_lora_check_used(ctx, loras);
     }
@@ -256,6 +268,19 @@ const ltx2_tensor *ltx2_dit_weights_find(ltx2_dit_weights *w, const char *name) 
     return t;
 }
 
+const ltx2_dit_linear *ltx2_dit_weights_find_linear(ltx2_dit_weights *w, const char *module) {
+    ltx2_wtable l = {0};
+    build_list(&l, w);
+    const ltx2_dit_linear *lin = NULL;
+    char name[NAME_CAP];
+    snprintf(name, sizeof name, "%s.weight", module);
+    for (size_t i = 0; !l.oom && i < l.n && !lin; i++)
+        if (l.v[i].matrix && !strcmp(l.v[i].name, name))
+            lin = (const ltx2_dit_linear *)((const char *)l.v[i].dst - offsetof(ltx2_dit_linear, w));
+    ltx2_wtable_free(&l);
+    return lin;
+}
+
 ltx2_status ltx2_dit_weights_load_lora(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                        const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                        ltx2_lora_set *loras, ltx2_dit_weights **out) {
@@ -264,8 +289,8 @@ ltx2_status ltx2_dit_weights_load_lora(ltx2_context *ctx, const ltx2_backend *be
 
 ltx2_status ltx2_dit_weights_load_fp8(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                       const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
-                                      ltx2_dit_weights **out) {
-    return load(ctx, be, dtype, f, prefix, cfg, false, true, true, NULL, out);
+                                      ltx2_lora_set *loras, ltx2_dit_weights **out) {
+    return load(ctx, be, dtype, f, prefix, cfg, false, true, true, loras, out);
 }
 
 ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
@@ -304,7 +329,7 @@ ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cf
     LTX2_TRY(weights_new(ctx, cfg, &w));
     if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = DEFAULT_AUDIO_IN_CHANNELS;
     ltx2_wtable l = {0};
-    ltx2_status st = weights_layout(ctx, w, &l, false, ltx2_backend_cpu(), LTX2_F32, NULL, NULL, false);
+    ltx2_status st = weights_layout(ctx, w, &l, false, ltx2_backend_cpu(), LTX2_F32, NULL, NULL, LAYOUT_PLAIN);
     if (st == LTX2_OK) st = ltx2_wtable_random(ctx, &l, &w->store, seed, scale);
     ltx2_wtable_free(&l);
     if (st != LTX2_OK) {
@@ -323,7 +348,8 @@ static ltx2_status layout_only(ltx2_context *ctx, const ltx2_backend *be, ltx2_d
     LTX2_TRY(weights_new(ctx, cfg, &w));
     if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = DEFAULT_AUDIO_IN_CHANNELS;
     ltx2_wtable l = {0};
-    ltx2_status st = weights_layout(ctx, w, &l, false, be, dtype, f, f ? LTX2_DIT_PREFIX : NULL, fp8_layers);
+    ltx2_status st = weights_layout(ctx, w, &l, false, be, dtype, f, LTX2_DIT_PREFIX,
+                                    !fp8_layers ? LAYOUT_PLAIN : f ? LAYOUT_FILE_FP8 : LAYOUT_FP8_ALL);
     ltx2_wtable_free(&l);
     if (st != LTX2_OK) {
         ltx2_dit_weights_free(w);
@@ -358,7 +384,7 @@ ltx2_status ltx2_dit_weights_to(ltx2_context *ctx, const ltx2_dit_weights *src, 
     if (st == LTX2_OK) {
         memcpy(tmp.blocks, src->blocks, (size_t)src->cfg.num_layers * sizeof *tmp.blocks);
         build_list(&ls, &tmp);
-        st = weights_layout(ctx, w, &l, src->layers_skipped, be, dtype, NULL, NULL, false);
+        st = weights_layout(ctx, w, &l, src->layers_skipped, be, dtype, NULL, NULL, LAYOUT_PLAIN);
     }
     if (st == LTX2_OK) st = ltx2_wtable_copy(ctx, &ls, &src->store, &l, &w->store);
     ltx2_wtable_free(&ls);

@@ -83,13 +83,18 @@ struct ltx2_lora_set;
 ltx2_status ltx2_dit_weights_load_lora(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                        const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                        struct ltx2_lora_set *loras, ltx2_dit_weights **out);
+/* The Linear of checkpoint module name `module` (relative to the DiT prefix, e.g.
+ * "transformer_blocks.0.attn1.to_q"), NULL when w has none: its weight, bias and fp8 scales. */
+const ltx2_dit_linear *ltx2_dit_weights_find_linear(ltx2_dit_weights *w, const char *module);
 /* As ltx2_dit_weights_load_on, with the file's scaled fp8 Linear weights (e4m3 + weight_scale +
  * input_scale, ltx2_weight_fp8_scales) kept fp8: each runs as ltx-core's FP8Linear (x quantised with
  * the static input scale, fp8 GEMM); the file's other weights load as usual. A file without scaled
- * fp8 weights is refused, as ltx-core's fp8_scaled_mm policy refuses it. be needs an fp8 GEMM. */
+ * fp8 weights is refused, as ltx-core's fp8_scaled_mm policy refuses it. be needs an fp8 GEMM.
+ * loras (NULL: none) are fused as ltx2_dit_weights_load_lora fuses them, into the fp8 weights by
+ * ltx-core's rule for them (ltx2_lora_fuse_fp8, then re-quantised). */
 ltx2_status ltx2_dit_weights_load_fp8(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                       const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
-                                      ltx2_dit_weights **out);
+                                      struct ltx2_lora_set *loras, ltx2_dit_weights **out);
 /* The loaded tensor of checkpoint name `name` (relative to the DiT prefix, e.g.
  * "transformer_blocks.0.attn1.to_q.weight"), NULL when w has no such tensor or holds no data for it. */
 const ltx2_tensor *ltx2_dit_weights_find(ltx2_dit_weights *w, const char *name);

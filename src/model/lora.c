@@ -202,7 +202,11 @@ static ltx2_status pair_delta(ltx2_context *ctx, const ltx2_lora_set *s, const l
     return st;
 }
 
-ltx2_status ltx2_lora_fuse(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out, int64_t in) {
+/* w += the sum of the adapters' products for name; *touched when any applied. bf16_sum: the sum
+ * rounded to bf16 before the add (ltx-core's deltas dtype for fp8 weights). */
+static ltx2_status fuse(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out, int64_t in,
+                        bool bf16_sum, bool *touched) {
+    *touched = false;
     if (!s || !s->n_pairs) return LTX2_OK;
     float *sum = NULL, *delta = NULL;
     ltx2_status st = LTX2_OK;
@@ -233,11 +237,24 @@ ltx2_status ltx2_lora_fuse(ltx2_context *ctx, ltx2_lora_set *s, const char *name
             for (int64_t k = 0; k < out * in; k++) sum[k] += delta[k];
         }
     }
+    if (st == LTX2_OK && sum && bf16_sum)
+        for (int64_t k = 0; k < out * in; k++) sum[k] = ltx2_round_bf16(sum[k]);
     if (st == LTX2_OK && sum) /* deltas.add_(weight): delta + W */
         for (int64_t k = 0; k < out * in; k++) w[k] = sum[k] + w[k];
+    *touched = st == LTX2_OK && sum != NULL;
     free(sum);
     free(delta);
     return st;
+}
+
+ltx2_status ltx2_lora_fuse(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out, int64_t in) {
+    bool touched;
+    return fuse(ctx, s, name, w, out, in, false, &touched);
+}
+
+ltx2_status ltx2_lora_fuse_fp8(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out,
+                               int64_t in, bool *touched) {
+    return fuse(ctx, s, name, w, out, in, true, touched);
 }
 
 ltx2_status ltx2_lora_check_used(ltx2_context *ctx, const ltx2_lora_set *s) {

@@ -30,6 +30,12 @@ int ltx2_lora_set_count(const ltx2_lora_set *s);
  * e.g. "transformer_blocks.0.attn1.to_q.weight") to w [out, in] (f32, row-major) and marks those
  * pairs used; a pair whose product is not [out, in] is an error. Names no adapter covers are left. */
 ltx2_status ltx2_lora_fuse(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out, int64_t in);
+/* As ltx2_lora_fuse for a scaled fp8 weight dequantised into w (fp32): ltx-core adds the deltas in
+ * bf16 there (apply_loras' deltas_dtype for an fp8 target), so their sum is rounded to bf16 before
+ * the add; *touched says whether any adapter covered name (ltx-core re-quantises only those,
+ * _fuse_delta_with_scaled_fp8; the others keep their codes and scale). */
+ltx2_status ltx2_lora_fuse_fp8(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out,
+                               int64_t in, bool *touched);
 
 /* After a model's load: an error naming the pairs no weight took (the first few, and how many). */
 ltx2_status ltx2_lora_check_used(ltx2_context *ctx, const ltx2_lora_set *s);

@@ -134,6 +134,26 @@ ltx2_status ltx2_weight_fp8_scales(ltx2_context *ctx, const ltx2_st_file *f, con
     return LTX2_OK;
 }
 
+/* torch.finfo(torch.float8_e4m3fn).max */
+#define FP8_E4M3_MAX 448.0f
+
+ltx2_status ltx2_fp8_quantize_per_tensor(ltx2_context *ctx, const char *name, const float *w, size_t n, uint8_t *q,
+                                         float *w_scale) {
+    float amax = 0.0f;
+    for (size_t i = 0; i < n; i++) amax = fabsf(w[i]) > amax ? fabsf(w[i]) : amax;
+    if (!(amax > 0.0f) || !isfinite(amax))
+        return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: fp8 re-quantisation of a weight whose largest magnitude is %g",
+                          name, (double)amax);
+    const float scale = FP8_E4M3_MAX / amax;
+    for (size_t i = 0; i < n; i++) {
+        float v = w[i] * scale;
+        v = v > FP8_E4M3_MAX ? FP8_E4M3_MAX : v < -FP8_E4M3_MAX ? -FP8_E4M3_MAX : v;
+        q[i] = ltx2_f32_to_fp8e4m3(v);
+    }
+    *w_scale = 1.0f / scale;
+    return LTX2_OK;
+}
+
 bool ltx2_weight_is_fp8_aux(const ltx2_st_file *f, const char *name) {
     char key[SIBLING_CAP];
     if (!swap_suffix(name, LTX2_FP8_WEIGHT_SCALE_SUFFIX, ".weight", key, sizeof key) &&

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "io/safetensors.h"
 
@@ -36,6 +37,11 @@ ltx2_status ltx2_weight_slice_to_f32(ltx2_context *ctx, const ltx2_st_file *f, c
  * that is not one finite value > 0, is an error. *scaled false (and OK) for any other tensor. */
 ltx2_status ltx2_weight_fp8_scales(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, bool *scaled,
                                    float *w_scale, float *x_scale);
+/* w[n] quantised per tensor as ltx-core's quantize_weight_to_fp8_per_tensor does (fp8_scaled_mm.py):
+ * scale = 448 / amax|w| (fp32), q = e4m3(clamp(w * scale, +-448)), *w_scale = 1 / scale. An all-zero
+ * or non-finite w is refused (torch would write NaN codes). name is for the message. */
+ltx2_status ltx2_fp8_quantize_per_tensor(ltx2_context *ctx, const char *name, const float *w, size_t n, uint8_t *q,
+                                         float *w_scale);
 /* True for a `.weight_scale` / `.input_scale` tensor whose `.weight` sibling is fp8 in f: consumed by
  * that weight, not an unexpected tensor. */
 bool ltx2_weight_is_fp8_aux(const ltx2_st_file *f, const char *name);

@@ -232,6 +232,13 @@ ltx2_status ltx2_wstore_layout_for(ltx2_context *ctx, ltx2_wstore *s, const ltx2
     return layout(ctx, s, t, be, dtype, keep_bf16 ? LTX2_BF16 : dtype, skip_layers, map);
 }
 
+ltx2_status ltx2_wstore_layout_fp8_from(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t,
+                                        const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f,
+                                        const char *prefix) {
+    LTX2_TRY(mark_fp8(ctx, t, f, prefix, false, true));
+    return layout(ctx, s, t, be, dtype, dtype, false, NULL);
+}
+
 void ltx2_wstore_free(ltx2_wstore *s) {
     if (s->be && s->mem) s->be->free(s->be, s->mem);
     ltx2_st_mapping_release(s->mapping);
@@ -278,15 +285,28 @@ static ltx2_status put_f32(ltx2_context *ctx, const ltx2_wstore *s, ltx2_tensor 
     return s->be->upload(s->be, ctx, dst->data, g->dt, ltx2_tensor_nbytes(dst));
 }
 
+/* The fp8 entry after the weight hook (ltx-core's _fuse_delta_with_scaled_fp8): the dequantised
+ * values adjusted and, where they changed, re-quantised with a new weight scale into q. *fresh:
+ * q holds new codes (else the file's stand). */
+static ltx2_status adjust_fp8(ltx2_context *ctx, const ltx2_wload *how, const ltx2_st_tensor *ft, const ltx2_wspec *w,
+                              uint8_t *q, bool *fresh) {
+    const size_t n = (size_t)spec_numel(w);
+    float *v = malloc(n * sizeof(float));
+    if (!v) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: %s dequantised", how->what, ft->name);
+    ltx2_status st = ltx2_weight_to_f32(ctx, how->f, ft, v, n);
+    if (st == LTX2_OK) st = how->adjust_fp8(ctx, w->name, v, w->shape[0], w->shape[1], fresh, how->adjust_user);
+    if (st == LTX2_OK && *fresh) st = ltx2_fp8_quantize_per_tensor(ctx, ft->name, v, n, q, w->w_scale);
+    free(v);
+    return st;
+}
+
 /* An fp8 entry from its scaled e4m3 file tensor: the bytes as they are (a NaN code refused, as
- * the f32 path refuses NaN weights) and its two scales. A weight hook (LoRA fusion) would need
- * ltx-core's dequantise-add-requantise rule, which is not implemented: refused. */
+ * the f32 path refuses NaN weights) and its two scales, or what the weight hook makes of them. */
 static ltx2_status put_fp8(ltx2_context *ctx, const ltx2_wstore *s, const ltx2_wload *how, const ltx2_st_tensor *ft,
                            const ltx2_wspec *w) {
     const char *label = how->f->path ? how->f->path : "checkpoint";
-    if (how->adjust)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: %s is scaled fp8: LoRAs on fp8 weights are not supported yet "
-                          "(load the weights in bf16 to apply LoRAs)", label, ft->name);
+    if (how->adjust && !how->adjust_fp8)
+        return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "%s: %s is fp8 and the weight hook has no fp8 rule", label, ft->name);
     bool scaled;
     LTX2_TRY(ltx2_weight_fp8_scales(ctx, how->f, ft, &scaled, w->w_scale, w->x_scale));
     if (!scaled) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "%s: %s laid out as fp8 but not scaled fp8", label, ft->name);
@@ -295,7 +315,14 @@ static ltx2_status put_fp8(ltx2_context *ctx, const ltx2_wstore *s, const ltx2_w
     for (size_t i = 0; i < n; i++)
         if ((q[i] & LTX2_FP8_NAN_BITS) == LTX2_FP8_NAN_BITS)
             return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: tensor %s holds an fp8 NaN at element %zu", label, ft->name, i);
-    return s->be->upload(s->be, ctx, w->dst->data, ft->data, n);
+    if (!how->adjust_fp8) return s->be->upload(s->be, ctx, w->dst->data, ft->data, n);
+    uint8_t *fused = malloc(n ? n : 1);
+    bool fresh = false;
+    ltx2_status st = fused ? adjust_fp8(ctx, how, ft, w, fused, &fresh)
+                           : LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: %s re-quantised", how->what, ft->name);
+    if (st == LTX2_OK) st = s->be->upload(s->be, ctx, w->dst->data, fresh ? fused : ft->data, n);
+    free(fused);
+    return st;
 }
 
 /* Appends "name[extra]" to a short list of offenders (the first REPORT_FIRST), counting the rest. */

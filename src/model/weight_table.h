@@ -89,6 +89,11 @@ ltx2_status ltx2_wstore_layout_fp8(ltx2_context *ctx, ltx2_wstore *s, const ltx2
 ltx2_status ltx2_wstore_layout_for(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                    ltx2_dtype dtype, const ltx2_st_file *f, const char *prefix, bool skip_layers,
                                    bool keep_fp8);
+/* The Linear weights f holds as scaled fp8 in fp8 (as keep_fp8 above), every other entry stored in
+ * dtype, nothing viewed in the file: for loads whose weight hook changes the other weights too. */
+ltx2_status ltx2_wstore_layout_fp8_from(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t,
+                                        const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f,
+                                        const char *prefix);
 void ltx2_wstore_free(ltx2_wstore *s);
 
 /* How a table is read from a checkpoint. */
@@ -106,6 +111,11 @@ typedef struct ltx2_wload {
      * relative to prefix, w [out, in]): may change the values (LoRA fusion). NULL: none. A store
      * with such a hook must not view the file's mapping (ltx2_wstore_layout, not _for). */
     ltx2_status (*adjust)(ltx2_context *ctx, const char *name, float *w, int64_t out, int64_t in, void *user);
+    /* The same for an fp8 entry, given its dequantised values; *changed: it changed them, and the
+     * entry is re-quantised (ltx2_fp8_quantize_per_tensor), else it keeps the file's codes and
+     * scale. NULL: fp8 entries refuse a store loaded with adjust. Shares adjust_user. */
+    ltx2_status (*adjust_fp8)(ltx2_context *ctx, const char *name, float *w, int64_t out, int64_t in, bool *changed,
+                              void *user);
     void *adjust_user;
 } ltx2_wload;
 

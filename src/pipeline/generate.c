@@ -178,10 +178,6 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: %d LoRAs and no list", p->n_loras);
     if (p->weights_dtype && strcmp(p->weights_dtype, "bf16") && strcmp(p->weights_dtype, "fp8"))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype '%s': use bf16 or fp8", p->weights_dtype);
-    if (ltx2_gen_fp8_weights(p) && (p->n_loras || p->pipeline == LTX2_PIPELINE_TWO_STAGE))
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: LoRAs on fp8 DiT weights are not supported yet (the "
-                          "%s): use --weights-dtype bf16", p->n_loras ? "--lora given" : "two-stage pipeline's distilled "
-                          "LoRA");
     const char *pl = pipeline_name(p->pipeline);
     if (p->pipeline != LTX2_PIPELINE_ONE_STAGE) {
         if (!p->spatial_upsampler)
@@ -465,7 +461,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     int n_ckpt = 0;
     ltx2_gen_checkpoint_paths(p, &ckpt_paths, &n_ckpt);
     if (!preloaded && (st = dist ? ltx2_pipe_models_load_dit_replicated(ctx, ckpt_paths, n_ckpt, m)
-                                 : ltx2_gen_fp8_weights(p) ? ltx2_pipe_models_load_fp8(ctx, ckpt_paths, n_ckpt, be, m)
+                                 : ltx2_gen_fp8_weights(p) ? ltx2_pipe_models_load_fp8(ctx, ckpt_paths, n_ckpt, be, loras1, m)
                                  : ltx2_pipe_models_load_lora(ctx, ckpt_paths, n_ckpt, be, loras1, m)) != LTX2_OK)
         goto done;
     if (cond.n) {

@@ -44,6 +44,7 @@ typedef struct ltx2_pipe_models {
     const ltx2_st_set *set;       /* its tensors under Lightricks names, owned by src */
     const ltx2_backend *be; /* where the DiT, the connectors and the video decoder run */
     bool is_2_3;
+    bool fp8; /* the DiT's scaled fp8 weights were kept fp8 (ltx2_pipe_models_load_fp8; reloads too) */
     ltx2_dit_weights *dit;
     ltx2_connectors_weights *conn;
     ltx2_video_decoder *vdec;
@@ -66,9 +67,9 @@ ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx
 struct ltx2_lora_set;
 ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
                                        struct ltx2_lora_set *loras, ltx2_pipe_models *out);
-/* The same, with the DiT's scaled fp8 weights kept fp8 (ltx2_dit_weights_load_fp8; no LoRAs). */
+/* The same, with the DiT's scaled fp8 weights kept fp8 (ltx2_dit_weights_load_fp8). */
 ltx2_status ltx2_pipe_models_load_fp8(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
-                                      ltx2_pipe_models *out);
+                                      struct ltx2_lora_set *loras, ltx2_pipe_models *out);
 /* The video VAE encoder of m's checkpoint, placed on m->be (a no-op when loaded). */
 ltx2_status ltx2_pipe_models_load_encoder(ltx2_context *ctx, ltx2_pipe_models *m);
 /* The audio VAE encoder of m's checkpoint, placed on m->be (a no-op when loaded). */

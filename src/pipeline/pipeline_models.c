@@ -16,6 +16,7 @@ static ltx2_status load(ltx2_context *ctx, const char *const *paths, int n, cons
                         bool dit_layers, bool fp8, ltx2_lora_set *loras, ltx2_pipe_models *out) {
     memset(out, 0, sizeof *out);
     out->be = be;
+    out->fp8 = fp8;
     ltx2_status st = ltx2_ckpt_source_open(ctx, paths, n, &out->src);
     if (st != LTX2_OK) return st;
     out->set = ltx2_ckpt_source_set(out->src);
@@ -24,7 +25,7 @@ static ltx2_status load(ltx2_context *ctx, const char *const *paths, int n, cons
     ltx2_connectors_config ccfg;
     if ((st = ltx2_dit_config_from_st(ctx, f, &dcfg)) != LTX2_OK) goto fail;
     st = !dit_layers ? ltx2_dit_weights_load_replicated(ctx, f, NULL, &dcfg, &out->dit)
-         : fp8       ? ltx2_dit_weights_load_fp8(ctx, be, model_dtype(be), f, NULL, &dcfg, &out->dit)
+         : fp8       ? ltx2_dit_weights_load_fp8(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit)
                      : ltx2_dit_weights_load_lora(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit);
     if (st != LTX2_OK) goto fail;
     if ((st = ltx2_connectors_config_from_st(ctx, f, &ccfg)) != LTX2_OK) goto fail;
@@ -63,8 +64,8 @@ ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *const *pat
 }
 
 ltx2_status ltx2_pipe_models_load_fp8(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
-                                      ltx2_pipe_models *out) {
-    return load(ctx, paths, n, be, true, true, NULL, out);
+                                      ltx2_lora_set *loras, ltx2_pipe_models *out) {
+    return load(ctx, paths, n, be, true, true, loras, out);
 }
 
 ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *const *paths, int n,
@@ -78,7 +79,8 @@ ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, 
     /* the old weights go first: a device never holds two DiTs (ltx-pipelines frees stage 1's too) */
     ltx2_dit_weights_free(m->dit);
     m->dit = NULL;
-    return ltx2_dit_weights_load_lora(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit);
+    return m->fp8 ? ltx2_dit_weights_load_fp8(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit)
+                  : ltx2_dit_weights_load_lora(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit);
 }
 
 ltx2_status ltx2_pipe_models_load_encoder(ltx2_context *ctx, ltx2_pipe_models *m) {

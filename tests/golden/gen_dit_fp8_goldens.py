@@ -24,7 +24,10 @@ gen_dit_goldens.make_inputs ("input.*"); "output.video|audio" from the fp8 forwa
 "dequant.video|audio" from the plain fp32 forward on the dequantised weights (no activation
 quantisation), which the test uses to show that it checks the fp8 path and not just the weights;
 "sensitivity" [video, audio]: how far the reference itself moves when its quantised inputs move by
-float32 noise (see SENS_NOISE), the scale of the test's tolerance.
+float32 noise (see SENS_NOISE), the scale of the test's tolerance; "lora.<module>.weight" and
+".weight_scale": block 1's fp8 weights with the tiny style (0.8) and distilled (0.5) LoRAs of
+gen_lora_golden.py fused by ltx-core 1.0.0's apply_loras (dequantise, add the bf16 deltas,
+re-quantise).
 Deterministic.
 """
 import json
@@ -44,6 +47,8 @@ import gen_dit_goldens as dg  # noqa: E402
 from st_write import save  # noqa: E402
 
 from ltx_core.guidance.perturbations import BatchedPerturbationConfig  # noqa: E402
+from ltx_core.loader.fuse_loras import apply_loras  # noqa: E402
+from ltx_core.loader.primitives import LoraStateDictWithStrength, StateDict  # noqa: E402
 
 FP8 = torch.float8_e4m3fn
 FP8_MAX = torch.finfo(FP8).max
@@ -55,6 +60,8 @@ QUANT_BLOCK = "transformer_blocks.1."
 # tolerance.
 SENS_NOISE = 1e-6
 SENS_SEEDS = 4
+# the tiny LoRAs of gen_lora_golden.py, fused into the fp8 weights at its strengths
+LORAS = (("style", 0.8), ("distilled", 0.5))
 SATURATE = ("ff.net.0.proj", "audio_ff.net.0.proj")  # input_scale halved: their inputs clip
 
 
@@ -81,6 +88,26 @@ def fp8_linear_forward(layer, q_weight, weight_scale, input_scale, noise):
             y = y + layer.bias.to(y.dtype)
         return y.reshape(*shape[:-1], y.shape[-1])
     return forward
+
+
+def fused_fp8(version, scales):
+    """ltx-core 1.0.0's apply_loras on the scaled fp8 weights: deltas in bf16 (summed), added to the
+    dequantised weight, re-quantised per tensor (_fuse_delta_with_scaled_fp8). 1.0.0 keeps fp8
+    weights transposed in memory (FP8_TRANSPOSE_SD_OPS) and transposes back there, so it gets q.t()
+    and gives [in, out] back. Every quantised Linear is in the distilled LoRA, so all are re-quantised."""
+    sd = {}
+    for mod, (q, ws, _) in scales.items():
+        sd[f"{mod}.weight"] = q.t()
+        sd[f"{mod}.weight_scale"] = ws
+    loras = []
+    for name, strength in LORAS:
+        path = os.path.join(ROOT, "weights", "tiny", f"ltx2-tiny-lora-{name}-{version}.safetensors")
+        with safe_open(path, "pt") as f:
+            lsd = {k[len("diffusion_model."):]: f.get_tensor(k) for k in f.keys()}
+        loras.append(LoraStateDictWithStrength(StateDict(lsd, torch.device("cpu"), 0, {torch.bfloat16}), strength))
+    out = apply_loras(StateDict(sd, torch.device("cpu"), 0, {FP8, torch.float32}), loras)
+    # its quantize_weight_to_fp8_per_tensor returns the weight transposed again ([in, out])
+    return {mod: (out.sd[f"{mod}.weight"].t(), out.sd[f"{mod}.weight_scale"]) for mod in scales}
 
 
 def quantised_linears(model):
@@ -156,6 +183,11 @@ def record(version):
     tensors["output.video"], tensors["output.audio"] = vx, ax
     tensors["dequant.video"], tensors["dequant.audio"] = dv, da
     tensors["sensitivity"] = sens  # [video, audio] rel-L2 under SENS_NOISE input noise
+    for mod, (q, ws) in fused_fp8(version, scales).items():
+        if q.shape != scales[mod][0].shape:
+            raise RuntimeError(f"{mod}: fused weight {tuple(q.shape)}, stored {tuple(scales[mod][0].shape)}")
+        tensors[f"lora.{mod}.weight"] = q
+        tensors[f"lora.{mod}.weight_scale"] = ws.reshape(())
     tensors = {k: (v.detach().contiguous() if v.dtype in (FP8, torch.bfloat16) else v.detach().contiguous().float())
                for k, v in tensors.items()}
     meta = {"config": meta_config, "generator": "tests/golden/gen_dit_fp8_goldens.py",

@@ -41,7 +41,7 @@ static void check_key_table(const char *version) {
     snprintf(dir, sizeof dir, "%s/weights/tiny/ltx2-tiny-diffusers-%s", LTX2_SOURCE_DIR, version);
     ltx2_df_view *view = NULL;
     CHECK(ltx2_df_view_open(g_ctx, dir, &view) == LTX2_OK, "%s: %s", dir, ltx2_last_error(g_ctx));
-    int n = 0, bad = 0, n_vae = 0;
+    int n = 0, bad = 0, n_vae = 0, n_ups = 0;
     while (fgets(line, sizeof line, fp)) {
         if (line[0] == '#') continue;
         char df[512], lt[512];
@@ -52,6 +52,14 @@ static void check_key_table(const char *version) {
             const ltx2_st_tensor *t = view ? ltx2_st_find(ltx2_df_view_file(view), lt) : NULL;
             if (!t && bad++ < 5) CHECK(false, "%s: %s: no %s in the diffusers view", version, df, lt);
             n_vae++;
+            continue;
+        }
+        if (!strncmp(df, "latent_upsampler/", 17)) {
+            /* the upsampler keeps Lightricks' names ("<file>:<name>" on the right) */
+            const char *colon = strchr(lt, ':');
+            if ((!colon || strcmp(colon + 1, df + 17)) && bad++ < 5)
+                CHECK(false, "%s: %s is not %s under its own name", version, df, lt);
+            n_ups++;
             continue;
         }
         ltx2_df_component comp = strncmp(df, "connectors/", 11) == 0 ? LTX2_DF_CONNECTORS : LTX2_DF_TRANSFORMER;
@@ -66,8 +74,8 @@ static void check_key_table(const char *version) {
     }
     fclose(fp);
     ltx2_df_view_close(view);
-    CHECK(n > 200 && n_vae > 100 && bad == 0, "%s: %d DiT/connector keys, %d VAE/vocoder keys, %d wrong", version, n,
-          n_vae, bad);
+    CHECK(n > 200 && n_vae > 100 && n_ups > 10 && bad == 0,
+          "%s: %d DiT/connector keys, %d VAE/vocoder keys, %d upsampler keys, %d wrong", version, n, n_vae, n_ups, bad);
 }
 
 static void check_dit(const char *version) {

@@ -3,8 +3,9 @@
  * component files (weights/tiny/split-2.3, made by tests/golden/gen_tiny_split.py), through the
  * one-stage pipeline and the distilled one (its upsampler, stage-2 DiT and, with libpng, the video
  * encoder of image conditioning), the split files also through the model handle
- * (ltx2_model_load_files); and a split set missing a component, or holding one twice, is refused
- * naming it. The CPU, tiny sizes. */
+ * (ltx2_model_load_files); the diffusers directory's latent_upsampler/ folder, found by itself or
+ * named, in place of the upsampler file; and a split set missing a component, or holding one twice,
+ * is refused naming it. The CPU, tiny sizes. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,27 @@ static void compare(const char *what, const ltx2_generate_result *got, const ltx
           "%s: not bitwise the single file's result", what);
 }
 
+/* The diffusers directory's own latent_upsampler/ (diffusers' LTX2LatentUpsamplerModel folder, the
+ * same tiny x2 weights): found without --spatial-upsampler-path, and named as a folder. */
+static void diffusers_upsampler(ltx2_context *ctx, const ltx2_generate_params *p, const char *dir, const char *what,
+                                const ltx2_generate_result *ref) {
+    char folder[600], how[320];
+    snprintf(folder, sizeof folder, "%s/latent_upsampler", dir);
+    const char *paths[2] = {NULL, folder};
+    for (int k = 0; k < 2; k++) {
+        ltx2_generate_params q = *p;
+        q.spatial_upsampler = paths[k];
+        snprintf(how, sizeof how, "%s, its latent_upsampler/ %s", what, k ? "named" : "found");
+        ltx2_generate_result got;
+        const ltx2_status st = ltx2_generate(ctx, &q, &got);
+        CHECK(st == LTX2_OK, "%s: %s", how, ltx2_last_error(ctx));
+        if (st != LTX2_OK) continue;
+        compare(how, &got, ref);
+        printf("%s: bitwise equal\n", how);
+        ltx2_generate_result_free(&got);
+    }
+}
+
 /* One pipeline from the single file, then from the other sources of the same weights. */
 static void run(ltx2_context *ctx, const char *v, bool distilled, bool image, bool audio) {
     const ltx2_image_cond img = {LTX2_SOURCE_DIR "/tests/golden/data/i2v_image.png", 0, 0.9, 0};
@@ -77,6 +99,7 @@ static void run(ltx2_context *ctx, const char *v, bool distilled, bool image, bo
         compare(what, &got, &ref);
         printf("%s: bitwise equal (model %s)\n", what, got.model_version);
         ltx2_generate_result_free(&got);
+        if (src == 0 && distilled) diffusers_upsampler(ctx, &p, dir, what, &ref);
         if (src != 1) continue;
         /* the same split files through the model handle (loaded once, checkpoint left unset) */
         ltx2_model *model = NULL;

@@ -11,6 +11,7 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/finite.h"
+#include "io/file.h"
 #include "io/json.h"
 
 #define UPS_KEY_CAP 160
@@ -110,22 +111,23 @@ static bool get_bool(const ltx2_json *o, const char *key, bool dflt) {
     return v && v->type == LTX2_JSON_BOOL ? v->boolean : dflt;
 }
 
-static ltx2_status parse_config(ltx2_context *ctx, const ltx2_st_set *set, ltx2_upsampler_config *c) {
-    /* ltx-core LatentUpsamplerConfigurator defaults */
-    *c = (ltx2_upsampler_config){128, 512, 4, 3, true, false, false, 2.0};
-    if (!set->n_files) return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "upsampler: no safetensors file");
-    ltx2_json_doc *doc = NULL;
-    LTX2_TRY(ltx2_st_meta_json(ctx, set->files[0], "config", "the upsampler architecture cannot be known", &doc));
-    const ltx2_json *o = ltx2_json_root(doc);
+/* The config from a Lightricks file's metadata "config" (ltx-core LatentUpsamplerConfigurator's keys
+ * and defaults), or from a diffusers config.json (LTX2LatentUpsamplerModel's: rational_spatial_scale
+ * and use_rational_resampler name spatial_scale and rational_resampler, and the latter defaults to
+ * true there). */
+static void config_from_json(const ltx2_json *o, bool diffusers, ltx2_upsampler_config *c) {
+    *c = (ltx2_upsampler_config){128, 512, 4, 3, true, false, diffusers, 2.0};
     ltx2_json_get_int(o, "in_channels", &c->in_channels);
     ltx2_json_get_int(o, "mid_channels", &c->mid_channels);
     ltx2_json_get_int(o, "num_blocks_per_stage", &c->num_blocks_per_stage);
     ltx2_json_get_int(o, "dims", &c->dims);
-    ltx2_json_get_num(o, "spatial_scale", &c->spatial_scale);
+    ltx2_json_get_num(o, diffusers ? "rational_spatial_scale" : "spatial_scale", &c->spatial_scale);
     c->spatial_upsample = get_bool(o, "spatial_upsample", true);
     c->temporal_upsample = get_bool(o, "temporal_upsample", false);
-    c->rational_resampler = get_bool(o, "rational_resampler", false);
-    ltx2_json_free(doc);
+    c->rational_resampler = get_bool(o, diffusers ? "use_rational_resampler" : "rational_resampler", diffusers);
+}
+
+static ltx2_status check_config(ltx2_context *ctx, const ltx2_upsampler_config *c) {
     if (c->dims != 3)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "upsampler: dims %lld unsupported (only 3)", (long long)c->dims);
     if (c->spatial_upsample == c->temporal_upsample)
@@ -139,12 +141,14 @@ static ltx2_status parse_config(ltx2_context *ctx, const ltx2_st_set *set, ltx2_
     return LTX2_OK;
 }
 
-ltx2_status ltx2_upsampler_load(ltx2_context *ctx, const ltx2_st_set *set, ltx2_upsampler **out) {
-    if (!set || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "upsampler: NULL argument");
+/* The weights of set for config cfg (checked first). */
+static ltx2_status load_with(ltx2_context *ctx, const ltx2_st_set *set, const ltx2_upsampler_config *cfg,
+                             ltx2_upsampler **out) {
     *out = NULL;
     ltx2_upsampler *u = calloc(1, sizeof(*u));
     if (!u) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "upsampler struct");
-    ltx2_status st = parse_config(ctx, set, &u->cfg);
+    u->cfg = *cfg;
+    ltx2_status st = check_config(ctx, &u->cfg);
     const int64_t M = u->cfg.mid_channels, C = u->cfg.in_channels, nb = u->cfg.num_blocks_per_stage;
     u->num = u->den = 1;
     if (st == LTX2_OK && u->cfg.spatial_upsample) {
@@ -194,6 +198,72 @@ ltx2_status ltx2_upsampler_load(ltx2_context *ctx, const ltx2_st_set *set, ltx2_
     }
     *out = u;
     return LTX2_OK;
+}
+
+ltx2_status ltx2_upsampler_load(ltx2_context *ctx, const ltx2_st_set *set, ltx2_upsampler **out) {
+    if (!set || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "upsampler: NULL argument");
+    *out = NULL;
+    if (!set->n_files) return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "upsampler: no safetensors file");
+    ltx2_json_doc *doc = NULL;
+    LTX2_TRY(ltx2_st_meta_json(ctx, set->files[0], "config", "the upsampler architecture cannot be known", &doc));
+    ltx2_upsampler_config cfg;
+    config_from_json(ltx2_json_root(doc), false, &cfg);
+    ltx2_json_free(doc);
+    return load_with(ctx, set, &cfg, out);
+}
+
+/* dir/name, malloc'd (NULL: no memory). */
+static char *path_join(const char *dir, const char *name) {
+    const size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+/* A diffusers LTX2LatentUpsamplerModel folder (config.json + weights): its config translated. */
+static ltx2_status open_diffusers(ltx2_context *ctx, const char *dir, ltx2_upsampler **out) {
+    char *cfg_path = path_join(dir, "config.json");
+    if (!cfg_path) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "upsampler: path");
+    char *text = NULL;
+    size_t n = 0;
+    ltx2_json_doc *doc = NULL;
+    ltx2_st_set *set = NULL;
+    ltx2_status st = ltx2_file_read_all(ctx, cfg_path, &text, &n);
+    if (st == LTX2_OK) st = ltx2_json_parse(ctx, text, n, cfg_path, &doc);
+    if (st == LTX2_OK) st = ltx2_st_set_open(ctx, dir, &set);
+    if (st == LTX2_OK) {
+        ltx2_upsampler_config cfg;
+        config_from_json(ltx2_json_root(doc), true, &cfg);
+        st = load_with(ctx, set, &cfg, out);
+    }
+    ltx2_st_set_close(set);
+    ltx2_json_free(doc);
+    free(text);
+    free(cfg_path);
+    return st;
+}
+
+ltx2_status ltx2_upsampler_open(ltx2_context *ctx, const char *path, ltx2_upsampler **out) {
+    if (!path || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "upsampler: NULL argument");
+    *out = NULL;
+    if (ltx2_path_is_dir(path)) {
+        char *sub = path_join(path, LTX2_UPSAMPLER_DF_FOLDER), *sub_cfg = sub ? path_join(sub, "config.json") : NULL;
+        char *cfg = path_join(path, "config.json");
+        ltx2_status st = LTX2_OK;
+        if (!sub || !sub_cfg || !cfg) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "upsampler: path");
+        else if (ltx2_path_is_file(sub_cfg)) st = open_diffusers(ctx, sub, out);
+        else if (ltx2_path_is_file(cfg)) st = open_diffusers(ctx, path, out);
+        else st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "%s: a directory without config.json or %s/config.json (a "
+                             "diffusers latent upsampler folder, or the model directory holding one)", path,
+                             LTX2_UPSAMPLER_DF_FOLDER);
+        free(sub), free(sub_cfg), free(cfg);
+        return st;
+    }
+    ltx2_st_set *set = NULL;
+    LTX2_TRY(ltx2_st_set_open(ctx, path, &set));
+    const ltx2_status st = ltx2_upsampler_load(ctx, set, out);
+    ltx2_st_set_close(set);
+    return st;
 }
 
 ltx2_status ltx2_upsampler_out_shape(ltx2_context *ctx, const ltx2_upsampler *u, const int64_t in[5], int64_t out[5]) {

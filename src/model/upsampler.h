@@ -25,6 +25,12 @@ typedef struct ltx2_upsampler ltx2_upsampler;
  * checked against it, so a wrong default fails naming the tensor) and loads the unprefixed
  * weights. Spatial+temporal together and dims 2 are refused as unsupported (not shipped). */
 ltx2_status ltx2_upsampler_load(ltx2_context *ctx, const ltx2_st_set *weights, ltx2_upsampler **out);
+/* The diffusers model directory's subfolder that holds its latent upsampler. */
+#define LTX2_UPSAMPLER_DF_FOLDER "latent_upsampler"
+/* An upsampler from path: a Lightricks .safetensors file (ltx2_upsampler_load), a diffusers
+ * LTX2LatentUpsamplerModel folder (config.json, whose keys are translated, and its weights, which
+ * keep Lightricks' names), or a diffusers model directory holding one in LTX2_UPSAMPLER_DF_FOLDER. */
+ltx2_status ltx2_upsampler_open(ltx2_context *ctx, const char *path, ltx2_upsampler **out);
 void ltx2_upsampler_free(ltx2_upsampler *u);
 const ltx2_upsampler_config *ltx2_upsampler_get_config(const ltx2_upsampler *u);
 

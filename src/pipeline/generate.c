@@ -180,9 +180,10 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype '%s': use bf16 or fp8", p->weights_dtype);
     const char *pl = pipeline_name(p->pipeline);
     if (p->pipeline != LTX2_PIPELINE_ONE_STAGE) {
-        if (!p->spatial_upsampler)
+        if (!ltx2_gen_upsampler_path(p))
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the %s pipeline needs the x2 spatial latent "
-                              "upsampler (--spatial-upsampler-path)", pl);
+                              "upsampler (--spatial-upsampler-path; a diffusers checkpoint directory may hold it in "
+                              "%s/)", pl, LTX2_UPSAMPLER_DF_FOLDER);
         if (p->pipeline == LTX2_PIPELINE_DISTILLED && p->steps)
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the distilled pipeline runs its fixed sigmas (%d + "
                               "%d steps): steps cannot be set (got %d)", GEN_DISTILLED_STEPS_1, GEN_DISTILLED_STEPS_2,
@@ -423,7 +424,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         }
         if (st != LTX2_OK) goto done;
     }
-    if (two_stage && (st = ltx2_gen_load_upsampler(ctx, p->spatial_upsampler, &ups)) != LTX2_OK) goto done;
+    if (two_stage && (st = ltx2_gen_load_upsampler(ctx, ltx2_gen_upsampler_path(p), &ups)) != LTX2_OK) goto done;
     if (p->n_images) {
         if (dist) {
             st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: image conditioning across ranks is not written yet "
@@ -500,7 +501,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         const int64_t in[5] = {1, g1->lf, g1->lh, g1->lw, g1->lc};
         int64_t out[5];
         if ((st = ltx2_upsampler_out_shape(ctx, ups, in, out)) != LTX2_OK) {
-            ltx2_error_prefix(ctx, "latent upsampler %s against the checkpoint's VAE", p->spatial_upsampler);
+            ltx2_error_prefix(ctx, "latent upsampler %s against the checkpoint's VAE", ltx2_gen_upsampler_path(p));
             goto done;
         }
         if (out[1] != gf->lf || out[2] != gf->lh || out[3] != gf->lw) {

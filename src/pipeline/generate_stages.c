@@ -7,6 +7,8 @@
 
 #include "core/context.h"
 #include "core/finite.h"
+#include "io/file.h"
+#include "model/names.h"
 #include "pipeline/scheduler.h"
 
 void ltx2_gen_stage_free(gen_stage *s) {
@@ -45,10 +47,7 @@ ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules,
  * file is refused before Gemma or the DiT run: spatial x2 is what ltx-pipelines' two-stage
  * pipelines are written for (stage 1 at exactly half the size). */
 ltx2_status ltx2_gen_load_upsampler(ltx2_context *ctx, const char *path, ltx2_upsampler **out) {
-    ltx2_st_set *set = NULL;
-    LTX2_TRY(ltx2_st_set_open(ctx, path, &set));
-    ltx2_status st = ltx2_upsampler_load(ctx, set, out);
-    ltx2_st_set_close(set);
+    const ltx2_status st = ltx2_upsampler_open(ctx, path, out);
     if (st != LTX2_OK) {
         ltx2_error_prefix(ctx, "latent upsampler %s", path);
         return st;
@@ -161,6 +160,17 @@ ltx2_status ltx2_gen_upsample_and_renoise(ltx2_context *ctx, const ltx2_generate
     return st;
 }
 
+
+/* Longest checkpoint directory + upsampler config path looked at (longer: not found). */
+#define UPSAMPLER_PATH_CAP 4096
+
+const char *ltx2_gen_upsampler_path(const ltx2_generate_params *p) {
+    if (p->spatial_upsampler) return p->spatial_upsampler;
+    if (!p->checkpoint || !ltx2_names_is_diffusers_dir(p->checkpoint)) return NULL;
+    char cfg[UPSAMPLER_PATH_CAP];
+    const int n = snprintf(cfg, sizeof cfg, "%s/%s/config.json", p->checkpoint, LTX2_UPSAMPLER_DF_FOLDER);
+    return n > 0 && (size_t)n < sizeof cfg && ltx2_path_is_file(cfg) ? p->checkpoint : NULL;
+}
 
 bool ltx2_gen_fp8_weights(const ltx2_generate_params *p) {
     return p->weights_dtype && !strcmp(p->weights_dtype, "fp8");

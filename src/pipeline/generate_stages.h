@@ -42,6 +42,9 @@ ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules,
 
 /* The checkpoint paths of p: {p->checkpoint}, or p->checkpoint_files (split files). */
 void ltx2_gen_checkpoint_paths(const ltx2_generate_params *p, const char *const **paths, int *n);
+/* The latent upsampler p names (spatial_upsampler), or else the diffusers checkpoint directory
+ * when it holds one (LTX2_UPSAMPLER_DF_FOLDER); NULL: none. */
+const char *ltx2_gen_upsampler_path(const ltx2_generate_params *p);
 /* Whether p asks for fp8 DiT weights (weights_dtype "fp8"). */
 bool ltx2_gen_fp8_weights(const ltx2_generate_params *p);
 /* The latent upsampler of a two-stage pipeline, loaded before any other model so that a wrong

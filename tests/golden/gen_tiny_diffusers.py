@@ -11,6 +11,7 @@ the equivalent tiny diffusers config, and saves with save_pretrained:
   weights/tiny/ltx2-tiny-diffusers-<version>/vae/        AutoencoderKLLTX2Video
   weights/tiny/ltx2-tiny-diffusers-<version>/audio_vae/  AutoencoderKLLTX2Audio
   weights/tiny/ltx2-tiny-diffusers-<version>/vocoder/    LTX2Vocoder (2.0) / LTX2VocoderWithBWE (2.3)
+  weights/tiny/ltx2-tiny-diffusers-<version>/latent_upsampler/  LTX2LatentUpsamplerModel (the tiny x2 one)
 A strict load is the check: every diffusers parameter must be provided by exactly one renamed key.
 
 Rename sources: the video and audio VAE go through diffusers' own
@@ -22,9 +23,11 @@ vocoder renames are scripts/convert_ltx2_to_diffusers.py's LTX_2_0_VOCODER_RENAM
 resblocks, conv_pre, conv_post); the BigVGAN / BWE parts it does not list (act_post -> act_out,
 downsample.lowpass.filter -> downsample.filter, the outer vocoder. of VocoderWithBWE) follow
 diffusers' module tree (LTX2VocoderWithBWE) and are likewise checked only by the strict load.
-The latent upsampler is not written: LTX2LatentUpsamplerModel has no rename table in 0.42.1's
-single-file code and the engine reads upsamplers as Lightricks files (--spatial-upsampler-path).
+The latent upsampler keeps Lightricks' names: diffusers' converter (scripts/convert_ltx2_to_diffusers.py
+convert_ltx2_spatial_latent_upsampler) strict-loads the original state dict as is; its config keys
+are diffusers' (rational_spatial_scale, use_rational_resampler for spatial_scale, rational_resampler).
 """
+import json
 import os
 import re
 import shutil
@@ -44,6 +47,7 @@ from diffusers.loaders.single_file_utils import (  # noqa: E402
     convert_ltx2_audio_vae_to_diffusers, convert_ltx2_vae_to_diffusers)
 from diffusers.pipelines.ltx2.vocoder import LTX2Vocoder, LTX2VocoderWithBWE  # noqa: E402
 from diffusers.pipelines.ltx2.connectors import LTX2TextConnectors  # noqa: E402
+from diffusers.pipelines.ltx2.latent_upsampler import LTX2LatentUpsamplerModel  # noqa: E402
 
 WEIGHTS_DIR = os.path.join(ROOT, "weights", "tiny")
 SHARD_SIZE = "200KB"  # small enough that the tiny transformer needs several shards (index.json path)
@@ -289,6 +293,19 @@ def main():
         load_strict(voc, voc_sd, f"{version} vocoder")
         voc.save_pretrained(os.path.join(out_dir, "vocoder"), safe_serialization=True)
 
+        ups_file = os.path.join(WEIGHTS_DIR, "ltx2-tiny-upsampler-spatial-x2.safetensors")
+        with safe_open(ups_file, framework="pt") as f:
+            ucfg = json.loads(f.metadata()["config"])
+            ups_sd = {k: f.get_tensor(k) for k in f.keys()}
+        ups = LTX2LatentUpsamplerModel(
+            in_channels=ucfg["in_channels"], mid_channels=ucfg["mid_channels"],
+            num_blocks_per_stage=ucfg["num_blocks_per_stage"], dims=ucfg["dims"],
+            spatial_upsample=ucfg["spatial_upsample"], temporal_upsample=ucfg["temporal_upsample"],
+            rational_spatial_scale=ucfg["spatial_scale"], use_rational_resampler=ucfg["rational_resampler"],
+        ).to(next(iter(ups_sd.values())).dtype)
+        load_strict(ups, ups_sd, f"{version} latent_upsampler")
+        ups.save_pretrained(os.path.join(out_dir, "latent_upsampler"), safe_serialization=True)
+
         with open(os.path.join(WEIGHTS_DIR, f"ltx2-tiny-diffusers-{version}.keys.txt"), "w") as f:
             f.write(f"# ltx2-tiny-diffusers-{version}: subfolder/name dtype shape  <-  Lightricks key\n")
             inv = {}
@@ -300,8 +317,12 @@ def main():
                 elif k.startswith("model.diffusion_model."):
                     inv["transformer/" + rename_dit(k[len("model.diffusion_model."):])] = k
             inv.update(comp_src)
+            src_t = dict(ckpt)
+            for k, t in ups_sd.items():
+                inv["latent_upsampler/" + k] = "ltx2-tiny-upsampler-spatial-x2:" + k
+                src_t["ltx2-tiny-upsampler-spatial-x2:" + k] = t
             for name in sorted(inv):
-                t = ckpt[inv[name]]
+                t = src_t[inv[name]]
                 f.write(f"{name} {str(t.dtype).replace('torch.', '')} {list(t.shape)}  <-  {inv[name]}\n")
         shards = sorted(os.listdir(os.path.join(out_dir, "transformer")))
         print(f"{out_dir}: transformer files {shards}")

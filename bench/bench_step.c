@@ -213,8 +213,9 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
     dit_bench_inputs in = {0};
     ltx2_dit_forward_params p;
     int rc = 1;
-    if ((a->fp8 ? ltx2_dit_weights_layout_fp8(ctx, be, dt, &cfg, NULL, &w) : ltx2_dit_weights_layout_on(ctx, be, dt, &cfg, &w)) !=
-            LTX2_OK ||
+    const ltx2_status lst = a->fp8 ? ltx2_dit_weights_layout_fp8(ctx, be, dt, &cfg, NULL, &w)
+                                   : ltx2_dit_weights_layout_on(ctx, be, dt, &cfg, &w);
+    if (lst != LTX2_OK ||
         fill_from_pool(ctx, be, w->store.mem, w->store.n_bytes, pool, (size_t)POOL_ELEMS * ltx2_dtype_size(dt)) !=
             LTX2_OK ||
         (a->fp8 && fill_fp8(ctx, be, w, pool8, (size_t)POOL_ELEMS) != LTX2_OK) ||

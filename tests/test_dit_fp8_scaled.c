@@ -5,7 +5,8 @@
  * fp8 Linear quantises its input with the static scale and runs the fp8 GEMM; the forward must
  * match the reference's fp8 forward, and be clearly nearer to it than the ordinary load of the same
  * file (weights dequantised, activations not quantised) is, which must match the reference's
- * dequantised forward instead. Also: what is refused (a bf16 file; a missing input_scale; LoRAs). */
+ * dequantised forward instead. LoRAs fused into the fp8 weights against ltx-core's apply_loras. Also
+ * what is refused: a bf16 file, a missing input_scale. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
@@ -203,7 +204,7 @@ static void lora_fusion(const char *version) {
 }
 
 /* dst = the 2.0 golden checkpoint with drop removed; then load_fp8's status. */
-static ltx2_status load_fp8_file(const char *src, const char *dst, const char *drop, ltx2_lora_set *loras) {
+static ltx2_status load_fp8_file(const char *src, const char *dst, const char *drop) {
     if (drop && !ckpt_write_broken(src, dst, drop, NULL, NULL, NULL)) return LTX2_ERR_INTERNAL;
     ltx2_st_file *f = NULL;
     ltx2_clear_error(g_ctx);
@@ -212,9 +213,7 @@ static ltx2_status load_fp8_file(const char *src, const char *dst, const char *d
     ltx2_dit_config cfg;
     ltx2_dit_weights *w = NULL;
     st = ltx2_dit_config_from_st(g_ctx, f, &cfg);
-    if (st == LTX2_OK)
-        st = loras ? ltx2_dit_weights_load_lora(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, loras, &w)
-                   : ltx2_dit_weights_load_fp8(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, NULL, &w);
+    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, NULL, &w);
     CHECK(st == LTX2_OK || w == NULL, "weights returned on failure");
     ltx2_dit_weights_free(w);
     ltx2_st_close(f);
@@ -226,7 +225,7 @@ static void refusals(void) {
     char tiny[1024], gold[1024], dst[1200];
     snprintf(tiny, sizeof tiny, "%s/weights/tiny/ltx2-tiny-2.0.safetensors", LTX2_SOURCE_DIR);
     snprintf(gold, sizeof gold, "%s/tests/golden/data/dit_fp8_2.0.safetensors", LTX2_SOURCE_DIR);
-    ltx2_status st = load_fp8_file(tiny, NULL, NULL, NULL);
+    ltx2_status st = load_fp8_file(tiny, NULL, NULL);
     CHECK(st == LTX2_ERR_UNSUPPORTED && strstr(ltx2_last_error(g_ctx), "pre-quantised"),
           "fp8 load of a bf16 file: %s", ltx2_last_error(g_ctx));
 
@@ -237,7 +236,7 @@ static void refusals(void) {
     }
     snprintf(dst, sizeof dst, "%s/no_input_scale.safetensors", dir);
     const char *key = "model.diffusion_model.transformer_blocks.1.attn1.to_q.input_scale";
-    st = load_fp8_file(gold, dst, key, NULL);
+    st = load_fp8_file(gold, dst, key);
     CHECK(st == LTX2_ERR_NOT_FOUND && strstr(ltx2_last_error(g_ctx), key), "missing input_scale: %s: %s",
           ltx2_status_name(st), ltx2_last_error(g_ctx));
     rmdir(dir);

@@ -85,7 +85,8 @@ static void params(ltx2_generate_params *p, const char *ckpt, const char *wdt, b
 static double latent_rel_l2(const ltx2_generate_result *a, const ltx2_generate_result *b) {
     const int64_t *s = a->video_latent_shape;
     int64_t n = s[0] * s[1] * s[2] * s[3] * s[4];
-    ltx2_tensor ta = ltx2_tensor_make(a->video_latent, LTX2_F32, 1, &n), tb = ltx2_tensor_make(b->video_latent, LTX2_F32, 1, &n);
+    ltx2_tensor ta = ltx2_tensor_make(a->video_latent, LTX2_F32, 1, &n);
+    ltx2_tensor tb = ltx2_tensor_make(b->video_latent, LTX2_F32, 1, &n);
     ltx2_diff_stats st;
     ltx2_diff(&ta, &tb, 0.0, 0.0, &st);
     return st.rel_l2;

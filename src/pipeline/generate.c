@@ -461,9 +461,10 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     const char *const *ckpt_paths = NULL;
     int n_ckpt = 0;
     ltx2_gen_checkpoint_paths(p, &ckpt_paths, &n_ckpt);
-    if (!preloaded && (st = dist ? ltx2_pipe_models_load_dit_replicated(ctx, ckpt_paths, n_ckpt, m)
-                                 : ltx2_gen_fp8_weights(p) ? ltx2_pipe_models_load_fp8(ctx, ckpt_paths, n_ckpt, be, loras1, m)
-                                 : ltx2_pipe_models_load_lora(ctx, ckpt_paths, n_ckpt, be, loras1, m)) != LTX2_OK)
+    if (!preloaded &&
+        (st = dist                      ? ltx2_pipe_models_load_dit_replicated(ctx, ckpt_paths, n_ckpt, m)
+              : ltx2_gen_fp8_weights(p) ? ltx2_pipe_models_load_fp8(ctx, ckpt_paths, n_ckpt, be, loras1, m)
+                                        : ltx2_pipe_models_load_lora(ctx, ckpt_paths, n_ckpt, be, loras1, m)) != LTX2_OK)
         goto done;
     if (cond.n) {
         if ((st = ltx2_pipe_models_load_encoder(ctx, m)) != LTX2_OK) goto done;

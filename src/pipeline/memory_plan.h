@@ -15,8 +15,9 @@
  * The vocoder is resident like the VAEs when the request names its config. The Gemma text encoder, when asked onto
  * the device, runs before any of this is loaded and is freed after, so it is checked on its own
  * (ltx2_gemma_device_bytes, generate.c). Alternatives priced for the advice of a run that does
- * not fit: tiled VAE decoding, fewer frames, fp8 DiT weights and DiT weights sharded over ranks;
- * the last two are estimates for features that do not run on a device yet, and say so. */
+ * not fit: tiled VAE decoding, fewer frames, fp8 DiT weights (an estimate: half the bf16 bytes; it
+ * takes a pre-quantised checkpoint, whose own fp8 share request.dit_fp8_file counts exactly) and DiT
+ * weights sharded over ranks (an estimate for a feature that does not run on a device yet). */
 #ifndef LTX2_PIPELINE_MEMORY_PLAN_H
 #define LTX2_PIPELINE_MEMORY_PLAN_H
 

@@ -163,6 +163,10 @@ benches() {
   # one 19B DiT call (CFG pair, 768x512x121) + the VAE decode of that clip, with the profiled split
   # (#12: <= 0.40 s and <= 0.4 s on an H100)
   run bench_step 150 ./build-dev/bench/bench_step --device cuda --quick --json "$out/bench_step.jsonl"
+  # the same DiT call with the blocks' Linears in fp8 (#12 item 4; the profile splits the fp8 GEMMs
+  # from the activation quantisations)
+  run bench_step_fp8 120 ./build-dev/bench/bench_step --device cuda --no-vae --weights-dtype fp8 \
+    --json "$out/bench_step_fp8.jsonl"
   # cuDNN SDPA baseline through PyTorch (cuDNN's fused attention has no C API we wrap), paired
   # with bench_attention's rows by shape name; also the PNG plot the issue asks for.
   run attention_vs_cudnn 120 python3 bench/sdpa_cudnn_torch.py --ours "$out/bench_attention.jsonl" \

@@ -83,8 +83,8 @@ void ltx2_gemma_weights_free(ltx2_gemma_weights *w);
  * scaled embeddings, index l the output of layer l - 1, the last after the final norm. */
 ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                const uint8_t *mask, int64_t B, int64_t S, float *hidden);
-/* The same, calling poll (may be NULL) after each hidden state is on the host: layer of layers + 1
- * done. An error from poll stops the forward with it (a cancelled run stops between layers, not
+/* The same, calling poll (may be NULL) after each hidden state is copied to the host (staged: hidden
+ * is whole when the forward returns): layer of layers + 1 done. An error from poll stops the forward with it (a cancelled run stops between layers, not
  * after minutes of a 12B on the CPU); poll also reports progress. */
 typedef ltx2_status (*ltx2_gemma_poll)(void *user, ltx2_context *ctx, int64_t layer, int64_t layers);
 ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,

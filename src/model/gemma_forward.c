@@ -94,10 +94,18 @@ static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t
     return st;
 }
 
-/* The host sink: hidden[..., l] = h, through one host f32 [B*S, D] staging copy. */
+/* Hidden states the host sink stages before it interleaves them into the layer-last output: one
+ * layer at a time, each (token, channel) write lands L1 floats from the last and touches its own
+ * cache line; a group of layers writes GEMMA_SINK_GROUP adjacent floats per line instead (measured
+ * on this project's 2-core CI machine at the 12B's 2 x 1024 x 3840 x 49: 8.3 s one at a time,
+ * 3.9 s in groups of 8). The staging costs GEMMA_SINK_GROUP x B*S x D host floats (250 MB there). */
+#define GEMMA_SINK_GROUP 8
+
+/* The host sink: hidden[..., l] = h, through a host f32 [GEMMA_SINK_GROUP][B*S, D] staging of the
+ * layers not yet interleaved. */
 typedef struct host_sink {
     const ltx2_backend *be;
-    float *tmp, *hidden;
+    float *stage, *hidden;
     int64_t n_rows, D, L1;
     ltx2_gemma_poll poll;
     void *poll_user;
@@ -105,13 +113,18 @@ typedef struct host_sink {
 
 static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t l) {
     host_sink *hs = user;
-    LTX2_TRY(ltx2_backend_to_host_f32(ctx, hs->be, h, hs->tmp));
-    const int64_t D = hs->D, L1 = hs->L1;
-    /* every write lands L1 floats from the last (the layer axis is innermost): rows in parallel
-     * keep that scatter from being one core's memory latency */
+    const int64_t D = hs->D, L1 = hs->L1, plane = hs->n_rows * D, k = l % GEMMA_SINK_GROUP;
+    LTX2_TRY(ltx2_backend_to_host_f32(ctx, hs->be, h, hs->stage + k * plane));
+    if (k == GEMMA_SINK_GROUP - 1 || l == L1 - 1) {
+        const int64_t l0 = l - k, g = k + 1;
 #pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < hs->n_rows; t++)
-        for (int64_t d = 0; d < D; d++) hs->hidden[(t * D + d) * L1 + l] = hs->tmp[t * D + d];
+        for (int64_t t = 0; t < hs->n_rows; t++)
+            for (int64_t d = 0; d < D; d++) {
+                float *dst = hs->hidden + (t * D + d) * L1 + l0;
+                const float *src = hs->stage + t * D + d;
+                for (int64_t j = 0; j < g; j++) dst[j] = src[j * plane];
+            }
+    }
     return hs->poll ? hs->poll(hs->poll_user, ctx, l, L1 - 1) : LTX2_OK;
 }
 
@@ -173,11 +186,12 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
                                       void *poll_user) {
     if (!w || !hidden) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
     host_sink hs = {w->be, NULL, hidden, B * S, w->cfg.hidden, w->cfg.layers + 1, poll, poll_user};
-    if (B > 0 && S > 0 && !(hs.tmp = malloc((size_t)(B * S * w->cfg.hidden) * sizeof(float))))
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld host floats", (long long)(B * S),
-                          (long long)w->cfg.hidden);
+    if (B > 0 && S > 0 &&
+        !(hs.stage = malloc((size_t)(GEMMA_SINK_GROUP * B * S * w->cfg.hidden) * sizeof(float))))
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %d x %lld x %lld host floats", GEMMA_SINK_GROUP,
+                          (long long)(B * S), (long long)w->cfg.hidden);
     const ltx2_status st = ltx2_gemma_forward_to(ctx, w, ids, mask, B, S, store_layer, &hs);
-    free(hs.tmp);
+    free(hs.stage);
     return st;
 }
 

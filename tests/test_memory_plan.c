@@ -19,6 +19,7 @@
 #include "io/json.h"
 #include "model/audio_vae.h"
 #include "model/vocoder.h"
+#include "model/upsampler.h"
 #include "model/video_vae.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/pipeline.h"
@@ -145,6 +146,26 @@ static void full_size(void) {
               ltx2_last_error(g_ctx));
         ltx2_clear_error(g_ctx);
     }
+    /* the distilled pipeline at its default 1536x1024x121: the x2 upsampler (Lightricks'
+     * ltx-2-spatial-upscaler-x2: rational resampler at scale 2, 1024 wide, 4 blocks a stage) is placed
+     * for its call between the stages; its stage is its weights and the forward on the half-size latent */
+    const ltx2_upsampler_config ucfg = {128, 1024, 4, 3, true, false, true, 2.0};
+    r = request(&c19, H100_FREE);
+    r.height = 1024, r.width = 1536, r.vae_tile_px = 512, r.upsampler = &ucfg;
+    st = ltx2_mem_plan_make(g_ctx, &r, &p);
+    CHECK(st == LTX2_OK, "19B distilled plan: %s", ltx2_last_error(g_ctx));
+    if (st == LTX2_OK) {
+        ltx2_mem_plan_print(&p, stdout, "19B distilled 1536x1024x121: ");
+        const uint64_t res = 2 * (27ull * 1024 * 1024 + 1024) + 4 * 1024;
+        const uint64_t params = 27ull * 128 * 1024 + 1024 + 2 * 1024 + 8 * res + 9ull * 1024 * 4096 + 4096 +
+                                27ull * 1024 * 128 + 128;
+        check_weights("x2 upsampler", ltx2_mem_plan_upsampler_weights(&ucfg), params, 40);
+        const uint64_t act = p.stage[LTX2_MEM_UPSAMPLE] - ltx2_mem_plan_upsampler_weights(&ucfg);
+        /* the stage-1 latent is 16 x 16 x 24: the peak is a post-upsample res block's three tensors of
+         * 1024 channels at the output grid, 16 x 32 x 48 */
+        CHECK(act == 3ull * 16 * 32 * 48 * 1024 * 2, "upsample activations %llu bytes, want 3 x 16x32x48x1024 bf16",
+              (unsigned long long)act);
+    }
     ltx2_json_free(c19.doc);
     ltx2_json_free(c22.doc);
 }
@@ -191,6 +212,39 @@ static void video_decoder_case(const char *label, const char *wrel, int64_t T, i
     ltx2_backend_free(pb);
     ltx2_video_decoder_free(dec);
     ltx2_st_set_close(w);
+}
+
+/* The upsampler's forward on the planning backend: what it places is the weights formula, its peak
+ * on top of them the forward's (both byte for byte). */
+static void upsampler_case(const char *name, int64_t T, int64_t H, int64_t W) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/weights/tiny/ltx2-tiny-upsampler-%s.safetensors", LTX2_SOURCE_DIR, name);
+    ltx2_upsampler *u = NULL;
+    ltx2_backend *pb = NULL;
+    bool ok = ltx2_upsampler_open(g_ctx, path, &u) == LTX2_OK && ltx2_backend_plan_create(g_ctx, &pb) == LTX2_OK;
+    CHECK(ok, "upsampler %s: %s", name, ltx2_last_error(g_ctx));
+    if (ok) {
+        const ltx2_upsampler_config *c = ltx2_upsampler_get_config(u);
+        const int64_t in[5] = {1, T, H, W, c->in_channels};
+        int64_t out[5];
+        ok = ltx2_upsampler_out_shape(g_ctx, u, in, out) == LTX2_OK;
+        float *x = calloc((size_t)(T * H * W * c->in_channels), sizeof(float));
+        float *y = calloc((size_t)(out[1] * out[2] * out[3] * out[4]), sizeof(float));
+        ok = ok && x && y && ltx2_upsampler_forward_on(g_ctx, u, pb, x, in, y) == LTX2_OK;
+        CHECK(ok, "upsampler %s forward on the planning backend: %s", name, ltx2_last_error(g_ctx));
+        size_t cur = 0, peak = 0;
+        ltx2_backend_plan_counts(pb, &cur, &peak);
+        const int64_t lat[3] = {T, H, W};
+        const uint64_t want = ltx2_mem_plan_upsampler_weights(c) + ltx2_mem_plan_upsample_peak(c, lat);
+        CHECK(ok && cur == 0 && peak == want, "upsampler %s: measured peak %zu (%zu left), planned %llu (weights "
+              "%llu)", name, peak, cur, (unsigned long long)want,
+              (unsigned long long)ltx2_mem_plan_upsampler_weights(c));
+        printf("upsampler %s on a %lldx%lldx%lld latent: peak %zu bytes as planned\n", name, (long long)T, (long long)H,
+               (long long)W, peak);
+        free(x), free(y);
+    }
+    ltx2_backend_free(pb);
+    ltx2_upsampler_free(u);
 }
 
 static void audio_decoder_case(const char *v, int64_t T) {
@@ -285,6 +339,10 @@ int main(void) {
     video_decoder_case("2.0 video decoder", "weights/tiny/ltx2-tiny-2.0.safetensors", 2, 2, 3);
     video_decoder_case("2.3 video decoder", "weights/tiny/ltx2-tiny-2.3.safetensors", 3, 2, 2);
     video_decoder_case("tcond video decoder", "tests/golden/data/vae_tcond_tiny.safetensors", 2, 3, 2);
+    upsampler_case("spatial-x2", 2, 3, 4);
+    upsampler_case("spatial-x2-rational", 2, 3, 4);
+    upsampler_case("spatial-x1.5", 2, 4, 6);
+    upsampler_case("temporal-x2", 3, 2, 3);
     audio_decoder_case("2.0", 5);
     audio_decoder_case("2.3", 4);
     vocoder_case("2.0", 21);

@@ -200,15 +200,21 @@ static ltx2_status load_with(ltx2_context *ctx, const ltx2_st_set *set, const lt
     return LTX2_OK;
 }
 
-ltx2_status ltx2_upsampler_load(ltx2_context *ctx, const ltx2_st_set *set, ltx2_upsampler **out) {
-    if (!set || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "upsampler: NULL argument");
-    *out = NULL;
+/* The Lightricks file's config: its metadata "config". */
+static ltx2_status file_config(ltx2_context *ctx, const ltx2_st_set *set, ltx2_upsampler_config *cfg) {
     if (!set->n_files) return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "upsampler: no safetensors file");
     ltx2_json_doc *doc = NULL;
     LTX2_TRY(ltx2_st_meta_json(ctx, set->files[0], "config", "the upsampler architecture cannot be known", &doc));
-    ltx2_upsampler_config cfg;
-    config_from_json(ltx2_json_root(doc), false, &cfg);
+    config_from_json(ltx2_json_root(doc), false, cfg);
     ltx2_json_free(doc);
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_upsampler_load(ltx2_context *ctx, const ltx2_st_set *set, ltx2_upsampler **out) {
+    if (!set || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "upsampler: NULL argument");
+    *out = NULL;
+    ltx2_upsampler_config cfg;
+    LTX2_TRY(file_config(ctx, set, &cfg));
     return load_with(ctx, set, &cfg, out);
 }
 
@@ -220,50 +226,66 @@ static char *path_join(const char *dir, const char *name) {
     return p;
 }
 
-/* A diffusers LTX2LatentUpsamplerModel folder (config.json + weights): its config translated. */
-static ltx2_status open_diffusers(ltx2_context *ctx, const char *dir, ltx2_upsampler **out) {
+/* A diffusers LTX2LatentUpsamplerModel folder's config.json, translated. */
+static ltx2_status diffusers_config(ltx2_context *ctx, const char *dir, ltx2_upsampler_config *cfg) {
     char *cfg_path = path_join(dir, "config.json");
     if (!cfg_path) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "upsampler: path");
     char *text = NULL;
     size_t n = 0;
     ltx2_json_doc *doc = NULL;
-    ltx2_st_set *set = NULL;
     ltx2_status st = ltx2_file_read_all(ctx, cfg_path, &text, &n);
     if (st == LTX2_OK) st = ltx2_json_parse(ctx, text, n, cfg_path, &doc);
-    if (st == LTX2_OK) st = ltx2_st_set_open(ctx, dir, &set);
-    if (st == LTX2_OK) {
-        ltx2_upsampler_config cfg;
-        config_from_json(ltx2_json_root(doc), true, &cfg);
-        st = load_with(ctx, set, &cfg, out);
-    }
-    ltx2_st_set_close(set);
+    if (st == LTX2_OK) config_from_json(ltx2_json_root(doc), true, cfg);
     ltx2_json_free(doc);
     free(text);
     free(cfg_path);
     return st;
 }
 
+/* What path names (see ltx2_upsampler_open): its weights (mapped, not read) and its config. */
+static ltx2_status open_source(ltx2_context *ctx, const char *path, ltx2_st_set **set, ltx2_upsampler_config *cfg) {
+    *set = NULL;
+    if (!ltx2_path_is_dir(path)) {
+        LTX2_TRY(ltx2_st_set_open(ctx, path, set));
+        const ltx2_status st = file_config(ctx, *set, cfg);
+        if (st != LTX2_OK) {
+            ltx2_st_set_close(*set);
+            *set = NULL;
+        }
+        return st;
+    }
+    char *sub = path_join(path, LTX2_UPSAMPLER_DF_FOLDER), *sub_cfg = sub ? path_join(sub, "config.json") : NULL;
+    char *own_cfg = path_join(path, "config.json");
+    ltx2_status st = LTX2_OK;
+    const char *dir = NULL;
+    if (!sub || !sub_cfg || !own_cfg) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "upsampler: path");
+    else if (ltx2_path_is_file(sub_cfg)) dir = sub;
+    else if (ltx2_path_is_file(own_cfg)) dir = path;
+    else st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "%s: a directory without config.json or %s/config.json (a diffusers "
+                         "latent upsampler folder, or the model directory holding one)", path, LTX2_UPSAMPLER_DF_FOLDER);
+    if (dir) st = diffusers_config(ctx, dir, cfg);
+    if (dir && st == LTX2_OK) st = ltx2_st_set_open(ctx, dir, set);
+    free(sub), free(sub_cfg), free(own_cfg);
+    return st;
+}
+
 ltx2_status ltx2_upsampler_open(ltx2_context *ctx, const char *path, ltx2_upsampler **out) {
     if (!path || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "upsampler: NULL argument");
     *out = NULL;
-    if (ltx2_path_is_dir(path)) {
-        char *sub = path_join(path, LTX2_UPSAMPLER_DF_FOLDER), *sub_cfg = sub ? path_join(sub, "config.json") : NULL;
-        char *cfg = path_join(path, "config.json");
-        ltx2_status st = LTX2_OK;
-        if (!sub || !sub_cfg || !cfg) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "upsampler: path");
-        else if (ltx2_path_is_file(sub_cfg)) st = open_diffusers(ctx, sub, out);
-        else if (ltx2_path_is_file(cfg)) st = open_diffusers(ctx, path, out);
-        else st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "%s: a directory without config.json or %s/config.json (a "
-                             "diffusers latent upsampler folder, or the model directory holding one)", path,
-                             LTX2_UPSAMPLER_DF_FOLDER);
-        free(sub), free(sub_cfg), free(cfg);
-        return st;
-    }
     ltx2_st_set *set = NULL;
-    LTX2_TRY(ltx2_st_set_open(ctx, path, &set));
-    const ltx2_status st = ltx2_upsampler_load(ctx, set, out);
+    ltx2_upsampler_config cfg;
+    LTX2_TRY(open_source(ctx, path, &set, &cfg));
+    const ltx2_status st = load_with(ctx, set, &cfg, out);
     ltx2_st_set_close(set);
     return st;
+}
+
+ltx2_status ltx2_upsampler_read_config(ltx2_context *ctx, const char *path, ltx2_upsampler_config *cfg) {
+    if (!path || !cfg) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "upsampler: NULL argument");
+    ltx2_st_set *set = NULL;
+    LTX2_TRY(open_source(ctx, path, &set, cfg));
+    ltx2_st_set_close(set);
+    return check_config(ctx, cfg);
 }
 
 ltx2_status ltx2_upsampler_out_shape(ltx2_context *ctx, const ltx2_upsampler *u, const int64_t in[5], int64_t out[5]) {

@@ -31,6 +31,8 @@ ltx2_status ltx2_upsampler_load(ltx2_context *ctx, const ltx2_st_set *weights, l
  * LTX2LatentUpsamplerModel folder (config.json, whose keys are translated, and its weights, which
  * keep Lightricks' names), or a diffusers model directory holding one in LTX2_UPSAMPLER_DF_FOLDER. */
 ltx2_status ltx2_upsampler_open(ltx2_context *ctx, const char *path, ltx2_upsampler **out);
+/* The config of what path names, as ltx2_upsampler_open would load it, checked; no weight read. */
+ltx2_status ltx2_upsampler_read_config(ltx2_context *ctx, const char *path, ltx2_upsampler_config *cfg);
 void ltx2_upsampler_free(ltx2_upsampler *u);
 const ltx2_upsampler_config *ltx2_upsampler_get_config(const ltx2_upsampler *u);
 

@@ -261,13 +261,17 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
     if (st == LTX2_OK) st = ltx2_vocoder_config_from_file(ctx, f, &vocfg);
     int64_t text_dim = 0;
     if (st == LTX2_OK) st = ltx2_connectors_text_dim(ctx, f, &ccfg, &text_dim);
+    ltx2_upsampler_config ucfg; /* the two-stage pipelines' upsampler, its config only */
+    const bool ups = p->pipeline != LTX2_PIPELINE_ONE_STAGE;
+    if (st == LTX2_OK && ups) st = ltx2_upsampler_read_config(ctx, ltx2_gen_upsampler_path(p), &ucfg);
     const ltx2_mem_request req = {.dit = &dcfg, .conn = &ccfg, .vae = &vcfg, .audio = &acfg, .vocoder = &vocfg,
                                   .frames = p->frames,
                                   .height = p->height, .width = p->width, .fps = p->fps,
                                   .batch = max_call_batch(plan), .text_tokens = LTX2_PIPE_TEXT_TOKENS, .text_dim = text_dim,
                                   .text_cache_entries = LTX2_PIPE_TEXT_CACHE_ENTRIES, .vae_tile_px = p->vae_tile_px,
                                   .vae_tile_frames = p->vae_tile_frames, .free_bytes = free_b,
-                                  .dit_fp8_file = ltx2_gen_fp8_weights(p) ? f : NULL};
+                                  .dit_fp8_file = ltx2_gen_fp8_weights(p) ? f : NULL,
+                                  .upsampler = ups ? &ucfg : NULL};
     ltx2_mem_plan mp;
     if (st == LTX2_OK) st = ltx2_mem_plan_make(ctx, &req, &mp);
     if (st == LTX2_OK) {

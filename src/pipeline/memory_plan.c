@@ -11,6 +11,7 @@
 #include "model/dit.h"
 #include "model/dit_weights.h"
 #include "model/audio_vae.h"
+#include "model/upsampler.h"
 #include "model/video_vae.h"
 #include "model/vocoder.h"
 #include "pipeline/pipeline.h"
@@ -43,7 +44,8 @@
 static const int64_t ADVICE_TILES_PX[] = {512, 384, 256};
 static const int ADVICE_RANKS[] = {2, 4, 8};
 
-static const char *const STAGE_NAMES[LTX2_MEM_STAGES] = {"text", "denoise", "video decode", "audio decode"};
+static const char *const STAGE_NAMES[LTX2_MEM_STAGES] = {"text", "denoise", "video decode", "audio decode",
+                                                          "upsample"};
 
 const char *ltx2_mem_stage_name(ltx2_mem_stage_id s) {
     return s >= 0 && s < LTX2_MEM_STAGES ? STAGE_NAMES[s] : "?";
@@ -146,6 +148,56 @@ static uint64_t plan_text_stage(const ltx2_mem_request *req) {
 
 static uint64_t conv_bytes(int64_t taps, int64_t c_in, int64_t c_out) {
     return act(taps * c_in * c_out, PLAN_ES) + act(c_out, PLAN_ES);
+}
+
+/* ---- the latent upsampler ---- */
+
+/* Spatial factor num / den of the upsampler's shuffle and blur (upsampler.c's rational table). */
+static void ups_ratio(const ltx2_upsampler_config *c, int64_t *num, int64_t *den) {
+    *num = 2, *den = 1;
+    if (!c->rational_resampler) return;
+    const double s = c->spatial_scale;
+    *num = s == 4.0 ? 4 : s == 2.0 ? 2 : 3;
+    *den = s == 0.75 ? 4 : s == 1.5 ? 2 : 1;
+}
+
+/* The taps and output channels of its upsampling conv (3-D temporal; 2-D spatial, per frame). */
+static int64_t ups_up_taps(const ltx2_upsampler_config *c) { return c->temporal_upsample ? PLAN_VAE_TAPS : 9; }
+static int64_t ups_up_cout(const ltx2_upsampler_config *c) {
+    int64_t num, den;
+    ups_ratio(c, &num, &den);
+    return c->temporal_upsample ? 2 * c->mid_channels : num * num * c->mid_channels;
+}
+
+uint64_t ltx2_mem_plan_upsampler_weights(const ltx2_upsampler_config *c) {
+    const int64_t C = c->in_channels, M = c->mid_channels;
+    const uint64_t res = 2 * conv_bytes(PLAN_VAE_TAPS, M, M) + 4 * act(M, PLAN_ES);
+    return conv_bytes(PLAN_VAE_TAPS, C, M) + 2 * act(M, PLAN_ES) + 2 * (uint64_t)c->num_blocks_per_stage * res +
+           conv_bytes(ups_up_taps(c), M, ups_up_cout(c)) + conv_bytes(PLAN_VAE_TAPS, M, C);
+}
+
+uint64_t ltx2_mem_plan_upsample_peak(const ltx2_upsampler_config *c, const int64_t lat[3]) {
+    const int64_t C = c->in_channels, M = c->mid_channels, F = lat[0], H = lat[1], W = lat[2];
+    int64_t num, den;
+    ups_ratio(c, &num, &den);
+    const bool t = c->temporal_upsample;
+    /* the input and the first conv's output; a res block holds its input and two convs' outputs,
+     * and the first one also the input latent, retired but freed only at the block's end */
+    const uint64_t a = act(F * H * W * C, PLAN_ES), am = act(F * H * W * M, PLAN_ES);
+    const int64_t nb = c->num_blocks_per_stage;
+    uint64_t peak = a + am;
+    if (nb > 0) peak = max_u(peak, a + 3 * am);
+    /* the upsampling conv's output and the shuffled tensor beside h (and the blurred one), nothing
+     * freed before the end: the input latent too when no res block flushed it */
+    const int64_t F2 = t ? 2 * F - 1 : F, H2 = t ? H : H * num, W2 = t ? W : W * num;
+    uint64_t up = am + act(F * H * W * ups_up_cout(c), PLAN_ES) + act(F2 * H2 * W2 * M, PLAN_ES);
+    const int64_t H3 = den > 1 ? (H2 - 1) / den + 1 : H2, W3 = den > 1 ? (W2 - 1) / den + 1 : W2;
+    if (den > 1) up += act(F2 * H3 * W3 * M, PLAN_ES);
+    peak = max_u(peak, up + (nb > 0 ? 0 : a));
+    /* the post res blocks and the final conv at the output grid */
+    const uint64_t om = act(F2 * H3 * W3 * M, PLAN_ES);
+    if (nb > 0) peak = max_u(peak, 3 * om);
+    return max_u(peak, om + act(F2 * H3 * W3 * C, PLAN_ES));
 }
 
 uint64_t ltx2_mem_plan_video_vae_weights(const ltx2_video_decoder *dec) {
@@ -343,6 +395,17 @@ static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, boo
         p->stage[LTX2_MEM_VIDEO_DECODE] = ltx2_mem_plan_video_decode_peak(dec, tile);
         p->audio_vae_weights = ltx2_mem_plan_audio_vae_weights(req->audio);
         p->stage[LTX2_MEM_AUDIO_DECODE] = ltx2_mem_plan_audio_decode_peak(req->audio, g.at, g.afreq);
+        if (req->upsampler) {
+            /* stage 1 runs at half the size (generate.c); its latent grid is the upsampler's input */
+            ltx2_pipe_geometry g1;
+            st = ltx2_pipe_geometry_make(ctx, req->frames, req->height / 2, req->width / 2, req->fps,
+                                         dec->time_factor, dec->space_factor, req->vae->latent_channels,
+                                         req->audio->z_channels, audio_feat, &g1);
+            const int64_t lat1[3] = {g1.lf, g1.lh, g1.lw};
+            if (st == LTX2_OK)
+                p->stage[LTX2_MEM_UPSAMPLE] = ltx2_mem_plan_upsampler_weights(req->upsampler) +
+                                              ltx2_mem_plan_upsample_peak(req->upsampler, lat1);
+        }
         if (req->vocoder) {
             const int64_t mel_t = ltx2_audio_decoder_mel_frames(g.at);
             p->vocoder_weights = ltx2_mem_plan_vocoder_weights(req->vocoder);
@@ -384,13 +447,14 @@ void ltx2_mem_plan_format(const ltx2_mem_plan *p, char *buf, size_t cap, const c
              "%smemory plan (GiB): resident %.1f = DiT %.1f + text connectors %.1f + video VAE %.2f + audio VAE "
              "%.2f + vocoder %.2f + CUDA runtime %.1f\n"
              "%s  per stage: text +%.2f, denoise +%.2f (%lld video + %lld audio tokens), video decode +%.2f (tile "
-             "%lldx%lldx%lld latents), audio decode + vocoder +%.2f\n"
+             "%lldx%lldx%lld latents), audio decode + vocoder +%.2f, upsample +%.2f\n"
              "%s  need %.1f (peak: %s), free %.1f: %s\n",
              prefix, gib(p->resident), gib(p->dit_weights), gib(p->text_weights), gib(p->video_vae_weights),
              gib(p->audio_vae_weights), gib(p->vocoder_weights), gib(p->runtime), prefix, gib(p->stage[LTX2_MEM_TEXT]),
              gib(p->stage[LTX2_MEM_DENOISE]), (long long)p->video_tokens, (long long)p->audio_tokens,
              gib(p->stage[LTX2_MEM_VIDEO_DECODE]), (long long)p->tile_latent[0], (long long)p->tile_latent[1],
-             (long long)p->tile_latent[2], gib(p->stage[LTX2_MEM_AUDIO_DECODE]), prefix, gib(p->need),
+             (long long)p->tile_latent[2], gib(p->stage[LTX2_MEM_AUDIO_DECODE]), gib(p->stage[LTX2_MEM_UPSAMPLE]),
+             prefix, gib(p->need),
              ltx2_mem_stage_name(p->peak_stage), gib(p->free_bytes), p->fits ? "fits" : "does not fit");
 }
 

@@ -12,6 +12,8 @@
  *            planning backend on the tiny decoders byte for byte;
  * - audio decode: the same for the audio VAE decoder (audio_vae_decode.c), then the vocoder
  *            (vocoder_forward.c), which runs after the decoder has freed its buffers: the larger.
+ * - upsample (distilled, two-stage): the latent upsampler's weights, placed for its one call, and
+ *            its forward's peak on the stage-1 latent.
  * The vocoder is resident like the VAEs when the request names its config. The Gemma text encoder, when asked onto
  * the device, runs before any of this is loaded and is freed after, so it is checked on its own
  * (ltx2_gemma_device_bytes, generate.c). Alternatives priced for the advice of a run that does
@@ -35,6 +37,7 @@ typedef enum ltx2_mem_stage_id {
     LTX2_MEM_DENOISE,
     LTX2_MEM_VIDEO_DECODE,
     LTX2_MEM_AUDIO_DECODE,
+    LTX2_MEM_UPSAMPLE, /* the distilled / two-stage pipelines' latent upsampler, placed for its call */
     LTX2_MEM_STAGES
 } ltx2_mem_stage_id;
 
@@ -60,6 +63,9 @@ typedef struct ltx2_mem_request {
     /* --weights-dtype fp8: the checkpoint whose scaled fp8 DiT weights stay fp8 (counted at a byte
      * each, as ltx2_dit_weights_load_fp8 keeps them); NULL: the DiT in bf16 */
     const ltx2_st_file *dit_fp8_file;
+    /* the latent upsampler between the stages of a two-stage pipeline (NULL: one stage); its input
+     * is the stage-1 latent of the half-size clip */
+    const struct ltx2_upsampler_config *upsampler;
 } ltx2_mem_request;
 
 typedef struct ltx2_mem_plan {
@@ -101,6 +107,11 @@ uint64_t ltx2_mem_plan_video_vae_weights(const struct ltx2_video_decoder *dec);
 uint64_t ltx2_mem_plan_video_decode_peak(const struct ltx2_video_decoder *dec, const int64_t lat[3]);
 uint64_t ltx2_mem_plan_audio_vae_weights(const ltx2_audio_vae_config *a);
 uint64_t ltx2_mem_plan_audio_decode_peak(const ltx2_audio_vae_config *a, int64_t t, int64_t f);
+/* The latent upsampler's device weight bytes (bf16, placed for its call), and its forward's peak
+ * on top of them on an input latent of lat = (frames, rows, columns), batch 1, from the forward's
+ * buffer lifetimes (upsampler_forward.c). */
+uint64_t ltx2_mem_plan_upsampler_weights(const struct ltx2_upsampler_config *c);
+uint64_t ltx2_mem_plan_upsample_peak(const struct ltx2_upsampler_config *c, const int64_t lat[3]);
 /* The vocoder's device weight bytes, and its run's peak on a mel of t frames, batch 1. */
 uint64_t ltx2_mem_plan_vocoder_weights(const ltx2_vocoder_config *v);
 uint64_t ltx2_mem_plan_vocoder_peak(const ltx2_vocoder_config *v, int64_t t);

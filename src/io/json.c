@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "io/file.h"
 
 /* Arena chunks are at least this big so a typical header needs only a few mallocs. */
 #define JSON_ARENA_CHUNK ((size_t)64 << 10)
@@ -733,4 +734,13 @@ void ltx2_sbuf_free(ltx2_sbuf *s) {
     s->buf = NULL;
     s->len = s->cap = 0;
     s->oom = false;
+}
+
+ltx2_status ltx2_json_parse_file(ltx2_context *ctx, const char *path, ltx2_json_doc **out) {
+    char *text = NULL;
+    size_t n = 0;
+    LTX2_TRY(ltx2_file_read_all(ctx, path, &text, &n));
+    const ltx2_status st = ltx2_json_parse(ctx, text, n, path, out);
+    free(text);
+    return st;
 }

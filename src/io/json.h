@@ -48,6 +48,8 @@ ltx2_status ltx2_json_parse(ltx2_context *ctx, const char *text, size_t len, con
                             ltx2_json_doc **out);
 const ltx2_json *ltx2_json_root(const ltx2_json_doc *doc);
 void ltx2_json_free(ltx2_json_doc *doc);
+/* The file at path read whole and parsed (the path labels its errors), e.g. a config.json. */
+ltx2_status ltx2_json_parse_file(ltx2_context *ctx, const char *path, ltx2_json_doc **out);
 
 /* Lookups return NULL when absent or of another type. */
 const ltx2_json *ltx2_json_get(const ltx2_json *obj, const char *key);

@@ -168,14 +168,10 @@ ltx2_status ltx2_gemma_config_parse(ltx2_context *ctx, const ltx2_json *root, co
 ltx2_status ltx2_gemma_config_load(ltx2_context *ctx, const char *dir, ltx2_gemma_config *out) {
     char *path = ltx2_path_join(dir, "config.json");
     if (!path) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma config path");
-    char *text = NULL;
-    size_t n = 0;
     ltx2_json_doc *doc = NULL;
-    ltx2_status st = ltx2_file_read_all(ctx, path, &text, &n);
-    if (st == LTX2_OK) st = ltx2_json_parse(ctx, text, n, path, &doc);
+    ltx2_status st = ltx2_json_parse_file(ctx, path, &doc);
     if (st == LTX2_OK) st = ltx2_gemma_config_parse(ctx, ltx2_json_root(doc), path, out);
     ltx2_json_free(doc);
-    free(text);
     free(path);
     return st;
 }

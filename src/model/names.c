@@ -473,15 +473,6 @@ bool ltx2_names_is_diffusers_dir(const char *path) {
     return ok;
 }
 
-static ltx2_status read_json(ltx2_context *ctx, const char *path, ltx2_json_doc **doc) {
-    char *text = NULL;
-    size_t n = 0;
-    LTX2_TRY(ltx2_file_read_all(ctx, path, &text, &n));
-    ltx2_status st = ltx2_json_parse(ctx, text, n, path, doc);
-    free(text);
-    return st;
-}
-
 ltx2_status ltx2_df_view_open(ltx2_context *ctx, const char *dir, ltx2_df_view **out) {
     if (!dir || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "diffusers view: NULL argument");
     *out = NULL;
@@ -505,7 +496,7 @@ ltx2_status ltx2_df_view_open(ltx2_context *ctx, const char *dir, ltx2_df_view *
             goto done;
         }
         if (c != LTX2_DF_TRANSFORMER && !ltx2_path_is_file(labels[c])) continue;
-        if ((st = read_json(ctx, labels[c], &docs[c])) != LTX2_OK) goto done;
+        if ((st = ltx2_json_parse_file(ctx, labels[c], &docs[c])) != LTX2_OK) goto done;
         if ((st = ltx2_st_set_open(ctx, sub[c], &v->sets[c])) != LTX2_OK) goto done;
     }
     ltx2_sbuf_append(&cfg.s, "{\"transformer\": {", 17);

@@ -218,26 +218,14 @@ ltx2_status ltx2_upsampler_load(ltx2_context *ctx, const ltx2_st_set *set, ltx2_
     return load_with(ctx, set, &cfg, out);
 }
 
-/* dir/name, malloc'd (NULL: no memory). */
-static char *path_join(const char *dir, const char *name) {
-    const size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 /* A diffusers LTX2LatentUpsamplerModel folder's config.json, translated. */
 static ltx2_status diffusers_config(ltx2_context *ctx, const char *dir, ltx2_upsampler_config *cfg) {
-    char *cfg_path = path_join(dir, "config.json");
+    char *cfg_path = ltx2_path_join(dir, "config.json");
     if (!cfg_path) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "upsampler: path");
-    char *text = NULL;
-    size_t n = 0;
     ltx2_json_doc *doc = NULL;
-    ltx2_status st = ltx2_file_read_all(ctx, cfg_path, &text, &n);
-    if (st == LTX2_OK) st = ltx2_json_parse(ctx, text, n, cfg_path, &doc);
+    const ltx2_status st = ltx2_json_parse_file(ctx, cfg_path, &doc);
     if (st == LTX2_OK) config_from_json(ltx2_json_root(doc), true, cfg);
     ltx2_json_free(doc);
-    free(text);
     free(cfg_path);
     return st;
 }
@@ -254,8 +242,9 @@ static ltx2_status open_source(ltx2_context *ctx, const char *path, ltx2_st_set 
         }
         return st;
     }
-    char *sub = path_join(path, LTX2_UPSAMPLER_DF_FOLDER), *sub_cfg = sub ? path_join(sub, "config.json") : NULL;
-    char *own_cfg = path_join(path, "config.json");
+    char *sub = ltx2_path_join(path, LTX2_UPSAMPLER_DF_FOLDER);
+    char *sub_cfg = sub ? ltx2_path_join(sub, "config.json") : NULL;
+    char *own_cfg = ltx2_path_join(path, "config.json");
     ltx2_status st = LTX2_OK;
     const char *dir = NULL;
     if (!sub || !sub_cfg || !own_cfg) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "upsampler: path");

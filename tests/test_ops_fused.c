@@ -433,7 +433,9 @@ static void test_gemm_fp8(void) {
     for (int64_t i = 0; i < M * K; i++) qx[i] = ltx2_f32_to_fp8e4m3(x[i] / xs), x[i] = ltx2_fp8e4m3_to_f32(qx[i]) * xs;
     for (int64_t i = 0; i < N * K; i++) qw[i] = ltx2_f32_to_fp8e4m3(w[i] / ws), w[i] = ltx2_fp8e4m3_to_f32(qw[i]) * ws;
     gemm_case c = {M, N, K, true, false, false, false};
-    float *ref = run_gemm(ltx2_backend_cpu(), LTX2_F32, &c, x, w, bias, bias /* unused */);
+    float *y0 = calloc((size_t)(M * N), sizeof(float)); /* run_gemm's output buffer (no residual) */
+    float *ref = run_gemm(ltx2_backend_cpu(), LTX2_F32, &c, x, w, bias, y0);
+    free(y0);
     gemm_fp8_on(ltx2_backend_cpu(), qx, qw, bias, xs, ws, M, N, K, ref);
     if (g_dev && ltx2_backend_supports(g_dev, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
         gemm_fp8_on(g_dev, qx, qw, bias, xs, ws, M, N, K, ref);

@@ -351,6 +351,25 @@ expect_refusal "split files without the audio VAE" "no audio VAE, vocoder in the
     -o o.mp4 --wav a.wav
 expect_refusal "a directory that is not diffusers" "not a diffusers LTX-2 directory" \
     --checkpoint-path "$tiny" --prompt-embeds "$tiny/prompt_embeds_positive.safetensors" --negative-prompt-embeds "$tiny/prompt_embeds_negative.safetensors" "${small[@]}" --wav a.wav
+# MaxDiffusion's converted-weights cache in place of the DiT (#15 item 6): it holds the directory's weights
+# (tests/golden/gen_maxdiffusion_weights.py), so the run is the directory's bit for bit; a file that is not
+# a cache, or the cache of another model, is refused before any file is written
+pe=(--prompt-embeds "$tiny/prompt_embeds_positive.safetensors" --negative-prompt-embeds "$tiny/prompt_embeds_negative.safetensors")
+mdw="$src/tests/golden/data/md_weights"
+if (cd "$srcs" && "$bin" generate --checkpoint-path "$tiny/ltx2-tiny-diffusers-2.3" \
+        --maxdiffusion-weights "${mdw}_2.3_bfloat16_scan1.safetensors" "${pe[@]}" "${small[@]}" --wav md.wav \
+        >"$tmp/stdout" 2>"$tmp/stderr"); then
+    cmp -s "$srcs/dir.wav" "$srcs/md.wav" && ok || bad "the run on MaxDiffusion's weights differs from the directory's"
+    grep -q "MaxDiffusion's converted-weights cache" "$tmp/stderr" && ok || bad "the run does not say where its DiT is from"
+else
+    bad "generate with --maxdiffusion-weights failed"; cat "$tmp/stderr"
+fi
+expect_refusal "not a MaxDiffusion cache" "not a MaxDiffusion converted-weights cache" \
+    --checkpoint-path "$tiny/ltx2-tiny-diffusers-2.3" --maxdiffusion-weights "$tiny/ltx2-tiny-2.3.safetensors" \
+    "${pe[@]}" "${small[@]}" --wav a.wav
+expect_refusal "another model's MaxDiffusion cache" "DiT weights do not match the config" \
+    --checkpoint-path "$tiny/ltx2-tiny-diffusers-2.3" --maxdiffusion-weights "${mdw}_2.0_bfloat16_scan1.safetensors" \
+    "${pe[@]}" "${small[@]}" -o o.mp4 --wav a.wav
 
 # ---- the default command (embedded model), small so the test stays quick ----
 out="$tmp/run"

@@ -306,6 +306,20 @@ static void check_version(const char *v, bool v23) {
     check_connectors(f, v, &m, "conn");
     check_connectors(f, v, &m, "conn_neg");
     check_dit(f, v, &m, &rules, &g, vpos, apos);
+    { /* the same forward on the weights MaxDiffusion cached for the TPU (test_md_weights.c checks the load) */
+        char dir[512], cache[512], label[64];
+        snprintf(dir, sizeof dir, "%s/ltx2-tiny-diffusers-%s", TINY_DIR, v);
+        snprintf(cache, sizeof cache, "%s/tests/golden/data/md_weights_%s_bfloat16_scan1.safetensors", LTX2_SOURCE_DIR, v);
+        snprintf(label, sizeof label, "%s (MaxDiffusion's weights cache)", v);
+        const char *paths[2] = {dir, cache};
+        ltx2_pipe_models mc;
+        const bool ok = ltx2_pipe_models_load_lora(g_ctx, paths, 2, ltx2_backend_cpu(), NULL, &mc) == LTX2_OK;
+        CHECK(ok, "%s: load: %s", label, ltx2_last_error(g_ctx));
+        if (ok) {
+            check_dit(f, label, &mc, &rules, &g, vpos, apos);
+            ltx2_pipe_models_free(&mc);
+        }
+    }
     check_vae(f, v, &m, &g);
     check_loop(f, v, v23, &g);
     free(vpos);

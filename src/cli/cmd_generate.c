@@ -258,6 +258,7 @@ static bool stg_blocks_merge(long long video, long long audio, long long *block)
 int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     ltx2_generate_params p;
     ltx2_generate_params_init(&p);
+    const char *md_weights = NULL; /* --maxdiffusion-weights: MaxDiffusion's converted DiT (ckpt_source.h) */
     const char *device = NULL, *ckpt = NULL, *pos = NULL, *neg = NULL, *output = NULL, *png_dir = NULL, *wav = NULL;
     bool no_text_cache = false, overwrite = false, distilled_ckpt = false;
     const char *ckpts[CLI_MAX_CHECKPOINT_FILES]; /* --checkpoint-path FILE|DIR [FILE...] (repeatable) */
@@ -302,6 +303,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
             ckpt = ckpts[0];
         }
         else if (!strcmp(a, "--spatial-upsampler-path")) { VALUE(); p.spatial_upsampler = v; }
+        else if (!strcmp(a, "--maxdiffusion-weights")) { VALUE(); md_weights = v; }
         else if (!strcmp(a, "--pipeline")) {
             VALUE();
             if (!strcmp(v, "one-stage")) pipeline = LTX2_PIPELINE_ONE_STAGE;
@@ -473,6 +475,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     for (int k = 0; k < n_ckpts; k++)
         if (!(n_ckpts == 1 && ltx2_path_is_dir(ckpts[k])) && !cli_generate_input_file("--checkpoint-path", ckpts[k]))
             return CLI_EXIT_BAD_INPUT;
+    if (md_weights && !cli_generate_md_weights(ctx, md_weights, ckpts, &n_ckpts, CLI_MAX_CHECKPOINT_FILES))
+        return CLI_EXIT_BAD_INPUT;
     if (pos && !cli_generate_input_file("--prompt-embeds", pos)) return CLI_EXIT_BAD_INPUT;
     { /* the checkpoint's components and configs, from the headers: refused here, before any work */
         ltx2_ckpt_source *src = NULL;

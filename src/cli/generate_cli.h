@@ -35,6 +35,9 @@ bool cli_generate_parent_writable(const char *flag, const char *path);
 bool cli_generate_dir_usable(const char *flag, const char *path);
 /* path is a readable file. */
 bool cli_generate_input_file(const char *flag, const char *path);
+/* --maxdiffusion-weights: path is readable and a MaxDiffusion converted-weights cache; appended to the
+ * checkpoint paths ckpts[*n] (room for cap), where it takes the DiT's place (model/ckpt_source.h). */
+bool cli_generate_md_weights(ltx2_context *ctx, const char *path, const char **ckpts, int *n, int cap);
 /* The text flags against each other and the prompt itself (valid UTF-8, not empty). */
 bool cli_generate_text_flags_valid(const ltx2_generate_params *p, const char *pos, const char *neg);
 /* The outputs of one run name different paths. */

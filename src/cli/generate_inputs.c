@@ -8,6 +8,8 @@
 
 #include "cli/generate_cli.h"
 #include "io/file.h"
+#include "io/safetensors.h"
+#include "model/md_weights.h"
 #include "text/gemma_tokenizer.h"
 
 #define CMD CLI_GENERATE_CMD
@@ -85,6 +87,29 @@ bool cli_generate_input_file(const char *flag, const char *path) {
         fprintf(stderr, "ltx2 %s: %s %s: no such readable file\n", CMD, flag, path);
         return false;
     }
+    return true;
+}
+
+bool cli_generate_md_weights(ltx2_context *ctx, const char *path, const char **ckpts, int *n, int cap) {
+    static const char flag[] = "--maxdiffusion-weights";
+    if (!cli_generate_input_file(flag, path)) return false;
+    ltx2_st_file *f = NULL;
+    if (ltx2_st_open(ctx, path, &f) != LTX2_OK) {
+        fprintf(stderr, "ltx2 %s: %s %s: %s\n", CMD, flag, path, ltx2_last_error(ctx));
+        return false;
+    }
+    const bool cache = ltx2_md_weights_is_cache(f);
+    ltx2_st_close(f);
+    if (!cache) {
+        fprintf(stderr, "ltx2 %s: %s %s: not a MaxDiffusion converted-weights cache of an LTX-2 DiT (no "
+                "proj_in.kernel; MaxDiffusion writes one into converted_weights_dir)\n", CMD, flag, path);
+        return false;
+    }
+    if (*n >= cap) {
+        fprintf(stderr, "ltx2 %s: more than %d checkpoint files with %s\n", CMD, cap - 1, flag);
+        return false;
+    }
+    ckpts[(*n)++] = path;
     return true;
 }
 

@@ -13,6 +13,7 @@
 #include "io/file.h"
 #include "io/json.h"
 #include "model/detect.h"
+#include "model/md_weights.h"
 #include "model/names.h"
 
 #define NAME_CAP 512
@@ -28,12 +29,14 @@ struct ltx2_ckpt_source {
     ltx2_st_file merged;    /* split files: every tensor renamed, the assembled config */
     ltx2_st_meta meta[1];
     char *config;
-    ltx2_st_set view;       /* borrowed set over the diffusers view or the merged file */
+    ltx2_st_set view;       /* borrowed set over the diffusers view, the merged file or `over` */
     ltx2_st_file *view_files[1];
+    ltx2_md_weights *md;    /* a MaxDiffusion cache in place of the DiT */
+    ltx2_st_file over;      /* then: the other components' tensors + the cache's, borrowed names */
 };
 
 const ltx2_st_set *ltx2_ckpt_source_set(const ltx2_ckpt_source *s) {
-    return !s ? NULL : s->opened ? s->opened : &s->view;
+    return !s ? NULL : s->opened && !s->md ? s->opened : &s->view;
 }
 ltx2_ckpt_kind ltx2_ckpt_source_kind(const ltx2_ckpt_source *s) { return s ? s->kind : LTX2_CKPT_SINGLE_FILE; }
 
@@ -49,6 +52,9 @@ void ltx2_ckpt_source_close(ltx2_ckpt_source *s) {
     free(s->config);
     for (int i = 0; i < s->n_parts; i++) ltx2_st_close(s->parts[i]);
     free(s->parts);
+    free(s->over.tensors);
+    free(s->over.path);
+    ltx2_md_weights_close(s->md);
     free(s);
 }
 
@@ -302,13 +308,68 @@ static bool has_every_component(const ltx2_st_set *set) {
     return has[LTX2_COMP_TRANSFORMER] && has[LTX2_COMP_VIDEO_VAE] && has[LTX2_COMP_AUDIO_VAE] && has[LTX2_COMP_VOCODER];
 }
 
-ltx2_status ltx2_ckpt_source_open(ltx2_context *ctx, const char *const *paths, int n, ltx2_ckpt_source **out) {
-    if (!paths || n < 1 || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "checkpoint: no path given");
-    *out = NULL;
-    for (int i = 0; i < n; i++)
-        if (!paths[i]) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "checkpoint: path %d is NULL", i);
-    ltx2_ckpt_source *s = calloc(1, sizeof *s);
-    if (!s) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "checkpoint source");
+/* ---- a MaxDiffusion cache in place of the DiT ---- */
+
+static ltx2_status is_md_cache(ltx2_context *ctx, const char *path, bool *yes) {
+    *yes = false;
+    if (ltx2_path_is_dir(path)) return LTX2_OK;
+    ltx2_st_file *f = NULL;
+    LTX2_TRY(ltx2_st_open(ctx, path, &f));
+    *yes = ltx2_md_weights_is_cache(f);
+    ltx2_st_close(f);
+    return LTX2_OK;
+}
+
+/* The DiT's block count in f: the largest `transformer_blocks.<i>.` index + 1. */
+static int64_t dit_blocks(const ltx2_st_file *f) {
+    static const char pfx[] = DIT_PREFIX "transformer_blocks.";
+    int64_t n = 0;
+    for (size_t i = 0; i < f->n_tensors; i++) {
+        if (!starts_with(f->tensors[i].name, pfx)) continue;
+        const long long b = strtoll(f->tensors[i].name + sizeof pfx - 1, NULL, 10);
+        if (b + 1 > n) n = b + 1;
+    }
+    return n;
+}
+
+/* s's namespace with the DiT's tensors those of the cache at md_path; the config and every other
+ * component stay the checkpoint's. */
+static ltx2_status apply_md(ltx2_context *ctx, ltx2_ckpt_source *s, const char *md_path) {
+    const ltx2_st_file *base = ltx2_ckpt_source_set(s)->files[0];
+    size_t n_dit = 0;
+    for (size_t i = 0; i < base->n_tensors; i++) n_dit += ltx2_component_of_key(base->tensors[i].name) == LTX2_COMP_TRANSFORMER;
+    LTX2_TRY(ltx2_md_weights_open(ctx, md_path, &s->md));
+    const ltx2_st_file *mf = ltx2_md_weights_file(s->md);
+    const int64_t want = dit_blocks(base), got = ltx2_md_weights_layers(s->md);
+    if (want != got)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s holds a DiT of %lld blocks, the checkpoint %s one of %lld: "
+                          "the cache of another model", md_path, (long long)got, base->path, (long long)want);
+    s->over.tensors = calloc(base->n_tensors - n_dit + mf->n_tensors + 1, sizeof *s->over.tensors);
+    if (!s->over.tensors) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: tensor list", md_path);
+    for (size_t i = 0; i < base->n_tensors; i++)
+        if (ltx2_component_of_key(base->tensors[i].name) != LTX2_COMP_TRANSFORMER)
+            s->over.tensors[s->over.n_tensors++] = base->tensors[i];
+    for (size_t i = 0; i < mf->n_tensors; i++) {
+        if (ltx2_component_of_key(mf->tensors[i].name) != LTX2_COMP_TRANSFORMER)
+            return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: tensor %s is not the DiT's (the cache holds the transformer "
+                              "only)", md_path, mf->tensors[i].name);
+        s->over.tensors[s->over.n_tensors++] = mf->tensors[i];
+    }
+    qsort(s->over.tensors, s->over.n_tensors, sizeof *s->over.tensors, cmp_tensor);
+    s->over.meta = base->meta;
+    s->over.n_meta = base->n_meta;
+    const size_t plen = strlen(base->path) + strlen(md_path) + sizeof " with the DiT of ";
+    if (!(s->over.path = malloc(plen))) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: label", md_path);
+    snprintf(s->over.path, plen, "%s with the DiT of %s", base->path, md_path);
+    LTX2_LOGI(ctx, "the DiT's weights: MaxDiffusion's converted-weights cache %s (%lld blocks); config and the "
+              "other components: %s", md_path, (long long)got, base->path);
+    free(s->view.tensors);
+    free(s->view.owners);
+    memset(&s->view, 0, sizeof s->view);
+    return make_view(ctx, s, &s->over);
+}
+
+static ltx2_status open_base(ltx2_context *ctx, ltx2_ckpt_source *s, const char *const *paths, int n) {
     ltx2_status st = LTX2_OK;
     if (n == 1 && ltx2_names_is_diffusers_dir(paths[0])) {
         s->kind = LTX2_CKPT_DIFFUSERS_DIR;
@@ -334,6 +395,40 @@ ltx2_status ltx2_ckpt_source_open(ltx2_context *ctx, const char *const *paths, i
         s->kind = LTX2_CKPT_SPLIT_FILES;
         st = open_split(ctx, s, paths, n);
     }
+    return st;
+}
+
+ltx2_status ltx2_ckpt_source_open(ltx2_context *ctx, const char *const *paths, int n, ltx2_ckpt_source **out) {
+    if (!paths || n < 1 || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "checkpoint: no path given");
+    *out = NULL;
+    for (int i = 0; i < n; i++)
+        if (!paths[i]) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "checkpoint: path %d is NULL", i);
+    /* a MaxDiffusion cache among the paths takes the DiT's place in the others */
+    const char **rest = malloc((size_t)n * sizeof *rest);
+    if (!rest) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "checkpoint: %d paths", n);
+    const char *md = NULL;
+    int n_rest = 0;
+    ltx2_status st = LTX2_OK;
+    for (int i = 0; i < n && st == LTX2_OK; i++) {
+        bool yes = false;
+        if ((st = is_md_cache(ctx, paths[i], &yes)) != LTX2_OK) break;
+        if (yes && md)
+            st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "two MaxDiffusion converted-weights caches (%s, %s): one DiT "
+                            "at a time", md, paths[i]);
+        else if (yes)
+            md = paths[i];
+        else
+            rest[n_rest++] = paths[i];
+    }
+    if (st == LTX2_OK && md && n_rest == 0)
+        st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s: a MaxDiffusion converted-weights cache holds the DiT only; "
+                        "give it with the checkpoint it was converted from (the diffusers directory: the config and "
+                        "the other components)", md);
+    ltx2_ckpt_source *s = st == LTX2_OK ? calloc(1, sizeof *s) : NULL;
+    if (st == LTX2_OK && !s) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "checkpoint source");
+    if (st == LTX2_OK) st = open_base(ctx, s, rest, n_rest);
+    if (st == LTX2_OK && md) st = apply_md(ctx, s, md);
+    free(rest);
     if (st != LTX2_OK) {
         ltx2_ckpt_source_close(s);
         return st;

@@ -21,7 +21,10 @@ typedef struct ltx2_ckpt_source ltx2_ckpt_source;
 
 /* paths[0..n): one single file, one diffusers directory, or n >= 1 split files (a file holding only
  * some components is a split file). A component missing from the set, in two files, or without its
- * config section is refused naming the files; nothing heavy is read (headers only). */
+ * config section is refused naming the files; nothing heavy is read (headers only).
+ * One of the paths may be MaxDiffusion's converted-weights cache (md_weights.h): its DiT then takes
+ * the place of the others' DiT (whose config stays; its block count must match), so a TPU run's exact
+ * weights run here. The cache alone, or two of them, are refused. */
 ltx2_status ltx2_ckpt_source_open(ltx2_context *ctx, const char *const *paths, int n, ltx2_ckpt_source **out);
 /* The namespace (valid until close; the models loaded from it may keep pointers into it). */
 const ltx2_st_set *ltx2_ckpt_source_set(const ltx2_ckpt_source *s);

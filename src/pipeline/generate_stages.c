@@ -166,10 +166,17 @@ ltx2_status ltx2_gen_upsample_and_renoise(ltx2_context *ctx, const ltx2_generate
 
 const char *ltx2_gen_upsampler_path(const ltx2_generate_params *p) {
     if (p->spatial_upsampler) return p->spatial_upsampler;
-    if (!p->checkpoint || !ltx2_names_is_diffusers_dir(p->checkpoint)) return NULL;
-    char cfg[UPSAMPLER_PATH_CAP];
-    const int n = snprintf(cfg, sizeof cfg, "%s/%s/config.json", p->checkpoint, LTX2_UPSAMPLER_DF_FOLDER);
-    return n > 0 && (size_t)n < sizeof cfg && ltx2_path_is_file(cfg) ? p->checkpoint : NULL;
+    const char *const *paths;
+    int n_paths;
+    ltx2_gen_checkpoint_paths(p, &paths, &n_paths);
+    /* a diffusers directory: alone, or beside a MaxDiffusion weights cache (ckpt_source.h) */
+    for (int i = 0; i < n_paths; i++) {
+        if (!paths[i] || !ltx2_names_is_diffusers_dir(paths[i])) continue;
+        char cfg[UPSAMPLER_PATH_CAP];
+        const int n = snprintf(cfg, sizeof cfg, "%s/%s/config.json", paths[i], LTX2_UPSAMPLER_DF_FOLDER);
+        return n > 0 && (size_t)n < sizeof cfg && ltx2_path_is_file(cfg) ? paths[i] : NULL;
+    }
+    return NULL;
 }
 
 bool ltx2_gen_fp8_weights(const ltx2_generate_params *p) {

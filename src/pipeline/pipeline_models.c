@@ -49,7 +49,7 @@ static ltx2_status load(ltx2_context *ctx, const char *const *paths, int n, cons
     }
     return LTX2_OK;
 fail:
-    ltx2_error_prefix(ctx, "loading %s%s", paths[0], n > 1 ? " (and the other split files)" : "");
+    ltx2_error_prefix(ctx, "loading %s%s", paths[0], n > 1 ? " (and the other given files)" : "");
     ltx2_pipe_models_free(out);
     return st;
 }

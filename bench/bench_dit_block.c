@@ -1,18 +1,24 @@
 /* DiT speed on the CPU: one LTX-2.0 block at a mid-size shape (1024 video tokens, Dv 1024, Da 512,
  * random weights) timed through ltx2_dit_forward, in GFLOP/s, as a ratio to ltx2_cpu_gemm's rate at
- * M1024 N4096 K1024 measured in the same run, and as a fraction of the measured FMA peak. Also the
- * peak RSS (VmHWM) of loading the tiny 2.0 checkpoint and running one golden-size forward. */
+ * M1024 N4096 K1024 measured in the same run, and as a fraction of the measured FMA peak; from that
+ * rate, the projected time of one full-size forward (19B and 22B at 768x512x121) per core count. Also
+ * the peak RSS (VmHWM) of loading the tiny 2.0 checkpoint and running one golden-size forward. */
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_plan.h"
 #include "bench.h"
 #include "cpu_peak.h"
 #include "core/rng.h"
 #include "cpu/cpu_ops.h"
 #include "dit_bench.h"
+#include "io/file.h"
+#include "io/json.h"
 #include "model/dit.h"
+#include "model/dit_config.h"
 
 #define DEFAULT_CHECKPOINT "weights/tiny/ltx2-tiny-2.0.safetensors"
 /* Mid-size model: video 8 x 128, audio 8 x 64, 128-wide latents, one block. The caption width is
@@ -42,6 +48,13 @@
 #define GEMM_M 1024
 #define GEMM_N 4096
 #define GEMM_K 1024
+
+/* The full-size forward projected: 768x512x121 (latent 16 x 16 x 24 = 6144 video tokens), 5.04 s of
+ * audio (126 latents), Gemma's 1024 text tokens; core counts of common CPU servers. */
+#define FULL_TV (16 * 16 * 24)
+#define FULL_TA 126
+#define FULL_S 1024
+static const int k_full_cores[] = {16, 32, 64, 128, 192};
 
 static float *alloc_f(int64_t n) { return malloc((size_t)(n > 0 ? n : 1) * sizeof(float)); }
 
@@ -117,6 +130,51 @@ static int tiny_rss(bench_report *r, ltx2_context *ctx, const char *path) {
     free(ao);
     ltx2_dit_weights_free(w);
     return rc;
+}
+
+/* One full-size forward's matmul FLOPs for version v (tests/data/config_full_<v>.json, the weights
+ * laid out on the planning backend: shapes only, no memory); 0 when the config cannot be read. */
+static double full_forward_flops(ltx2_context *ctx, const char *v) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/config_full_%s.json", LTX2_SOURCE_DIR, v);
+    char *text = NULL;
+    size_t n = 0;
+    ltx2_json_doc *doc = NULL;
+    ltx2_backend *plan = NULL;
+    ltx2_dit_weights *w = NULL;
+    ltx2_dit_config cfg;
+    double flops = 0.0;
+    if (ltx2_file_read_all(ctx, path, &text, &n) == LTX2_OK && ltx2_json_parse(ctx, text, n, path, &doc) == LTX2_OK &&
+        ltx2_json_get(ltx2_json_root(doc), "transformer") &&
+        ltx2_dit_config_parse(ctx, ltx2_json_get(ltx2_json_root(doc), "transformer"), path, &cfg) == LTX2_OK &&
+        ltx2_backend_plan_create(ctx, &plan) == LTX2_OK &&
+        ltx2_dit_weights_layout_on(ctx, plan, LTX2_F32, &cfg, &w) == LTX2_OK)
+        flops = dit_bench_forward_flops(w, 1, FULL_TV, FULL_TA, FULL_S, false);
+    else
+        fprintf(stderr, "bench_dit_block: full-size %s config: %s\n", v, ltx2_last_error(ctx));
+    ltx2_dit_weights_free(w);
+    if (plan) plan->destroy(plan);
+    ltx2_json_free(doc);
+    free(text);
+    return flops;
+}
+
+/* The projection: the block's measured rate per thread times the core count (linear scaling: an upper
+ * bound on speed, since memory bandwidth per core falls on big servers). */
+static void project_full(bench_report *r, ltx2_context *ctx, double rate, int threads) {
+    static const char *const versions[2][2] = {{"2.0", "19B"}, {"2.3", "22B"}};
+    for (int k = 0; k < 2; k++) {
+        const double flops = full_forward_flops(ctx, versions[k][0]);
+        if (flops <= 0) continue;
+        char line[512];
+        int len = snprintf(line, sizeof line, "projected full-size forward, %s (%s) at 768x512x121 (Tv %d, Ta %d, S %d; "
+                           "%.0f TFLOP): %.0f s on the %d measured core(s)", versions[k][1], versions[k][0], FULL_TV,
+                           FULL_TA, FULL_S, flops * 1e-12, flops / rate, threads);
+        for (size_t c = 0; c < sizeof k_full_cores / sizeof k_full_cores[0] && len > 0 && (size_t)len < sizeof line; c++)
+            len += snprintf(line + len, sizeof line - (size_t)len, ", %.0f s on %d", flops / (rate / threads * k_full_cores[c]),
+                            k_full_cores[c]);
+        bench_report_note(r, "%s (the mid-size block's rate per core, scaled linearly)", line);
+    }
 }
 
 /* The mid-size one-block config, from the tiny 2.0 one (keeps its rope / eps / flags). */
@@ -199,6 +257,7 @@ static int bench_block(const bench_opts *o, bench_report *r, ltx2_context *ctx, 
                       "%.1f GFLOP/s (mean of the readings around each row)",
                       flops * 1e-9, flops / row.st.median_s * 1e-9, gflop / grow.st.median_s * 1e-9,
                       row.roof_rate * 1e-9);
+    project_full(r, ctx, flops / row.st.median_s, omp_get_max_threads());
 done:
     dit_bench_inputs_free(&in);
     free(j.vo);

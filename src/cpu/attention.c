@@ -1,6 +1,9 @@
-/* Multi-head attention on the CPU: one (batch, head, query) row per OpenMP iteration, with a
- * per-thread score row of Tk floats. Scores and the softmax sum accumulate in double for the
- * reference; the max-subtracted exponentials are the usual stable softmax. */
+/* Multi-head attention on the CPU as two GEMMs per (batch, head, tile of queries) around a row softmax:
+ * S = scale * Q K^T and O = P V through ltx2_cpu_gemm (so attention runs at the GEMM's rate: it was a
+ * per-row double dot product at a fifth of it, #15 item 8), with P = exp(S - rowmax) / rowsum. fp32 like
+ * torch's SDPA on the CPU; the row sum accumulates in double (one add per key, free beside the GEMMs).
+ * Every output row depends only on its own query row, the keys and the GEMM's fixed summation order,
+ * not on the tiling or on which heads a rank computes, so a head-sharded run gives the same bits. */
 #include "cpu/cpu_attention.h"
 
 #include <math.h>
@@ -8,10 +11,52 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/cpu_ops.h"
+
+/* Floats of one tile of scores (queries x keys): 16 MB keeps a tile in a large L2/L3 slice while the
+ * tile stays tall enough for the GEMM's row blocking (>= 341 queries at 12,288 keys). */
+#define ATTN_TILE_FLOATS ((int64_t)4 << 20)
+
 static inline bool key_allowed(const ltx2_cpu_attn_keys *K, const uint8_t *m, int64_t i, int64_t j) {
     if (m && !m[j]) return false;
     if (K->causal && j > i) return false;
     if (K->window > 0 && i - j >= K->window) return false;
+    return true;
+}
+
+/* How many of the Tk keys query i sees. */
+static int64_t keys_seen(const ltx2_cpu_attn_keys *K, const uint8_t *m, int64_t i, int64_t Tk) {
+    if (!m && !K->causal && K->window <= 0) return Tk;
+    int64_t n = 0;
+    for (int64_t j = 0; j < Tk; j++) n += key_allowed(K, m, i, j);
+    return n;
+}
+
+/* Row i's scores s[Tk] -> probabilities in place, over the keys K allows; returns false when the
+ * row sees no key and keys->empty_zero (the row's output is then 0). No key and !empty_zero: the
+ * uniform average of every value (ltx-core's additive -FLT_MAX mask). */
+static bool softmax_row(const ltx2_cpu_attn_keys *K, const uint8_t *m, int64_t i, float *s, int64_t Tk) {
+    const int64_t n_keep = keys_seen(K, m, i, Tk);
+    if (n_keep == 0) {
+        if (K->empty_zero) return false;
+        for (int64_t j = 0; j < Tk; j++) s[j] = 1.0f / (float)Tk;
+        return true;
+    }
+    const bool masked = n_keep < Tk;
+    float mx = -INFINITY;
+    for (int64_t j = 0; j < Tk; j++)
+        if ((!masked || key_allowed(K, m, i, j)) && s[j] > mx) mx = s[j];
+    double sum = 0.0;
+    for (int64_t j = 0; j < Tk; j++) {
+        if (masked && !key_allowed(K, m, i, j)) {
+            s[j] = 0.0f;
+            continue;
+        }
+        s[j] = expf(s[j] - mx);
+        sum += s[j];
+    }
+    const float inv = (float)(1.0 / sum);
+    for (int64_t j = 0; j < Tk; j++) s[j] *= inv;
     return true;
 }
 
@@ -35,60 +80,33 @@ ltx2_status ltx2_cpu_attention(ltx2_context *ctx, const float *q, const float *k
     if (out == q || out == k || out == v)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "cpu attention: out must not alias q, k or v");
     const int64_t D = heads * head_dim, Dkv = kvh * head_dim, group = heads / kvh;
-    const int n_threads = omp_get_max_threads();
-    double *scratch = malloc((size_t)n_threads * (size_t)(Tk + head_dim) * sizeof(double));
-    if (!scratch)
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "cpu attention: %d x %lld scratch doubles", n_threads,
-                          (long long)(Tk + head_dim));
-
-#pragma omp parallel
-    {
-        double *p = scratch + (size_t)omp_get_thread_num() * (size_t)(Tk + head_dim);
-        double *acc = p + Tk;
-#pragma omp for collapse(3) schedule(static)
-        for (int64_t b = 0; b < B; b++) {
-            for (int64_t h = 0; h < heads; h++) {
-                for (int64_t i = 0; i < Tq; i++) {
-                    const float *qi = q + (b * Tq + i) * D + h * head_dim;
-                    const int64_t hk = h / group;
-                    const uint8_t *m = K->key_mask ? K->key_mask + b * Tk : NULL;
-                    int64_t n_keep = 0;
-                    for (int64_t j = 0; j < Tk; j++) n_keep += key_allowed(K, m, i, j);
-                    float *oi = out + (b * Tq + i) * D + h * head_dim;
-                    if (n_keep == 0 && K->empty_zero) {
-                        memset(oi, 0, (size_t)head_dim * sizeof(float));
-                        continue;
-                    }
-                    const int use_mask = n_keep > 0 && n_keep < Tk; /* none kept: uniform over every key */
-                    double mx = -INFINITY;
-                    for (int64_t j = 0; j < Tk; j++) {
-                        if (use_mask && !key_allowed(K, m, i, j)) continue;
-                        const float *kj = k + (b * Tk + j) * Dkv + hk * head_dim;
-                        double s = 0.0;
-                        /* simd: lets the double dot product vectorise (a fixed lane split, so the
-                         * result is still deterministic for a given build) */
-#pragma omp simd reduction(+ : s)
-                        for (int64_t c = 0; c < head_dim; c++) s += (double)qi[c] * kj[c];
-                        s *= scale;
-                        if (n_keep == 0) s = 0.0;
-                        p[j] = s;
-                        if (s > mx) mx = s;
-                    }
-                    double sum = 0.0;
-                    for (int64_t c = 0; c < head_dim; c++) acc[c] = 0.0;
-                    for (int64_t j = 0; j < Tk; j++) {
-                        if (use_mask && !key_allowed(K, m, i, j)) continue;
-                        double e = exp(p[j] - mx);
-                        sum += e;
-                        const float *vj = v + (b * Tk + j) * Dkv + hk * head_dim;
-#pragma omp simd
-                        for (int64_t c = 0; c < head_dim; c++) acc[c] += e * vj[c];
-                    }
-                    for (int64_t c = 0; c < head_dim; c++) oi[c] = (float)(acc[c] / sum);
-                }
+    int64_t tile = ATTN_TILE_FLOATS / Tk;
+    if (tile < 1) tile = 1;
+    if (tile > Tq) tile = Tq;
+    float *s = malloc((size_t)(tile * Tk) * sizeof *s);
+    if (!s) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "cpu attention: %lld x %lld scores", (long long)tile, (long long)Tk);
+    ltx2_status st = LTX2_OK;
+    for (int64_t b = 0; b < B && st == LTX2_OK; b++) {
+        const uint8_t *m = K->key_mask ? K->key_mask + b * Tk : NULL;
+        for (int64_t h = 0; h < heads && st == LTX2_OK; h++) {
+            const float *kh = k + b * Tk * Dkv + (h / group) * head_dim;
+            const float *vh = v + b * Tk * Dkv + (h / group) * head_dim;
+            for (int64_t i0 = 0; i0 < Tq && st == LTX2_OK; i0 += tile) {
+                const int64_t n = Tq - i0 < tile ? Tq - i0 : tile;
+                const float *qh = q + (b * Tq + i0) * D + h * head_dim;
+                float *oh = out + (b * Tq + i0) * D + h * head_dim;
+                st = ltx2_cpu_gemm(ctx, n, Tk, head_dim, scale, qh, D, kh, Dkv, LTX2_B_NK, 0.0f, s, Tk, NULL);
+                if (st != LTX2_OK) break;
+                int64_t empty = 0;
+#pragma omp parallel for schedule(static) reduction(+ : empty)
+                for (int64_t r = 0; r < n; r++) empty += !softmax_row(K, m, i0 + r, s + r * Tk, Tk);
+                st = ltx2_cpu_gemm(ctx, n, head_dim, Tk, 1.0f, s, Tk, vh, Dkv, LTX2_B_KN, 0.0f, oh, D, NULL);
+                if (empty == 0 || st != LTX2_OK) continue;
+                for (int64_t r = 0; r < n; r++) /* rows that saw no key (empty_zero): 0, as torch's SDPA */
+                    if (keys_seen(K, m, i0 + r, Tk) == 0) memset(oh + r * D, 0, (size_t)head_dim * sizeof(float));
             }
         }
     }
-    free(scratch);
-    return LTX2_OK;
+    free(s);
+    return st;
 }

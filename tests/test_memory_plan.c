@@ -166,6 +166,29 @@ static void full_size(void) {
         CHECK(act == 3ull * 16 * 32 * 48 * 1024 * 2, "upsample activations %llu bytes, want 3 x 16x32x48x1024 bf16",
               (unsigned long long)act);
     }
+    /* image conditioning: the video encoder resident (its reference parameters, conv_out widened from
+     * 129 to 136 outputs for the device conv) and one frame's encode at the full size */
+    static const struct {
+        const char *label;
+        uint64_t params, widen;
+    } encs[2] = {{"19B video encoder", 694098881ull, 7ull * 2048 * 27 * 2 + 7 * 2},
+                 {"22B video encoder", 318936897ull, 7ull * 1024 * 27 * 2 + 7 * 2}};
+    for (int k = 0; k < 2; k++) {
+        r = request(k ? &c22 : &c19, H100_FREE);
+        r.image_cond = true;
+        ltx2_mem_plan base;
+        ltx2_mem_request rb = r;
+        rb.image_cond = false;
+        st = ltx2_mem_plan_make(g_ctx, &r, &p);
+        if (st == LTX2_OK) st = ltx2_mem_plan_make(g_ctx, &rb, &base);
+        CHECK(st == LTX2_OK, "%s plan: %s", encs[k].label, ltx2_last_error(g_ctx));
+        if (st != LTX2_OK) continue;
+        ltx2_mem_plan_print(&p, stdout, k ? "22B --image: " : "19B --image: ");
+        check_weights(encs[k].label, p.video_encoder_weights - encs[k].widen, encs[k].params, 100);
+        CHECK(p.resident == base.resident + p.video_encoder_weights && p.stage[LTX2_MEM_ENCODE] > 0 &&
+                  base.stage[LTX2_MEM_ENCODE] == 0,
+              "%s: the encoder must add its weights to the resident set and its encode as a stage", encs[k].label);
+    }
     ltx2_json_free(c19.doc);
     ltx2_json_free(c22.doc);
 }
@@ -211,6 +234,53 @@ static void video_decoder_case(const char *label, const char *wrel, int64_t T, i
     ltx2_vae_device_free(dv);
     ltx2_backend_free(pb);
     ltx2_video_decoder_free(dec);
+    ltx2_st_set_close(w);
+}
+
+/* The video encoder on the planning backend: what it places is the weights formula (for the loaded
+ * encoder and the shape-only one the plan builds), its encode's peak the encode formula. */
+static void video_encoder_case(const char *v, int64_t T, int64_t H, int64_t W) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
+    ltx2_st_set *w = NULL;
+    ltx2_vae_config cfg;
+    ltx2_video_encoder *enc = NULL, *shape = NULL;
+    ltx2_backend *pb = NULL;
+    ltx2_vae_enc_device *dv = NULL;
+    bool ok = ltx2_st_set_open(g_ctx, path, &w) == LTX2_OK && ltx2_vae_config_from_file(g_ctx, w->files[0], &cfg) == LTX2_OK &&
+              ltx2_video_encoder_load(g_ctx, w, "vae.", &cfg, &enc) == LTX2_OK &&
+              ltx2_video_encoder_shape_only(g_ctx, &cfg, &shape) == LTX2_OK && ltx2_backend_plan_create(g_ctx, &pb) == LTX2_OK &&
+              ltx2_vae_enc_device_create(g_ctx, pb, enc, &dv) == LTX2_OK;
+    CHECK(ok, "%s video encoder on the planning backend: %s", v, ltx2_last_error(g_ctx));
+    if (ok) {
+        size_t cur = 0, peak = 0;
+        ltx2_backend_plan_counts(pb, &cur, NULL);
+        CHECK(cur == ltx2_mem_plan_video_encoder_weights(enc) && cur == ltx2_mem_plan_video_encoder_weights(shape),
+              "%s encoder weights: measured %zu, planned %llu (shape-only %llu)", v, cur,
+              (unsigned long long)ltx2_mem_plan_video_encoder_weights(enc),
+              (unsigned long long)ltx2_mem_plan_video_encoder_weights(shape));
+        ltx2_backend_plan_reset_peak(pb);
+        const int64_t vs[5] = {1, T, H, W, 3};
+        int64_t ls[5];
+        ok = ltx2_video_encoder_out_shape(g_ctx, enc, vs, ls) == LTX2_OK;
+        float *video = calloc((size_t)(T * H * W * 3), sizeof(float));
+        float *lat = calloc((size_t)(ls[1] * ls[2] * ls[3] * ls[4]), sizeof(float));
+        ltx2_tensor vt = ltx2_tensor_make(video, LTX2_F32, 5, vs), lt = ltx2_tensor_make(lat, LTX2_F32, 5, ls);
+        ok = ok && video && lat && ltx2_vae_enc_device_encode(g_ctx, dv, &vt, &lt, NULL, NULL) == LTX2_OK;
+        CHECK(ok, "%s encode on the planning backend: %s", v, ltx2_last_error(g_ctx));
+        ltx2_backend_plan_counts(pb, &cur, &peak);
+        const uint64_t want = ltx2_mem_plan_video_encode_peak(shape, T, H, W);
+        CHECK(ok && peak - cur == want, "%s encode peak (%lldx%lldx%lld): measured %zu, planned %llu", v, (long long)T,
+              (long long)H, (long long)W, peak - cur, (unsigned long long)want);
+        printf("%s video encoder on %lldx%lldx%lld pixels: peak %zu bytes as planned\n", v, (long long)T, (long long)H,
+               (long long)W, peak - cur);
+        free(video);
+        free(lat);
+    }
+    ltx2_vae_enc_device_free(dv);
+    ltx2_backend_free(pb);
+    ltx2_video_encoder_free(shape);
+    ltx2_video_encoder_free(enc);
     ltx2_st_set_close(w);
 }
 
@@ -339,6 +409,9 @@ int main(void) {
     video_decoder_case("2.0 video decoder", "weights/tiny/ltx2-tiny-2.0.safetensors", 2, 2, 3);
     video_decoder_case("2.3 video decoder", "weights/tiny/ltx2-tiny-2.3.safetensors", 3, 2, 2);
     video_decoder_case("tcond video decoder", "tests/golden/data/vae_tcond_tiny.safetensors", 2, 3, 2);
+    video_encoder_case("2.0", 1, 64, 96); /* an image, as --image encodes it */
+    video_encoder_case("2.3", 1, 96, 64);
+    video_encoder_case("2.0", 9, 64, 96); /* a clip: every time stride runs */
     upsampler_case("spatial-x2", 2, 3, 4);
     upsampler_case("spatial-x2-rational", 2, 3, 4);
     upsampler_case("spatial-x1.5", 2, 4, 6);

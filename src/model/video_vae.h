@@ -162,6 +162,9 @@ typedef struct ltx2_video_encoder {
     ltx2_vae_enc_device *placed; /* ltx2_video_encoder_place: where encodes run (NULL: the CPU) */
 } ltx2_video_encoder;
 
+/* An encoder with its block plan (kinds, channels, strides, factors) and the channel counts of
+ * conv_in / conv_out, no tensors: for the memory planner. */
+ltx2_status ltx2_video_encoder_shape_only(ltx2_context *ctx, const ltx2_vae_config *cfg, ltx2_video_encoder **out);
 /* Loads `<prefix>encoder.*` and the shared per-channel statistics (same rules as the decoder). */
 ltx2_status ltx2_video_encoder_load(ltx2_context *ctx, const ltx2_st_set *weights, const char *prefix,
                                     const ltx2_vae_config *cfg, ltx2_video_encoder **out);

@@ -88,6 +88,29 @@ static int64_t encoder_out_channels(const ltx2_vae_config *cfg) {
     }
 }
 
+ltx2_status ltx2_video_encoder_shape_only(ltx2_context *ctx, const ltx2_vae_config *cfg, ltx2_video_encoder **out) {
+    if (!cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");
+    *out = NULL;
+    if (cfg->n_encoder_blocks < 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "video VAE: the config has no vae.encoder_blocks");
+    ltx2_video_encoder *enc = calloc(1, sizeof(*enc));
+    if (!enc) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: encoder struct");
+    enc->cfg = *cfg;
+    enc->n_blocks = cfg->n_encoder_blocks;
+    enc->blocks = calloc((size_t)(enc->n_blocks ? enc->n_blocks : 1), sizeof(*enc->blocks));
+    ltx2_status st = enc->blocks ? plan_encoder(ctx, enc) : LTX2_ERROR(ctx, LTX2_ERR_OOM, "video VAE: blocks");
+    if (st != LTX2_OK) {
+        ltx2_video_encoder_free(enc);
+        return st;
+    }
+    enc->conv_in.desc.c_in = cfg->in_channels * cfg->patch_size * cfg->patch_size;
+    enc->conv_in.desc.c_out = cfg->latent_channels;
+    enc->conv_out.desc.c_in = enc->n_blocks ? enc->blocks[enc->n_blocks - 1].c_out : cfg->latent_channels;
+    enc->conv_out.desc.c_out = encoder_out_channels(cfg);
+    *out = enc;
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_video_encoder_load(ltx2_context *ctx, const ltx2_st_set *weights, const char *prefix,
                                     const ltx2_vae_config *cfg, ltx2_video_encoder **out) {
     if (!weights || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE: NULL argument");

@@ -271,7 +271,7 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
                                   .text_cache_entries = LTX2_PIPE_TEXT_CACHE_ENTRIES, .vae_tile_px = p->vae_tile_px,
                                   .vae_tile_frames = p->vae_tile_frames, .free_bytes = free_b,
                                   .dit_fp8_file = ltx2_gen_fp8_weights(p) ? f : NULL,
-                                  .upsampler = ups ? &ucfg : NULL};
+                                  .upsampler = ups ? &ucfg : NULL, .image_cond = p->n_images > 0};
     ltx2_mem_plan mp;
     if (st == LTX2_OK) st = ltx2_mem_plan_make(ctx, &req, &mp);
     if (st == LTX2_OK) {

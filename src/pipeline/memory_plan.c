@@ -45,7 +45,7 @@ static const int64_t ADVICE_TILES_PX[] = {512, 384, 256};
 static const int ADVICE_RANKS[] = {2, 4, 8};
 
 static const char *const STAGE_NAMES[LTX2_MEM_STAGES] = {"text", "denoise", "video decode", "audio decode",
-                                                          "upsample"};
+                                                          "upsample", "image encode"};
 
 const char *ltx2_mem_stage_name(ltx2_mem_stage_id s) {
     return s >= 0 && s < LTX2_MEM_STAGES ? STAGE_NAMES[s] : "?";
@@ -240,6 +240,49 @@ uint64_t ltx2_mem_plan_video_decode_peak(const ltx2_video_decoder *dec, const in
     return max_u(peak, x + y + tbl);
 }
 
+/* ---- image encode: video_vae_encode.c's buffers ---- */
+
+uint64_t ltx2_mem_plan_video_encoder_weights(const ltx2_video_encoder *enc) {
+    uint64_t w = conv_bytes(PLAN_VAE_TAPS, enc->conv_in.desc.c_in, enc->conv_in.desc.c_out);
+    for (int i = 0; i < enc->n_blocks; i++) {
+        const ltx2_vae_enc_block *b = &enc->blocks[i];
+        if (b->kind == LTX2_VAE_RES_X) {
+            w += 2 * (uint64_t)b->n_layers * conv_bytes(PLAN_VAE_TAPS, b->c_in, b->c_in);
+        } else {
+            const int64_t prod = b->stride[0] * b->stride[1] * b->stride[2];
+            w += conv_bytes(PLAN_VAE_TAPS, b->c_in, b->c_out / prod);
+        }
+    }
+    /* conv_out's outputs widened to the channel alignment (only the mean is read) */
+    return w + conv_bytes(PLAN_VAE_TAPS, enc->conv_out.desc.c_in, align_ch(enc->conv_out.desc.c_out));
+}
+
+/* The buffers live at each point of the encode, retired ones counted until the flush that frees them:
+ * the patchified input beside conv_in's output; a res layer's input, norm output and two conv
+ * outputs; a downsample's input, its frame-0-duplicated copy (time stride 2), the conv output and the
+ * rearranged output; conv_out's output beside its input. */
+uint64_t ltx2_mem_plan_video_encode_peak(const ltx2_video_encoder *enc, int64_t frames, int64_t height, int64_t width) {
+    const int64_t P = enc->cfg.patch_size;
+    int64_t T = frames, H = height / P, W = width / P, C = enc->conv_in.desc.c_out;
+    uint64_t x = act(T * H * W * C, PLAN_ES);
+    uint64_t peak = act(T * H * W * enc->conv_in.desc.c_in, PLAN_ES) + x;
+    for (int i = 0; i < enc->n_blocks; i++) {
+        const ltx2_vae_enc_block *b = &enc->blocks[i];
+        if (b->kind == LTX2_VAE_RES_X) {
+            if (b->n_layers > 0) peak = max_u(peak, 4 * x);
+            continue;
+        }
+        const bool dup = b->stride[0] == 2;
+        const int64_t td = T + (dup ? 1 : 0), prod = b->stride[0] * b->stride[1] * b->stride[2];
+        const uint64_t xd = dup ? act(td * H * W * C, PLAN_ES) : 0, y = act(td * H * W * (b->c_out / prod), PLAN_ES);
+        T = td / b->stride[0], H /= b->stride[1], W /= b->stride[2], C = b->c_out;
+        const uint64_t out = act(T * H * W * C, PLAN_ES);
+        peak = max_u(peak, x + xd + y + out);
+        x = out;
+    }
+    return max_u(peak, x + act(T * H * W * align_ch(enc->conv_out.desc.c_out), PLAN_ES));
+}
+
 /* ---- audio decode: audio_vae_decode.c's buffers ---- */
 
 uint64_t ltx2_mem_plan_audio_vae_weights(const ltx2_audio_vae_config *a) {
@@ -397,6 +440,15 @@ static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, boo
                 p->stage[LTX2_MEM_UPSAMPLE] = ltx2_mem_plan_upsampler_weights(req->upsampler) +
                                               ltx2_mem_plan_upsample_peak(req->upsampler, lat1);
         }
+        if (req->image_cond) { /* each image one frame, at the last stage's (the full) size */
+            ltx2_video_encoder *enc = NULL;
+            st = ltx2_video_encoder_shape_only(ctx, req->vae, &enc);
+            if (st == LTX2_OK) {
+                p->video_encoder_weights = ltx2_mem_plan_video_encoder_weights(enc);
+                p->stage[LTX2_MEM_ENCODE] = ltx2_mem_plan_video_encode_peak(enc, 1, req->height, req->width);
+            }
+            ltx2_video_encoder_free(enc);
+        }
         if (req->vocoder) {
             const int64_t mel_t = ltx2_audio_decoder_mel_frames(g.at);
             p->vocoder_weights = ltx2_mem_plan_vocoder_weights(req->vocoder);
@@ -411,7 +463,7 @@ static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, boo
 static void plan_total(ltx2_mem_plan *p, uint64_t free_bytes) {
     p->runtime = LTX2_MEM_RUNTIME_BYTES;
     p->resident = p->dit_weights + p->text_weights + p->video_vae_weights + p->audio_vae_weights + p->vocoder_weights +
-                  p->runtime;
+                  p->video_encoder_weights + p->runtime;
     p->peak_stage = LTX2_MEM_TEXT;
     for (int s = 1; s < LTX2_MEM_STAGES; s++)
         if (p->stage[s] > p->stage[p->peak_stage]) p->peak_stage = (ltx2_mem_stage_id)s;
@@ -436,16 +488,17 @@ static double gib(uint64_t b) { return (double)b / (double)((uint64_t)1 << 30); 
 void ltx2_mem_plan_format(const ltx2_mem_plan *p, char *buf, size_t cap, const char *prefix) {
     snprintf(buf, cap,
              "%smemory plan (GiB): resident %.1f = DiT %.1f + text connectors %.1f + video VAE %.2f + audio VAE "
-             "%.2f + vocoder %.2f + CUDA runtime %.1f\n"
+             "%.2f + vocoder %.2f + video encoder %.2f + CUDA runtime %.1f\n"
              "%s  per stage: text +%.2f, denoise +%.2f (%lld video + %lld audio tokens), video decode +%.2f (tile "
-             "%lldx%lldx%lld latents), audio decode + vocoder +%.2f, upsample +%.2f\n"
+             "%lldx%lldx%lld latents), audio decode + vocoder +%.2f, upsample +%.2f, image encode +%.2f\n"
              "%s  need %.1f (peak: %s), free %.1f: %s\n",
              prefix, gib(p->resident), gib(p->dit_weights), gib(p->text_weights), gib(p->video_vae_weights),
-             gib(p->audio_vae_weights), gib(p->vocoder_weights), gib(p->runtime), prefix, gib(p->stage[LTX2_MEM_TEXT]),
+             gib(p->audio_vae_weights), gib(p->vocoder_weights), gib(p->video_encoder_weights), gib(p->runtime), prefix,
+             gib(p->stage[LTX2_MEM_TEXT]),
              gib(p->stage[LTX2_MEM_DENOISE]), (long long)p->video_tokens, (long long)p->audio_tokens,
              gib(p->stage[LTX2_MEM_VIDEO_DECODE]), (long long)p->tile_latent[0], (long long)p->tile_latent[1],
              (long long)p->tile_latent[2], gib(p->stage[LTX2_MEM_AUDIO_DECODE]), gib(p->stage[LTX2_MEM_UPSAMPLE]),
-             prefix, gib(p->need),
+             gib(p->stage[LTX2_MEM_ENCODE]), prefix, gib(p->need),
              ltx2_mem_stage_name(p->peak_stage), gib(p->free_bytes), p->fits ? "fits" : "does not fit");
 }
 

@@ -14,6 +14,10 @@
  *            (vocoder_forward.c), which runs after the decoder has freed its buffers: the larger.
  * - upsample (distilled, two-stage): the latent upsampler's weights, placed for its one call, and
  *            its forward's peak on the stage-1 latent.
+ * - encode (--image): the video VAE encoder's peak on one conditioning frame at the final size,
+ *            from the encode's buffer lifetimes (video_vae_encode.c, checked like the decoder); the
+ *            encoder's weights are resident from then on, as generate.c keeps them.
+ * Not planned yet: the audio VAE encoder of audio conditioning (a2vid). 
  * The vocoder is resident like the VAEs when the request names its config. The Gemma text encoder, when asked onto
  * the device, runs before any of this is loaded and is freed after, so it is checked on its own
  * (ltx2_gemma_device_bytes, generate.c). Alternatives priced for the advice of a run that does
@@ -38,6 +42,7 @@ typedef enum ltx2_mem_stage_id {
     LTX2_MEM_VIDEO_DECODE,
     LTX2_MEM_AUDIO_DECODE,
     LTX2_MEM_UPSAMPLE, /* the distilled / two-stage pipelines' latent upsampler, placed for its call */
+    LTX2_MEM_ENCODE,   /* a conditioning image through the video VAE encoder */
     LTX2_MEM_STAGES
 } ltx2_mem_stage_id;
 
@@ -66,11 +71,13 @@ typedef struct ltx2_mem_request {
     /* the latent upsampler between the stages of a two-stage pipeline (NULL: one stage); its input
      * is the stage-1 latent of the half-size clip */
     const struct ltx2_upsampler_config *upsampler;
+    bool image_cond; /* conditioning images (--image): the video VAE encoder on the device */
 } ltx2_mem_request;
 
 typedef struct ltx2_mem_plan {
     /* resident weights */
     uint64_t dit_weights, text_weights, video_vae_weights, audio_vae_weights, vocoder_weights;
+    uint64_t video_encoder_weights; /* with image conditioning */
     uint64_t runtime;
     uint64_t stage[LTX2_MEM_STAGES]; /* each stage's own peak on top of the resident set */
     uint64_t resident;               /* weights + runtime */
@@ -105,6 +112,11 @@ ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, 
 struct ltx2_video_decoder;
 uint64_t ltx2_mem_plan_video_vae_weights(const struct ltx2_video_decoder *dec);
 uint64_t ltx2_mem_plan_video_decode_peak(const struct ltx2_video_decoder *dec, const int64_t lat[3]);
+/* The video encoder's device weight bytes, and its encode's peak on frames x height x width pixels. */
+struct ltx2_video_encoder;
+uint64_t ltx2_mem_plan_video_encoder_weights(const struct ltx2_video_encoder *enc);
+uint64_t ltx2_mem_plan_video_encode_peak(const struct ltx2_video_encoder *enc, int64_t frames, int64_t height,
+                                         int64_t width);
 uint64_t ltx2_mem_plan_audio_vae_weights(const ltx2_audio_vae_config *a);
 uint64_t ltx2_mem_plan_audio_decode_peak(const ltx2_audio_vae_config *a, int64_t t, int64_t f);
 /* The latent upsampler's device weight bytes (bf16, placed for its call), and its forward's peak

@@ -21,6 +21,7 @@
 #include "model/vocoder.h"
 #include "model/upsampler.h"
 #include "model/video_vae.h"
+#include "model/audio_encoder.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/pipeline.h"
 #include "test_util.h"
@@ -189,6 +190,21 @@ static void full_size(void) {
                   base.stage[LTX2_MEM_ENCODE] == 0,
               "%s: the encoder must add its weights to the resident set and its encode as a stage", encs[k].label);
     }
+    /* audio conditioning: the audio encoder resident (conv_in's input widened from 2 to 8 channels,
+     * the two Downsample kernels from 3 x 3 to 3 x 5 taps) and its encode on the clip's 5.04 s */
+    ltx2_audio_encoder_config aec;
+    st = ltx2_audio_encoder_config_parse(g_ctx, ltx2_json_root(c19.doc), "19B config", &aec);
+    r = request(&c19, H100_FREE);
+    r.audio_encoder = &aec;
+    r.audio_cond_seconds = 121.0 / 24.0;
+    if (st == LTX2_OK) st = ltx2_mem_plan_make(g_ctx, &r, &p);
+    CHECK(st == LTX2_OK, "19B --audio plan: %s", ltx2_last_error(g_ctx));
+    if (st == LTX2_OK) {
+        ltx2_mem_plan_print(&p, stdout, "19B --audio: ");
+        check_weights("19B audio encoder", p.audio_encoder_weights - 6ull * 9 * 128 * 2 - 6ull * 2 * (128 * 128 + 256 * 256),
+                      21333008ull, 44);
+        CHECK(p.stage[LTX2_MEM_ENCODE] > 0, "19B --audio: no encode stage");
+    }
     ltx2_json_free(c19.doc);
     ltx2_json_free(c22.doc);
 }
@@ -281,6 +297,48 @@ static void video_encoder_case(const char *v, int64_t T, int64_t H, int64_t W) {
     ltx2_backend_free(pb);
     ltx2_video_encoder_free(shape);
     ltx2_video_encoder_free(enc);
+    ltx2_st_set_close(w);
+}
+
+/* The audio encoder the same way, on a mel of T frames. */
+static void audio_encoder_case(const char *v, int64_t T) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
+    ltx2_st_set *w = NULL;
+    ltx2_audio_encoder_config cfg;
+    ltx2_audio_encoder *enc = NULL;
+    ltx2_backend *pb = NULL;
+    ltx2_audio_enc_device *dv = NULL;
+    bool ok = ltx2_st_set_open(g_ctx, path, &w) == LTX2_OK &&
+              ltx2_audio_encoder_config_from_file(g_ctx, w->files[0], &cfg) == LTX2_OK &&
+              ltx2_audio_encoder_load(g_ctx, w, "audio_vae.", &cfg, &enc) == LTX2_OK &&
+              ltx2_backend_plan_create(g_ctx, &pb) == LTX2_OK && ltx2_audio_enc_device_create(g_ctx, pb, enc, &dv) == LTX2_OK;
+    CHECK(ok, "%s audio encoder on the planning backend: %s", v, ltx2_last_error(g_ctx));
+    if (ok) {
+        size_t cur = 0, peak = 0;
+        ltx2_backend_plan_counts(pb, &cur, NULL);
+        CHECK(cur == ltx2_mem_plan_audio_encoder_weights(&cfg), "%s audio encoder weights: measured %zu, planned %llu",
+              v, cur, (unsigned long long)ltx2_mem_plan_audio_encoder_weights(&cfg));
+        ltx2_backend_plan_reset_peak(pb);
+        const int64_t ms[4] = {1, cfg.in_channels, T, cfg.mel.n_mels};
+        int64_t ls[4];
+        ok = ltx2_audio_encoder_out_shape(g_ctx, enc, ms, ls) == LTX2_OK;
+        float *mel = calloc((size_t)(ms[1] * T * ms[3]), sizeof(float));
+        float *lat = calloc((size_t)(ls[1] * ls[2] * ls[3]), sizeof(float));
+        ltx2_tensor mt = ltx2_tensor_make(mel, LTX2_F32, 4, ms), lt = ltx2_tensor_make(lat, LTX2_F32, 4, ls);
+        ok = ok && mel && lat && ltx2_audio_enc_device_encode(g_ctx, dv, &mt, &lt, NULL, NULL) == LTX2_OK;
+        CHECK(ok, "%s audio encode on the planning backend: %s", v, ltx2_last_error(g_ctx));
+        ltx2_backend_plan_counts(pb, &cur, &peak);
+        const uint64_t want = ltx2_mem_plan_audio_encode_peak(&cfg, T);
+        CHECK(ok && peak - cur == want, "%s audio encode peak (%lld mel frames): measured %zu, planned %llu", v,
+              (long long)T, peak - cur, (unsigned long long)want);
+        printf("%s audio encoder on %lld mel frames: peak %zu bytes as planned\n", v, (long long)T, peak - cur);
+        free(mel);
+        free(lat);
+    }
+    ltx2_audio_enc_device_free(dv);
+    ltx2_backend_free(pb);
+    ltx2_audio_encoder_free(enc);
     ltx2_st_set_close(w);
 }
 
@@ -412,6 +470,8 @@ int main(void) {
     video_encoder_case("2.0", 1, 64, 96); /* an image, as --image encodes it */
     video_encoder_case("2.3", 1, 96, 64);
     video_encoder_case("2.0", 9, 64, 96); /* a clip: every time stride runs */
+    audio_encoder_case("2.0", 37);
+    audio_encoder_case("2.3", 40);
     upsampler_case("spatial-x2", 2, 3, 4);
     upsampler_case("spatial-x2-rational", 2, 3, 4);
     upsampler_case("spatial-x1.5", 2, 4, 6);

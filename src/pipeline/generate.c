@@ -29,6 +29,7 @@
 #include "pipeline/semantics.h"
 #include "pipeline/tiling.h"
 #include "pipeline/video_cond.h"
+#include "model/audio_encoder.h"
 #include "model/ckpt_source.h"
 #include "model/lora.h"
 #include "model/upsampler.h"
@@ -261,6 +262,8 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
     if (st == LTX2_OK) st = ltx2_vocoder_config_from_file(ctx, f, &vocfg);
     int64_t text_dim = 0;
     if (st == LTX2_OK) st = ltx2_connectors_text_dim(ctx, f, &ccfg, &text_dim);
+    ltx2_audio_encoder_config aecfg; /* audio conditioning's encoder, its config only */
+    if (st == LTX2_OK && p->audio) st = ltx2_audio_encoder_config_from_file(ctx, f, &aecfg);
     ltx2_upsampler_config ucfg; /* the two-stage pipelines' upsampler, its config only */
     const bool ups = p->pipeline != LTX2_PIPELINE_ONE_STAGE;
     if (st == LTX2_OK && ups) st = ltx2_upsampler_read_config(ctx, ltx2_gen_upsampler_path(p), &ucfg);
@@ -271,7 +274,12 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
                                   .text_cache_entries = LTX2_PIPE_TEXT_CACHE_ENTRIES, .vae_tile_px = p->vae_tile_px,
                                   .vae_tile_frames = p->vae_tile_frames, .free_bytes = free_b,
                                   .dit_fp8_file = ltx2_gen_fp8_weights(p) ? f : NULL,
-                                  .upsampler = ups ? &ucfg : NULL, .image_cond = p->n_images > 0};
+                                  .upsampler = ups ? &ucfg : NULL, .image_cond = p->n_images > 0,
+                                  .audio_encoder = p->audio ? &aecfg : NULL,
+                                  /* at most the maximum duration, else the clip's length (audio_cond.c) */
+                                  .audio_cond_seconds = !p->audio ? 0.0
+                                                        : p->audio_max_duration > 0 ? p->audio_max_duration
+                                                                                    : (double)p->frames / p->fps};
     ltx2_mem_plan mp;
     if (st == LTX2_OK) st = ltx2_mem_plan_make(ctx, &req, &mp);
     if (st == LTX2_OK) {

@@ -10,6 +10,7 @@
 #include "core/context.h"
 #include "model/dit.h"
 #include "model/dit_weights.h"
+#include "model/audio_encoder.h"
 #include "model/audio_vae.h"
 #include "model/upsampler.h"
 #include "model/video_vae.h"
@@ -25,10 +26,11 @@
 /* The VAE convs' kernel: 3 x 3 x 3 everywhere (video_vae_internal.h VAE_KERNEL). */
 #define PLAN_VAE_TAPS 27
 /* The audio VAE: 3 x 3 causal convs, the (2, 1, 3) upsample phase conv to 4 phases, 1x1 shortcuts
- * (audio_vae.c). */
+ * (audio_vae.c); the encoder's stride-2 Downsample as a 3 x 5 conv (audio_vae_encode.c DOWN_KW). */
 #define PLAN_AUDIO_TAPS 9
 #define PLAN_AUDIO_PHASE_TAPS 6
 #define PLAN_AUDIO_PHASES 4
+#define PLAN_AUDIO_DOWN_TAPS 15
 /* Device convs take channels in multiples of this (vae_run.h VAE_CONV_CHANNEL_ALIGN). */
 #define PLAN_CHANNEL_ALIGN 8
 /* The connectors' forward (not measured: its input, the Gemma states, is too large to fake on the
@@ -45,7 +47,7 @@ static const int64_t ADVICE_TILES_PX[] = {512, 384, 256};
 static const int ADVICE_RANKS[] = {2, 4, 8};
 
 static const char *const STAGE_NAMES[LTX2_MEM_STAGES] = {"text", "denoise", "video decode", "audio decode",
-                                                          "upsample", "image encode"};
+                                                          "upsample", "conditioning encode"};
 
 const char *ltx2_mem_stage_name(ltx2_mem_stage_id s) {
     return s >= 0 && s < LTX2_MEM_STAGES ? STAGE_NAMES[s] : "?";
@@ -283,6 +285,49 @@ uint64_t ltx2_mem_plan_video_encode_peak(const ltx2_video_encoder *enc, int64_t 
     return max_u(peak, x + act(T * H * W * align_ch(enc->conv_out.desc.c_out), PLAN_ES));
 }
 
+/* ---- audio encode: audio_vae_encode.c's buffers (the levels as audio_encoder.c builds them) ---- */
+
+static uint64_t aenc_res_bytes(int64_t ci, int64_t co) {
+    return conv_bytes(PLAN_AUDIO_TAPS, ci, co) + conv_bytes(PLAN_AUDIO_TAPS, co, co) + (ci != co ? conv_bytes(1, ci, co) : 0);
+}
+
+static int64_t aenc_z_out(const ltx2_audio_encoder_config *e) {
+    return e->double_z ? 2 * e->vae.z_channels : e->vae.z_channels;
+}
+
+uint64_t ltx2_mem_plan_audio_encoder_weights(const ltx2_audio_encoder_config *e) {
+    const ltx2_audio_vae_config *a = &e->vae;
+    /* conv_in reads the mel widened to the channel alignment; conv_out's outputs are widened */
+    uint64_t w = conv_bytes(PLAN_AUDIO_TAPS, align_ch(e->in_channels), a->ch);
+    int64_t c = a->ch;
+    for (int l = 0; l < a->n_levels; l++) {
+        const int64_t co = a->ch * a->ch_mult[l];
+        for (int64_t b = 0; b < a->num_res_blocks; b++, c = co) w += aenc_res_bytes(c, co);
+        if (l != a->n_levels - 1) w += conv_bytes(PLAN_AUDIO_DOWN_TAPS, c, c);
+    }
+    return w + 2 * aenc_res_bytes(c, c) + conv_bytes(PLAN_AUDIO_TAPS, c, align_ch(aenc_z_out(e)));
+}
+
+uint64_t ltx2_mem_plan_audio_encode_peak(const ltx2_audio_encoder_config *e, int64_t t) {
+    const ltx2_audio_vae_config *a = &e->vae;
+    int64_t f = e->mel.n_mels, c = a->ch;
+    uint64_t x = act(t * f * c, PLAN_ES);
+    uint64_t peak = act(t * f * align_ch(e->in_channels), PLAN_ES) + x; /* conv_in */
+    /* a res block: x, the norm output (c_in), conv1's and conv2's outputs and the shortcut (c_out) */
+#define RES_PEAK(ci, co) (act(t * f * (ci), PLAN_ES) * 2 + act(t * f * (co), PLAN_ES) * ((ci) != (co) ? 3 : 2))
+    for (int l = 0; l < a->n_levels; l++) {
+        const int64_t co = a->ch * a->ch_mult[l];
+        for (int64_t b = 0; b < a->num_res_blocks; b++, c = co) peak = max_u(peak, RES_PEAK(c, co));
+        if (l == a->n_levels - 1) continue;
+        x = act(t * f * c, PLAN_ES);
+        t = (t - 1) / 2 + 1, f /= 2; /* time padded 2 in front, the (even) mel width halved */
+        peak = max_u(peak, x + act(t * f * c, PLAN_ES));
+    }
+    peak = max_u(peak, RES_PEAK(c, c));
+#undef RES_PEAK
+    return max_u(peak, act(t * f * c, PLAN_ES) + act(t * f * align_ch(aenc_z_out(e)), PLAN_ES));
+}
+
 /* ---- audio decode: audio_vae_decode.c's buffers ---- */
 
 uint64_t ltx2_mem_plan_audio_vae_weights(const ltx2_audio_vae_config *a) {
@@ -440,7 +485,7 @@ static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, boo
                 p->stage[LTX2_MEM_UPSAMPLE] = ltx2_mem_plan_upsampler_weights(req->upsampler) +
                                               ltx2_mem_plan_upsample_peak(req->upsampler, lat1);
         }
-        if (req->image_cond) { /* each image one frame, at the last stage's (the full) size */
+        if (st == LTX2_OK && req->image_cond) { /* each image one frame, at the last stage's (the full) size */
             ltx2_video_encoder *enc = NULL;
             st = ltx2_video_encoder_shape_only(ctx, req->vae, &enc);
             if (st == LTX2_OK) {
@@ -448,6 +493,16 @@ static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, boo
                 p->stage[LTX2_MEM_ENCODE] = ltx2_mem_plan_video_encode_peak(enc, 1, req->height, req->width);
             }
             ltx2_video_encoder_free(enc);
+        }
+        if (st == LTX2_OK && req->audio_encoder && req->audio_cond_seconds > 0) {
+            const ltx2_audio_mel_config *mel = &req->audio_encoder->mel;
+            int64_t t = 0;
+            st = ltx2_audio_mel_frames(ctx, mel, (int64_t)ceil(req->audio_cond_seconds * (double)mel->sample_rate), &t);
+            if (st == LTX2_OK) {
+                p->audio_encoder_weights = ltx2_mem_plan_audio_encoder_weights(req->audio_encoder);
+                p->stage[LTX2_MEM_ENCODE] =
+                    max_u(p->stage[LTX2_MEM_ENCODE], ltx2_mem_plan_audio_encode_peak(req->audio_encoder, t));
+            }
         }
         if (req->vocoder) {
             const int64_t mel_t = ltx2_audio_decoder_mel_frames(g.at);
@@ -463,7 +518,7 @@ static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, boo
 static void plan_total(ltx2_mem_plan *p, uint64_t free_bytes) {
     p->runtime = LTX2_MEM_RUNTIME_BYTES;
     p->resident = p->dit_weights + p->text_weights + p->video_vae_weights + p->audio_vae_weights + p->vocoder_weights +
-                  p->video_encoder_weights + p->runtime;
+                  p->video_encoder_weights + p->audio_encoder_weights + p->runtime;
     p->peak_stage = LTX2_MEM_TEXT;
     for (int s = 1; s < LTX2_MEM_STAGES; s++)
         if (p->stage[s] > p->stage[p->peak_stage]) p->peak_stage = (ltx2_mem_stage_id)s;
@@ -488,12 +543,12 @@ static double gib(uint64_t b) { return (double)b / (double)((uint64_t)1 << 30); 
 void ltx2_mem_plan_format(const ltx2_mem_plan *p, char *buf, size_t cap, const char *prefix) {
     snprintf(buf, cap,
              "%smemory plan (GiB): resident %.1f = DiT %.1f + text connectors %.1f + video VAE %.2f + audio VAE "
-             "%.2f + vocoder %.2f + video encoder %.2f + CUDA runtime %.1f\n"
+             "%.2f + vocoder %.2f + encoders %.2f + CUDA runtime %.1f\n"
              "%s  per stage: text +%.2f, denoise +%.2f (%lld video + %lld audio tokens), video decode +%.2f (tile "
-             "%lldx%lldx%lld latents), audio decode + vocoder +%.2f, upsample +%.2f, image encode +%.2f\n"
+             "%lldx%lldx%lld latents), audio decode + vocoder +%.2f, upsample +%.2f, conditioning encode +%.2f\n"
              "%s  need %.1f (peak: %s), free %.1f: %s\n",
              prefix, gib(p->resident), gib(p->dit_weights), gib(p->text_weights), gib(p->video_vae_weights),
-             gib(p->audio_vae_weights), gib(p->vocoder_weights), gib(p->video_encoder_weights), gib(p->runtime), prefix,
+             gib(p->audio_vae_weights), gib(p->vocoder_weights), gib(p->video_encoder_weights + p->audio_encoder_weights), gib(p->runtime), prefix,
              gib(p->stage[LTX2_MEM_TEXT]),
              gib(p->stage[LTX2_MEM_DENOISE]), (long long)p->video_tokens, (long long)p->audio_tokens,
              gib(p->stage[LTX2_MEM_VIDEO_DECODE]), (long long)p->tile_latent[0], (long long)p->tile_latent[1],

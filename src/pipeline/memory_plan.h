@@ -14,10 +14,11 @@
  *            (vocoder_forward.c), which runs after the decoder has freed its buffers: the larger.
  * - upsample (distilled, two-stage): the latent upsampler's weights, placed for its one call, and
  *            its forward's peak on the stage-1 latent.
- * - encode (--image): the video VAE encoder's peak on one conditioning frame at the final size,
- *            from the encode's buffer lifetimes (video_vae_encode.c, checked like the decoder); the
- *            encoder's weights are resident from then on, as generate.c keeps them.
- * Not planned yet: the audio VAE encoder of audio conditioning (a2vid). 
+ * - encode (--image, --audio): the video VAE encoder's peak on one conditioning frame at the final
+ *            size (video_vae_encode.c), and the audio VAE encoder's on the log-mel of the longest audio
+ *            the run reads (audio_vae_encode.c; its front end runs on the host), from the encodes' buffer
+ *            lifetimes, checked like the decoders'; the encoders' weights are resident from then on, as
+ *            generate.c keeps them. 
  * The vocoder is resident like the VAEs when the request names its config. The Gemma text encoder, when asked onto
  * the device, runs before any of this is loaded and is freed after, so it is checked on its own
  * (ltx2_gemma_device_bytes, generate.c). Alternatives priced for the advice of a run that does
@@ -42,7 +43,7 @@ typedef enum ltx2_mem_stage_id {
     LTX2_MEM_VIDEO_DECODE,
     LTX2_MEM_AUDIO_DECODE,
     LTX2_MEM_UPSAMPLE, /* the distilled / two-stage pipelines' latent upsampler, placed for its call */
-    LTX2_MEM_ENCODE,   /* a conditioning image through the video VAE encoder */
+    LTX2_MEM_ENCODE,   /* conditioning: an image through the video VAE encoder, the audio through the audio one */
     LTX2_MEM_STAGES
 } ltx2_mem_stage_id;
 
@@ -72,12 +73,16 @@ typedef struct ltx2_mem_request {
      * is the stage-1 latent of the half-size clip */
     const struct ltx2_upsampler_config *upsampler;
     bool image_cond; /* conditioning images (--image): the video VAE encoder on the device */
+    /* audio conditioning (--audio): the audio VAE encoder's config and the most seconds of audio read
+     * (0: none) */
+    const struct ltx2_audio_encoder_config *audio_encoder;
+    double audio_cond_seconds;
 } ltx2_mem_request;
 
 typedef struct ltx2_mem_plan {
     /* resident weights */
     uint64_t dit_weights, text_weights, video_vae_weights, audio_vae_weights, vocoder_weights;
-    uint64_t video_encoder_weights; /* with image conditioning */
+    uint64_t video_encoder_weights, audio_encoder_weights; /* with image / audio conditioning */
     uint64_t runtime;
     uint64_t stage[LTX2_MEM_STAGES]; /* each stage's own peak on top of the resident set */
     uint64_t resident;               /* weights + runtime */
@@ -117,6 +122,10 @@ struct ltx2_video_encoder;
 uint64_t ltx2_mem_plan_video_encoder_weights(const struct ltx2_video_encoder *enc);
 uint64_t ltx2_mem_plan_video_encode_peak(const struct ltx2_video_encoder *enc, int64_t frames, int64_t height,
                                          int64_t width);
+/* The audio encoder's device weight bytes, and its encode's peak on t mel frames. */
+struct ltx2_audio_encoder_config;
+uint64_t ltx2_mem_plan_audio_encoder_weights(const struct ltx2_audio_encoder_config *e);
+uint64_t ltx2_mem_plan_audio_encode_peak(const struct ltx2_audio_encoder_config *e, int64_t t);
 uint64_t ltx2_mem_plan_audio_vae_weights(const ltx2_audio_vae_config *a);
 uint64_t ltx2_mem_plan_audio_decode_peak(const ltx2_audio_vae_config *a, int64_t t, int64_t f);
 /* The latent upsampler's device weight bytes (bf16, placed for its call), and its forward's peak

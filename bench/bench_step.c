@@ -172,34 +172,30 @@ static void profile_note(bench_report *r, const prof_account *a) {
                               a->seconds[s] * 1e3);
 }
 
-/* Every Linear of block b (the attentions' q/k/v/out and gates, both FFs), for the fp8 fill. */
-static int block_linears(ltx2_dit_block_w *b, ltx2_dit_linear **out) {
-    ltx2_dit_attn_w *at[] = {&b->attn1, &b->attn2, &b->audio_attn1, &b->audio_attn2, &b->a2v, &b->v2a};
-    int n = 0;
-    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
-        out[n++] = &at[i]->q, out[n++] = &at[i]->k, out[n++] = &at[i]->v, out[n++] = &at[i]->o;
-        out[n++] = &at[i]->gate;
-    }
-    out[n++] = &b->ff.proj_in, out[n++] = &b->ff.proj_out;
-    out[n++] = &b->audio_ff.proj_in, out[n++] = &b->audio_ff.proj_out;
-    return n;
-}
-#define BLOCK_LINEARS_MAX 34
+/* What fill_fp8 hands each Linear. */
+typedef struct fp8_fill {
+    ltx2_context *ctx;
+    const ltx2_backend *be;
+    const uint8_t *pool8;
+    size_t pool_bytes;
+} fp8_fill;
 
-/* The fp8 weights of w (ltx2_dit_weights_layout_fp8) from pool8 (e4m3 codes), with their scales. */
+static ltx2_status fill_fp8_linear(void *user, const char *name, ltx2_dit_linear *L) {
+    (void)name;
+    const fp8_fill *f = user;
+    if (!L->w.data || L->w.dtype != LTX2_F8_E4M3) return LTX2_OK;
+    LTX2_TRY(fill_from_pool(f->ctx, f->be, L->w.data, (size_t)ltx2_tensor_numel(&L->w), f->pool8, f->pool_bytes));
+    L->w_scale = WEIGHT_SCALE / FP8_CODE_SPREAD;
+    L->x_scale = FP8_X_SCALE;
+    return LTX2_OK;
+}
+
+/* The fp8 weights of w (ltx2_dit_weights_layout_fp8: every block Linear) from pool8 (e4m3 codes), with
+ * their scales. */
 static ltx2_status fill_fp8(ltx2_context *ctx, const ltx2_backend *be, ltx2_dit_weights *w, const uint8_t *pool8,
                             size_t pool_bytes) {
-    for (int64_t i = 0; i < w->cfg.num_layers; i++) {
-        ltx2_dit_linear *L[BLOCK_LINEARS_MAX];
-        const int n = block_linears(&w->blocks[i], L);
-        for (int k = 0; k < n; k++) {
-            if (!L[k]->w.data || L[k]->w.dtype != LTX2_F8_E4M3) continue;
-            LTX2_TRY(fill_from_pool(ctx, be, L[k]->w.data, (size_t)ltx2_tensor_numel(&L[k]->w), pool8, pool_bytes));
-            L[k]->w_scale = WEIGHT_SCALE / FP8_CODE_SPREAD;
-            L[k]->x_scale = FP8_X_SCALE;
-        }
-    }
-    return LTX2_OK;
+    fp8_fill f = {ctx, be, pool8, pool_bytes};
+    return ltx2_dit_weights_each_linear(ctx, w, fill_fp8_linear, &f);
 }
 
 static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, const ltx2_backend *be,

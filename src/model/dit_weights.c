@@ -268,6 +268,11 @@ const ltx2_tensor *ltx2_dit_weights_find(ltx2_dit_weights *w, const char *name) 
     return t;
 }
 
+/* The Linear whose weight tensor entry e views (a matrix entry). */
+static ltx2_dit_linear *linear_of(const ltx2_wspec *e) {
+    return (ltx2_dit_linear *)((char *)e->dst - offsetof(ltx2_dit_linear, w));
+}
+
 const ltx2_dit_linear *ltx2_dit_weights_find_linear(ltx2_dit_weights *w, const char *module) {
     ltx2_wtable l = {0};
     build_list(&l, w);
@@ -275,10 +280,19 @@ const ltx2_dit_linear *ltx2_dit_weights_find_linear(ltx2_dit_weights *w, const c
     char name[NAME_CAP];
     snprintf(name, sizeof name, "%s.weight", module);
     for (size_t i = 0; !l.oom && i < l.n && !lin; i++)
-        if (l.v[i].matrix && !strcmp(l.v[i].name, name))
-            lin = (const ltx2_dit_linear *)((const char *)l.v[i].dst - offsetof(ltx2_dit_linear, w));
+        if (l.v[i].matrix && !strcmp(l.v[i].name, name)) lin = linear_of(&l.v[i]);
     ltx2_wtable_free(&l);
     return lin;
+}
+
+ltx2_status ltx2_dit_weights_each_linear(ltx2_context *ctx, ltx2_dit_weights *w, ltx2_dit_linear_fn fn, void *user) {
+    ltx2_wtable l = {0};
+    build_list(&l, w);
+    ltx2_status st = l.oom ? LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit weights: tensor list") : LTX2_OK;
+    for (size_t i = 0; st == LTX2_OK && i < l.n; i++)
+        if (l.v[i].matrix) st = fn(user, l.v[i].name, linear_of(&l.v[i]));
+    ltx2_wtable_free(&l);
+    return st;
 }
 
 ltx2_status ltx2_dit_weights_load_lora(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,

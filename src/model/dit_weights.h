@@ -86,6 +86,10 @@ ltx2_status ltx2_dit_weights_load_lora(ltx2_context *ctx, const ltx2_backend *be
 /* The Linear of checkpoint module name `module` (relative to the DiT prefix, e.g.
  * "transformer_blocks.0.attn1.to_q"), NULL when w has none: its weight, bias and fp8 scales. */
 const ltx2_dit_linear *ltx2_dit_weights_find_linear(ltx2_dit_weights *w, const char *module);
+/* fn(user, name of its weight, the Linear) for every Linear of w, in the loader's order; the first
+ * error fn returns stops the walk and is returned. */
+typedef ltx2_status (*ltx2_dit_linear_fn)(void *user, const char *name, ltx2_dit_linear *lin);
+ltx2_status ltx2_dit_weights_each_linear(ltx2_context *ctx, ltx2_dit_weights *w, ltx2_dit_linear_fn fn, void *user);
 /* As ltx2_dit_weights_load_on, with the file's scaled fp8 Linear weights (e4m3 + weight_scale +
  * input_scale, ltx2_weight_fp8_scales) kept fp8: each runs as ltx-core's FP8Linear (x quantised with
  * the static input scale, fp8 GEMM); the file's other weights load as usual. A file without scaled

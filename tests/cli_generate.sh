@@ -54,9 +54,22 @@ expect_refusal "wrong suffix" "end in .mp4" "${small[@]}" -o o.avi --png-dir f
 expect_refusal "semantics" "ltx-core, diffusers or maxdiffusion" --semantics foo -o o.mp4
 # fp8 weights: an unknown dtype or quantisation is refused at parsing; the embedded model holds no
 # scaled fp8 weights, so fp8 of it is refused by the loader, naming why, before any file is written
-expect_refusal "weights dtype" "bf16 or fp8" --weights-dtype fp4 -o o.mp4
-expect_refusal "fp8-cast" "fp8-cast is not written yet" --quantization fp8-cast -o o.mp4
+expect_refusal "weights dtype" "bf16, fp8 or fp8-cast" --weights-dtype fp4 -o o.mp4
+expect_refusal "quantization" "fp8-scaled-mm or fp8-cast" --quantization int8 -o o.mp4
 expect_refusal "fp8 of a bf16 model" "pre-quantised" "${small[@]}" --weights-dtype fp8 --wav a.wav --png-dir f
+# fp8-cast (ltx-core's fp8_cast policy, exact against it in test_dit_fp8_cast): it runs on the embedded
+# model and changes its output; with a LoRA it is refused before any work (GPU-only stochastic rounding)
+fc="$tmp/fp8_cast"
+mkdir -p "$fc"
+if (cd "$fc" && "$bin" generate "${small[@]}" --wav plain.wav >/dev/null 2>&1 &&
+    "$bin" generate "${small[@]}" --quantization fp8-cast --wav cast.wav >/dev/null 2>"$tmp/stderr"); then
+    ! cmp -s "$fc/plain.wav" "$fc/cast.wav" && ok || bad "--quantization fp8-cast changed nothing"
+    grep -q "fp8-cast DiT weights" "$tmp/stderr" && ok || bad "the fp8-cast run does not say so"
+else
+    bad "generate --quantization fp8-cast failed"; cat "$tmp/stderr"
+fi
+expect_refusal "fp8-cast with a LoRA" "stochastic rounding" "${small[@]}" --quantization fp8-cast \
+    --lora "$src/weights/tiny/ltx2-tiny-lora-style-2.0.safetensors" 0.8 --wav a.wav
 # --device: an unknown name, and a CUDA device no machine has (no GPU: no usable device; with GPUs:
 # the index is out of range), refused before any work; several ranks on a GPU are not written yet
 expect_refusal "device name" "expected cpu, cuda, cuda:N or auto" --device tpu -o o.mp4

@@ -5,8 +5,10 @@
  * default weights dtype runs them dequantised, which must give another, still close, result; the
  * same for the two-stage pipeline with the style LoRA in both stages and the distilled LoRA in stage
  * 2 (fused into the fp8 weights by ltx-core's rule, test_dit_fp8_scaled; stage 2's DiT reloaded fp8).
- * The memory plan counts the fp8 weights at a byte each. And what is refused: an unknown weights
- * dtype, fp8 of a checkpoint that holds no scaled fp8 weights. */
+ * The memory plan counts the fp8 weights at a byte each. fp8-cast (ltx-core's fp8_cast policy) through
+ * the whole pipeline: bitwise the run of a file whose cast tensors were rounded beforehand. And what is
+ * refused: an unknown weights dtype, fp8 of a checkpoint that holds no scaled fp8 weights, fp8-cast with
+ * LoRAs (the two-stage pipeline). */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
@@ -16,11 +18,13 @@
 
 #include "backend/backend_plan.h"
 #include "core/context.h"
+#include "core/dtype.h"
 #include "core/metrics.h"
 #include "io/safetensors.h"
 #include "ltx2/ltx2.h"
 #include "model/dit_config.h"
 #include "model/dit_weights.h"
+#include "model/fp8_cast.h"
 #include "test_util.h"
 
 #define TINY LTX2_SOURCE_DIR "/weights/tiny/"
@@ -153,6 +157,73 @@ static void plan_bytes(ltx2_context *ctx, const char *ckpt) {
     ltx2_st_close(f);
 }
 
+/* The tiny 2.3 file with the tensors ltx-core's fp8_cast policy casts rounded to e4m3 values (kept bf16). */
+static bool write_cast_checkpoint(ltx2_context *ctx, const char *path) {
+    ltx2_st_file *tiny = NULL;
+    ltx2_st_writer *w = NULL;
+    bool ok = ltx2_st_open(ctx, TINY "ltx2-tiny-2.3.safetensors", &tiny) == LTX2_OK &&
+              ltx2_st_writer_create(ctx, &w) == LTX2_OK;
+    float **keep = ok ? calloc(tiny->n_tensors, sizeof *keep) : NULL;
+    ok = ok && keep;
+    for (size_t i = 0; ok && i < tiny->n_meta; i++)
+        ok = ltx2_st_writer_set_meta(ctx, w, tiny->meta[i].key, tiny->meta[i].value) == LTX2_OK;
+    for (size_t i = 0; ok && i < tiny->n_tensors; i++) {
+        const ltx2_st_tensor *t = &tiny->tensors[i];
+        ltx2_tensor v = ltx2_st_view(t);
+        const bool dit = strncmp(t->name, DIT_PREFIX, strlen(DIT_PREFIX)) == 0;
+        if (dit && ltx2_fp8_cast_applies(t->name + strlen(DIT_PREFIX))) {
+            int64_t n = 0;
+            float *f = ltx2_st_read_f32(ctx, tiny, t->name, &n);
+            uint16_t *b = f ? malloc((size_t)n * sizeof *b) : NULL;
+            ok = f && b;
+            if (ok) {
+                ltx2_fp8_cast_round(f, (size_t)n);
+                ok = ltx2_convert(ctx, b, LTX2_BF16, f, LTX2_F32, (size_t)n) == LTX2_OK;
+                v = ltx2_tensor_make(b, LTX2_BF16, t->ndim, t->shape);
+            }
+            free(f);
+            keep[i] = (float *)b;
+        }
+        if (ok) ok = ltx2_st_writer_add(ctx, w, t->name, &v) == LTX2_OK;
+    }
+    if (ok) ok = ltx2_st_writer_write(ctx, w, path) == LTX2_OK;
+    CHECK(ok, "writing the pre-cast checkpoint: %s", ltx2_last_error(ctx));
+    for (size_t i = 0; keep && i < tiny->n_tensors; i++) free(keep[i]);
+    free(keep);
+    ltx2_st_writer_free(w);
+    ltx2_st_close(tiny);
+    return ok;
+}
+
+/* --quantization fp8-cast through the whole pipeline: bitwise the run of a file whose cast tensors were
+ * rounded beforehand (the rounding itself is held to ltx-core in test_dit_fp8_cast), and not the plain run. */
+static void cast_runs(ltx2_context *ctx, const char *dir) {
+    char pre[256];
+    snprintf(pre, sizeof pre, "%s/ltx2-tiny-2.3-precast.safetensors", dir);
+    if (!write_cast_checkpoint(ctx, pre)) return;
+    ltx2_generate_params p;
+    ltx2_generate_result rc, rp, r16;
+    params(&p, TINY "ltx2-tiny-2.3.safetensors", "fp8-cast", false);
+    ltx2_status st = ltx2_generate(ctx, &p, &rc);
+    CHECK(st == LTX2_OK, "fp8-cast run: %s", ltx2_last_error(ctx));
+    params(&p, pre, NULL, false);
+    const ltx2_status st2 = ltx2_generate(ctx, &p, &rp);
+    CHECK(st2 == LTX2_OK, "pre-cast file run: %s", ltx2_last_error(ctx));
+    params(&p, TINY "ltx2-tiny-2.3.safetensors", NULL, false);
+    const ltx2_status st3 = ltx2_generate(ctx, &p, &r16);
+    CHECK(st3 == LTX2_OK, "plain run: %s", ltx2_last_error(ctx));
+    if (st == LTX2_OK && st2 == LTX2_OK && st3 == LTX2_OK) {
+        const double same = latent_rel_l2(&rc, &rp), plain = latent_rel_l2(&rc, &r16);
+        CHECK(same == 0.0 && plain > 0.0, "fp8-cast run vs the pre-cast file's: rel-L2 %.3g (want 0); vs the plain run "
+              "%.3g (want > 0)", same, plain);
+        printf("2.3 one-stage with fp8-cast weights: bitwise the pre-cast file's run, %.3g from the plain run\n", plain);
+    }
+    if (st == LTX2_OK) ltx2_generate_result_free(&rc);
+    if (st2 == LTX2_OK) ltx2_generate_result_free(&rp);
+    if (st3 == LTX2_OK) ltx2_generate_result_free(&r16);
+    unlink(pre);
+}
+
 static void refused(ltx2_context *ctx, const char *what, const char *ckpt, const char *wdt, ltx2_status want,
                     const char *needle) {
     ltx2_generate_params p;
@@ -178,11 +249,22 @@ int main(void) {
         runs(ctx, ckpt, false);
         runs(ctx, ckpt, true);
         plan_bytes(ctx, ckpt);
-        refused(ctx, "weights dtype fp4", ckpt, "fp4", LTX2_ERR_INVALID_ARG, "use bf16 or fp8");
+        refused(ctx, "weights dtype fp4", ckpt, "fp4", LTX2_ERR_INVALID_ARG, "use bf16, fp8 or fp8-cast");
         unlink(ckpt);
     }
     refused(ctx, "fp8 of a bf16 checkpoint", TINY "ltx2-tiny-2.3.safetensors", "fp8", LTX2_ERR_UNSUPPORTED,
             "pre-quantised");
+    cast_runs(ctx, dir);
+    { /* fp8-cast takes no LoRA, so no two-stage pipeline either */
+        ltx2_generate_params p;
+        ltx2_generate_result r;
+        params(&p, TINY "ltx2-tiny-2.3.safetensors", "fp8-cast", true);
+        ltx2_status st = ltx2_generate(ctx, &p, &r);
+        CHECK(st == LTX2_ERR_UNSUPPORTED && strstr(ltx2_last_error(ctx), "stochastic rounding"),
+              "fp8-cast with LoRAs and two stages: %d %s", (int)st, ltx2_last_error(ctx));
+        if (st == LTX2_OK) ltx2_generate_result_free(&r);
+        ltx2_clear_error(ctx);
+    }
     rmdir(dir);
     ltx2_context_free(ctx);
     return test_finish();

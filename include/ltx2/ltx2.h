@@ -148,7 +148,10 @@ typedef struct ltx2_generate_params {
      * ltx-core's fp8_scaled_mm policy runs them (ltx-pipelines' --quantization fp8-scaled-mm): half
      * the memory, faster GEMMs. LoRAs are fused into them by ltx-core's fp8 rule (dequantise, add,
      * re-quantise). Needs a backend with fp8 GEMMs (the CPU, CUDA compute capability 8.9+); not with
-     * models loaded once (ltx2_model) or several ranks yet. */
+     * models loaded once (ltx2_model) or several ranks yet. "fp8-cast": ltx-core's fp8_cast policy
+     * (--quantization fp8-cast): the blocks' q/k/v/out and feed-forward weights and biases rounded to
+     * e4m3 with no scale, as it casts them, and run as bf16 (its numbers; the memory stays bf16's). Not
+     * with LoRAs (ltx-core fuses those with GPU-only stochastic rounding), nor the two-stage pipeline. */
     const char *weights_dtype;
     /* Precomputed Gemma-3 hidden states: a .safetensors/.npz holding "hidden_states" [1, S, D, L]
      * (S a multiple of 128, layer axis last) and "attention_mask" [1, S] (1 = token), or a lone

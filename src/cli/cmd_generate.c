@@ -344,19 +344,18 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--device")) { VALUE(); device = v; }
         else if (!strcmp(a, "--weights-dtype")) {
             VALUE();
-            if (strcmp(v, "bf16") && strcmp(v, "fp8")) {
-                fprintf(stderr, "ltx2 %s: --weights-dtype must be bf16 or fp8, got %s\n", CMD, v);
+            if (strcmp(v, "bf16") && strcmp(v, "fp8") && strcmp(v, "fp8-cast")) {
+                fprintf(stderr, "ltx2 %s: --weights-dtype must be bf16, fp8 or fp8-cast, got %s\n", CMD, v);
                 return CLI_EXIT_BAD_INPUT;
             }
             p.weights_dtype = v;
         } else if (!strcmp(a, "--quantization")) { /* ltx-pipelines' name for the same choice */
             VALUE();
-            if (strcmp(v, "fp8-scaled-mm")) {
-                fprintf(stderr, "ltx2 %s: --quantization %s is not supported (fp8-scaled-mm is: a pre-quantised "
-                        "fp8 checkpoint's weights stay fp8; fp8-cast is not written yet)\n", CMD, v);
+            if (strcmp(v, "fp8-scaled-mm") && strcmp(v, "fp8-cast")) {
+                fprintf(stderr, "ltx2 %s: --quantization must be fp8-scaled-mm or fp8-cast, got %s\n", CMD, v);
                 return CLI_EXIT_BAD_INPUT;
             }
-            p.weights_dtype = "fp8";
+            p.weights_dtype = strcmp(v, "fp8-cast") ? "fp8" : "fp8-cast";
         }
         else if (!strcmp(a, "--prompt-embeds")) { VALUE(); pos = v; }
         else if (!strcmp(a, "--negative-prompt-embeds")) { VALUE(); neg = v; }

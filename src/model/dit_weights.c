@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "model/fp8_cast.h"
 #include "model/lora.h"
 #include "model/names.h"
 #include "model/weight_fetch.h"
@@ -200,9 +201,20 @@ static ltx2_status fuse_lora_fp8(ltx2_context *ctx, const char *name, float *w, 
     return ltx2_lora_fuse_fp8(ctx, user, name, w, out, in, changed);
 }
 
+/* How one load treats the file's values. */
+typedef struct load_opts {
+    bool skip_layers; /* the replicated copy: the layer tensors are read by shard later */
+    bool keep_bf16;   /* the file's bf16 Linear weights stay bf16 (on the CPU as views of the mapping) */
+    bool keep_fp8;    /* the file's scaled fp8 Linear weights stay fp8 */
+    bool cast_fp8;    /* ltx-core's fp8_cast policy on the loaded values (fp8_cast.h); not with loras */
+} load_opts;
+static const load_opts LOAD_F32 = {false, false, false, false}, LOAD_AS_FILE = {false, true, false, false};
+
 static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const ltx2_st_file *f,
-                        const char *prefix, const ltx2_dit_config *cfg, bool skip_layers, bool keep_bf16,
-                        bool keep_fp8, ltx2_lora_set *loras, ltx2_dit_weights **out) {
+                        const char *prefix, const ltx2_dit_config *cfg, load_opts o, ltx2_lora_set *loras,
+                        ltx2_dit_weights **out) {
+    const bool skip_layers = o.skip_layers, keep_fp8 = o.keep_fp8, cast_fp8 = o.cast_fp8;
+    bool keep_bf16 = o.keep_bf16;
     if (!be || !f || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights: NULL argument");
     *out = NULL;
     if (!prefix) prefix = LTX2_DIT_PREFIX;
@@ -216,8 +228,10 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
         w->cfg.audio_in_channels = (t && t->ndim == 2 && t->shape[1] > 0) ? t->shape[1] : 128;
     }
     ltx2_wtable l = {0};
-    /* fused weights are no longer the file's: stored in dtype, never viewed in the mapping */
-    if (loras) keep_bf16 = false;
+    if (cast_fp8 && (loras || keep_fp8))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "fp8-cast: not with %s", loras ? "LoRAs" : "kept fp8 weights");
+    /* fused or cast weights are no longer the file's: stored in dtype, never viewed in the mapping */
+    if (loras || cast_fp8) keep_bf16 = false;
     const layout_mode mode = keep_fp8 ? (keep_bf16 ? LAYOUT_FILE_FP8 : LAYOUT_FP8_FROM)
                              : keep_bf16 ? LAYOUT_FILE : LAYOUT_PLAIN;
     ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype, f, prefix, mode);
@@ -233,9 +247,10 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
                  cfg->cross_attention_adaln ? "cross-attention AdaLN" : "no cross-attention AdaLN");
         const ltx2_wload how = {.f = f, .prefix = prefix, .skip_layers = skip_layers, .what = "DiT weights",
                                 .cfgdesc = cfgdesc, .owns = dit_owns, .owns_user = prefix,
-                                .adjust = loras ? fuse_lora : NULL, .adjust_fp8 = loras ? fuse_lora_fp8 : NULL,
-                                .adjust_user = loras};
+                                .adjust = loras ? fuse_lora : cast_fp8 ? ltx2_fp8_cast_adjust : NULL,
+                                .adjust_fp8 = loras ? fuse_lora_fp8 : NULL, .adjust_user = loras};
         st = ltx2_wtable_load(ctx, &l, &w->store, &how);
+        if (st == LTX2_OK && cast_fp8) st = ltx2_fp8_cast_biases(ctx, w);
         if (st == LTX2_OK) st = ltx2_lora_check_used(ctx, loras);
     }
     ltx2_wtable_free(&l);
@@ -249,13 +264,13 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
 
 ltx2_status ltx2_dit_weights_load(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                   const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, false, false, false, NULL, out);
+    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, LOAD_F32, NULL, out);
 }
 
 ltx2_status ltx2_dit_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                      const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                      ltx2_dit_weights **out) {
-    return load(ctx, be, dtype, f, prefix, cfg, false, true, false, NULL, out);
+    return load(ctx, be, dtype, f, prefix, cfg, LOAD_AS_FILE, NULL, out);
 }
 
 const ltx2_tensor *ltx2_dit_weights_find(ltx2_dit_weights *w, const char *name) {
@@ -298,18 +313,24 @@ ltx2_status ltx2_dit_weights_each_linear(ltx2_context *ctx, ltx2_dit_weights *w,
 ltx2_status ltx2_dit_weights_load_lora(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                        const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                        ltx2_lora_set *loras, ltx2_dit_weights **out) {
-    return load(ctx, be, dtype, f, prefix, cfg, false, true, false, loras, out);
+    return load(ctx, be, dtype, f, prefix, cfg, LOAD_AS_FILE, loras, out);
 }
 
 ltx2_status ltx2_dit_weights_load_fp8(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                       const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                       ltx2_lora_set *loras, ltx2_dit_weights **out) {
-    return load(ctx, be, dtype, f, prefix, cfg, false, true, true, loras, out);
+    return load(ctx, be, dtype, f, prefix, cfg, (load_opts){.keep_bf16 = true, .keep_fp8 = true}, loras, out);
+}
+
+ltx2_status ltx2_dit_weights_load_fp8_cast(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                           const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
+                                           ltx2_dit_weights **out) {
+    return load(ctx, be, dtype, f, prefix, cfg, (load_opts){.cast_fp8 = true}, NULL, out);
 }
 
 ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                              const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, true, false, false, NULL, out);
+    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, (load_opts){.skip_layers = true}, NULL, out);
 }
 
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out) {
@@ -322,7 +343,7 @@ ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2
         ltx2_dit_config cfg;
         ltx2_status st = ltx2_dit_config_from_st(ctx, ltx2_df_view_file(v), &cfg);
         if (st == LTX2_OK)
-            st = load(ctx, ltx2_backend_cpu(), LTX2_F32, ltx2_df_view_file(v), NULL, &cfg, false, true, false, NULL, out);
+            st = load(ctx, ltx2_backend_cpu(), LTX2_F32, ltx2_df_view_file(v), NULL, &cfg, LOAD_AS_FILE, NULL, out);
         ltx2_df_view_close(v);
         return st;
     }
@@ -330,7 +351,7 @@ ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2
     LTX2_TRY(ltx2_st_open(ctx, path, &f));
     ltx2_dit_config cfg;
     ltx2_status st = ltx2_dit_config_from_st(ctx, f, &cfg);
-    if (st == LTX2_OK) st = load(ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, false, true, false, NULL, out);
+    if (st == LTX2_OK) st = load(ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, LOAD_AS_FILE, NULL, out);
     ltx2_st_close(f);
     return st;
 }

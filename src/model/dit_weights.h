@@ -96,6 +96,12 @@ ltx2_status ltx2_dit_weights_each_linear(ltx2_context *ctx, ltx2_dit_weights *w,
  * fp8 weights is refused, as ltx-core's fp8_scaled_mm policy refuses it. be needs an fp8 GEMM.
  * loras (NULL: none) are fused as ltx2_dit_weights_load_lora fuses them, into the fp8 weights by
  * ltx-core's rule for them (ltx2_lora_fuse_fp8, then re-quantised). */
+/* As ltx2_dit_weights_load_on under ltx-core's fp8_cast policy (fp8_cast.h): the named block Linears'
+ * weights and biases rounded to e4m3 values, kept in dtype. No LoRAs: ltx-core fuses them into fp8-cast
+ * weights with stochastic rounding in a GPU kernel (fuse_loras.py, triton), which nothing here reproduces. */
+ltx2_status ltx2_dit_weights_load_fp8_cast(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                           const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
+                                           ltx2_dit_weights **out);
 ltx2_status ltx2_dit_weights_load_fp8(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                       const ltx2_st_file *f, const char *prefix, const ltx2_dit_config *cfg,
                                       struct ltx2_lora_set *loras, ltx2_dit_weights **out);

@@ -177,8 +177,15 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
                           "(duration 0: the clip's length)", p->audio_start_time, p->audio_max_duration);
     if (p->n_loras < 0 || (p->n_loras && !p->loras))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: %d LoRAs and no list", p->n_loras);
-    if (p->weights_dtype && strcmp(p->weights_dtype, "bf16") && strcmp(p->weights_dtype, "fp8"))
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype '%s': use bf16 or fp8", p->weights_dtype);
+    if (p->weights_dtype && strcmp(p->weights_dtype, "bf16") && strcmp(p->weights_dtype, "fp8") &&
+        strcmp(p->weights_dtype, "fp8-cast"))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype '%s': use bf16, fp8 or fp8-cast",
+                          p->weights_dtype);
+    if (ltx2_gen_fp8_cast(p) && (p->n_loras > 0 || p->pipeline == LTX2_PIPELINE_TWO_STAGE))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: fp8-cast weights with %s: ltx-core fuses LoRAs into "
+                          "fp8-cast weights with stochastic rounding in a GPU kernel (fuse_loras.py, triton), which "
+                          "nothing here reproduces; use bf16 or fp8 weights",
+                          p->n_loras > 0 ? "LoRAs" : "the two-stage pipeline (its distilled LoRA)");
     const char *pl = pipeline_name(p->pipeline);
     if (p->pipeline != LTX2_PIPELINE_ONE_STAGE) {
         if (!ltx2_gen_upsampler_path(p))
@@ -422,9 +429,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if (any_lora && (preloaded || dist))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: LoRAs are fused into the DiT as it loads: not with "
                           "models loaded once (ltx2_model) or across ranks yet");
-    if (ltx2_gen_fp8_weights(p) && (preloaded || dist))
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: fp8 DiT weights load with the run: not with models "
-                          "loaded once (ltx2_model) or across ranks yet");
+    if ((ltx2_gen_fp8_weights(p) || ltx2_gen_fp8_cast(p)) && (preloaded || dist))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: %s DiT weights load with the run: not with models "
+                          "loaded once (ltx2_model) or across ranks yet", p->weights_dtype);
     if (p->n_loras) LTX2_TRY(ltx2_lora_set_open(ctx, p->loras, p->n_loras, &loras1));
     if (p->pipeline == LTX2_PIPELINE_TWO_STAGE) { /* ModelLedger.with_additional_loras: the user's, then it */
         specs2 = malloc((size_t)(p->n_loras + 1) * sizeof *specs2);
@@ -476,6 +483,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if (!preloaded &&
         (st = dist                      ? ltx2_pipe_models_load_dit_replicated(ctx, ckpt_paths, n_ckpt, m)
               : ltx2_gen_fp8_weights(p) ? ltx2_pipe_models_load_fp8(ctx, ckpt_paths, n_ckpt, be, loras1, m)
+              : ltx2_gen_fp8_cast(p)    ? ltx2_pipe_models_load_fp8_cast(ctx, ckpt_paths, n_ckpt, be, m)
                                         : ltx2_pipe_models_load_lora(ctx, ckpt_paths, n_ckpt, be, loras1, m)) != LTX2_OK)
         goto done;
     if (cond.n) {
@@ -589,6 +597,10 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if (ltx2_gen_fp8_weights(p))
         LTX2_LOGI(ctx, "generate: fp8 DiT weights: %zu scaled fp8 Linears run as fp8 GEMMs (ltx-core's fp8_scaled_mm)",
                   m->dit->store.n_fp8);
+    if (ltx2_gen_fp8_cast(p))
+        LTX2_LOGI(ctx, "generate: fp8-cast DiT weights: the blocks' q/k/v/out and feed-forward weights and biases "
+                  "rounded to e4m3 as ltx-core's fp8_cast policy casts them, run in %s",
+                  ltx2_dtype_name(m->dit->dtype));
     if (loras1) {
         int64_t pairs = 0, used = 0;
         ltx2_lora_counts(loras1, &pairs, &used);

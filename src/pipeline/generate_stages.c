@@ -183,6 +183,10 @@ bool ltx2_gen_fp8_weights(const ltx2_generate_params *p) {
     return p->weights_dtype && !strcmp(p->weights_dtype, "fp8");
 }
 
+bool ltx2_gen_fp8_cast(const ltx2_generate_params *p) {
+    return p->weights_dtype && !strcmp(p->weights_dtype, "fp8-cast");
+}
+
 void ltx2_gen_checkpoint_paths(const ltx2_generate_params *p, const char *const **paths, int *n) {
     if (p->checkpoint || p->n_checkpoint_files <= 0) {
         *paths = &p->checkpoint;

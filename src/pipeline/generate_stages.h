@@ -47,6 +47,8 @@ void ltx2_gen_checkpoint_paths(const ltx2_generate_params *p, const char *const 
 const char *ltx2_gen_upsampler_path(const ltx2_generate_params *p);
 /* Whether p asks for fp8 DiT weights (weights_dtype "fp8"). */
 bool ltx2_gen_fp8_weights(const ltx2_generate_params *p);
+/* Whether p asks for ltx-core's fp8_cast policy (weights_dtype "fp8-cast", model/fp8_cast.h). */
+bool ltx2_gen_fp8_cast(const ltx2_generate_params *p);
 /* The latent upsampler of a two-stage pipeline, loaded before any other model so that a wrong
  * file is refused before Gemma or the DiT run: spatial x2 is what ltx-pipelines' two-stage
  * pipelines are written for (stage 1 at exactly half the size). */

@@ -45,6 +45,7 @@ typedef struct ltx2_pipe_models {
     const ltx2_backend *be; /* where the DiT, the connectors and the video decoder run */
     bool is_2_3;
     bool fp8; /* the DiT's scaled fp8 weights were kept fp8 (ltx2_pipe_models_load_fp8; reloads too) */
+    bool fp8_cast; /* the DiT under ltx-core's fp8_cast policy (ltx2_pipe_models_load_fp8_cast; reloads too) */
     ltx2_dit_weights *dit;
     ltx2_connectors_weights *conn;
     ltx2_video_decoder *vdec;
@@ -67,6 +68,9 @@ ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx
 struct ltx2_lora_set;
 ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
                                        struct ltx2_lora_set *loras, ltx2_pipe_models *out);
+/* The same under ltx-core's fp8_cast policy (ltx2_dit_weights_load_fp8_cast; no LoRAs). */
+ltx2_status ltx2_pipe_models_load_fp8_cast(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
+                                           ltx2_pipe_models *out);
 /* The same, with the DiT's scaled fp8 weights kept fp8 (ltx2_dit_weights_load_fp8). */
 ltx2_status ltx2_pipe_models_load_fp8(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
                                       struct ltx2_lora_set *loras, ltx2_pipe_models *out);

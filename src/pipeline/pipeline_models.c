@@ -13,10 +13,11 @@
 static ltx2_dtype model_dtype(const ltx2_backend *be) { return be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16; }
 
 static ltx2_status load(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
-                        bool dit_layers, bool fp8, ltx2_lora_set *loras, ltx2_pipe_models *out) {
+                        bool dit_layers, bool fp8, bool fp8_cast, ltx2_lora_set *loras, ltx2_pipe_models *out) {
     memset(out, 0, sizeof *out);
     out->be = be;
     out->fp8 = fp8;
+    out->fp8_cast = fp8_cast;
     ltx2_status st = ltx2_ckpt_source_open(ctx, paths, n, &out->src);
     if (st != LTX2_OK) return st;
     out->set = ltx2_ckpt_source_set(out->src);
@@ -26,6 +27,7 @@ static ltx2_status load(ltx2_context *ctx, const char *const *paths, int n, cons
     if ((st = ltx2_dit_config_from_st(ctx, f, &dcfg)) != LTX2_OK) goto fail;
     st = !dit_layers ? ltx2_dit_weights_load_replicated(ctx, f, NULL, &dcfg, &out->dit)
          : fp8       ? ltx2_dit_weights_load_fp8(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit)
+         : fp8_cast  ? ltx2_dit_weights_load_fp8_cast(ctx, be, model_dtype(be), f, NULL, &dcfg, &out->dit)
                      : ltx2_dit_weights_load_lora(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit);
     if (st != LTX2_OK) goto fail;
     if ((st = ltx2_connectors_config_from_st(ctx, f, &ccfg)) != LTX2_OK) goto fail;
@@ -55,22 +57,27 @@ fail:
 }
 
 ltx2_status ltx2_pipe_models_load(ltx2_context *ctx, const char *path, const ltx2_backend *be, ltx2_pipe_models *out) {
-    return load(ctx, &path, 1, be, true, false, NULL, out);
+    return load(ctx, &path, 1, be, true, false, false, NULL, out);
 }
 
 ltx2_status ltx2_pipe_models_load_lora(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
                                        ltx2_lora_set *loras, ltx2_pipe_models *out) {
-    return load(ctx, paths, n, be, true, false, loras, out);
+    return load(ctx, paths, n, be, true, false, false, loras, out);
 }
 
 ltx2_status ltx2_pipe_models_load_fp8(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
                                       ltx2_lora_set *loras, ltx2_pipe_models *out) {
-    return load(ctx, paths, n, be, true, true, loras, out);
+    return load(ctx, paths, n, be, true, true, false, loras, out);
+}
+
+ltx2_status ltx2_pipe_models_load_fp8_cast(ltx2_context *ctx, const char *const *paths, int n, const ltx2_backend *be,
+                                           ltx2_pipe_models *out) {
+    return load(ctx, paths, n, be, true, false, true, NULL, out);
 }
 
 ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *const *paths, int n,
                                                  ltx2_pipe_models *out) {
-    return load(ctx, paths, n, ltx2_backend_cpu(), false, false, NULL, out);
+    return load(ctx, paths, n, ltx2_backend_cpu(), false, false, false, NULL, out);
 }
 
 ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, ltx2_lora_set *loras) {
@@ -79,8 +86,11 @@ ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, 
     /* the old weights go first: a device never holds two DiTs (ltx-pipelines frees stage 1's too) */
     ltx2_dit_weights_free(m->dit);
     m->dit = NULL;
-    return m->fp8 ? ltx2_dit_weights_load_fp8(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit)
-                  : ltx2_dit_weights_load_lora(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit);
+    if (m->fp8_cast && loras)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "fp8-cast weights take no LoRA (see ltx2_dit_weights_load_fp8_cast)");
+    return m->fp8      ? ltx2_dit_weights_load_fp8(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit)
+           : m->fp8_cast ? ltx2_dit_weights_load_fp8_cast(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, &m->dit)
+                         : ltx2_dit_weights_load_lora(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit);
 }
 
 ltx2_status ltx2_pipe_models_load_encoder(ltx2_context *ctx, ltx2_pipe_models *m) {

@@ -14,10 +14,12 @@
 
 #include "backend/backend.h"
 #include "core/context.h"
+#include "core/dtype.h"
 #include "dit_inputs.h"
 #include "model/dit.h"
 #include "model/dit_config.h"
 #include "model/dit_weights.h"
+#include "model/fp8_cast.h"
 #include "test_util.h"
 
 /* bf16 storage of weights, the residual stream and every activation (2^-9 relative rounding per
@@ -163,10 +165,92 @@ static void dit_device_check_fp8(ltx2_context *ctx, const ltx2_backend *dev, con
     ltx2_st_close(g);
 }
 
-/* dit_device_check, then dit_device_check_fp8 where dev has an fp8 GEMM (CUDA compute capability
- * 8.9+, the emulator). */
+/* What dit_device_check_fp8_cast compares Linear by Linear. */
+typedef struct dit_cast_walk {
+    ltx2_context *ctx;
+    const ltx2_backend *dev;
+    ltx2_dit_weights *dw;
+    int cast, same;
+} dit_cast_walk;
+
+/* t (on dev, bf16) against ref (host f32): the same values. */
+static bool dit_device_same_values(ltx2_context *ctx, const ltx2_backend *dev, const ltx2_tensor *t, const ltx2_tensor *ref) {
+    const int64_t n = ltx2_tensor_numel(ref);
+    if (!t->data || ltx2_tensor_numel(t) != n) return false;
+    void *raw = malloc(ltx2_tensor_nbytes(t));
+    float *f = malloc((size_t)n * sizeof *f);
+    bool ok = raw && f && dev->download(dev, ctx, raw, t->data, ltx2_tensor_nbytes(t)) == LTX2_OK &&
+              ltx2_convert(ctx, f, LTX2_F32, raw, t->dtype, (size_t)n) == LTX2_OK &&
+              !memcmp(f, ref->data, (size_t)n * sizeof *f);
+    free(raw), free(f);
+    return ok;
+}
+
+static ltx2_status dit_cast_linear(void *user, const char *name, ltx2_dit_linear *lin) {
+    dit_cast_walk *c = user;
+    if (!ltx2_fp8_cast_applies(name)) return LTX2_OK;
+    char module[LTX2_WNAME_CAP];
+    snprintf(module, sizeof module, "%.*s", (int)(strlen(name) - strlen(".weight")), name);
+    const ltx2_dit_linear *d = ltx2_dit_weights_find_linear(c->dw, module);
+    c->cast++;
+    c->same += d && dit_device_same_values(c->ctx, c->dev, &d->w, &lin->w) &&
+               dit_device_same_values(c->ctx, c->dev, &d->b, &lin->b);
+    return LTX2_OK;
+}
+
+/* ltx-core's fp8_cast policy (test_dit_fp8_cast) loaded on the CPU and on dev: every cast Linear's weight
+ * and bias hold the same (e4m3, so bf16-exact) values on both, the bias through dev's round trip; one
+ * masked forward each within the plain bf16 bounds. */
+static void dit_device_check_fp8_cast(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
+    char ck[1024], gp[1024];
+    snprintf(ck, sizeof ck, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
+    snprintf(gp, sizeof gp, "%s/tests/golden/data/dit_fp8_cast_%s.safetensors", LTX2_SOURCE_DIR, version);
+    ltx2_st_file *f = NULL, *g = NULL;
+    ltx2_dit_weights *cpu = NULL, *dw = NULL;
+    ltx2_dit_config cfg;
+    ltx2_status st = ltx2_st_open(ctx, ck, &f);
+    if (st == LTX2_OK) st = ltx2_st_open(ctx, gp, &g);
+    if (st == LTX2_OK) st = ltx2_dit_config_from_st(ctx, f, &cfg);
+    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8_cast(ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, &cpu);
+    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8_cast(ctx, dev, LTX2_BF16, f, NULL, &cfg, &dw);
+    CHECK(st == LTX2_OK, "%s fp8-cast: %s", version, ltx2_last_error(ctx));
+    if (st == LTX2_OK) {
+        dit_cast_walk c = {ctx, dev, dw, 0, 0};
+        ltx2_dit_weights_each_linear(ctx, cpu, dit_cast_linear, &c);
+        CHECK(c.cast > 0 && c.same == c.cast, "%s fp8-cast on %s: %d of %d cast Linears hold the CPU's values", version,
+              dev->name, c.same, c.cast);
+    }
+    dit_inputs in;
+    if (st == LTX2_OK && dit_inputs_load(ctx, g, DIT_INPUTS_MASKED, &in)) {
+        const int64_t nv = in.B * in.video.T * cpu->cfg.out_channels, na = in.B * in.audio.T * cpu->cfg.audio_out_channels;
+        float *rv = malloc((size_t)nv * sizeof(float)), *ra = malloc((size_t)na * sizeof(float));
+        float *gv = malloc((size_t)nv * sizeof(float)), *ga = malloc((size_t)na * sizeof(float));
+        st = rv && ra && gv && ga ? ltx2_dit_forward(ctx, cpu, &in.p, rv, ra) : LTX2_ERR_OOM;
+        if (st == LTX2_OK) st = ltx2_dit_forward(ctx, dw, &in.p, gv, ga);
+        CHECK(st == LTX2_OK, "%s fp8-cast forward: %s", version, ltx2_last_error(ctx));
+        double worst = 0;
+        if (st == LTX2_OK) {
+            char what[96];
+            snprintf(what, sizeof what, "%s fp8-cast video on %s", version, dev->name);
+            dit_device_compare(what, rv, gv, nv, &worst);
+            snprintf(what, sizeof what, "%s fp8-cast audio on %s", version, dev->name);
+            dit_device_compare(what, ra, ga, na, &worst);
+            printf("%s fp8-cast on %s vs the CPU: worst rel-L2 %.3g\n", version, dev->name, worst);
+        }
+        free(rv), free(ra), free(gv), free(ga);
+        dit_inputs_free(&in);
+    }
+    ltx2_dit_weights_free(dw);
+    ltx2_dit_weights_free(cpu);
+    ltx2_st_close(g);
+    ltx2_st_close(f);
+}
+
+/* dit_device_check, the fp8-cast check, then dit_device_check_fp8 where dev has an fp8 GEMM (CUDA
+ * compute capability 8.9+, the emulator). */
 static void dit_device_check_all(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
     dit_device_check(ctx, dev, version);
+    dit_device_check_fp8_cast(ctx, dev, version);
     if (ltx2_backend_supports(dev, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
         dit_device_check_fp8(ctx, dev, version);
     else

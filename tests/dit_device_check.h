@@ -122,6 +122,34 @@ static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const c
     ltx2_dit_weights_free(cpu);
 }
 
+/* One masked forward of cpu (the reference) and dw (on dev) on g's inputs, compared within (min_cos,
+ * max_rel) per stream; label names the case. */
+static void dit_device_pair_forward(ltx2_context *ctx, const ltx2_backend *dev, const ltx2_st_file *g,
+                                    const ltx2_dit_weights *cpu, const ltx2_dit_weights *dw, const char *label,
+                                    double min_cos, double max_rel) {
+    dit_inputs in;
+    if (!dit_inputs_load(ctx, g, DIT_INPUTS_MASKED, &in)) return;
+    const int64_t nv = in.B * in.video.T * cpu->cfg.out_channels, na = in.B * in.audio.T * cpu->cfg.audio_out_channels;
+    float *rv = malloc((size_t)nv * sizeof(float)), *ra = malloc((size_t)na * sizeof(float));
+    float *gv = malloc((size_t)nv * sizeof(float)), *ga = malloc((size_t)na * sizeof(float));
+    ltx2_status st = rv && ra && gv && ga ? ltx2_dit_forward(ctx, cpu, &in.p, rv, ra) : LTX2_ERR_OOM;
+    if (st == LTX2_OK) st = ltx2_dit_forward(ctx, dw, &in.p, gv, ga);
+    CHECK(st == LTX2_OK, "%s forward: %s", label, ltx2_last_error(ctx));
+    if (st == LTX2_OK) {
+        const float *ref[2] = {rv, ra}, *got[2] = {gv, ga};
+        const int64_t n[2] = {nv, na};
+        for (int m = 0; m < 2; m++) {
+            char what[128];
+            snprintf(what, sizeof what, "%s %s on %s", label, m ? "audio" : "video", dev->name);
+            double rel = 0;
+            dit_device_compare_within(what, ref[m], got[m], n[m], min_cos, max_rel, &rel);
+            printf("%s vs the CPU: rel-L2 %.3g\n", what, rel);
+        }
+    }
+    free(rv), free(ra), free(gv), free(ga);
+    dit_inputs_free(&in);
+}
+
 /* Scaled fp8 weights (dit_fp8_<v>.safetensors, test_dit_fp8_scaled): the same file loaded with its fp8
  * Linears kept fp8 on the CPU (fp32 activations) and on dev (bf16 activations, the fp8 quantise
  * kernel, the fp8 GEMM), one masked forward each. The activations the two quantise differ by bf16
@@ -137,29 +165,10 @@ static void dit_device_check_fp8(ltx2_context *ctx, const ltx2_backend *dev, con
     if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(ctx, ltx2_backend_cpu(), LTX2_F32, g, NULL, &cfg, NULL, &cpu);
     if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(ctx, dev, LTX2_BF16, g, NULL, &cfg, NULL, &dw);
     CHECK(st == LTX2_OK, "%s fp8: %s", version, ltx2_last_error(ctx));
-    dit_inputs in;
-    if (st == LTX2_OK && dit_inputs_load(ctx, g, DIT_INPUTS_MASKED, &in)) {
-        const int64_t nv = in.B * in.video.T * cpu->cfg.out_channels, na = in.B * in.audio.T * cpu->cfg.audio_out_channels;
-        float *rv = malloc((size_t)nv * sizeof(float)), *ra = malloc((size_t)na * sizeof(float));
-        float *gv = malloc((size_t)nv * sizeof(float)), *ga = malloc((size_t)na * sizeof(float));
-        st = rv && ra && gv && ga ? ltx2_dit_forward(ctx, cpu, &in.p, rv, ra) : LTX2_ERR_OOM;
-        if (st == LTX2_OK) st = ltx2_dit_forward(ctx, dw, &in.p, gv, ga);
-        CHECK(st == LTX2_OK, "%s fp8 forward: %s", version, ltx2_last_error(ctx));
-        if (st == LTX2_OK) {
-            const float *ref[2] = {rv, ra}, *got[2] = {gv, ga};
-            const int64_t n[2] = {nv, na};
-            for (int m = 0; m < 2; m++) {
-                char what[96];
-                snprintf(what, sizeof what, "%s fp8 %s on %s", version, m ? "audio" : "video", dev->name);
-                double rel = 0;
-                dit_device_compare_within(what, ref[m], got[m], n[m], DIT_DEVICE_FP8_MIN_COSINE,
-                                          DIT_DEVICE_FP8_MAX_REL_L2, &rel);
-                printf("%s vs the CPU: rel-L2 %.3g\n", what, rel);
-            }
-        }
-        free(rv), free(ra), free(gv), free(ga);
-        dit_inputs_free(&in);
-    }
+    char label[32];
+    snprintf(label, sizeof label, "%s fp8", version);
+    if (st == LTX2_OK)
+        dit_device_pair_forward(ctx, dev, g, cpu, dw, label, DIT_DEVICE_FP8_MIN_COSINE, DIT_DEVICE_FP8_MAX_REL_L2);
     ltx2_dit_weights_free(dw);
     ltx2_dit_weights_free(cpu);
     ltx2_st_close(g);
@@ -220,26 +229,9 @@ static void dit_device_check_fp8_cast(ltx2_context *ctx, const ltx2_backend *dev
         CHECK(c.cast > 0 && c.same == c.cast, "%s fp8-cast on %s: %d of %d cast Linears hold the CPU's values", version,
               dev->name, c.same, c.cast);
     }
-    dit_inputs in;
-    if (st == LTX2_OK && dit_inputs_load(ctx, g, DIT_INPUTS_MASKED, &in)) {
-        const int64_t nv = in.B * in.video.T * cpu->cfg.out_channels, na = in.B * in.audio.T * cpu->cfg.audio_out_channels;
-        float *rv = malloc((size_t)nv * sizeof(float)), *ra = malloc((size_t)na * sizeof(float));
-        float *gv = malloc((size_t)nv * sizeof(float)), *ga = malloc((size_t)na * sizeof(float));
-        st = rv && ra && gv && ga ? ltx2_dit_forward(ctx, cpu, &in.p, rv, ra) : LTX2_ERR_OOM;
-        if (st == LTX2_OK) st = ltx2_dit_forward(ctx, dw, &in.p, gv, ga);
-        CHECK(st == LTX2_OK, "%s fp8-cast forward: %s", version, ltx2_last_error(ctx));
-        double worst = 0;
-        if (st == LTX2_OK) {
-            char what[96];
-            snprintf(what, sizeof what, "%s fp8-cast video on %s", version, dev->name);
-            dit_device_compare(what, rv, gv, nv, &worst);
-            snprintf(what, sizeof what, "%s fp8-cast audio on %s", version, dev->name);
-            dit_device_compare(what, ra, ga, na, &worst);
-            printf("%s fp8-cast on %s vs the CPU: worst rel-L2 %.3g\n", version, dev->name, worst);
-        }
-        free(rv), free(ra), free(gv), free(ga);
-        dit_inputs_free(&in);
-    }
+    char label[32];
+    snprintf(label, sizeof label, "%s fp8-cast", version);
+    if (st == LTX2_OK) dit_device_pair_forward(ctx, dev, g, cpu, dw, label, DIT_DEVICE_MIN_COSINE, DIT_DEVICE_MAX_REL_L2);
     ltx2_dit_weights_free(dw);
     ltx2_dit_weights_free(cpu);
     ltx2_st_close(g);

@@ -68,14 +68,7 @@ def record(version):
         vx, ax = model(video, audio, pert)
     if not cast:
         raise RuntimeError(f"{version}: the policy cast nothing")
-    tensors = {}
-    for m, mod in (("video", video), ("audio", audio)):
-        tensors[f"input.{m}.latent"] = mod.latent
-        tensors[f"input.{m}.positions"] = mod.positions
-        tensors[f"input.{m}.timesteps"] = mod.timesteps
-        tensors[f"input.{m}.sigma"] = mod.sigma
-        tensors[f"input.{m}.context"] = mod.context
-    tensors["input.context_mask"] = video.context_mask.float()
+    tensors = dg.input_tensors(video, audio)
     tensors["output.video"], tensors["output.audio"] = vx, ax
     tensors["plain.video"], tensors["plain.audio"] = pv, pa
     tensors = {k: v.detach().contiguous().float() for k, v in tensors.items()}

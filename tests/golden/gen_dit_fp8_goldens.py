@@ -173,13 +173,7 @@ def record(version):
     n_fp8 = sum(1 for t in tensors.values() if t.dtype == FP8)
     if n_fp8 != len(scales):
         raise RuntimeError(f"{version}: {n_fp8} fp8 tensors written, {len(scales)} quantised")
-    for m, mod in (("video", video), ("audio", audio)):
-        tensors[f"input.{m}.latent"] = mod.latent
-        tensors[f"input.{m}.positions"] = mod.positions
-        tensors[f"input.{m}.timesteps"] = mod.timesteps
-        tensors[f"input.{m}.sigma"] = mod.sigma
-        tensors[f"input.{m}.context"] = mod.context
-    tensors["input.context_mask"] = video.context_mask.float()
+    tensors.update(dg.input_tensors(video, audio))
     tensors["output.video"], tensors["output.audio"] = vx, ax
     tensors["dequant.video"], tensors["dequant.audio"] = dv, da
     tensors["sensitivity"] = sens  # [video, audio] rel-L2 under SENS_NOISE input noise

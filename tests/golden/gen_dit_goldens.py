@@ -102,10 +102,8 @@ def make_inputs(version, cfg):
     return video, audio
 
 
-def record(version):
-    torch.manual_seed(SEED)
-    model, cfg = load_model(version)
-    video, audio = make_inputs(version, cfg)
+def input_tensors(video, audio):
+    """The forward's inputs under the "input.*" names every DiT golden uses (the C side's dit_inputs.h)."""
     out = {}
     for m, mod in (("video", video), ("audio", audio)):
         out[f"input.{m}.latent"] = mod.latent
@@ -114,6 +112,14 @@ def record(version):
         out[f"input.{m}.sigma"] = mod.sigma
         out[f"input.{m}.context"] = mod.context
     out["input.context_mask"] = video.context_mask.float()
+    return out
+
+
+def record(version):
+    torch.manual_seed(SEED)
+    model, cfg = load_model(version)
+    video, audio = make_inputs(version, cfg)
+    out = input_tensors(video, audio)
 
     def put(name, t):
         if name in out:

@@ -377,6 +377,19 @@ if (cd "$srcs" && "$bin" generate --checkpoint-path "$tiny/ltx2-tiny-diffusers-2
 else
     bad "generate with --maxdiffusion-weights failed"; cat "$tmp/stderr"
 fi
+# the distilled pipeline from a diffusers directory finds its latent_upsampler/ without
+# --spatial-upsampler-path, beside a MaxDiffusion cache too, with the same result
+if (cd "$srcs" && "$bin" generate --pipeline distilled --checkpoint-path "$tiny/ltx2-tiny-diffusers-2.3" \
+        --prompt-embeds "$tiny/prompt_embeds_positive.safetensors" --height 128 --width 128 --num-frames 9 \
+        --wav dist_dir.wav >/dev/null 2>"$tmp/stderr" &&
+    "$bin" generate --pipeline distilled --checkpoint-path "$tiny/ltx2-tiny-diffusers-2.3" \
+        --maxdiffusion-weights "${mdw}_2.3_bfloat16_scan1.safetensors" \
+        --prompt-embeds "$tiny/prompt_embeds_positive.safetensors" --height 128 --width 128 --num-frames 9 \
+        --wav dist_md.wav >/dev/null 2>"$tmp/stderr"); then
+    cmp -s "$srcs/dist_dir.wav" "$srcs/dist_md.wav" && ok || bad "distilled on MaxDiffusion's weights differs"
+else
+    bad "distilled from a diffusers directory without --spatial-upsampler-path failed"; cat "$tmp/stderr"
+fi
 expect_refusal "not a MaxDiffusion cache" "not a MaxDiffusion converted-weights cache" \
     --checkpoint-path "$tiny/ltx2-tiny-diffusers-2.3" --maxdiffusion-weights "$tiny/ltx2-tiny-2.3.safetensors" \
     "${pe[@]}" "${small[@]}" --wav a.wav

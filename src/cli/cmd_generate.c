@@ -514,6 +514,10 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         fprintf(stderr, "ltx2 %s: --audio-start-time and --audio-max-duration need --audio-path FILE\n", CMD);
         return CLI_EXIT_BAD_INPUT;
     }
+    /* the checkpoint paths first: the pipeline check looks for a diffusers directory's upsampler */
+    p.checkpoint = n_ckpts == 1 ? ckpts[0] : NULL;
+    p.checkpoint_files = n_ckpts > 1 ? ckpts : NULL;
+    p.n_checkpoint_files = n_ckpts > 1 ? n_ckpts : 0;
     const char *pipeline_why = NULL;
     if (!cli_generate_pick_pipeline(pipeline, distilled_ckpt, cli_generate_named_checkpoint(ckpts, n_ckpts),
                                     guidance_flags, p.distilled_lora.path != NULL,
@@ -596,9 +600,6 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         return CLI_EXIT_BAD_INPUT;
     }
     p.semantics = (ltx2_generate_semantics)sem;
-    p.checkpoint = n_ckpts == 1 ? ckpts[0] : NULL;
-    p.checkpoint_files = n_ckpts > 1 ? ckpts : NULL;
-    p.n_checkpoint_files = n_ckpts > 1 ? n_ckpts : 0;
     p.prompt_embeds = pos;
     p.negative_prompt_embeds = neg;
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/generate_cli.h"
+#include "pipeline/generate_stages.h"
 
 /* What a Lightricks file name says of its model: "distilled" (ltx-2-19b-distilled.safetensors,
  * ltx-2.3-22b-distilled-1.1...), "dev" (ltx-2-19b-dev...), or NULL. The files carry no other mark
@@ -65,9 +66,10 @@ bool cli_generate_pick_pipeline(int asked, bool distilled_ckpt, const char *ckpt
                 "two-stage for them)\n", CLI_GENERATE_CMD);
         return false;
     }
-    if (pl != LTX2_PIPELINE_ONE_STAGE && !p->spatial_upsampler) {
+    if (pl != LTX2_PIPELINE_ONE_STAGE && !ltx2_gen_upsampler_path(p)) { /* given, or a diffusers directory's */
         fprintf(stderr, "ltx2 %s: the %s pipeline (%s) needs --spatial-upsampler-path FILE (the x2 spatial latent "
-                "upsampler); or run --pipeline one-stage\n", CLI_GENERATE_CMD, name, why);
+                "upsampler; a diffusers checkpoint directory's latent_upsampler/ is found by itself); or run "
+                "--pipeline one-stage\n", CLI_GENERATE_CMD, name, why);
         return false;
     }
     if (pl == LTX2_PIPELINE_ONE_STAGE && p->spatial_upsampler) {

@@ -167,6 +167,30 @@ static const char *layout_name(ltx2_layout l) {
     }
 }
 
+/* A MaxDiffusion converted-weights cache (model/md_weights.h, what --maxdiffusion-weights reads): its
+ * flax kernel of the patch projection names it; the blocks are stacked [L, ...] or per block. */
+static bool print_md_cache(const char *indent, const ltx2_tensor_set *set) {
+    bool is_md = false, stacked = false;
+    int64_t layers = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const char *n = set->items[i].name;
+        if (!strcmp(n, "proj_in.kernel")) is_md = true;
+        if (strncmp(n, "transformer_blocks.", 19)) continue;
+        if (n[19] >= '0' && n[19] <= '9') {
+            const long long b = strtoll(n + 19, NULL, 10);
+            if (b + 1 > layers) layers = b + 1;
+        } else if (set->items[i].t.ndim > 0) {
+            stacked = true;
+            layers = set->items[i].t.shape[0];
+        }
+    }
+    if (is_md)
+        printf("%smodel:      MaxDiffusion converted-weights cache of an LTX-2 DiT (%lld blocks, %s; flax keys, "
+               "kernels [in, out]): give it to generate with --maxdiffusion-weights beside its diffusers directory\n",
+               indent, (long long)layers, stacked ? "stacked on a layer axis" : "one key set per block");
+    return is_md;
+}
+
 /* Reports one tensor collection: a safetensors file/set, npy/npz, or a diffusers component. */
 static int report_set(ltx2_context *ctx, const inspect_opts *o, const char *path, const char *label,
                       const char *config_text, size_t config_len, const char *config_label) {
@@ -207,7 +231,9 @@ static int report_set(ltx2_context *ctx, const inspect_opts *o, const char *path
     const char *indent = label ? "  " : "";
     if (label) printf("\n[%s]\n", label);
     if (set->n == 0) printf("%s(no tensors: a tokenizer or scheduler, or weights not downloaded)\n", indent);
-    if (strcmp(set->kind, "safetensors") == 0 || strcmp(set->kind, "directory") == 0) {
+    const bool md = info.layout == LTX2_LAYOUT_UNKNOWN && strcmp(set->kind, "safetensors") == 0 &&
+                    print_md_cache(indent, set);
+    if (!md && (strcmp(set->kind, "safetensors") == 0 || strcmp(set->kind, "directory") == 0)) {
         printf("%smodel:      %s", indent, layout_name(info.layout));
         if (info.layout != LTX2_LAYOUT_UNKNOWN)
             printf(", %s%s%s%s", ltx2_model_version_name(info.version), info.version_evidence[0] ? " (" : "",

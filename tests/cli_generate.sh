@@ -123,6 +123,20 @@ if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat wal
         --text-cache cache --wav d.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "generate from the cache failed"; cat "$tmp/stderr"; fi
 grep -q "from the cache" "$tmp/stderr" && ! grep -q "text encoder: Gemma-3" "$tmp/stderr" && ok || bad "the repeated prompt ran Gemma again"
 cmp -s "$txt/a.wav" "$txt/d.wav" && ok || bad "the cached prompt does not reproduce the run"
+# fp8-stored Gemma weights (--text-encoder-dtype fp8, test_gemma_fp8): another run, cached apart from the
+# bf16 one, and read back from there
+if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat walks across a neon street at night" \
+        --text-cache cache --text-encoder-dtype fp8 --wav f8.wav >/dev/null 2>"$tmp/stderr" &&
+    "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat walks across a neon street at night" \
+        --text-cache cache --text-encoder-dtype fp8 --wav f8b.wav >/dev/null 2>"$tmp/stderr2"); then
+    grep -q "fp8-stored Linear weights" "$tmp/stderr" && ok || bad "the fp8 text encoder run did not run Gemma in fp8"
+    ! cmp -s "$txt/a.wav" "$txt/f8.wav" && ok || bad "--text-encoder-dtype fp8 changed nothing"
+    grep -q "from the cache" "$tmp/stderr2" && cmp -s "$txt/f8.wav" "$txt/f8b.wav" && ok || bad "the fp8 prompt was not cached"
+    [ "$(ls "$txt/cache" | wc -l)" -eq 2 ] && ok || bad "fp8 and bf16 hidden states must be cached apart: $(ls "$txt/cache")"
+else
+    bad "generate --text-encoder-dtype fp8 failed"; cat "$tmp/stderr" "$tmp/stderr2"
+fi
+expect_refusal "text encoder dtype" "bf16 or fp8" --prompt "x" --text-encoder-dtype fp4 -o o.mp4
 
 # SIGTERM / SIGINT (#16 item 3): the run stops at its next step, exits 128 + the signal, and leaves
 # no file (no half MP4, no temporaries, no frames)

@@ -77,6 +77,17 @@ static void gemma_device_check(ltx2_context *ctx, const ltx2_backend *dev) {
         CHECK(st == LTX2_OK, "gemma weights copied to %s: %s", dev->name, ltx2_last_error(ctx));
         if (st == LTX2_OK) gemma_device_compare(dev, "copied", ref, got, B * S * D, L1);
         ltx2_gemma_weights_free(wt);
+        /* fp8-stored Linears (test_gemma_fp8): on dev the e4m3 weights widen to bf16 before each GEMM;
+         * against the CPU's fp8 forward, within the same bounds (the weights hold the same values) */
+        ltx2_gemma_weights *fc = NULL, *fd = NULL;
+        st = ltx2_gemma_weights_load_fp8_on(ctx, ltx2_backend_cpu(), LTX2_F32, dir, &fc);
+        if (st == LTX2_OK) st = ltx2_gemma_weights_load_fp8_on(ctx, dev, LTX2_BF16, dir, &fd);
+        if (st == LTX2_OK) st = ltx2_gemma_forward(ctx, fc, ids, mask, B, S, ref);
+        if (st == LTX2_OK) st = ltx2_gemma_forward(ctx, fd, ids, mask, B, S, got);
+        CHECK(st == LTX2_OK, "gemma fp8 weights on %s: %s", dev->name, ltx2_last_error(ctx));
+        if (st == LTX2_OK) gemma_device_compare(dev, "fp8-stored", ref, got, B * S * D, L1);
+        ltx2_gemma_weights_free(fc);
+        ltx2_gemma_weights_free(fd);
         free(ids), free(mask), free(ref), free(got);
     }
     ltx2_st_close(f);

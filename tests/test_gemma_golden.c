@@ -132,7 +132,7 @@ static void check_device_bytes(ltx2_context *ctx) {
         CHECK(st == LTX2_OK, "forward on the plan backend: %s", ltx2_last_error(ctx));
         size_t cur = 0, peak = 0;
         ltx2_backend_plan_counts(plan, &cur, &peak);
-        const uint64_t est = ltx2_gemma_device_bytes(&w->cfg, B, S);
+        const uint64_t est = ltx2_gemma_device_bytes(&w->cfg, B, S, false);
         /* at most one 256-byte rounding per tensor: the store's ~80 and the forward's ~20 */
         CHECK(est <= peak && peak - est <= 128 * 256, "device bytes: estimated %llu, held %zu", (unsigned long long)est,
               peak);

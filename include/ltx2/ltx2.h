@@ -167,6 +167,11 @@ typedef struct ltx2_generate_params {
     const char *text_encoder;
     /* Where Gemma runs: "cpu" (NULL: the default), "cuda", "cuda:N" or "auto", as device. */
     const char *text_encoder_device;
+    /* Gemma's Linear weights: "bf16" (NULL: the default, the checkpoint's) or "fp8": stored in e4m3
+     * with a per-tensor scale and widened before each GEMM, half the resident bytes; the hidden
+     * states move by the weights' rounding (no reference runs an fp8 Gemma), so cached prompts are
+     * kept apart. */
+    const char *text_encoder_dtype;
     const char *save_prompt_embeds;     /* optional: the positive prompt's hidden states, as a file
                                            prompt_embeds reads */
     const char *text_cache;             /* optional directory: prompts encoded before (same encoder,

@@ -363,6 +363,14 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--negative-prompt")) { VALUE(); p.negative_prompt = v; }
         else if (!strcmp(a, "--text-encoder") || !strcmp(a, "--gemma-root")) { VALUE(); p.text_encoder = v; }
         else if (!strcmp(a, "--text-encoder-device")) { VALUE(); p.text_encoder_device = v; }
+        else if (!strcmp(a, "--text-encoder-dtype")) {
+            VALUE();
+            if (strcmp(v, "bf16") && strcmp(v, "fp8")) {
+                fprintf(stderr, "ltx2 %s: --text-encoder-dtype must be bf16 or fp8, got %s\n", CMD, v);
+                return CLI_EXIT_BAD_INPUT;
+            }
+            p.text_encoder_dtype = v;
+        }
         else if (!strcmp(a, "--text-cache")) { VALUE(); p.text_cache = v; }
         else if (!strcmp(a, "--no-text-cache")) no_text_cache = true;
         else if (!strcmp(a, "--save-prompt-embeds")) { VALUE(); p.save_prompt_embeds = v; }

@@ -68,6 +68,12 @@ typedef struct ltx2_gemma_weights {
  * tower and projector skipped), every tensor checked against the config. */
 ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const char *dir,
                                        ltx2_gemma_weights **out);
+/* The same with the Linear weights stored in fp8 e4m3, each quantised per tensor as it loads (scale
+ * = 448 / amax, as ltx-core quantises the DiT's; ltx2_fp8_quantize_per_tensor) and widened to dtype
+ * just before its GEMM: half the resident bytes of bf16 (the 12B: ~11 GiB instead of ~22), the
+ * weights' e4m3 rounding the only numeric change. No reference has an fp8 Gemma: this is ours. */
+ltx2_status ltx2_gemma_weights_load_fp8_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const char *dir,
+                                           ltx2_gemma_weights **out);
 /* Seeded normal weights (times scale; norms and embeddings too) for cfg on the CPU in f32, no
  * file: for benches at real shapes. */
 ltx2_status ltx2_gemma_weights_random(ltx2_context *ctx, const ltx2_gemma_config *cfg, uint64_t seed, float scale,
@@ -99,9 +105,10 @@ typedef ltx2_status (*ltx2_gemma_sink)(void *user, ltx2_context *ctx, const ltx2
 ltx2_status ltx2_gemma_forward_to(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                   const uint8_t *mask, int64_t B, int64_t S, ltx2_gemma_sink sink, void *user);
 
-/* Device bytes of loading cfg in a 2-byte dtype and running the forward on B x S tokens: the
- * layers' weights (the embedding table stays on the host) and the forward's buffers (as
- * gemma_forward.c takes them), without the runtime's own overhead. */
-uint64_t ltx2_gemma_device_bytes(const ltx2_gemma_config *cfg, int64_t B, int64_t S);
+/* Device bytes of loading cfg in a 2-byte dtype (fp8: its Linear weights at a byte each, plus the
+ * largest one widened for its GEMM) and running the forward on B x S tokens: the layers' weights (the
+ * embedding table stays on the host) and the forward's buffers (as gemma_forward.c takes them),
+ * without the runtime's own overhead. */
+uint64_t ltx2_gemma_device_bytes(const ltx2_gemma_config *cfg, int64_t B, int64_t S, bool fp8);
 
 #endif

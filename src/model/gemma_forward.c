@@ -23,8 +23,17 @@ static ltx2_status tensor(gemma_run *r, int64_t a, int64_t b, int64_t c, ltx2_te
     return ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 3, s, out);
 }
 
+/* fp8-stored weights (ltx2_gemma_weights_load_fp8_on) are widened into a scratch weight of the
+ * activations' dtype first, one Linear at a time. */
 static ltx2_status linear(gemma_run *r, const ltx2_linear *L, const ltx2_tensor *x, ltx2_tensor *y) {
-    return ltx2_backend_gemm(r->be, r->ctx, x, &L->w, LTX2_B_NK, NULL, y);
+    if (L->w.dtype != LTX2_F8_E4M3) return ltx2_backend_gemm(r->be, r->ctx, x, &L->w, LTX2_B_NK, NULL, y);
+    const size_t mark = ltx2_bpool_mark(r->pool);
+    ltx2_tensor wide;
+    ltx2_status st = ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 2, L->w.shape, &wide);
+    if (st == LTX2_OK) st = ltx2_backend_fp8_convert(r->be, r->ctx, &L->w, L->w_scale, &wide);
+    if (st == LTX2_OK) st = ltx2_backend_gemm(r->be, r->ctx, x, &wide, LTX2_B_NK, NULL, y);
+    ltx2_bpool_release(r->pool, mark);
+    return st;
 }
 
 /* x viewed as rows of `width` (QK-norm runs per head over head_dim). */
@@ -165,11 +174,13 @@ static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const
     return ltx2_backend_gated_add(be, ctx, &b->h, &b->y, NULL, NULL);
 }
 
-uint64_t ltx2_gemma_device_bytes(const ltx2_gemma_config *c, int64_t B, int64_t S) {
+uint64_t ltx2_gemma_device_bytes(const ltx2_gemma_config *c, int64_t B, int64_t S, bool fp8) {
     const uint64_t D = (uint64_t)c->hidden, Q = (uint64_t)(c->heads * c->head_dim),
                    KV = (uint64_t)(c->kv_heads * c->head_dim), F = (uint64_t)c->ffn, rows = (uint64_t)(B * S);
-    const uint64_t per_layer = D * Q * 2 + 2 * D * KV + 3 * D * F + 4 * D + 2 * (uint64_t)c->head_dim;
-    const uint64_t weights = 2 * ((uint64_t)c->layers * per_layer + D);
+    const uint64_t linears = D * Q * 2 + 2 * D * KV + 3 * D * F, norms = 4 * D + 2 * (uint64_t)c->head_dim;
+    const uint64_t widest = D * F > D * Q ? D * F : D * Q; /* the widened scratch of one fp8 Linear */
+    const uint64_t weights = fp8 ? (uint64_t)c->layers * (linears + 2 * norms) + 2 * D + 2 * widest
+                                 : 2 * ((uint64_t)c->layers * (linears + norms) + D);
     /* h, xn, y; q, o; k, v; gate, up (2 bytes each) + the u8 mask + two RoPE table sets (f32) */
     const uint64_t acts = 2 * rows * (3 * D + 2 * Q + 2 * KV + 2 * F) + rows;
     const uint64_t rope = 2 * 2 * 4 * rows * (uint64_t)((c->heads + c->kv_heads) * c->head_dim / 2);

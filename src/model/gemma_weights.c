@@ -102,8 +102,9 @@ static ltx2_status find_embed(ltx2_context *ctx, ltx2_gemma_weights *w, const ch
                       dir);
 }
 
-ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const char *dir,
-                                       ltx2_gemma_weights **out) {
+/* fp8: the Linear weights stored in e4m3, quantised per tensor as they load (gemma.h). */
+static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const char *dir, bool fp8,
+                        ltx2_gemma_weights **out) {
     *out = NULL;
     ltx2_gemma_weights *w = calloc(1, sizeof *w);
     if (!w) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma weights");
@@ -118,7 +119,8 @@ ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be
     if (st == LTX2_OK) st = find_embed(ctx, w, dir);
     if (st == LTX2_OK) {
         build_table(&t, w);
-        st = ltx2_wstore_layout_for(ctx, &w->store, &t, be, dtype, &w->view, w->prefix, false, false);
+        st = fp8 ? ltx2_wstore_layout_fp8_stored(ctx, &w->store, &t, be, dtype)
+                 : ltx2_wstore_layout_for(ctx, &w->store, &t, be, dtype, &w->view, w->prefix, false, false);
     }
     if (st == LTX2_OK) {
         w->be = be;
@@ -128,7 +130,7 @@ ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be
                  (long long)w->cfg.layers, (long long)w->cfg.hidden, (long long)w->cfg.heads,
                  (long long)w->cfg.kv_heads, (long long)w->cfg.head_dim, (long long)w->cfg.ffn);
         const ltx2_wload how = {.f = &w->view, .prefix = w->prefix, .what = "Gemma-3 weights", .cfgdesc = cfgdesc,
-                                .owns = owns, .owns_user = w->prefix};
+                                .owns = owns, .owns_user = w->prefix, .quantize_fp8 = fp8};
         st = ltx2_wtable_load(ctx, &t, &w->store, &how);
     }
     if (st == LTX2_OK) st = apply_one_plus(ctx, w);
@@ -139,6 +141,16 @@ ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be
     }
     *out = w;
     return LTX2_OK;
+}
+
+ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const char *dir,
+                                       ltx2_gemma_weights **out) {
+    return load(ctx, be, dtype, dir, false, out);
+}
+
+ltx2_status ltx2_gemma_weights_load_fp8_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const char *dir,
+                                           ltx2_gemma_weights **out) {
+    return load(ctx, be, dtype, dir, true, out);
 }
 
 ltx2_status ltx2_gemma_weights_random(ltx2_context *ctx, const ltx2_gemma_config *cfg, uint64_t seed, float scale,

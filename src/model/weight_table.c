@@ -106,11 +106,14 @@ static bool allocated(const ltx2_wstore *s, const ltx2_wspec *w, bool skip_layer
 /* mapping: the retained file mapping the matrices will view (NULL: they are stored); the store
  * takes the reference. */
 static ltx2_status layout_checks(ltx2_context *ctx, const ltx2_wtable *t, const ltx2_backend *be, ltx2_dtype dtype,
-                                 ltx2_dtype matrix_dtype) {
+                                 ltx2_dtype matrix_dtype, bool fp8_gemm) {
     if (t->oom) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "weights: tensor list");
     bool fp8 = false;
     for (size_t i = 0; i < t->n; i++) fp8 = fp8 || t->v[i].fp8;
-    if (fp8 && !ltx2_backend_supports(be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
+    if (fp8 && !fp8_gemm && !ltx2_backend_supports(be, LTX2_OP_FP8, dtype))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s cannot widen fp8 weights to %s", be->name,
+                          ltx2_dtype_name(dtype));
+    if (fp8 && fp8_gemm && !ltx2_backend_supports(be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s has no fp8 GEMM%s", be->name,
                           be->device == LTX2_DEVICE_CPU ? "" : " (it needs compute capability 8.9 or newer)");
     if (!ltx2_backend_supports(be, LTX2_OP_GEMM_EX, dtype))
@@ -123,12 +126,14 @@ static ltx2_status layout_checks(ltx2_context *ctx, const ltx2_wtable *t, const 
 }
 
 /* mapping: the retained file mapping the (non-fp8) matrices will view (NULL: they are stored); the
- * store takes the reference, also on failure. The entries' fp8 flags are set. */
-static ltx2_status layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
-                          ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers, ltx2_st_mapping *mapping) {
+ * store takes the reference, also on failure. The entries' fp8 flags are set; fp8_gemm: they run
+ * through the fp8 GEMM (else they are widened before use and need only the fp8 conversion). */
+static ltx2_status layout_as(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                             ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers, ltx2_st_mapping *mapping,
+                             bool fp8_gemm) {
     memset(s, 0, sizeof *s);
     s->mapping = mapping;
-    const ltx2_status chk = layout_checks(ctx, t, be, dtype, matrix_dtype);
+    const ltx2_status chk = layout_checks(ctx, t, be, dtype, matrix_dtype, fp8_gemm);
     if (chk != LTX2_OK) {
         ltx2_wstore_free(s);
         return chk;
@@ -163,6 +168,17 @@ static ltx2_status layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *
         if (stored) cur += align_up((size_t)spec_numel(w) * ltx2_dtype_size(dt));
     }
     return LTX2_OK;
+}
+
+static ltx2_status layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
+                          ltx2_dtype dtype, ltx2_dtype matrix_dtype, bool skip_layers, ltx2_st_mapping *mapping) {
+    return layout_as(ctx, s, t, be, dtype, matrix_dtype, skip_layers, mapping, true);
+}
+
+ltx2_status ltx2_wstore_layout_fp8_stored(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t,
+                                          const ltx2_backend *be, ltx2_dtype dtype) {
+    for (size_t i = 0; i < t->n; i++) t->v[i].fp8 = t->v[i].matrix;
+    return layout_as(ctx, s, t, be, dtype, dtype, false, NULL, false);
 }
 
 ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
@@ -309,8 +325,20 @@ static ltx2_status put_fp8(ltx2_context *ctx, const ltx2_wstore *s, const ltx2_w
         return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "%s: %s is fp8 and the weight hook has no fp8 rule", label, ft->name);
     bool scaled;
     LTX2_TRY(ltx2_weight_fp8_scales(ctx, how->f, ft, &scaled, w->w_scale, w->x_scale));
-    if (!scaled) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "%s: %s laid out as fp8 but not scaled fp8", label, ft->name);
     const size_t n = (size_t)spec_numel(w);
+    if (!scaled && how->quantize_fp8) { /* quantised here, per tensor */
+        float *v = malloc(n * sizeof(float));
+        uint8_t *q = malloc(n ? n : 1);
+        ltx2_status st = v && q ? ltx2_weight_to_f32(ctx, how->f, ft, v, n)
+                                : LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: %s quantised", how->what, ft->name);
+        if (st == LTX2_OK) st = ltx2_fp8_quantize_per_tensor(ctx, ft->name, v, n, q, w->w_scale);
+        if (st == LTX2_OK) *w->x_scale = 0.0f;
+        if (st == LTX2_OK) st = s->be->upload(s->be, ctx, w->dst->data, q, n);
+        free(v);
+        free(q);
+        return st;
+    }
+    if (!scaled) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "%s: %s laid out as fp8 but not scaled fp8", label, ft->name);
     const uint8_t *q = ft->data;
     for (size_t i = 0; i < n; i++)
         if ((q[i] & LTX2_FP8_NAN_BITS) == LTX2_FP8_NAN_BITS)

@@ -78,6 +78,10 @@ ltx2_status ltx2_wstore_layout(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wta
  * themselves. Copying and random filling refuse a store with fp8 entries. */
 ltx2_status ltx2_wstore_layout_fp8(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t, const ltx2_backend *be,
                                    ltx2_dtype dtype);
+/* Every Linear weight in fp8 e4m3 for storage only: loaded with ltx2_wload.quantize_fp8 and widened to
+ * dtype before its GEMM (needs the fp8 conversion op, not the fp8 GEMM); the rest in dtype. */
+ltx2_status ltx2_wstore_layout_fp8_stored(ltx2_context *ctx, ltx2_wstore *s, const ltx2_wtable *t,
+                                          const ltx2_backend *be, ltx2_dtype dtype);
 /* The layout for a load from f (tensor names under prefix): the Linear weights stay the file's
  * bf16 when every one f holds is bf16 and be widens bf16 weights itself under dtype f32 (no f32
  * copy; the same results bitwise), else dtype. Where that bf16 is on the CPU and f has a mapping of
@@ -117,6 +121,10 @@ typedef struct ltx2_wload {
     ltx2_status (*adjust_fp8)(ltx2_context *ctx, const char *name, float *w, int64_t out, int64_t in, bool *changed,
                               void *user);
     void *adjust_user;
+    /* fp8 entries whose file tensor is not scaled fp8 are quantised per tensor as they load
+     * (ltx2_fp8_quantize_per_tensor: the weight scale set, the input scale left 0): weights stored
+     * in fp8 and widened before use (Gemma's fp8 weights), not run by the fp8 GEMM. */
+    bool quantize_fp8;
 } ltx2_wload;
 
 /* Fills every stored entry of t (laid out in s) from how->f, converting to s's dtype (fp8 with its

@@ -181,6 +181,9 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
         strcmp(p->weights_dtype, "fp8-cast"))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype '%s': use bf16, fp8 or fp8-cast",
                           p->weights_dtype);
+    if (p->text_encoder_dtype && strcmp(p->text_encoder_dtype, "bf16") && strcmp(p->text_encoder_dtype, "fp8"))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: text encoder dtype '%s': use bf16 or fp8",
+                          p->text_encoder_dtype);
     if (ltx2_gen_fp8_cast(p) && (p->n_loras > 0 || p->pipeline == LTX2_PIPELINE_TWO_STAGE))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: fp8-cast weights with %s: ltx-core fuses LoRAs into "
                           "fp8-cast weights with stochastic rounding in a GPU kernel (fuse_loras.py, triton), which "

@@ -83,6 +83,7 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
                           p->text_encoder, (long long)(gc.layers + 1), (long long)gc.hidden,
                           (long long)(gc.hidden * (gc.layers + 1)), (long long)text_dim);
     const char *prompts[2] = {p->prompt, p->negative_prompt ? p->negative_prompt : LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT};
+    const bool fp8 = p->text_encoder_dtype && !strcmp(p->text_encoder_dtype, "fp8");
     if (need_neg && !p->negative_prompt) LTX2_LOGI(ctx, "generate: CFG is on: Lightricks' default negative prompt");
     ltx2_pipe_text out[2];
     const ltx2_backend *tbe = NULL;
@@ -94,7 +95,7 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
     if (tbe->mem_info && (st = tbe->mem_info(tbe, ctx, &free_b, &total_b)) == LTX2_OK) {
         /* Gemma is alone on the device (loaded first, freed before the DiT): its weights and one
          * forward's buffers, plus the runtime's share */
-        const uint64_t need = ltx2_gemma_device_bytes(&gc, need_neg ? 2 : 1, LTX2_GEMMA_MAX_TOKENS) +
+        const uint64_t need = ltx2_gemma_device_bytes(&gc, need_neg ? 2 : 1, LTX2_GEMMA_MAX_TOKENS, fp8) +
                               LTX2_MEM_RUNTIME_BYTES;
         LTX2_LOGI(ctx, "text encoder memory: %.2f GiB needed, %.2f GiB free", (double)need / (1 << 30),
                   (double)free_b / (1 << 30));
@@ -107,7 +108,7 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
         ltx2_backend_free(tbe);
         return st;
     }
-    st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, prompts, need_neg ? 2 : 1, p->text_cache, p->cancel,
+    st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, fp8, prompts, need_neg ? 2 : 1, p->text_cache, p->cancel,
                                p->cancel_user, out);
     ltx2_backend_free(tbe);
     LTX2_TRY(st);

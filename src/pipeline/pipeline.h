@@ -151,9 +151,11 @@ void ltx2_pipe_text_free(ltx2_pipe_text *t);
 #define LTX2_TEXT_CACHE_PATH_CAP 4096
 typedef struct ltx2_text_cache {
     char dir[LTX2_TEXT_CACHE_PATH_CAP];
-    char fingerprint[65]; /* of the encoder directory */
+    char fingerprint[65]; /* of the encoder directory (and how it runs) */
 } ltx2_text_cache;
-ltx2_status ltx2_text_cache_open(ltx2_context *ctx, const char *cache_dir, const char *encoder_dir,
+/* variant: how the encoder runs when that changes its output ("fp8": fp8-stored weights), NULL for
+ * the checkpoint as it is (the fingerprint of earlier caches). */
+ltx2_status ltx2_text_cache_open(ltx2_context *ctx, const char *cache_dir, const char *encoder_dir, const char *variant,
                                  ltx2_text_cache *out);
 void ltx2_text_cache_path(const ltx2_text_cache *c, const char *prompt, int64_t tokens, char *path, size_t cap);
 ltx2_status ltx2_text_cache_mkdir(ltx2_context *ctx, const char *dir);
@@ -161,12 +163,13 @@ ltx2_status ltx2_text_cache_mkdir(ltx2_context *ctx, const char *dir);
 /* Prompts (UTF-8) to out[0..n) with the Gemma-3 checkpoint directory dir (config.json, weights,
  * tokenizer.model) on be: ltx-core's tokenisation to LTX2_GEMMA_MAX_TOKENS (a longer prompt is
  * truncated with a warning), one batched forward, every hidden state; the encoder is freed
- * before returning. cache_dir (may be NULL): prompts found there skip Gemma, the others are
+ * before returning; fp8: its Linear weights stored fp8 (ltx2_gemma_weights_load_fp8_on). cache_dir
+ * (may be NULL, keyed by the encoder and fp8): prompts found there skip Gemma, the others are
  * stored there (a failed store is a warning). cancel (may be NULL) is polled after every layer: a
  * nonzero return stops the forward with LTX2_ERR_CANCELLED; progress is logged at most every
  * LTX2_PIPE_TEXT_PROGRESS_S seconds. */
 #define LTX2_PIPE_TEXT_PROGRESS_S 10.0
-ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be,
+ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
                                   const char *const *prompts, int n, const char *cache_dir, int (*cancel)(void *),
                                   void *cancel_user, ltx2_pipe_text *out);
 /* t as a prompt-embeds file (what ltx2_pipe_text_load reads back): hidden_states f32 [1, S, D, L],

@@ -70,7 +70,7 @@ static ltx2_status hash_weights(ltx2_context *ctx, ltx2_sha256 *s, const char *p
     return LTX2_OK;
 }
 
-ltx2_status ltx2_text_cache_open(ltx2_context *ctx, const char *cache_dir, const char *encoder_dir,
+ltx2_status ltx2_text_cache_open(ltx2_context *ctx, const char *cache_dir, const char *encoder_dir, const char *variant,
                                  ltx2_text_cache *out) {
     memset(out, 0, sizeof *out);
     if (snprintf(out->dir, sizeof out->dir, "%s", cache_dir) >= (int)sizeof out->dir)
@@ -78,6 +78,7 @@ ltx2_status ltx2_text_cache_open(ltx2_context *ctx, const char *cache_dir, const
     ltx2_sha256 s;
     ltx2_sha256_init(&s);
     ltx2_sha256_update(&s, CACHE_VERSION, sizeof CACHE_VERSION);
+    if (variant) ltx2_sha256_update(&s, variant, strlen(variant) + 1);
     const char *small[2] = {"config.json", "tokenizer.model"};
     ltx2_status st = LTX2_OK;
     for (int i = 0; st == LTX2_OK && i < 2; i++) {

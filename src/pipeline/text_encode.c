@@ -65,11 +65,12 @@ static ltx2_status poll_layer(void *user, ltx2_context *ctx, int64_t layer, int6
 }
 
 /* Gemma over the prompts idx[0..m) of prompts, into out[idx[i]]. */
-static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const ltx2_backend *be,
+static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
                                      const char *const *prompts, const int *idx, int m, int (*cancel)(void *),
                                      void *cancel_user, ltx2_pipe_text *out) {
     ltx2_gemma_weights *w = NULL;
-    LTX2_TRY(ltx2_gemma_weights_load_on(ctx, be, be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16, dir, &w));
+    const ltx2_dtype dt = be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16;
+    LTX2_TRY(fp8 ? ltx2_gemma_weights_load_fp8_on(ctx, be, dt, dir, &w) : ltx2_gemma_weights_load_on(ctx, be, dt, dir, &w));
     const int64_t S = LTX2_GEMMA_MAX_TOKENS, D = w->cfg.hidden, L1 = w->cfg.layers + 1, tok = D * L1;
     int32_t *ids = malloc((size_t)(m * S) * sizeof *ids);
     uint8_t *mask = malloc((size_t)(m * S));
@@ -82,8 +83,9 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
     for (int i = 0; st == LTX2_OK && i < m; i++) sub[i] = prompts[idx[i]];
     if (st == LTX2_OK) st = tokenize_all(ctx, dir, w, sub, m, S, ids, mask);
     if (st == LTX2_OK) {
-        LTX2_LOGI(ctx, "text encoder: Gemma-3 (%lld layers of %lld) on %s, %d prompt%s x %lld tokens",
-                  (long long)w->cfg.layers, (long long)D, be->name, m, m > 1 ? "s" : "", (long long)S);
+        LTX2_LOGI(ctx, "text encoder: Gemma-3 (%lld layers of %lld%s) on %s, %d prompt%s x %lld tokens",
+                  (long long)w->cfg.layers, (long long)D, fp8 ? ", fp8-stored Linear weights" : "", be->name, m,
+                  m > 1 ? "s" : "", (long long)S);
         encode_poll ep = {cancel, cancel_user, ltx2_timer_now(), ltx2_timer_now()};
         st = ltx2_gemma_forward_polled(ctx, w, ids, mask, m, S, hidden, poll_layer, &ep);
     }
@@ -109,7 +111,7 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
     return st;
 }
 
-ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be,
+ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
                                   const char *const *prompts, int n, const char *cache_dir, int (*cancel)(void *),
                                   void *cancel_user, ltx2_pipe_text *out) {
     for (int i = 0; i < n; i++) memset(&out[i], 0, sizeof out[i]);
@@ -123,7 +125,7 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
     char paths[LTX2_PIPE_MAX_PROMPTS][LTX2_TEXT_CACHE_PATH_CAP + 80];
     int miss[LTX2_PIPE_MAX_PROMPTS], n_miss = 0;
     ltx2_status st = LTX2_OK;
-    if (cache_dir) st = ltx2_text_cache_open(ctx, cache_dir, dir, &cache);
+    if (cache_dir) st = ltx2_text_cache_open(ctx, cache_dir, dir, fp8 ? "fp8" : NULL, &cache);
     for (int i = 0; st == LTX2_OK && i < n; i++) {
         if (cache_dir) {
             ltx2_text_cache_path(&cache, prompts[i], S, paths[i], sizeof paths[i]);
@@ -135,7 +137,7 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
         miss[n_miss++] = i;
     }
     if (st == LTX2_OK && n_miss > 0)
-        st = encode_with_gemma(ctx, dir, be, prompts, miss, n_miss, cancel, cancel_user, out);
+        st = encode_with_gemma(ctx, dir, be, fp8, prompts, miss, n_miss, cancel, cancel_user, out);
     if (st == LTX2_OK && cache_dir && n_miss > 0) {
         /* a cache that cannot be written costs the next run time, not this one its result */
         ltx2_status cs = ltx2_text_cache_mkdir(ctx, cache_dir);

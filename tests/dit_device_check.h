@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/backend_pool.h"
 #include "core/context.h"
-#include "core/dtype.h"
 #include "dit_inputs.h"
 #include "model/dit.h"
 #include "model/dit_config.h"
@@ -186,12 +186,9 @@ typedef struct dit_cast_walk {
 static bool dit_device_same_values(ltx2_context *ctx, const ltx2_backend *dev, const ltx2_tensor *t, const ltx2_tensor *ref) {
     const int64_t n = ltx2_tensor_numel(ref);
     if (!t->data || ltx2_tensor_numel(t) != n) return false;
-    void *raw = malloc(ltx2_tensor_nbytes(t));
     float *f = malloc((size_t)n * sizeof *f);
-    bool ok = raw && f && dev->download(dev, ctx, raw, t->data, ltx2_tensor_nbytes(t)) == LTX2_OK &&
-              ltx2_convert(ctx, f, LTX2_F32, raw, t->dtype, (size_t)n) == LTX2_OK &&
-              !memcmp(f, ref->data, (size_t)n * sizeof *f);
-    free(raw), free(f);
+    const bool ok = f && ltx2_backend_to_host_f32(ctx, dev, t, f) == LTX2_OK && !memcmp(f, ref->data, (size_t)n * sizeof *f);
+    free(f);
     return ok;
 }
 

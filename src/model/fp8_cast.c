@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_pool.h"
 #include "core/context.h"
 #include "core/dtype.h"
 
@@ -44,7 +45,7 @@ typedef struct bias_walk {
     const ltx2_backend *be;
 } bias_walk;
 
-/* One Linear's bias: to the host in f32, rounded, back in the backend's dtype. */
+/* One Linear's bias: to the host in f32, rounded, back in its dtype on the backend. */
 static ltx2_status round_bias(void *user, const char *name, ltx2_dit_linear *lin) {
     const bias_walk *bw = user;
     ltx2_context *ctx = bw->ctx;
@@ -57,19 +58,13 @@ static ltx2_status round_bias(void *user, const char *name, ltx2_dit_linear *lin
     ltx2_tensor *b = &lin->b;
     if (!b->data || !ltx2_fp8_cast_applies(bias)) return LTX2_OK;
     const int64_t k = ltx2_tensor_numel(b);
-    const size_t bytes = ltx2_tensor_nbytes(b);
     float *f = malloc((size_t)k * sizeof *f);
-    void *raw = malloc(bytes ? bytes : 1);
-    ltx2_status st = f && raw ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "fp8-cast: bias %s", bias);
-    if (st == LTX2_OK) st = be->download(be, ctx, raw, b->data, bytes);
-    if (st == LTX2_OK) st = ltx2_convert(ctx, f, LTX2_F32, raw, b->dtype, (size_t)k);
+    ltx2_status st = f ? ltx2_backend_to_host_f32(ctx, be, b, f) : LTX2_ERROR(ctx, LTX2_ERR_OOM, "fp8-cast: bias %s", bias);
     if (st == LTX2_OK) {
         ltx2_fp8_cast_round(f, (size_t)k);
-        st = ltx2_convert(ctx, raw, b->dtype, f, LTX2_F32, (size_t)k);
+        st = ltx2_backend_from_host_f32(ctx, be, f, b);
     }
-    if (st == LTX2_OK) st = be->upload(be, ctx, b->data, raw, bytes);
     free(f);
-    free(raw);
     return st;
 }
 

@@ -13,6 +13,7 @@
 #include "io/file.h"
 #include "io/json.h"
 #include "model/detect.h"
+#include "model/dit_config.h"
 #include "model/md_weights.h"
 #include "model/names.h"
 
@@ -75,6 +76,12 @@ static ltx2_status make_view(ltx2_context *ctx, ltx2_ckpt_source *s, const ltx2_
 }
 
 static bool starts_with(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+static ltx2_status md_alone(ltx2_context *ctx, const char *path) {
+    return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s: a MaxDiffusion converted-weights cache holds the DiT only; "
+                      "give it with the checkpoint it was converted from (the diffusers directory: the config and "
+                      "the other components)", path);
+}
 
 /* The components a whole diffusers directory must have for generation. */
 static ltx2_status check_diffusers(ltx2_context *ctx, const char *dir, const ltx2_df_view *v) {
@@ -166,6 +173,8 @@ static ltx2_status open_split(ltx2_context *ctx, ltx2_ckpt_source *s, const char
                               "directory alone)", paths[i]);
         LTX2_TRY(ltx2_st_open(ctx, paths[i], &s->parts[i]));
         s->n_parts = i + 1;
+        if (ltx2_md_weights_is_cache(s->parts[i])) /* alone: ltx2_ckpt_source_open takes it beside others */
+            return md_alone(ctx, paths[i]);
         total += s->parts[i]->n_tensors;
     }
     s->merged.tensors = calloc(total ? total : 1, sizeof *s->merged.tensors);
@@ -320,27 +329,17 @@ static ltx2_status is_md_cache(ltx2_context *ctx, const char *path, bool *yes) {
     return LTX2_OK;
 }
 
-/* The DiT's block count in f: the largest `transformer_blocks.<i>.` index + 1. */
-static int64_t dit_blocks(const ltx2_st_file *f) {
-    static const char pfx[] = DIT_PREFIX "transformer_blocks.";
-    int64_t n = 0;
-    for (size_t i = 0; i < f->n_tensors; i++) {
-        if (!starts_with(f->tensors[i].name, pfx)) continue;
-        const long long b = strtoll(f->tensors[i].name + sizeof pfx - 1, NULL, 10);
-        if (b + 1 > n) n = b + 1;
-    }
-    return n;
-}
-
 /* s's namespace with the DiT's tensors those of the cache at md_path; the config and every other
  * component stay the checkpoint's. */
 static ltx2_status apply_md(ltx2_context *ctx, ltx2_ckpt_source *s, const char *md_path) {
     const ltx2_st_file *base = ltx2_ckpt_source_set(s)->files[0];
     size_t n_dit = 0;
     for (size_t i = 0; i < base->n_tensors; i++) n_dit += ltx2_component_of_key(base->tensors[i].name) == LTX2_COMP_TRANSFORMER;
+    ltx2_dit_config cfg;
+    LTX2_TRY(ltx2_dit_config_from_st(ctx, base, &cfg));
     LTX2_TRY(ltx2_md_weights_open(ctx, md_path, &s->md));
     const ltx2_st_file *mf = ltx2_md_weights_file(s->md);
-    const int64_t want = dit_blocks(base), got = ltx2_md_weights_layers(s->md);
+    const int64_t want = cfg.num_layers, got = ltx2_md_weights_layers(s->md);
     if (want != got)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s holds a DiT of %lld blocks, the checkpoint %s one of %lld: "
                           "the cache of another model", md_path, (long long)got, base->path, (long long)want);
@@ -403,7 +402,8 @@ ltx2_status ltx2_ckpt_source_open(ltx2_context *ctx, const char *const *paths, i
     *out = NULL;
     for (int i = 0; i < n; i++)
         if (!paths[i]) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "checkpoint: path %d is NULL", i);
-    /* a MaxDiffusion cache among the paths takes the DiT's place in the others */
+    /* a MaxDiffusion cache among several paths takes the DiT's place in the others (a lone one is
+     * refused where a lone file is opened: no second header read of the usual single file) */
     const char **rest = malloc((size_t)n * sizeof *rest);
     if (!rest) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "checkpoint: %d paths", n);
     const char *md = NULL;
@@ -411,7 +411,7 @@ ltx2_status ltx2_ckpt_source_open(ltx2_context *ctx, const char *const *paths, i
     ltx2_status st = LTX2_OK;
     for (int i = 0; i < n && st == LTX2_OK; i++) {
         bool yes = false;
-        if ((st = is_md_cache(ctx, paths[i], &yes)) != LTX2_OK) break;
+        if (n > 1 && (st = is_md_cache(ctx, paths[i], &yes)) != LTX2_OK) break;
         if (yes && md)
             st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "two MaxDiffusion converted-weights caches (%s, %s): one DiT "
                             "at a time", md, paths[i]);
@@ -420,10 +420,6 @@ ltx2_status ltx2_ckpt_source_open(ltx2_context *ctx, const char *const *paths, i
         else
             rest[n_rest++] = paths[i];
     }
-    if (st == LTX2_OK && md && n_rest == 0)
-        st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s: a MaxDiffusion converted-weights cache holds the DiT only; "
-                        "give it with the checkpoint it was converted from (the diffusers directory: the config and "
-                        "the other components)", md);
     ltx2_ckpt_source *s = st == LTX2_OK ? calloc(1, sizeof *s) : NULL;
     if (st == LTX2_OK && !s) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "checkpoint source");
     if (st == LTX2_OK) st = open_base(ctx, s, rest, n_rest);

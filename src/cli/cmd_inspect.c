@@ -12,6 +12,7 @@
 #include "model/names.h"
 #include "io/tensor_set.h"
 #include "model/detect.h"
+#include "model/md_weights.h"
 
 /* Wrap config summaries at this width so they stay readable in an 80-100 column terminal. */
 #define INSPECT_WRAP_COLS 96
@@ -174,11 +175,12 @@ static bool print_md_cache(const char *indent, const ltx2_tensor_set *set) {
     int64_t layers = 0;
     for (size_t i = 0; i < set->n; i++) {
         const char *n = set->items[i].name;
-        if (!strcmp(n, "proj_in.kernel")) is_md = true;
-        if (strncmp(n, "transformer_blocks.", 19)) continue;
-        if (n[19] >= '0' && n[19] <= '9') {
-            const long long b = strtoll(n + 19, NULL, 10);
-            if (b + 1 > layers) layers = b + 1;
+        int64_t layer;
+        const char *rest;
+        if (!strcmp(n, LTX2_MD_CACHE_MARK)) is_md = true;
+        if (!ltx2_md_block_key(n, &layer, &rest)) continue;
+        if (layer >= 0) {
+            if (layer + 1 > layers) layers = layer + 1;
         } else if (set->items[i].t.ndim > 0) {
             stacked = true;
             layers = set->items[i].t.shape[0];

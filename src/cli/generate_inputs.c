@@ -102,7 +102,7 @@ bool cli_generate_md_weights(ltx2_context *ctx, const char *path, const char **c
     ltx2_st_close(f);
     if (!cache) {
         fprintf(stderr, "ltx2 %s: %s %s: not a MaxDiffusion converted-weights cache of an LTX-2 DiT (no "
-                "proj_in.kernel; MaxDiffusion writes one into converted_weights_dir)\n", CMD, flag, path);
+                LTX2_MD_CACHE_MARK "; MaxDiffusion writes one into converted_weights_dir)\n", CMD, flag, path);
         return false;
     }
     if (*n >= cap) {

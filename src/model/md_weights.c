@@ -28,7 +28,7 @@ struct ltx2_md_weights {
 const ltx2_st_file *ltx2_md_weights_file(const ltx2_md_weights *m) { return m ? &m->file : NULL; }
 int64_t ltx2_md_weights_layers(const ltx2_md_weights *m) { return m ? m->layers : 0; }
 
-bool ltx2_md_weights_is_cache(const ltx2_st_file *f) { return f && ltx2_st_find(f, "proj_in.kernel") != NULL; }
+bool ltx2_md_weights_is_cache(const ltx2_st_file *f) { return f && ltx2_st_find(f, LTX2_MD_CACHE_MARK) != NULL; }
 
 /* Components MaxDiffusion renames inside a key, back to diffusers': rename_key's `to_out.0`,
  * rename_for_ltx2_transformer's `to_out_0` -> `to_out`; the GELU projection `net.0.proj` -> `net_0` (its
@@ -97,9 +97,7 @@ void ltx2_md_weights_close(ltx2_md_weights *m) {
     free(m);
 }
 
-/* A key under the blocks: *layer >= 0 for `transformer_blocks.<i>.rest`, -1 when stacked
- * (`transformer_blocks.rest`); *rest is the part after the block prefix. False: not a block key. */
-static bool block_key(const char *name, int64_t *layer, const char **rest) {
+bool ltx2_md_block_key(const char *name, int64_t *layer, const char **rest) {
     const size_t nb = strlen(BLOCKS);
     if (strncmp(name, BLOCKS, nb) || name[nb] != '.') return false;
     const char *p = name + nb + 1;
@@ -177,7 +175,7 @@ static ltx2_status build(ltx2_context *ctx, ltx2_md_weights *m) {
     const ltx2_st_file *f = m->src;
     if (!ltx2_md_weights_is_cache(f))
         return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: not a MaxDiffusion converted-weights cache of an LTX-2 DiT (no "
-                          "proj_in.kernel)", f->path);
+                          LTX2_MD_CACHE_MARK ")", f->path);
     /* the layer count and the layout: every stacked tensor's leading axis, or the largest block index + 1 */
     int64_t stacked_l = -1, max_index = -1;
     const char *stacked_key = NULL, *indexed_key = NULL;
@@ -186,7 +184,7 @@ static ltx2_status build(ltx2_context *ctx, ltx2_md_weights *m) {
         const ltx2_st_tensor *t = &f->tensors[i];
         int64_t layer;
         const char *rest;
-        const bool in_blocks = block_key(t->name, &layer, &rest);
+        const bool in_blocks = ltx2_md_block_key(t->name, &layer, &rest);
         if (in_blocks && layer < 0) {
             if (t->ndim < 1 || t->shape[0] < 1)
                 return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: stacked block tensor %.200s has no layer axis", f->path,
@@ -226,7 +224,7 @@ static ltx2_status build(ltx2_context *ctx, ltx2_md_weights *m) {
         const ltx2_st_tensor *t = &f->tensors[i];
         int64_t layer;
         const char *rest;
-        if (!block_key(t->name, &layer, &rest)) {
+        if (!ltx2_md_block_key(t->name, &layer, &rest)) {
             LTX2_TRY(put(ctx, m, t, false, -1, t->name, &copy_at));
         } else if (layer >= 0) {
             LTX2_TRY(put(ctx, m, t, false, layer, rest, &copy_at));

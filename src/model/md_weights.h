@@ -23,9 +23,14 @@
 
 typedef struct ltx2_md_weights ltx2_md_weights;
 
-/* Whether f is such a cache: it has the flax kernel of the video patch projection (`proj_in.kernel`), a
- * name neither diffusers (`proj_in.weight`) nor Lightricks (`...patchify_proj.weight`) uses. */
+/* What marks such a cache: the flax kernel of the video patch projection, a name neither diffusers
+ * (`proj_in.weight`) nor Lightricks (`...patchify_proj.weight`) uses. */
+#define LTX2_MD_CACHE_MARK "proj_in.kernel"
+/* Whether f holds LTX2_MD_CACHE_MARK. */
 bool ltx2_md_weights_is_cache(const ltx2_st_file *f);
+/* A key under the blocks: *layer >= 0 for `transformer_blocks.<i>.rest`, -1 when stacked
+ * (`transformer_blocks.rest`); *rest is the part after the block prefix. False: not a block key. */
+bool ltx2_md_block_key(const char *name, int64_t *layer, const char **rest);
 
 /* The diffusers name of one MaxDiffusion DiT key with its block prefix removed (`attn1.to_out.kernel` ->
  * `attn1.to_out.0.weight`); *kernel says whether it was a flax kernel (stored [in, out]). False when cap

@@ -285,6 +285,12 @@ uint64_t ltx2_mem_plan_video_encode_peak(const ltx2_video_encoder *enc, int64_t 
     return max_u(peak, x + act(T * H * W * align_ch(enc->conv_out.desc.c_out), PLAN_ES));
 }
 
+/* An audio VAE res block (audio_vae_run.c audio_res_block) on a t x f grid: x, the norm output
+ * (c_in), conv1's and conv2's outputs and the shortcut (c_out). */
+static uint64_t audio_res_peak(int64_t t, int64_t f, int64_t ci, int64_t co) {
+    return act(t * f * ci, PLAN_ES) * 2 + act(t * f * co, PLAN_ES) * (ci != co ? 3 : 2);
+}
+
 /* ---- audio encode: audio_vae_encode.c's buffers (the levels as audio_encoder.c builds them) ---- */
 
 static uint64_t aenc_res_bytes(int64_t ci, int64_t co) {
@@ -313,18 +319,15 @@ uint64_t ltx2_mem_plan_audio_encode_peak(const ltx2_audio_encoder_config *e, int
     int64_t f = e->mel.n_mels, c = a->ch;
     uint64_t x = act(t * f * c, PLAN_ES);
     uint64_t peak = act(t * f * align_ch(e->in_channels), PLAN_ES) + x; /* conv_in */
-    /* a res block: x, the norm output (c_in), conv1's and conv2's outputs and the shortcut (c_out) */
-#define RES_PEAK(ci, co) (act(t * f * (ci), PLAN_ES) * 2 + act(t * f * (co), PLAN_ES) * ((ci) != (co) ? 3 : 2))
     for (int l = 0; l < a->n_levels; l++) {
         const int64_t co = a->ch * a->ch_mult[l];
-        for (int64_t b = 0; b < a->num_res_blocks; b++, c = co) peak = max_u(peak, RES_PEAK(c, co));
+        for (int64_t b = 0; b < a->num_res_blocks; b++, c = co) peak = max_u(peak, audio_res_peak(t, f, c, co));
         if (l == a->n_levels - 1) continue;
         x = act(t * f * c, PLAN_ES);
         t = (t - 1) / 2 + 1, f /= 2; /* time padded 2 in front, the (even) mel width halved */
         peak = max_u(peak, x + act(t * f * c, PLAN_ES));
     }
-    peak = max_u(peak, RES_PEAK(c, c));
-#undef RES_PEAK
+    peak = max_u(peak, audio_res_peak(t, f, c, c));
     return max_u(peak, act(t * f * c, PLAN_ES) + act(t * f * align_ch(aenc_z_out(e)), PLAN_ES));
 }
 
@@ -350,13 +353,11 @@ uint64_t ltx2_mem_plan_audio_decode_peak(const ltx2_audio_vae_config *a, int64_t
     int64_t c = a->ch * a->ch_mult[a->n_levels - 1];
     uint64_t x = act(t * f * c, PLAN_ES);
     uint64_t peak = act(t * f * align_ch(a->z_channels), PLAN_ES) + x; /* conv_in */
-    /* a res block: x, the norm output (c_in), conv1's and conv2's outputs and the shortcut (c_out) */
-#define RES_PEAK(ci, co) (act(t * f * (ci), PLAN_ES) * 2 + act(t * f * (co), PLAN_ES) * ((ci) != (co) ? 3 : 2))
-    peak = max_u(peak, RES_PEAK(c, c));
+    peak = max_u(peak, audio_res_peak(t, f, c, c));
     for (int l = a->n_levels - 1; l >= 0; l--) {
         const int64_t co = a->ch * a->ch_mult[l];
         for (int64_t b = 0; b <= a->num_res_blocks; b++) {
-            peak = max_u(peak, RES_PEAK(c, co));
+            peak = max_u(peak, audio_res_peak(t, f, c, co));
             c = co;
         }
         x = act(t * f * c, PLAN_ES);
@@ -368,7 +369,6 @@ uint64_t ltx2_mem_plan_audio_decode_peak(const ltx2_audio_vae_config *a, int64_t
             x = out;
         }
     }
-#undef RES_PEAK
     return max_u(peak, x + act(t * f * align_ch(a->out_ch), PLAN_ES));
 }
 

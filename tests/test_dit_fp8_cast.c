@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "core/dtype.h"
-#include "core/metrics.h"
 #include "io/json.h"
 #include "io/safetensors.h"
 #include "model/dit.h"
@@ -21,6 +20,7 @@
 #include "model/dit_weights.h"
 #include "model/fp8_cast.h"
 #include "dit_inputs.h"
+#include "golden_tensor.h"
 #include "test_util.h"
 
 /* fp32 against fp32 with the same (rounded) weights: the summation order only, as test_dit_golden */
@@ -31,18 +31,9 @@
 static ltx2_context *g_ctx;
 
 static double rel_to(const ltx2_st_file *g, const char *name, const float *ours, int64_t n) {
-    int64_t gn = 0;
-    float *ref = ltx2_st_read_f32(g_ctx, g, name, &gn);
-    double e = 1e30;
-    if (ref && gn == n) {
-        ltx2_tensor a = ltx2_tensor_make(ref, LTX2_F32, 1, &gn), b = ltx2_tensor_make((void *)ours, LTX2_F32, 1, &n);
-        ltx2_diff_stats st;
-        ltx2_diff(&a, &b, 0.0, 0.0, &st);
-        e = st.rel_l2;
-    }
-    CHECK(ref && gn == n, "%s: golden missing or %lld elements, ours %lld", name, (long long)gn, (long long)n);
-    free(ref);
-    return e;
+    const float *ref = golden_tensor(g, name, n);
+    CHECK(ref != NULL, "%s: golden missing or not %lld f32 values", name, (long long)n);
+    return ref ? test_rel_l2(ours, ref, n) : 1e30;
 }
 
 /* One forward of w on the golden's inputs; rel-L2 [video, audio] against "<pfx>.video|audio". */

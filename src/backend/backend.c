@@ -303,6 +303,10 @@ ltx2_status ltx2_backend_attention(const ltx2_backend *be, ltx2_context *ctx, co
                           (long long)a->kv_heads, (long long)a->heads, (long long)a->window);
     LTX2_TRY(check_tokens(be, ctx, op, "q", q, a->heads, &B, &Sq, &d));
     LTX2_TRY(check_tokens(be, ctx, op, "k", k, kvh, &Bk, &Skv, &dk));
+    if (a->probs_bf16 && be->device != LTX2_DEVICE_CPU)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                          "%s attention: bf16-rounded probabilities (--precision tpu) run on the CPU backend only",
+                          be->name);
     if ((a->causal || a->window > 0) && Sq != Skv)
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s attention: a causal or windowed mask needs as many queries as keys "
                           "(%lld, %lld)", be->name, (long long)Sq, (long long)Skv);

@@ -78,6 +78,9 @@ typedef struct ltx2_attn_args {
     bool causal;
     int64_t window;
     bool empty_zero;
+    /* Probabilities rounded to bf16 before P V (MaxDiffusion's attention_probs.astype(bf16) in
+     * attention_flax.py _apply_attention_dot; --precision tpu). The CPU backend only. */
+    bool probs_bf16;
     const ltx2_tensor *q_norm, *k_norm;
     float norm_eps;
     ltx2_rope_type rope_type;

@@ -174,7 +174,8 @@ static ltx2_status cpu_attention(const ltx2_backend *be, ltx2_context *ctx, cons
         for (int64_t i = 0; mask && i < n; i++) mask[i] = ((const uint8_t *)a->key_mask->data)[i] != 0;
     }
     const ltx2_cpu_attn_keys keys = {
-        .key_mask = mask, .kv_heads = kvh, .causal = a->causal, .window = a->window, .empty_zero = a->empty_zero};
+        .key_mask = mask, .kv_heads = kvh, .causal = a->causal, .window = a->window, .empty_zero = a->empty_zero,
+        .probs_bf16 = a->probs_bf16};
     if (st == LTX2_OK)
         st = ltx2_cpu_attention(ctx, qp, kp, v->data, out->data, q->shape[0], q->shape[1], k->shape[1], a->heads,
                                 q->shape[2] / a->heads, &keys, a->scale);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dtype.h"
 #include "cpu/cpu_ops.h"
 
 /* Floats of one tile of scores (queries x keys): 16 MB keeps a tile in a large L2/L3 slice while the
@@ -54,6 +55,12 @@ static bool softmax_row(const ltx2_cpu_attn_keys *K, const uint8_t *m, int64_t i
         }
         s[j] = expf(s[j] - mx);
         sum += s[j];
+    }
+    if (K->probs_bf16) {
+        /* jax.nn.softmax divides by its f32 sum; then attention_probs.astype(bf16) */
+        const float fs = (float)sum;
+        for (int64_t j = 0; j < Tk; j++) s[j] = ltx2_round_bf16(s[j] / fs);
+        return true;
     }
     const float inv = (float)(1.0 / sum);
     for (int64_t j = 0; j < Tk; j++) s[j] *= inv;

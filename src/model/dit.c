@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/xla_math.h"
 #include "cpu/cpu_rope.h"
 #include "model/dit_internal.h"
 
@@ -72,6 +73,7 @@ static ltx2_status linear_gemm(dit_run *r, const ltx2_dit_linear *L, const ltx2_
 }
 
 ltx2_status dit_linear(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, bool gelu, ltx2_tensor *y) {
+    if (r->tpu) return dit_tpu_linear(r, L, x, gelu, y);
     ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .bias = L->b.data ? &L->b : NULL, .gelu = gelu,
                             .x_scale = 1.0f, .w_scale = 1.0f};
     return linear_gemm(r, L, x, &ga, y);
@@ -190,13 +192,15 @@ static ltx2_status adaln_run(dit_run *r, const char *name, const ltx2_dit_adaln_
     res->U = U;
     for (int64_t u = 0; u < U; u++) {
         for (int64_t j = 0; j < half; j++) {
-            /* torch: exp(float(-ln 1e4) * j / 128) in fp32, t * f in fp32; cos first (flip) */
+            /* torch: exp(float(-ln 1e4) * j / 128) in fp32, t * f in fp32; cos first (flip).
+             * MaxDiffusion (get_sinusoidal_embeddings: j * fl(-ln 1e4 / 128), the same value)
+             * under XLA:CPU: its f32 exp and libm's cosf / sinf (timestep_xla). */
             float e = (float)DIT_NEG_LN_MAX_PERIOD * (float)j;
             e = e / (float)half;
-            float f = (float)exp((double)e);
-            float arg = uniq[u] * f;
-            sinus[u * C + j] = (float)cos((double)arg);
-            sinus[u * C + half + j] = (float)sin((double)arg);
+            const float f = r->timestep_xla ? ltx2_xla_expf(e) : (float)exp((double)e);
+            const float arg = uniq[u] * f;
+            sinus[u * C + j] = r->timestep_xla ? cosf(arg) : (float)cos((double)arg);
+            sinus[u * C + half + j] = r->timestep_xla ? sinf(arg) : (float)sin((double)arg);
         }
     }
     int64_t ss[2] = {U, C}, hs[2] = {U, D}, ms[2] = {U, W};
@@ -206,14 +210,15 @@ static ltx2_status adaln_run(dit_run *r, const char *name, const ltx2_dit_adaln_
         if ((st = (x)) != LTX2_OK) goto done; \
     } while (0)
     TRY_(ltx2_bpool_upload_f32(ctx, r->pool, sinus, r->dt, 2, ss, &sn));
+    if (r->tpu) TRY_(dit_bf16(r, &sn)); /* NNXPixArtAlphaCombinedTimestepSizeEmbeddings' cast to bf16 */
     TRY_(dit_tensor(r, r->dt, 2, hs, &h));
     TRY_(dit_tensor(r, r->dt, 2, hs, &e));
     TRY_(dit_tensor(r, r->dt, 2, hs, &h2));
     TRY_(dit_tensor(r, r->dt, 2, ms, &m));
     TRY_(dit_linear(r, &a->l1, &sn, false, &h));
-    TRY_(ltx2_backend_unary(r->be, ctx, LTX2_OP_SILU, &h, &h));
+    TRY_(r->tpu ? dit_tpu_silu(r, &h, &h) : ltx2_backend_unary(r->be, ctx, LTX2_OP_SILU, &h, &h));
     TRY_(dit_linear(r, &a->l2, &h, false, &e));
-    TRY_(ltx2_backend_unary(r->be, ctx, LTX2_OP_SILU, &e, &h2));
+    TRY_(r->tpu ? dit_tpu_silu(r, &e, &h2) : ltx2_backend_unary(r->be, ctx, LTX2_OP_SILU, &e, &h2));
     TRY_(dit_linear(r, &a->lin, &h2, false, &m));
     TRY_(dit_f32(r, &m, &res->mod));
     TRY_(dit_f32(r, &e, &res->emb));
@@ -493,11 +498,15 @@ static ltx2_status output_head(dit_run *r, const char *pfx, const ltx2_tensor *s
     LTX2_TRY(dit_f32(r, &tv, &t32));
     LTX2_TRY(dit_tensor(r, LTX2_F32, 3, hs, &tab));
     LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, &t32, &ev, &tab));
+    /* --precision tpu: the audio head's table is bf16, the video's (scale_shift_table) f32 */
+    const bool bf16_table = r->tpu && pfx[0];
+    if (bf16_table) LTX2_TRY(dit_bf16(r, &tab));
     int64_t vs[2] = {U, D};
     ltx2_tensor shift = ltx2_tensor_make(tab.data, LTX2_F32, 2, vs), scale = shift;
     shift.device = scale.device = tab.device;
     shift.strides[0] = scale.strides[0] = 2 * D;
     scale.data = (float *)tab.data + D;
+    if (bf16_table) LTX2_TRY(dit_tpu_scale_shift(r, &scale, &shift));
     ltx2_mod_rows rule = {.row_idx = &s->ada_rows, .rows_per_group = 0};
     LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &s->x, LTX2_NORM_LAYER, r->w->cfg.norm_eps, &scale, &shift,
                                         &rule, &y));
@@ -540,7 +549,12 @@ ltx2_status dit_forward_hooked(ltx2_context *ctx, const ltx2_dit_weights *w, con
     dit_run r = {.ctx = ctx, .be = w->be, .dt = w->dtype, .w = w, .hooks = hooks, .dump = p->dump,
                  .dump_user = p->dump_user, .perturb = p->perturb,
                  /* the text K/V cache serves one rank (a rank's K/V are its own shards) */
-                 .text_cache = hooks ? NULL : p->text_cache, .stg_blend_every_block = p->stg_blend_every_block};
+                 .text_cache = hooks || p->precision_tpu ? NULL : p->text_cache,
+                 .stg_blend_every_block = p->stg_blend_every_block, .tpu = p->precision_tpu,
+                 .timestep_xla = p->timestep_xla};
+    if (r.tpu && (hooks || w->be->device != LTX2_DEVICE_CPU))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit forward: --precision tpu runs on the CPU backend, one rank "
+                          "(this run: %s backend, %s)", w->be->name, hooks ? "parallel" : "one rank");
     LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
     modality_desc vd = {"video", "", &w->patchify, &w->caption1, &w->caption2, &w->adaln, &w->prompt_adaln,
                         &w->av_video_ss, &w->av_a2v_gate, cfg->in_channels, cfg->inner_dim, cfg->heads, 3,

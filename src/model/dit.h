@@ -99,6 +99,15 @@ typedef struct ltx2_dit_forward_params {
      * and the division by the max positions a multiplication by their fp32 reciprocal. true
      * overrides the config's rope_double_precision. */
     bool rope_xla;
+    /* MaxDiffusion's timestep sinusoid as XLA:CPU computes it (get_sinusoidal_embeddings): the
+     * frequencies through its f32 exp (core/xla_math.h), cos and sin through libm's cosf / sinf,
+     * instead of correctly rounded values. Up to 3e-5 apart at t = 700, invisible in fp32 (1e-6),
+     * but enough to flip bf16 roundings under --precision tpu. */
+    bool timestep_xla;
+    /* --precision tpu (issue #15 item 3): MaxDiffusion's bf16 dtypes as its source writes them
+     * (dit_tpu.c): every value its code types bf16 is rounded to bf16 where its code makes it;
+     * the rest stays f32. The CPU backend, one rank, non-fp8 weights only. */
+    bool precision_tpu;
 } ltx2_dit_forward_params;
 
 void ltx2_dit_forward_params_init(ltx2_dit_forward_params *p);

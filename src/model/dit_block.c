@@ -15,6 +15,7 @@ typedef struct mod_tab {
     ltx2_tensor t;
     int64_t D, nrow;
     const ltx2_tensor *rows; /* i32, one per token (or context token) */
+    bool bf16;               /* --precision tpu and a bf16 table in MaxDiffusion (dit_tpu.c) */
 } mod_tab;
 
 static ltx2_mod_rows rule_of(const mod_tab *m) {
@@ -34,9 +35,9 @@ static ltx2_tensor mod_row(const mod_tab *m, int64_t j) {
 }
 
 /* rows [j0, j0 + nrow) of the weight table [*, D] plus ada [U, nrow * D] (the reference adds the
- * table first: table + adaln). */
+ * table first: table + adaln); bf16_table: MaxDiffusion keeps the table in bf16 (dit_tpu.c). */
 static ltx2_status mod_make(dit_run *r, const ltx2_tensor *table, int64_t j0, int64_t nrow, const ltx2_tensor *ada,
-                            const ltx2_tensor *rows, mod_tab *o) {
+                            const ltx2_tensor *rows, bool bf16_table, mod_tab *o) {
     const int64_t D = table->shape[1], U = ada->shape[0];
     ltx2_tensor tv = *table;
     tv.data = (char *)table->data + (size_t)(j0 * D) * ltx2_dtype_size(table->dtype);
@@ -50,7 +51,19 @@ static ltx2_status mod_make(dit_run *r, const ltx2_tensor *table, int64_t j0, in
     o->D = D;
     o->nrow = nrow;
     o->rows = rows;
-    return LTX2_OK;
+    o->bf16 = r->tpu && bf16_table;
+    return o->bf16 ? dit_bf16(r, &o->t) : LTX2_OK;
+}
+
+/* y = norm(x) * (1 + row js) + row jsh of m (under --precision tpu with a bf16 table, 1 + scale
+ * in bf16). */
+static ltx2_status modulate(dit_run *r, const ltx2_tensor *x, ltx2_norm_kind norm, const mod_tab *m, int64_t js,
+                            int64_t jsh, ltx2_tensor *y) {
+    ltx2_tensor sc = mod_row(m, js), sh = mod_row(m, jsh);
+    if (m->bf16) LTX2_TRY(dit_tpu_scale_shift(r, &sc, &sh));
+    const ltx2_mod_rows rule = rule_of(m);
+    const float eps = norm == LTX2_NORM_NONE ? 0.0f : r->w->cfg.norm_eps;
+    return ltx2_backend_norm_modulate(r->be, r->ctx, x, norm, eps, &sc, &sh, &rule, y);
 }
 
 /* ---- attention ---- */
@@ -137,8 +150,9 @@ static ltx2_status attn_forward(dit_run *r, const ltx2_dit_attn_w *a, const attn
             ltx2_attn_args aa = {.heads = H, .scale = scale, .key_mask = io->mask, .q_norm = &a->q_norm,
                                  .k_norm = &a->k_norm, .norm_eps = r->w->cfg.norm_eps,
                                  .rope_type = r->w->cfg.rope_type, .q_cos = io->qcos, .q_sin = io->qsin,
-                                 .k_cos = io->kcos, .k_sin = io->ksin};
+                                 .k_cos = io->kcos, .k_sin = io->ksin, .probs_bf16 = r->tpu};
             LTX2_TRY(ltx2_backend_attention(be, ctx, &q, &k, &v, &aa, &o));
+            if (r->tpu) LTX2_TRY(dit_bf16(r, &o)); /* P V's bf16 result */
         } else {
             LTX2_TRY(qk_norm(r, a, &q, &a->q_norm));
             if (!cached) LTX2_TRY(qk_norm(r, a, &k, &a->k_norm));
@@ -167,7 +181,7 @@ static ltx2_status attn_forward(dit_run *r, const ltx2_dit_attn_w *a, const attn
         ltx2_tensor g;
         LTX2_TRY(dit_tensor(r, r->dt, 3, sg, &g));
         LTX2_TRY(dit_linear(r, &a->gate, io->x, false, &g));
-        LTX2_TRY(ltx2_backend_head_gate(be, ctx, &o, &g, H));
+        LTX2_TRY(r->tpu ? dit_tpu_head_gate(r, &o, &g, H) : ltx2_backend_head_gate(be, ctx, &o, &g, H));
     }
     LTX2_TRY(dit_linear_out(r, &a->o, &o, io->out));
     snprintf(nm, sizeof nm, "%s.out", io->name);
@@ -192,18 +206,27 @@ static ltx2_status blk_stream_make(dit_run *r, const ltx2_dit_block_w *bw, bool 
     o->pre = audio ? "audio_" : "";
     const ltx2_tensor *sst = audio ? &bw->audio_sst : &bw->sst;
     const ltx2_tensor *xsst = audio ? &bw->sst_a2v_audio : &bw->sst_a2v_video;
-    LTX2_TRY(mod_make(r, sst, 0, cfg->adaln_rows, &s->ada, &s->ada_rows, &o->ada));
-    LTX2_TRY(mod_make(r, xsst, 0, 4, &s->cross_ss, &s->cross_ss_rows, &o->cross_ss));
-    LTX2_TRY(mod_make(r, xsst, 4, 1, &s->cross_gate, &s->cross_gate_rows, &o->gate));
+    /* MaxDiffusion keeps only the video `scale_shift_table` in f32 (dit_tpu.c) */
+    LTX2_TRY(mod_make(r, sst, 0, cfg->adaln_rows, &s->ada, &s->ada_rows, audio, &o->ada));
+    LTX2_TRY(mod_make(r, xsst, 0, 4, &s->cross_ss, &s->cross_ss_rows, true, &o->cross_ss));
+    LTX2_TRY(mod_make(r, xsst, 4, 1, &s->cross_gate, &s->cross_gate_rows, true, &o->gate));
     if (cfg->cross_attention_adaln) {
         const ltx2_tensor *psst = audio ? &bw->audio_prompt_sst : &bw->prompt_sst;
-        LTX2_TRY(mod_make(r, psst, 0, 2, &s->prompt, &s->prompt_rows, &o->prompt));
+        LTX2_TRY(mod_make(r, psst, 0, 2, &s->prompt, &s->prompt_rows, true, &o->prompt));
         int64_t cs[3] = {s->B, s->S, s->D};
         LTX2_TRY(dit_tensor(r, r->dt, 3, cs, &o->ctx_mod));
     }
     int64_t xs[3] = {s->B, s->T, s->D};
     LTX2_TRY(dit_tensor(r, r->dt, 3, xs, &o->tmp));
     return dit_tensor(r, r->dt, 3, xs, &o->y);
+}
+
+/* x += y * gate (gate NULL: x += y); under --precision tpu with MaxDiffusion's roundings (the gate
+ * from a bf16 table: gate_bf16; the audio stream is bf16). */
+static ltx2_status gadd(dit_run *r, const blk_stream *bs, ltx2_tensor *x, const ltx2_tensor *y,
+                        const ltx2_tensor *gate, const ltx2_mod_rows *rule, bool gate_bf16) {
+    if (!r->tpu) return ltx2_backend_gated_add(r->be, r->ctx, x, y, gate, rule);
+    return dit_tpu_gated_add(r, x, y, gate, rule, gate_bf16, bs->pre[0] != 0);
 }
 
 /* x += y * gate over the samples not in skip (NULL = every sample). */
@@ -213,7 +236,7 @@ static ltx2_status gated_add(dit_run *r, blk_stream *bs, const mod_tab *m, int64
     bool any = false;
     for (int64_t b = 0; skip && b < s->B; b++) any = any || skip[b];
     const ltx2_mod_rows rule = rule_of(m);
-    if (!any) return ltx2_backend_gated_add(r->be, r->ctx, &s->x, &bs->y, &gate, &rule);
+    if (!any) return gadd(r, bs, &s->x, &bs->y, &gate, &rule, m->bf16);
     for (int64_t b = 0; b < s->B; b++) {
         if (skip[b]) continue; /* the reference adds y * gate * 0 */
         ltx2_tensor xb = dit_sample(&s->x, b), yb = dit_sample(&bs->y, b);
@@ -221,7 +244,7 @@ static ltx2_status gated_add(dit_run *r, blk_stream *bs, const mod_tab *m, int64
         rb.data = (int32_t *)m->rows->data + b * s->T;
         rb.shape[0] = s->T;
         ltx2_mod_rows rule_b = {.row_idx = &rb, .rows_per_group = 0};
-        LTX2_TRY(ltx2_backend_gated_add(r->be, r->ctx, &xb, &yb, &gate, &rule_b));
+        LTX2_TRY(gadd(r, bs, &xb, &yb, &gate, &rule_b, m->bf16));
     }
     return LTX2_OK;
 }
@@ -244,9 +267,8 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, blk_stre
     char n1[128], n2[128];
     snprintf(n1, sizeof n1, "%s.%sattn1", blk, bs->pre);
     snprintf(n2, sizeof n2, "%s.%sattn2", blk, bs->pre);
-    ltx2_tensor sc = mod_row(&bs->ada, 1), sh = mod_row(&bs->ada, 0);
     ltx2_mod_rows rule = rule_of(&bs->ada);
-    LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &s->x, LTX2_NORM_RMS, eps, &sc, &sh, &rule, &bs->tmp));
+    LTX2_TRY(modulate(r, &s->x, LTX2_NORM_RMS, &bs->ada, 1, 0, &bs->tmp));
     attn_io io = {.name = n1, .x = &bs->tmp, .c = &bs->tmp, .qcos = &s->pe_cos, .qsin = &s->pe_sin,
                   .kcos = &s->pe_cos, .ksin = &s->pe_sin, .skip = skip_self,
                   .blend = r->stg_blend_every_block && stg_on(r, s->B, skip_flag), .block = bi, .kind = self_kind,
@@ -259,15 +281,11 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, blk_stre
     if (!cfg->cross_attention_adaln) {
         LTX2_TRY(ltx2_backend_rms_norm(r->be, r->ctx, &s->x, NULL, eps, &bs->tmp));
         LTX2_TRY(attn_forward(r, a2, &io2));
-        return ltx2_backend_gated_add(r->be, r->ctx, &s->x, &bs->y, NULL, &rule);
+        return gadd(r, bs, &s->x, &bs->y, NULL, &rule, false);
     }
-    sc = mod_row(&bs->ada, 7), sh = mod_row(&bs->ada, 6);
-    LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &s->x, LTX2_NORM_RMS, eps, &sc, &sh, &rule, &bs->tmp));
+    LTX2_TRY(modulate(r, &s->x, LTX2_NORM_RMS, &bs->ada, 7, 6, &bs->tmp));
     /* prompt AdaLN of the context: row 0 shift, row 1 scale */
-    ltx2_tensor psc = mod_row(&bs->prompt, 1), psh = mod_row(&bs->prompt, 0);
-    ltx2_mod_rows prule = rule_of(&bs->prompt);
-    LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &s->context, LTX2_NORM_NONE, 0.0f, &psc, &psh, &prule,
-                                        &bs->ctx_mod));
+    LTX2_TRY(modulate(r, &s->context, LTX2_NORM_NONE, &bs->prompt, 1, 0, &bs->ctx_mod));
     io2.c = &bs->ctx_mod;
     LTX2_TRY(attn_forward(r, a2, &io2));
     return gated_add(r, bs, &bs->ada, 8, NULL);
@@ -275,10 +293,7 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, blk_stre
 
 static ltx2_status stream_ff(dit_run *r, const char *blk, const char *name, blk_stream *bs, const ltx2_dit_ff_w *f) {
     dit_stream *s = bs->s;
-    ltx2_tensor sc = mod_row(&bs->ada, 4), sh = mod_row(&bs->ada, 3);
-    ltx2_mod_rows rule = rule_of(&bs->ada);
-    LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &s->x, LTX2_NORM_RMS, r->w->cfg.norm_eps, &sc, &sh, &rule,
-                                        &bs->tmp));
+    LTX2_TRY(modulate(r, &s->x, LTX2_NORM_RMS, &bs->ada, 4, 3, &bs->tmp));
     char nm[128];
     snprintf(nm, sizeof nm, "%s.%s.in", blk, name);
     LTX2_TRY(dit_dump(r, nm, &bs->tmp));
@@ -301,26 +316,20 @@ static ltx2_status av_exchange(dit_run *r, int64_t i, const char *blk, const ltx
                                int64_t n_v2a) {
     dit_stream *v = bv->s, *a = ba->s;
     const int64_t B = v->B;
-    const float eps = r->w->cfg.norm_eps;
-    const ltx2_mod_rows rv = rule_of(&bv->cross_ss), ra = rule_of(&ba->cross_ss);
     ltx2_tensor vq, vkv, aq, akv;
     int64_t sv[3] = {B, v->T, v->D}, sa[3] = {B, a->T, a->D};
     char nm[128];
     if (n_a2v < B) {
-        ltx2_tensor s0 = mod_row(&bv->cross_ss, 0), s1 = mod_row(&bv->cross_ss, 1);
         LTX2_TRY(dit_tensor(r, r->dt, 3, sv, &vq));
-        LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &v->x, LTX2_NORM_RMS, eps, &s0, &s1, &rv, &vq));
-        s0 = mod_row(&ba->cross_ss, 0), s1 = mod_row(&ba->cross_ss, 1);
+        LTX2_TRY(modulate(r, &v->x, LTX2_NORM_RMS, &bv->cross_ss, 0, 1, &vq));
         LTX2_TRY(dit_tensor(r, r->dt, 3, sa, &akv));
-        LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &a->x, LTX2_NORM_RMS, eps, &s0, &s1, &ra, &akv));
+        LTX2_TRY(modulate(r, &a->x, LTX2_NORM_RMS, &ba->cross_ss, 0, 1, &akv));
     }
     if (n_v2a < B) {
-        ltx2_tensor s2 = mod_row(&ba->cross_ss, 2), s3 = mod_row(&ba->cross_ss, 3);
         LTX2_TRY(dit_tensor(r, r->dt, 3, sa, &aq));
-        LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &a->x, LTX2_NORM_RMS, eps, &s2, &s3, &ra, &aq));
-        s2 = mod_row(&bv->cross_ss, 2), s3 = mod_row(&bv->cross_ss, 3);
+        LTX2_TRY(modulate(r, &a->x, LTX2_NORM_RMS, &ba->cross_ss, 2, 3, &aq));
         LTX2_TRY(dit_tensor(r, r->dt, 3, sv, &vkv));
-        LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, &v->x, LTX2_NORM_RMS, eps, &s2, &s3, &rv, &vkv));
+        LTX2_TRY(modulate(r, &v->x, LTX2_NORM_RMS, &bv->cross_ss, 2, 3, &vkv));
     }
     if (n_a2v < B) {
         snprintf(nm, sizeof nm, "%s.audio_to_video_attn", blk);
@@ -359,6 +368,7 @@ static ltx2_status block_run(dit_run *r, int64_t i, const ltx2_dit_block_w *bw, 
     LTX2_TRY(av_exchange(r, i, blk, bw, &bv, &ba, n_a2v ? skip_a2v : NULL, n_a2v, n_v2a ? skip_v2a : NULL, n_v2a));
     LTX2_TRY(stream_ff(r, blk, "ff", &bv, &bw->ff));
     LTX2_TRY(stream_ff(r, blk, "audio_ff", &ba, &bw->audio_ff));
+    if (r->tpu) LTX2_TRY(dit_bf16(r, &v->x)); /* MaxDiffusion's scan carry is bf16 */
     snprintf(nm, sizeof nm, "%s.out.video", blk);
     LTX2_TRY(dit_dump(r, nm, &v->x));
     snprintf(nm, sizeof nm, "%s.out.audio", blk);

@@ -64,6 +64,8 @@ typedef struct dit_run {
     const uint32_t *perturb;         /* [B * num_layers] ltx2_dit_perturb_flag, or NULL */
     ltx2_dit_text_cache *text_cache; /* NULL = none */
     bool stg_blend_every_block;      /* ltx2_dit_forward_params.stg_blend_every_block */
+    bool tpu;                        /* ltx2_dit_forward_params.precision_tpu */
+    bool timestep_xla;               /* ltx2_dit_forward_params.timestep_xla */
 } dit_run;
 
 /* A scratch tensor of the run's pool in dtype dt. */
@@ -98,6 +100,25 @@ ltx2_status dit_text_cache_bind(ltx2_context *ctx, ltx2_dit_text_cache *c, const
  * context [B, S, Dc], from the cache where filled, else projected (once per entry) and stored. */
 ltx2_status dit_text_kv(dit_run *r, const dit_stream *s, int64_t i, const ltx2_dit_attn_w *a,
                         const ltx2_tensor *context, ltx2_tensor *k, ltx2_tensor *v);
+
+/* ---- --precision tpu: MaxDiffusion's bf16 arithmetic (dit_tpu.c) ---- */
+
+/* t (f32, contiguous) rounded to bf16 values in place. */
+ltx2_status dit_bf16(dit_run *r, ltx2_tensor *t);
+/* flax nnx.Linear(dtype=bf16) (then jax.nn.gelu(approximate=True) when gelu) in bf16 arithmetic. */
+ltx2_status dit_tpu_linear(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, bool gelu, ltx2_tensor *y);
+/* y = jax.nn.silu(x) on a bf16 x (y may be x). */
+ltx2_status dit_tpu_silu(dit_run *r, const ltx2_tensor *x, ltx2_tensor *y);
+/* o [.., heads*d] *= 2 * sigmoid(logits [.., heads]) in bf16 (LTX2Attention's gated attention). */
+ltx2_status dit_tpu_head_gate(dit_run *r, ltx2_tensor *o, const ltx2_tensor *logits, int64_t heads);
+/* The f32 [U, D] row views scale and shift of a bf16 modulation table replaced by contiguous
+ * scratch: scale by bf16(1 + scale) - 1, so norm_modulate's f32 (1 + scale) is the bf16 `1 + scale`
+ * MaxDiffusion multiplies by; shift by a copy (norm_modulate takes rows equally far apart). */
+ltx2_status dit_tpu_scale_shift(dit_run *r, ltx2_tensor *scale, ltx2_tensor *shift);
+/* The residual update x += y * gate (gate NULL: x += y) with MaxDiffusion's dtypes: the product is
+ * rounded when the gate comes from a bf16 table (gate_bf16), the sum when x is a bf16 stream. */
+ltx2_status dit_tpu_gated_add(dit_run *r, ltx2_tensor *x, const ltx2_tensor *y, const ltx2_tensor *gate,
+                              const ltx2_mod_rows *m, bool gate_bf16, bool x_bf16);
 
 /* One transformer block (index i, weights bw) over both streams, in place. */
 ltx2_status dit_block_forward(dit_run *r, int64_t i, const ltx2_dit_block_w *bw, dit_stream *v, dit_stream *a);

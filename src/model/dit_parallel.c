@@ -358,6 +358,7 @@ static ltx2_status make_local(ltx2_context *ctx, const ltx2_dit_weights *w, cons
     lp->batch = Bl;
     lp->av_timestep = p->av_timestep;
     lp->rope_xla = p->rope_xla; /* RoPE tables come from the model's own prepare */
+    lp->timestep_xla = p->timestep_xla;
     lp->perturb = l->perturb;
     lp->video = (ltx2_dit_modality){l->v_lat, l->v_pos, l->v_ts, l->v_sig, l->v_ctx, l->v_mask, Tl, Sv};
     lp->audio = (ltx2_dit_modality){l->a_lat, l->a_pos, l->a_ts, l->a_sig, l->a_ctx, l->a_mask, Ta, Sa};

@@ -24,7 +24,7 @@ typedef struct gen_loop {
     bool audio_held;            /* the audio is given: timestep 0, the positive context in every pass */
     int64_t stg_block;
     ltx2_dit_av_timestep av_timestep; /* the semantics' cross-modal timestep rule */
-    bool stg_blend_every_block, rope_xla; /* the semantics' other model rules */
+    bool stg_blend_every_block, rope_xla, timestep_xla; /* the semantics' other model rules */
     /* text K/V reused across passes and steps: per stage, since a stage's weights may differ
      * (the two-stage pipeline's LoRA) */
     ltx2_dit_text_cache *text_cache;
@@ -113,6 +113,7 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
     fp.text_cache = L->text_cache;
     fp.stg_blend_every_block = L->stg_blend_every_block;
     fp.rope_xla = L->rope_xla;
+    fp.timestep_xla = L->timestep_xla;
     dit_dump *dd = L->dit_dump && L->dit_dump->call == *L->model_calls ? L->dit_dump : NULL;
     ++*L->model_calls;
     if (dd) {
@@ -241,6 +242,7 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     L.av_timestep = ltx2_sem_dit_av_timestep(s->rules, s->m->dit->cfg.cross_attention_adaln);
     L.stg_blend_every_block = s->rules->dit_stg_blend_every_block;
     L.rope_xla = s->rules->dit_rope_xla;
+    L.timestep_xla = s->rules->dit_timestep_xla;
     L.dp = s->dp;
     int calls_here = 0; /* a stage run on its own counts its own calls */
     L.model_calls = s->model_calls ? s->model_calls : &calls_here;

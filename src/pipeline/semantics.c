@@ -45,6 +45,7 @@ ltx2_sem_rules ltx2_sem_rules_for(ltx2_semantics s) {
         r.dit_av_timestep[1] = LTX2_DIT_AV_TS_CROSS_SIGMA;
         r.dit_stg_blend_every_block = true;
         r.dit_rope_xla = true;
+        r.dit_timestep_xla = true;
         break;
     case LTX2_SEM_LTX_CORE:
     case LTX2_SEM_COUNT:

@@ -131,6 +131,9 @@ typedef struct ltx2_sem_rules {
      * fl(hop * fl(1/rate)). LC/DF honour rope_double_precision and divide. -> rope_xla of the DiT and
      * the connectors' forwards, ltx2_pipe_*_positions' xla */
     bool dit_rope_xla;
+    /* MD's timestep sinusoid as XLA:CPU computes it (MAXDIFFUSION_NUMERICS.md (e)): its f32 exp and
+     * libm's cosf / sinf; LC/DF: correctly rounded. -> ltx2_dit_forward_params.timestep_xla */
+    bool dit_timestep_xla;
 } ltx2_sem_rules;
 
 /* rules->dit_av_timestep for a checkpoint (is_v23: LTX-2.3, i.e. cross_attention_adaln). */

@@ -52,6 +52,18 @@ expect_refusal "missing embeds" "no such readable file" --prompt-embeds "$tmp/no
 expect_refusal "unwritable dir" "not writable" "${small[@]}" --wav "$tmp/no/such/dir/a.wav" --png-dir f
 expect_refusal "wrong suffix" "end in .mp4" "${small[@]}" -o o.avi --png-dir f
 expect_refusal "semantics" "ltx-core, diffusers or maxdiffusion" --semantics foo -o o.mp4
+# --precision tpu (#15 item 3): MaxDiffusion's bf16 DiT, checked against MaxDiffusion in test_md_golden;
+# here: the flag parses, needs MaxDiffusion's semantics, and changes the run
+expect_refusal "precision" "fp32 or tpu" --precision bf16 -o o.mp4
+expect_refusal "precision tpu without maxdiffusion" "semantics maxdiffusion" "${small[@]}" --precision tpu --wav a.wav
+if (cd "$tmp" && "$bin" generate "${small[@]}" --semantics maxdiffusion --device cpu --wav md32.wav >/dev/null 2>&1 &&
+    "$bin" generate "${small[@]}" --semantics maxdiffusion --device cpu --precision tpu --wav mdtpu.wav \
+        >"$tmp/stdout" 2>"$tmp/stderr"); then
+    grep -q "precision tpu" "$tmp/stdout" && ok || bad "the tpu run does not say its precision"
+    cmp -s "$tmp/md32.wav" "$tmp/mdtpu.wav" && bad "--precision tpu changed nothing" || ok
+else
+    bad "generate --precision tpu failed"; cat "$tmp/stderr"
+fi
 # fp8 weights: an unknown dtype or quantisation is refused at parsing; the embedded model holds no
 # scaled fp8 weights, so fp8 of it is refused by the loader, naming why, before any file is written
 expect_refusal "weights dtype" "bf16, fp8 or fp8-cast" --weights-dtype fp4 -o o.mp4

@@ -75,6 +75,15 @@ typedef enum ltx2_generate_semantics {
     LTX2_GENERATE_SEM_MAXDIFFUSION = 2
 } ltx2_generate_semantics;
 
+/* The arithmetic of the DiT (issue #15 item 3). */
+typedef enum ltx2_generate_precision {
+    LTX2_GENERATE_PRECISION_FP32 = 0, /* fp32 activations (default) */
+    /* MaxDiffusion's TPU configs (bf16 weights and activations): every value its source types bf16
+     * rounded where its source rounds it (src/model/dit_tpu.c). MaxDiffusion semantics, the CPU,
+     * one rank, bf16 weights. The connectors run f32 there too (load_connectors). */
+    LTX2_GENERATE_PRECISION_TPU = 1
+} ltx2_generate_precision;
+
 /* A LoRA adapter fused into the DiT's weights at load (ltx-pipelines' `--lora PATH STRENGTH`). */
 typedef struct ltx2_lora_spec {
     const char *path;  /* .safetensors with ltx-core / ComfyUI or diffusers lora_A / lora_B keys */
@@ -198,6 +207,7 @@ typedef struct ltx2_generate_params {
     int stg_block;                      /* -1: ltx-pipelines' block (29 for 2.0, 28 for 2.3), or the
                                            last block of smaller models */
     ltx2_generate_semantics semantics;
+    ltx2_generate_precision precision;
     int latent_bf16;                    /* -1: as the semantics say; 0/1 force fp32/bf16 latents */
     int decode_video, decode_audio;     /* 1 (default): run the VAE decoders */
     int vae_tile_px, vae_tile_frames;   /* 0: decode the whole latent at once */

@@ -423,7 +423,15 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--mesh")) { VALUE(); launch.mesh_text = v; }
         else if (!strcmp(a, "--sharding")) { VALUE(); launch.sharding_text = v; }
         else if (!strcmp(a, "--launch")) { VALUE(); launch.launch_text = v; }
-        else if (!strcmp(a, "--semantics")) {
+        else if (!strcmp(a, "--precision")) {
+            VALUE();
+            if (!strcmp(v, "fp32")) p.precision = LTX2_GENERATE_PRECISION_FP32;
+            else if (!strcmp(v, "tpu")) p.precision = LTX2_GENERATE_PRECISION_TPU;
+            else {
+                fprintf(stderr, "ltx2 %s: --precision expects fp32 or tpu, got '%s'\n", CMD, v);
+                return CLI_EXIT_BAD_INPUT;
+            }
+        } else if (!strcmp(a, "--semantics")) {
             VALUE();
             if (!ltx2_sem_parse(v, &sem)) {
                 fprintf(stderr, "ltx2 %s: --semantics expects ltx-core, diffusers or maxdiffusion, got '%s'\n", CMD, v);
@@ -688,8 +696,9 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                p.negative_prompt ? "\"" : "");
     else
         printf("prompt: %s%s%s\n", pos, neg ? ", negative: " : "", neg ? neg : "");
-    printf("seed: %llu%s, %dx%d, %d frames @ %g fps, semantics %s\n", (unsigned long long)p.seed,
-           p.noise ? " (noise from file)" : "", p.width, p.height, p.frames, p.fps, ltx2_sem_name(sem));
+    printf("seed: %llu%s, %dx%d, %d frames @ %g fps, semantics %s%s\n", (unsigned long long)p.seed,
+           p.noise ? " (noise from file)" : "", p.width, p.height, p.frames, p.fps, ltx2_sem_name(sem),
+           p.precision == LTX2_GENERATE_PRECISION_TPU ? ", precision tpu (MaxDiffusion's bf16 DiT)" : "");
     fflush(stdout);
     const bool dump_created = p.dump_dir && !ltx2_path_is_dir(p.dump_dir);
     if (dump_created && mkdir(p.dump_dir, 0777) != 0) {
@@ -730,12 +739,12 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)r.seed);
     snprintf(params_s, sizeof params_s,
              "ltx2c %s; model LTX-%s %.256s; pipeline %s; seed %llu; steps %d; %dx%dx%d @ %g fps; cfg %g/%g stg %g "
-             "rescale %g modality %g; semantics %s", ltx2_version(), r.model_version, ckpt,
+             "rescale %g modality %g; semantics %s%s", ltx2_version(), r.model_version, ckpt,
              distilled ? "distilled (no guidance)" : two_stages ? "two-stage (guidance in stage 1)" : "one-stage",
              (unsigned long long)r.seed, r.steps, p.width,
              p.height, p.frames, p.fps, distilled ? 1.0 : p.video_cfg, distilled ? 1.0 : p.audio_cfg,
              distilled ? 0.0 : p.video_stg, distilled ? 0.0 : p.video_rescale, distilled ? 1.0 : p.video_modality,
-             ltx2_sem_name(sem));
+             ltx2_sem_name(sem), p.precision == LTX2_GENERATE_PRECISION_TPU ? "; precision tpu" : "");
     int rc = CLI_EXIT_OK;
     if (output) {
         ltx2_mp4_set_quiet(true);

@@ -25,6 +25,7 @@ typedef struct gen_loop {
     int64_t stg_block;
     ltx2_dit_av_timestep av_timestep; /* the semantics' cross-modal timestep rule */
     bool stg_blend_every_block, rope_xla, timestep_xla; /* the semantics' other model rules */
+    bool precision_tpu;                                /* ltx2_generate_params.precision */
     /* text K/V reused across passes and steps: per stage, since a stage's weights may differ
      * (the two-stage pipeline's LoRA) */
     ltx2_dit_text_cache *text_cache;
@@ -114,6 +115,7 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
     fp.stg_blend_every_block = L->stg_blend_every_block;
     fp.rope_xla = L->rope_xla;
     fp.timestep_xla = L->timestep_xla;
+    fp.precision_tpu = L->precision_tpu;
     dit_dump *dd = L->dit_dump && L->dit_dump->call == *L->model_calls ? L->dit_dump : NULL;
     ++*L->model_calls;
     if (dd) {
@@ -243,6 +245,7 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     L.stg_blend_every_block = s->rules->dit_stg_blend_every_block;
     L.rope_xla = s->rules->dit_rope_xla;
     L.timestep_xla = s->rules->dit_timestep_xla;
+    L.precision_tpu = p->precision == LTX2_GENERATE_PRECISION_TPU;
     L.dp = s->dp;
     int calls_here = 0; /* a stage run on its own counts its own calls */
     L.model_calls = s->model_calls ? s->model_calls : &calls_here;

@@ -159,6 +159,16 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
         if (!isfinite(sc[i])) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: guidance scales must be finite");
     if ((int)p->semantics < 0 || (int)p->semantics >= (int)LTX2_SEM_COUNT)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: unknown semantics %d", (int)p->semantics);
+    if ((unsigned)p->precision > (unsigned)LTX2_GENERATE_PRECISION_TPU)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: unknown precision %d", (int)p->precision);
+    if (p->precision == LTX2_GENERATE_PRECISION_TPU) {
+        const char *why = p->semantics != LTX2_GENERATE_SEM_MAXDIFFUSION ? "MaxDiffusion's semantics (--semantics maxdiffusion)"
+                          : p->pipeline != LTX2_PIPELINE_ONE_STAGE ? "the one-stage pipeline, MaxDiffusion's"
+                          : p->n_loras > 0 ? "no LoRA (MaxDiffusion casts fused weights to bf16; not reproduced yet)"
+                          : p->weights_dtype && strcmp(p->weights_dtype, "bf16") ? "bf16 weights, as MaxDiffusion's TPU configs"
+                          : NULL;
+        if (why) return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: precision tpu (MaxDiffusion's bf16 DiT) needs %s", why);
+    }
     if (p->vae_tile_px < 0 || p->vae_tile_frames < 0)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: tile sizes must be >= 0");
     if ((int)p->pipeline < 0 || (int)p->pipeline >= (int)LTX2_PIPELINE_COUNT)
@@ -421,6 +431,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     ltx2_guidance_plan plan, plan_off;
     LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp, &plan));
     LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp_off, &plan_off));
+    plan.velocity_bf16 = plan_off.velocity_bf16 = p->precision == LTX2_GENERATE_PRECISION_TPU;
     /* models a handle keeps loaded are resident already: the device's free memory no longer counts
      * them, so the plan (weights + stage peaks against what is free) would count them twice. The
      * final stage is the largest (full size). */
@@ -781,6 +792,9 @@ ltx2_status ltx2_generate_with_models(ltx2_context *ctx, const ltx2_generate_par
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL params, backend, models or result");
     memset(result, 0, sizeof *result);
     LTX2_TRY(check_params(ctx, p));
+    if (p->precision == LTX2_GENERATE_PRECISION_TPU && be->device != LTX2_DEVICE_CPU)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: precision tpu (MaxDiffusion's bf16 DiT) runs on the CPU "
+                          "(--device cpu): its bf16 rounding is a CPU reference mode, not %s", be->name);
     const ltx2_status st = generate(ctx, p, be, m, NULL, result);
     if (st != LTX2_OK) ltx2_generate_result_free(result);
     return st;

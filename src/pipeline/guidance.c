@@ -141,7 +141,7 @@ int ltx2_guidance_plan_slot(const ltx2_guidance_plan *plan, ltx2_guidance_pass p
     return -1;
 }
 
-/* Rounds like a bf16 tensor op result when the rules keep bf16 tensors (LC). */
+/* Rounds like a bf16 tensor op result when the values are bf16 tensors (LC's rules, MD's bf16 DiT). */
 static inline float rnd(bool bf16, float x) {
     return bf16 ? ltx2_round_bf16(x) : x;
 }
@@ -236,12 +236,13 @@ ltx2_status ltx2_guidance_apply(ltx2_context *ctx, const ltx2_sem_rules *rules,
                               in_plan ? "in" : "not in", v[p] ? "given" : "missing");
     }
     if (plan->velocity_cfg) { /* MD CFG-only: velocity space, video scale, no rescale */
-        const float g = (float)video->cfg;
+        const bool bf = plan->velocity_bf16;
+        const float g = rnd(bf, (float)video->cfg);
         const float *c = v[LTX2_PASS_COND], *u = v[LTX2_PASS_UNCOND];
         for (int64_t i = 0; i < n; i++) {
-            const float d = c[i] - u[i];
-            const float t = g * d;
-            v_out[i] = u[i] + t;
+            const float d = rnd(bf, c[i] - u[i]);
+            const float t = rnd(bf, g * d);
+            v_out[i] = rnd(bf, u[i] + t);
         }
         if (x0_out) ltx2_sched_velocity_to_x0(rules, x, v_out, sc, n, x0_out);
         return LTX2_OK;

@@ -63,6 +63,10 @@ typedef struct ltx2_guidance_plan {
     int n_calls;
     bool stg_video, stg_audio; /* self-attentions the ptb pass perturbs */
     bool velocity_cfg;         /* MD CFG-only velocity path (rule cfg_only_velocity) */
+    /* --precision tpu: the DiT's velocities are bf16 arrays in MaxDiffusion, so its CFG-only
+     * u + scale * (c - u) is bf16 arithmetic (each op rounded, the weak-typed scale cast to bf16);
+     * the x0 path promotes to f32 through the f32 latents and needs nothing. */
+    bool velocity_bf16;
 } ltx2_guidance_plan;
 
 /* Which passes run and in what layout, for these (already resolved) scales. Passes whose scale

@@ -12,6 +12,10 @@ i.e. jax.lax.Precision.DEFAULT), compiled twice by XLA:CPU:
   - dit.strict_out_{video,audio}: with --xla_allow_excess_precision=false, so every value the
     source types as bf16 is rounded to bf16 where the source makes it: MaxDiffusion's dtypes as
     written, which --precision tpu follows.
+  - loop.{video,audio} and loop.strict_{video,audio}: the 40-step guided loop through
+    LTX2Pipeline.__call__ as gen_maxdiffusion_goldens.py drives it (same noise, prompts, guidance),
+    the conditional branch's final latents; guide.*: the strict loop's first guidance step (the DiT's
+    batched passes in, the latents and sigma_t, the guided velocities out).
 The tiny checkpoints' weights are bf16 already, so the weights are the same in every run; the
 distances are the activations' rounding alone. Each mode runs in its own process (XLA reads
 XLA_FLAGS once).
@@ -57,6 +61,64 @@ def forward(version, g):
     return np.asarray(ov, dtype=np.float32), np.asarray(oa, dtype=np.float32)
 
 
+def loop(version):
+    """MaxDiffusion's 40-step guided loop through LTX2Pipeline.__call__ in the bf16 configs, as
+    gen_maxdiffusion_goldens.run drives it (same noise, prompts and guidance): the final latents of
+    the conditional branch. The connectors run f32 there (load_connectors: dtype=jnp.float32, bf16
+    weights); the DiT in bf16."""
+    cfg = G.make_config(version)
+    cfg.weights_dtype, cfg.activations_dtype, cfg.precision = jnp.bfloat16, jnp.bfloat16, "bf16"
+    devices = np.array(jax.devices()).reshape(1, 1, 1, 1)
+    mesh = Mesh(devices, cfg.mesh_axes)
+    rngs = nnx.Rngs(jax.random.key(cfg.seed))
+    pipe = LP.LTX2Pipeline(scheduler=LP.LTX2Pipeline.load_scheduler(cfg), vae=LP.LTX2Pipeline.load_vae(devices, mesh, rngs, cfg),
+                           audio_vae=LP.LTX2Pipeline.load_audio_vae(devices, mesh, rngs, cfg), text_encoder=None,
+                           tokenizer=None, connectors=LP.LTX2Pipeline.load_connectors(devices, mesh, rngs, cfg),
+                           transformer=LP.LTX2Pipeline.load_transformer(devices, mesh, rngs, cfg), vocoder=None,
+                           config=cfg)
+    pipe.mesh = mesh
+    hs_pos, m_pos = G.load_prompt("positive")
+    hs_neg, m_neg = G.load_prompt("negative")
+    seen = {}
+    orig, orig_guidance = LP.run_diffusion_loop, LP._apply_ltx2_guidance
+
+    def observed(*args, **kwargs):
+        seen["out"] = orig(*args, **kwargs)
+        return seen["out"]
+
+    def guidance(noise_pred, noise_pred_audio, latents, audio_latents, sigma_t, *args, **kwargs):
+        out = orig_guidance(noise_pred, noise_pred_audio, latents, audio_latents, sigma_t, *args, **kwargs)
+
+        def keep(*xs):  # the first step's (the callback runs once per step, in order)
+            if "guide" not in seen:
+                seen["guide"] = [np.asarray(x, np.float32) for x in xs]
+        jax.debug.callback(keep, noise_pred, noise_pred_audio, latents, audio_latents, sigma_t, out[0], out[1],
+                           ordered=True)
+        return out
+
+    g = lambda k, d=None: getattr(cfg, k, d)  # noqa: E731  as gen_maxdiffusion_goldens.run
+    kw = dict(guidance_scale=g("guidance_scale", 3.0), guidance_rescale=g("guidance_rescale", 0.0),
+              audio_guidance_scale=g("audio_guidance_scale"), audio_guidance_rescale=g("audio_guidance_rescale"),
+              stg_scale=g("stg_scale", 0.0), audio_stg_scale=g("audio_stg_scale"),
+              modality_scale=g("modality_scale", 1.0), audio_modality_scale=g("audio_modality_scale"),
+              use_cross_timestep=g("use_cross_timestep"))
+    g32 = load_file(os.path.join(HERE, "data", f"md_{version}.safetensors"))
+    LP.run_diffusion_loop, LP._apply_ltx2_guidance = observed, guidance
+    try:
+        pipe(prompt=None, latents=jnp.asarray(g32["loop.noise_video"]), noise_scale=0.0, negative_prompt=None,
+             height=G.HEIGHT, width=G.WIDTH, num_frames=G.FRAMES, frame_rate=float(g("fps", 24)),
+             num_inference_steps=G.STEPS, prompt_embeds=jnp.asarray(hs_pos), negative_prompt_embeds=jnp.asarray(hs_neg),
+             prompt_attention_mask=jnp.asarray(m_pos), negative_prompt_attention_mask=jnp.asarray(m_neg),
+             generator=jax.random.key(G.SEED_LOOP), output_type="latent", dtype=jnp.float32, **kw)
+    finally:
+        LP.run_diffusion_loop, LP._apply_ltx2_guidance = orig, orig_guidance
+    cond = slice(1, 2)  # the conditional slice in both batch layouts
+    guide = dict(zip(("in_video", "in_audio", "latent_video", "latent_audio", "sigma", "out_video", "out_audio"),
+                     seen["guide"]))
+    guide["sigma"] = guide["sigma"].reshape(1)
+    return np.asarray(seen["out"][0][cond], np.float32), np.asarray(seen["out"][1][cond], np.float32), guide
+
+
 def rel(a, b):
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
@@ -67,6 +129,9 @@ def run_all(out_path):
     for v in VERSIONS:
         g = load_file(os.path.join(HERE, "data", f"md_{v}.safetensors"))
         res[f"{v}.video"], res[f"{v}.audio"] = forward(v, g)
+        res[f"{v}.loop_video"], res[f"{v}.loop_audio"], guide = loop(v)
+        for k, a in guide.items():
+            res[f"{v}.guide.{k}"] = a
     np.savez(out_path, **res)
 
 
@@ -97,10 +162,20 @@ def main():
                 d = rel(a, g[f"dit.out_{m}"])
                 meta[f"rel_to_fp32.{mode}.{m}"] = f"{d:.4g}"
                 print(f"LTX-{v} bf16 DiT forward ({mode} XLA) {m}: rel-L2 to the fp32 golden {d:.3g}")
-        for m in ("video", "audio"):
-            d = rel(runs["default"][f"{v}.{m}"], runs["strict"][f"{v}.{m}"])
-            meta[f"rel_default_to_strict.{m}"] = f"{d:.4g}"
-            print(f"LTX-{v} {m}: default XLA vs strict rel-L2 {d:.3g}")
+        for k in ("in_video", "in_audio", "latent_video", "latent_audio", "sigma", "out_video", "out_audio"):
+            out[f"guide.{k}"] = runs["strict"][f"{v}.guide.{k}"]
+        for mode, pre in (("default", "loop."), ("strict", "loop.strict_")):
+            for m in ("video", "audio"):
+                a = runs[mode][f"{v}.loop_{m}"]
+                out[pre + m] = a
+                d = rel(a, g[f"loop.{m}"])
+                meta[f"loop_rel_to_fp32.{mode}.{m}"] = f"{d:.4g}"
+                print(f"LTX-{v} bf16 40-step loop ({mode} XLA) {m}: rel-L2 to the fp32 golden {d:.3g}")
+        for k in ("", "loop_"):
+            for m in ("video", "audio"):
+                d = rel(runs["default"][f"{v}.{k}{m}"], runs["strict"][f"{v}.{k}{m}"])
+                meta[f"{k}rel_default_to_strict.{m}"] = f"{d:.4g}"
+                print(f"LTX-{v} {k}{m}: default XLA vs strict rel-L2 {d:.3g}")
         save_file(out, os.path.join(HERE, "data", f"md_bf16_{v}.safetensors"), metadata=meta)
 
 

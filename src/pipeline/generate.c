@@ -831,6 +831,9 @@ ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *
         memset(result, 0, sizeof *result);
         st = check_params(ctx, p);
     }
+    if (st == LTX2_OK && p->precision == LTX2_GENERATE_PRECISION_TPU && dist->world->size > 1)
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: precision tpu (MaxDiffusion's bf16 DiT) runs on one rank, "
+                        "not %d", dist->world->size);
     /* the ranks' DiT shards are host f32: several ranks compute on the CPU (auto picks it) */
     if (st == LTX2_OK && p->device && strcmp(p->device, "cpu") && strcmp(p->device, "auto"))
         st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,

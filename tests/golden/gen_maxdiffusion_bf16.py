@@ -155,22 +155,18 @@ def main():
         out, meta = {}, {"maxdiffusion_commit": G.MD_COMMIT, "dtypes": "weights bfloat16, activations bfloat16, "
                          "precision bf16 (DEFAULT)", "inputs": f"md_{v}.safetensors dit.in_*, conn.*, sigma 0.7",
                          "strict_xla_flags": STRICT_FLAG}
-        for mode, pre in (("default", "dit.out_"), ("strict", "dit.strict_out_")):
-            for m in ("video", "audio"):
-                a = runs[mode][f"{v}.{m}"]
-                out[pre + m] = a
-                d = rel(a, g[f"dit.out_{m}"])
-                meta[f"rel_to_fp32.{mode}.{m}"] = f"{d:.4g}"
-                print(f"LTX-{v} bf16 DiT forward ({mode} XLA) {m}: rel-L2 to the fp32 golden {d:.3g}")
         for k in ("in_video", "in_audio", "latent_video", "latent_audio", "sigma", "out_video", "out_audio"):
             out[f"guide.{k}"] = runs["strict"][f"{v}.guide.{k}"]
-        for mode, pre in (("default", "loop."), ("strict", "loop.strict_")):
-            for m in ("video", "audio"):
-                a = runs[mode][f"{v}.loop_{m}"]
-                out[pre + m] = a
-                d = rel(a, g[f"loop.{m}"])
-                meta[f"loop_rel_to_fp32.{mode}.{m}"] = f"{d:.4g}"
-                print(f"LTX-{v} bf16 40-step loop ({mode} XLA) {m}: rel-L2 to the fp32 golden {d:.3g}")
+        # (what, the worker's key, the golden's default / strict names, the fp32 golden's, metadata key)
+        for what, rk, pre_d, pre_s, gold, mk in (("DiT forward", "", "dit.out_", "dit.strict_out_", "dit.out_", ""),
+                                                 ("40-step loop", "loop_", "loop.", "loop.strict_", "loop.", "loop_")):
+            for mode, pre in (("default", pre_d), ("strict", pre_s)):
+                for m in ("video", "audio"):
+                    a = runs[mode][f"{v}.{rk}{m}"]
+                    out[pre + m] = a
+                    d = rel(a, g[gold + m])
+                    meta[f"{mk}rel_to_fp32.{mode}.{m}"] = f"{d:.4g}"
+                    print(f"LTX-{v} bf16 {what} ({mode} XLA) {m}: rel-L2 to the fp32 golden {d:.3g}")
         for k in ("", "loop_"):
             for m in ("video", "audio"):
                 d = rel(runs["default"][f"{v}.{k}{m}"], runs["strict"][f"{v}.{k}{m}"])

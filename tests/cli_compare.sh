@@ -97,6 +97,24 @@ out=$("$LTX2" compare --json "$D/ref" "$D/nope" 2>/dev/null); rc=$?
 [ "$rc" -eq 2 ] && ok || bad "json error: exit $rc, want 2"
 has '^\{"a": .*"error": ".*nope.*", "pass": false\}$' "json error object"
 expect_rc 0 "help" "$LTX2" compare --help
+# --bf16-ulps: a [4] f32 .npy pair, B one bf16 ulp off at [1] (1 -> 1 + 2^-7) and three at [2] (3 -> 3 + 3 * 2^-6 = 3.046875)
+npy_f32x4() { # FILE, then the 16 data bytes as \x escapes
+  local hdr="{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }"
+  while [ $(( (10 + ${#hdr} + 1) % 64 )) -ne 0 ]; do hdr="$hdr "; done
+  { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $(( (${#hdr} + 1) % 256 )))\\x00"; printf '%s\n' "$hdr"
+    printf "$2"; } > "$1"
+}
+npy_f32x4 "$tmp/ulp_a.npy" '\x00\x00\x80\x3f\x00\x00\x80\x3f\x00\x00\x40\x40\x00\x00\x00\xbf'
+npy_f32x4 "$tmp/ulp_b.npy" '\x00\x00\x80\x3f\x00\x00\x81\x3f\x00\x00\x43\x40\x00\x00\x00\xbf'
+expect_rc 1 "one bf16 ulp allowed, three found" "$LTX2" compare --bf16-ulps 1 "$tmp/ulp_a.npy" "$tmp/ulp_b.npy"
+has 'within tolerance: \|a - b\| <= 1 bf16 ulps of a' "ulp rule stated"
+has "^  FAIL .* 75\\.0000% +3 +1 " "largest 3 ulps, one value over one ulp"
+has 'worst at \[2\]: a=3 b=3\.046875' "the 3-ulp value located"
+expect_rc 0 "three bf16 ulps allowed" "$LTX2" compare --bf16-ulps 3 "$tmp/ulp_a.npy" "$tmp/ulp_b.npy"
+expect_rc 1 "json bf16 ulps" "$LTX2" compare --json --bf16-ulps 1 "$tmp/ulp_a.npy" "$tmp/ulp_b.npy"
+has '"bf16_ulps": 1,' "json names the rule"
+has '"max_bf16_ulps": 3, "n_over_bf16_ulp": 1' "json ulp counts"
+expect_rc 2 "bf16 ulps must be positive" "$LTX2" compare --bf16-ulps 0 "$tmp/ulp_a.npy" "$tmp/ulp_b.npy"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/dtype.h"
 #include "core/metrics.h"
 #include "test_util.h"
 
@@ -68,8 +69,29 @@ static void test_large_deterministic(void) {
     CHECK(st.n_within == N - 2, "within %lld", (long long)st.n_within);
 }
 
+/* bf16 ulps: the spacing at 1 is 2^-7, at 3 it is 2^-6, below 2^-126 and at 0 it is 2^-133; the
+ * --bf16-ulps rule counts in those units. */
+static void test_bf16_ulps(void) {
+    CHECK(ltx2_bf16_ulp(1.0) == 0x1p-7 && ltx2_bf16_ulp(-1.5) == 0x1p-7 && ltx2_bf16_ulp(3.0) == 0x1p-6 &&
+              ltx2_bf16_ulp(0.75) == 0x1p-8 && ltx2_bf16_ulp(0.0) == 0x1p-133 && ltx2_bf16_ulp(0x1p-130) == 0x1p-133 &&
+              isnan(ltx2_bf16_ulp(INFINITY)),
+          "bf16 ulps: 1 -> %g, 3 -> %g, 0 -> %g", ltx2_bf16_ulp(1.0), ltx2_bf16_ulp(3.0), ltx2_bf16_ulp(0.0));
+    float a[4] = {1.0f, 1.0f, 3.0f, -0.5f}, b[4] = {1.0f, 1.0f + 0x1p-7f, 3.0f + 3 * 0x1p-6f, -0.5f};
+    int64_t shape[1] = {4};
+    ltx2_tensor ta = ltx2_tensor_make(a, LTX2_F32, 1, shape), tb = ltx2_tensor_make(b, LTX2_F32, 1, shape);
+    ltx2_diff_stats st;
+    const ltx2_diff_rule one = {.bf16_ulps = 1.0}, three = {.bf16_ulps = 3.0};
+    ltx2_diff_by(&ta, &tb, &one, &st);
+    CHECK(st.max_bf16_ulps == 3.0 && st.n_over_bf16_ulp == 1 && st.n_within == 3 && st.worst_index == 2,
+          "1-ulp rule: max %g ulps, %lld over one, %lld within, worst %lld", st.max_bf16_ulps,
+          (long long)st.n_over_bf16_ulp, (long long)st.n_within, (long long)st.worst_index);
+    ltx2_diff_by(&ta, &tb, &three, &st);
+    CHECK(st.n_within == 4, "3-ulp rule: %lld within", (long long)st.n_within);
+}
+
 int main(void) {
     test_identical();
+    test_bf16_ulps();
     test_planted();
     test_nonfinite_and_dtypes();
     test_large_deterministic();

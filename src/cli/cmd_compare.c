@@ -30,7 +30,7 @@
 
 typedef struct compare_opts {
     const char *a, *b;
-    double atol, rtol;
+    ltx2_diff_rule rule; /* --atol / --rtol, or --bf16-ulps */
     const char *only;
     bool json, require_all;
     bool map_names; /* --names maxdiffusion (default): unmatched names are tried in our spelling */
@@ -71,6 +71,10 @@ static void compare_usage(FILE *out) {
             "An element is within tolerance when |a - b| <= atol + rtol*|a|; NaN matches NaN.\n"
             "  --atol X        absolute tolerance (default %g)\n"
             "  --rtol X        relative tolerance (default %g)\n"
+            "  --bf16-ulps N   instead: within when |a - b| <= N bf16 ulps of a (bf16 runs, e.g.\n"
+            "                  --precision tpu against MaxDiffusion: one ulp is a rounding tie tipped\n"
+            "                  the other way, a different rule moves most values by more); adds the\n"
+            "                  columns 'ulps' (the largest) and '>1 ulp' (how many)\n"
             "  --only REGEX    compare only names matching this extended regex\n"
             "  --require-all   tensors present on one side only count as failures\n"
             "  --names MODE    maxdiffusion (default): the renames and layer stacking above; none: exact\n"
@@ -164,9 +168,13 @@ static void print_json(const compare_opts *o, const row *rows, size_t n, const l
     ltx2_sbuf_printf(&s, ", \"b\": ");
     ltx2_sbuf_json_string(&s, o->b, strlen(o->b));
     ltx2_sbuf_printf(&s, ", ");
-    json_num(&s, "atol", o->atol);
+    json_num(&s, "atol", o->rule.atol);
     ltx2_sbuf_printf(&s, ", ");
-    json_num(&s, "rtol", o->rtol);
+    json_num(&s, "rtol", o->rule.rtol);
+    if (o->rule.bf16_ulps > 0) {
+        ltx2_sbuf_printf(&s, ", ");
+        json_num(&s, "bf16_ulps", o->rule.bf16_ulps);
+    }
     ltx2_sbuf_printf(&s, ", \"tensors\": [");
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
@@ -199,6 +207,9 @@ static void print_json(const compare_opts *o, const row *rows, size_t n, const l
         json_num(&s, "cosine", r->st.cosine);
         ltx2_sbuf_printf(&s, ", ");
         json_num(&s, "within_fraction", r->st.n ? (double)r->st.n_within / (double)r->st.n : 1.0);
+        ltx2_sbuf_printf(&s, ", ");
+        json_num(&s, "max_bf16_ulps", r->st.max_bf16_ulps);
+        ltx2_sbuf_printf(&s, ", \"n_over_bf16_ulp\": %lld", (long long)r->st.n_over_bf16_ulp);
         ltx2_sbuf_printf(&s, ", \"n_within\": %lld, \"n_nonfinite_mismatch\": %lld",
                          (long long)r->st.n_within, (long long)r->st.n_nonfinite_mismatch);
         if (r->st.worst_index >= 0) {
@@ -264,8 +275,12 @@ static void print_row(const row *r, int name_w, const compare_opts *o) {
         return;
     }
     double frac = r->st.n ? 100.0 * (double)r->st.n_within / (double)r->st.n : 100.0;
-    printf("  %-6s %-*s %-18s %-10s %-10.3e %-10.3e %-10.3e %-12.8f %.4f%%", r->pass ? "ok" : "FAIL", name_w,
-           name_a, shape, dt, r->st.max_abs, r->st.mean_abs, r->st.rel_l2, r->st.cosine, frac);
+    char within[32];
+    snprintf(within, sizeof within, "%.4f%%", frac);
+    printf("  %-6s %-*s %-18s %-10s %-10.3e %-10.3e %-10.3e %-12.8f %s", r->pass ? "ok" : "FAIL", name_w, name_a,
+           shape, dt, r->st.max_abs, r->st.mean_abs, r->st.rel_l2, r->st.cosine, within);
+    if (o->rule.bf16_ulps > 0)
+        printf("%*s %-8.3g %lld", 9 - (int)strlen(within), "", r->st.max_bf16_ulps, (long long)r->st.n_over_bf16_ulp);
     if (strcmp(name_a, name_b) != 0) printf("  (B: %s)", name_b);
     if (r->squeezed) printf("  (B shape differs by size-1 dims)");
     if (r->collapsed)
@@ -276,7 +291,7 @@ static void print_row(const row *r, int name_w, const compare_opts *o) {
         char idx[256];
         const ltx2_tensor *ct = compared_shape(r);
         ltx2_index_str(r->st.worst_index, ct->shape, ct->ndim, idx, sizeof(idx));
-        double tol = o->atol + o->rtol * fabs(r->st.worst_ref);
+        double tol = ltx2_diff_tolerance(&o->rule, r->st.worst_ref);
         printf("  %-6s %-*s worst at %s: a=%.9g b=%.9g |a-b|=%.3e > tol %.3e; %lld of %lld elements outside",
                "", name_w, "", idx, r->st.worst_ref, r->st.worst_out, fabs(r->st.worst_ref - r->st.worst_out), tol,
                (long long)(r->st.n - r->st.n_within), (long long)r->st.n);
@@ -293,7 +308,7 @@ static void compare_row(row *r, const compare_opts *o) {
     r->shape_ok = ltx2_tensor_same_shape(ta, tb);
     if (!r->shape_ok && squeeze_equal(ta, tb)) r->shape_ok = r->squeezed = true;
     if (r->shape_ok) {
-        ltx2_diff(ta, tb, o->atol, o->rtol, &r->st);
+        ltx2_diff_by(ta, tb, &o->rule, &r->st);
         r->pass = r->st.n_within == r->st.n;
         return;
     }
@@ -301,7 +316,7 @@ static void compare_row(row *r, const compare_opts *o) {
     if (ca || cb) {
         const ltx2_tensor *small = ca ? tb : ta;
         const ltx2_tensor c = ltx2_tensor_make(ca ? ca : cb, LTX2_F64, small->ndim, small->shape);
-        ltx2_diff(ca ? &c : ta, ca ? tb : &c, o->atol, o->rtol, &r->st);
+        ltx2_diff_by(ca ? &c : ta, ca ? tb : &c, &o->rule, &r->st);
         r->pass = r->st.n_within == r->st.n;
         r->shape_ok = true;
         r->collapsed = ca ? 'A' : 'B';
@@ -375,18 +390,26 @@ static bool expand_stack(side *st, size_t si, side *ot, char which, row *rows, s
 }
 
 int cli_compare(ltx2_context *ctx, int argc, char **argv) {
-    compare_opts o = {.atol = COMPARE_DEFAULT_ATOL, .rtol = COMPARE_DEFAULT_RTOL, .map_names = true};
+    compare_opts o = {.rule = {.atol = COMPARE_DEFAULT_ATOL, .rtol = COMPARE_DEFAULT_RTOL}, .map_names = true};
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *v;
         if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
             compare_usage(stdout);
             return CLI_EXIT_OK;
         } else if (!strcmp(arg, "--atol") || !strcmp(arg, "--rtol")) {
-            double *dst = arg[2] == 'a' ? &o.atol : &o.rtol;
+            double *dst = arg[2] == 'a' ? &o.rule.atol : &o.rule.rtol;
             if (!(v = cli_flag_value("compare", argc, argv, &i)) || !cli_parse_double("compare", arg, v, dst))
                 return CLI_EXIT_BAD_INPUT;
             if (*dst < 0) {
                 fprintf(stderr, "ltx2 compare: %s must be >= 0, got %s\n", arg, v);
+                return CLI_EXIT_BAD_INPUT;
+            }
+        } else if (!strcmp(arg, "--bf16-ulps")) {
+            if (!(v = cli_flag_value("compare", argc, argv, &i)) ||
+                !cli_parse_double("compare", arg, v, &o.rule.bf16_ulps))
+                return CLI_EXIT_BAD_INPUT;
+            if (!(o.rule.bf16_ulps > 0)) {
+                fprintf(stderr, "ltx2 compare: --bf16-ulps must be > 0, got %s\n", v);
                 return CLI_EXIT_BAD_INPUT;
             }
         } else if (!strcmp(arg, "--only")) {
@@ -510,9 +533,13 @@ int cli_compare(ltx2_context *ctx, int argc, char **argv) {
     printf("B:             %s (%s, %zu tensors)\n", o.b, B->kind, B->n);
     if (paired_by_position)
         printf("one tensor on each side: '%s' (A) compared with '%s' (B)\n", rows[0].a.name, rows[0].b.name);
-    printf("within tolerance: |a - b| <= atol + rtol*|a|, atol=%g rtol=%g\n\n", o.atol, o.rtol);
-    printf("  %-6s %-*s %-18s %-10s %-10s %-10s %-10s %-12s %s\n", "result", name_w, "name", "shape", "dtype A/B",
-           "max|a-b|", "mean|a-b|", "rel-L2", "cosine", "within");
+    if (o.rule.bf16_ulps > 0)
+        printf("within tolerance: |a - b| <= %g bf16 ulps of a\n\n", o.rule.bf16_ulps);
+    else
+        printf("within tolerance: |a - b| <= atol + rtol*|a|, atol=%g rtol=%g\n\n", o.rule.atol, o.rule.rtol);
+    printf("  %-6s %-*s %-18s %-10s %-10s %-10s %-10s %-12s %s", "result", name_w, "name", "shape", "dtype A/B",
+           "max|a-b|", "mean|a-b|", "rel-L2", "cosine", o.rule.bf16_ulps > 0 ? "within    ulps     >1 ulp" : "within");
+    printf("\n");
     for (size_t i = 0; i < n_rows; i++) print_row(&rows[i], name_w, &o);
     if (n_only_a || n_only_b) printf("\n");
     for (size_t i = 0, k = 0; i < A->n && n_only_a; i++) {

@@ -398,3 +398,15 @@ double ltx2_load_as_f64(const void *data, ltx2_dtype dt, size_t i) {
     default: return (double)load_int(p, dt);
     }
 }
+
+/* 8 significant bits (7 stored): the ulp is 2^-7 of the binade's power of two. */
+#define BF16_MANT_BITS 7
+#define BF16_MIN_EXP (-126)
+
+double ltx2_bf16_ulp(double x) {
+    if (!isfinite(x)) return NAN;
+    int e = 0;
+    (void)frexp(fabs(x), &e); /* |x| = m 2^e, m in [0.5, 1): floor(log2 |x|) = e - 1 */
+    const int b = x == 0.0 || e - 1 < BF16_MIN_EXP ? BF16_MIN_EXP : e - 1;
+    return ldexp(1.0, b - BF16_MANT_BITS);
+}

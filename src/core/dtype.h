@@ -18,6 +18,9 @@ float ltx2_bf16_to_f32(uint16_t h);
 uint16_t ltx2_f32_to_bf16(float f);
 /* f rounded to the nearest bf16 value, as an f32 (what a bf16 tensor op's result holds). */
 static inline float ltx2_round_bf16(float f) { return ltx2_bf16_to_f32(ltx2_f32_to_bf16(f)); }
+/* The spacing of bf16 values at |x| (one unit in the last place): 2^(floor(log2 |x|) - 7) for a normal
+ * |x|, 2^-133 below 2^-126 (and for 0); inf and NaN give NaN. */
+double ltx2_bf16_ulp(double x);
 float ltx2_f16_to_f32(uint16_t h);
 uint16_t ltx2_f32_to_f16(float f);
 /* e4m3fn's NaN: exponent and mantissa bits all set (0x7F, 0xFF with the sign); it has no inf. */

@@ -12,8 +12,8 @@
 #define METRICS_CHUNK 65536
 
 typedef struct partial {
-    double max_abs, sum_abs, sum_rr, sum_oo, sum_ro, sum_dd, max_ref, worst_excess;
-    int64_t within, nonfinite, worst;
+    double max_abs, sum_abs, sum_rr, sum_oo, sum_ro, sum_dd, max_ref, worst_excess, max_ulps;
+    int64_t within, nonfinite, worst, over_ulp;
     double worst_ref, worst_out;
 } partial;
 
@@ -27,6 +27,8 @@ static void merge(partial *into, const partial *p) {
     into->sum_dd += p->sum_dd;
     into->within += p->within;
     into->nonfinite += p->nonfinite;
+    if (p->max_ulps > into->max_ulps) into->max_ulps = p->max_ulps;
+    into->over_ulp += p->over_ulp;
     /* Strictly greater keeps the first (lowest-index) worst element, whatever the thread count. */
     if (p->worst >= 0 && (into->worst < 0 || p->worst_excess > into->worst_excess)) {
         into->worst_excess = p->worst_excess;
@@ -36,8 +38,12 @@ static void merge(partial *into, const partial *p) {
     }
 }
 
-static void scan(const ltx2_tensor *ref, const ltx2_tensor *out, double atol, double rtol,
-                 int64_t lo, int64_t hi, partial *p) {
+double ltx2_diff_tolerance(const ltx2_diff_rule *rule, double ref) {
+    return rule->bf16_ulps > 0 ? rule->bf16_ulps * ltx2_bf16_ulp(ref) : rule->atol + rule->rtol * fabs(ref);
+}
+
+static void scan(const ltx2_tensor *ref, const ltx2_tensor *out, const ltx2_diff_rule *rule, int64_t lo, int64_t hi,
+                 partial *p) {
     memset(p, 0, sizeof(*p));
     p->worst = -1;
     p->worst_excess = -INFINITY;
@@ -56,7 +62,10 @@ static void scan(const ltx2_tensor *ref, const ltx2_tensor *out, double atol, do
             }
         } else {
             double d = fabs(r - o);
-            double tol = atol + rtol * fabs(r);
+            double tol = ltx2_diff_tolerance(rule, r);
+            const double ulps = d / ltx2_bf16_ulp(r);
+            if (ulps > p->max_ulps) p->max_ulps = ulps;
+            p->over_ulp += ulps > 1.0;
             if (d > p->max_abs) p->max_abs = d;
             if (fabs(r) > p->max_ref) p->max_ref = fabs(r);
             p->sum_abs += d;
@@ -78,6 +87,11 @@ static void scan(const ltx2_tensor *ref, const ltx2_tensor *out, double atol, do
 
 void ltx2_diff(const ltx2_tensor *ref, const ltx2_tensor *out, double atol, double rtol,
                ltx2_diff_stats *st) {
+    const ltx2_diff_rule rule = {.atol = atol, .rtol = rtol};
+    ltx2_diff_by(ref, out, &rule, st);
+}
+
+void ltx2_diff_by(const ltx2_tensor *ref, const ltx2_tensor *out, const ltx2_diff_rule *rule, ltx2_diff_stats *st) {
     memset(st, 0, sizeof(*st));
     int64_t n = ltx2_tensor_numel(ref);
     st->n = n;
@@ -97,7 +111,7 @@ void ltx2_diff(const ltx2_tensor *ref, const ltx2_tensor *out, double atol, doub
         for (int64_t c = 0; c < n_chunks; c++) {
             partial p;
             int64_t lo = c * METRICS_CHUNK, hi = lo + METRICS_CHUNK < n ? lo + METRICS_CHUNK : n;
-            scan(ref, out, atol, rtol, lo, hi, &p);
+            scan(ref, out, rule, lo, hi, &p);
             merge(&mine, &p);
         }
         /* Static schedule gives each thread ascending chunks; merge threads in order. */
@@ -120,6 +134,8 @@ void ltx2_diff(const ltx2_tensor *ref, const ltx2_tensor *out, double atol, doub
     st->worst_index = total.worst;
     st->worst_ref = total.worst_ref;
     st->worst_out = total.worst_out;
+    st->max_bf16_ulps = total.max_ulps;
+    st->n_over_bf16_ulp = total.over_ulp;
 }
 
 const char *ltx2_index_str(int64_t flat, const int64_t *shape, int ndim, char *buf, size_t cap) {

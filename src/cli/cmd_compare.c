@@ -71,10 +71,10 @@ static void compare_usage(FILE *out) {
             "An element is within tolerance when |a - b| <= atol + rtol*|a|; NaN matches NaN.\n"
             "  --atol X        absolute tolerance (default %g)\n"
             "  --rtol X        relative tolerance (default %g)\n"
-            "  --bf16-ulps N   instead: within when |a - b| <= N bf16 ulps of a (bf16 runs, e.g.\n"
-            "                  --precision tpu against MaxDiffusion: one ulp is a rounding tie tipped\n"
-            "                  the other way, a different rule moves most values by more); adds the\n"
-            "                  columns 'ulps' (the largest) and '>1 ulp' (how many)\n"
+            "  --bf16-ulps N   instead: within when |a - b| <= N bf16 ulps of the larger of |a|, |b|\n"
+            "                  (bf16 runs, e.g. --precision tpu against MaxDiffusion: one ulp is a\n"
+            "                  rounding tie tipped the other way, a different rule moves most values\n"
+            "                  by more); adds the columns 'ulps' (the largest) and '>1 ulp' (how many)\n"
             "  --only REGEX    compare only names matching this extended regex\n"
             "  --require-all   tensors present on one side only count as failures\n"
             "  --names MODE    maxdiffusion (default): the renames and layer stacking above; none: exact\n"
@@ -291,7 +291,7 @@ static void print_row(const row *r, int name_w, const compare_opts *o) {
         char idx[256];
         const ltx2_tensor *ct = compared_shape(r);
         ltx2_index_str(r->st.worst_index, ct->shape, ct->ndim, idx, sizeof(idx));
-        double tol = ltx2_diff_tolerance(&o->rule, r->st.worst_ref);
+        double tol = ltx2_diff_tolerance(&o->rule, r->st.worst_ref, r->st.worst_out);
         printf("  %-6s %-*s worst at %s: a=%.9g b=%.9g |a-b|=%.3e > tol %.3e; %lld of %lld elements outside",
                "", name_w, "", idx, r->st.worst_ref, r->st.worst_out, fabs(r->st.worst_ref - r->st.worst_out), tol,
                (long long)(r->st.n - r->st.n_within), (long long)r->st.n);
@@ -534,7 +534,7 @@ int cli_compare(ltx2_context *ctx, int argc, char **argv) {
     if (paired_by_position)
         printf("one tensor on each side: '%s' (A) compared with '%s' (B)\n", rows[0].a.name, rows[0].b.name);
     if (o.rule.bf16_ulps > 0)
-        printf("within tolerance: |a - b| <= %g bf16 ulps of a\n\n", o.rule.bf16_ulps);
+        printf("within tolerance: |a - b| <= %g bf16 ulps of max(|a|, |b|)\n\n", o.rule.bf16_ulps);
     else
         printf("within tolerance: |a - b| <= atol + rtol*|a|, atol=%g rtol=%g\n\n", o.rule.atol, o.rule.rtol);
     printf("  %-6s %-*s %-18s %-10s %-10s %-10s %-10s %-12s %s", "result", name_w, "name", "shape", "dtype A/B",

@@ -18,7 +18,7 @@ typedef struct ltx2_diff_stats {
     int64_t n_nonfinite_mismatch; /* NaN/Inf in one but not the same in the other */
     int64_t worst_index;    /* flat index of the largest violation (or largest |diff| if none) */
     double worst_ref, worst_out;
-    /* |ref - out| in bf16 ulps of ref (ltx2_bf16_ulp): the largest, and how many finite pairs are
+    /* |ref - out| in bf16 ulps (ltx2_bf16_ulp) of the larger of |ref| and |out|: the largest, and how many finite pairs are
      * more than one apart. Two bf16 runs that round the same values the same way differ by at most
      * one ulp where an f32 difference tipped a rounding; a different rule moves most values more. */
     double max_bf16_ulps;
@@ -26,7 +26,7 @@ typedef struct ltx2_diff_stats {
 } ltx2_diff_stats;
 
 /* The tolerance rule: |ref - out| <= atol + rtol * |ref|, or with bf16_ulps > 0, |ref - out| <=
- * bf16_ulps bf16 ulps of ref (atol and rtol then unused). */
+ * bf16_ulps bf16 ulps of the larger of |ref| and |out| (atol and rtol then unused). */
 typedef struct ltx2_diff_rule {
     double atol, rtol;
     double bf16_ulps;
@@ -34,8 +34,8 @@ typedef struct ltx2_diff_rule {
 
 /* ltx2_diff under a rule. */
 void ltx2_diff_by(const ltx2_tensor *ref, const ltx2_tensor *out, const ltx2_diff_rule *rule, ltx2_diff_stats *st);
-/* The tolerance of one reference value under a rule. */
-double ltx2_diff_tolerance(const ltx2_diff_rule *rule, double ref);
+/* The tolerance of one pair (reference, output) under a rule. */
+double ltx2_diff_tolerance(const ltx2_diff_rule *rule, double ref, double out);
 
 /* ref and out: contiguous CPU tensors of any dtypes with the same number of elements. NaN == NaN
  * and equal infinities count as matching (within); any other non-finite pair is a violation. */

@@ -429,6 +429,10 @@ fi
 expect_refusal "not a MaxDiffusion cache" "not a MaxDiffusion converted-weights cache" \
     --checkpoint-path "$tiny/ltx2-tiny-diffusers-2.3" --maxdiffusion-weights "$tiny/ltx2-tiny-2.3.safetensors" \
     "${pe[@]}" "${small[@]}" --wav a.wav
+# --precision tpu runs MaxDiffusion's bf16 weights only: its float32 cache is refused, naming why
+expect_refusal "precision tpu on f32 weights" "cast the DiT's weights to bf16" \
+    --checkpoint-path "$tiny/ltx2-tiny-diffusers-2.0" --maxdiffusion-weights "${mdw}_2.0_float32_scan0.safetensors" \
+    "${pe[@]}" "${small[@]}" --semantics maxdiffusion --device cpu --precision tpu --wav a.wav
 expect_refusal "another model's MaxDiffusion cache" "DiT weights do not match the config" \
     --checkpoint-path "$tiny/ltx2-tiny-diffusers-2.3" --maxdiffusion-weights "${mdw}_2.0_bfloat16_scan1.safetensors" \
     "${pe[@]}" "${small[@]}" -o o.mp4 --wav a.wav

@@ -101,10 +101,12 @@ static void gelu_host(ltx2_tensor *x) {
 }
 
 ltx2_status dit_tpu_linear(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, bool gelu, ltx2_tensor *y) {
-    if (L->w.dtype == LTX2_F8_E4M3)
+    if (L->w.dtype != LTX2_BF16)
         return LTX2_ERROR(r->ctx, LTX2_ERR_UNSUPPORTED,
-                          "dit --precision tpu: an fp8 linear [%lld, %lld] (MaxDiffusion's TPU configs run bf16 "
-                          "weights)", (long long)L->out, (long long)L->in);
+                          "dit --precision tpu: a %s linear [%lld, %lld]: MaxDiffusion's TPU configs cast the DiT's "
+                          "weights to bf16 (a bf16 checkpoint or MaxDiffusion's bf16 weights cache; f32 weights "
+                          "and fused LoRAs would need the same cast, not done here)",
+                          ltx2_dtype_name(L->w.dtype), (long long)L->out, (long long)L->in);
     ltx2_tensor xb;
     LTX2_TRY(dit_tensor(r, LTX2_F32, x->ndim, x->shape, &xb));
     LTX2_TRY(r->be->copy(r->be, r->ctx, xb.data, x->data, ltx2_tensor_nbytes(x)));

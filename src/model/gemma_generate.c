@@ -1,0 +1,100 @@
+/* Gemma-3 text generation, the core of --enhance-prompt (issue #13 item 9): the LM head (the last
+ * position's final-norm hidden state times the tied embedding table, as Gemma3ForConditionalGeneration's
+ * lm_head) and a greedy decoding loop over ltx2_gemma_forward_to. No K/V cache yet: each new token
+ * reruns the forward over prompt + generated tokens (quadratic in the length; fine for the tiny
+ * model and a device, slow for the 12B on a CPU). */
+#include "model/gemma_generate.h"
+
+#include <omp.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend_pool.h"
+#include "core/dtype.h"
+
+/* What the sink keeps: the last position of the last hidden state (layer index `layers`). */
+typedef struct last_row {
+    const ltx2_backend *be;
+    int64_t layer, S, D;
+    float *h; /* [D] host */
+} last_row;
+
+static ltx2_status keep_last(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t layer) {
+    last_row *lr = user;
+    if (layer != lr->layer) return LTX2_OK;
+    int64_t s1[1] = {lr->D};
+    ltx2_tensor v = ltx2_tensor_make((char *)h->data + (size_t)((lr->S - 1) * lr->D) * ltx2_dtype_size(h->dtype),
+                                     h->dtype, 1, s1);
+    v.device = h->device;
+    return ltx2_backend_to_host_f32(ctx, lr->be, &v, lr->h);
+}
+
+ltx2_status ltx2_gemma_logits_last(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids, int64_t S,
+                                   float *logits) {
+    if (!w || !ids || !logits || S <= 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma logits: NULL argument or %lld tokens", (long long)S);
+    const int64_t D = w->cfg.hidden, V = w->cfg.vocab;
+    uint8_t *mask = malloc((size_t)S);
+    float *h = malloc((size_t)D * sizeof(float)), *rows = NULL;
+    ltx2_status st = LTX2_OK;
+    if (!mask || !h) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma logits: %lld tokens", (long long)S);
+    if (st == LTX2_OK) {
+        memset(mask, 1, (size_t)S);
+        last_row lr = {w->be, w->cfg.layers, S, D, h};
+        st = ltx2_gemma_forward_to(ctx, w, ids, mask, 1, S, keep_last, &lr);
+    }
+    /* the tied table, row by row in its own dtype: lm_head's matmul in f32, accumulated in double */
+    const size_t row_bytes = (size_t)D * ltx2_dtype_size(w->embed->dtype);
+    const int nt = omp_get_max_threads();
+    if (st == LTX2_OK && !(rows = malloc((size_t)nt * (size_t)D * sizeof(float))))
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma logits: %d rows of %lld", nt, (long long)D);
+    if (st == LTX2_OK) {
+        int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad)
+        for (int64_t v = 0; v < V; v++) {
+            float *row = rows + (size_t)omp_get_thread_num() * (size_t)D;
+            bad |= ltx2_convert(NULL, row, LTX2_F32, (const uint8_t *)w->embed->data + (size_t)v * row_bytes,
+                                w->embed->dtype, (size_t)D) != LTX2_OK;
+            double acc = 0.0;
+            for (int64_t d = 0; d < D; d++) acc += (double)row[d] * (double)h[d];
+            logits[v] = (float)acc;
+        }
+        if (bad)
+            st = LTX2_ERROR(ctx, LTX2_ERR_DTYPE, "Gemma logits: an embedding table in %s",
+                            ltx2_dtype_name(w->embed->dtype));
+    }
+    free(rows);
+    free(mask);
+    free(h);
+    return st;
+}
+
+ltx2_status ltx2_gemma_generate_greedy(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *prompt,
+                                       int64_t n_prompt, const ltx2_gemma_gen_params *p, int32_t *out,
+                                       int64_t *n_out) {
+    if (!w || !prompt || !p || !out || !n_out || n_prompt <= 0 || p->max_new_tokens < 0 || (p->n_stop && !p->stop_ids))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma generate: bad arguments");
+    *n_out = 0;
+    const int64_t V = w->cfg.vocab;
+    int32_t *ids = malloc((size_t)(n_prompt + p->max_new_tokens) * sizeof(int32_t));
+    float *logits = malloc((size_t)V * sizeof(float));
+    ltx2_status st = LTX2_OK;
+    if (!ids || !logits) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma generate: %lld tokens", (long long)n_prompt);
+    if (st == LTX2_OK) memcpy(ids, prompt, (size_t)n_prompt * sizeof(int32_t));
+    for (int64_t t = 0; st == LTX2_OK && t < p->max_new_tokens; t++) {
+        st = ltx2_gemma_logits_last(ctx, w, ids, n_prompt + t, logits);
+        if (st != LTX2_OK) break;
+        int32_t best = 0; /* torch.argmax: the first of equal maxima */
+        for (int64_t v = 1; v < V; v++)
+            if (logits[v] > logits[best]) best = (int32_t)v;
+        ids[n_prompt + t] = out[t] = best;
+        *n_out = t + 1;
+        bool stop = false;
+        for (int64_t s = 0; s < p->n_stop; s++) stop = stop || p->stop_ids[s] == best;
+        if (stop) break;
+    }
+    free(ids);
+    free(logits);
+    return st;
+}

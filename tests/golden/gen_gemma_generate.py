@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Greedy text generation with the embedded tiny Gemma-3 (weights/tiny/gemma, Google's multimodal
+layout, fp32 CPU), as transformers' GenerationMixin.generate runs it (do_sample=False): the reference
+for ltx2_gemma_generate's LM head (logits = final-norm hidden state x the tied embedding table) and
+its greedy loop, the core of --enhance-prompt (issue #13 item 9; ltx-pipelines samples with
+temperature 0.7 and torch's generator, which no C engine reproduces; greedy is exact).
+
+Writes tests/golden/data/gemma_generate.safetensors:
+  prompt.<i> I64 [n_i]          the prompt ids (the tiny tokenizer's, BOS first; the last one in the
+                                Gemma-3 chat template with its special turn tokens)
+  generated.<i> I64 [m_i]       the new ids, stopping at an EOS id (1 or 106) or after MAX_NEW
+  logits.0 F32 [vocab]          the first step's logits of prompt 0
+Deterministic.
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import torchaudio_stub  # noqa: E402,F401  (as gen_text_goldens: transformers imports torchaudio)
+import torch  # noqa: E402
+from transformers import AutoTokenizer, Gemma3ForConditionalGeneration  # noqa: E402
+from transformers.utils import logging as hf_logging  # noqa: E402
+
+from st_write import save  # noqa: E402
+
+GEMMA_DIR = os.path.join(ROOT, "weights", "tiny", "gemma")
+MAX_NEW = 24
+PROMPTS = ("A cat walks across a neon street at night.",
+           "Slow dolly shot of a lighthouse, waves, golden hour; 東京 🎥",
+           "<start_of_turn>user\nDescribe a calm lake at dawn.<end_of_turn>\n<start_of_turn>model\n")
+
+
+def main():
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    hf_logging.disable_progress_bar()
+    model = Gemma3ForConditionalGeneration.from_pretrained(GEMMA_DIR, dtype=torch.float32).eval()
+    tok = AutoTokenizer.from_pretrained(GEMMA_DIR)
+    T = {}
+    with torch.no_grad():
+        for i, p in enumerate(PROMPTS):
+            ids = tok(p, return_tensors="pt").input_ids
+            assert ids[0, 0].item() == tok.bos_token_id
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False, max_new_tokens=MAX_NEW,
+                                 eos_token_id=[1, 106], pad_token_id=0, output_scores=True,
+                                 return_dict_in_generate=True)
+            T[f"prompt.{i}"] = ids[0].to(torch.int64)
+            T[f"generated.{i}"] = out.sequences[0, ids.shape[1]:].to(torch.int64)
+            if i == 0:
+                T["logits.0"] = out.scores[0][0].to(torch.float32)
+    path = os.path.join(HERE, "data", "gemma_generate.safetensors")
+    save(T, path, {"generator": "tests/golden/gen_gemma_generate.py", "max_new_tokens": str(MAX_NEW),
+                   "eos_token_id": "[1, 106]", "decoding": "greedy (do_sample=False)"})
+    for k, v in T.items():
+        print(f"  {k:14s} {list(v.shape)} {v[:12].tolist() if v.dtype == torch.int64 else ''}")
+
+
+if __name__ == "__main__":
+    main()

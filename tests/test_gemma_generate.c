@@ -1,9 +1,11 @@
 /* Gemma-3 generation (ltx2_gemma_generate_greedy, the core of --enhance-prompt, #13 item 9) on the
  * embedded tiny Gemma against transformers' greedy generate (tests/golden/gen_gemma_generate.py):
- * - the first step's logits (the LM head: final-norm hidden state x the tied embedding table) within
- *   GEN_LOGITS_TOL of the reference's;
- * - every generated id equal, stopping where the reference stops (an EOS id or the token budget),
- *   for plain prompts and one in the Gemma-3 chat template; a stop id ends the run with it;
+ * - the logits after a prompt (the LM head: final-norm hidden state x the tied embedding table)
+ *   within GEN_LOGITS_TOL of the reference's;
+ * - every generated id equal, the prompts left-padded to a multiple of 8 as ltx-core pads them before
+ *   generate (so the mask and transformers' mask-aware positions are exercised), stopping where the
+ *   reference stops (an EOS id or the token budget), for plain prompts and one in the Gemma-3 chat
+ *   template; a stop id ends the run with it;
  * - bad arguments refused. */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,9 @@
 /* The reference's max_new_tokens and EOS ids (the metadata of the golden). */
 #define GEN_MAX_NEW 24
 #define GEN_N_PROMPTS 3
+/* ltx-core's _pad_inputs_for_attention_alignment: left padding with the pad id to a multiple of 8 */
+#define GEN_ALIGN 8
+#define GEN_PAD_ID 0
 
 static ltx2_context *g_ctx;
 
@@ -52,7 +57,8 @@ int main(void) {
         return test_finish();
     }
     const int32_t stop[2] = {1, 106};
-    const ltx2_gemma_gen_params gp = {.max_new_tokens = GEN_MAX_NEW, .stop_ids = stop, .n_stop = 2};
+    const ltx2_gemma_gen_params gp = {.max_new_tokens = GEN_MAX_NEW, .stop_ids = stop, .n_stop = 2,
+                                      .align = GEN_ALIGN, .pad_id = GEN_PAD_ID};
     for (int i = 0; i < GEN_N_PROMPTS; i++) {
         char name[32];
         int64_t np = 0, ng = 0, n_out = 0;
@@ -65,13 +71,40 @@ int main(void) {
             if (i == 0) {
                 float *lg = malloc((size_t)w->cfg.vocab * sizeof *lg);
                 const ltx2_st_tensor *rl = ltx2_st_find(f, "logits.0");
-                const bool ok = lg && rl && ltx2_gemma_logits_last(g_ctx, w, prompt, np, lg) == LTX2_OK;
+                const bool ok = lg && rl && ltx2_gemma_logits_last(g_ctx, w, prompt, NULL, NULL, np, lg) == LTX2_OK;
                 CHECK(ok, "logits: %s", ltx2_last_error(g_ctx));
                 if (ok) {
                     const double e = test_rel_l2(lg, rl->data, w->cfg.vocab);
                     printf("prompt 0: first-step logits rel-L2 %.3g to transformers'\n", e);
                     CHECK(e <= GEN_LOGITS_TOL, "logits rel-L2 %.3g", e);
                 }
+                free(lg);
+            }
+            /* the padded prefill: the padding masked, positions counted over real tokens (RoPE is
+             * relative, so a constant shift moves only roundings; the mask is what matters) */
+            if (i == 1) {
+                const int64_t pad = (GEN_ALIGN - np % GEN_ALIGN) % GEN_ALIGN, n = pad + np;
+                int32_t *pi = malloc((size_t)n * sizeof *pi);
+                uint8_t *pm = malloc((size_t)n);
+                int64_t *pp = malloc((size_t)n * sizeof *pp);
+                float *lg = malloc((size_t)w->cfg.vocab * sizeof *lg);
+                const ltx2_st_tensor *rl = ltx2_st_find(f, "logits_padded.1");
+                for (int64_t k = 0; pi && pm && pp && k < n; k++) {
+                    pi[k] = k < pad ? GEN_PAD_ID : prompt[k - pad];
+                    pm[k] = k >= pad;
+                    pp[k] = k < pad ? 1 : k - pad;
+                }
+                const bool ok = pi && pm && pp && lg && rl && pad > 0 &&
+                                ltx2_gemma_logits_last(g_ctx, w, pi, pm, pp, n, lg) == LTX2_OK;
+                CHECK(ok, "padded logits: %s", ltx2_last_error(g_ctx));
+                if (ok) {
+                    const double e = test_rel_l2(lg, rl->data, w->cfg.vocab);
+                    printf("prompt 1 left-padded by %lld: logits rel-L2 %.3g to transformers'\n", (long long)pad, e);
+                    CHECK(e <= GEN_LOGITS_TOL, "padded logits rel-L2 %.3g", e);
+                }
+                free(pi);
+                free(pm);
+                free(pp);
                 free(lg);
             }
             const ltx2_status st = ltx2_gemma_generate_greedy(g_ctx, w, prompt, np, &gp, got, &n_out);
@@ -84,7 +117,8 @@ int main(void) {
                              (long long)np, (long long)ng);
             /* the tiny random model repeats itself and never says EOS: a stop id equal to its first
              * token ends the run there, that token included */
-            const ltx2_gemma_gen_params gs = {.max_new_tokens = GEN_MAX_NEW, .stop_ids = want, .n_stop = 1};
+            const ltx2_gemma_gen_params gs = {.max_new_tokens = GEN_MAX_NEW, .stop_ids = want, .n_stop = 1,
+                                              .align = GEN_ALIGN, .pad_id = GEN_PAD_ID};
             CHECK(ng > 0 && ltx2_gemma_generate_greedy(g_ctx, w, prompt, np, &gs, got, &n_out) == LTX2_OK && n_out == 1 &&
                       got[0] == want[0],
                   "prompt %d: stop id %d: %lld ids", i, ng ? want[0] : -1, (long long)n_out);

@@ -104,6 +104,12 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
 typedef ltx2_status (*ltx2_gemma_sink)(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t layer);
 ltx2_status ltx2_gemma_forward_to(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                   const uint8_t *mask, int64_t B, int64_t S, ltx2_gemma_sink sink, void *user);
+/* ltx2_gemma_forward_to with each token's RoPE position given, positions [B, S] (NULL: 0 .. S-1, as
+ * the encoder runs with its padding counted): generation passes transformers' mask-aware positions
+ * (cumsum(mask) - 1, padding at 1). */
+ltx2_status ltx2_gemma_forward_pos(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                   const uint8_t *mask, const int64_t *positions, int64_t B, int64_t S,
+                                   ltx2_gemma_sink sink, void *user);
 
 /* Device bytes of loading cfg in a 2-byte dtype (fp8: its Linear weights at a byte each, plus the
  * largest one widened for its GEMM) and running the forward on B x S tokens: the layers' weights (the

@@ -52,15 +52,16 @@ static float embed_scale(const ltx2_gemma_weights *w) {
 }
 
 /* One head's RoPE table, cos and sin [S, hd/2]: angle p * inv_freq[i] with torch's fp32
- * inv_freq = 1 / theta^(2i / hd) (divided by the linear factor on global layers). */
-static void rope_table(int64_t S, int64_t hd, double theta, double factor, float *c, float *s) {
+ * inv_freq = 1 / theta^(2i / hd) (divided by the linear factor on global layers), p the token's
+ * position: pos[s], or s when pos is NULL. */
+static void rope_table(int64_t S, int64_t hd, double theta, double factor, const int64_t *pos, float *c, float *s) {
     const int64_t half = hd / 2;
     for (int64_t i = 0; i < half; i++) {
         const float expo = (float)(2 * i) / (float)hd;
         float inv = 1.0f / (float)pow(theta, (double)expo);
         if (factor != 1.0) inv = inv / (float)factor;
         for (int64_t p = 0; p < S; p++) {
-            const float ang = (float)p * inv;
+            const float ang = (float)(pos ? pos[p] : p) * inv;
             c[p * half + i] = cosf(ang);
             s[p * half + i] = sinf(ang);
         }
@@ -85,19 +86,27 @@ static ltx2_status rope_fill(gemma_run *r, const ltx2_tensor *t, const float *sr
     return LTX2_OK;
 }
 
-static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t B, int64_t S, double theta,
-                               double factor, rope_set *out) {
-    const int64_t half = c->head_dim / 2;
-    float *buf = malloc((size_t)(2 * S * half) * sizeof(float));
+/* The [B, heads, S, hd/2] tables: one table for every row (pos NULL), or each row's own from its
+ * positions pos [B, S]. */
+static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t B, int64_t S, const int64_t *pos,
+                               double theta, double factor, rope_set *out) {
+    const int64_t half = c->head_dim / 2, nb = pos ? B : 1, tab = S * half;
+    float *buf = malloc((size_t)(2 * nb * tab) * sizeof(float));
     if (!buf) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "Gemma RoPE tables");
-    rope_table(S, c->head_dim, theta, factor, buf, buf + S * half);
-    const size_t block = (size_t)(S * half) * sizeof(float);
+    for (int64_t b = 0; b < nb; b++)
+        rope_table(S, c->head_dim, theta, factor, pos ? pos + b * S : NULL, buf + 2 * b * tab, buf + (2 * b + 1) * tab);
+    const size_t block = (size_t)tab * sizeof(float);
     int64_t sq[4] = {B, c->heads, S, half}, sk[4] = {B, c->kv_heads, S, half};
     ltx2_status st = LTX2_OK;
     ltx2_tensor *tabs[4] = {&out->qc, &out->qs, &out->kc, &out->ks};
     for (int k = 0; k < 4 && st == LTX2_OK; k++) {
+        const int64_t heads = k < 2 ? c->heads : c->kv_heads;
         st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_F32, 4, k < 2 ? sq : sk, tabs[k]);
-        if (st == LTX2_OK) st = rope_fill(r, tabs[k], buf + (k % 2) * S * half, B * (k < 2 ? c->heads : c->kv_heads), block);
+        for (int64_t b = 0; b < nb && st == LTX2_OK; b++) {
+            ltx2_tensor rows = *tabs[k]; /* the heads of row b (every row when the table is shared) */
+            rows.data = (char *)tabs[k]->data + (size_t)(b * heads) * block;
+            st = rope_fill(r, &rows, buf + (2 * b + k % 2) * tab, pos ? heads : B * heads, block);
+        }
     }
     free(buf);
     return st;
@@ -208,6 +217,12 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
 
 ltx2_status ltx2_gemma_forward_to(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                   const uint8_t *mask, int64_t B, int64_t S, ltx2_gemma_sink sink, void *user) {
+    return ltx2_gemma_forward_pos(ctx, w, ids, mask, NULL, B, S, sink, user);
+}
+
+ltx2_status ltx2_gemma_forward_pos(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                   const uint8_t *mask, const int64_t *positions, int64_t B, int64_t S,
+                                   ltx2_gemma_sink sink, void *user) {
     if (!w || !ids || !mask || !sink)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
     const ltx2_gemma_config *c = &w->cfg;
@@ -260,8 +275,8 @@ ltx2_status ltx2_gemma_forward_to(ltx2_context *ctx, const ltx2_gemma_weights *w
     TRY_(ltx2_bpool_tensor(ctx, r.pool, LTX2_U8, 2, ms, &mask_t));
     TRY_(r.be->upload(r.be, ctx, mask_t.data, mask, (size_t)n_rows));
     rope_set global, local;
-    TRY_(rope_upload(&r, c, B, S, c->rope_theta, c->rope_linear_factor, &global));
-    TRY_(rope_upload(&r, c, B, S, c->rope_local_theta, 1.0, &local));
+    TRY_(rope_upload(&r, c, B, S, positions, c->rope_theta, c->rope_linear_factor, &global));
+    TRY_(rope_upload(&r, c, B, S, positions, c->rope_local_theta, 1.0, &local));
     for (int64_t l = 0; l < c->layers; l++) {
         TRY_(layer_forward(&r, c, &w->layers[l], c->sliding[l], c->sliding[l] ? &local : &global, &mask_t, &b));
         /* the last layer's raw output is not a hidden state: the final norm's is */

@@ -30,8 +30,8 @@ static ltx2_status keep_last(void *user, ltx2_context *ctx, const ltx2_tensor *h
     return ltx2_backend_to_host_f32(ctx, lr->be, &v, lr->h);
 }
 
-ltx2_status ltx2_gemma_logits_last(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids, int64_t S,
-                                   float *logits) {
+ltx2_status ltx2_gemma_logits_last(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                   const uint8_t *mask_in, const int64_t *positions, int64_t S, float *logits) {
     if (!w || !ids || !logits || S <= 0)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma logits: NULL argument or %lld tokens", (long long)S);
     const int64_t D = w->cfg.hidden, V = w->cfg.vocab;
@@ -40,9 +40,10 @@ ltx2_status ltx2_gemma_logits_last(ltx2_context *ctx, const ltx2_gemma_weights *
     ltx2_status st = LTX2_OK;
     if (!mask || !h) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma logits: %lld tokens", (long long)S);
     if (st == LTX2_OK) {
-        memset(mask, 1, (size_t)S);
+        if (mask_in) memcpy(mask, mask_in, (size_t)S);
+        else memset(mask, 1, (size_t)S);
         last_row lr = {w->be, w->cfg.layers, S, D, h};
-        st = ltx2_gemma_forward_to(ctx, w, ids, mask, 1, S, keep_last, &lr);
+        st = ltx2_gemma_forward_pos(ctx, w, ids, mask, positions, 1, S, keep_last, &lr);
     }
     /* the tied table, row by row in its own dtype: lm_head's matmul in f32, accumulated in double */
     const size_t row_bytes = (size_t)D * ltx2_dtype_size(w->embed->dtype);
@@ -73,28 +74,41 @@ ltx2_status ltx2_gemma_logits_last(ltx2_context *ctx, const ltx2_gemma_weights *
 ltx2_status ltx2_gemma_generate_greedy(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *prompt,
                                        int64_t n_prompt, const ltx2_gemma_gen_params *p, int32_t *out,
                                        int64_t *n_out) {
-    if (!w || !prompt || !p || !out || !n_out || n_prompt <= 0 || p->max_new_tokens < 0 || (p->n_stop && !p->stop_ids))
+    if (!w || !prompt || !p || !out || !n_out || n_prompt <= 0 || p->max_new_tokens < 0 || p->align < 0 ||
+        (p->n_stop && !p->stop_ids))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma generate: bad arguments");
     *n_out = 0;
-    const int64_t V = w->cfg.vocab;
-    int32_t *ids = malloc((size_t)(n_prompt + p->max_new_tokens) * sizeof(int32_t));
+    const int64_t V = w->cfg.vocab, al = p->align > 1 ? p->align : 1;
+    const int64_t pad = (al - n_prompt % al) % al, n0 = pad + n_prompt, cap = n0 + p->max_new_tokens;
+    int32_t *ids = malloc((size_t)cap * sizeof(int32_t));
+    uint8_t *mask = malloc((size_t)cap);
+    int64_t *pos = malloc((size_t)cap * sizeof(int64_t));
     float *logits = malloc((size_t)V * sizeof(float));
     ltx2_status st = LTX2_OK;
-    if (!ids || !logits) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma generate: %lld tokens", (long long)n_prompt);
-    if (st == LTX2_OK) memcpy(ids, prompt, (size_t)n_prompt * sizeof(int32_t));
+    if (!ids || !mask || !pos || !logits)
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma generate: %lld tokens", (long long)cap);
+    for (int64_t i = 0; st == LTX2_OK && i < cap; i++) {
+        /* the left padding masked; every real token at its count of real tokens before it
+         * (transformers' cumsum(mask) - 1), the padding at 1 as its masked_fill puts it */
+        mask[i] = i >= pad;
+        pos[i] = i < pad ? 1 : i - pad;
+        ids[i] = i < pad ? p->pad_id : i < n0 ? prompt[i - pad] : 0;
+    }
     for (int64_t t = 0; st == LTX2_OK && t < p->max_new_tokens; t++) {
-        st = ltx2_gemma_logits_last(ctx, w, ids, n_prompt + t, logits);
+        st = ltx2_gemma_logits_last(ctx, w, ids, mask, pos, n0 + t, logits);
         if (st != LTX2_OK) break;
         int32_t best = 0; /* torch.argmax: the first of equal maxima */
         for (int64_t v = 1; v < V; v++)
             if (logits[v] > logits[best]) best = (int32_t)v;
-        ids[n_prompt + t] = out[t] = best;
+        ids[n0 + t] = out[t] = best;
         *n_out = t + 1;
         bool stop = false;
         for (int64_t s = 0; s < p->n_stop; s++) stop = stop || p->stop_ids[s] == best;
         if (stop) break;
     }
     free(ids);
+    free(mask);
+    free(pos);
     free(logits);
     return st;
 }

@@ -8,8 +8,12 @@ temperature 0.7 and torch's generator, which no C engine reproduces; greedy is e
 Writes tests/golden/data/gemma_generate.safetensors:
   prompt.<i> I64 [n_i]          the prompt ids (the tiny tokenizer's, BOS first; the last one in the
                                 Gemma-3 chat template with its special turn tokens)
-  generated.<i> I64 [m_i]       the new ids, stopping at an EOS id (1 or 106) or after MAX_NEW
-  logits.0 F32 [vocab]          the first step's logits of prompt 0
+  generated.<i> I64 [m_i]       the new ids, stopping at an EOS id (1 or 106) or after MAX_NEW, with the
+                                prompt left-padded to a multiple of 8 with the pad id (masked) as
+                                ltx-core's _pad_inputs_for_attention_alignment (400fd31) pads it
+  logits.0 F32 [vocab]          the logits after prompt 0, unpadded (model(ids).logits[0, -1])
+  logits_padded.1 F32 [vocab]   the logits after prompt 1 left-padded (3 pads), with generate's
+                                positions cumsum(mask) - 1 (padding at 1)
 Deterministic.
 """
 import os
@@ -28,6 +32,7 @@ from st_write import save  # noqa: E402
 
 GEMMA_DIR = os.path.join(ROOT, "weights", "tiny", "gemma")
 MAX_NEW = 24
+ALIGN, PAD_ID = 8, 0  # ltx-core's _pad_inputs_for_attention_alignment (alignment 8, Gemma's pad id)
 PROMPTS = ("A cat walks across a neon street at night.",
            "Slow dolly shot of a lighthouse, waves, golden hour; 東京 🎥",
            "<start_of_turn>user\nDescribe a calm lake at dawn.<end_of_turn>\n<start_of_turn>model\n")
@@ -44,16 +49,23 @@ def main():
         for i, p in enumerate(PROMPTS):
             ids = tok(p, return_tensors="pt").input_ids
             assert ids[0, 0].item() == tok.bos_token_id
-            out = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False, max_new_tokens=MAX_NEW,
-                                 eos_token_id=[1, 106], pad_token_id=0, output_scores=True,
-                                 return_dict_in_generate=True)
+            pad = (ALIGN - ids.shape[1] % ALIGN) % ALIGN
+            padded = torch.cat([torch.full((1, pad), PAD_ID, dtype=ids.dtype), ids], dim=1)
+            mask = torch.cat([torch.zeros((1, pad), dtype=ids.dtype), torch.ones_like(ids)], dim=1)
+            out = model.generate(padded, attention_mask=mask, do_sample=False, max_new_tokens=MAX_NEW,
+                                 eos_token_id=[1, 106], pad_token_id=PAD_ID)
             T[f"prompt.{i}"] = ids[0].to(torch.int64)
-            T[f"generated.{i}"] = out.sequences[0, ids.shape[1]:].to(torch.int64)
+            T[f"generated.{i}"] = out[0, padded.shape[1]:].to(torch.int64)
             if i == 0:
-                T["logits.0"] = out.scores[0][0].to(torch.float32)
+                T["logits.0"] = model(input_ids=ids).logits[0, -1].to(torch.float32)
+            if i == 1:  # the padded prefill generate runs: mask-aware positions, padding at 1
+                pos = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+                T["logits_padded.1"] = model(input_ids=padded, attention_mask=mask,
+                                             position_ids=pos).logits[0, -1].to(torch.float32)
     path = os.path.join(HERE, "data", "gemma_generate.safetensors")
     save(T, path, {"generator": "tests/golden/gen_gemma_generate.py", "max_new_tokens": str(MAX_NEW),
-                   "eos_token_id": "[1, 106]", "decoding": "greedy (do_sample=False)"})
+                   "eos_token_id": "[1, 106]", "decoding": "greedy (do_sample=False)",
+                   "padding": f"left to a multiple of {ALIGN} with id {PAD_ID}, masked"})
     for k, v in T.items():
         print(f"  {k:14s} {list(v.shape)} {v[:12].tolist() if v.dtype == torch.int64 else ''}")
 

@@ -6,6 +6,8 @@
  *   generate (so the mask and transformers' mask-aware positions are exercised), stopping where the
  *   reference stops (an EOS id or the token budget), for plain prompts and one in the Gemma-3 chat
  *   template; a stop id ends the run with it;
+ * - the generated ids, and ids with specials, CJK, emoji and byte-fallback runs, decoded to the
+ *   reference tokenizer's text (skip_special_tokens true and false);
  * - bad arguments refused. */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include "io/safetensors.h"
 #include "model/gemma_generate.h"
 #include "test_util.h"
+#include "text/gemma_tokenizer.h"
 
 #define GEMMA_DIR LTX2_SOURCE_DIR "/weights/tiny/gemma"
 #define GOLDEN LTX2_SOURCE_DIR "/tests/golden/data/gemma_generate.safetensors"
@@ -28,6 +31,21 @@
 #define GEN_PAD_ID 0
 
 static ltx2_context *g_ctx;
+
+/* ids decoded by tok equal the golden's UTF-8 bytes `name`. */
+static void check_text(const ltx2_gemma_tokenizer *tok, const ltx2_st_file *f, const int32_t *ids, int64_t n,
+                       bool skip, const char *name) {
+    const ltx2_st_tensor *t = ltx2_st_find(f, name);
+    char *text = NULL;
+    const ltx2_status st = ltx2_gemma_detokenize(g_ctx, tok, ids, n, skip, &text);
+    CHECK(t && st == LTX2_OK, "%s: %s", name, ltx2_last_error(g_ctx));
+    if (t && text) {
+        const size_t len = (size_t)t->shape[0];
+        CHECK(strlen(text) == len && !memcmp(text, t->data, len), "%s: decoded '%s' (%zu bytes), want %zu bytes", name,
+              text, strlen(text), len);
+    }
+    free(text);
+}
 
 /* An I64 golden vector as int32 (malloc'd); *n its length. */
 static int32_t *ids_of(const ltx2_st_file *f, const char *name, int64_t *n) {
@@ -56,6 +74,10 @@ int main(void) {
         ltx2_context_free(g_ctx);
         return test_finish();
     }
+    /* the tokenizer needs SentencePiece (deps.sh); without it the decoding checks are skipped, said */
+    ltx2_gemma_tokenizer *tok = NULL;
+    if (ltx2_gemma_tokenizer_load(g_ctx, GEMMA_DIR "/tokenizer.model", &tok) != LTX2_OK)
+        printf("decoding not checked: %s\n", ltx2_last_error(g_ctx));
     const int32_t stop[2] = {1, 106};
     const ltx2_gemma_gen_params gp = {.max_new_tokens = GEN_MAX_NEW, .stop_ids = stop, .n_stop = 2,
                                       .align = GEN_ALIGN, .pad_id = GEN_PAD_ID};
@@ -123,9 +145,26 @@ int main(void) {
                       got[0] == want[0],
                   "prompt %d: stop id %d: %lld ids", i, ng ? want[0] : -1, (long long)n_out);
         }
+        if (tok && want) {
+            snprintf(name, sizeof name, "text.%d", i);
+            check_text(tok, f, want, ng, true, name);
+        }
         free(prompt);
         free(want);
         free(got);
+    }
+    if (tok) {
+        int64_t nd = 0;
+        int32_t *d = ids_of(f, "decode.ids", &nd);
+        if (d) {
+            check_text(tok, f, d, nd, true, "decode.skip");
+            check_text(tok, f, d, nd, false, "decode.keep");
+        }
+        free(d);
+        int32_t out_of_range = (int32_t)tok->vocab;
+        char *text = NULL;
+        CHECK(ltx2_gemma_detokenize(g_ctx, tok, &out_of_range, 1, true, &text) == LTX2_ERR_INVALID_ARG && !text,
+              "an id past the vocabulary is refused");
     }
     int32_t one = 2, out[1];
     int64_t n_out = 0;
@@ -137,6 +176,7 @@ int main(void) {
     CHECK(ltx2_gemma_generate_greedy(g_ctx, w, &big, 1, &gp1, out, &n_out) != LTX2_OK &&
               strstr(ltx2_last_error(g_ctx), "outside the"),
           "an id past the vocabulary is refused: %s", ltx2_last_error(g_ctx));
+    ltx2_gemma_tokenizer_free(tok);
     ltx2_gemma_weights_free(w);
     ltx2_st_close(f);
     ltx2_context_free(g_ctx);

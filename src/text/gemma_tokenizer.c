@@ -133,6 +133,7 @@ ltx2_status ltx2_gemma_tokenizer_load(ltx2_context *ctx, const char *path, ltx2_
         st = LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: %lld pieces in the protobuf but SentencePiece reads %lld", path,
                         (long long)tok->pieces.n, (long long)vocab);
     if (st == LTX2_OK) st = added_tokens_build(ctx, tok);
+    if (st == LTX2_OK) st = ltx2_gemma_tokenizer_specials(ctx, tok, path);
     if (st != LTX2_OK) {
         ltx2_gemma_tokenizer_free(tok);
         return st;
@@ -148,6 +149,7 @@ ltx2_status ltx2_gemma_tokenizer_load(ltx2_context *ctx, const char *path, ltx2_
 void ltx2_gemma_tokenizer_free(ltx2_gemma_tokenizer *tok) {
     if (!tok) return;
     free(tok->added);
+    free(tok->special);
     ltx2_spm_pieces_free(&tok->pieces);
     ltx2_spm_close(tok->sp);
     free(tok);

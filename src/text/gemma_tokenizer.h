@@ -29,12 +29,21 @@ typedef struct ltx2_gemma_tokenizer {
     int64_t added_at[257];
     int64_t vocab;       /* pieces in the model */
     int32_t bos, pad;    /* pad: the model's PAD, else its EOS (ltx-core's fallback) */
+    uint8_t *special;    /* [vocab] 1: an id decoding with skip_special drops (gemma_detokenize.c) */
     char path[512];      /* for messages */
 } ltx2_gemma_tokenizer;
 
 /* Loads tokenizer.model; refuses a model without BOS or without both PAD and EOS. */
 ltx2_status ltx2_gemma_tokenizer_load(ltx2_context *ctx, const char *path, ltx2_gemma_tokenizer **out);
 void ltx2_gemma_tokenizer_free(ltx2_gemma_tokenizer *tok);
+/* Fills tok->special from the tokenizer.json beside model_path (its added tokens flagged "special"),
+ * or without one from the model's control and unknown pieces; ltx2_gemma_tokenizer_load calls it. */
+ltx2_status ltx2_gemma_tokenizer_specials(ltx2_context *ctx, ltx2_gemma_tokenizer *tok, const char *model_path);
+/* ids [n] as text, the way transformers' Gemma tokenizer decodes them (tokenizer.json's decoder:
+ * '▁' -> ' ', byte pieces as bytes, a run of bytes that is not UTF-8 as one U+FFFD per byte), the
+ * special ids dropped when skip_special: a malloc'd NUL-terminated string in *text. */
+ltx2_status ltx2_gemma_detokenize(ltx2_context *ctx, const ltx2_gemma_tokenizer *tok, const int32_t *ids, int64_t n,
+                                  bool skip_special, char **text);
 
 typedef struct ltx2_gemma_tokens {
     int64_t len;       /* the padded length asked for */

@@ -14,6 +14,10 @@ Writes tests/golden/data/gemma_generate.safetensors:
   logits.0 F32 [vocab]          the logits after prompt 0, unpadded (model(ids).logits[0, -1])
   logits_padded.1 F32 [vocab]   the logits after prompt 1 left-padded (3 pads), with generate's
                                 positions cumsum(mask) - 1 (padding at 1)
+  text.<i> U8                   generated.<i> decoded (skip_special_tokens=True), UTF-8
+  decode.ids I64, decode.skip U8, decode.keep U8
+                                ids with specials, CJK, emoji and byte-fallback runs (valid and not),
+                                decoded with and without skip_special_tokens
 Deterministic.
 """
 import os
@@ -32,6 +36,7 @@ from st_write import save  # noqa: E402
 
 GEMMA_DIR = os.path.join(ROOT, "weights", "tiny", "gemma")
 MAX_NEW = 24
+DECODE_TEXT = "東京 🎥 naïve\nA cat walks"
 ALIGN, PAD_ID = 8, 0  # ltx-core's _pad_inputs_for_attention_alignment (alignment 8, Gemma's pad id)
 PROMPTS = ("A cat walks across a neon street at night.",
            "Slow dolly shot of a lighthouse, waves, golden hour; 東京 🎥",
@@ -58,16 +63,27 @@ def main():
             T[f"generated.{i}"] = out[0, padded.shape[1]:].to(torch.int64)
             if i == 0:
                 T["logits.0"] = model(input_ids=ids).logits[0, -1].to(torch.float32)
+            T[f"text.{i}"] = torch.tensor(list(tok.decode(T[f"generated.{i}"].tolist(),
+                                                           skip_special_tokens=True).encode("utf-8")), dtype=torch.uint8)
             if i == 1:  # the padded prefill generate runs: mask-aware positions, padding at 1
                 pos = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
                 T["logits_padded.1"] = model(input_ids=padded, attention_mask=mask,
                                              position_ids=pos).logits[0, -1].to(torch.float32)
+    # decoding alone: specials (skipped or kept), word marks, CJK, emoji, byte-fallback runs valid and not
+    byte = tok.convert_tokens_to_ids
+    ids = ([2, 5] + tok(DECODE_TEXT, add_special_tokens=False).input_ids + [6, 7]
+           + [byte(b) for b in ("<0xF0>", "<0x9F>", "<0x8E>", "<0xA5>")] + [byte("<0xF0>"), byte("<0x9F>"), 8, 1, 0, 3])
+    T["decode.ids"] = torch.tensor(ids, dtype=torch.int64)
+    for k, skip in (("skip", True), ("keep", False)):
+        T[f"decode.{k}"] = torch.tensor(list(tok.decode(ids, skip_special_tokens=skip).encode("utf-8")),
+                                        dtype=torch.uint8)
     path = os.path.join(HERE, "data", "gemma_generate.safetensors")
     save(T, path, {"generator": "tests/golden/gen_gemma_generate.py", "max_new_tokens": str(MAX_NEW),
                    "eos_token_id": "[1, 106]", "decoding": "greedy (do_sample=False)",
                    "padding": f"left to a multiple of {ALIGN} with id {PAD_ID}, masked"})
     for k, v in T.items():
-        print(f"  {k:14s} {list(v.shape)} {v[:12].tolist() if v.dtype == torch.int64 else ''}")
+        print(f"  {k:14s} {list(v.shape)} {v[:12].tolist() if v.dtype == torch.int64 else ''}"
+              f"{repr(bytes(v.tolist()).decode('utf-8')) if v.dtype == torch.uint8 else ''}")
 
 
 if __name__ == "__main__":

@@ -106,8 +106,12 @@ ltx2_status dit_stg_blend(dit_run *r, ltx2_tensor *o, const ltx2_tensor *v, cons
     LTX2_TRY(dit_tensor(r, r->dt, 3, o->shape, &e));
     LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_MUL, v, &n1, &d));
     LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, o, &d, &e));
+    /* MaxDiffusion in bf16: its per-layer mask array is bf16 (transformer_ltx2.py, jnp.ones(..., dtype=
+     * self.dtype)), so each of the three ops rounds (m * d is exact for m in {0, 1}) */
+    if (r->tpu) LTX2_TRY(dit_bf16(r, &e));
     LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_MUL, &e, &m, &d));
-    return ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, v, &d, o);
+    LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, v, &d, o));
+    return r->tpu ? dit_bf16(r, o) : LTX2_OK;
 }
 
 /* Attention.forward. When every sample skips (STG on the whole batch) Q and K are never computed,
@@ -196,6 +200,9 @@ typedef struct blk_stream {
     const char *pre; /* "" or "audio_" */
     mod_tab ada, cross_ss, gate, prompt;
     ltx2_tensor tmp, y, ctx_mod;
+    /* --precision tpu: the audio stream turned f32 by an update with an f32 operand (MaxDiffusion's
+     * modality-masked A/V attention), so its later sums stay f32 until the block's bf16 carry */
+    bool f32_stream;
 } blk_stream;
 
 static ltx2_status blk_stream_make(dit_run *r, const ltx2_dit_block_w *bw, bool audio, dit_stream *s,
@@ -226,17 +233,22 @@ static ltx2_status blk_stream_make(dit_run *r, const ltx2_dit_block_w *bw, bool 
 static ltx2_status gadd(dit_run *r, const blk_stream *bs, ltx2_tensor *x, const ltx2_tensor *y,
                         const ltx2_tensor *gate, const ltx2_mod_rows *rule, bool gate_bf16) {
     if (!r->tpu) return ltx2_backend_gated_add(r->be, r->ctx, x, y, gate, rule);
-    return dit_tpu_gated_add(r, x, y, gate, rule, gate_bf16, bs->pre[0] != 0);
+    return dit_tpu_gated_add(r, x, y, gate, rule, gate_bf16, bs->pre[0] != 0 && !bs->f32_stream);
 }
 
-/* x += y * gate over the samples not in skip (NULL = every sample). */
-static ltx2_status gated_add(dit_run *r, blk_stream *bs, const mod_tab *m, int64_t j, const uint8_t *skip) {
+/* x += y * gate over the samples not in skip (NULL = every sample). y_f32: under --precision tpu, y is
+ * an f32 value in MaxDiffusion (its A/V attention output times the f32 modality mask), so the product
+ * and the sum are f32 and the stream is f32 from here. */
+static ltx2_status gated_add(dit_run *r, blk_stream *bs, const mod_tab *m, int64_t j, const uint8_t *skip,
+                             bool y_f32) {
+    const bool gate_bf16 = m->bf16 && !y_f32;
+    if (y_f32) bs->f32_stream = true;
     dit_stream *s = bs->s;
     const ltx2_tensor gate = mod_row(m, j);
     bool any = false;
     for (int64_t b = 0; skip && b < s->B; b++) any = any || skip[b];
     const ltx2_mod_rows rule = rule_of(m);
-    if (!any) return gadd(r, bs, &s->x, &bs->y, &gate, &rule, m->bf16);
+    if (!any) return gadd(r, bs, &s->x, &bs->y, &gate, &rule, gate_bf16);
     for (int64_t b = 0; b < s->B; b++) {
         if (skip[b]) continue; /* the reference adds y * gate * 0 */
         ltx2_tensor xb = dit_sample(&s->x, b), yb = dit_sample(&bs->y, b);
@@ -244,7 +256,7 @@ static ltx2_status gated_add(dit_run *r, blk_stream *bs, const mod_tab *m, int64
         rb.data = (int32_t *)m->rows->data + b * s->T;
         rb.shape[0] = s->T;
         ltx2_mod_rows rule_b = {.row_idx = &rb, .rows_per_group = 0};
-        LTX2_TRY(gadd(r, bs, &xb, &yb, &gate, &rule_b, m->bf16));
+        LTX2_TRY(gadd(r, bs, &xb, &yb, &gate, &rule_b, gate_bf16));
     }
     return LTX2_OK;
 }
@@ -274,7 +286,7 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, blk_stre
                   .blend = r->stg_blend_every_block && stg_on(r, s->B, skip_flag), .block = bi, .kind = self_kind,
                   .out = &bs->y};
     LTX2_TRY(attn_forward(r, a1, &io));
-    LTX2_TRY(gated_add(r, bs, &bs->ada, 2, NULL));
+    LTX2_TRY(gated_add(r, bs, &bs->ada, 2, NULL, false));
 
     attn_io io2 = {.name = n2, .x = &bs->tmp, .c = &s->context, .mask = s->mask.data ? &s->mask : NULL,
                    .text = s, .block = bi, .kind = DIT_ATTN_LOCAL, .out = &bs->y};
@@ -288,7 +300,7 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, blk_stre
     LTX2_TRY(modulate(r, &s->context, LTX2_NORM_NONE, &bs->prompt, 1, 0, &bs->ctx_mod));
     io2.c = &bs->ctx_mod;
     LTX2_TRY(attn_forward(r, a2, &io2));
-    return gated_add(r, bs, &bs->ada, 8, NULL);
+    return gated_add(r, bs, &bs->ada, 8, NULL, false);
 }
 
 static ltx2_status stream_ff(dit_run *r, const char *blk, const char *name, blk_stream *bs, const ltx2_dit_ff_w *f) {
@@ -304,7 +316,7 @@ static ltx2_status stream_ff(dit_run *r, const char *blk, const char *name, blk_
     LTX2_TRY(dit_linear_out(r, &f->proj_out, &h, &bs->y));
     snprintf(nm, sizeof nm, "%s.%s.out", blk, name);
     LTX2_TRY(dit_dump(r, nm, &bs->y));
-    return gated_add(r, bs, &bs->ada, 5, NULL);
+    return gated_add(r, bs, &bs->ada, 5, NULL, false);
 }
 
 /* The audio <-> video exchange: all four modulated inputs come from x before either direction
@@ -316,6 +328,10 @@ static ltx2_status av_exchange(dit_run *r, int64_t i, const char *blk, const ltx
                                int64_t n_v2a) {
     dit_stream *v = bv->s, *a = ba->s;
     const int64_t B = v->B;
+    /* MaxDiffusion's CFG + STG mode multiplies both directions' outputs by its f32 modality mask
+     * (the isolated pass's 0) in every block: under --precision tpu the updates are then f32 */
+    const bool md_masked = r->tpu && r->stg_blend_every_block &&
+                           stg_on(r, B, LTX2_DIT_SKIP_A2V_CROSS_ATTN | LTX2_DIT_SKIP_V2A_CROSS_ATTN);
     ltx2_tensor vq, vkv, aq, akv;
     int64_t sv[3] = {B, v->T, v->D}, sa[3] = {B, a->T, a->D};
     char nm[128];
@@ -336,14 +352,14 @@ static ltx2_status av_exchange(dit_run *r, int64_t i, const char *blk, const ltx
         attn_io io = {.name = nm, .x = &vq, .c = &akv, .qcos = &v->xpe_cos, .qsin = &v->xpe_sin,
                       .kcos = &a->xpe_cos, .ksin = &a->xpe_sin, .block = i, .kind = DIT_ATTN_LOCAL, .out = &bv->y};
         LTX2_TRY(attn_forward(r, &bw->a2v, &io));
-        LTX2_TRY(gated_add(r, bv, &bv->gate, 0, skip_a2v));
+        LTX2_TRY(gated_add(r, bv, &bv->gate, 0, skip_a2v, md_masked));
     }
     if (n_v2a < B) {
         snprintf(nm, sizeof nm, "%s.video_to_audio_attn", blk);
         attn_io io = {.name = nm, .x = &aq, .c = &vkv, .qcos = &a->xpe_cos, .qsin = &a->xpe_sin,
                       .kcos = &v->xpe_cos, .ksin = &v->xpe_sin, .block = i, .kind = DIT_ATTN_SEQ_KV, .out = &ba->y};
         LTX2_TRY(attn_forward(r, &bw->v2a, &io));
-        LTX2_TRY(gated_add(r, ba, &ba->gate, 0, skip_v2a));
+        LTX2_TRY(gated_add(r, ba, &ba->gate, 0, skip_v2a, md_masked));
     }
     return LTX2_OK;
 }
@@ -368,7 +384,10 @@ static ltx2_status block_run(dit_run *r, int64_t i, const ltx2_dit_block_w *bw, 
     LTX2_TRY(av_exchange(r, i, blk, bw, &bv, &ba, n_a2v ? skip_a2v : NULL, n_a2v, n_v2a ? skip_v2a : NULL, n_v2a));
     LTX2_TRY(stream_ff(r, blk, "ff", &bv, &bw->ff));
     LTX2_TRY(stream_ff(r, blk, "audio_ff", &ba, &bw->audio_ff));
-    if (r->tpu) LTX2_TRY(dit_bf16(r, &v->x)); /* MaxDiffusion's scan carry is bf16 */
+    if (r->tpu) { /* MaxDiffusion's scan carry is bf16 */
+        LTX2_TRY(dit_bf16(r, &v->x));
+        LTX2_TRY(dit_bf16(r, &a->x));
+    }
     snprintf(nm, sizeof nm, "%s.out.video", blk);
     LTX2_TRY(dit_dump(r, nm, &v->x));
     snprintf(nm, sizeof nm, "%s.out.audio", blk);

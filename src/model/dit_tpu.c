@@ -16,6 +16,10 @@
  *  - Residual stream: the scan carry is bf16 (hidden_states_out.astype at the end of each block).
  *    Inside a block the video stream turns f32 at its first gated add (bf16 + f32 gate); the audio
  *    stream's gates are bf16, so each of its updates rounds the product and the sum.
+ *  - CFG + STG mode (dit_block.c): the STG blend value + m * (attn - value) is bf16 throughout (the
+ *    per-layer mask array is made in the activation dtype), and the A/V attention outputs are
+ *    multiplied by the f32 modality mask (made in the latents' dtype), so those updates, and the
+ *    audio stream's sums after them, are f32 until the carry.
  * The elementwise f32 in between is the engine's own (the same formulas; a few f32 ulps apart,
  * which moves a bf16 rounding only when a value sits on a tie). Compared against MaxDiffusion
  * compiled with --xla_allow_excess_precision=false, which keeps exactly these roundings; by

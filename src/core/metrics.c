@@ -38,10 +38,17 @@ static void merge(partial *into, const partial *p) {
     }
 }
 
+/* A pair's bf16 ulp: the larger magnitude's, so a value against 0 counts in the value's ulps, not 0's. */
+static double pair_ulp(double ref, double out) {
+    return ltx2_bf16_ulp(fabs(ref) > fabs(out) ? ref : out);
+}
+
+static double tolerance_of(const ltx2_diff_rule *rule, double ref, double ulp) {
+    return rule->bf16_ulps > 0 ? rule->bf16_ulps * ulp : rule->atol + rule->rtol * fabs(ref);
+}
+
 double ltx2_diff_tolerance(const ltx2_diff_rule *rule, double ref, double out) {
-    if (!(rule->bf16_ulps > 0)) return rule->atol + rule->rtol * fabs(ref);
-    /* ulps of the larger magnitude, so a value against 0 counts in the value's ulps, not 0's */
-    return rule->bf16_ulps * ltx2_bf16_ulp(fabs(ref) > fabs(out) ? ref : out);
+    return tolerance_of(rule, ref, pair_ulp(ref, out));
 }
 
 static void scan(const ltx2_tensor *ref, const ltx2_tensor *out, const ltx2_diff_rule *rule, int64_t lo, int64_t hi,
@@ -64,8 +71,7 @@ static void scan(const ltx2_tensor *ref, const ltx2_tensor *out, const ltx2_diff
             }
         } else {
             double d = fabs(r - o);
-            double tol = ltx2_diff_tolerance(rule, r, o);
-            const double ulps = d / ltx2_bf16_ulp(fabs(r) > fabs(o) ? r : o);
+            const double ulp = pair_ulp(r, o), tol = tolerance_of(rule, r, ulp), ulps = d / ulp;
             if (ulps > p->max_ulps) p->max_ulps = ulps;
             p->over_ulp += ulps > 1.0;
             if (d > p->max_abs) p->max_abs = d;

@@ -170,9 +170,7 @@ static bool run_dit(const ltx2_st_file *f, const char *v, const ltx2_pipe_models
     fp.batch = 1;
     fp.video = (ltx2_dit_modality){xv, vpos, vt, &sigma, cv, NULL, Tv, S};
     fp.audio = (ltx2_dit_modality){xa, apos, at, &sigma, ca, NULL, Ta, S};
-    fp.av_timestep = ltx2_sem_dit_av_timestep(rules, cfg->cross_attention_adaln);
-    fp.rope_xla = rules->dit_rope_xla;
-    fp.timestep_xla = rules->dit_timestep_xla;
+    ltx2_sem_dit_rules(rules, cfg->cross_attention_adaln, &fp);
     fp.precision_tpu = tpu;
     const ltx2_status st = ltx2_dit_forward(g_ctx, m->dit, &fp, yv, ya);
     CHECK(st == LTX2_OK, "%s: DiT forward: %s", v, ltx2_last_error(g_ctx));
@@ -279,10 +277,7 @@ static void check_first_call_tpu(const ltx2_st_file *f, const ltx2_st_file *b, c
     fp.batch = NB;
     fp.video = (ltx2_dit_modality){xv, pv, tv, sig, cv, NULL, Tv, S};
     fp.audio = (ltx2_dit_modality){xa, pa, ta, sig, ca, NULL, Ta, S};
-    fp.av_timestep = ltx2_sem_dit_av_timestep(rules, true);
-    fp.rope_xla = rules->dit_rope_xla;
-    fp.timestep_xla = rules->dit_timestep_xla;
-    fp.stg_blend_every_block = rules->dit_stg_blend_every_block;
+    ltx2_sem_dit_rules(rules, true, &fp);
     fp.perturb = perturb;
     fp.precision_tpu = true;
     const ltx2_status st = ltx2_dit_forward(g_ctx, m->dit, &fp, yv, ya);

@@ -23,9 +23,8 @@ typedef struct gen_loop {
     const float *video_mask;    /* [Tv] denoise mask of conditioned tokens (NULL: all 1) */
     bool audio_held;            /* the audio is given: timestep 0, the positive context in every pass */
     int64_t stg_block;
-    ltx2_dit_av_timestep av_timestep; /* the semantics' cross-modal timestep rule */
-    bool stg_blend_every_block, rope_xla, timestep_xla; /* the semantics' other model rules */
-    bool precision_tpu;                                /* ltx2_generate_params.precision */
+    /* every call's fixed params: the semantics' model rules (ltx2_sem_dit_rules) and the precision */
+    ltx2_dit_forward_params rules_fp;
     /* text K/V reused across passes and steps: per stage, since a stage's weights may differ
      * (the two-stage pipeline's LoRA) */
     ltx2_dit_text_cache *text_cache;
@@ -102,20 +101,14 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
             any_pert = true;
         }
     }
-    ltx2_dit_forward_params fp;
-    ltx2_dit_forward_params_init(&fp);
+    ltx2_dit_forward_params fp = L->rules_fp;
     fp.batch = nb;
     /* ltx-pipelines modality_from_latent_state passes context_mask=None (the connectors' registers
      * leave no padding). */
     fp.video = (ltx2_dit_modality){vl, vp, vt, sg, vc, NULL, Tv, S};
     fp.audio = (ltx2_dit_modality){al, ap, at, sg, ac, NULL, Ta, S};
     fp.perturb = any_pert ? pert : NULL;
-    fp.av_timestep = L->av_timestep;
     fp.text_cache = L->text_cache;
-    fp.stg_blend_every_block = L->stg_blend_every_block;
-    fp.rope_xla = L->rope_xla;
-    fp.timestep_xla = L->timestep_xla;
-    fp.precision_tpu = L->precision_tpu;
     dit_dump *dd = L->dit_dump && L->dit_dump->call == *L->model_calls ? L->dit_dump : NULL;
     ++*L->model_calls;
     if (dd) {
@@ -241,11 +234,9 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     L.video_mask = s->video_mask;
     L.audio_held = s->audio_held;
     L.stg_block = s->stg_block;
-    L.av_timestep = ltx2_sem_dit_av_timestep(s->rules, s->m->dit->cfg.cross_attention_adaln);
-    L.stg_blend_every_block = s->rules->dit_stg_blend_every_block;
-    L.rope_xla = s->rules->dit_rope_xla;
-    L.timestep_xla = s->rules->dit_timestep_xla;
-    L.precision_tpu = p->precision == LTX2_GENERATE_PRECISION_TPU;
+    ltx2_dit_forward_params_init(&L.rules_fp);
+    ltx2_sem_dit_rules(s->rules, s->m->dit->cfg.cross_attention_adaln, &L.rules_fp);
+    L.rules_fp.precision_tpu = p->precision == LTX2_GENERATE_PRECISION_TPU;
     L.dp = s->dp;
     int calls_here = 0; /* a stage run on its own counts its own calls */
     L.model_calls = s->model_calls ? s->model_calls : &calls_here;

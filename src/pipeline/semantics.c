@@ -67,6 +67,13 @@ ltx2_dit_av_timestep ltx2_sem_dit_av_timestep(const ltx2_sem_rules *rules, bool 
     return rules ? rules->dit_av_timestep[is_v23 ? 1 : 0] : LTX2_DIT_AV_TS_CROSS_SIGMA;
 }
 
+void ltx2_sem_dit_rules(const ltx2_sem_rules *rules, bool is_v23, ltx2_dit_forward_params *fp) {
+    fp->av_timestep = ltx2_sem_dit_av_timestep(rules, is_v23);
+    fp->stg_blend_every_block = rules->dit_stg_blend_every_block;
+    fp->rope_xla = rules->dit_rope_xla;
+    fp->timestep_xla = rules->dit_timestep_xla;
+}
+
 static bool eq_nocase(const char *a, const char *b) {
     for (; *a && *b; a++, b++)
         if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return false;

@@ -138,6 +138,9 @@ typedef struct ltx2_sem_rules {
 
 /* rules->dit_av_timestep for a checkpoint (is_v23: LTX-2.3, i.e. cross_attention_adaln). */
 ltx2_dit_av_timestep ltx2_sem_dit_av_timestep(const ltx2_sem_rules *rules, bool is_v23);
+/* The semantics' model rules into a DiT call's params: av_timestep (for is_v23),
+ * stg_blend_every_block, rope_xla, timestep_xla; the rest of fp untouched. */
+void ltx2_sem_dit_rules(const ltx2_sem_rules *rules, bool is_v23, ltx2_dit_forward_params *fp);
 
 /* The rules of one reference. */
 ltx2_sem_rules ltx2_sem_rules_for(ltx2_semantics s);

@@ -77,8 +77,6 @@ def loop(version):
                            transformer=LP.LTX2Pipeline.load_transformer(devices, mesh, rngs, cfg), vocoder=None,
                            config=cfg)
     pipe.mesh = mesh
-    hs_pos, m_pos = G.load_prompt("positive")
-    hs_neg, m_neg = G.load_prompt("negative")
     seen = {}
     orig, orig_guidance = LP.run_diffusion_loop, LP._apply_ltx2_guidance
 
@@ -96,20 +94,10 @@ def loop(version):
                            ordered=True)
         return out
 
-    g = lambda k, d=None: getattr(cfg, k, d)  # noqa: E731  as gen_maxdiffusion_goldens.run
-    kw = dict(guidance_scale=g("guidance_scale", 3.0), guidance_rescale=g("guidance_rescale", 0.0),
-              audio_guidance_scale=g("audio_guidance_scale"), audio_guidance_rescale=g("audio_guidance_rescale"),
-              stg_scale=g("stg_scale", 0.0), audio_stg_scale=g("audio_stg_scale"),
-              modality_scale=g("modality_scale", 1.0), audio_modality_scale=g("audio_modality_scale"),
-              use_cross_timestep=g("use_cross_timestep"))
     g32 = load_file(os.path.join(HERE, "data", f"md_{version}.safetensors"))
     LP.run_diffusion_loop, LP._apply_ltx2_guidance = observed, guidance
     try:
-        pipe(prompt=None, latents=jnp.asarray(g32["loop.noise_video"]), noise_scale=0.0, negative_prompt=None,
-             height=G.HEIGHT, width=G.WIDTH, num_frames=G.FRAMES, frame_rate=float(g("fps", 24)),
-             num_inference_steps=G.STEPS, prompt_embeds=jnp.asarray(hs_pos), negative_prompt_embeds=jnp.asarray(hs_neg),
-             prompt_attention_mask=jnp.asarray(m_pos), negative_prompt_attention_mask=jnp.asarray(m_neg),
-             generator=jax.random.key(G.SEED_LOOP), output_type="latent", dtype=jnp.float32, **kw)
+        G.call_loop(pipe, cfg, g32["loop.noise_video"], G.guidance_kwargs(cfg))
     finally:
         LP.run_diffusion_loop, LP._apply_ltx2_guidance = orig, orig_guidance
     cond = slice(1, 2)  # the conditional slice in both batch layouts

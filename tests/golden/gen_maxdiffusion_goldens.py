@@ -247,6 +247,28 @@ def load_prompt(name):
         return f.get_tensor("hidden_states").astype(np.float32), f.get_tensor("attention_mask")
 
 
+def guidance_kwargs(cfg):
+    """The guidance arguments generate_ltx2.call_pipeline reads from the yml (its defaults)."""
+    g = lambda k, d=None: getattr(cfg, k, d)  # noqa: E731
+    return dict(guidance_scale=g("guidance_scale", 3.0), guidance_rescale=g("guidance_rescale", 0.0),
+                audio_guidance_scale=g("audio_guidance_scale"), audio_guidance_rescale=g("audio_guidance_rescale"),
+                stg_scale=g("stg_scale", 0.0), audio_stg_scale=g("audio_stg_scale"),
+                modality_scale=g("modality_scale", 1.0), audio_modality_scale=g("audio_modality_scale"),
+                use_cross_timestep=g("use_cross_timestep"))
+
+
+def call_loop(pipe, cfg, noise_v, kw):
+    """LTX2Pipeline.__call__ over the golden's geometry and steps from the stand-in prompts, the video
+    noise given as it is (noise_scale 0), latents out."""
+    hs_pos, m_pos = load_prompt("positive")
+    hs_neg, m_neg = load_prompt("negative")
+    return pipe(prompt=None, latents=jnp.asarray(noise_v), noise_scale=0.0, negative_prompt=None, height=HEIGHT,
+                width=WIDTH, num_frames=FRAMES, frame_rate=float(getattr(cfg, "fps", 24)), num_inference_steps=STEPS,
+                prompt_embeds=jnp.asarray(hs_pos), negative_prompt_embeds=jnp.asarray(hs_neg),
+                prompt_attention_mask=jnp.asarray(m_pos), negative_prompt_attention_mask=jnp.asarray(m_neg),
+                generator=jax.random.key(SEED_LOOP), output_type="latent", dtype=jnp.float32, **kw)
+
+
 def run(version):
     cfg = make_config(version)
     devices = np.array(jax.devices()).reshape(1, 1, 1, 1)
@@ -322,18 +344,9 @@ def run(version):
 
     LP.run_diffusion_loop = observed
     try:
-        g = lambda k, d=None: getattr(cfg, k, d)  # noqa: E731  generate_ltx2.call_pipeline's reads
-        kw = dict(guidance_scale=g("guidance_scale", 3.0), guidance_rescale=g("guidance_rescale", 0.0),
-                  audio_guidance_scale=g("audio_guidance_scale"), audio_guidance_rescale=g("audio_guidance_rescale"),
-                  stg_scale=g("stg_scale", 0.0), audio_stg_scale=g("audio_stg_scale"),
-                  modality_scale=g("modality_scale", 1.0), audio_modality_scale=g("audio_modality_scale"),
-                  use_cross_timestep=g("use_cross_timestep"))
+        kw = guidance_kwargs(cfg)
         noise_v = np.random.default_rng(SEED_LOOP).standard_normal((1, lf * lh * lw, c_v), dtype=np.float32)
-        out = pipe(prompt=None, latents=jnp.asarray(noise_v), noise_scale=0.0, negative_prompt=None, height=HEIGHT, width=WIDTH, num_frames=FRAMES,
-                   frame_rate=float(g("fps", 24)), num_inference_steps=STEPS,
-                   prompt_embeds=jnp.asarray(hs_pos), negative_prompt_embeds=jnp.asarray(hs_neg),
-                   prompt_attention_mask=jnp.asarray(m_pos), negative_prompt_attention_mask=jnp.asarray(m_neg),
-                   generator=jax.random.key(SEED_LOOP), output_type="latent", dtype=jnp.float32, **kw)
+        out = call_loop(pipe, cfg, noise_v, kw)
     finally:
         LP.run_diffusion_loop = orig
     bs = 1

@@ -5,11 +5,11 @@
  * model and a device, slow for the 12B on a CPU). */
 #include "model/gemma_generate.h"
 
-#include <omp.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "backend/backend_pool.h"
 #include "core/dtype.h"
 
@@ -36,7 +36,7 @@ ltx2_status ltx2_gemma_logits_last(ltx2_context *ctx, const ltx2_gemma_weights *
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma logits: NULL argument or %lld tokens", (long long)S);
     const int64_t D = w->cfg.hidden, V = w->cfg.vocab;
     uint8_t *mask = malloc((size_t)S);
-    float *h = malloc((size_t)D * sizeof(float)), *rows = NULL;
+    float *h = malloc((size_t)D * sizeof(float));
     ltx2_status st = LTX2_OK;
     if (!mask || !h) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma logits: %lld tokens", (long long)S);
     if (st == LTX2_OK) {
@@ -45,27 +45,15 @@ ltx2_status ltx2_gemma_logits_last(ltx2_context *ctx, const ltx2_gemma_weights *
         last_row lr = {w->be, w->cfg.layers, S, D, h};
         st = ltx2_gemma_forward_pos(ctx, w, ids, mask, positions, 1, S, keep_last, &lr);
     }
-    /* the tied table, row by row in its own dtype: lm_head's matmul in f32, accumulated in double */
-    const size_t row_bytes = (size_t)D * ltx2_dtype_size(w->embed->dtype);
-    const int nt = omp_get_max_threads();
-    if (st == LTX2_OK && !(rows = malloc((size_t)nt * (size_t)D * sizeof(float))))
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma logits: %d rows of %lld", nt, (long long)D);
+    /* lm_head: one GEMM on the CPU backend, where the tied table lives (mapped, in its own dtype; the
+     * CPU GEMM widens bf16 weights exactly while packing) */
     if (st == LTX2_OK) {
-        int bad = 0;
-#pragma omp parallel for schedule(static) reduction(| : bad)
-        for (int64_t v = 0; v < V; v++) {
-            float *row = rows + (size_t)omp_get_thread_num() * (size_t)D;
-            bad |= ltx2_convert(NULL, row, LTX2_F32, (const uint8_t *)w->embed->data + (size_t)v * row_bytes,
-                                w->embed->dtype, (size_t)D) != LTX2_OK;
-            double acc = 0.0;
-            for (int64_t d = 0; d < D; d++) acc += (double)row[d] * (double)h[d];
-            logits[v] = (float)acc;
-        }
-        if (bad)
-            st = LTX2_ERROR(ctx, LTX2_ERR_DTYPE, "Gemma logits: an embedding table in %s",
-                            ltx2_dtype_name(w->embed->dtype));
+        int64_t es[2] = {V, D}, hs[2] = {1, D}, ls[2] = {1, V};
+        const ltx2_tensor E = ltx2_tensor_make((void *)w->embed->data, w->embed->dtype, 2, es);
+        const ltx2_tensor x = ltx2_tensor_make(h, LTX2_F32, 2, hs);
+        ltx2_tensor y = ltx2_tensor_make(logits, LTX2_F32, 2, ls);
+        st = ltx2_backend_gemm(ltx2_backend_cpu(), ctx, &x, &E, LTX2_B_NK, NULL, &y);
     }
-    free(rows);
     free(mask);
     free(h);
     return st;

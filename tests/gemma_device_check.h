@@ -1,6 +1,7 @@
 /* The tiny 6-layer Gemma-3 (weights/tiny/gemma-6l) on a device backend (bf16 weights and
  * activations, the model's one forward) against the same forward on the CPU backend in fp32, on
- * the golden's two left-padded prompts: every hidden state. Shared by test_gemma_cuda (a GPU) and
+ * the golden's two left-padded prompts: every hidden state; and generation's K/V-cached decoding
+ * on the device against its own whole forward. Shared by test_gemma_cuda (a GPU) and
  * test_emu_gemma (the CPU emulator of the kernels). */
 #ifndef LTX2_TEST_GEMMA_DEVICE_CHECK_H
 #define LTX2_TEST_GEMMA_DEVICE_CHECK_H
@@ -13,6 +14,7 @@
 #include "backend/backend.h"
 #include "io/safetensors.h"
 #include "model/gemma.h"
+#include "model/gemma_generate.h"
 #include "test_util.h"
 
 /* bf16 storage of the residual stream and every activation through 6 layers of random weights:
@@ -44,6 +46,41 @@ static void gemma_device_compare(const ltx2_backend *dev, const char *how, const
            (long long)L1, worst);
 }
 
+/* Generation's K/V-cached decoding on the device (w's backend): a left-padded row prefilled up to
+ * n0, then one token a call; each step's final hidden state against the device's whole forward over
+ * the same prefix (same dtype: only the attention's row order differs). */
+static void gemma_device_cache_check(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                     const uint8_t *mask, int64_t S, int64_t n0) {
+    const int64_t D = w->cfg.hidden;
+    float *a = malloc((size_t)D * sizeof *a), *b = malloc((size_t)D * sizeof *b);
+    int64_t *pos = malloc((size_t)S * sizeof *pos);
+    ltx2_gemma_kv *kv = NULL;
+    ltx2_status st = a && b && pos ? ltx2_gemma_kv_create(ctx, w, S, &kv) : LTX2_ERR_OOM;
+    for (int64_t i = 0, real = 0; pos && i < S; i++) pos[i] = mask[i] ? real++ : 1;
+    double worst_rel = 0.0, worst_cos = 1.0;
+    for (int64_t t = n0; st == LTX2_OK && t <= S; t++) {
+        const int64_t at = t == n0 ? 0 : t - 1, len = t == n0 ? n0 : 1;
+        ltx2_gemma_last_row ka = {w->be, w->cfg.layers, len, D, a}, kb = {w->be, w->cfg.layers, t, D, b};
+        st = ltx2_gemma_forward_kv(ctx, w, kv, ids + at, mask + at, pos + at, len, ltx2_gemma_keep_last, &ka);
+        if (st == LTX2_OK) st = ltx2_gemma_forward_pos(ctx, w, ids, mask, pos, 1, t, ltx2_gemma_keep_last, &kb);
+        double ab = 0, aa = 0, bb = 0, d2 = 0;
+        for (int64_t d = 0; st == LTX2_OK && d < D; d++)
+            ab += (double)a[d] * b[d], aa += (double)b[d] * b[d], bb += (double)a[d] * a[d],
+                d2 += ((double)a[d] - b[d]) * ((double)a[d] - b[d]);
+        if (st == LTX2_OK) {
+            worst_cos = fmin(worst_cos, aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0);
+            worst_rel = fmax(worst_rel, aa > 0 ? sqrt(d2 / aa) : sqrt(d2));
+        }
+    }
+    CHECK(st == LTX2_OK, "cached decoding on %s: %s", w->be->name, ltx2_last_error(ctx));
+    CHECK(worst_cos >= GEMMA_DEVICE_MIN_COSINE && worst_rel <= GEMMA_DEVICE_MAX_REL_L2,
+          "cached decoding on %s: cosine %.7f, rel-L2 %.3g against the whole forward", w->be->name, worst_cos, worst_rel);
+    printf("gemma K/V-cached decoding on %s: %lld steps after %lld rows, worst cosine %.7f, rel-L2 %.3g\n",
+           w->be->name, (long long)(S - n0), (long long)n0, worst_cos, worst_rel);
+    ltx2_gemma_kv_free(kv);
+    free(a), free(b), free(pos);
+}
+
 static void gemma_device_check(ltx2_context *ctx, const ltx2_backend *dev) {
     const char *dir = LTX2_SOURCE_DIR "/weights/tiny/gemma-6l", *golden = LTX2_SOURCE_DIR
         "/tests/golden/data/gemma_tiny.safetensors";
@@ -69,6 +106,8 @@ static void gemma_device_check(ltx2_context *ctx, const ltx2_backend *dev) {
         if (st == LTX2_OK) st = ltx2_gemma_forward(ctx, wd, ids, mask, B, S, got);
         CHECK(st == LTX2_OK, "gemma forward on %s: %s", dev->name, ltx2_last_error(ctx));
         if (st == LTX2_OK) gemma_device_compare(dev, "loaded", ref, got, B * S * D, L1);
+        /* row 0 is left-padded: prefill through its first real token, then decode the rest */
+        if (st == LTX2_OK) gemma_device_cache_check(ctx, wd, ids, mask, S, S - 16);
         /* weights copied from the CPU's f32 ones (what the bench does): the (1 + w) gains are
          * rounded to bf16 from f32 there, from the file's f32 here; both within the same bounds */
         ltx2_gemma_weights *wt = NULL;

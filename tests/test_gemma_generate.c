@@ -1,4 +1,4 @@
-/* Gemma-3 generation (ltx2_gemma_generate_greedy, the core of --enhance-prompt, #13 item 9) on the
+/* Gemma-3 generation (ltx2_gemma_generate, the core of --enhance-prompt, #13 item 9) on the
  * embedded tiny Gemma against transformers' greedy generate (tests/golden/gen_gemma_generate.py):
  * - the logits after a prompt (the LM head: final-norm hidden state x the tied embedding table)
  *   within GEN_LOGITS_TOL of the reference's;
@@ -129,7 +129,7 @@ int main(void) {
                 free(pp);
                 free(lg);
             }
-            const ltx2_status st = ltx2_gemma_generate_greedy(g_ctx, w, prompt, np, &gp, got, &n_out);
+            const ltx2_status st = ltx2_gemma_generate(g_ctx, w, prompt, np, &gp, got, &n_out);
             CHECK(st == LTX2_OK, "prompt %d: generate: %s", i, ltx2_last_error(g_ctx));
             bool same = st == LTX2_OK && n_out == ng;
             for (int64_t t = 0; same && t < ng; t++) same = got[t] == want[t];
@@ -141,7 +141,7 @@ int main(void) {
              * token ends the run there, that token included */
             const ltx2_gemma_gen_params gs = {.max_new_tokens = GEN_MAX_NEW, .stop_ids = want, .n_stop = 1,
                                               .align = GEN_ALIGN, .pad_id = GEN_PAD_ID};
-            CHECK(ng > 0 && ltx2_gemma_generate_greedy(g_ctx, w, prompt, np, &gs, got, &n_out) == LTX2_OK && n_out == 1 &&
+            CHECK(ng > 0 && ltx2_gemma_generate(g_ctx, w, prompt, np, &gs, got, &n_out) == LTX2_OK && n_out == 1 &&
                       got[0] == want[0],
                   "prompt %d: stop id %d: %lld ids", i, ng ? want[0] : -1, (long long)n_out);
         }
@@ -169,11 +169,11 @@ int main(void) {
     int32_t one = 2, out[1];
     int64_t n_out = 0;
     const ltx2_gemma_gen_params bad = {.max_new_tokens = -1};
-    CHECK(ltx2_gemma_generate_greedy(g_ctx, w, &one, 1, &bad, out, &n_out) == LTX2_ERR_INVALID_ARG,
+    CHECK(ltx2_gemma_generate(g_ctx, w, &one, 1, &bad, out, &n_out) == LTX2_ERR_INVALID_ARG,
           "a negative token budget is refused");
     const int32_t big = (int32_t)w->cfg.vocab;
     const ltx2_gemma_gen_params gp1 = {.max_new_tokens = 1};
-    CHECK(ltx2_gemma_generate_greedy(g_ctx, w, &big, 1, &gp1, out, &n_out) != LTX2_OK &&
+    CHECK(ltx2_gemma_generate(g_ctx, w, &big, 1, &gp1, out, &n_out) != LTX2_OK &&
               strstr(ltx2_last_error(g_ctx), "outside the"),
           "an id past the vocabulary is refused: %s", ltx2_last_error(g_ctx));
     ltx2_gemma_tokenizer_free(tok);

@@ -111,6 +111,22 @@ ltx2_status ltx2_gemma_forward_pos(ltx2_context *ctx, const ltx2_gemma_weights *
                                    const uint8_t *mask, const int64_t *positions, int64_t B, int64_t S,
                                    ltx2_gemma_sink sink, void *user);
 
+/* Generation's K/V cache (one sequence): each layer's keys (after QK-norm and RoPE) and values for
+ * up to cap tokens on the weights' backend, in their dtype, so a new token costs one token's forward
+ * instead of the whole sequence's. */
+typedef struct ltx2_gemma_kv ltx2_gemma_kv;
+/* Its device bytes for cap tokens in a dtype of elem bytes (the 12B in bf16: 768 KiB a token). */
+uint64_t ltx2_gemma_kv_bytes(const ltx2_gemma_config *cfg, int64_t cap, size_t elem);
+ltx2_status ltx2_gemma_kv_create(ltx2_context *ctx, const ltx2_gemma_weights *w, int64_t cap, ltx2_gemma_kv **out);
+void ltx2_gemma_kv_free(ltx2_gemma_kv *kv);
+/* ltx2_gemma_forward_pos for one sequence with kv: the first call takes the prompt (S tokens, mask
+ * and positions [S]) and caches its rows; each later call takes one token (S 1), which attends to
+ * every cached row under the same causal, window and padding rules, and caches its own. The sink
+ * sees [1, S, hidden] states. */
+ltx2_status ltx2_gemma_forward_kv(ltx2_context *ctx, const ltx2_gemma_weights *w, ltx2_gemma_kv *kv, const int32_t *ids,
+                                  const uint8_t *mask, const int64_t *positions, int64_t S, ltx2_gemma_sink sink,
+                                  void *user);
+
 /* Device bytes of loading cfg in a 2-byte dtype (fp8: its Linear weights at a byte each, plus the
  * largest one widened for its GEMM) and running the forward on B x S tokens: the layers' weights (the
  * embedding table stays on the host) and the forward's buffers (as gemma_forward.c takes them),

@@ -150,8 +150,17 @@ typedef struct layer_bufs {
     ltx2_tensor h, xn, y, q, k, v, o, g, u;
 } layer_bufs;
 
+/* Where a layer's keys and values go when generation caches them: the layer's cache rows, the
+ * row the first new token takes, and for a decoding step (one query against every cached key) the
+ * key masks that replace the causal and windowed ones. */
+typedef struct kv_slot {
+    const ltx2_tensor *k, *v; /* [1, cap, KV] */
+    int64_t at;
+    const ltx2_tensor *global_mask, *local_mask; /* [1, at + 1]; NULL when prefilling */
+} kv_slot;
+
 static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const ltx2_gemma_layer_w *L, bool sliding,
-                                 const rope_set *rope, const ltx2_tensor *mask, layer_bufs *b) {
+                                 const rope_set *rope, const ltx2_tensor *mask, const kv_slot *kv, layer_bufs *b) {
     ltx2_context *ctx = r->ctx;
     const ltx2_backend *be = r->be;
     const float eps = (float)c->eps;
@@ -166,10 +175,25 @@ static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const
     LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &kr, &L->k_norm, eps, &kr));
     LTX2_TRY(ltx2_backend_rope(be, ctx, &b->q, LTX2_ROPE_SPLIT, c->heads, &rope->qc, &rope->qs, &b->q));
     LTX2_TRY(ltx2_backend_rope(be, ctx, &b->k, LTX2_ROPE_SPLIT, c->kv_heads, &rope->kc, &rope->ks, &b->k));
-    const ltx2_attn_args aa = {.heads = c->heads, .kv_heads = c->kv_heads,
-                               .scale = (float)(1.0 / sqrt(c->query_pre_attn_scalar)), .key_mask = mask,
-                               .causal = true, .window = sliding ? c->sliding_window : 0, .empty_zero = true};
-    LTX2_TRY(ltx2_backend_attention(be, ctx, &b->q, &b->k, &b->v, &aa, &b->o));
+    ltx2_attn_args aa = {.heads = c->heads, .kv_heads = c->kv_heads,
+                         .scale = (float)(1.0 / sqrt(c->query_pre_attn_scalar)), .key_mask = mask,
+                         .causal = true, .window = sliding ? c->sliding_window : 0, .empty_zero = true};
+    ltx2_tensor keys = b->k, values = b->v;
+    if (kv) {
+        const size_t row = (size_t)b->k.shape[2] * ltx2_dtype_size(b->k.dtype), n = (size_t)b->k.shape[1] * row;
+        LTX2_TRY(be->copy(be, ctx, (char *)kv->k->data + (size_t)kv->at * row, b->k.data, n));
+        LTX2_TRY(be->copy(be, ctx, (char *)kv->v->data + (size_t)kv->at * row, b->v.data, n));
+        if (kv->global_mask) {
+            /* one query, the newest token, against every cached key: nothing lies after it, so the
+             * causal mask is moot and the window is a key mask (i - j < window on the rows, padding
+             * counted, as the full forward applies it) */
+            keys = *kv->k, values = *kv->v;
+            keys.shape[1] = values.shape[1] = kv->at + 1;
+            aa.causal = false, aa.window = 0;
+            aa.key_mask = sliding ? kv->local_mask : kv->global_mask;
+        }
+    }
+    LTX2_TRY(ltx2_backend_attention(be, ctx, &b->q, &keys, &values, &aa, &b->o));
     LTX2_TRY(linear(r, &L->o, &b->o, &b->y));
     LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->y, &L->post_attn_norm, eps, &b->y));
     LTX2_TRY(ltx2_backend_gated_add(be, ctx, &b->h, &b->y, NULL, NULL));
@@ -220,14 +244,81 @@ ltx2_status ltx2_gemma_forward_to(ltx2_context *ctx, const ltx2_gemma_weights *w
     return ltx2_gemma_forward_pos(ctx, w, ids, mask, NULL, B, S, sink, user);
 }
 
-ltx2_status ltx2_gemma_forward_pos(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
-                                   const uint8_t *mask, const int64_t *positions, int64_t B, int64_t S,
-                                   ltx2_gemma_sink sink, void *user) {
+struct ltx2_gemma_kv {
+    int64_t cap, len;
+    ltx2_tensor *k, *v; /* [layers] of [1, cap, KV] on the weights' backend */
+    uint8_t *mask;      /* [cap] host: the rows' attention mask */
+    ltx2_bpool *pool;
+};
+
+ltx2_status ltx2_gemma_kv_create(ltx2_context *ctx, const ltx2_gemma_weights *w, int64_t cap, ltx2_gemma_kv **out) {
+    *out = NULL;
+    if (!w || cap < 1) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma K/V cache: %lld rows", (long long)cap);
+    const ltx2_gemma_config *c = &w->cfg;
+    ltx2_gemma_kv *kv = calloc(1, sizeof *kv);
+    ltx2_status st = LTX2_OK;
+    if (!kv || !(kv->k = calloc((size_t)c->layers, sizeof *kv->k)) ||
+        !(kv->v = calloc((size_t)c->layers, sizeof *kv->v)) || !(kv->mask = malloc((size_t)cap)))
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma K/V cache");
+    if (st == LTX2_OK) {
+        kv->cap = cap;
+        st = ltx2_bpool_create(ctx, w->be, &kv->pool);
+    }
+    const int64_t s[3] = {1, cap, c->kv_heads * c->head_dim};
+    for (int64_t l = 0; st == LTX2_OK && l < c->layers; l++) {
+        st = ltx2_bpool_tensor(ctx, kv->pool, w->dtype, 3, s, &kv->k[l]);
+        if (st == LTX2_OK) st = ltx2_bpool_tensor(ctx, kv->pool, w->dtype, 3, s, &kv->v[l]);
+    }
+    if (st != LTX2_OK) {
+        ltx2_gemma_kv_free(kv);
+        return st;
+    }
+    *out = kv;
+    return LTX2_OK;
+}
+
+uint64_t ltx2_gemma_kv_bytes(const ltx2_gemma_config *cfg, int64_t cap, size_t elem) {
+    return 2 * (uint64_t)cfg->layers * (uint64_t)cap * (uint64_t)(cfg->kv_heads * cfg->head_dim) * elem;
+}
+
+void ltx2_gemma_kv_free(ltx2_gemma_kv *kv) {
+    if (!kv) return;
+    ltx2_bpool_free(kv->pool);
+    free(kv->k), free(kv->v), free(kv->mask);
+    free(kv);
+}
+
+/* A decoding step's key masks over the cached rows 0 .. len (the new token's row included): the
+ * rows' attention mask, and for sliding-window layers also len - j < window. */
+static ltx2_status decode_masks(gemma_run *r, const ltx2_gemma_config *c, const ltx2_gemma_kv *kv, ltx2_tensor out[2]) {
+    const int64_t n = kv->len + 1, s[2] = {1, n};
+    uint8_t *local = malloc((size_t)n);
+    if (!local) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "Gemma K/V cache masks");
+    for (int64_t j = 0; j < n; j++) local[j] = kv->mask[j] && (c->sliding_window <= 0 || kv->len - j < c->sliding_window);
+    ltx2_status st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_U8, 2, s, &out[0]);
+    if (st == LTX2_OK) st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_U8, 2, s, &out[1]);
+    if (st == LTX2_OK) st = r->be->upload(r->be, r->ctx, out[0].data, kv->mask, (size_t)n);
+    if (st == LTX2_OK) st = r->be->upload(r->be, r->ctx, out[1].data, local, (size_t)n);
+    free(local);
+    return st;
+}
+
+/* The forward over B x S tokens; with kv (B 1) the keys and values are cached from row kv->len on,
+ * and a call after the first (one token) attends to every cached row. */
+static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, ltx2_gemma_kv *kv, const int32_t *ids,
+                              const uint8_t *mask, const int64_t *positions, int64_t B, int64_t S,
+                              ltx2_gemma_sink sink, void *user) {
     if (!w || !ids || !mask || !sink)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
     const ltx2_gemma_config *c = &w->cfg;
     if (B <= 0 || S <= 0)
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "Gemma forward: %lld x %lld tokens", (long long)B, (long long)S);
+    const bool decode = kv && kv->len > 0;
+    if (kv && (B != 1 || (decode && S != 1) || kv->len + S > kv->cap))
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
+                          "Gemma K/V cache: %lld x %lld new tokens with %lld of %lld rows used (one sequence; after "
+                          "the prompt, one token a call)",
+                          (long long)B, (long long)S, (long long)kv->len, (long long)kv->cap);
     for (int64_t i = 0; i < B * S; i++)
         if (ids[i] < 0 || ids[i] >= c->vocab)
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
@@ -271,23 +362,42 @@ ltx2_status ltx2_gemma_forward_pos(ltx2_context *ctx, const ltx2_gemma_weights *
     TRY_(tensor(&r, B, S, c->ffn, &b.g));
     TRY_(tensor(&r, B, S, c->ffn, &b.u));
     int64_t ms[2] = {B, S};
-    ltx2_tensor mask_t;
+    ltx2_tensor mask_t, key_masks[2];
     TRY_(ltx2_bpool_tensor(ctx, r.pool, LTX2_U8, 2, ms, &mask_t));
     TRY_(r.be->upload(r.be, ctx, mask_t.data, mask, (size_t)n_rows));
+    if (kv) memcpy(kv->mask + kv->len, mask, (size_t)S);
+    if (decode) TRY_(decode_masks(&r, c, kv, key_masks));
     rope_set global, local;
     TRY_(rope_upload(&r, c, B, S, positions, c->rope_theta, c->rope_linear_factor, &global));
     TRY_(rope_upload(&r, c, B, S, positions, c->rope_local_theta, 1.0, &local));
     for (int64_t l = 0; l < c->layers; l++) {
-        TRY_(layer_forward(&r, c, &w->layers[l], c->sliding[l], c->sliding[l] ? &local : &global, &mask_t, &b));
+        const kv_slot slot = {kv ? &kv->k[l] : NULL, kv ? &kv->v[l] : NULL, kv ? kv->len : 0,
+                              decode ? &key_masks[0] : NULL, decode ? &key_masks[1] : NULL};
+        TRY_(layer_forward(&r, c, &w->layers[l], c->sliding[l], c->sliding[l] ? &local : &global, &mask_t,
+                           kv ? &slot : NULL, &b));
         /* the last layer's raw output is not a hidden state: the final norm's is */
         if (l + 1 < c->layers) TRY_(sink(user, ctx, &b.h, l + 1));
     }
     TRY_(ltx2_backend_rms_norm(r.be, ctx, &b.h, &w->final_norm, (float)c->eps, &b.xn));
     TRY_(sink(user, ctx, &b.xn, c->layers));
+    if (kv) kv->len += S;
 #undef TRY_
 done:
     if (st != LTX2_OK) w->be->sync(w->be, NULL);
     free(tmp);
     ltx2_bpool_free(r.pool);
     return st;
+}
+
+ltx2_status ltx2_gemma_forward_pos(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                   const uint8_t *mask, const int64_t *positions, int64_t B, int64_t S,
+                                   ltx2_gemma_sink sink, void *user) {
+    return run_tokens(ctx, w, NULL, ids, mask, positions, B, S, sink, user);
+}
+
+ltx2_status ltx2_gemma_forward_kv(ltx2_context *ctx, const ltx2_gemma_weights *w, ltx2_gemma_kv *kv, const int32_t *ids,
+                                  const uint8_t *mask, const int64_t *positions, int64_t S, ltx2_gemma_sink sink,
+                                  void *user) {
+    if (!kv) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL K/V cache");
+    return run_tokens(ctx, w, kv, ids, mask, positions, 1, S, sink, user);
 }

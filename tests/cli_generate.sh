@@ -135,6 +135,21 @@ if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat wal
         --text-cache cache --wav d.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "generate from the cache failed"; cat "$tmp/stderr"; fi
 grep -q "from the cache" "$tmp/stderr" && ! grep -q "text encoder: Gemma-3" "$tmp/stderr" && ok || bad "the repeated prompt ran Gemma again"
 cmp -s "$txt/a.wav" "$txt/d.wav" && ok || bad "the cached prompt does not reproduce the run"
+# --enhance-prompt (#13 item 9): bad combinations refused before any work; then a run. The tiny
+# random Gemma answers with newlines only, so the run says so and encodes the prompt as given: the
+# same clip as the plain text run (test_gemma_enhance checks the enhancement itself against transformers)
+sys_prompt="$src/tests/data/enhance_system_prompt.txt"
+expect_refusal "enhance option alone" "changes --enhance-prompt" --prompt "a cat" --enhance-seed 3 -o o.mp4
+expect_refusal "enhance embeddings" "rewrites a text --prompt" --enhance-prompt --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" -o o.mp4
+expect_refusal "enhance, no system prompt" "enhance-system-prompt FILE" --prompt "a cat" --enhance-prompt -o o.mp4
+expect_refusal "enhance, system prompt missing" "enhance-system-prompt" --prompt "a cat" --enhance-prompt --enhance-system-prompt "$tmp/nope.txt" -o o.mp4
+expect_refusal "enhance, no token budget" "enhance-max-tokens" --prompt "a cat" --enhance-prompt --enhance-system-prompt "$sys_prompt" --enhance-max-tokens 0 -o o.mp4
+if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --no-text-cache --prompt "A cat walks across a neon street at night" \
+        --enhance-prompt --enhance-system-prompt "$sys_prompt" --enhance-max-tokens 8 --wav f.wav >"$tmp/stdout" 2>"$tmp/stderr"); then ok; else bad "generate --enhance-prompt failed"; cat "$tmp/stderr"; fi
+grep -q "enhance prompt: sampled, seed 42, at most 8 tokens" "$tmp/stdout" && ok || bad "the enhancement settings are not echoed"
+grep -q "enhance: Gemma-3 on cpu, a [0-9]*-token chat prompt" "$tmp/stderr" && ok || bad "no enhancement line on stderr"
+grep -q "answer is empty or only whitespace" "$tmp/stderr" && ok || bad "the empty answer is not reported"
+cmp -s "$txt/a.wav" "$txt/f.wav" && ok || bad "an empty enhancement did not encode the prompt as given"
 # fp8-stored Gemma weights (--text-encoder-dtype fp8, test_gemma_fp8): another run, cached apart from the
 # bf16 one, and read back from there
 if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat walks across a neon street at night" \
@@ -286,6 +301,7 @@ fi
 
 # ---- image to video (#14): refusals, and a run through the H.264 round trip at the default CRF ----
 img="$src/tests/golden/data/i2v_image.png"
+expect_refusal "enhance with an image" "vision tower" --prompt "a cat" --enhance-prompt --enhance-system-prompt "$src/tests/data/enhance_system_prompt.txt" --image "$img" 0 1 -o o.mp4
 expect_refusal "image without strength" "needs PATH FRAME_IDX STRENGTH" --image "$img" 0 -o o.mp4
 expect_refusal "image strength 2" "must be in \[0, 1\]" --image "$img" 0 2 -o o.mp4
 expect_refusal "image CRF 60" "integer in \[0, 51\]" --image "$img" 0 1 60 -o o.mp4

@@ -185,6 +185,20 @@ typedef struct ltx2_generate_params {
                                            prompt_embeds reads */
     const char *text_cache;             /* optional directory: prompts encoded before (same encoder,
                                            same text) are read from it instead of running Gemma */
+    /* Rewrite prompt with text_encoder's Gemma-3 before encoding it, as ltx-pipelines'
+     * --enhance-prompt does (text-to-video: not with images, which need Gemma's vision tower):
+     * enhance_system_prompt the system prompt file (NULL: gemma3_t2v_system_prompt.txt in
+     * text_encoder; Lightricks' text is not shipped with this engine); sampled at temperature 0.7
+     * with the checkpoint's top-k / top-p and enhance_seed (init: 42, ltx-pipelines' default; our
+     * Philox draws, so the text differs from ltx-pipelines'), or greedy with enhance_greedy (argmax,
+     * transformers' exact tokens); at most enhance_max_tokens (init: 512) new tokens. The result
+     * holds the enhanced prompt. */
+    int enhance_prompt;
+#define LTX2_ENHANCE_SYSTEM_PROMPT_FILE "gemma3_t2v_system_prompt.txt" /* ltx-core's name for it */
+    const char *enhance_system_prompt;
+    uint64_t enhance_seed;
+    int enhance_max_tokens;
+    int enhance_greedy;
     uint64_t seed;                      /* Philox key of the noise (streams: 0 video, 1 audio; stage 2: 2, 3) */
     /* optional file with "video_noise" [1, C, F', H', W'] and "audio_noise" [1, z, T', F'] replacing
      * the Philox noise (streams 0 and 1); a two-stage pipeline's stage 2 reads "stage_2_video_noise"
@@ -244,6 +258,7 @@ typedef struct ltx2_generate_result {
     float *audio_latent;       /* final normalised latent [1, z, T', F'] */
     int64_t audio_latent_shape[4];
     const char *model_version; /* "2.0" / "2.3" (static string) */
+    char *enhanced_prompt;     /* with enhance_prompt: the prompt that was encoded (else NULL) */
     ltx2_generate_timings timings;
 } ltx2_generate_result;
 

@@ -71,6 +71,8 @@
 #define GEN_MAX_FRAMES 8193
 #define GEN_MAX_STEPS 1000
 #define GEN_MAX_SEED LLONG_MAX
+/* --enhance-max-tokens: Gemma-3's context is 128k tokens; the K/V cache of this many is what bounds it */
+#define GEN_MAX_ENHANCE_TOKENS 8192
 /* --seed -1 asks for a random seed (ltx-pipelines users' convention). */
 #define GEN_RANDOM_SEED -1
 
@@ -261,6 +263,8 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     const char *md_weights = NULL; /* --maxdiffusion-weights: MaxDiffusion's converted DiT (ckpt_source.h) */
     const char *device = NULL, *ckpt = NULL, *pos = NULL, *neg = NULL, *output = NULL, *png_dir = NULL, *wav = NULL;
     bool no_text_cache = false, overwrite = false, distilled_ckpt = false;
+    long long enhance_seed = -1, enhance_tokens = -1; /* -1: not given */
+    const char *enhance_flag = NULL; /* the first --enhance-* option other than --enhance-prompt */
     const char *ckpts[CLI_MAX_CHECKPOINT_FILES]; /* --checkpoint-path FILE|DIR [FILE...] (repeatable) */
     int n_ckpts = 0;
     int pipeline = -1; /* -1: from the checkpoint (pick_pipeline) */
@@ -374,6 +378,11 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         else if (!strcmp(a, "--text-cache")) { VALUE(); p.text_cache = v; }
         else if (!strcmp(a, "--no-text-cache")) no_text_cache = true;
         else if (!strcmp(a, "--save-prompt-embeds")) { VALUE(); p.save_prompt_embeds = v; }
+        else if (!strcmp(a, "--enhance-prompt")) p.enhance_prompt = 1;
+        else if (!strcmp(a, "--enhance-system-prompt")) { VALUE(); p.enhance_system_prompt = v; enhance_flag = a; }
+        else if (!strcmp(a, "--enhance-seed")) { INT(enhance_seed, 0, GEN_MAX_SEED); enhance_flag = a; }
+        else if (!strcmp(a, "--enhance-max-tokens")) { INT(enhance_tokens, 1, GEN_MAX_ENHANCE_TOKENS); enhance_flag = a; }
+        else if (!strcmp(a, "--enhance-greedy")) { p.enhance_greedy = 1; enhance_flag = a; }
         else if (!strcmp(a, "--seed")) INT(seed, GEN_RANDOM_SEED, GEN_MAX_SEED);
         else if (!strcmp(a, "--steps") || !strcmp(a, "--num-inference-steps")) INT(steps, 1, GEN_MAX_STEPS);
         else if (!strcmp(a, "--guidance-scale") || !strcmp(a, "--video-cfg-guidance-scale")) NUM(cfg);
@@ -507,6 +516,29 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         return CLI_EXIT_BAD_INPUT;
     }
     if (p.prompt && !cli_generate_text_encoder_usable(p.text_encoder)) return CLI_EXIT_BAD_INPUT;
+    if (enhance_flag && !p.enhance_prompt) {
+        fprintf(stderr, "ltx2 %s: %s changes --enhance-prompt, which is not given\n", CMD, enhance_flag);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (p.enhance_prompt && !p.prompt) {
+        fprintf(stderr, "ltx2 %s: --enhance-prompt rewrites a text --prompt (not prompt embeddings): give one\n", CMD);
+        return CLI_EXIT_BAD_INPUT;
+    }
+    if (p.enhance_system_prompt && !cli_generate_input_file("--enhance-system-prompt", p.enhance_system_prompt))
+        return CLI_EXIT_BAD_INPUT;
+    if (p.enhance_prompt && !p.enhance_system_prompt) {
+        char sys_path[PATH_CAP];
+        snprintf(sys_path, sizeof sys_path, "%s/%s", p.text_encoder, LTX2_ENHANCE_SYSTEM_PROMPT_FILE);
+        if (!ltx2_path_is_file(sys_path)) {
+            fprintf(stderr, "ltx2 %s: --enhance-prompt needs Lightricks' Gemma-3 text-to-video system prompt, which is "
+                    "not part of ltx2c: pass --enhance-system-prompt FILE (ltx-core ships it as "
+                    "ltx_core/text_encoders/gemma/encoders/prompts/%s) or put it at %s\n", CMD,
+                    LTX2_ENHANCE_SYSTEM_PROMPT_FILE, sys_path);
+            return CLI_EXIT_BAD_INPUT;
+        }
+    }
+    if (enhance_seed >= 0) p.enhance_seed = (uint64_t)enhance_seed;
+    if (enhance_tokens > 0) p.enhance_max_tokens = (int)enhance_tokens;
     char cache_buf[PATH_CAP];
     if (no_text_cache) p.text_cache = NULL;
     else if (p.prompt && !p.text_cache && cli_generate_default_text_cache(cache_buf, sizeof cache_buf)) p.text_cache = cache_buf;
@@ -694,6 +726,11 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         printf("prompt: \"%s\" (text encoder %s)%s%s%s\n", p.prompt, p.text_encoder,
                p.negative_prompt ? ", negative: \"" : "", p.negative_prompt ? p.negative_prompt : "",
                p.negative_prompt ? "\"" : "");
+    if (p.enhance_prompt) {
+        if (p.enhance_greedy) printf("enhance prompt: greedy, at most %d tokens\n", p.enhance_max_tokens);
+        else printf("enhance prompt: sampled, seed %llu, at most %d tokens\n", (unsigned long long)p.enhance_seed,
+                    p.enhance_max_tokens);
+    }
     else
         printf("prompt: %s%s%s\n", pos, neg ? ", negative: " : "", neg ? neg : "");
     printf("seed: %llu%s, %dx%d, %d frames @ %g fps, semantics %s%s\n", (unsigned long long)p.seed,
@@ -726,6 +763,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         cli_report_error(CMD, ctx);
         return cli_exit_for(st);
     }
+    if (r.enhanced_prompt) printf("enhanced prompt: \"%s\"\n", r.enhanced_prompt);
     if (!launch.writer) { /* another rank (rank 0) writes the outputs */
         ltx2_generate_result_free(&r);
         return CLI_EXIT_OK;

@@ -71,6 +71,8 @@ void ltx2_generate_params_init(ltx2_generate_params *p) {
     p->latent_bf16 = -1;
     p->decode_video = 1;
     p->decode_audio = 1;
+    p->enhance_seed = LTX2_ENHANCE_SEED;
+    p->enhance_max_tokens = LTX2_ENHANCE_MAX_NEW_TOKENS;
 }
 
 void ltx2_generate_result_free(ltx2_generate_result *r) {
@@ -79,6 +81,7 @@ void ltx2_generate_result_free(ltx2_generate_result *r) {
     free(r->audio);
     free(r->video_latent);
     free(r->audio_latent);
+    free(r->enhanced_prompt);
     memset(r, 0, sizeof *r);
 }
 
@@ -136,6 +139,12 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a negative text prompt needs a text prompt");
     if (p->prompt && !p->text_encoder)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a text prompt needs the Gemma-3 text encoder directory");
+    if (p->enhance_prompt && (!p->prompt || p->n_images > 0 || p->enhance_max_tokens < 1))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
+                          "generate: --enhance-prompt %s", !p->prompt ? "rewrites a text prompt: give one"
+                          : p->n_images > 0 ? "with images is ltx-pipelines' image-to-video enhancement, which reads "
+                                              "the image through Gemma-3's vision tower (not in this engine)"
+                                            : "needs a token budget >= 1");
     const char *texts[2] = {p->prompt, p->negative_prompt};
     for (int i = 0; i < 2; i++) {
         const size_t n = texts[i] ? strlen(texts[i]) : 0, bad = texts[i] ? ltx2_utf8_invalid_at(texts[i], n) : 0;
@@ -484,9 +493,15 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
      * resident); the hidden states wait in host memory */
     double text_seconds = 0;
     if ((st = ltx2_denoise_check_cancel(ctx, p, "the text stage", 0)) != LTX2_OK) goto done;
+    if (p->enhance_prompt && dist) {
+        /* every rank would sample its own text; nothing yet broadcasts rank 0's */
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: --enhance-prompt across ranks is not written yet "
+                        "(one rank runs it; or enhance once and pass the text as --prompt)");
+        goto done;
+    }
     if (p->prompt) {
         const double t_enc = ltx2_timer_now();
-        if ((st = ltx2_gen_text_from_prompts(ctx, p, need_neg, &tp, &tn)) != LTX2_OK) goto done;
+        if ((st = ltx2_gen_text_from_prompts(ctx, p, need_neg, &tp, &tn, &r->enhanced_prompt)) != LTX2_OK) goto done;
         text_seconds = ltx2_timer_now() - t_enc;
     }
 

@@ -68,7 +68,7 @@ ltx2_status ltx2_gen_ckpt_connectors(ltx2_context *ctx, const ltx2_generate_para
 /* The prompt (and, with CFG, the negative prompt or Lightricks' default) through Gemma-3 in one
  * batch, on p->text_encoder_device (the CPU by default). */
 ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
-                                     ltx2_pipe_text *tp, ltx2_pipe_text *tn) {
+                                     ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced) {
     /* the encoder's width x hidden states against the checkpoint's text projection, from the
      * headers alone, before anything is run */
     ltx2_gemma_config gc;
@@ -108,8 +108,26 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
         ltx2_backend_free(tbe);
         return st;
     }
-    st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, fp8, prompts, need_neg ? 2 : 1, p->text_cache, p->cancel,
-                               p->cancel_user, out);
+    if (p->enhance_prompt) {
+        /* the encoder's own checkpoint rewrites the prompt first, loaded for that alone (the
+         * enhancement's K/V cache and the encoder's batch of 1024-token rows never share memory) */
+        const ltx2_enhance_params ep = {p->enhance_system_prompt, p->enhance_seed, p->enhance_max_tokens,
+                                        p->enhance_greedy != 0, p->cancel, p->cancel_user};
+        st = ltx2_pipe_enhance_prompt(ctx, p->text_encoder, tbe, fp8, p->prompt, &ep, enhanced);
+        size_t b = 0, e = 0;
+        if (st == LTX2_OK) ltx2_text_strip(*enhanced, strlen(*enhanced), &b, &e);
+        if (st == LTX2_OK && b == e) {
+            /* ltx-pipelines would encode the empty answer; an empty prompt conditions on nothing */
+            LTX2_LOGW(ctx, "--enhance-prompt: the model's answer is empty or only whitespace: the prompt as given is "
+                      "encoded (another --enhance-seed or a larger --enhance-max-tokens may help)");
+            free(*enhanced);
+            *enhanced = NULL;
+        }
+        if (*enhanced) prompts[0] = *enhanced;
+    }
+    if (st == LTX2_OK)
+        st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, fp8, prompts, need_neg ? 2 : 1, p->text_cache,
+                                   p->cancel, p->cancel_user, out);
     ltx2_backend_free(tbe);
     LTX2_TRY(st);
     *tp = out[0];

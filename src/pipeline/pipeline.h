@@ -172,6 +172,25 @@ ltx2_status ltx2_text_cache_mkdir(ltx2_context *ctx, const char *dir);
 ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
                                   const char *const *prompts, int n, const char *cache_dir, int (*cancel)(void *),
                                   void *cancel_user, ltx2_pipe_text *out);
+/* --enhance-prompt (prompt_enhance.c): the prompt rewritten by the Gemma-3 checkpoint in dir on be,
+ * as ltx-pipelines rewrites it with the encoder's own model: system_prompt (NULL: dir's
+ * gemma3_t2v_system_prompt.txt; refused with where to find it when absent), sampled with seed
+ * (greedy: argmax, reproducible against transformers), at most max_new_tokens. The model is loaded
+ * and freed inside; the text, cleaned as ltx-pipelines cleans it, is a malloc'd string in *out. */
+typedef struct ltx2_enhance_params {
+    const char *system_prompt;
+    uint64_t seed;
+    int64_t max_new_tokens;
+    bool greedy;
+    int (*cancel)(void *);
+    void *cancel_user;
+} ltx2_enhance_params;
+/* ltx-core's max_new_tokens and ltx-pipelines' enhance_prompt_seed defaults */
+#define LTX2_ENHANCE_MAX_NEW_TOKENS 512
+#define LTX2_ENHANCE_SEED 42
+ltx2_status ltx2_pipe_enhance_prompt(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
+                                     const char *prompt, const ltx2_enhance_params *ep, char **out);
+
 /* t as a prompt-embeds file (what ltx2_pipe_text_load reads back): hidden_states f32 [1, S, D, L],
  * attention_mask i64 [1, S]; written through a temp file, never half. */
 ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path);

@@ -195,3 +195,30 @@ ltx2_status ltx2_gemma_tokenize(ltx2_context *ctx, const ltx2_gemma_tokenizer *t
     info->n_dropped = (int64_t)(np - keep);
     return LTX2_OK;
 }
+
+ltx2_status ltx2_gemma_encode(ltx2_context *ctx, const ltx2_gemma_tokenizer *tok, const char *text, int32_t **ids,
+                              int64_t *n) {
+    *ids = NULL, *n = 0;
+    const size_t len = strlen(text), bad = ltx2_utf8_invalid_at(text, len);
+    if (bad != len)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "text is not valid UTF-8: byte %zu (0x%02x) of %zu", bad,
+                          (unsigned)(unsigned char)text[bad], len);
+    id_list list = {0};
+    ltx2_status st = LTX2_OK;
+    if (id_list_push(&list, &tok->bos, 1)) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "tokenizer: out of memory");
+    if (st == LTX2_OK) st = encode_text(ctx, tok, text, len, &list);
+    if (st != LTX2_OK) {
+        free(list.v);
+        return st;
+    }
+    for (size_t i = 0; i < list.n; i++)
+        if (list.v[i] < 0 || list.v[i] >= tok->vocab) {
+            const int32_t bad_id = list.v[i];
+            free(list.v);
+            return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "tokenizer %s returned id %d outside its %lld pieces", tok->path,
+                              bad_id, (long long)tok->vocab);
+        }
+    *ids = list.v;
+    *n = (int64_t)list.n;
+    return LTX2_OK;
+}

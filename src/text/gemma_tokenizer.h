@@ -56,9 +56,18 @@ typedef struct ltx2_gemma_tokens {
 ltx2_status ltx2_gemma_tokenize(ltx2_context *ctx, const ltx2_gemma_tokenizer *tok, const char *prompt, int64_t len,
                                 int32_t *ids, uint8_t *mask, ltx2_gemma_tokens *info);
 
+/* text as the fast tokenizer encodes it with its special tokens added (transformers' tokenizer(text)
+ * and Gemma3Processor(text=...)): BOS, then the text's ids, nothing stripped, truncated or padded;
+ * added tokens written out in the text (a chat template's "<bos>" too) are matched as such. A
+ * malloc'd array in *ids. */
+ltx2_status ltx2_gemma_encode(ltx2_context *ctx, const ltx2_gemma_tokenizer *tok, const char *text, int32_t **ids,
+                              int64_t *n);
+
 /* The byte range [*begin, *end) of text[0, n) without the leading and trailing characters that
  * Python's str.isspace() calls whitespace (ASCII and Unicode). text must be valid UTF-8
  * (ltx2_utf8_invalid_at, io/json.h, says where it is not). */
 void ltx2_text_strip(const char *text, size_t n, size_t *begin, size_t *end);
+/* The code point at s[i] of valid UTF-8 and its byte length (never past n, whatever the bytes). */
+size_t ltx2_utf8_next(const unsigned char *s, size_t i, size_t n, uint32_t *cp);
 
 #endif

@@ -1,4 +1,4 @@
-/* Python's str.strip() on UTF-8 the prompt path has already validated (ltx2_utf8_invalid_at in
+/* Python's str.strip() (and the code point walk it needs) on UTF-8 the prompt path has already validated (ltx2_utf8_invalid_at in
  * io/json.c: a C string from argv can hold anything; Python's str cannot). */
 #include <stdbool.h>
 #include <stddef.h>
@@ -6,8 +6,7 @@
 
 #include "text/gemma_tokenizer.h"
 
-/* The code point at s[i] of valid UTF-8 and its byte length (never past n, whatever the bytes). */
-static size_t utf8_decode(const unsigned char *s, size_t i, size_t n, uint32_t *cp) {
+size_t ltx2_utf8_next(const unsigned char *s, size_t i, size_t n, uint32_t *cp) {
     const unsigned char c = s[i];
     size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
     if (len > n - i) len = n - i;
@@ -30,7 +29,7 @@ void ltx2_text_strip(const char *text, size_t n, size_t *begin, size_t *end) {
     bool leading = true;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
-        const size_t len = utf8_decode(s, i, n, &cp);
+        const size_t len = ltx2_utf8_next(s, i, n, &cp);
         const bool space = py_isspace(cp);
         if (leading && space) b = i + len;
         else leading = false;

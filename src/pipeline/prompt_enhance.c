@@ -1,0 +1,169 @@
+/* --enhance-prompt (issue #13 item 9): the prompt rewritten by the Gemma-3 checkpoint that encodes
+ * it, as ltx-pipelines does before encoding when no separate enhancer is given (ltx-core 400fd31,
+ * LTXGemmaTextEncoder.enhance_t2v and _enhance; ltx-pipelines' generate_enhanced_prompt): the system
+ * prompt and "user prompt: ..." in Gemma-3's chat template, tokenised as Gemma3Processor does it
+ * (BOS added in front of the template's own, so two), left-padded to a multiple of 8, sampled at
+ * temperature 0.7 with the checkpoint's generation_config top-k / top-p, at most 512 new tokens,
+ * decoded without special tokens and cleaned. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "core/timer.h"
+#include "io/file.h"
+#include "io/json.h"
+#include "model/gemma.h"
+#include "model/gemma_generate.h"
+#include "pipeline/memory_plan.h"
+#include "pipeline/pipeline.h"
+#include "text/gemma_tokenizer.h"
+#include "text/prompt_text.h"
+
+/* ltx-core's GEMMA3_ENHANCE_GENERATION_KWARGS and its alignment padding */
+#define ENHANCE_TEMPERATURE 0.7f
+#define ENHANCE_ALIGN 8
+#define ENHANCE_MAX_STOP 8
+
+/* The stop ids and warpers generate takes from dir/generation_config.json (else config.json's
+ * eos_token_id and transformers' defaults). */
+static ltx2_status read_generation_config(ltx2_context *ctx, const char *dir, ltx2_gemma_sampling *s, int32_t *stop,
+                                          int64_t *n_stop) {
+    s->top_k = LTX2_GEMMA_DEFAULT_TOP_K, s->top_p = LTX2_GEMMA_DEFAULT_TOP_P;
+    *n_stop = 0;
+    const char *names[2] = {"generation_config.json", "config.json"};
+    for (int f = 0; f < 2 && *n_stop == 0; f++) {
+        char *path = ltx2_path_join(dir, names[f]);
+        if (!path) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "enhance: path");
+        ltx2_json_doc *doc = NULL;
+        ltx2_status st = LTX2_OK;
+        if (ltx2_path_is_file(path)) st = ltx2_json_parse_file(ctx, path, &doc);
+        const ltx2_json *root = doc ? ltx2_json_root(doc) : NULL;
+        if (root && f == 0) {
+            double p;
+            if (ltx2_json_get_int(root, "top_k", &s->top_k) && s->top_k < 0)
+                st = LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: top_k %lld < 0", path, (long long)s->top_k);
+            if (ltx2_json_get_num(root, "top_p", &p)) s->top_p = (float)p;
+        }
+        const ltx2_json *eos = root ? ltx2_json_get(root, "eos_token_id") : NULL;
+        if (root && !eos && ltx2_json_get(root, "text_config"))
+            eos = ltx2_json_get(ltx2_json_get(root, "text_config"), "eos_token_id");
+        const size_t n = !eos ? 0 : eos->type == LTX2_JSON_ARRAY ? eos->count : 1;
+        for (size_t i = 0; st == LTX2_OK && i < n; i++) {
+            const ltx2_json *e = eos->type == LTX2_JSON_ARRAY ? ltx2_json_at(eos, i) : eos;
+            if (e->type != LTX2_JSON_NUMBER || !e->is_int || e->integer < 0 || e->integer > INT32_MAX ||
+                *n_stop == ENHANCE_MAX_STOP)
+                st = LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: eos_token_id must be up to %d token ids", path,
+                                ENHANCE_MAX_STOP);
+            else stop[(*n_stop)++] = (int32_t)e->integer;
+        }
+        ltx2_json_free(doc);
+        free(path);
+        LTX2_TRY(st);
+    }
+    if (*n_stop == 0) stop[(*n_stop)++] = 1; /* Gemma's <eos> */
+    return LTX2_OK;
+}
+
+/* Gemma, the prompt's forward and the K/V cache of `tokens` rows against what be has free,
+ * before the weights load (the encoder's own check in generate_text.c prices its 2 x 1024 batch). */
+static ltx2_status check_memory(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8, ltx2_dtype dt,
+                                int64_t tokens) {
+    size_t free_b = 0, total_b = 0;
+    if (!be->mem_info) return LTX2_OK;
+    LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
+    ltx2_gemma_config gc;
+    LTX2_TRY(ltx2_gemma_config_load(ctx, dir, &gc));
+    const uint64_t need = ltx2_gemma_device_bytes(&gc, 1, tokens, fp8) +
+                          ltx2_gemma_kv_bytes(&gc, tokens, ltx2_dtype_size(dt)) + LTX2_MEM_RUNTIME_BYTES;
+    LTX2_LOGI(ctx, "enhance memory: %.2f GiB needed (%lld-token K/V cache included), %.2f GiB free",
+              (double)need / (1 << 30), (long long)tokens, (double)free_b / (1 << 30));
+    if (need > free_b)
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM,
+                          "prompt enhancement needs %.2f GiB on %s but %.2f GiB are free: use --text-encoder-device "
+                          "cpu, --text-encoder-dtype fp8 or a smaller --enhance-max-tokens",
+                          (double)need / (1 << 30), be->name, (double)free_b / (1 << 30));
+    return LTX2_OK;
+}
+
+/* The system prompt's text: ep's file, else the one in the Gemma directory. */
+static ltx2_status read_system_prompt(ltx2_context *ctx, const char *dir, const char *path_in, char **out) {
+    *out = NULL;
+    char *path = path_in ? strdup(path_in) : ltx2_path_join(dir, LTX2_ENHANCE_SYSTEM_PROMPT_FILE);
+    if (!path) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "enhance: path");
+    ltx2_status st = LTX2_OK;
+    if (!path_in && !ltx2_path_is_file(path))
+        st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
+                        "--enhance-prompt needs Lightricks' Gemma-3 text-to-video system prompt, which is not part of "
+                        "this engine: pass --enhance-system-prompt FILE (ltx-core ships it as "
+                        "ltx_core/text_encoders/gemma/encoders/prompts/" LTX2_ENHANCE_SYSTEM_PROMPT_FILE
+                        ") or put it in the Gemma directory as %s",
+                        path);
+    size_t n = 0;
+    if (st == LTX2_OK) st = ltx2_file_read_all(ctx, path, out, &n);
+    if (st == LTX2_OK && (n == 0 || strlen(*out) != n))
+        st = LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "system prompt %s: %s", path, n ? "holds a NUL byte" : "empty");
+    if (st != LTX2_OK) free(*out), *out = NULL;
+    free(path);
+    return st;
+}
+
+ltx2_status ltx2_pipe_enhance_prompt(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
+                                     const char *prompt, const ltx2_enhance_params *ep, char **out) {
+    *out = NULL;
+    if (ep->max_new_tokens < 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "enhance: at most %lld new tokens (>= 1)",
+                          (long long)ep->max_new_tokens);
+    const double t0 = ltx2_timer_now();
+    ltx2_gemma_gen_params gp = {.max_new_tokens = ep->max_new_tokens, .align = ENHANCE_ALIGN, .cancel = ep->cancel,
+                                .cancel_user = ep->cancel_user};
+    gp.sampling = (ltx2_gemma_sampling){.sample = !ep->greedy, .temperature = ENHANCE_TEMPERATURE, .seed = ep->seed};
+    int32_t stop[ENHANCE_MAX_STOP];
+    char *system = NULL, *chat = NULL, *tok_path = ltx2_path_join(dir, "tokenizer.model"), *text = NULL;
+    int32_t *ids = NULL, *gen = NULL;
+    int64_t n_ids = 0, n_gen = 0;
+    ltx2_gemma_tokenizer *tok = NULL;
+    ltx2_gemma_weights *w = NULL;
+    ltx2_status st = tok_path ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "enhance: path");
+    if (st == LTX2_OK) st = read_generation_config(ctx, dir, &gp.sampling, stop, &gp.n_stop);
+    gp.stop_ids = stop;
+    if (st == LTX2_OK) st = read_system_prompt(ctx, dir, ep->system_prompt, &system);
+    if (st == LTX2_OK) st = ltx2_gemma3_enhance_chat(ctx, system, prompt, &chat);
+    if (st == LTX2_OK) st = ltx2_gemma_tokenizer_load(ctx, tok_path, &tok);
+    if (st == LTX2_OK) st = ltx2_gemma_encode(ctx, tok, chat, &ids, &n_ids);
+    const ltx2_dtype dt = be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16;
+    if (st == LTX2_OK) st = check_memory(ctx, dir, be, fp8, dt, n_ids + ENHANCE_ALIGN + gp.max_new_tokens);
+    if (st == LTX2_OK) {
+        gp.pad_id = tok->pad;
+        st = fp8 ? ltx2_gemma_weights_load_fp8_on(ctx, be, dt, dir, &w) : ltx2_gemma_weights_load_on(ctx, be, dt, dir, &w);
+    }
+    if (st == LTX2_OK && tok->vocab > w->cfg.vocab)
+        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s has %lld pieces but the Gemma checkpoint's embedding table only %lld "
+                        "rows: the tokenizer and the model do not belong together",
+                        tok_path, (long long)tok->vocab, (long long)w->cfg.vocab);
+    if (st == LTX2_OK && !(gen = malloc((size_t)gp.max_new_tokens * sizeof *gen)))
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "enhance: %lld tokens", (long long)gp.max_new_tokens);
+    if (st == LTX2_OK) {
+        LTX2_LOGI(ctx, "enhance: Gemma-3 on %s, a %lld-token chat prompt, %s, at most %lld new tokens", be->name,
+                  (long long)n_ids, ep->greedy ? "greedy" : "sampling (temperature 0.7)", (long long)gp.max_new_tokens);
+        if (!ep->greedy)
+            LTX2_LOGI(ctx, "enhance: top_k %lld, top_p %g, seed %llu (our Philox draws: the text differs from "
+                      "ltx-pipelines', whose draws are torch's)", (long long)gp.sampling.top_k,
+                      (double)gp.sampling.top_p, (unsigned long long)ep->seed);
+        st = ltx2_gemma_generate(ctx, w, ids, n_ids, &gp, gen, &n_gen);
+    }
+    if (st == LTX2_OK) st = ltx2_gemma_detokenize(ctx, tok, gen, n_gen, true, &text);
+    if (st == LTX2_OK) {
+        ltx2_enhance_clean(text);
+        LTX2_LOGI(ctx, "enhance: %lld tokens in %.2f s (encoder freed); enhanced prompt: \"%s\"", (long long)n_gen,
+                  ltx2_timer_now() - t0, text);
+        *out = text;
+        text = NULL;
+    } else {
+        ltx2_error_prefix(ctx, "--enhance-prompt");
+    }
+    ltx2_gemma_weights_free(w);
+    ltx2_gemma_tokenizer_free(tok);
+    free(system), free(chat), free(tok_path), free(text), free(ids), free(gen);
+    return st;
+}

@@ -1,0 +1,26 @@
+/* The text around prompt enhancement (--enhance-prompt): the Gemma-3 chat prompt ltx-core builds
+ * for a text-to-video enhancement, and ltx-pipelines' clean-up of the model's answer. */
+#ifndef LTX2_TEXT_PROMPT_TEXT_H
+#define LTX2_TEXT_PROMPT_TEXT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/context.h"
+
+/* ltx-core's enhance_t2v messages (400fd31, base_encoder.py): the system prompt, then the user turn
+ * "user prompt: {prompt}", rendered with Gemma-3's chat template and its generation prompt:
+ *   <bos><start_of_turn>user\n{system}\n\n{strip(user turn)}<end_of_turn>\n<start_of_turn>model\n
+ * (the template prefixes the system text to the first user turn, untrimmed, and trims the turn as
+ * Jinja's trim, str.strip, does). Both inputs UTF-8; a malloc'd string in *out. */
+ltx2_status ltx2_gemma3_enhance_chat(ltx2_context *ctx, const char *system_prompt, const char *prompt, char **out);
+
+/* ltx-pipelines' clean_response (utils/helpers.py): curly quotes, dashes, the no-break space, prime
+ * and minus to their ASCII forms, then everything before the first character str.isalpha() accepts
+ * dropped (the text unchanged when it has none). text valid UTF-8; rewritten in place. */
+void ltx2_enhance_clean(char *text);
+
+/* Python's str.isalpha() for one code point (unicode_alpha.c). */
+bool ltx2_unicode_is_alpha(uint32_t cp);
+
+#endif

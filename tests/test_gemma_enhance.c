@@ -50,6 +50,13 @@ static char *text_of(const ltx2_st_file *f, const char *name) {
     return s;
 }
 
+/* An F32 golden vector copied out (the file packs tensors without alignment); NULL for NULL. */
+static float *f32_of(const ltx2_st_tensor *t) {
+    float *v = t ? malloc((size_t)t->shape[0] * sizeof *v) : NULL;
+    if (v) memcpy(v, t->data, (size_t)t->shape[0] * sizeof *v);
+    return v;
+}
+
 static int64_t i64_at(const ltx2_st_tensor *t, int64_t i) {
     int64_t a;
     memcpy(&a, (const char *)t->data + 8 * i, 8);
@@ -108,14 +115,13 @@ static void check_warps(const ltx2_st_file *f) {
         if (qt) memcpy(q, qt->data, sizeof q);
         const int64_t V = lt->shape[0];
         const ltx2_gemma_sampling s = {true, (float)q[0], (int64_t)q[1], (float)q[2], 0};
-        float *p = malloc((size_t)V * sizeof *p);
-        const bool ok = pt && qt && p && ltx2_gemma_warp(g_ctx, &s, lt->data, V, p) == LTX2_OK;
+        float *p = malloc((size_t)V * sizeof *p), *lg = f32_of(lt), *want = f32_of(pt);
+        const bool ok = pt && qt && p && lg && want && ltx2_gemma_warp(g_ctx, &s, lg, V, p) == LTX2_OK;
         CHECK(ok, "warp %d: %s", i, ltx2_last_error(g_ctx));
         /* torch.sort is not stable on long rows: among tokens tied at the top-p cut, which ones it
          * keeps follows its sort's internals. Such tokens are equally likely, so the test asks for
          * the same count, membership differences only among tokens scoring exactly the cut, and the
          * same probabilities as a sorted list. */
-        const float *lg = lt->data, *want = pt->data;
         float cut = INFINITY;
         for (int64_t v = 0; v < V; v++)
             if (want[v] > 0.0f && lg[v] < cut) cut = lg[v];
@@ -138,7 +144,7 @@ static void check_warps(const ltx2_st_file *f) {
         if (i % 5 == 0 || swapped)
             printf("warp %d (T %g, top_k %g, top_p %g): %lld tokens kept as transformers keeps them (%lld swapped among "
                    "ties at the cut), max |dp| %.2g\n", i, q[0], q[1], q[2], (long long)kept, (long long)swapped, err);
-        free(p), free(a), free(b);
+        free(p), free(a), free(b), free(lg), free(want);
     }
     CHECK(n_cases >= 15, "golden warp cases: %d", n_cases);
 }
@@ -154,17 +160,18 @@ static void check_draws(const ltx2_st_file *f) {
     const ltx2_gemma_sampling greedy = {false, 1.0f, 0, 1.0f, 0};
     float *p = malloc((size_t)V * sizeof *p), *want = malloc((size_t)V * sizeof *want);
     int64_t *count = calloc((size_t)V, sizeof *count);
-    bool ok = p && want && count && ltx2_gemma_warp(g_ctx, &s, lt->data, V, want) == LTX2_OK;
+    float *lg = f32_of(lt), *lg_untied = f32_of(untied);
+    bool ok = p && want && count && lg && lg_untied && ltx2_gemma_warp(g_ctx, &s, lg, V, want) == LTX2_OK;
     int32_t t0 = -1, t1 = -2, best = -3, top = -4;
     for (int64_t d = 0; ok && d < GEN_DRAWS; d++) {
         int32_t t;
-        ok = ltx2_gemma_next_token(g_ctx, &s, lt->data, V, d, p, &t) == LTX2_OK && t >= 0 && t < V && want[t] > 0.0f;
+        ok = ltx2_gemma_next_token(g_ctx, &s, lg, V, d, p, &t) == LTX2_OK && t >= 0 && t < V && want[t] > 0.0f;
         if (ok) count[t]++;
         if (d == 7) t0 = t;
     }
-    ok = ok && ltx2_gemma_next_token(g_ctx, &s, lt->data, V, 7, p, &t1) == LTX2_OK;
-    ok = ok && ltx2_gemma_next_token(g_ctx, &greedy, untied->data, V, 0, p, &best) == LTX2_OK;
-    ok = ok && ltx2_gemma_next_token(g_ctx, &k1, untied->data, V, 3, p, &top) == LTX2_OK;
+    ok = ok && ltx2_gemma_next_token(g_ctx, &s, lg, V, 7, p, &t1) == LTX2_OK;
+    ok = ok && ltx2_gemma_next_token(g_ctx, &greedy, lg_untied, V, 0, p, &best) == LTX2_OK;
+    ok = ok && ltx2_gemma_next_token(g_ctx, &k1, lg_untied, V, 3, p, &top) == LTX2_OK;
     CHECK(ok, "draws: %s", ltx2_last_error(g_ctx));
     CHECK(t0 == t1, "the same seed and step draw the same token (%d, %d)", t0, t1);
     CHECK(best == top, "top-k 1 sampling %d equals greedy %d", top, best);
@@ -176,7 +183,7 @@ static void check_draws(const ltx2_st_file *f) {
     }
     printf("sampling: %d draws, every frequency within %.2f sigma of its probability\n", GEN_DRAWS, worst);
     CHECK(worst <= GEN_FREQ_SIGMAS, "a frequency %.2f sigma off its probability", worst);
-    free(p), free(want), free(count);
+    free(p), free(want), free(count), free(lg), free(lg_untied);
 }
 
 static void check_clean(const ltx2_st_file *f) {

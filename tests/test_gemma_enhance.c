@@ -241,29 +241,39 @@ int main(void) {
         if (same) printf("chat ids: %lld equal to Gemma3Processor's (BOS %d twice)\n", (long long)n, ids[0]);
         if (ids && n > 40) check_cache(w, ids, 40, 24);
         free(ids);
-        /* the whole request, greedy, as the CLI runs it */
+        /* the whole request, greedy, as the CLI runs it: the model loaded by the call and left to the
+         * caller, then a second call on it (the encoder's turn in a run) */
         const ltx2_enhance_params ep = {SYSTEM_FILE, 42, GEN_MAX_NEW, true, NULL, NULL};
-        char *out = NULL, *want = text_of(f, "gen.text");
-        const ltx2_status st = ltx2_pipe_enhance_prompt(g_ctx, GEMMA_DIR, ltx2_backend_cpu(), false, prompt, &ep, &out);
-        CHECK(st == LTX2_OK && out && want && !strcmp(out, want), "greedy enhancement '%s', want '%s': %s",
-              out ? out : "(none)", want ? want : "", ltx2_last_error(g_ctx));
-        if (out && want && !strcmp(out, want))
-            printf("greedy enhancement: %zu bytes equal to ltx-core's flow with transformers (the tiny model "
-                   "answers with newlines)\n", strlen(out));
-        free(out), free(want);
+        char *want = text_of(f, "gen.text");
+        ltx2_gemma_weights *gw = NULL;
+        for (int call = 0; call < 2; call++) {
+            char *out = NULL;
+            const ltx2_status st =
+                ltx2_pipe_enhance_prompt(g_ctx, GEMMA_DIR, ltx2_backend_cpu(), false, prompt, &ep, &gw, &out);
+            CHECK(st == LTX2_OK && gw && out && want && !strcmp(out, want), "greedy enhancement %d '%s', want '%s': %s",
+                  call, out ? out : "(none)", want ? want : "", ltx2_last_error(g_ctx));
+            if (out && want && !strcmp(out, want))
+                printf("greedy enhancement (%s): %zu bytes equal to ltx-core's flow with transformers (the tiny "
+                       "model answers with newlines)\n", call ? "shared weights" : "loaded", strlen(out));
+            free(out);
+        }
+        ltx2_gemma_weights_free(gw);
+        free(want);
+        char *out = NULL;
+        gw = NULL;
         /* refusals: the system prompt missing (with where to get it) or empty */
         const ltx2_enhance_params none = {NULL, 42, 4, true, NULL, NULL};
-        CHECK(ltx2_pipe_enhance_prompt(g_ctx, GEMMA_DIR, ltx2_backend_cpu(), false, prompt, &none, &out) ==
-                      LTX2_ERR_NOT_FOUND && strstr(ltx2_last_error(g_ctx), "--enhance-system-prompt") && !out,
-              "no system prompt: %s", ltx2_last_error(g_ctx));
+        CHECK(ltx2_pipe_enhance_prompt(g_ctx, GEMMA_DIR, ltx2_backend_cpu(), false, prompt, &none, &gw, &out) ==
+                      LTX2_ERR_NOT_FOUND && strstr(ltx2_last_error(g_ctx), "--enhance-system-prompt") && !out && !gw,
+              "no system prompt (refused before the load): %s", ltx2_last_error(g_ctx));
         char empty_path[] = "/tmp/ltx2_enhance_empty_XXXXXX";
         const int fd = mkstemp(empty_path);
         CHECK(fd >= 0, "mkstemp");
         if (fd >= 0) {
             close(fd);
             const ltx2_enhance_params empty = {empty_path, 42, 4, true, NULL, NULL};
-            CHECK(ltx2_pipe_enhance_prompt(g_ctx, GEMMA_DIR, ltx2_backend_cpu(), false, prompt, &empty, &out) !=
-                          LTX2_OK && strstr(ltx2_last_error(g_ctx), "empty") && !out,
+            CHECK(ltx2_pipe_enhance_prompt(g_ctx, GEMMA_DIR, ltx2_backend_cpu(), false, prompt, &empty, &gw, &out) !=
+                          LTX2_OK && strstr(ltx2_last_error(g_ctx), "empty") && !out && !gw,
                   "an empty system prompt: %s", ltx2_last_error(g_ctx));
             unlink(empty_path);
         }

@@ -108,12 +108,13 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
         ltx2_backend_free(tbe);
         return st;
     }
+    ltx2_gemma_weights *gw = NULL; /* loaded once for the enhancement and the encoding */
     if (p->enhance_prompt) {
-        /* the encoder's own checkpoint rewrites the prompt first, loaded for that alone (the
-         * enhancement's K/V cache and the encoder's batch of 1024-token rows never share memory) */
+        /* the encoder's own checkpoint rewrites the prompt first, then encodes it; the
+         * enhancement's K/V cache is freed before the encoder's 1024-token rows are taken */
         const ltx2_enhance_params ep = {p->enhance_system_prompt, p->enhance_seed, p->enhance_max_tokens,
                                         p->enhance_greedy != 0, p->cancel, p->cancel_user};
-        st = ltx2_pipe_enhance_prompt(ctx, p->text_encoder, tbe, fp8, p->prompt, &ep, enhanced);
+        st = ltx2_pipe_enhance_prompt(ctx, p->text_encoder, tbe, fp8, p->prompt, &ep, &gw, enhanced);
         size_t b = 0, e = 0;
         if (st == LTX2_OK) ltx2_text_strip(*enhanced, strlen(*enhanced), &b, &e);
         if (st == LTX2_OK && b == e) {
@@ -126,8 +127,10 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
         if (*enhanced) prompts[0] = *enhanced;
     }
     if (st == LTX2_OK)
-        st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, fp8, prompts, need_neg ? 2 : 1, p->text_cache,
+        st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, fp8, gw, prompts, need_neg ? 2 : 1, p->text_cache,
                                    p->cancel, p->cancel_user, out);
+    if (gw) LTX2_LOGI(ctx, "text encoder: freed");
+    ltx2_gemma_weights_free(gw);
     ltx2_backend_free(tbe);
     LTX2_TRY(st);
     *tp = out[0];

@@ -15,6 +15,7 @@
 #include "model/audio_vae.h"
 #include "model/connectors.h"
 #include "model/dit.h"
+#include "model/gemma.h"
 #include "model/video_vae.h"
 #include "model/vocoder.h"
 
@@ -163,20 +164,27 @@ ltx2_status ltx2_text_cache_mkdir(ltx2_context *ctx, const char *dir);
 /* Prompts (UTF-8) to out[0..n) with the Gemma-3 checkpoint directory dir (config.json, weights,
  * tokenizer.model) on be: ltx-core's tokenisation to LTX2_GEMMA_MAX_TOKENS (a longer prompt is
  * truncated with a warning), one batched forward, every hidden state; the encoder is freed
- * before returning; fp8: its Linear weights stored fp8 (ltx2_gemma_weights_load_fp8_on). cache_dir
+ * before returning unless shared (weights the caller loaded with ltx2_pipe_gemma_load, e.g. for the
+ * prompt's enhancement) runs instead; fp8: its Linear weights stored fp8 (ltx2_gemma_weights_load_fp8_on). cache_dir
  * (may be NULL, keyed by the encoder and fp8): prompts found there skip Gemma, the others are
  * stored there (a failed store is a warning). cancel (may be NULL) is polled after every layer: a
  * nonzero return stops the forward with LTX2_ERR_CANCELLED; progress is logged at most every
  * LTX2_PIPE_TEXT_PROGRESS_S seconds. */
 #define LTX2_PIPE_TEXT_PROGRESS_S 10.0
 ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
-                                  const char *const *prompts, int n, const char *cache_dir, int (*cancel)(void *),
-                                  void *cancel_user, ltx2_pipe_text *out);
+                                  const ltx2_gemma_weights *shared, const char *const *prompts, int n,
+                                  const char *cache_dir, int (*cancel)(void *), void *cancel_user, ltx2_pipe_text *out);
+/* The Gemma-3 checkpoint in dir on be as the text stage runs it (f32 on the CPU, bf16 on a device;
+ * fp8: fp8-stored Linears). */
+ltx2_status ltx2_pipe_gemma_load(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
+                                 ltx2_gemma_weights **out);
 /* --enhance-prompt (prompt_enhance.c): the prompt rewritten by the Gemma-3 checkpoint in dir on be,
  * as ltx-pipelines rewrites it with the encoder's own model: system_prompt (NULL: dir's
  * gemma3_t2v_system_prompt.txt; refused with where to find it when absent), sampled with seed
- * (greedy: argmax, reproducible against transformers), at most max_new_tokens. The model is loaded
- * and freed inside; the text, cleaned as ltx-pipelines cleans it, is a malloc'd string in *out. */
+ * (greedy: argmax, reproducible against transformers), at most max_new_tokens. *w is the model:
+ * loaded here (after a memory check) when NULL and left to the caller, who frees it after running
+ * the encoder on it too (ltx-pipelines' shared enhancer). The text, cleaned as ltx-pipelines cleans
+ * it, is a malloc'd string in *out. */
 typedef struct ltx2_enhance_params {
     const char *system_prompt;
     uint64_t seed;
@@ -189,7 +197,8 @@ typedef struct ltx2_enhance_params {
 #define LTX2_ENHANCE_MAX_NEW_TOKENS 512
 #define LTX2_ENHANCE_SEED 42
 ltx2_status ltx2_pipe_enhance_prompt(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
-                                     const char *prompt, const ltx2_enhance_params *ep, char **out);
+                                     const char *prompt, const ltx2_enhance_params *ep, ltx2_gemma_weights **w,
+                                     char **out);
 
 /* t as a prompt-embeds file (what ltx2_pipe_text_load reads back): hidden_states f32 [1, S, D, L],
  * attention_mask i64 [1, S]; written through a temp file, never half. */

@@ -109,7 +109,8 @@ static ltx2_status read_system_prompt(ltx2_context *ctx, const char *dir, const 
 }
 
 ltx2_status ltx2_pipe_enhance_prompt(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
-                                     const char *prompt, const ltx2_enhance_params *ep, char **out) {
+                                     const char *prompt, const ltx2_enhance_params *ep, ltx2_gemma_weights **w_io,
+                                     char **out) {
     *out = NULL;
     if (ep->max_new_tokens < 1)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "enhance: at most %lld new tokens (>= 1)",
@@ -123,7 +124,6 @@ ltx2_status ltx2_pipe_enhance_prompt(ltx2_context *ctx, const char *dir, const l
     int32_t *ids = NULL, *gen = NULL;
     int64_t n_ids = 0, n_gen = 0;
     ltx2_gemma_tokenizer *tok = NULL;
-    ltx2_gemma_weights *w = NULL;
     ltx2_status st = tok_path ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "enhance: path");
     if (st == LTX2_OK) st = read_generation_config(ctx, dir, &gp.sampling, stop, &gp.n_stop);
     gp.stop_ids = stop;
@@ -132,11 +132,12 @@ ltx2_status ltx2_pipe_enhance_prompt(ltx2_context *ctx, const char *dir, const l
     if (st == LTX2_OK) st = ltx2_gemma_tokenizer_load(ctx, tok_path, &tok);
     if (st == LTX2_OK) st = ltx2_gemma_encode(ctx, tok, chat, &ids, &n_ids);
     const ltx2_dtype dt = be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16;
-    if (st == LTX2_OK) st = check_memory(ctx, dir, be, fp8, dt, n_ids + ENHANCE_ALIGN + gp.max_new_tokens);
-    if (st == LTX2_OK) {
-        gp.pad_id = tok->pad;
-        st = fp8 ? ltx2_gemma_weights_load_fp8_on(ctx, be, dt, dir, &w) : ltx2_gemma_weights_load_on(ctx, be, dt, dir, &w);
+    if (st == LTX2_OK && !*w_io) {
+        st = check_memory(ctx, dir, be, fp8, dt, n_ids + ENHANCE_ALIGN + gp.max_new_tokens);
+        if (st == LTX2_OK) st = ltx2_pipe_gemma_load(ctx, dir, be, fp8, w_io);
     }
+    const ltx2_gemma_weights *w = *w_io;
+    if (st == LTX2_OK) gp.pad_id = tok->pad;
     if (st == LTX2_OK && tok->vocab > w->cfg.vocab)
         st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s has %lld pieces but the Gemma checkpoint's embedding table only %lld "
                         "rows: the tokenizer and the model do not belong together",
@@ -155,14 +156,13 @@ ltx2_status ltx2_pipe_enhance_prompt(ltx2_context *ctx, const char *dir, const l
     if (st == LTX2_OK) st = ltx2_gemma_detokenize(ctx, tok, gen, n_gen, true, &text);
     if (st == LTX2_OK) {
         ltx2_enhance_clean(text);
-        LTX2_LOGI(ctx, "enhance: %lld tokens in %.2f s (encoder freed); enhanced prompt: \"%s\"", (long long)n_gen,
+        LTX2_LOGI(ctx, "enhance: %lld tokens in %.2f s; enhanced prompt: \"%s\"", (long long)n_gen,
                   ltx2_timer_now() - t0, text);
         *out = text;
         text = NULL;
     } else {
         ltx2_error_prefix(ctx, "--enhance-prompt");
     }
-    ltx2_gemma_weights_free(w);
     ltx2_gemma_tokenizer_free(tok);
     free(system), free(chat), free(tok_path), free(text), free(ids), free(gen);
     return st;

@@ -64,13 +64,19 @@ static ltx2_status poll_layer(void *user, ltx2_context *ctx, int64_t layer, int6
     return LTX2_OK;
 }
 
-/* Gemma over the prompts idx[0..m) of prompts, into out[idx[i]]. */
-static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
-                                     const char *const *prompts, const int *idx, int m, int (*cancel)(void *),
-                                     void *cancel_user, ltx2_pipe_text *out) {
-    ltx2_gemma_weights *w = NULL;
+ltx2_status ltx2_pipe_gemma_load(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
+                                 ltx2_gemma_weights **out) {
     const ltx2_dtype dt = be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16;
-    LTX2_TRY(fp8 ? ltx2_gemma_weights_load_fp8_on(ctx, be, dt, dir, &w) : ltx2_gemma_weights_load_on(ctx, be, dt, dir, &w));
+    return fp8 ? ltx2_gemma_weights_load_fp8_on(ctx, be, dt, dir, out) : ltx2_gemma_weights_load_on(ctx, be, dt, dir, out);
+}
+
+/* Gemma (shared, or loaded here and freed) over the prompts idx[0..m) of prompts, into out[idx[i]]. */
+static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
+                                     const ltx2_gemma_weights *shared, const char *const *prompts, const int *idx,
+                                     int m, int (*cancel)(void *), void *cancel_user, ltx2_pipe_text *out) {
+    ltx2_gemma_weights *own = NULL;
+    if (!shared) LTX2_TRY(ltx2_pipe_gemma_load(ctx, dir, be, fp8, &own));
+    const ltx2_gemma_weights *w = shared ? shared : own;
     const int64_t S = LTX2_GEMMA_MAX_TOKENS, D = w->cfg.hidden, L1 = w->cfg.layers + 1, tok = D * L1;
     int32_t *ids = malloc((size_t)(m * S) * sizeof *ids);
     uint8_t *mask = malloc((size_t)(m * S));
@@ -107,13 +113,13 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
         memcpy(t->mask, mask + i * S, (size_t)S);
     }
     free(ids), free(mask), free(hidden), free(sub);
-    ltx2_gemma_weights_free(w);
+    ltx2_gemma_weights_free(own);
     return st;
 }
 
 ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
-                                  const char *const *prompts, int n, const char *cache_dir, int (*cancel)(void *),
-                                  void *cancel_user, ltx2_pipe_text *out) {
+                                  const ltx2_gemma_weights *shared, const char *const *prompts, int n,
+                                  const char *cache_dir, int (*cancel)(void *), void *cancel_user, ltx2_pipe_text *out) {
     for (int i = 0; i < n; i++) memset(&out[i], 0, sizeof out[i]);
     if (n < 1 || n > LTX2_PIPE_MAX_PROMPTS)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "text encoder: %d prompts (1..%d)", n, LTX2_PIPE_MAX_PROMPTS);
@@ -137,7 +143,7 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
         miss[n_miss++] = i;
     }
     if (st == LTX2_OK && n_miss > 0)
-        st = encode_with_gemma(ctx, dir, be, fp8, prompts, miss, n_miss, cancel, cancel_user, out);
+        st = encode_with_gemma(ctx, dir, be, fp8, shared, prompts, miss, n_miss, cancel, cancel_user, out);
     if (st == LTX2_OK && cache_dir && n_miss > 0) {
         /* a cache that cannot be written costs the next run time, not this one its result */
         ltx2_status cs = ltx2_text_cache_mkdir(ctx, cache_dir);
@@ -148,7 +154,8 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
         for (int i = 0; i < n; i++) ltx2_pipe_text_free(&out[i]);
         return st;
     }
-    if (n_miss > 0) LTX2_LOGI(ctx, "text encoder: done in %.2f s (encoder freed)", ltx2_timer_now() - t0);
+    if (n_miss > 0)
+        LTX2_LOGI(ctx, "text encoder: done in %.2f s%s", ltx2_timer_now() - t0, shared ? "" : " (encoder freed)");
     return LTX2_OK;
 }
 

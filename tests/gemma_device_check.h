@@ -1,7 +1,7 @@
 /* The tiny 6-layer Gemma-3 (weights/tiny/gemma-6l) on a device backend (bf16 weights and
  * activations, the model's one forward) against the same forward on the CPU backend in fp32, on
  * the golden's two left-padded prompts: every hidden state; and generation's K/V-cached decoding
- * on the device against its own whole forward. Shared by test_gemma_cuda (a GPU) and
+ * on the device against its own whole forward; and the image features of the vision tower. Shared by test_gemma_cuda (a GPU) and
  * test_emu_gemma (the CPU emulator of the kernels). */
 #ifndef LTX2_TEST_GEMMA_DEVICE_CHECK_H
 #define LTX2_TEST_GEMMA_DEVICE_CHECK_H
@@ -15,6 +15,7 @@
 #include "io/safetensors.h"
 #include "model/gemma.h"
 #include "model/gemma_generate.h"
+#include "model/gemma_vision.h"
 #include "test_util.h"
 
 /* bf16 storage of the residual stream and every activation through 6 layers of random weights:
@@ -81,6 +82,30 @@ static void gemma_device_cache_check(ltx2_context *ctx, const ltx2_gemma_weights
     free(a), free(b), free(pos);
 }
 
+/* The image features (the SigLIP tower and the projector, tests/test_gemma_vision.c's small
+ * checkpoint: two layers, pooled 2 x 2) on the device in bf16 against the CPU in f32. */
+static void gemma_device_vision_check(ltx2_context *ctx, const ltx2_backend *dev) {
+    const char *dir = LTX2_SOURCE_DIR "/tests/golden/data/gemma_vision_tiny";
+    ltx2_gemma_vision_weights *wc = NULL, *wd = NULL;
+    ltx2_status st = ltx2_gemma_vision_load(ctx, ltx2_backend_cpu(), LTX2_F32, dir, &wc);
+    if (st == LTX2_OK) st = ltx2_gemma_vision_load(ctx, dev, LTX2_BF16, dir, &wd);
+    CHECK(st == LTX2_OK, "vision weights on %s: %s", dev->name, ltx2_last_error(ctx));
+    if (st == LTX2_OK) {
+        const ltx2_gemma_vision_config *c = &wc->cfg;
+        const int64_t n_px = c->channels * c->image_size * c->image_size, n = c->mm_tokens * c->text_hidden;
+        float *px = malloc((size_t)n_px * sizeof *px), *ref = malloc((size_t)n * sizeof *ref);
+        float *got = malloc((size_t)n * sizeof *got);
+        for (int64_t i = 0; px && i < n_px; i++) px[i] = (float)sin(0.37 * (double)i); /* any image */
+        st = px && ref && got ? ltx2_gemma_vision_forward(ctx, wc, px, ref) : LTX2_ERR_OOM;
+        if (st == LTX2_OK) st = ltx2_gemma_vision_forward(ctx, wd, px, got);
+        CHECK(st == LTX2_OK, "vision forward on %s: %s", dev->name, ltx2_last_error(ctx));
+        if (st == LTX2_OK) gemma_device_compare(dev, "vision", ref, got, n, 1);
+        free(px), free(ref), free(got);
+    }
+    ltx2_gemma_vision_free(wc);
+    ltx2_gemma_vision_free(wd);
+}
+
 static void gemma_device_check(ltx2_context *ctx, const ltx2_backend *dev) {
     const char *dir = LTX2_SOURCE_DIR "/weights/tiny/gemma-6l", *golden = LTX2_SOURCE_DIR
         "/tests/golden/data/gemma_tiny.safetensors";
@@ -132,6 +157,7 @@ static void gemma_device_check(ltx2_context *ctx, const ltx2_backend *dev) {
     ltx2_st_close(f);
     ltx2_gemma_weights_free(wc);
     ltx2_gemma_weights_free(wd);
+    gemma_device_vision_check(ctx, dev);
 }
 
 #endif

@@ -355,7 +355,7 @@ template <int D> static int att_launch(cudaStream_t st, const att_params &p, int
 }
 
 static bool att_gemma_masks(const ltx2_k_attn_args *a) {
-    return (a->kv_heads > 0 && a->kv_heads != a->heads) || a->causal || a->window > 0 || a->empty_zero;
+    return (a->kv_heads > 0 && a->kv_heads != a->heads) || a->causal || a->window > 0 || a->empty_zero || a->blocks;
 }
 
 // The argument checks of a launch: 0, or the error it is refused with.
@@ -372,6 +372,7 @@ static int att_check(const ltx2_k_attn_args *a) {
     if (a->impl < LTX2_KATTN_AUTO || a->impl > LTX2_KATTN_WGMMA) LTX2_K_BAD_ARG();
     const int64_t kvh = a->kv_heads > 0 ? a->kv_heads : a->heads;
     if (a->kv_heads < 0 || a->window < 0 || a->heads % kvh) LTX2_K_BAD_ARG();
+    if (a->blocks && !a->causal) LTX2_K_BAD_ARG(); // blocks widen a causal mask
     if ((a->causal || a->window > 0) && a->Sq != a->Skv) LTX2_K_BAD_ARG();
     if (att_gemma_masks(a) && att_needs_prep(a)) LTX2_K_BAD_ARG(); // Gemma normalises and rotates q, k itself
     return 0;
@@ -385,7 +386,7 @@ static int att_check(const ltx2_k_attn_args *a) {
 static int att_choose(const ltx2_k_attn_args *a, const att_params &p) {
     const bool gemma_masks = att_gemma_masks(a);
     const bool rows_averaged = (a->causal || a->window > 0) && !a->empty_zero;
-    const bool small = !att_tensor_core_d(a->head_dim) || rows_averaged;
+    const bool small = !att_tensor_core_d(a->head_dim) || rows_averaged || a->blocks;
     const bool wgmma_contract = !small && !gemma_masks && a->head_dim <= 128;
     if (a->impl == LTX2_KATTN_WGMMA) {
         if (!wgmma_contract || !att90_shape_ok(p, a->B, a->head_dim) || !att90_available())
@@ -419,6 +420,7 @@ static att_params att_params_of(const ltx2_k_attn_args *a) {
     p.causal = a->causal;
     p.window = a->window;
     p.empty_zero = a->empty_zero;
+    p.blocks = a->blocks;
     return p;
 }
 

@@ -27,6 +27,7 @@ struct att_params {
     int causal;
     int64_t window;
     int empty_zero;
+    const int32_t *blocks; // [B, Sq] image-block ids or NULL (the per-row kernel only)
 };
 
 // Q's prologue on one rotation pair (a, bb) of query token qi of head h, batch b: the across-heads

@@ -14,6 +14,13 @@
 // Threads per block: one query row each.
 #define ATT_SMALL_THREADS 128
 
+// Key j (>= the window's start) for a query whose causal range ends at j_end and whose image block
+// is bq (-1: none): inside the range or its block, and not padding.
+__device__ __forceinline__ bool att_small_key(const uint8_t *mask, const int32_t *blk, int32_t bq, int64_t j,
+                                              int64_t j_end) {
+    return (j < j_end || (bq >= 0 && blk[j] == bq)) && (!mask || mask[j] != 0);
+}
+
 __global__ void __launch_bounds__(ATT_SMALL_THREADS) att_small_kernel(att_params p, int64_t d) {
     const int64_t i = (int64_t)blockIdx.x * ATT_SMALL_THREADS + threadIdx.x, b = blockIdx.y;
     if (i >= p.Sq * p.H) return;
@@ -31,10 +38,14 @@ __global__ void __launch_bounds__(ATT_SMALL_THREADS) att_small_kernel(att_params
     }
     for (int64_t c = 0; c < d; c++) acc[c] = 0.0f;
     const uint8_t *mask = p.mask ? p.mask + b * p.Skv : nullptr;
-    // the key range causal and window leave (all keys otherwise), then the padding mask in it
+    // the key range causal and window leave (all keys otherwise), then the padding mask in it; an
+    // image token also sees the later keys of its own block (blocks, with causal)
     const int64_t j_end = p.causal ? qi + 1 : p.Skv, j_begin = p.window > 0 && qi - p.window + 1 > 0 ? qi - p.window + 1 : 0;
+    const int32_t *blk = p.blocks ? p.blocks + b * p.Sq : nullptr;
+    const int32_t bq = blk ? blk[qi] : -1;
+    const int64_t j_last = bq >= 0 ? p.Skv : j_end; // keys past j_end count only in qi's block
     int64_t live = 0;
-    for (int64_t j = j_begin; j < j_end; j++) live += !mask || mask[j] != 0;
+    for (int64_t j = j_begin; j < j_last; j++) live += att_small_key(mask, blk, bq, j, j_end);
     __nv_bfloat16 *orow = p.out + (b * p.Sq + qi) * ld + h * d;
     if (live == 0 && p.empty_zero) {
         for (int64_t c = 0; c < d; c++) orow[c] = __float2bfloat16_rn(0.0f);
@@ -43,7 +54,7 @@ __global__ void __launch_bounds__(ATT_SMALL_THREADS) att_small_kernel(att_params
     const bool all_masked = live == 0; // then every key counts, with equal scores
     float m = -INFINITY, l = 0.0f;
     for (int64_t j = 0; j < p.Skv; j++) {
-        if (!all_masked && (j < j_begin || j >= j_end || (mask && !mask[j]))) continue;
+        if (!all_masked && (j < j_begin || j >= j_last || !att_small_key(mask, blk, bq, j, j_end))) continue;
         const __nv_bfloat16 *kr = p.k + (b * p.Skv + j) * ldkv + hk * d;
         const __nv_bfloat16 *vr = p.v + (b * p.Skv + j) * ldkv + hk * d;
         float s = 0.0f;

@@ -100,6 +100,9 @@ typedef struct ltx2_k_attn_args {
     int causal;
     int64_t window;
     int empty_zero;
+    /* [B, Sq] image-block ids (-1: none) or NULL, with causal: query i also sees the keys j > i of
+     * its own block (Gemma-3's bidirectional image tokens). The per-row kernel runs such a call. */
+    const int32_t *blocks;
 } ltx2_k_attn_args;
 /* Head dims 64 and 128 run the tensor-core kernels; any other even one up to this a per-row fp32
  * kernel (attention_small.cu). 256: Gemma-3's. */

@@ -106,6 +106,48 @@ static void gemma_device_vision_check(ltx2_context *ctx, const ltx2_backend *dev
     ltx2_gemma_vision_free(wd);
 }
 
+/* A prompt with an image block (features from the CPU tower, so only the language model differs) on
+ * the device against the CPU: the prompt's last final-norm hidden state, through the two-way image
+ * block, the window and the causal mask. */
+static void gemma_device_image_prompt_check(ltx2_context *ctx, const ltx2_gemma_weights *wc,
+                                            const ltx2_gemma_weights *wd, const char *dir) {
+    ltx2_gemma_vision_weights *vw = NULL;
+    ltx2_status st = ltx2_gemma_vision_load(ctx, ltx2_backend_cpu(), LTX2_F32, dir, &vw);
+    CHECK(st == LTX2_OK, "vision weights of %s: %s", dir, ltx2_last_error(ctx));
+    if (st != LTX2_OK) return;
+    const ltx2_gemma_vision_config *vc = &vw->cfg;
+    const int64_t T = vc->mm_tokens, D = wc->cfg.hidden, n_px = vc->channels * vc->image_size * vc->image_size;
+    enum { PRE = 23, POST = 20 };
+    const int64_t S = PRE + 2 + T + POST;
+    int32_t *ids = malloc((size_t)S * sizeof *ids);
+    uint8_t *ones = malloc((size_t)S);
+    int64_t *pos = malloc((size_t)S * sizeof *pos);
+    float *px = malloc((size_t)n_px * sizeof *px), *feat = malloc((size_t)(T * D) * sizeof *feat);
+    float *a = malloc((size_t)D * sizeof *a), *b = malloc((size_t)D * sizeof *b);
+    for (int64_t i = 0; ids && ones && pos && i < S; i++) {
+        ids[i] = i < PRE ? (int32_t)(2 + 7 * i) : i == PRE ? vc->boi_token : i <= PRE + T ? vc->image_token
+                 : i == PRE + T + 1 ? vc->eoi_token : (int32_t)(40 + 3 * i);
+        ones[i] = 1, pos[i] = i;
+    }
+    for (int64_t i = 0; px && i < n_px; i++) px[i] = (float)cos(0.11 * (double)i);
+    st = ids && ones && pos && px && feat && a && b ? ltx2_gemma_vision_forward(ctx, vw, px, feat) : LTX2_ERR_OOM;
+    const ltx2_gemma_images img = {vc->image_token, feat, T};
+    const ltx2_gemma_weights *ws[2] = {wc, wd};
+    float *outs[2] = {a, b};
+    for (int k = 0; k < 2 && st == LTX2_OK; k++) {
+        ltx2_gemma_kv *kv = NULL;
+        ltx2_gemma_last_row lr = {ws[k]->be, ws[k]->cfg.layers, S, D, outs[k]};
+        st = ltx2_gemma_kv_create(ctx, ws[k], S, &kv);
+        if (st == LTX2_OK)
+            st = ltx2_gemma_forward_kv_images(ctx, ws[k], kv, ids, ones, pos, S, &img, ltx2_gemma_keep_last, &lr);
+        ltx2_gemma_kv_free(kv);
+    }
+    CHECK(st == LTX2_OK, "a prompt with an image on %s: %s", wd->be->name, ltx2_last_error(ctx));
+    if (st == LTX2_OK) gemma_device_compare(wd->be, "image prompt", a, b, D, 1);
+    free(ids), free(ones), free(pos), free(px), free(feat), free(a), free(b);
+    ltx2_gemma_vision_free(vw);
+}
+
 static void gemma_device_check(ltx2_context *ctx, const ltx2_backend *dev) {
     const char *dir = LTX2_SOURCE_DIR "/weights/tiny/gemma-6l", *golden = LTX2_SOURCE_DIR
         "/tests/golden/data/gemma_tiny.safetensors";
@@ -133,6 +175,7 @@ static void gemma_device_check(ltx2_context *ctx, const ltx2_backend *dev) {
         if (st == LTX2_OK) gemma_device_compare(dev, "loaded", ref, got, B * S * D, L1);
         /* row 0 is left-padded: prefill through its first real token, then decode the rest */
         if (st == LTX2_OK) gemma_device_cache_check(ctx, wd, ids, mask, S, S - 16);
+        if (st == LTX2_OK) gemma_device_image_prompt_check(ctx, wc, wd, dir);
         /* weights copied from the CPU's f32 ones (what the bench does): the (1 + w) gains are
          * rounded to bf16 from f32 there, from the file's f32 here; both within the same bounds */
         ltx2_gemma_weights *wt = NULL;

@@ -307,6 +307,14 @@ ltx2_status ltx2_backend_attention(const ltx2_backend *be, ltx2_context *ctx, co
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                           "%s attention: bf16-rounded probabilities (--precision tpu) run on the CPU backend only",
                           be->name);
+    if (a->blocks) {
+        const int64_t bs[2] = {B, Sq};
+        LTX2_TRY(check_tensor(be, ctx, op, "blocks", a->blocks, true));
+        if (a->blocks->dtype != LTX2_I32 || !a->causal)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s attention: blocks must be i32 and come with causal",
+                              be->name);
+        LTX2_TRY(check_shape(be, ctx, op, "blocks", a->blocks, 2, bs));
+    }
     if ((a->causal || a->window > 0) && Sq != Skv)
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s attention: a causal or windowed mask needs as many queries as keys "
                           "(%lld, %lld)", be->name, (long long)Sq, (long long)Skv);

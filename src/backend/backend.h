@@ -78,6 +78,9 @@ typedef struct ltx2_attn_args {
     bool causal;
     int64_t window;
     bool empty_zero;
+    /* [B, S] i32 image-block ids (-1: none) or NULL, with causal: query i also sees the keys j > i
+     * of its own block (Gemma-3's image tokens attend to each other both ways in the prefill). */
+    const ltx2_tensor *blocks;
     /* Probabilities rounded to bf16 before P V (MaxDiffusion's attention_probs.astype(bf16) in
      * attention_flax.py _apply_attention_dot; --precision tpu). The CPU backend only. */
     bool probs_bf16;

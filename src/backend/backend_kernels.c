@@ -129,7 +129,8 @@ static ltx2_status k_attention(const ltx2_backend *be, ltx2_context *ctx, const 
     const int64_t d = q->shape[2] / a->heads;
     /* Gemma-3's masks (grouped-query, causal, sliding window, empty rows zero) run on the per-row
      * kernel, which normalises and rotates nothing of k itself under them */
-    const bool gemma_masks = (a->kv_heads > 0 && a->kv_heads != a->heads) || a->causal || a->window > 0 || a->empty_zero;
+    const bool gemma_masks =
+        (a->kv_heads > 0 && a->kv_heads != a->heads) || a->causal || a->window > 0 || a->empty_zero || a->blocks;
     if (gemma_masks && (a->q_norm || a->q_cos))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                           "%s attention: grouped-query, causal or windowed masks together with QK norm or RoPE inside "
@@ -148,7 +149,7 @@ static ltx2_status k_attention(const ltx2_backend *be, ltx2_context *ctx, const 
         .q_cos = a->q_cos ? a->q_cos->data : NULL, .q_sin = a->q_sin ? a->q_sin->data : NULL,
         .k_cos = a->k_cos ? a->k_cos->data : NULL, .k_sin = a->k_sin ? a->k_sin->data : NULL,
         .impl = rt->attn_impl, .kv_heads = a->kv_heads, .causal = a->causal, .window = a->window,
-        .empty_zero = a->empty_zero,
+        .empty_zero = a->empty_zero, .blocks = a->blocks ? a->blocks->data : NULL,
     };
     LTX2_TRY(rt->enter(be, ctx));
     ka.workspace_bytes = rt->k->attention_workspace(&ka);

@@ -18,26 +18,29 @@
  * tile stays tall enough for the GEMM's row blocking (>= 341 queries at 12,288 keys). */
 #define ATTN_TILE_FLOATS ((int64_t)4 << 20)
 
-static inline bool key_allowed(const ltx2_cpu_attn_keys *K, const uint8_t *m, int64_t i, int64_t j) {
+/* m: the batch row's key mask, blk its image-block ids (both may be NULL). */
+static inline bool key_allowed(const ltx2_cpu_attn_keys *K, const uint8_t *m, const int32_t *blk, int64_t i,
+                               int64_t j) {
     if (m && !m[j]) return false;
-    if (K->causal && j > i) return false;
+    if (K->causal && j > i && !(blk && blk[i] >= 0 && blk[j] == blk[i])) return false;
     if (K->window > 0 && i - j >= K->window) return false;
     return true;
 }
 
 /* How many of the Tk keys query i sees. */
-static int64_t keys_seen(const ltx2_cpu_attn_keys *K, const uint8_t *m, int64_t i, int64_t Tk) {
+static int64_t keys_seen(const ltx2_cpu_attn_keys *K, const uint8_t *m, const int32_t *blk, int64_t i, int64_t Tk) {
     if (!m && !K->causal && K->window <= 0) return Tk;
     int64_t n = 0;
-    for (int64_t j = 0; j < Tk; j++) n += key_allowed(K, m, i, j);
+    for (int64_t j = 0; j < Tk; j++) n += key_allowed(K, m, blk, i, j);
     return n;
 }
 
 /* Row i's scores s[Tk] -> probabilities in place, over the keys K allows; returns false when the
  * row sees no key and keys->empty_zero (the row's output is then 0). No key and !empty_zero: the
  * uniform average of every value (ltx-core's additive -FLT_MAX mask). */
-static bool softmax_row(const ltx2_cpu_attn_keys *K, const uint8_t *m, int64_t i, float *s, int64_t Tk) {
-    const int64_t n_keep = keys_seen(K, m, i, Tk);
+static bool softmax_row(const ltx2_cpu_attn_keys *K, const uint8_t *m, const int32_t *blk, int64_t i, float *s,
+                        int64_t Tk) {
+    const int64_t n_keep = keys_seen(K, m, blk, i, Tk);
     if (n_keep == 0) {
         if (K->empty_zero) return false;
         for (int64_t j = 0; j < Tk; j++) s[j] = 1.0f / (float)Tk;
@@ -46,10 +49,10 @@ static bool softmax_row(const ltx2_cpu_attn_keys *K, const uint8_t *m, int64_t i
     const bool masked = n_keep < Tk;
     float mx = -INFINITY;
     for (int64_t j = 0; j < Tk; j++)
-        if ((!masked || key_allowed(K, m, i, j)) && s[j] > mx) mx = s[j];
+        if ((!masked || key_allowed(K, m, blk, i, j)) && s[j] > mx) mx = s[j];
     double sum = 0.0;
     for (int64_t j = 0; j < Tk; j++) {
-        if (masked && !key_allowed(K, m, i, j)) {
+        if (masked && !key_allowed(K, m, blk, i, j)) {
             s[j] = 0.0f;
             continue;
         }
@@ -95,6 +98,7 @@ ltx2_status ltx2_cpu_attention(ltx2_context *ctx, const float *q, const float *k
     ltx2_status st = LTX2_OK;
     for (int64_t b = 0; b < B && st == LTX2_OK; b++) {
         const uint8_t *m = K->key_mask ? K->key_mask + b * Tk : NULL;
+        const int32_t *blk = K->blocks ? K->blocks + b * Tq : NULL;
         for (int64_t h = 0; h < heads && st == LTX2_OK; h++) {
             const float *kh = k + b * Tk * Dkv + (h / group) * head_dim;
             const float *vh = v + b * Tk * Dkv + (h / group) * head_dim;
@@ -106,11 +110,11 @@ ltx2_status ltx2_cpu_attention(ltx2_context *ctx, const float *q, const float *k
                 if (st != LTX2_OK) break;
                 int64_t empty = 0;
 #pragma omp parallel for schedule(static) reduction(+ : empty)
-                for (int64_t r = 0; r < n; r++) empty += !softmax_row(K, m, i0 + r, s + r * Tk, Tk);
+                for (int64_t r = 0; r < n; r++) empty += !softmax_row(K, m, blk, i0 + r, s + r * Tk, Tk);
                 st = ltx2_cpu_gemm(ctx, n, head_dim, Tk, 1.0f, s, Tk, vh, Dkv, LTX2_B_KN, 0.0f, oh, D, NULL);
                 if (empty == 0 || st != LTX2_OK) continue;
                 for (int64_t r = 0; r < n; r++) /* rows that saw no key (empty_zero): 0, as torch's SDPA */
-                    if (keys_seen(K, m, i0 + r, Tk) == 0) memset(oh + r * D, 0, (size_t)head_dim * sizeof(float));
+                    if (keys_seen(K, m, blk, i0 + r, Tk) == 0) memset(oh + r * D, 0, (size_t)head_dim * sizeof(float));
             }
         }
     }

@@ -18,6 +18,8 @@ typedef struct ltx2_cpu_attn_keys {
     bool empty_zero;         /* a query with no key left gives 0 (torch SDPA's boolean mask); else the
                               * uniform average of every value (ltx-core's additive -FLT_MAX bias) */
     bool probs_bf16;         /* P = exp(S - max) / sum rounded to bf16 before P V (MaxDiffusion in bf16) */
+    const int32_t *blocks;   /* [B, T] image-block ids (-1: none) or NULL, with causal: query i also sees
+                              * the keys j > i of its own block (Gemma-3's image tokens) */
 } ltx2_cpu_attn_keys;
 
 /* out[b, i, h] = sum_j softmax_j(scale * <q[b,i,h], k[b,j,g(h)]>) v[b,j,g(h)] over the keys j that

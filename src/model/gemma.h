@@ -127,6 +127,20 @@ ltx2_status ltx2_gemma_forward_kv(ltx2_context *ctx, const ltx2_gemma_weights *w
                                   const uint8_t *mask, const int64_t *positions, int64_t S, ltx2_gemma_sink sink,
                                   void *user);
 
+/* Image features in place of a prompt's image tokens (Gemma3Model: the embeddings of the ids equal
+ * to image_token replaced, in order, by these rows, unscaled); each contiguous run of image tokens
+ * is a block whose tokens attend to each other both ways (the causal mask widened; windows still
+ * apply), in the prompt's forward only. */
+typedef struct ltx2_gemma_images {
+    int32_t image_token;
+    const float *features; /* [n, hidden] host f32 (ltx2_gemma_vision_forward) */
+    int64_t n;             /* must equal the prompt's count of image tokens */
+} ltx2_gemma_images;
+/* ltx2_gemma_forward_kv with img (may be NULL) on the prompt's call. */
+ltx2_status ltx2_gemma_forward_kv_images(ltx2_context *ctx, const ltx2_gemma_weights *w, ltx2_gemma_kv *kv,
+                                         const int32_t *ids, const uint8_t *mask, const int64_t *positions, int64_t S,
+                                         const ltx2_gemma_images *img, ltx2_gemma_sink sink, void *user);
+
 /* Device bytes of loading cfg in a 2-byte dtype (fp8: its Linear weights at a byte each, plus the
  * largest one widened for its GEMM) and running the forward on B x S tokens: the layers' weights (the
  * embedding table stays on the host) and the forward's buffers (as gemma_forward.c takes them),

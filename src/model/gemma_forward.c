@@ -160,7 +160,8 @@ typedef struct kv_slot {
 } kv_slot;
 
 static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const ltx2_gemma_layer_w *L, bool sliding,
-                                 const rope_set *rope, const ltx2_tensor *mask, const kv_slot *kv, layer_bufs *b) {
+                                 const rope_set *rope, const ltx2_tensor *mask, const kv_slot *kv,
+                                 const ltx2_tensor *blocks, layer_bufs *b) {
     ltx2_context *ctx = r->ctx;
     const ltx2_backend *be = r->be;
     const float eps = (float)c->eps;
@@ -177,7 +178,8 @@ static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const
     LTX2_TRY(ltx2_backend_rope(be, ctx, &b->k, LTX2_ROPE_SPLIT, c->kv_heads, &rope->kc, &rope->ks, &b->k));
     ltx2_attn_args aa = {.heads = c->heads, .kv_heads = c->kv_heads,
                          .scale = (float)(1.0 / sqrt(c->query_pre_attn_scalar)), .key_mask = mask,
-                         .causal = true, .window = sliding ? c->sliding_window : 0, .empty_zero = true};
+                         .causal = true, .window = sliding ? c->sliding_window : 0, .empty_zero = true,
+                         .blocks = blocks};
     ltx2_tensor keys = b->k, values = b->v;
     if (kv) {
         const size_t row = (size_t)b->k.shape[2] * ltx2_dtype_size(b->k.dtype), n = (size_t)b->k.shape[1] * row;
@@ -189,7 +191,7 @@ static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const
              * counted, as the full forward applies it) */
             keys = *kv->k, values = *kv->v;
             keys.shape[1] = values.shape[1] = kv->at + 1;
-            aa.causal = false, aa.window = 0;
+            aa.causal = false, aa.window = 0, aa.blocks = NULL;
             aa.key_mask = sliding ? kv->local_mask : kv->global_mask;
         }
     }
@@ -303,17 +305,45 @@ static ltx2_status decode_masks(gemma_run *r, const ltx2_gemma_config *c, const 
     return st;
 }
 
+/* The image rows into the embeddings tmp [B * S, D] (ids equal to the image token, in order) and
+ * their block ids blk [B * S] (each contiguous run of image tokens one block, -1 elsewhere). */
+static ltx2_status place_images(ltx2_context *ctx, const ltx2_gemma_images *img, const int32_t *ids, int64_t B,
+                                int64_t S, int64_t D, float *tmp, int32_t *blk) {
+    int64_t k = 0;
+    for (int64_t b = 0; b < B; b++) {
+        int32_t next = 0;
+        for (int64_t s = 0; s < S; s++) {
+            const int64_t t = b * S + s;
+            if (ids[t] != img->image_token) {
+                blk[t] = -1;
+                continue;
+            }
+            blk[t] = s > 0 && ids[t - 1] == img->image_token ? blk[t - 1] : next++;
+            if (k < img->n) memcpy(tmp + t * D, img->features + k * D, (size_t)D * sizeof(float));
+            k++;
+        }
+    }
+    if (k != img->n)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "Gemma forward: %lld image tokens (id %d) in the prompt for %lld image "
+                          "feature rows", (long long)k, img->image_token, (long long)img->n);
+    return LTX2_OK;
+}
+
 /* The forward over B x S tokens; with kv (B 1) the keys and values are cached from row kv->len on,
- * and a call after the first (one token) attends to every cached row. */
+ * and a call after the first (one token) attends to every cached row. img (may be NULL) puts image
+ * features in place of image tokens, outside decoding steps. */
 static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, ltx2_gemma_kv *kv, const int32_t *ids,
                               const uint8_t *mask, const int64_t *positions, int64_t B, int64_t S,
-                              ltx2_gemma_sink sink, void *user) {
+                              const ltx2_gemma_images *img, ltx2_gemma_sink sink, void *user) {
     if (!w || !ids || !mask || !sink)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
     const ltx2_gemma_config *c = &w->cfg;
     if (B <= 0 || S <= 0)
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "Gemma forward: %lld x %lld tokens", (long long)B, (long long)S);
     const bool decode = kv && kv->len > 0;
+    if (img && (decode || !img->features || img->n < 0))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: image features go with the prompt, not a "
+                          "decoding step");
     if (kv && (B != 1 || (decode && S != 1) || kv->len + S > kv->cap))
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
                           "Gemma K/V cache: %lld x %lld new tokens with %lld of %lld rows used (one sequence; after "
@@ -329,12 +359,14 @@ static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, lt
     gemma_run r = {ctx, w->be, NULL, w->dtype};
     LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
     float *tmp = malloc((size_t)(n_rows * D) * sizeof(float));
+    int32_t *blk = img ? malloc((size_t)n_rows * sizeof *blk) : NULL;
+    ltx2_tensor blocks_t, *blocks = NULL;
     ltx2_status st = LTX2_OK;
 #define TRY_(e)                               \
     do {                                      \
         if ((st = (e)) != LTX2_OK) goto done; \
     } while (0)
-    if (!tmp) {
+    if (!tmp || (img && !blk)) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld host floats", (long long)n_rows, (long long)D);
         goto done;
     }
@@ -349,6 +381,9 @@ static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, lt
         for (int64_t d = 0; d < D; d++) row[d] *= scale;
     }
     if (st != LTX2_OK) goto done;
+    /* the image features replace their tokens' embeddings unscaled (Gemma3Model's masked_scatter
+     * after the scaled embedding) */
+    if (img) TRY_(place_images(ctx, img, ids, B, S, D, tmp, blk));
     layer_bufs b;
     int64_t hs[3] = {B, S, D};
     TRY_(ltx2_bpool_upload_f32(ctx, r.pool, tmp, r.dt, 3, hs, &b.h));
@@ -367,6 +402,11 @@ static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, lt
     TRY_(r.be->upload(r.be, ctx, mask_t.data, mask, (size_t)n_rows));
     if (kv) memcpy(kv->mask + kv->len, mask, (size_t)S);
     if (decode) TRY_(decode_masks(&r, c, kv, key_masks));
+    if (img) {
+        TRY_(ltx2_bpool_tensor(ctx, r.pool, LTX2_I32, 2, ms, &blocks_t));
+        TRY_(r.be->upload(r.be, ctx, blocks_t.data, blk, (size_t)n_rows * sizeof *blk));
+        blocks = &blocks_t;
+    }
     rope_set global, local;
     TRY_(rope_upload(&r, c, B, S, positions, c->rope_theta, c->rope_linear_factor, &global));
     TRY_(rope_upload(&r, c, B, S, positions, c->rope_local_theta, 1.0, &local));
@@ -374,7 +414,7 @@ static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, lt
         const kv_slot slot = {kv ? &kv->k[l] : NULL, kv ? &kv->v[l] : NULL, kv ? kv->len : 0,
                               decode ? &key_masks[0] : NULL, decode ? &key_masks[1] : NULL};
         TRY_(layer_forward(&r, c, &w->layers[l], c->sliding[l], c->sliding[l] ? &local : &global, &mask_t,
-                           kv ? &slot : NULL, &b));
+                           kv ? &slot : NULL, blocks, &b));
         /* the last layer's raw output is not a hidden state: the final norm's is */
         if (l + 1 < c->layers) TRY_(sink(user, ctx, &b.h, l + 1));
     }
@@ -385,6 +425,7 @@ static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, lt
 done:
     if (st != LTX2_OK) w->be->sync(w->be, NULL);
     free(tmp);
+    free(blk);
     ltx2_bpool_free(r.pool);
     return st;
 }
@@ -392,12 +433,18 @@ done:
 ltx2_status ltx2_gemma_forward_pos(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                    const uint8_t *mask, const int64_t *positions, int64_t B, int64_t S,
                                    ltx2_gemma_sink sink, void *user) {
-    return run_tokens(ctx, w, NULL, ids, mask, positions, B, S, sink, user);
+    return run_tokens(ctx, w, NULL, ids, mask, positions, B, S, NULL, sink, user);
 }
 
 ltx2_status ltx2_gemma_forward_kv(ltx2_context *ctx, const ltx2_gemma_weights *w, ltx2_gemma_kv *kv, const int32_t *ids,
                                   const uint8_t *mask, const int64_t *positions, int64_t S, ltx2_gemma_sink sink,
                                   void *user) {
+    return ltx2_gemma_forward_kv_images(ctx, w, kv, ids, mask, positions, S, NULL, sink, user);
+}
+
+ltx2_status ltx2_gemma_forward_kv_images(ltx2_context *ctx, const ltx2_gemma_weights *w, ltx2_gemma_kv *kv,
+                                         const int32_t *ids, const uint8_t *mask, const int64_t *positions, int64_t S,
+                                         const ltx2_gemma_images *img, ltx2_gemma_sink sink, void *user) {
     if (!kv) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL K/V cache");
-    return run_tokens(ctx, w, kv, ids, mask, positions, 1, S, sink, user);
+    return run_tokens(ctx, w, kv, ids, mask, positions, 1, S, img, sink, user);
 }

@@ -199,7 +199,8 @@ ltx2_status ltx2_gemma_generate(ltx2_context *ctx, const ltx2_gemma_weights *w, 
     }
     if (st == LTX2_OK) st = ltx2_gemma_kv_create(ctx, w, n0 + p->max_new_tokens, &kv);
     ltx2_gemma_last_row lr = {w->be, w->cfg.layers, n0, D, h};
-    if (st == LTX2_OK) st = ltx2_gemma_forward_kv(ctx, w, kv, ids, mask, pos, n0, ltx2_gemma_keep_last, &lr);
+    if (st == LTX2_OK)
+        st = ltx2_gemma_forward_kv_images(ctx, w, kv, ids, mask, pos, n0, p->images, ltx2_gemma_keep_last, &lr);
     const double t0 = ltx2_timer_now();
     double last_log = t0;
     for (int64_t t = 0; st == LTX2_OK; t++) {

@@ -39,6 +39,7 @@ typedef struct ltx2_gemma_gen_params {
     int64_t align;
     int32_t pad_id;
     ltx2_gemma_sampling sampling;
+    const ltx2_gemma_images *images; /* the prompt's image features (NULL: none) */
     /* Polled after every token (may be NULL): nonzero stops with LTX2_ERR_CANCELLED. A progress line
      * is logged every LTX2_GEMMA_GEN_PROGRESS_S seconds. */
     int (*cancel)(void *);

@@ -301,7 +301,13 @@ fi
 
 # ---- image to video (#14): refusals, and a run through the H.264 round trip at the default CRF ----
 img="$src/tests/golden/data/i2v_image.png"
-expect_refusal "enhance with an image" "vision tower" --prompt "a cat" --enhance-prompt --enhance-system-prompt "$src/tests/data/enhance_system_prompt.txt" --image "$img" 0 1 -o o.mp4
+expect_refusal "enhance with an image, no system prompt" "image-to-video system prompt" --prompt "a cat" --enhance-prompt --image "$img" 0 1 -o o.mp4
+# --enhance-prompt with an image: ltx-pipelines' image-to-video enhancement, the image through Gemma's
+# vision tower (test_gemma_enhance checks it against transformers)
+if (cd "$tmp" && "$bin" generate "${small[@]}" --guidance-scale 1 --audio-guidance-scale 1 --no-text-cache \
+        --prompt "A cat" --enhance-prompt --enhance-system-prompt "$src/tests/data/enhance_system_prompt.txt" \
+        --enhance-max-tokens 4 --image "$img" 0 1 --wav ei.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "--enhance-prompt with an image failed"; cat "$tmp/stderr"; fi
+grep -q "through the vision tower" "$tmp/stderr" && ok || bad "the image did not go through the vision tower"
 expect_refusal "image without strength" "needs PATH FRAME_IDX STRENGTH" --image "$img" 0 -o o.mp4
 expect_refusal "image strength 2" "must be in \[0, 1\]" --image "$img" 0 2 -o o.mp4
 expect_refusal "image CRF 60" "integer in \[0, 51\]" --image "$img" 0 1 60 -o o.mp4

@@ -8,7 +8,9 @@
  * - the sampling distribution (temperature, top-k, top-p) equal to transformers' warpers: the same
  *   tokens kept, probabilities within GEN_PROB_TOL; the seeded draw reproducible, top-k 1 equal
  *   to greedy, and its frequencies within GEN_FREQ_SIGMAS of the probabilities;
- * - clean_response on crafted answers; a missing or empty system prompt refused with a message. */
+ * - clean_response on crafted answers; a missing or empty system prompt refused with a message;
+ * - with an image (enhance_i2v): the pixels the processor makes of it within one 8-bit level, the
+ *   chat text around the image and its ids equal, and the greedy enhancement's text equal. */
 #define _DEFAULT_SOURCE /* mkstemp */
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +29,11 @@
 #define GEMMA_DIR LTX2_SOURCE_DIR "/weights/tiny/gemma"
 #define GOLDEN LTX2_SOURCE_DIR "/tests/golden/data/gemma_enhance.safetensors"
 #define SYSTEM_FILE LTX2_SOURCE_DIR "/tests/data/enhance_system_prompt.txt"
+#define IMAGE_FILE LTX2_SOURCE_DIR "/tests/golden/data/i2v_image.png"
+#define IMAGE_BIG_FILE LTX2_SOURCE_DIR "/tests/golden/data/enhance_image_big.png"
+/* the 8-bit images equal (both resizes are the libraries' fixed-point ones); the normalisation's
+ * float rounding alone (one 8-bit level is 2 / 255) */
+#define GEN_PIXEL_TOL 1e-6
 /* the golden's max_new_tokens */
 #define GEN_MAX_NEW 16
 /* fp32 cached against fp32 whole: only the summation order of attention over the rows differs */
@@ -204,6 +211,65 @@ static void check_clean(const ltx2_st_file *f) {
     }
 }
 
+/* The pixels ltx2_enhance_image_pixels makes of image against the golden's name. */
+static void check_pixels(const ltx2_st_file *f, const char *name, const char *image) {
+    int64_t n = 0;
+    float *want = ltx2_st_read_f32(g_ctx, f, name, &n);
+    const int64_t side = (int64_t)llround(sqrt((double)(n / 3)));
+    float *px = malloc((size_t)(n ? n : 1) * sizeof *px);
+    CHECK(want && px && ltx2_enhance_image_pixels(g_ctx, image, side, px) == LTX2_OK, "%s: %s", image,
+          ltx2_last_error(g_ctx));
+    if (want && px) {
+        double worst = 0.0;
+        int64_t off = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const double d = fabs((double)px[i] - want[i]);
+            worst = fmax(worst, d), off += d > 1e-6;
+        }
+        printf("%s: %lld of %lld differ from the processor's, by at most %.3g (one level: %.3g)\n",
+               image, (long long)off, (long long)n, worst, 2.0 / 255.0);
+        CHECK(worst <= GEN_PIXEL_TOL, "pixels off by %.3g", worst);
+    }
+    free(want), free(px);
+}
+
+/* enhance_i2v against the golden (see the top of the file). */
+static void check_i2v(const ltx2_st_file *f, const ltx2_gemma_tokenizer *tok, const char *system, const char *prompt) {
+    check_pixels(f, "i2v.pixels", IMAGE_FILE);
+    check_pixels(f, "i2v.pixels_big", IMAGE_BIG_FILE);
+    char *before = NULL, *after = NULL, *wb = text_of(f, "i2v.before"), *wa = text_of(f, "i2v.after");
+    CHECK(ltx2_gemma3_enhance_chat_image(g_ctx, system, prompt, &before, &after) == LTX2_OK && wb && wa &&
+              !strcmp(before, wb) && !strcmp(after, wa),
+          "the image chat's halves differ from the template's and the processor's");
+    /* the ids as prompt_enhance.c assembles them: the halves around the image tokens */
+    const ltx2_st_tensor *ti = ltx2_st_find(f, "i2v.ids");
+    int32_t *a = NULL, *b = NULL;
+    int64_t na = 0, nb = 0;
+    const int32_t boi = 1085, img = 1087, eoi = 1086, n_img = 4; /* the tiny config's */
+    bool same = ti && before && after && ltx2_gemma_encode(g_ctx, tok, before, &a, &na) == LTX2_OK &&
+                ltx2_gemma_encode(g_ctx, tok, after, &b, &nb) == LTX2_OK && na + 2 + n_img + nb - 1 == ti->shape[0];
+    for (int64_t i = 0; same && i < ti->shape[0]; i++) {
+        const int32_t got = i < na ? a[i] : i == na ? boi : i <= na + n_img ? img : i == na + n_img + 1 ? eoi
+                          : b[i - (na + n_img + 2) + 1];
+        same = got == (int32_t)i64_at(ti, i);
+    }
+    CHECK(same, "the image chat's ids differ");
+    if (same) printf("i2v chat: %lld ids equal (the image sequence between the halves)\n", (long long)ti->shape[0]);
+    free(a), free(b), free(before), free(after), free(wb), free(wa);
+    /* the whole request with the image, greedy */
+    const ltx2_enhance_params ep = {.system_prompt = SYSTEM_FILE, .image = IMAGE_FILE, .seed = 42,
+                                    .max_new_tokens = GEN_MAX_NEW, .greedy = true};
+    ltx2_gemma_weights *gw = NULL;
+    char *out = NULL, *wt = text_of(f, "i2v.gen.text");
+    const ltx2_status st = ltx2_pipe_enhance_prompt(g_ctx, GEMMA_DIR, ltx2_backend_cpu(), false, prompt, &ep, &gw, &out);
+    CHECK(st == LTX2_OK && out && wt && !strcmp(out, wt), "greedy enhancement with the image: %s",
+          ltx2_last_error(g_ctx));
+    if (st == LTX2_OK && out && wt && !strcmp(out, wt))
+        printf("greedy enhancement with the image: %zu bytes equal to transformers'\n", strlen(out));
+    free(out), free(wt);
+    ltx2_gemma_weights_free(gw);
+}
+
 int main(void) {
     g_ctx = test_context_quiet();
     if (!g_ctx) return 1;
@@ -243,7 +309,7 @@ int main(void) {
         free(ids);
         /* the whole request, greedy, as the CLI runs it: the model loaded by the call and left to the
          * caller, then a second call on it (the encoder's turn in a run) */
-        const ltx2_enhance_params ep = {SYSTEM_FILE, 42, GEN_MAX_NEW, true, NULL, NULL};
+        const ltx2_enhance_params ep = {.system_prompt = SYSTEM_FILE, .seed = 42, .max_new_tokens = GEN_MAX_NEW, .greedy = true};
         char *want = text_of(f, "gen.text");
         ltx2_gemma_weights *gw = NULL;
         for (int call = 0; call < 2; call++) {
@@ -262,7 +328,7 @@ int main(void) {
         char *out = NULL;
         gw = NULL;
         /* refusals: the system prompt missing (with where to get it) or empty */
-        const ltx2_enhance_params none = {NULL, 42, 4, true, NULL, NULL};
+        const ltx2_enhance_params none = {.seed = 42, .max_new_tokens = 4, .greedy = true};
         CHECK(ltx2_pipe_enhance_prompt(g_ctx, GEMMA_DIR, ltx2_backend_cpu(), false, prompt, &none, &gw, &out) ==
                       LTX2_ERR_NOT_FOUND && strstr(ltx2_last_error(g_ctx), "--enhance-system-prompt") && !out && !gw,
               "no system prompt (refused before the load): %s", ltx2_last_error(g_ctx));
@@ -271,12 +337,13 @@ int main(void) {
         CHECK(fd >= 0, "mkstemp");
         if (fd >= 0) {
             close(fd);
-            const ltx2_enhance_params empty = {empty_path, 42, 4, true, NULL, NULL};
+            const ltx2_enhance_params empty = {.system_prompt = empty_path, .seed = 42, .max_new_tokens = 4, .greedy = true};
             CHECK(ltx2_pipe_enhance_prompt(g_ctx, GEMMA_DIR, ltx2_backend_cpu(), false, prompt, &empty, &gw, &out) !=
                           LTX2_OK && strstr(ltx2_last_error(g_ctx), "empty") && !out && !gw,
                   "an empty system prompt: %s", ltx2_last_error(g_ctx));
             unlink(empty_path);
         }
+        check_i2v(f, tok, system, prompt);
         ltx2_gemma_tokenizer_free(tok);
     }
     free(chat);

@@ -186,15 +186,17 @@ typedef struct ltx2_generate_params {
     const char *text_cache;             /* optional directory: prompts encoded before (same encoder,
                                            same text) are read from it instead of running Gemma */
     /* Rewrite prompt with text_encoder's Gemma-3 before encoding it, as ltx-pipelines'
-     * --enhance-prompt does (text-to-video: not with images, which need Gemma's vision tower):
-     * enhance_system_prompt the system prompt file (NULL: gemma3_t2v_system_prompt.txt in
-     * text_encoder; Lightricks' text is not shipped with this engine); sampled at temperature 0.7
+     * --enhance-prompt does (with images, the first one through Gemma's vision tower, as its
+     * enhance_i2v): enhance_system_prompt the system prompt file (NULL: gemma3_t2v_system_prompt.txt,
+     * with images gemma3_i2v_system_prompt.txt, in text_encoder; Lightricks' texts are not shipped
+     * with this engine); sampled at temperature 0.7
      * with the checkpoint's top-k / top-p and enhance_seed (init: 42, ltx-pipelines' default; our
      * Philox draws, so the text differs from ltx-pipelines'), or greedy with enhance_greedy (argmax,
      * transformers' exact tokens); at most enhance_max_tokens (init: 512) new tokens. The result
      * holds the enhanced prompt. */
     int enhance_prompt;
 #define LTX2_ENHANCE_SYSTEM_PROMPT_FILE "gemma3_t2v_system_prompt.txt" /* ltx-core's name for it */
+#define LTX2_ENHANCE_I2V_SYSTEM_PROMPT_FILE "gemma3_i2v_system_prompt.txt" /* with an image */
     const char *enhance_system_prompt;
     uint64_t enhance_seed;
     int enhance_max_tokens;

@@ -527,13 +527,15 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (p.enhance_system_prompt && !cli_generate_input_file("--enhance-system-prompt", p.enhance_system_prompt))
         return CLI_EXIT_BAD_INPUT;
     if (p.enhance_prompt && !p.enhance_system_prompt) {
+        /* with an image, ltx-pipelines enhances image-to-video, with that system prompt */
+        const char *sys_name = n_images ? LTX2_ENHANCE_I2V_SYSTEM_PROMPT_FILE : LTX2_ENHANCE_SYSTEM_PROMPT_FILE;
         char sys_path[PATH_CAP];
-        snprintf(sys_path, sizeof sys_path, "%s/%s", p.text_encoder, LTX2_ENHANCE_SYSTEM_PROMPT_FILE);
+        snprintf(sys_path, sizeof sys_path, "%s/%s", p.text_encoder, sys_name);
         if (!ltx2_path_is_file(sys_path)) {
-            fprintf(stderr, "ltx2 %s: --enhance-prompt needs Lightricks' Gemma-3 text-to-video system prompt, which is "
-                    "not part of ltx2c: pass --enhance-system-prompt FILE (ltx-core ships it as "
+            fprintf(stderr, "ltx2 %s: --enhance-prompt needs Lightricks' Gemma-3 %s system prompt, which is not part "
+                    "of ltx2c: pass --enhance-system-prompt FILE (ltx-core ships it as "
                     "ltx_core/text_encoders/gemma/encoders/prompts/%s) or put it at %s\n", CMD,
-                    LTX2_ENHANCE_SYSTEM_PROMPT_FILE, sys_path);
+                    n_images ? "image-to-video" : "text-to-video", sys_name, sys_path);
             return CLI_EXIT_BAD_INPUT;
         }
     }

@@ -139,12 +139,9 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a negative text prompt needs a text prompt");
     if (p->prompt && !p->text_encoder)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a text prompt needs the Gemma-3 text encoder directory");
-    if (p->enhance_prompt && (!p->prompt || p->n_images > 0 || p->enhance_max_tokens < 1))
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
-                          "generate: --enhance-prompt %s", !p->prompt ? "rewrites a text prompt: give one"
-                          : p->n_images > 0 ? "with images is ltx-pipelines' image-to-video enhancement, which reads "
-                                              "the image through Gemma-3's vision tower (not in this engine)"
-                                            : "needs a token budget >= 1");
+    if (p->enhance_prompt && (!p->prompt || p->enhance_max_tokens < 1))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: --enhance-prompt %s",
+                          !p->prompt ? "rewrites a text prompt: give one" : "needs a token budget >= 1");
     const char *texts[2] = {p->prompt, p->negative_prompt};
     for (int i = 0; i < 2; i++) {
         const size_t n = texts[i] ? strlen(texts[i]) : 0, bad = texts[i] ? ltx2_utf8_invalid_at(texts[i], n) : 0;

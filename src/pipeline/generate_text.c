@@ -112,8 +112,12 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
     if (p->enhance_prompt) {
         /* the encoder's own checkpoint rewrites the prompt first, then encodes it; the
          * enhancement's K/V cache is freed before the encoder's 1024-token rows are taken */
-        const ltx2_enhance_params ep = {p->enhance_system_prompt, p->enhance_seed, p->enhance_max_tokens,
-                                        p->enhance_greedy != 0, p->cancel, p->cancel_user};
+        /* with images, the first one (ltx-pipelines' images[0][0]) goes through Gemma's vision tower */
+        const ltx2_enhance_params ep = {.system_prompt = p->enhance_system_prompt,
+                                        .image = p->n_images > 0 ? p->images[0].path : NULL,
+                                        .seed = p->enhance_seed, .max_new_tokens = p->enhance_max_tokens,
+                                        .greedy = p->enhance_greedy != 0, .cancel = p->cancel,
+                                        .cancel_user = p->cancel_user};
         st = ltx2_pipe_enhance_prompt(ctx, p->text_encoder, tbe, fp8, p->prompt, &ep, &gw, enhanced);
         size_t b = 0, e = 0;
         if (st == LTX2_OK) ltx2_text_strip(*enhanced, strlen(*enhanced), &b, &e);

@@ -187,12 +187,19 @@ ltx2_status ltx2_pipe_gemma_load(ltx2_context *ctx, const char *dir, const ltx2_
  * it, is a malloc'd string in *out. */
 typedef struct ltx2_enhance_params {
     const char *system_prompt;
+    /* An image file (NULL: none): ltx-core's enhance_i2v, the image through Gemma's vision tower and
+     * the image-to-video system prompt (dir's LTX2_ENHANCE_I2V_SYSTEM_PROMPT_FILE by default). */
+    const char *image;
     uint64_t seed;
     int64_t max_new_tokens;
     bool greedy;
     int (*cancel)(void *);
     void *cancel_user;
 } ltx2_enhance_params;
+/* The image of an image-to-video enhancement (enhance_image.c): the file at path as
+ * Gemma3ImageProcessor hands it to a tower of size x size pixels, after ltx-pipelines' resize to a
+ * long side of 896 -> pixels [3, size, size] (caller's). */
+ltx2_status ltx2_enhance_image_pixels(ltx2_context *ctx, const char *path, int64_t size, float *pixels);
 /* ltx-core's max_new_tokens and ltx-pipelines' enhance_prompt_seed defaults */
 #define LTX2_ENHANCE_MAX_NEW_TOKENS 512
 #define LTX2_ENHANCE_SEED 42

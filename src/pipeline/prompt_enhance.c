@@ -15,6 +15,7 @@
 #include "io/json.h"
 #include "model/gemma.h"
 #include "model/gemma_generate.h"
+#include "model/gemma_vision.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/pipeline.h"
 #include "text/gemma_tokenizer.h"
@@ -86,25 +87,83 @@ static ltx2_status check_memory(ltx2_context *ctx, const char *dir, const ltx2_b
     return LTX2_OK;
 }
 
-/* The system prompt's text: ep's file, else the one in the Gemma directory. */
-static ltx2_status read_system_prompt(ltx2_context *ctx, const char *dir, const char *path_in, char **out) {
+/* The system prompt's text: ep's file, else the one (named `name`) in the Gemma directory. */
+static ltx2_status read_system_prompt(ltx2_context *ctx, const char *dir, const char *path_in, const char *name,
+                                      char **out) {
     *out = NULL;
-    char *path = path_in ? strdup(path_in) : ltx2_path_join(dir, LTX2_ENHANCE_SYSTEM_PROMPT_FILE);
+    char *path = path_in ? strdup(path_in) : ltx2_path_join(dir, name);
     if (!path) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "enhance: path");
     ltx2_status st = LTX2_OK;
     if (!path_in && !ltx2_path_is_file(path))
         st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND,
-                        "--enhance-prompt needs Lightricks' Gemma-3 text-to-video system prompt, which is not part of "
-                        "this engine: pass --enhance-system-prompt FILE (ltx-core ships it as "
-                        "ltx_core/text_encoders/gemma/encoders/prompts/" LTX2_ENHANCE_SYSTEM_PROMPT_FILE
-                        ") or put it in the Gemma directory as %s",
-                        path);
+                        "--enhance-prompt needs Lightricks' Gemma-3 %s system prompt, which is not part of this "
+                        "engine: pass --enhance-system-prompt FILE (ltx-core ships it as "
+                        "ltx_core/text_encoders/gemma/encoders/prompts/%s) or put it in the Gemma directory as %s",
+                        strcmp(name, LTX2_ENHANCE_SYSTEM_PROMPT_FILE) ? "image-to-video" : "text-to-video", name, path);
     size_t n = 0;
     if (st == LTX2_OK) st = ltx2_file_read_all(ctx, path, out, &n);
     if (st == LTX2_OK && (n == 0 || strlen(*out) != n))
         st = LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "system prompt %s: %s", path, n ? "holds a NUL byte" : "empty");
     if (st != LTX2_OK) free(*out), *out = NULL;
     free(path);
+    return st;
+}
+
+/* The image's features through the checkpoint's vision tower on be (loaded and freed here, before
+ * the language model loads), and the tower's config. */
+static ltx2_status image_features(ltx2_context *ctx, const char *dir, const ltx2_backend *be, ltx2_dtype dt,
+                                  const char *image, ltx2_gemma_vision_config *vc, float **features) {
+    *features = NULL;
+    ltx2_gemma_vision_weights *vw = NULL;
+    LTX2_TRY(ltx2_gemma_vision_load(ctx, be, dt, dir, &vw));
+    *vc = vw->cfg;
+    const int64_t n_px = vc->channels * vc->image_size * vc->image_size;
+    float *px = malloc((size_t)n_px * sizeof *px);
+    *features = malloc((size_t)(vc->mm_tokens * vc->text_hidden) * sizeof **features);
+    ltx2_status st = px && *features ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "enhance: image features");
+    if (st == LTX2_OK && vc->channels != 3)
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: a vision tower of %lld channels (RGB: 3)", dir,
+                        (long long)vc->channels);
+    if (st == LTX2_OK) st = ltx2_enhance_image_pixels(ctx, image, vc->image_size, px);
+    if (st == LTX2_OK) st = ltx2_gemma_vision_forward(ctx, vw, px, *features);
+    if (st == LTX2_OK)
+        LTX2_LOGI(ctx, "enhance: %s through the vision tower (%lld px, %lld layers) into %lld image tokens", image,
+                  (long long)vc->image_size, (long long)vc->layers, (long long)vc->mm_tokens);
+    if (st != LTX2_OK) free(*features), *features = NULL;
+    free(px);
+    ltx2_gemma_vision_free(vw);
+    return st;
+}
+
+/* The request's ids: the chat text encoded, or with an image its two halves around <start_of_image>,
+ * the image tokens and <end_of_image> (the second half's own BOS dropped). */
+static ltx2_status chat_ids(ltx2_context *ctx, const ltx2_gemma_tokenizer *tok, const char *system, const char *prompt,
+                            const ltx2_gemma_vision_config *vc, int32_t **ids, int64_t *n) {
+    if (!vc) {
+        char *chat = NULL;
+        LTX2_TRY(ltx2_gemma3_enhance_chat(ctx, system, prompt, &chat));
+        const ltx2_status st = ltx2_gemma_encode(ctx, tok, chat, ids, n);
+        free(chat);
+        return st;
+    }
+    char *before = NULL, *after = NULL;
+    int32_t *a = NULL, *b = NULL;
+    int64_t na = 0, nb = 0;
+    LTX2_TRY(ltx2_gemma3_enhance_chat_image(ctx, system, prompt, &before, &after));
+    ltx2_status st = ltx2_gemma_encode(ctx, tok, before, &a, &na);
+    if (st == LTX2_OK) st = ltx2_gemma_encode(ctx, tok, after, &b, &nb);
+    const int64_t total = na + 2 + vc->mm_tokens + (nb - 1);
+    if (st == LTX2_OK && !(*ids = malloc((size_t)total * sizeof **ids))) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "enhance: ids");
+    if (st == LTX2_OK) {
+        int32_t *p = *ids;
+        memcpy(p, a, (size_t)na * sizeof *p), p += na;
+        *p++ = vc->boi_token;
+        for (int64_t i = 0; i < vc->mm_tokens; i++) *p++ = vc->image_token;
+        *p++ = vc->eoi_token;
+        memcpy(p, b + 1, (size_t)(nb - 1) * sizeof *p);
+        *n = total;
+    }
+    free(before), free(after), free(a), free(b);
     return st;
 }
 
@@ -120,18 +179,24 @@ ltx2_status ltx2_pipe_enhance_prompt(ltx2_context *ctx, const char *dir, const l
                                 .cancel_user = ep->cancel_user};
     gp.sampling = (ltx2_gemma_sampling){.sample = !ep->greedy, .temperature = ENHANCE_TEMPERATURE, .seed = ep->seed};
     int32_t stop[ENHANCE_MAX_STOP];
-    char *system = NULL, *chat = NULL, *tok_path = ltx2_path_join(dir, "tokenizer.model"), *text = NULL;
+    char *system = NULL, *tok_path = ltx2_path_join(dir, "tokenizer.model"), *text = NULL;
     int32_t *ids = NULL, *gen = NULL;
+    float *features = NULL;
+    ltx2_gemma_vision_config vc = {0};
+    const ltx2_dtype dt = be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16;
     int64_t n_ids = 0, n_gen = 0;
     ltx2_gemma_tokenizer *tok = NULL;
     ltx2_status st = tok_path ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "enhance: path");
     if (st == LTX2_OK) st = read_generation_config(ctx, dir, &gp.sampling, stop, &gp.n_stop);
     gp.stop_ids = stop;
-    if (st == LTX2_OK) st = read_system_prompt(ctx, dir, ep->system_prompt, &system);
-    if (st == LTX2_OK) st = ltx2_gemma3_enhance_chat(ctx, system, prompt, &chat);
+    if (st == LTX2_OK)
+        st = read_system_prompt(ctx, dir, ep->system_prompt,
+                                ep->image ? LTX2_ENHANCE_I2V_SYSTEM_PROMPT_FILE : LTX2_ENHANCE_SYSTEM_PROMPT_FILE, &system);
     if (st == LTX2_OK) st = ltx2_gemma_tokenizer_load(ctx, tok_path, &tok);
-    if (st == LTX2_OK) st = ltx2_gemma_encode(ctx, tok, chat, &ids, &n_ids);
-    const ltx2_dtype dt = be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16;
+    if (st == LTX2_OK && ep->image) st = image_features(ctx, dir, be, dt, ep->image, &vc, &features);
+    if (st == LTX2_OK) st = chat_ids(ctx, tok, system, prompt, ep->image ? &vc : NULL, &ids, &n_ids);
+    const ltx2_gemma_images img = {ep->image ? vc.image_token : 0, features, ep->image ? vc.mm_tokens : 0};
+    if (ep->image) gp.images = &img;
     if (st == LTX2_OK && !*w_io) {
         st = check_memory(ctx, dir, be, fp8, dt, n_ids + ENHANCE_ALIGN + gp.max_new_tokens);
         if (st == LTX2_OK) st = ltx2_pipe_gemma_load(ctx, dir, be, fp8, w_io);
@@ -164,6 +229,6 @@ ltx2_status ltx2_pipe_enhance_prompt(ltx2_context *ctx, const char *dir, const l
         ltx2_error_prefix(ctx, "--enhance-prompt");
     }
     ltx2_gemma_tokenizer_free(tok);
-    free(system), free(chat), free(tok_path), free(text), free(ids), free(gen);
+    free(system), free(tok_path), free(text), free(ids), free(gen), free(features);
     return st;
 }

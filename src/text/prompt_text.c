@@ -8,11 +8,13 @@
 #include "io/json.h"
 #include "text/gemma_tokenizer.h"
 
-/* ltx-core's user turn for a text-to-video enhancement */
+/* ltx-core's user turns: text-to-video, and image-to-video's text after its image */
 #define ENHANCE_T2V_USER_PREFIX "user prompt: "
+#define ENHANCE_I2V_USER_PREFIX "User Raw Input Prompt: "
+#define ENHANCE_I2V_USER_SUFFIX "."
 
-ltx2_status ltx2_gemma3_enhance_chat(ltx2_context *ctx, const char *system_prompt, const char *prompt, char **out) {
-    *out = NULL;
+/* Both texts valid UTF-8, else refused naming which. */
+static ltx2_status check_utf8(ltx2_context *ctx, const char *system_prompt, const char *prompt) {
     const char *what[2] = {"the system prompt", "the prompt"}, *txt[2] = {system_prompt, prompt};
     for (int i = 0; i < 2; i++) {
         const size_t n = strlen(txt[i]), bad = ltx2_utf8_invalid_at(txt[i], n);
@@ -20,24 +22,46 @@ ltx2_status ltx2_gemma3_enhance_chat(ltx2_context *ctx, const char *system_promp
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s is not valid UTF-8: byte %zu (0x%02x) of %zu", what[i], bad,
                               (unsigned)(unsigned char)txt[i][bad], n);
     }
-    const size_t nu = strlen(ENHANCE_T2V_USER_PREFIX) + strlen(prompt);
-    char *user = malloc(nu + 1);
-    if (!user) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "enhance: chat prompt");
-    snprintf(user, nu + 1, "%s%s", ENHANCE_T2V_USER_PREFIX, prompt);
-    size_t b, e;
-    ltx2_text_strip(user, nu, &b, &e);
-    static const char head[] = "<bos><start_of_turn>user\n", sep[] = "\n\n",
-                      tail[] = "<end_of_turn>\n<start_of_turn>model\n";
-    const size_t n = strlen(head) + strlen(system_prompt) + strlen(sep) + (e - b) + strlen(tail);
-    char *s = malloc(n + 1);
-    if (!s) {
-        free(user);
+    return LTX2_OK;
+}
+
+/* a + b + sep + strip(c + d + e) + f as a malloc'd string (the template trims a turn's text). */
+static ltx2_status join(ltx2_context *ctx, const char *a, const char *b, const char *sep, const char *c, const char *d,
+                        const char *e, const char *f, char **out) {
+    const size_t nt = strlen(c) + strlen(d) + strlen(e), n = strlen(a) + strlen(b) + strlen(sep) + nt + strlen(f);
+    char *turn = malloc(nt + 1), *s = malloc(n + 1);
+    if (!turn || !s) {
+        free(turn), free(s);
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "enhance: chat prompt");
     }
-    snprintf(s, n + 1, "%s%s%s%.*s%s", head, system_prompt, sep, (int)(e - b), user + b, tail);
-    free(user);
+    snprintf(turn, nt + 1, "%s%s%s", c, d, e);
+    size_t tb, te;
+    ltx2_text_strip(turn, nt, &tb, &te);
+    snprintf(s, n + 1, "%s%s%s%.*s%s", a, b, sep, (int)(te - tb), turn + tb, f);
+    free(turn);
     *out = s;
     return LTX2_OK;
+}
+
+#define CHAT_HEAD "<bos><start_of_turn>user\n"
+#define CHAT_TAIL "<end_of_turn>\n<start_of_turn>model\n"
+
+ltx2_status ltx2_gemma3_enhance_chat(ltx2_context *ctx, const char *system_prompt, const char *prompt, char **out) {
+    *out = NULL;
+    LTX2_TRY(check_utf8(ctx, system_prompt, prompt));
+    return join(ctx, CHAT_HEAD, system_prompt, "\n\n", ENHANCE_T2V_USER_PREFIX, prompt, "", CHAT_TAIL, out);
+}
+
+ltx2_status ltx2_gemma3_enhance_chat_image(ltx2_context *ctx, const char *system_prompt, const char *prompt,
+                                           char **before, char **after) {
+    *before = *after = NULL;
+    LTX2_TRY(check_utf8(ctx, system_prompt, prompt));
+    /* the system text's blank line, then the processor's "\n\n" in front of <start_of_image> */
+    LTX2_TRY(join(ctx, CHAT_HEAD, system_prompt, "\n\n\n\n", "", "", "", "", before));
+    const ltx2_status st =
+        join(ctx, "\n\n", "", "", ENHANCE_I2V_USER_PREFIX, prompt, ENHANCE_I2V_USER_SUFFIX, CHAT_TAIL, after);
+    if (st != LTX2_OK) free(*before), *before = NULL;
+    return st;
 }
 
 /* clean_response's str.maketrans: code point -> ASCII replacement */

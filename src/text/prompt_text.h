@@ -15,6 +15,15 @@
  * Jinja's trim, str.strip, does). Both inputs UTF-8; a malloc'd string in *out. */
 ltx2_status ltx2_gemma3_enhance_chat(ltx2_context *ctx, const char *system_prompt, const char *prompt, char **out);
 
+/* enhance_i2v's messages: the system prompt, then a user turn of the image and the text "User Raw
+ * Input Prompt: {prompt}." (trimmed), with Gemma3Processor's expansion of the image: the text
+ * before its <start_of_image> ("...{system}\n\n" and the processor's "\n\n") and after its
+ * <end_of_image> (the processor's "\n\n", the text, the turn's end and the generation prompt).
+ * The caller puts the image tokens (<start_of_image>, mm_tokens image tokens, <end_of_image>)
+ * between the two halves' ids: Gemma's tokenizer cuts the text at those added tokens anyway. */
+ltx2_status ltx2_gemma3_enhance_chat_image(ltx2_context *ctx, const char *system_prompt, const char *prompt,
+                                           char **before, char **after);
+
 /* ltx-pipelines' clean_response (utils/helpers.py): curly quotes, dashes, the no-break space, prime
  * and minus to their ASCII forms, then everything before the first character str.isalpha() accepts
  * dropped (the text unchanged when it has none). text valid UTF-8; rewritten in place. */

@@ -23,6 +23,16 @@ Writes tests/golden/data/gemma_enhance.safetensors (U8 tensors are UTF-8 text):
   gen.ids I64 [m], gen.text U8                               greedy, MAX_NEW tokens, the config's stops
   warp.<i>.logits F32 [V], warp.<i>.probs F32 [V], warp.<i>.params F64 [3] (temperature, top_k, top_p)
   clean.<i>.in U8, clean.<i>.out U8
+and image-to-video (enhance_i2v + generate_enhanced_prompt with tests/golden/data/i2v_image.png):
+  i2v.pixels F32 [3, 28, 28]   decode_image -> resize_aspect_ratio_preserving(896) -> uint8 ->
+                               Gemma3ImageProcessor (PIL backend here: torchvision is not installed)
+  i2v.pixels_big F32 [3, 28, 28]   the same for data/enhance_image_big.png (written here), which the
+                               first resize shrinks
+  i2v.before U8, i2v.after U8  the chat text around the processor's image sequence
+  i2v.ids I64 [n]              the ids: the tiny tokenizer has no image tokens (Google's has them as
+                               added tokens, which cut the text), so the two halves are encoded apart
+                               around <start_of_image>, mm_tokens image tokens and <end_of_image>
+  i2v.gen.ids I64, i2v.gen.text U8   greedy generate with the image (pixel_values, token_type_ids)
 Deterministic.
 """
 import os
@@ -45,6 +55,9 @@ from st_write import save  # noqa: E402
 GEMMA_DIR = os.path.join(ROOT, "weights", "tiny", "gemma")
 SYSTEM_FILE = os.path.join(ROOT, "tests", "data", "enhance_system_prompt.txt")
 PROMPT = "  A cat walks across a neon street at night, rain falls gently \n"
+IMAGE = os.path.join(HERE, "data", "i2v_image.png")
+IMAGE_BIG = os.path.join(HERE, "data", "enhance_image_big.png")  # written here: 1300 x 1000, patterned
+BIG_H, BIG_W = 1000, 1300
 MAX_NEW = 16
 GEMMA3_CHAT_TEMPLATE = (
     "{{ bos_token }}"
@@ -55,7 +68,11 @@ GEMMA3_CHAT_TEMPLATE = (
     "{%- for message in loop_messages -%}"
     "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
     "{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else '') }}"
-    "{{ message['content'] | trim }}"
+    "{%- if message['content'] is string -%}{{ message['content'] | trim }}"
+    "{%- else -%}{%- for item in message['content'] -%}"
+    "{%- if item['type'] == 'image' -%}{{ '<start_of_image>' }}"
+    "{%- elif item['type'] == 'text' -%}{{ item['text'] | trim }}{%- endif -%}"
+    "{%- endfor -%}{%- endif -%}"
     "{{ '<end_of_turn>\n' }}"
     "{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{ '<start_of_turn>model\n' }}{%- endif -%}")
@@ -95,6 +112,46 @@ def warped(logits, temperature, top_k, top_p):
         procs.append(TopPLogitsWarper(top_p=top_p))
     scores = procs(torch.zeros((1, 1), dtype=torch.long), logits[None].clone())
     return torch.softmax(scores, dim=-1)[0]
+
+
+def i2v_golden(model, tok, system, T):
+    """enhance_i2v with the tiny Gemma (see the docstring)."""
+    from transformers import Gemma3ImageProcessorPil
+    from ltx_pipelines.utils.media_io import decode_image, resize_aspect_ratio_preserving
+    cfg = model.config
+    side = cfg.vision_config.image_size
+    image = resize_aspect_ratio_preserving(torch.tensor(decode_image(IMAGE)), 896).to(torch.uint8)
+    proc = Gemma3ImageProcessorPil(size={"height": side, "width": side}, image_mean=[0.5] * 3, image_std=[0.5] * 3)
+    pixels = proc(images=image.numpy(), return_tensors="pt").pixel_values
+    messages = [{"role": "system", "content": system},
+                {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": f"User Raw Input Prompt: {PROMPT}."}]}]
+    text = tok.apply_chat_template(messages, chat_template=GEMMA3_CHAT_TEMPLATE, tokenize=False, add_generation_prompt=True)
+    seq = "\n\n<start_of_image>" + "<image_soft_token>" * cfg.mm_tokens_per_image + "<end_of_image>\n\n"
+    text = text.replace("<start_of_image>", seq)  # Gemma3Processor's expansion
+    before, after = text.split("<start_of_image>" + "<image_soft_token>" * cfg.mm_tokens_per_image + "<end_of_image>")
+    ids = (tok(before).input_ids + [cfg.boi_token_index] + [cfg.image_token_index] * cfg.mm_tokens_per_image
+           + [cfg.eoi_token_index] + tok(after, add_special_tokens=False).input_ids)
+    ids = torch.tensor([ids])
+    inputs = pad_left({"input_ids": ids, "attention_mask": torch.ones_like(ids),
+                       "token_type_ids": (ids == cfg.image_token_index).long()}, tok.pad_token_id)
+    with torch.no_grad():
+        out = model.generate(**inputs, pixel_values=pixels, do_sample=False, max_new_tokens=MAX_NEW)
+    gen = out[0, inputs["input_ids"].shape[1]:]
+    T["i2v.pixels"] = pixels[0].to(torch.float32)
+    # a large image too: the first resize then shrinks (torch's uint8 bilinear without antialiasing)
+    yy, xx = torch.meshgrid(torch.arange(BIG_H, dtype=torch.float64), torch.arange(BIG_W, dtype=torch.float64),
+                            indexing="ij")
+    big = torch.stack([127.5 + 127.5 * torch.sin(xx / 7.0 + yy / 23.0), 127.5 + 127.5 * torch.cos(yy / 5.0),
+                       (xx * 3 + yy) % 256], dim=-1).round().clamp(0, 255).to(torch.uint8)
+    from PIL import Image
+    Image.fromarray(big.numpy()).save(IMAGE_BIG)
+    big = resize_aspect_ratio_preserving(torch.tensor(decode_image(IMAGE_BIG)), 896).to(torch.uint8)
+    T["i2v.pixels_big"] = proc(images=big.numpy(), return_tensors="pt").pixel_values[0].to(torch.float32)
+    T["i2v.before"], T["i2v.after"] = text_u8(before), text_u8(after)
+    T["i2v.ids"] = ids[0].to(torch.int64)
+    T["i2v.gen.ids"] = gen.to(torch.int64)
+    T["i2v.gen.text"] = text_u8(clean_response(tok.decode(gen.tolist(), skip_special_tokens=True)))
+    print(f"i2v: image {tuple(image.shape)} -> pixels {tuple(pixels.shape)}, {ids.shape[1]} ids, greedy {gen.tolist()}")
 
 
 def main():
@@ -144,6 +201,7 @@ def main():
     for k, s in enumerate(CLEAN):
         T[f"clean.{k}.in"] = text_u8(s)
         T[f"clean.{k}.out"] = text_u8(clean_response(s))
+    i2v_golden(model, tok, system, T)
     path = os.path.join(HERE, "data", "gemma_enhance.safetensors")
     save(T, path, {"generator": "tests/golden/gen_gemma_enhance.py", "max_new_tokens": str(MAX_NEW),
                    "eos_token_id": str(model.generation_config.eos_token_id), "decoding": "greedy (do_sample=False)",

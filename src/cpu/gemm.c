@@ -3,7 +3,9 @@
  * and the standard packers for a row-major A and a B stored [N,K] (torch Linear) or [K,N]. */
 #include "cpu/gemm_driver.h"
 
+#include <math.h>
 #include <omp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,6 +298,59 @@ ltx2_status ltx2_cpu_gemm_packed(ltx2_context *ctx, int64_t M, int64_t N, int64_
     return LTX2_OK;
 }
 
+/* A few rows (generation's one token per step): the packed driver would pack all of B for them,
+ * reading and writing every weight once more than the product does, which made a decoding step as
+ * slow as a 128-token prompt. This path streams B once, in blocks of GEMM_FEW_COLS columns shared
+ * by the rows. Every element sees the driver's operations in its order: per KC panel an FMA chain
+ * from zero, then stored as tile_out stores it, so the bits are the driver's. */
+#define GEMM_FEW_ROWS 8
+#define GEMM_FEW_COLS 16
+/* the microkernel's multiply-add: fused with the vector kernels, two roundings in the portable one */
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#define FEW_MADD(a, b, c) fmaf(a, b, c)
+#else
+#define FEW_MADD(a, b, c) ((c) + (a) * (b))
+#endif
+
+/* acc[0..nj) over k in [k0, k1): one loop per weight layout and dtype, so each inner loop is plain */
+#define FEW_PANEL(LOAD)                                                                   \
+    for (int64_t k = k0; k < k1; k++) {                                                   \
+        const float av = a[k];                                                            \
+        for (int64_t jj = 0; jj < nj; jj++) acc[jj] = FEW_MADD(av, (LOAD), acc[jj]);      \
+    }
+
+static void few_panel(const float *a, const void *B, bool bf, bool nk, int64_t ldb, int64_t k0, int64_t k1,
+                      int64_t j0, int64_t nj, float *acc) {
+    const float *bf32 = B;
+    const uint16_t *b16 = B;
+    if (nk && !bf) FEW_PANEL(bf32[(j0 + jj) * ldb + k])
+    else if (nk) FEW_PANEL(bf16_bits_to_f32(b16[(j0 + jj) * ldb + k]))
+    else if (!bf) FEW_PANEL(bf32[k * ldb + j0 + jj])
+    else FEW_PANEL(bf16_bits_to_f32(b16[k * ldb + j0 + jj]))
+}
+#undef FEW_PANEL
+
+static void gemm_few_rows(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda, const void *B,
+                          bool bf, bool nk, int64_t ldb, float beta, float *C, int64_t ldc, const float *bias) {
+#pragma omp parallel for schedule(static)
+    for (int64_t j0 = 0; j0 < N; j0 += GEMM_FEW_COLS) {
+        const int64_t nj = N - j0 < GEMM_FEW_COLS ? N - j0 : GEMM_FEW_COLS;
+        for (int64_t i = 0; i < M; i++) {
+            const float *a = A + i * lda;
+            for (int64_t pc = 0; pc < K; pc += LTX2_GEMM_KC) {
+                const int64_t kc = K - pc < LTX2_GEMM_KC ? K - pc : LTX2_GEMM_KC;
+                float acc[GEMM_FEW_COLS] = {0};
+                few_panel(a, B, bf, nk, ldb, pc, pc + kc, j0, nj, acc);
+                const tile_out o = {.C = C + i * ldc + j0, .ldc = ldc, .mr = 1, .nr = nj, .alpha = alpha,
+                                    .beta = beta, .bias = bias ? bias + j0 : NULL, .first = pc == 0};
+                float tile[NR];
+                memcpy(tile, acc, (size_t)nj * sizeof(float));
+                store_tile(tile, &o);
+            }
+        }
+    }
+}
+
 ltx2_status ltx2_cpu_gemm_wdt(ltx2_context *ctx, int64_t M, int64_t N, int64_t K, float alpha,
                               const float *A, int64_t lda, const void *B, ltx2_dtype b_dtype, int64_t ldb,
                               ltx2_b_layout b_layout, float beta, float *C, int64_t ldc, const float *bias) {
@@ -321,8 +376,12 @@ ltx2_status ltx2_cpu_gemm_wdt(ltx2_context *ctx, int64_t M, int64_t N, int64_t K
         gemm_scale_only(M, N, beta, C, ldc, bias);
         return LTX2_OK;
     }
-    const ltx2_gemm_matrix a = {A, lda}, b = {B, ldb};
     const bool bf = b_dtype == LTX2_BF16, nk = b_layout == LTX2_B_NK;
+    if (M <= GEMM_FEW_ROWS) {
+        gemm_few_rows(M, N, K, alpha, A, lda, B, bf, nk, ldb, beta, C, ldc, bias);
+        return LTX2_OK;
+    }
+    const ltx2_gemm_matrix a = {A, lda}, b = {B, ldb};
     const ltx2_gemm_packers pk = {.pack_a = pack_a_rows,
                                   .pack_b = bf ? (nk ? pack_b_nk_bf16 : pack_b_kn_bf16)
                                                : (nk ? pack_b_nk : ltx2_gemm_pack_b_kn),

@@ -15,26 +15,14 @@
 #include "core/rng.h"
 #include "cpu/cpu_ops.h"
 #include "cpu_peak.h"
+#include "gemma12b.h"
 #include "model/gemma.h"
 
 /* LTX's encoder input: a CFG pair of prompts padded to the tokenizer's 1024. --quick: 256. */
 #define BATCH 2
 #define TOKENS 1024
 #define TOKENS_QUICK 256
-/* Gemma-3 12B (google/gemma-3-12b-it config.json with Gemma3TextConfig's defaults). The vocabulary
- * only sizes the gathered table, so the bench keeps it small. */
-#define G12_HIDDEN 3840
-#define G12_HEADS 16
-#define G12_KV_HEADS 8
-#define G12_HEAD_DIM 256
-#define G12_FFN 15360
-#define G12_LAYERS 48
-/* every 6th layer global (sliding_window_pattern 6) */
-#define G12_SLIDING_PATTERN 6
-#define BENCH_VOCAB 4096
 #define DEFAULT_LAYERS 2
-/* Random weight scale ~ 1/sqrt(hidden): keeps the residual stream O(1). */
-#define WEIGHT_SCALE 0.016f
 #define PEAK_SECONDS 0.3
 
 static double layer_matmul_flops(const ltx2_gemma_config *c, int64_t rows, int64_t S) {
@@ -190,11 +178,7 @@ int main(int argc, char **argv) {
     if (!bench_report_open(&r, &o)) return 1;
     ltx2_context *ctx = ltx2_context_create(NULL);
     const int64_t S = o.quick ? TOKENS_QUICK : TOKENS, rows = BATCH * S;
-    ltx2_gemma_config c = {.hidden = G12_HIDDEN, .layers = layers, .heads = G12_HEADS, .kv_heads = G12_KV_HEADS,
-                           .head_dim = G12_HEAD_DIM, .ffn = G12_FFN, .vocab = BENCH_VOCAB, .eps = 1e-6,
-                           .query_pre_attn_scalar = G12_HEAD_DIM, .rope_theta = 1e6, .rope_local_theta = 1e4,
-                           .rope_linear_factor = 8.0, .sliding_window = 1024};
-    for (int64_t l = 0; l < layers; l++) c.sliding[l] = l % 2 == 0;
+    const ltx2_gemma_config c = gemma12b_config(layers);
     ltx2_gemma_weights *w = NULL;
     gemm_job g = {rows, G12_FFN, G12_HIDDEN, NULL, NULL, NULL};
     int32_t *ids = malloc((size_t)rows * sizeof *ids);

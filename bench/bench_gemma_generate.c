@@ -9,20 +9,11 @@
 #include <string.h>
 
 #include "bench.h"
+#include "gemma12b.h"
 #include "model/gemma.h"
 #include "model/gemma_generate.h"
 
-/* Gemma-3 12B's text layers (as bench_gemma.c) */
-#define G12_HIDDEN 3840
-#define G12_HEADS 16
-#define G12_KV_HEADS 8
-#define G12_HEAD_DIM 256
-#define G12_FFN 15360
-#define G12_LAYERS 48
-#define G12_WINDOW 1024
-#define BENCH_VOCAB 4096
 #define LAYERS 2 /* one local, one global */
-#define WEIGHT_SCALE 0.016f
 /* A chat prompt of about the size Lightricks' system prompt makes (--quick: 128), and the steps */
 #define PROMPT_TOKENS 1024
 #define PROMPT_TOKENS_QUICK 128
@@ -70,11 +61,7 @@ int main(int argc, char **argv) {
     if (!bench_report_open(&r, &o)) return 1;
     ltx2_context *ctx = ltx2_context_create(NULL);
     const int64_t P = o.quick ? PROMPT_TOKENS_QUICK : PROMPT_TOKENS, n = P + DECODE_TOKENS;
-    ltx2_gemma_config c = {.hidden = G12_HIDDEN, .layers = LAYERS, .heads = G12_HEADS, .kv_heads = G12_KV_HEADS,
-                           .head_dim = G12_HEAD_DIM, .ffn = G12_FFN, .vocab = BENCH_VOCAB, .eps = 1e-6,
-                           .query_pre_attn_scalar = G12_HEAD_DIM, .rope_theta = 1e6, .rope_local_theta = 1e4,
-                           .rope_linear_factor = 8.0, .sliding_window = G12_WINDOW};
-    for (int64_t l = 0; l < LAYERS; l++) c.sliding[l] = l % 2 == 0;
+    const ltx2_gemma_config c = gemma12b_config(LAYERS);
     ltx2_gemma_weights *w = NULL;
     int32_t *ids = malloc((size_t)n * sizeof *ids);
     uint8_t *mask = malloc((size_t)n);

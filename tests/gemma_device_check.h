@@ -50,9 +50,9 @@ static void gemma_device_compare(const ltx2_backend *dev, const char *how, const
 /* Generation's K/V-cached decoding on the device (w's backend): a left-padded row prefilled up to
  * n0, then one token a call; the final hidden state after the prompt, the first step and the last
  * against the device's whole forward over the same prefix (same dtype: only the attention's row
- * order differs). */
-static void gemma_device_cache_check(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
-                                     const uint8_t *mask, int64_t S, int64_t n0) {
+ * order differs); then generation on the device against the CPU's (wc). */
+static void gemma_device_cache_check(ltx2_context *ctx, const ltx2_gemma_weights *w, const ltx2_gemma_weights *wc,
+                                     const int32_t *ids, const uint8_t *mask, int64_t S, int64_t n0) {
     const int64_t D = w->cfg.hidden;
     float *a = malloc((size_t)D * sizeof *a), *b = malloc((size_t)D * sizeof *b);
     int64_t *pos = malloc((size_t)S * sizeof *pos);
@@ -77,6 +77,20 @@ static void gemma_device_cache_check(ltx2_context *ctx, const ltx2_gemma_weights
         }
     }
     CHECK(st == LTX2_OK, "cached decoding on %s: %s", w->be->name, ltx2_last_error(ctx));
+    /* generation on the device, its LM head there too (the table uploaded), against the CPU's first
+     * token (the tiny random model's top logit leads by far: bf16 cannot flip it) */
+    if (st == LTX2_OK && wc) {
+        int32_t got[4] = {0}, want[4] = {0};
+        int64_t ng = 0, nw = 0;
+        const ltx2_gemma_gen_params gp = {.max_new_tokens = 4, .align = 8};
+        st = ltx2_gemma_generate(ctx, w, ids + n0 - 8, 8, &gp, got, &ng);
+        if (st == LTX2_OK) st = ltx2_gemma_generate(ctx, wc, ids + n0 - 8, 8, &gp, want, &nw);
+        CHECK(st == LTX2_OK && ng == 4 && nw == 4 && got[0] == want[0], "generation on %s: first token %d, cpu %d: %s",
+              w->be->name, got[0], want[0], ltx2_last_error(ctx));
+        if (st == LTX2_OK)
+            printf("gemma generation on %s (LM head there): first token %d, the CPU's %d\n", w->be->name, got[0],
+                   want[0]);
+    }
     CHECK(worst_cos >= GEMMA_DEVICE_MIN_COSINE && worst_rel <= GEMMA_DEVICE_MAX_REL_L2,
           "cached decoding on %s: cosine %.7f, rel-L2 %.3g against the whole forward", w->be->name, worst_cos, worst_rel);
     printf("gemma K/V-cached decoding on %s: %lld steps after %lld rows, worst cosine %.7f, rel-L2 %.3g\n",
@@ -177,7 +191,7 @@ static void gemma_device_check(ltx2_context *ctx, const ltx2_backend *dev) {
         CHECK(st == LTX2_OK, "gemma forward on %s: %s", dev->name, ltx2_last_error(ctx));
         if (st == LTX2_OK) gemma_device_compare(dev, "loaded", ref, got, B * S * D, L1);
         /* row 0 is left-padded: prefill through its first real token, then decode the rest */
-        if (st == LTX2_OK) gemma_device_cache_check(ctx, wd, ids, mask, S, S - 16);
+        if (st == LTX2_OK) gemma_device_cache_check(ctx, wd, wc, ids, mask, S, S - 16);
         if (st == LTX2_OK) gemma_device_image_prompt_check(ctx, wc, wd, dir);
         /* weights copied from the CPU's f32 ones (what the bench does): the (1 + w) gains are
          * rounded to bf16 from f32 there, from the file's f32 here; both within the same bounds */

@@ -25,15 +25,61 @@ ltx2_status ltx2_gemma_keep_last(void *user, ltx2_context *ctx, const ltx2_tenso
     return ltx2_backend_to_host_f32(ctx, lr->be, &v, lr->h);
 }
 
-/* lm_head: one GEMM on the CPU backend, where the tied table lives (mapped, in its own dtype; the
- * CPU GEMM widens bf16 weights exactly while packing). h [D] -> logits [V]. */
-static ltx2_status lm_head(ltx2_context *ctx, const ltx2_gemma_weights *w, float *h, float *logits) {
+/* The tied table on a device for generation's LM head (the encoder never needs it there): [V, D]
+ * in the weights' dtype, filled from the mapped file LM_HEAD_CHUNK rows at a time through host f32. */
+#define LM_HEAD_CHUNK 4096
+
+typedef struct lm_table {
+    ltx2_bpool *pool;
+    ltx2_tensor t; /* data NULL: the CPU's mapped table is used */
+} lm_table;
+
+static ltx2_status lm_table_upload(ltx2_context *ctx, const ltx2_gemma_weights *w, lm_table *lt) {
+    if (w->be->device == LTX2_DEVICE_CPU) return LTX2_OK;
+    const int64_t D = w->cfg.hidden, V = w->cfg.vocab, s[2] = {V, D};
+    LTX2_TRY(ltx2_bpool_create(ctx, w->be, &lt->pool));
+    LTX2_TRY(ltx2_bpool_tensor(ctx, lt->pool, w->dtype, 2, s, &lt->t));
+    float *host = malloc((size_t)(LM_HEAD_CHUNK * D) * sizeof *host);
+    if (!host) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma LM head: %d rows", LM_HEAD_CHUNK);
+    const size_t src_row = (size_t)D * ltx2_dtype_size(w->embed->dtype), dst_row = (size_t)D * ltx2_dtype_size(w->dtype);
+    ltx2_status st = LTX2_OK;
+    for (int64_t r0 = 0; st == LTX2_OK && r0 < V; r0 += LM_HEAD_CHUNK) {
+        const int64_t n = V - r0 < LM_HEAD_CHUNK ? V - r0 : LM_HEAD_CHUNK, cs[2] = {n, D};
+        st = ltx2_convert(ctx, host, LTX2_F32, (const uint8_t *)w->embed->data + (size_t)r0 * src_row, w->embed->dtype,
+                          (size_t)(n * D));
+        ltx2_tensor rows = ltx2_tensor_make((char *)lt->t.data + (size_t)r0 * dst_row, w->dtype, 2, cs);
+        rows.device = lt->t.device;
+        if (st == LTX2_OK) st = ltx2_backend_from_host_f32(ctx, w->be, host, &rows);
+    }
+    free(host);
+    return st;
+}
+
+/* lm_head: one GEMM, on the CPU backend with the mapped tied table in its own dtype (the CPU GEMM
+ * widens bf16 weights exactly), or on the weights' device with lt's copy. h [D] -> logits [V]. */
+static ltx2_status lm_head_on(ltx2_context *ctx, const ltx2_gemma_weights *w, const lm_table *lt, float *h,
+                              float *logits) {
     const int64_t D = w->cfg.hidden, V = w->cfg.vocab;
+    if (lt && lt->t.data) {
+        const size_t mark = ltx2_bpool_mark(lt->pool);
+        const int64_t hs[2] = {1, D}, ls[2] = {1, V};
+        ltx2_tensor x, y;
+        ltx2_status st = ltx2_bpool_upload_f32(ctx, lt->pool, h, w->dtype, 2, hs, &x);
+        if (st == LTX2_OK) st = ltx2_bpool_tensor(ctx, lt->pool, w->dtype, 2, ls, &y);
+        if (st == LTX2_OK) st = ltx2_backend_gemm(w->be, ctx, &x, &lt->t, LTX2_B_NK, NULL, &y);
+        if (st == LTX2_OK) st = ltx2_backend_to_host_f32(ctx, w->be, &y, logits);
+        ltx2_bpool_release(lt->pool, mark);
+        return st;
+    }
     int64_t es[2] = {V, D}, hs[2] = {1, D}, ls[2] = {1, V};
     const ltx2_tensor E = ltx2_tensor_make((void *)w->embed->data, w->embed->dtype, 2, es);
     const ltx2_tensor x = ltx2_tensor_make(h, LTX2_F32, 2, hs);
     ltx2_tensor y = ltx2_tensor_make(logits, LTX2_F32, 2, ls);
     return ltx2_backend_gemm(ltx2_backend_cpu(), ctx, &x, &E, LTX2_B_NK, NULL, &y);
+}
+
+static ltx2_status lm_head(ltx2_context *ctx, const ltx2_gemma_weights *w, float *h, float *logits) {
+    return lm_head_on(ctx, w, NULL, h, logits);
 }
 
 ltx2_status ltx2_gemma_logits_last(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
@@ -198,6 +244,8 @@ ltx2_status ltx2_gemma_generate(ltx2_context *ctx, const ltx2_gemma_weights *w, 
         ids[i] = i < pad ? p->pad_id : prompt[i - pad];
     }
     if (st == LTX2_OK) st = ltx2_gemma_kv_create(ctx, w, n0 + p->max_new_tokens, &kv);
+    lm_table lt = {0};
+    if (st == LTX2_OK) st = lm_table_upload(ctx, w, &lt);
     ltx2_gemma_last_row lr = {w->be, w->cfg.layers, n0, D, h};
     if (st == LTX2_OK)
         st = ltx2_gemma_forward_kv_images(ctx, w, kv, ids, mask, pos, n0, p->images, ltx2_gemma_keep_last, &lr);
@@ -205,7 +253,7 @@ ltx2_status ltx2_gemma_generate(ltx2_context *ctx, const ltx2_gemma_weights *w, 
     double last_log = t0;
     for (int64_t t = 0; st == LTX2_OK; t++) {
         int32_t tok = 0;
-        st = lm_head(ctx, w, h, logits);
+        st = lm_head_on(ctx, w, &lt, h, logits);
         if (st == LTX2_OK) st = ltx2_gemma_next_token(ctx, &p->sampling, logits, V, t, probs, &tok);
         if (st != LTX2_OK) break;
         out[t] = tok;
@@ -229,6 +277,7 @@ ltx2_status ltx2_gemma_generate(ltx2_context *ctx, const ltx2_gemma_weights *w, 
         st = ltx2_gemma_forward_kv(ctx, w, kv, &tok, &one, &at, 1, ltx2_gemma_keep_last, &lr);
     }
     ltx2_gemma_kv_free(kv);
+    ltx2_bpool_free(lt.pool);
     free(ids), free(mask), free(pos), free(logits), free(probs), free(h);
     return st;
 }

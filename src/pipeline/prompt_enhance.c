@@ -75,9 +75,12 @@ static ltx2_status check_memory(ltx2_context *ctx, const char *dir, const ltx2_b
     LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
     ltx2_gemma_config gc;
     LTX2_TRY(ltx2_gemma_config_load(ctx, dir, &gc));
+    /* + the tied table for the LM head on the device (the encoder keeps it on the host) */
     const uint64_t need = ltx2_gemma_device_bytes(&gc, 1, tokens, fp8) +
-                          ltx2_gemma_kv_bytes(&gc, tokens, ltx2_dtype_size(dt)) + LTX2_MEM_RUNTIME_BYTES;
-    LTX2_LOGI(ctx, "enhance memory: %.2f GiB needed (%lld-token K/V cache included), %.2f GiB free",
+                          ltx2_gemma_kv_bytes(&gc, tokens, ltx2_dtype_size(dt)) +
+                          (uint64_t)(gc.vocab * gc.hidden) * ltx2_dtype_size(dt) + LTX2_MEM_RUNTIME_BYTES;
+    LTX2_LOGI(ctx, "enhance memory: %.2f GiB needed (%lld-token K/V cache and the LM head's table included), "
+              "%.2f GiB free",
               (double)need / (1 << 30), (long long)tokens, (double)free_b / (1 << 30));
     if (need > free_b)
         return LTX2_ERROR(ctx, LTX2_ERR_OOM,

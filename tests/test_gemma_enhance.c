@@ -57,13 +57,6 @@ static char *text_of(const ltx2_st_file *f, const char *name) {
     return s;
 }
 
-/* An F32 golden vector copied out (the file packs tensors without alignment); NULL for NULL. */
-static float *f32_of(const ltx2_st_tensor *t) {
-    float *v = t ? malloc((size_t)t->shape[0] * sizeof *v) : NULL;
-    if (v) memcpy(v, t->data, (size_t)t->shape[0] * sizeof *v);
-    return v;
-}
-
 static int64_t i64_at(const ltx2_st_tensor *t, int64_t i) {
     int64_t a;
     memcpy(&a, (const char *)t->data + 8 * i, 8);
@@ -110,19 +103,22 @@ static int cmp_float(const void *x, const void *y) {
 static void check_warps(const ltx2_st_file *f) {
     int n_cases = 0;
     for (int i = 0;; i++, n_cases++) {
-        char name[64];
+        /* the file packs tensors without alignment: the F32 vectors are read out as copies */
+        char name[64], pname[64];
         snprintf(name, sizeof name, "warp.%d.logits", i);
         const ltx2_st_tensor *lt = ltx2_st_find(f, name);
         if (!lt) break;
-        snprintf(name, sizeof name, "warp.%d.probs", i);
-        const ltx2_st_tensor *pt = ltx2_st_find(f, name);
+        float *lg = ltx2_st_read_f32(g_ctx, f, name, NULL);
+        snprintf(pname, sizeof pname, "warp.%d.probs", i);
+        const ltx2_st_tensor *pt = ltx2_st_find(f, pname);
+        float *want = ltx2_st_read_f32(g_ctx, f, pname, NULL);
         snprintf(name, sizeof name, "warp.%d.params", i);
         const ltx2_st_tensor *qt = ltx2_st_find(f, name);
         double q[3] = {1.0, 0.0, 1.0};
         if (qt) memcpy(q, qt->data, sizeof q);
         const int64_t V = lt->shape[0];
         const ltx2_gemma_sampling s = {true, (float)q[0], (int64_t)q[1], (float)q[2], 0};
-        float *p = malloc((size_t)V * sizeof *p), *lg = f32_of(lt), *want = f32_of(pt);
+        float *p = malloc((size_t)V * sizeof *p);
         const bool ok = pt && qt && p && lg && want && ltx2_gemma_warp(g_ctx, &s, lg, V, p) == LTX2_OK;
         CHECK(ok, "warp %d: %s", i, ltx2_last_error(g_ctx));
         /* torch.sort is not stable on long rows: among tokens tied at the top-p cut, which ones it
@@ -167,7 +163,8 @@ static void check_draws(const ltx2_st_file *f) {
     const ltx2_gemma_sampling greedy = {false, 1.0f, 0, 1.0f, 0};
     float *p = malloc((size_t)V * sizeof *p), *want = malloc((size_t)V * sizeof *want);
     int64_t *count = calloc((size_t)V, sizeof *count);
-    float *lg = f32_of(lt), *lg_untied = f32_of(untied);
+    float *lg = ltx2_st_read_f32(g_ctx, f, "warp.13.logits", NULL);
+    float *lg_untied = ltx2_st_read_f32(g_ctx, f, "warp.5.logits", NULL);
     bool ok = p && want && count && lg && lg_untied && ltx2_gemma_warp(g_ctx, &s, lg, V, want) == LTX2_OK;
     int32_t t0 = -1, t1 = -2, best = -3, top = -4;
     for (int64_t d = 0; ok && d < GEN_DRAWS; d++) {

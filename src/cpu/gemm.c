@@ -341,11 +341,10 @@ static void gemm_few_rows(int64_t M, int64_t N, int64_t K, float alpha, const fl
                 const int64_t kc = K - pc < LTX2_GEMM_KC ? K - pc : LTX2_GEMM_KC;
                 float acc[GEMM_FEW_COLS] = {0};
                 few_panel(a, B, bf, nk, ldb, pc, pc + kc, j0, nj, acc);
+                /* one row: store_tile reads acc[0, nj) alone */
                 const tile_out o = {.C = C + i * ldc + j0, .ldc = ldc, .mr = 1, .nr = nj, .alpha = alpha,
                                     .beta = beta, .bias = bias ? bias + j0 : NULL, .first = pc == 0};
-                float tile[NR];
-                memcpy(tile, acc, (size_t)nj * sizeof(float));
-                store_tile(tile, &o);
+                store_tile(acc, &o);
             }
         }
     }

@@ -74,6 +74,11 @@ ltx2_status ltx2_gemma_weights_load_on(ltx2_context *ctx, const ltx2_backend *be
  * weights' e4m3 rounding the only numeric change. No reference has an fp8 Gemma: this is ours. */
 ltx2_status ltx2_gemma_weights_load_fp8_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const char *dir,
                                            ltx2_gemma_weights **out);
+/* A Gemma3RMSNorm gain t on be made the plain RMSNorm weight 1 + w, in fp32 as the reference
+ * computes it, then back in t's dtype; tmp holds numel(t) floats. (The language model's norms and
+ * the vision projector's.) */
+ltx2_status ltx2_gemma_norm_one_plus(ltx2_context *ctx, const ltx2_backend *be, ltx2_tensor *t, float *tmp);
+
 /* Seeded normal weights (times scale; norms and embeddings too) for cfg on the CPU in f32, no
  * file: for benches at real shapes. */
 ltx2_status ltx2_gemma_weights_random(ltx2_context *ctx, const ltx2_gemma_config *cfg, uint64_t seed, float scale,

@@ -78,10 +78,6 @@ static ltx2_status lm_head_on(ltx2_context *ctx, const ltx2_gemma_weights *w, co
     return ltx2_backend_gemm(ltx2_backend_cpu(), ctx, &x, &E, LTX2_B_NK, NULL, &y);
 }
 
-static ltx2_status lm_head(ltx2_context *ctx, const ltx2_gemma_weights *w, float *h, float *logits) {
-    return lm_head_on(ctx, w, NULL, h, logits);
-}
-
 ltx2_status ltx2_gemma_logits_last(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                    const uint8_t *mask_in, const int64_t *positions, int64_t S, float *logits) {
     if (!w || !ids || !logits || S <= 0)
@@ -97,7 +93,7 @@ ltx2_status ltx2_gemma_logits_last(ltx2_context *ctx, const ltx2_gemma_weights *
         ltx2_gemma_last_row lr = {w->be, w->cfg.layers, S, D, h};
         st = ltx2_gemma_forward_pos(ctx, w, ids, mask, positions, 1, S, ltx2_gemma_keep_last, &lr);
     }
-    if (st == LTX2_OK) st = lm_head(ctx, w, h, logits);
+    if (st == LTX2_OK) st = lm_head_on(ctx, w, NULL, h, logits);
     free(mask);
     free(h);
     return st;

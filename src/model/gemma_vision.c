@@ -153,14 +153,11 @@ static ltx2_status load_patch(ltx2_context *ctx, ltx2_gemma_vision_weights *w, c
     return st;
 }
 
-/* mm_soft_emb_norm's (1 + w), in fp32 as Gemma3RMSNorm computes it. */
+/* mm_soft_emb_norm's (1 + w), as the language model's norms. */
 static ltx2_status one_plus(ltx2_context *ctx, ltx2_gemma_vision_weights *w) {
-    const int64_t n = w->cfg.hidden;
-    float *tmp = malloc((size_t)n * sizeof *tmp);
+    float *tmp = malloc((size_t)w->cfg.hidden * sizeof *tmp);
     if (!tmp) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "vision norm");
-    ltx2_status st = ltx2_backend_to_host_f32(ctx, w->be, &w->mm_norm, tmp);
-    for (int64_t i = 0; i < n; i++) tmp[i] += 1.0f;
-    if (st == LTX2_OK) st = ltx2_backend_from_host_f32(ctx, w->be, tmp, &w->mm_norm);
+    const ltx2_status st = ltx2_gemma_norm_one_plus(ctx, w->be, &w->mm_norm, tmp);
     free(tmp);
     return st;
 }

@@ -53,8 +53,7 @@ static void build_table(ltx2_wtable *t, ltx2_gemma_weights *w) {
     ltx2_wtable_add(t, "norm.weight", 1, D, 0, &w->final_norm);
 }
 
-/* w <- 1 + w (fp32 on the host, then back in the store's dtype). */
-static ltx2_status one_plus(ltx2_context *ctx, const ltx2_backend *be, ltx2_tensor *t, float *tmp) {
+ltx2_status ltx2_gemma_norm_one_plus(ltx2_context *ctx, const ltx2_backend *be, ltx2_tensor *t, float *tmp) {
     LTX2_TRY(ltx2_backend_to_host_f32(ctx, be, t, tmp));
     const int64_t n = ltx2_tensor_numel(t);
     for (int64_t i = 0; i < n; i++) tmp[i] = 1.0f + tmp[i];
@@ -65,13 +64,13 @@ static ltx2_status apply_one_plus(ltx2_context *ctx, ltx2_gemma_weights *w) {
     const int64_t cap = w->cfg.hidden > w->cfg.head_dim ? w->cfg.hidden : w->cfg.head_dim;
     float *tmp = malloc((size_t)cap * sizeof(float));
     if (!tmp) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma norms");
-    ltx2_status st = one_plus(ctx, w->be, &w->final_norm, tmp);
+    ltx2_status st = ltx2_gemma_norm_one_plus(ctx, w->be, &w->final_norm, tmp);
     for (int64_t i = 0; st == LTX2_OK && i < w->cfg.layers; i++) {
         ltx2_gemma_layer_w *L = &w->layers[i];
         ltx2_tensor *norms[] = {&L->in_norm, &L->post_attn_norm, &L->pre_ff_norm, &L->post_ff_norm, &L->q_norm,
                                 &L->k_norm};
         for (size_t k = 0; st == LTX2_OK && k < sizeof norms / sizeof norms[0]; k++)
-            st = one_plus(ctx, w->be, norms[k], tmp);
+            st = ltx2_gemma_norm_one_plus(ctx, w->be, norms[k], tmp);
     }
     free(tmp);
     return st;

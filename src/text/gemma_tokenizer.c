@@ -155,18 +155,30 @@ void ltx2_gemma_tokenizer_free(ltx2_gemma_tokenizer *tok) {
     free(tok);
 }
 
+/* text (NUL-terminated; `what` names it in messages) checked to be UTF-8, stripped as Python's
+ * str.strip when strip, and its ids appended to list, each checked against the vocabulary. */
+static ltx2_status encode_valid(ltx2_context *ctx, const ltx2_gemma_tokenizer *tok, const char *what, const char *text,
+                                bool strip, id_list *list) {
+    const size_t n = strlen(text), bad = ltx2_utf8_invalid_at(text, n);
+    if (bad != n)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s is not valid UTF-8: byte %zu (0x%02x) of %zu", what, bad,
+                          (unsigned)(unsigned char)text[bad], n);
+    size_t b = 0, e = n;
+    if (strip) ltx2_text_strip(text, n, &b, &e);
+    const size_t first = list->n;
+    LTX2_TRY(encode_text(ctx, tok, text + b, e - b, list));
+    for (size_t i = first; i < list->n; i++)
+        if (list->v[i] < 0 || list->v[i] >= tok->vocab)
+            return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "tokenizer %s returned id %d outside its %lld pieces", tok->path,
+                              list->v[i], (long long)tok->vocab);
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_gemma_tokenize(ltx2_context *ctx, const ltx2_gemma_tokenizer *tok, const char *prompt, int64_t len,
                                 int32_t *ids, uint8_t *mask, ltx2_gemma_tokens *info) {
     if (len < 1) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "tokenize: length %lld < 1", (long long)len);
-    const size_t n = strlen(prompt);
-    const size_t bad = ltx2_utf8_invalid_at(prompt, n);
-    if (bad != n)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "prompt is not valid UTF-8: byte %zu (0x%02x) of %zu", bad,
-                          (unsigned)(unsigned char)prompt[bad], n);
-    size_t b, e;
-    ltx2_text_strip(prompt, n, &b, &e);
     id_list list = {0};
-    const ltx2_status st = encode_text(ctx, tok, prompt + b, e - b, &list);
+    const ltx2_status st = encode_valid(ctx, tok, "prompt", prompt, true, &list);
     if (st != LTX2_OK) {
         free(list.v);
         return st;
@@ -180,12 +192,6 @@ ltx2_status ltx2_gemma_tokenize(ltx2_context *ctx, const ltx2_gemma_tokenizer *t
     ids[pad] = tok->bos;
     mask[pad] = 1;
     for (size_t i = 0; i < keep; i++) {
-        if (pieces[i] < 0 || pieces[i] >= tok->vocab) {
-            const int32_t bad_id = pieces[i];
-            free(pieces);
-            return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "tokenizer %s returned id %d outside its %lld pieces", tok->path,
-                              bad_id, (long long)tok->vocab);
-        }
         ids[pad + 1 + (int64_t)i] = pieces[i];
         mask[pad + 1 + (int64_t)i] = 1;
     }
@@ -199,25 +205,14 @@ ltx2_status ltx2_gemma_tokenize(ltx2_context *ctx, const ltx2_gemma_tokenizer *t
 ltx2_status ltx2_gemma_encode(ltx2_context *ctx, const ltx2_gemma_tokenizer *tok, const char *text, int32_t **ids,
                               int64_t *n) {
     *ids = NULL, *n = 0;
-    const size_t len = strlen(text), bad = ltx2_utf8_invalid_at(text, len);
-    if (bad != len)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "text is not valid UTF-8: byte %zu (0x%02x) of %zu", bad,
-                          (unsigned)(unsigned char)text[bad], len);
     id_list list = {0};
     ltx2_status st = LTX2_OK;
     if (id_list_push(&list, &tok->bos, 1)) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "tokenizer: out of memory");
-    if (st == LTX2_OK) st = encode_text(ctx, tok, text, len, &list);
+    if (st == LTX2_OK) st = encode_valid(ctx, tok, "text", text, false, &list);
     if (st != LTX2_OK) {
         free(list.v);
         return st;
     }
-    for (size_t i = 0; i < list.n; i++)
-        if (list.v[i] < 0 || list.v[i] >= tok->vocab) {
-            const int32_t bad_id = list.v[i];
-            free(list.v);
-            return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "tokenizer %s returned id %d outside its %lld pieces", tok->path,
-                              bad_id, (long long)tok->vocab);
-        }
     *ids = list.v;
     *n = (int64_t)list.n;
     return LTX2_OK;

@@ -231,9 +231,40 @@ expect_refusal "distilled on dev" "name says dev" --pipeline distilled --checkpo
 # a distilled file name picks the distilled pipeline, and says why
 expect_refusal "distilled by name, no upsampler" "the checkpoint's name says distilled" \
     --checkpoint-path "$tmp/ltx-2-19b-distilled.safetensors" --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" -o o.mp4
-# a temporal upsampler passes the flag checks and is refused by the library before the DiT loads
-expect_refusal "temporal upsampler" "spatial x2" --pipeline distilled "${dsmall[@]}" \
-    --spatial-upsampler-path "$src/weights/tiny/ltx2-tiny-upsampler-temporal-x2.safetensors" --wav a.wav
+# the other upsamplers (#14 item 2): the sizes and frames their stage 1 needs, checked before any work,
+# then a run of each with its outputs at the final size
+ups_t="$src/weights/tiny/ltx2-tiny-upsampler-temporal-x2.safetensors"
+ups_15="$src/weights/tiny/ltx2-tiny-upsampler-spatial-x1.5.safetensors"
+expect_refusal "temporal upsampler, 9 frames" "16k + 1" --pipeline distilled "${dsmall[@]}" \
+    --spatial-upsampler-path "$ups_t" --wav a.wav
+expect_refusal "temporal upsampler, image on an odd frame" "even frame" --pipeline distilled --height 64 --width 96 \
+    --frames 17 --spatial-upsampler-path "$ups_t" --image "$src/tests/golden/data/i2v_image.png" 3 1 --wav a.wav
+expect_refusal "x1.5 upsampler, 128x128" "multiples of 96" --pipeline distilled "${dsmall[@]}" \
+    --spatial-upsampler-path "$ups_15" --wav a.wav
+png_size() { # width x height from a PNG's IHDR
+    od -An -tu1 -j16 -N8 "$1" | awk '{ printf "%dx%d", $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8 }'
+}
+scales="$tmp/scales"
+mkdir -p "$scales"
+if (cd "$scales" && "$bin" generate --pipeline distilled --spatial-upsampler-path "$ups_t" --height 64 --width 96 \
+        --frames 17 --threads 2 --image "$src/tests/golden/data/i2v_image.png" 16 0.8 --png-dir t --wav t.wav \
+        >"$tmp/stdout" 2>"$tmp/stderr"); then
+    grep -q "^latent upsampler: temporal x2: stage 1 at 96x64x9 @ 12 fps" "$tmp/stdout" && ok ||
+        bad "the temporal upsampler's line: $(grep upsampler "$tmp/stdout")"
+    [ "$(ls "$scales/t" | grep -c '^frame_.*\.png$')" -eq 17 ] && ok || bad "expected 17 PNG frames (temporal x2)"
+    [ "$(png_size "$scales/t/$(ls "$scales/t" | head -1)")" = 96x64 ] && ok || bad "temporal x2 frames are not 96x64"
+else
+    bad "generate with the temporal upsampler failed"; cat "$tmp/stderr"
+fi
+if (cd "$scales" && "$bin" generate --pipeline distilled --spatial-upsampler-path "$ups_15" --height 96 --width 192 \
+        --frames 9 --threads 2 --png-dir s --wav s.wav >"$tmp/stdout" 2>"$tmp/stderr"); then
+    grep -q "^latent upsampler: spatial x1.5: stage 1 at 128x64x9 @ 24 fps" "$tmp/stdout" && ok ||
+        bad "the x1.5 upsampler's line: $(grep upsampler "$tmp/stdout")"
+    [ "$(png_size "$scales/s/$(ls "$scales/s" | head -1)")" = 192x96 ] && ok || bad "x1.5 frames are not 192x96"
+    head -c 4 "$scales/s.wav" | grep -q RIFF && ok || bad "x1.5 s.wav is not a RIFF file"
+else
+    bad "generate with the x1.5 upsampler failed"; cat "$tmp/stderr"
+fi
 dist="$tmp/distilled"
 mkdir -p "$dist"
 if (cd "$dist" && "$bin" generate --distilled-checkpoint-path "$src/weights/tiny/ltx2-tiny-2.3.safetensors" \

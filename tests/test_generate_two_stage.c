@@ -2,7 +2,9 @@
  * upsampler, the golden's four noise draws fed back as --noise), for LTX-2.0 and LTX-2.3:
  * - distilled: tests/golden/gen_distilled_golden.py (DistilledPipeline's steps);
  * - two-stage: tests/golden/gen_two_stage_golden.py (TI2VidTwoStagesPipeline's steps: guided stage 1
- *   with a user LoRA, stage 2 with it and the distilled LoRA).
+ *   with a user LoRA, stage 2 with it and the distilled LoRA);
+ * - the x1.5 and temporal x2 upsamplers: tests/golden/gen_upsampler_scales_golden.py (the distilled
+ *   steps on the stage-1 clip two_stage_clip.h defines; the temporal one with two images).
  * Each checks stage 1's final latent, the upsampled latent, the final latents, the decoded video
  * and the waveform. Also: Philox's stage-2 streams, the timings, and every refusal before heavy
  * work. */
@@ -129,6 +131,66 @@ static void check_version(ltx2_context *ctx, const char *v, ltx2_generate_pipeli
     ltx2_st_close(f);
 }
 
+/* The other latent upsamplers (tests/golden/gen_upsampler_scales_golden.py, the distilled steps):
+ * x1.5 with stage 1 at two thirds of 192x96x9; temporal x2 with stage 1 at 96x64x9 @ 12 fps for
+ * 96x64x17 @ 24 and an image at frame 0 and a keyframe at frame 16 (stage 1's 8). */
+#define SCALE_IMAGE LTX2_SOURCE_DIR "/tests/golden/data/i2v_image.png"
+static void check_scale(ltx2_context *ctx, const char *v, bool temporal) {
+    char ckpt[1024], gold[1024], dump[] = "/tmp/ltx2_ups_scale_XXXXXX", what[48];
+    snprintf(ckpt, sizeof ckpt, "%s/ltx2-tiny-%s.safetensors", TINY_DIR, v);
+    snprintf(gold, sizeof gold, "%s/tests/golden/data/upsampler_%s_%s.safetensors", LTX2_SOURCE_DIR,
+             temporal ? "temporal" : "x1.5", v);
+    snprintf(what, sizeof what, "%s %s upsampler", v, temporal ? "temporal" : "x1.5");
+    ltx2_st_file *f = NULL;
+    if (ltx2_st_open(ctx, gold, &f) != LTX2_OK) {
+        CHECK(0, "open %s: %s", gold, ltx2_last_error(ctx));
+        return;
+    }
+    CHECK(mkdtemp(dump) != NULL, "mkdtemp");
+    /* gen_upsampler_scales_golden.py's image settings (CRF 0: no H.264 round trip) */
+    const ltx2_image_cond img[2] = {{SCALE_IMAGE, 0, 0.9, 0}, {SCALE_IMAGE, 16, 0.7, 0}};
+    ltx2_generate_params p;
+    base_params(&p, ckpt);
+    p.spatial_upsampler = temporal ? TINY_DIR "/ltx2-tiny-upsampler-temporal-x2.safetensors"
+                                   : TINY_DIR "/ltx2-tiny-upsampler-spatial-x1.5.safetensors";
+    p.height = temporal ? 64 : 96;
+    p.width = temporal ? 96 : 192;
+    p.frames = temporal ? 17 : 9;
+    if (temporal) {
+        p.images = img;
+        p.n_images = 2;
+    }
+    p.noise = gold;
+    p.dump_dir = dump;
+    ltx2_generate_result r;
+    const ltx2_status st = ltx2_generate(ctx, &p, &r);
+    CHECK(st == LTX2_OK, "%s: generate: %s", what, ltx2_last_error(ctx));
+    if (st == LTX2_OK) {
+        const int64_t *ls = r.video_latent_shape, want[3] = {temporal ? 3 : 2, temporal ? 2 : 3, temporal ? 3 : 6};
+        CHECK(ls[1] == want[0] && ls[2] == want[1] && ls[3] == want[2], "%s: final video latent grid %lldx%lldx%lld",
+              what, (long long)ls[1], (long long)ls[2], (long long)ls[3]);
+        CHECK(r.frames == p.frames && r.height == p.height && r.width == p.width && r.fps == p.fps,
+              "%s: video %lldx%lldx%lld @ %g", what, (long long)r.frames, (long long)r.height, (long long)r.width,
+              r.fps);
+        pg_check_dump(ctx, f, what, dump, "stage_1_step_007_video", "stage_1_video_latent", 8, TWO_STAGE_REL_L2_TOL);
+        pg_check_dump(ctx, f, what, dump, "upsampled_video_latent", "upsampled_video_latent", 8, TWO_STAGE_REL_L2_TOL);
+        pg_check_cl(f, what, "video_latent", r.video_latent, ls[4], TWO_STAGE_REL_L2_TOL);
+        pg_check_audio_latent(f, what, &r, TWO_STAGE_REL_L2_TOL);
+        const int64_t nw = r.audio_channels * r.audio_samples;
+        const float *gw = golden_tensor(f, "waveform", nw);
+        CHECK(gw != NULL && r.audio, "%s: golden waveform (%lld x %lld)", what, (long long)r.audio_channels,
+              (long long)r.audio_samples);
+        if (gw && r.audio) {
+            const double e = test_rel_l2(r.audio, gw, nw);
+            CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: waveform rel-L2 %.3g", what, e);
+            printf("%s: waveform rel-L2 %.3g; pipeline %.2f s\n", what, e, r.timings.total);
+        }
+    }
+    ltx2_generate_result_free(&r);
+    rm_dir(dump);
+    ltx2_st_close(f);
+}
+
 /* Philox: stage 2 draws its own streams, so the same seed reproduces the run and another changes it;
  * the bf16 latents of ltx-pipelines' default run too. */
 static void check_philox(ltx2_context *ctx) {
@@ -172,10 +234,15 @@ static void check_refusals(ltx2_context *ctx) {
     pg_expect_refusal(ctx, &p, &(pg_refusal){"diffusers semantics", "ltx-core", LTX2_ERR_UNSUPPORTED});
     base_params(&p, ckpt);
     p.spatial_upsampler = TINY_DIR "/ltx2-tiny-upsampler-temporal-x2.safetensors";
-    pg_expect_refusal(ctx, &p, &(pg_refusal){"temporal upsampler", "spatial x2", LTX2_ERR_UNSUPPORTED});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"temporal upsampler, 9 frames", "16k + 1", LTX2_ERR_INVALID_ARG});
+    p.frames = 17;
+    const ltx2_image_cond odd = {LTX2_SOURCE_DIR "/tests/golden/data/i2v_image.png", 5, 1.0, 0};
+    p.images = &odd;
+    p.n_images = 1;
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"temporal upsampler, image on frame 5", "even frame", LTX2_ERR_INVALID_ARG});
     base_params(&p, ckpt);
     p.spatial_upsampler = TINY_DIR "/ltx2-tiny-upsampler-spatial-x1.5.safetensors";
-    pg_expect_refusal(ctx, &p, &(pg_refusal){"x1.5 upsampler", "spatial x2", LTX2_ERR_UNSUPPORTED});
+    pg_expect_refusal(ctx, &p, &(pg_refusal){"x1.5 upsampler, 128x128", "multiples of 96", LTX2_ERR_INVALID_ARG});
     base_params(&p, ckpt);
     p.spatial_upsampler = TINY_DIR "/no-such-upsampler.safetensors";
     pg_expect_refusal(ctx, &p, &(pg_refusal){"missing upsampler file", "no-such-upsampler", LTX2_ERR_IO});
@@ -277,6 +344,10 @@ int main(void) {
     check_version(ctx, "2.3", LTX2_PIPELINE_DISTILLED);
     check_version(ctx, "2.0", LTX2_PIPELINE_TWO_STAGE);
     check_version(ctx, "2.3", LTX2_PIPELINE_TWO_STAGE);
+    check_scale(ctx, "2.0", false);
+    check_scale(ctx, "2.3", false);
+    check_scale(ctx, "2.0", true);
+    check_scale(ctx, "2.3", true);
     check_philox(ctx);
     check_replay(ctx);
     check_refusals(ctx);

@@ -42,11 +42,10 @@
 #define TINY_FRAMES 25
 #define TINY_STEPS 4
 /* ltx-pipelines' two-stage and distilled parsers default to the stage-2 size
- * (PipelineParams.stage_2_height, stage_2_width), which must be a multiple of 64 (helpers.py
- * assert_resolution, two-stage). */
+ * (PipelineParams.stage_2_height, stage_2_width); the upsampler decides what it must be a multiple
+ * of (two_stage_clip.h: 64 for x2, as helpers.py assert_resolution(is_two_stage=True)). */
 #define TWO_STAGE_HEIGHT 1024
 #define TWO_STAGE_WIDTH 1536
-#define TWO_STAGE_MULTIPLE 64
 /* ltx-pipelines constants.py DEFAULT_LORA_STRENGTH; at most CLI_MAX_LORAS --lora per run. */
 #define DEFAULT_LORA_STRENGTH 1.0
 #define CLI_MAX_LORAS 16
@@ -604,16 +603,12 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                 p.height, p.width);
         return CLI_EXIT_BAD_INPUT;
     }
-    if (two_stages && (p.height % TWO_STAGE_MULTIPLE || p.width % TWO_STAGE_MULTIPLE)) {
-        fprintf(stderr, "ltx2 %s: the %s pipeline's --height and --width must be multiples of %d (stage 1 runs at half "
-                "of them), got %d x %d\n", CMD, distilled ? "distilled" : "two-stage", TWO_STAGE_MULTIPLE, p.height,
-                p.width);
-        return CLI_EXIT_BAD_INPUT;
-    }
     if ((p.frames - 1) % VIDEO_FACTOR_TIME) {
         fprintf(stderr, "ltx2 %s: --frames must be 8k+1 (1, 9, 17, ..., 121), got %d\n", CMD, p.frames);
         return CLI_EXIT_BAD_INPUT;
     }
+    ltx2_two_stage_clip clip = {0}; /* stage 1, from the latent upsampler's file */
+    if (two_stages && !cli_generate_two_stage_clip(ctx, &p, &clip)) return CLI_EXIT_BAD_INPUT;
     if (steps >= 0 && steps < 2) {
         fprintf(stderr, "ltx2 %s: --steps must be >= 2 (the stretched sigma schedule needs two), got %lld\n", CMD, steps);
         return CLI_EXIT_BAD_INPUT;
@@ -707,11 +702,14 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     printf("\n");
     static const char *const pipeline_desc[LTX2_PIPELINE_COUNT] = {
         "one-stage (%s)\n",
-        "distilled (%s): stage 1 at half the size on 8 fixed sigmas, x2 latent upsampler, stage 2 on 3; no guidance\n",
-        "two-stage (%s): stage 1 at half the size, guided; x2 latent upsampler; stage 2 with the distilled LoRA on 3 "
-        "sigmas, no guidance\n"};
+        "distilled (%s): stage 1 on 8 fixed sigmas, the latent upsampler, stage 2 on 3; no guidance\n",
+        "two-stage (%s): stage 1 guided; the latent upsampler; stage 2 with the distilled LoRA on 3 sigmas, no "
+        "guidance\n"};
     printf("pipeline: ");
     printf(pipeline_desc[p.pipeline], pipeline_why);
+    if (two_stages)
+        printf("latent upsampler: %s: stage 1 at %lldx%lldx%lld @ %g fps (%s)\n", clip.kind, (long long)clip.width,
+               (long long)clip.height, (long long)clip.frames, clip.fps, clip.what);
     for (int i = 0; i < p.n_loras; i++) printf("lora: %s (strength %g)\n", p.loras[i].path, p.loras[i].strength);
     for (int i = 0; i < p.n_images; i++)
         printf("image: %s at frame %d, strength %g, CRF %d\n", p.images[i].path, p.images[i].frame, p.images[i].strength,

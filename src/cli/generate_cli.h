@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "ltx2/ltx2.h"
+#include "pipeline/two_stage_clip.h"
 
 #define CLI_GENERATE_CMD "generate"
 /* Room for one path the command builds (the embedded model's files, the cache directory). */
@@ -28,6 +29,9 @@ bool cli_generate_pick_pipeline(int asked, bool distilled_ckpt, const char *ckpt
 
 /* The checks of generate_inputs.c: each prints why on stderr and returns false when refused. */
 /* rel under the executable's directory, its parent, or the source tree, into out. */
+/* Stage 1 of p's two-stage pipeline from its latent upsampler's config (two_stage_clip.h); false
+ * (said on stderr) when the file is no upsampler, or p's size, frames or image frames do not fit it. */
+bool cli_generate_two_stage_clip(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_two_stage_clip *clip);
 bool cli_generate_find_embedded(const char *rel, char *out, size_t cap);
 /* The directory that will hold path exists and is writable, and path is not a directory. */
 bool cli_generate_parent_writable(const char *flag, const char *path);

@@ -89,3 +89,16 @@ bool cli_generate_pick_pipeline(int asked, bool distilled_ckpt, const char *ckpt
     *why_out = why;
     return true;
 }
+
+bool cli_generate_two_stage_clip(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_two_stage_clip *clip) {
+    const char *path = ltx2_gen_upsampler_path(p);
+    ltx2_upsampler_config cfg;
+    ltx2_status st = ltx2_upsampler_read_config(ctx, path, &cfg);
+    if (st == LTX2_OK)
+        st = ltx2_two_stage_clip_make(ctx, &cfg, p->frames, p->height, p->width, p->fps, p->images, p->n_images, clip);
+    if (st != LTX2_OK) {
+        fprintf(stderr, "ltx2 %s: latent upsampler %s: %s\n", CLI_GENERATE_CMD, path, ltx2_last_error(ctx));
+        return false;
+    }
+    return true;
+}

@@ -42,9 +42,6 @@
  * (scheduler.h ltx2_sched_distilled holds the values). */
 #define GEN_DISTILLED_STEPS_1 8
 #define GEN_DISTILLED_STEPS_2 3
-/* helpers.py assert_resolution(is_two_stage=True): stage 1 runs at half the size, which must stay
- * a multiple of the VAE's 32 px. */
-#define GEN_TWO_STAGE_MULTIPLE 64
 /* Tile overlaps used when tiled decoding is asked for: the smallest legal ones (one VAE factor)
  * below a tile of two factors, else ltx-core's usual 64 px / 24 frames. */
 #define GEN_TILE_OVERLAP_PX 64
@@ -215,10 +212,6 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the distilled pipeline runs its fixed sigmas (%d + "
                               "%d steps): steps cannot be set (got %d)", GEN_DISTILLED_STEPS_1, GEN_DISTILLED_STEPS_2,
                               p->steps);
-        if (p->height % GEN_TWO_STAGE_MULTIPLE || p->width % GEN_TWO_STAGE_MULTIPLE)
-            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: the %s pipeline's size %dx%d (width x height) "
-                              "must be multiples of %d: stage 1 runs at half of it", pl, p->width, p->height,
-                              GEN_TWO_STAGE_MULTIPLE);
         if (p->semantics != LTX2_GENERATE_SEM_LTX_CORE)
             return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: the %s pipeline follows ltx-pipelines "
                               "(--semantics ltx-core); the diffusers and MaxDiffusion semantics run one stage", pl);
@@ -405,6 +398,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     const bool distilled = p->pipeline == LTX2_PIPELINE_DISTILLED; /* stage 1 unguided on fixed sigmas */
     const int n_stages = two_stage ? 2 : 1;
     ltx2_upsampler *ups = NULL;
+    ltx2_two_stage_clip clip = {0}; /* stage 1's clip, when there are two */
     ltx2_lora_set *loras1 = NULL, *loras2 = NULL; /* stage 1's (the user's); stage 2's (+ the distilled one) */
     ltx2_lora_spec *specs2 = NULL;
     ltx2_cond_image *imgs = NULL; /* the images, decoded and pre-processed once for every stage */
@@ -463,7 +457,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         }
         if (st != LTX2_OK) goto done;
     }
-    if (two_stage && (st = ltx2_gen_load_upsampler(ctx, ltx2_gen_upsampler_path(p), &ups)) != LTX2_OK) goto done;
+    if (two_stage && (st = ltx2_gen_load_upsampler(ctx, p, &ups, &clip)) != LTX2_OK) goto done;
     if (p->n_images) {
         if (dist) {
             st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: image conditioning across ranks is not written yet "
@@ -525,15 +519,24 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
 
     /* ---- geometry of each stage, rules: everything that can refuse, before any compute ---- */
     const ltx2_video_decoder *vd = m->vdec;
-    for (int s = 0; s < n_stages; s++) {
-        const int div = s + 1 < n_stages ? 2 : 1; /* the first of two stages runs at half the size */
-        if ((st = ltx2_pipe_geometry_make(ctx, p->frames, p->height / div, p->width / div, p->fps, vd->time_factor,
+    for (int s = 0; s < n_stages; s++) { /* the first of two stages runs on the upsampler's source clip */
+        const bool first = s + 1 < n_stages;
+        gen_stage *g = &stage[s];
+        g->frames = first ? clip.frames : p->frames;
+        g->height = first ? clip.height : p->height;
+        g->width = first ? clip.width : p->width;
+        g->fps = first ? clip.fps : p->fps;
+        g->frame_div = first ? clip.frame_div : 1;
+        if ((st = ltx2_pipe_geometry_make(ctx, g->frames, g->height, g->width, g->fps, vd->time_factor,
                                           vd->space_factor, vd->cfg.latent_channels, m->adec->cfg.z_channels,
-                                          m->dit->cfg.audio_in_channels, &stage[s].g)) != LTX2_OK)
+                                          m->dit->cfg.audio_in_channels, &g->g)) != LTX2_OK)
             goto done;
-        stage[s].dump_prefix = two_stage ? (s ? "stage_2_" : "stage_1_") : "";
-        stage[s].height = p->height / div;
-        stage[s].width = p->width / div;
+        g->dump_prefix = two_stage ? (s ? "stage_2_" : "stage_1_") : "";
+    }
+    for (int s = 0; s + 1 < n_stages; s++) { /* every stage's audio spans the final clip */
+        stage[s].g.at = stage[n_stages - 1].g.at;
+    }
+    for (int s = 0; s < n_stages; s++) {
         stage[s].gr = stage[s].g;
         stage[s].gr.video_tokens += ltx2_video_cond_extra_tokens(cond.imgs, cond.n, &stage[s].g);
     }
@@ -613,12 +616,14 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if (two_stage) {
         int n2 = 0;
         const float *s2 = inj_sigmas[1] ? inj_sigmas[1] : ltx2_sched_distilled(LTX2_DISTILLED_STAGE2, &n2);
-        LTX2_LOGI(ctx, "generate: pipeline %s: stage 1 at %dx%d on %d %s; x2 latent upsampler; stage 2 at %dx%d%s "
-                  "re-noised to sigma %.6g, %d sigmas, no guidance", pipeline_name(p->pipeline), p->width / 2,
-                  p->height / 2, steps1,
+        LTX2_LOGI(ctx, "generate: pipeline %s: stage 1 at %lldx%lldx%lld @ %g fps (%s) on %d %s; %s latent "
+                  "upsampler; stage 2 at %dx%dx%d%s re-noised to sigma %.6g, %d sigmas, no guidance",
+                  pipeline_name(p->pipeline), (long long)clip.width, (long long)clip.height, (long long)clip.frames,
+                  clip.fps, clip.what, steps1,
                   inj_sigmas[0] ? (distilled ? "injected sigmas, no guidance" : "injected sigmas, guided")
                                 : (distilled ? "distilled sigmas, no guidance" : "scheduler sigmas, guided"),
-                  p->width, p->height, distilled ? "" : " with the distilled LoRA", (double)s2[0], steps2);
+                  clip.kind, p->width, p->height, p->frames, distilled ? "" : " with the distilled LoRA", (double)s2[0],
+                  steps2);
     }
     if (ltx2_gen_fp8_weights(p))
         LTX2_LOGI(ctx, "generate: fp8 DiT weights: %zu scaled fp8 Linears run as fp8 GEMMs (ltx-core's fp8_scaled_mm)",
@@ -665,7 +670,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                           : s           ? LTX2_DISTILLED_STAGE2
                           : distilled   ? LTX2_DISTILLED_STAGE1
                                         : -1;
-        st = ltx2_gen_stage_prepare(ctx, &rules, vd, p->fps, s ? steps2 : steps1, fixed, &stage[s]);
+        st = ltx2_gen_stage_prepare(ctx, &rules, vd, s ? steps2 : steps1, fixed, &stage[s]);
         if (st != LTX2_OK) goto done;
         if (inj_sigmas[s]) memcpy(stage[s].sigmas, inj_sigmas[s], (size_t)(stage[s].steps + 1) * sizeof(float));
     }
@@ -689,7 +694,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the latents");
             goto done;
         }
-        st = ltx2_gen_noise_stage(ctx, &rules, &cond, p->fps, &stage[0], x0, xv, 1.0f);
+        st = ltx2_gen_noise_stage(ctx, &rules, &cond, &stage[0], x0, xv, 1.0f);
         free(xv);
         xv = x0;
         if (st != LTX2_OK) goto done;

@@ -23,7 +23,7 @@ void ltx2_gen_stage_free(gen_stage *s) {
  * upsampled one) in the latent dtype; the images overwrite their tokens (x becomes the clean
  * latent, kept in s->clean with the mask in s->mask), then GaussianNoiser mixes in noise with the
  * mask times noise_scale. Without images: the plain noiser (mask 1). */
-ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules, const gen_cond *cond, double fps,
+ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules, const gen_cond *cond,
                                  gen_stage *s, float *x, float *noise, float noise_scale) {
     const int64_t n = s->gr.video_tokens * s->g.lc; /* x: the grid, then zeros where keyframes go */
     ltx2_sched_round_latent(rules, noise, n); /* drawn in the latent dtype */
@@ -33,7 +33,7 @@ ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules,
         if (!s->mask || !s->clean) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the conditioning");
         memcpy(s->clean, x, (size_t)n * sizeof(float));
         const ltx2_video_cond_stage cs = {.g = &s->g, .tokens = s->gr.video_tokens, .height = s->height,
-                                          .width = s->width, .fps = fps, .mask = s->mask, .clean = s->clean,
+                                          .width = s->width, .fps = s->fps, .frame_div = s->frame_div, .mask = s->mask, .clean = s->clean,
                                           .positions = s->vpos};
         LTX2_TRY(ltx2_video_cond_apply(ctx, cond->enc, rules, cond->imgs, cond->n, &cs));
         memcpy(x, s->clean, (size_t)n * sizeof(float));
@@ -44,37 +44,33 @@ ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules,
 }
 
 /* The latent upsampler of a two-stage pipeline, loaded before any other model so that a wrong
- * file is refused before Gemma or the DiT run: spatial x2 is what ltx-pipelines' two-stage
- * pipelines are written for (stage 1 at exactly half the size). */
-ltx2_status ltx2_gen_load_upsampler(ltx2_context *ctx, const char *path, ltx2_upsampler **out) {
-    const ltx2_status st = ltx2_upsampler_open(ctx, path, out);
+ * file (or a size its stage 1 cannot have) is refused before Gemma or the DiT run. */
+ltx2_status ltx2_gen_load_upsampler(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_upsampler **out,
+                                    ltx2_two_stage_clip *clip) {
+    const char *path = ltx2_gen_upsampler_path(p);
+    ltx2_status st = ltx2_upsampler_open(ctx, path, out);
+    if (st == LTX2_OK)
+        st = ltx2_two_stage_clip_make(ctx, ltx2_upsampler_get_config(*out), p->frames, p->height, p->width, p->fps,
+                                      p->images, p->n_images, clip);
     if (st != LTX2_OK) {
-        ltx2_error_prefix(ctx, "latent upsampler %s", path);
-        return st;
-    }
-    const ltx2_upsampler_config *c = ltx2_upsampler_get_config(*out);
-    const bool x2 = c->spatial_upsample && !c->temporal_upsample && (!c->rational_resampler || c->spatial_scale == 2.0);
-    if (!x2) {
-        const char *kind = c->temporal_upsample ? "temporal x2" : "a spatial one of another scale";
-        ltx2_upsampler_free(*out); /* c points into it */
+        ltx2_error_prefix(ctx, "generate: latent upsampler %s", path);
+        ltx2_upsampler_free(*out);
         *out = NULL;
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "latent upsampler %s is %s; the two-stage pipelines take the "
-                          "spatial x2 upsampler (ltx-2-spatial-upscaler-x2)", path, kind);
     }
-    return LTX2_OK;
+    return st;
 }
 
 /* Positions and sigmas of stage s (geometry set): the LTX-2 scheduler's `steps` sigmas, or the
  * distilled list `fixed` verbatim. */
 ltx2_status ltx2_gen_stage_prepare(ltx2_context *ctx, const ltx2_sem_rules *rules, const ltx2_video_decoder *vd,
-                                   double fps, int steps, int fixed, gen_stage *s) {
+                                   int steps, int fixed, gen_stage *s) {
     s->steps = steps;
     s->sigmas = ltx2_pipe_alloc_f(steps + 1);
     s->vpos = ltx2_pipe_alloc_f(3 * s->gr.video_tokens * 2);
     s->apos = ltx2_pipe_alloc_f(s->g.at * 2);
     if (!s->sigmas || !s->vpos || !s->apos) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory");
     /* the grid's; keyframes write theirs after it (ltx2_video_cond_apply) */
-    ltx2_pipe_video_positions(&s->g, vd->time_factor, vd->space_factor, fps, rules->latent_bf16, rules->dit_rope_xla,
+    ltx2_pipe_video_positions(&s->g, vd->time_factor, vd->space_factor, s->fps, rules->latent_bf16, rules->dit_rope_xla,
                               s->gr.video_tokens,
                               s->vpos);
     ltx2_pipe_audio_positions(&s->g, rules->dit_rope_xla, s->apos);
@@ -142,7 +138,7 @@ ltx2_status ltx2_gen_upsample_and_renoise(ltx2_context *ctx, const ltx2_generate
     if (st == LTX2_OK) {
         /* the reference's noise is drawn in the latent dtype, the upsampler's output is in it */
         ltx2_sched_round_latent(rules, up, nv);
-        st = ltx2_gen_noise_stage(ctx, rules, cond, p->fps, s2, up, noise_v, s2->sigmas[0]);
+        st = ltx2_gen_noise_stage(ctx, rules, cond, s2, up, noise_v, s2->sigmas[0]);
     }
     if (st == LTX2_OK) {
         if (!p->audio) { /* a given audio is held: its noise is drawn and multiplied by 0 (a2vid) */

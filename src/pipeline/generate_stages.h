@@ -9,6 +9,7 @@
 #include "model/upsampler.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/semantics.h"
+#include "pipeline/two_stage_clip.h"
 #include "pipeline/video_cond.h"
 
 /* One denoising stage's inputs: its geometry, sigmas and positions, and with images the video
@@ -17,7 +18,9 @@ typedef struct gen_stage {
     ltx2_pipe_geometry g;  /* the latent grid */
     /* what the DiT runs on: the grid, plus the tokens keyframes append (video_tokens counts them) */
     ltx2_pipe_geometry gr;
-    int64_t height, width; /* pixels */
+    int64_t frames, height, width; /* pixels */
+    double fps;
+    int frame_div; /* an image at frame k of the clip sits at frame k / frame_div of this stage */
     int steps;
     const char *dump_prefix;
     float *sigmas, *vpos, *apos;
@@ -37,7 +40,7 @@ void ltx2_gen_stage_free(gen_stage *s);
  * upsampled one) in the latent dtype; the images overwrite their tokens (x becomes the clean
  * latent, kept in s->clean with the mask in s->mask), then GaussianNoiser mixes in noise with the
  * mask times noise_scale. Without images: the plain noiser (mask 1). */
-ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules, const gen_cond *cond, double fps,
+ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules, const gen_cond *cond,
                                  gen_stage *s, float *x, float *noise, float noise_scale);
 
 /* The checkpoint paths of p: {p->checkpoint}, or p->checkpoint_files (split files). */
@@ -49,16 +52,17 @@ const char *ltx2_gen_upsampler_path(const ltx2_generate_params *p);
 bool ltx2_gen_fp8_weights(const ltx2_generate_params *p);
 /* Whether p asks for ltx-core's fp8_cast policy (weights_dtype "fp8-cast", model/fp8_cast.h). */
 bool ltx2_gen_fp8_cast(const ltx2_generate_params *p);
-/* The latent upsampler of a two-stage pipeline, loaded before any other model so that a wrong
- * file is refused before Gemma or the DiT run: spatial x2 is what ltx-pipelines' two-stage
- * pipelines are written for (stage 1 at exactly half the size). */
-ltx2_status ltx2_gen_load_upsampler(ltx2_context *ctx, const char *path, ltx2_upsampler **out);
+/* The latent upsampler of a two-stage pipeline (p's), loaded before any other model so that a wrong
+ * file is refused before Gemma or the DiT run, and the stage-1 clip it makes of p's
+ * (two_stage_clip.h; refused when p's size, frames or image frames do not fit it). */
+ltx2_status ltx2_gen_load_upsampler(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_upsampler **out,
+                                    ltx2_two_stage_clip *clip);
 
 /* Positions and sigmas of stage s (geometry set): the LTX-2 scheduler's `steps` sigmas (fixed < 0),
  * the distilled list `fixed` verbatim, or with LTX2_GEN_SIGMAS_GIVEN room for the caller's. */
 #define LTX2_GEN_SIGMAS_GIVEN (-2)
 ltx2_status ltx2_gen_stage_prepare(ltx2_context *ctx, const ltx2_sem_rules *rules, const ltx2_video_decoder *vd,
-                                   double fps, int steps, int fixed, gen_stage *s);
+                                   int steps, int fixed, gen_stage *s);
 
 /* The stage's starting state as --dump files: noise (the latents it starts from), sigmas and
  * positions, under the stage's prefix. */

@@ -13,6 +13,7 @@
 #include "model/audio_encoder.h"
 #include "model/audio_vae.h"
 #include "model/upsampler.h"
+#include "pipeline/two_stage_clip.h"
 #include "model/video_vae.h"
 #include "model/vocoder.h"
 #include "pipeline/pipeline.h"
@@ -475,11 +476,15 @@ static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, boo
         p->audio_vae_weights = ltx2_mem_plan_audio_vae_weights(req->audio);
         p->stage[LTX2_MEM_AUDIO_DECODE] = ltx2_mem_plan_audio_decode_peak(req->audio, g.at, g.afreq);
         if (req->upsampler) {
-            /* stage 1 runs at half the size (generate.c); its latent grid is the upsampler's input */
+            /* stage 1's latent grid (two_stage_clip.h) is the upsampler's input */
             ltx2_pipe_geometry g1;
-            st = ltx2_pipe_geometry_make(ctx, req->frames, req->height / 2, req->width / 2, req->fps,
-                                         dec->time_factor, dec->space_factor, req->vae->latent_channels,
-                                         req->audio->z_channels, audio_feat, &g1);
+            ltx2_two_stage_clip c1;
+            st = ltx2_two_stage_clip_make(ctx, req->upsampler, req->frames, req->height, req->width, req->fps, NULL, 0,
+                                          &c1);
+            if (st == LTX2_OK)
+                st = ltx2_pipe_geometry_make(ctx, c1.frames, c1.height, c1.width, c1.fps, dec->time_factor,
+                                             dec->space_factor, req->vae->latent_channels, req->audio->z_channels,
+                                             audio_feat, &g1);
             const int64_t lat1[3] = {g1.lf, g1.lh, g1.lw};
             if (st == LTX2_OK)
                 p->stage[LTX2_MEM_UPSAMPLE] = ltx2_mem_plan_upsampler_weights(req->upsampler) +

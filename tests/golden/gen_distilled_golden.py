@@ -60,6 +60,7 @@ import ltx_pipelines.utils.helpers as helpers  # noqa: E402
 from ltx_pipelines.utils import denoise_audio_video, euler_denoising_loop  # noqa: E402
 from ltx_pipelines.utils.constants import DISTILLED_SIGMA_VALUES, STAGE_2_DISTILLED_SIGMA_VALUES  # noqa: E402
 from ltx_pipelines.utils.helpers import simple_denoising_func  # noqa: E402
+from ltx_pipelines.utils.args import ImageConditioningInput  # noqa: E402
 from ltx_pipelines.utils.types import PipelineComponents  # noqa: E402
 
 SEED = 20261127
@@ -102,7 +103,13 @@ def write_versions(run, stem):
               f"; {os.path.getsize(path)} bytes")
 
 
-def run(version, images=()):
+def run(version, images=(), upsampler=UPSAMPLER, clip=(HEIGHT, WIDTH, FRAMES, FPS), stage_1=None, frame_div=1):
+    """clip: the final (height, width, frames, fps); stage_1: stage 1's, half the size by default (the x2
+    upsampler's); frame_div: stage 1's image frames are the clip's divided by it. The audio latent spans
+    the final clip in both stages (the same for the x2 upsampler, whose stages share frames and rate)."""
+    height, width, frames, fps = clip
+    h1, w1, f1, fps1 = stage_1 or (height // 2, width // 2, frames, fps)
+    images_1 = [ImageConditioningInput(i.path, i.frame_idx // frame_div, i.strength, i.crf) for i in images]
     proc = gen_connector_goldens.build(version)
     hidden, mask = load_prompt("positive")
     enc = proc.process_hidden_states(hidden, mask, padding_side="left")
@@ -113,7 +120,7 @@ def run(version, images=()):
     vdec = gen_vae_goldens.build(version, VideoDecoderConfigurator, VAE_DECODER_COMFY_KEYS_FILTER)
     adec = gen_audio_goldens.build(version, AudioDecoderConfigurator, AUDIO_VAE_DECODER_COMFY_KEYS_FILTER)
     voc = gen_audio_goldens.build(version, VocoderConfigurator, VOCODER_COMFY_KEYS_FILTER)
-    ups_path = os.path.join(ROOT, "weights", "tiny", f"ltx2-tiny-upsampler-{UPSAMPLER}.safetensors")
+    ups_path = os.path.join(ROOT, "weights", "tiny", f"ltx2-tiny-upsampler-{upsampler}.safetensors")
     ups = SingleGPUModelBuilder(model_class_configurator=LatentUpsamplerConfigurator, model_path=ups_path).build(
         device=torch.device("cpu"), dtype=torch.float32).eval()
     if vdec.timestep_conditioning:
@@ -123,7 +130,9 @@ def run(version, images=()):
     components = PipelineComponents(dtype=dtype, device=device)
     components.video_latent_channels = dit.patchify_proj.in_features  # tiny: 8 (real: 128)
     orig = AudioLatentShape.from_video_pixel_shape
-    helpers.AudioLatentShape.from_video_pixel_shape = staticmethod(functools.partial(orig, channels=TINY_AUDIO_Z))
+    final_shape = VideoPixelShape(batch=1, frames=frames, width=width, height=height, fps=fps)
+    helpers.AudioLatentShape.from_video_pixel_shape = staticmethod(
+        lambda shape, **kw: orig(final_shape._replace(batch=shape.batch), channels=TINY_AUDIO_Z))
     drawn = []
     try:
         generator = torch.Generator(device=device).manual_seed(SEED)
@@ -139,18 +148,17 @@ def run(version, images=()):
 
         with torch.inference_mode():
             stage_1_sigmas = torch.Tensor(DISTILLED_SIGMA_VALUES).to(device)
-            stage_1_shape = VideoPixelShape(batch=1, frames=FRAMES, width=WIDTH // 2, height=HEIGHT // 2, fps=FPS)
+            stage_1_shape = VideoPixelShape(batch=1, frames=f1, width=w1, height=h1, fps=fps1)
             video_state, audio_state = denoise_audio_video(
-                output_shape=stage_1_shape, conditionings=image_conditionings(version, images, HEIGHT // 2, WIDTH // 2),
+                output_shape=stage_1_shape, conditionings=image_conditionings(version, images_1, h1, w1),
                 noiser=noiser, sigmas=stage_1_sigmas, stepper=stepper,
                 denoising_loop_fn=denoising_loop, components=components, dtype=dtype, device=device)
             stage_1_video, stage_1_audio = video_state.latent.clone(), audio_state.latent.clone()
             upscaled = upsample_video(latent=video_state.latent[:1], video_encoder=venc, upsampler=ups)
 
             stage_2_sigmas = torch.Tensor(STAGE_2_DISTILLED_SIGMA_VALUES).to(device)
-            stage_2_shape = VideoPixelShape(batch=1, frames=FRAMES, width=WIDTH, height=HEIGHT, fps=FPS)
             video_state, audio_state = denoise_audio_video(
-                output_shape=stage_2_shape, conditionings=image_conditionings(version, images, HEIGHT, WIDTH),
+                output_shape=final_shape, conditionings=image_conditionings(version, images, height, width),
                 noiser=noiser, sigmas=stage_2_sigmas, stepper=stepper,
                 denoising_loop_fn=denoising_loop, components=components, dtype=dtype, device=device,
                 noise_scale=stage_2_sigmas[0], initial_video_latent=upscaled,
@@ -161,8 +169,9 @@ def run(version, images=()):
         helpers.AudioLatentShape.from_video_pixel_shape = staticmethod(orig)
     tensors = stage_tensors(drawn, stage_1_video, stage_1_audio, upscaled, video_state.latent, audio_state.latent,
                             video, waveform)
-    meta = {"distilled": json.dumps({"version": version, "height": HEIGHT, "width": WIDTH, "frames": FRAMES,
-                                     "fps": FPS, "seed": SEED, "upsampler": UPSAMPLER, "dtype": "float32",
+    meta = {"distilled": json.dumps({"version": version, "height": height, "width": width, "frames": frames,
+                                     "fps": fps, "seed": SEED, "upsampler": upsampler, "dtype": "float32",
+                                     "stage_1": {"height": h1, "width": w1, "frames": f1, "fps": fps1},
                                      "stage_1_sigmas": DISTILLED_SIGMA_VALUES,
                                      "stage_2_sigmas": STAGE_2_DISTILLED_SIGMA_VALUES,
                                      "sample_rate": voc.output_sampling_rate}),

@@ -19,7 +19,7 @@ for gen in gen_ops.py gen_dtype.py gen_tokenizer_goldens.py gen_gemma_goldens.py
            gen_tiny_readme.py \
            gen_dit_goldens.py gen_dit_fp8_goldens.py gen_dit_fp8_cast_goldens.py gen_dit_diffusers_golden.py gen_stg_goldens.py gen_connector_goldens.py gen_vae_goldens.py gen_vae_tiled_goldens.py gen_vae_tcond_goldens.py \
            gen_sampler_goldens.py \
-           gen_prompt_embeds.py gen_e2e_golden.py gen_distilled_golden.py gen_lora_golden.py gen_two_stage_golden.py gen_i2v_golden.py gen_a2vid_golden.py gen_text_goldens.py \
+           gen_prompt_embeds.py gen_e2e_golden.py gen_distilled_golden.py gen_lora_golden.py gen_two_stage_golden.py gen_upsampler_scales_golden.py gen_i2v_golden.py gen_a2vid_golden.py gen_text_goldens.py \
            gen_gemma_generate.py gen_gemma_enhance.py gen_gemma_vision.py; do
     echo "== $gen"
     "$py" "$here/$gen"

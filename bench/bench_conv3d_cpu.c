@@ -36,6 +36,7 @@ static const conv_shape shapes[] = {
 };
 
 typedef struct job {
+    ltx2_context *ctx; /* its GEMM packing buffers reused between calls, as in a decode */
     ltx2_conv3d_desc d;
     int64_t t, h, w, M, K;
     float *x, *wp, *bias, *y, *a, *c;
@@ -43,12 +44,12 @@ typedef struct job {
 
 static void run_conv(void *u) {
     job *j = u;
-    ltx2_cpu_conv3d(NULL, &j->d, j->x, 1, j->t, j->h, j->w, j->wp, j->bias, j->y);
+    ltx2_cpu_conv3d(j->ctx, &j->d, j->x, 1, j->t, j->h, j->w, j->wp, j->bias, j->y);
 }
 
 static void run_gemm(void *u) {
     job *j = u;
-    ltx2_cpu_gemm(NULL, j->M, j->d.c_out, j->K, 1.0f, j->a, j->K, j->wp, j->d.c_out, LTX2_B_KN, 0.0f, j->c,
+    ltx2_cpu_gemm(j->ctx, j->M, j->d.c_out, j->K, 1.0f, j->a, j->K, j->wp, j->d.c_out, LTX2_B_KN, 0.0f, j->c,
                   j->d.c_out, j->bias);
 }
 
@@ -64,12 +65,13 @@ int main(int argc, char **argv) {
     if (rc >= 0) return rc;
     bench_report r;
     if (!bench_report_open(&r, &o)) return 1;
+    ltx2_context *ctx = ltx2_context_create(NULL);
     bench_report_note(&r, "cpu conv3d: %d threads; real decoder channel widths, T x H x W scaled down (see names)",
                       omp_get_max_threads());
     for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
         const conv_shape *cs = &shapes[s];
         if (o.quick && !cs->quick) continue;
-        job j = {.d = {.c_in = cs->c_in, .c_out = cs->c_out, .kt = 3, .kh = 3, .kw = 3, .st = 1, .sh = 1, .sw = 1,
+        job j = {.ctx = ctx, .d = {.c_in = cs->c_in, .c_out = cs->c_out, .kt = 3, .kh = 3, .kw = 3, .st = 1, .sh = 1, .sw = 1,
                        .tpad = LTX2_CONV_TPAD_SYMMETRIC, .spad = LTX2_CONV_SPAD_ZEROS},
                  .t = cs->t, .h = cs->h, .w = cs->w};
         int64_t out[3];
@@ -109,6 +111,7 @@ int main(int argc, char **argv) {
         free(j.a);
         free(j.c);
     }
+    ltx2_context_free(ctx);
     bench_report_close(&r);
     return 0;
 }

@@ -72,12 +72,13 @@ static void run_dit(void *u) {
 }
 
 typedef struct gemm_job {
+    ltx2_context *ctx; /* the forward's: its GEMM packing buffers are reused as in the forward */
     float *A, *B, *C;
 } gemm_job;
 
 static void run_gemm(void *u) {
     gemm_job *j = u;
-    ltx2_cpu_gemm(NULL, GEMM_M, GEMM_N, GEMM_K, 1.0f, j->A, GEMM_K, j->B, GEMM_K, LTX2_B_NK, 0.0f, j->C, GEMM_N, NULL);
+    ltx2_cpu_gemm(j->ctx, GEMM_M, GEMM_N, GEMM_K, 1.0f, j->A, GEMM_K, j->B, GEMM_K, LTX2_B_NK, 0.0f, j->C, GEMM_N, NULL);
 }
 
 /* VmHWM (peak resident set) in KiB from /proc/self/status; -1 when unavailable. */
@@ -210,7 +211,7 @@ static int bench_block(const bench_opts *o, bench_report *r, ltx2_context *ctx, 
     dit_bench_inputs in;
     ltx2_dit_forward_params p;
     dit_job j = {ctx, w, &p, alloc_f(Tv * cfg.out_channels), alloc_f(AUDIO_T * cfg.audio_out_channels), LTX2_OK};
-    gemm_job g = {alloc_f((int64_t)GEMM_M * GEMM_K), alloc_f((int64_t)GEMM_N * GEMM_K), alloc_f((int64_t)GEMM_M * GEMM_N)};
+    gemm_job g = {ctx, alloc_f((int64_t)GEMM_M * GEMM_K), alloc_f((int64_t)GEMM_N * GEMM_K), alloc_f((int64_t)GEMM_M * GEMM_N)};
     int rc = 0;
     if (!dit_bench_inputs_make(&w->cfg, 1, GRID_F, GRID_H, GRID_W, AUDIO_T, TEXT_S, w->cfg.caption_channels,
                                w->cfg.caption_channels, &in, &p) || !j.vo || !j.ao || !g.A || !g.B ||

@@ -54,6 +54,7 @@ static const gemm_shape gpu_shapes[] = {
 };
 
 typedef struct cpu_job {
+    ltx2_context *ctx; /* as a run calls the GEMM: its packing buffers are the context's, reused */
     int64_t M, N, K;
     float *A, *B, *Bkn, *C;
     uint16_t *Bbf; /* B rounded to bf16: a checkpoint's stored weights */
@@ -61,14 +62,14 @@ typedef struct cpu_job {
 
 static void run_ours(void *u) {
     cpu_job *j = u;
-    ltx2_cpu_gemm(NULL, j->M, j->N, j->K, 1.0f, j->A, j->K, j->B, j->K, LTX2_B_NK, 0.0f, j->C, j->N, NULL);
+    ltx2_cpu_gemm(j->ctx, j->M, j->N, j->K, 1.0f, j->A, j->K, j->B, j->K, LTX2_B_NK, 0.0f, j->C, j->N, NULL);
 }
 
 /* The same product on bf16 weights, widened while packing (what the CPU forward runs on a real
  * checkpoint); its baseline is the f32-weight row. */
 static void run_ours_bf16w(void *u) {
     cpu_job *j = u;
-    ltx2_cpu_gemm_wdt(NULL, j->M, j->N, j->K, 1.0f, j->A, j->K, j->Bbf, LTX2_BF16, j->K, LTX2_B_NK, 0.0f, j->C, j->N,
+    ltx2_cpu_gemm_wdt(j->ctx, j->M, j->N, j->K, 1.0f, j->A, j->K, j->Bbf, LTX2_BF16, j->K, LTX2_B_NK, 0.0f, j->C, j->N,
                       NULL);
 }
 
@@ -93,7 +94,7 @@ static float *randn(uint64_t stream, int64_t n) {
     return p;
 }
 
-static void bench_cpu(const bench_opts *o, bench_report *r) {
+static void bench_cpu(const bench_opts *o, bench_report *r, ltx2_context *ctx) {
     int threads = omp_get_max_threads();
     double peak0 = ltx2_cpu_measure_fma_peak(o->quick ? PEAK_SECONDS_QUICK : PEAK_SECONDS);
     double hz = ltx2_cpu_measure_clock_hz();
@@ -108,7 +109,7 @@ static void bench_cpu(const bench_opts *o, bench_report *r) {
     for (size_t s = 0; s < sizeof(cpu_shapes) / sizeof(cpu_shapes[0]); s++) {
         const gemm_shape *g = &cpu_shapes[s];
         if (o->quick && !g->quick) continue;
-        cpu_job j = {g->M, g->N, g->K, randn(1, g->M * g->K), randn(2, g->N * g->K), NULL, NULL, NULL};
+        cpu_job j = {ctx, g->M, g->N, g->K, randn(1, g->M * g->K), randn(2, g->N * g->K), NULL, NULL, NULL};
         j.Bkn = malloc((size_t)(g->N * g->K) * sizeof(float));
         j.C = malloc((size_t)(g->M * g->N) * sizeof(float));
         j.Bbf = malloc((size_t)(g->N * g->K) * sizeof(uint16_t));
@@ -238,7 +239,7 @@ int main(int argc, char **argv) {
     bench_report r;
     if (!bench_report_open(&r, &o)) return 1;
     ltx2_context *ctx = ltx2_context_create(NULL);
-    bench_cpu(&o, &r);
+    bench_cpu(&o, &r, ctx);
     bench_gpu(&o, &r, ctx);
     ltx2_context_free(ctx);
     bench_report_close(&r);

@@ -62,6 +62,7 @@ static void run_gemma_layers(void *u) {
 }
 
 typedef struct gemm_job {
+    ltx2_context *ctx; /* the forward's: its GEMM packing buffers reused, as in the forward */
     int64_t M, N, K;
     float *A, *C;
     uint16_t *Bbf;
@@ -69,7 +70,7 @@ typedef struct gemm_job {
 
 static void run_gemm(void *u) {
     gemm_job *j = u;
-    ltx2_cpu_gemm_wdt(NULL, j->M, j->N, j->K, 1.0f, j->A, j->K, j->Bbf, LTX2_BF16, j->K, LTX2_B_NK, 0.0f, j->C, j->N,
+    ltx2_cpu_gemm_wdt(j->ctx, j->M, j->N, j->K, 1.0f, j->A, j->K, j->Bbf, LTX2_BF16, j->K, LTX2_B_NK, 0.0f, j->C, j->N,
                       NULL);
 }
 
@@ -180,7 +181,7 @@ int main(int argc, char **argv) {
     const int64_t S = o.quick ? TOKENS_QUICK : TOKENS, rows = BATCH * S;
     const ltx2_gemma_config c = gemma12b_config(layers);
     ltx2_gemma_weights *w = NULL;
-    gemm_job g = {rows, G12_FFN, G12_HIDDEN, NULL, NULL, NULL};
+    gemm_job g = {ctx, rows, G12_FFN, G12_HIDDEN, NULL, NULL, NULL};
     int32_t *ids = malloc((size_t)rows * sizeof *ids);
     uint8_t *mask = malloc((size_t)rows);
     float *hidden = malloc((size_t)(rows * G12_HIDDEN * (layers + 1)) * sizeof(float));

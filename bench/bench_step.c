@@ -92,20 +92,21 @@ static void run_vae(void *u) {
 }
 
 typedef struct cpu_gemm_job {
+    ltx2_context *ctx; /* the run's: its GEMM packing buffers reused, as in the forward */
     float *a, *b, *c;
 } cpu_gemm_job;
 
 static void run_cpu_gemm(void *u) {
     cpu_gemm_job *j = u;
     for (int i = 0; i < GEMM_INNER; i++)
-        ltx2_cpu_gemm(NULL, CPU_GEMM_M, CPU_GEMM_N, CPU_GEMM_K, 1.0f, j->a, CPU_GEMM_K, j->b, CPU_GEMM_K, LTX2_B_NK,
+        ltx2_cpu_gemm(j->ctx, CPU_GEMM_M, CPU_GEMM_N, CPU_GEMM_K, 1.0f, j->a, CPU_GEMM_K, j->b, CPU_GEMM_K, LTX2_B_NK,
                       0.0f, j->c, CPU_GEMM_N, NULL);
 }
 
 /* The GEMM rate rows are compared with: cuBLASLt bf16 at 8192^3 on a device, ltx2_cpu_gemm on the CPU. */
 static double gemm_rate(const bench_opts *o, const ltx2_backend *be, ltx2_context *ctx) {
     if (be->device != LTX2_DEVICE_CPU) return bench_gemm_ceiling(o, be, ctx, GEMM_INNER);
-    cpu_gemm_job j = {malloc(sizeof(float) * CPU_GEMM_M * CPU_GEMM_K), malloc(sizeof(float) * CPU_GEMM_N * CPU_GEMM_K),
+    cpu_gemm_job j = {ctx, malloc(sizeof(float) * CPU_GEMM_M * CPU_GEMM_K), malloc(sizeof(float) * CPU_GEMM_N * CPU_GEMM_K),
                       malloc(sizeof(float) * CPU_GEMM_M * CPU_GEMM_N)};
     double rate = 0;
     if (j.a && j.b && j.c) {

@@ -3,6 +3,7 @@
 
 #include <omp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,20 @@ ltx2_context *ltx2_context_create(const ltx2_context_params *p) {
     return ctx;
 }
 
-void ltx2_context_free(ltx2_context *ctx) { free(ctx); }
+void ltx2_context_free(ltx2_context *ctx) {
+    if (ctx) free(ctx->scratch);
+    free(ctx);
+}
+
+void *ltx2_ctx_scratch(ltx2_context *ctx, size_t bytes, size_t align) {
+    if (!ctx || bytes == 0 || align == 0 || align > 4096 || (align & (align - 1))) return NULL;
+    if (ctx->scratch && ctx->scratch_bytes >= bytes && (uintptr_t)ctx->scratch % align == 0) return ctx->scratch;
+    free(ctx->scratch);
+    const size_t page = 4096, size = (bytes + page - 1) / page * page;
+    ctx->scratch = aligned_alloc(page, size);
+    ctx->scratch_bytes = ctx->scratch ? size : 0;
+    return ctx->scratch;
+}
 
 const char *ltx2_last_error(const ltx2_context *ctx) { return ctx ? ctx->last_error : ""; }
 ltx2_status ltx2_last_status(const ltx2_context *ctx) { return ctx ? ctx->last_status : LTX2_OK; }

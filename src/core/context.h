@@ -15,6 +15,10 @@ struct ltx2_context {
     ltx2_log_fn log_fn;
     void *log_user;
     int n_threads;
+    /* Working memory kept between calls (ltx2_ctx_scratch): the CPU GEMM's packing buffers. Fresh
+     * pages for them on every call cost a page fault each, ~8% of an FFN-sized GEMM. */
+    void *scratch;
+    size_t scratch_bytes;
 };
 
 #if defined(__GNUC__)
@@ -38,6 +42,12 @@ ltx2_status ltx2_error_prefix(ltx2_context *ctx, const char *fmt, ...) LTX2_PRIN
         ltx2_status ltx2_try_st_ = (expr);     \
         if (ltx2_try_st_ != LTX2_OK) return ltx2_try_st_; \
     } while (0)
+
+/* ctx's scratch memory, at least `bytes`, aligned to `align` (a power of two dividing 4096); its
+ * contents are undefined and it stays ctx's (valid until the next call or ltx2_context_free). NULL
+ * when ctx is NULL or memory is short: the caller allocates for itself. One user at a time: a
+ * context is one thread's. */
+void *ltx2_ctx_scratch(ltx2_context *ctx, size_t bytes, size_t align);
 
 void ltx2_log(ltx2_context *ctx, ltx2_log_level level, const char *fmt, ...) LTX2_PRINTF(3, 4);
 #define LTX2_LOGE(ctx, ...) ltx2_log((ctx), LTX2_LOG_ERROR, __VA_ARGS__)

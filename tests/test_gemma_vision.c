@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/backend_plan.h"
 #include "io/safetensors.h"
 #include "model/gemma_generate.h"
 #include "model/gemma_vision.h"
@@ -113,6 +114,35 @@ out:
     ltx2_gemma_vision_free(vw);
 }
 
+/* ltx2_gemma_vision_device_bytes against what the code holds: both towers loaded onto the planning
+ * backend in bf16 and their forward run there (each allocation rounded to 256 bytes); and the 12B's
+ * SigLIP-400M by its config alone. */
+static void check_device_bytes(ltx2_context *ctx, const char *dir) {
+    ltx2_backend *plan = NULL;
+    ltx2_gemma_vision_weights *w = NULL;
+    ltx2_status st = ltx2_backend_plan_create(ctx, &plan);
+    if (st == LTX2_OK) st = ltx2_gemma_vision_load(ctx, plan, LTX2_BF16, dir, &w);
+    CHECK(st == LTX2_OK, "%s on the plan backend: %s", dir, ltx2_last_error(ctx));
+    if (st == LTX2_OK) {
+        const ltx2_gemma_vision_config *c = &w->cfg;
+        float *px = calloc((size_t)(c->channels * c->image_size * c->image_size), sizeof *px);
+        float *feat = malloc((size_t)(c->mm_tokens * c->text_hidden) * sizeof *feat);
+        st = px && feat ? ltx2_gemma_vision_forward(ctx, w, px, feat) : LTX2_ERR_OOM;
+        CHECK(st == LTX2_OK, "vision forward on the plan backend: %s", ltx2_last_error(ctx));
+        size_t cur = 0, peak = 0;
+        ltx2_backend_plan_counts(plan, &cur, &peak);
+        const uint64_t est = ltx2_gemma_vision_device_bytes(c, LTX2_BF16);
+        /* at most one 256-byte rounding per tensor: ~16 per layer and ~20 more */
+        const uint64_t slack = (uint64_t)(16 * c->layers + 20) * 256;
+        CHECK(est <= peak && peak - est <= slack, "%s: vision device bytes: estimated %llu, held %zu", dir,
+              (unsigned long long)est, peak);
+        printf("%s: vision device bytes estimated %llu, measured peak %zu\n", dir, (unsigned long long)est, peak);
+        free(px), free(feat);
+    }
+    ltx2_gemma_vision_free(w);
+    ltx2_backend_free(plan);
+}
+
 int main(void) {
     ltx2_context *ctx = test_context_quiet();
     if (!ctx) return 1;
@@ -123,6 +153,8 @@ int main(void) {
         check(ctx, f, "small", LTX2_SOURCE_DIR "/tests/golden/data/gemma_vision_tiny");
         check_lm(ctx, f);
     }
+    check_device_bytes(ctx, LTX2_SOURCE_DIR "/weights/tiny/gemma");
+    check_device_bytes(ctx, LTX2_SOURCE_DIR "/tests/golden/data/gemma_vision_tiny");
     ltx2_st_close(f);
     /* a directory without the tower: the text-only layout the test goldens also use */
     ltx2_gemma_vision_weights *w = NULL;

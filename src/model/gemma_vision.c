@@ -162,6 +162,18 @@ static ltx2_status one_plus(ltx2_context *ctx, ltx2_gemma_vision_weights *w) {
     return st;
 }
 
+ltx2_status ltx2_gemma_vision_config_load(ltx2_context *ctx, const char *dir, ltx2_gemma_vision_config *out) {
+    char *path = ltx2_path_join(dir, "config.json");
+    ltx2_json_doc *doc = NULL;
+    ltx2_gemma_config tc;
+    ltx2_status st = path ? ltx2_json_parse_file(ctx, path, &doc) : LTX2_ERROR(ctx, LTX2_ERR_OOM, "path");
+    if (st == LTX2_OK) st = ltx2_gemma_config_parse(ctx, ltx2_json_root(doc), path, &tc);
+    if (st == LTX2_OK) st = ltx2_gemma_vision_config_parse(ctx, ltx2_json_root(doc), path, tc.hidden, out);
+    ltx2_json_free(doc);
+    free(path);
+    return st;
+}
+
 ltx2_status ltx2_gemma_vision_load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const char *dir,
                                    ltx2_gemma_vision_weights **out) {
     *out = NULL;
@@ -169,12 +181,7 @@ ltx2_status ltx2_gemma_vision_load(ltx2_context *ctx, const ltx2_backend *be, lt
     if (!w) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma vision weights");
     w->be = be, w->dtype = dtype;
     ltx2_wtable t = {0};
-    char *path = ltx2_path_join(dir, "config.json");
-    ltx2_json_doc *doc = NULL;
-    ltx2_gemma_config tc;
-    ltx2_status st = path ? ltx2_json_parse_file(ctx, path, &doc) : LTX2_ERROR(ctx, LTX2_ERR_OOM, "path");
-    if (st == LTX2_OK) st = ltx2_gemma_config_parse(ctx, ltx2_json_root(doc), path, &tc);
-    if (st == LTX2_OK) st = ltx2_gemma_vision_config_parse(ctx, ltx2_json_root(doc), path, tc.hidden, &w->cfg);
+    ltx2_status st = ltx2_gemma_vision_config_load(ctx, dir, &w->cfg);
     if (st == LTX2_OK && !(w->layers = calloc((size_t)w->cfg.layers, sizeof *w->layers)))
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma vision weights: %lld layers", (long long)w->cfg.layers);
     if (st == LTX2_OK) st = ltx2_st_set_open(ctx, dir, &w->set);
@@ -206,8 +213,6 @@ ltx2_status ltx2_gemma_vision_load(ltx2_context *ctx, const ltx2_backend *be, lt
     if (st == LTX2_OK) st = load_patch(ctx, w, dir);
     if (st == LTX2_OK) st = one_plus(ctx, w);
     ltx2_wtable_free(&t);
-    ltx2_json_free(doc);
-    free(path);
     if (st != LTX2_OK) {
         ltx2_gemma_vision_free(w);
         return st;

@@ -52,6 +52,12 @@ typedef struct ltx2_gemma_vision_weights {
     struct ltx2_bpool *extra; /* the patch weight (read apart: the table takes 2-D tensors) */
 } ltx2_gemma_vision_weights;
 
+/* The vision config of the Gemma-3 checkpoint directory dir (its config.json), no weight read. */
+ltx2_status ltx2_gemma_vision_config_load(ltx2_context *ctx, const char *dir, ltx2_gemma_vision_config *out);
+/* The device bytes ltx2_gemma_vision_load and one ltx2_gemma_vision_forward hold at once in dtype:
+ * the weights, the patch rows, the tower's eight activation buffers and the projector's three
+ * (test_gemma_vision holds it to the planning backend). The 12B's SigLIP-400M: ~0.9 GiB in bf16. */
+uint64_t ltx2_gemma_vision_device_bytes(const ltx2_gemma_vision_config *c, ltx2_dtype dtype);
 /* The vision tower and projector of the Gemma-3 checkpoint directory dir onto be in dtype. */
 ltx2_status ltx2_gemma_vision_load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const char *dir,
                                    ltx2_gemma_vision_weights **out);

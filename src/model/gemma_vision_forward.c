@@ -77,6 +77,19 @@ static void avg_pool(const float *h, int64_t grid, int64_t k, int64_t D, float *
             }
 }
 
+uint64_t ltx2_gemma_vision_device_bytes(const ltx2_gemma_vision_config *c, ltx2_dtype dtype) {
+    const uint64_t D = (uint64_t)c->hidden, F = (uint64_t)c->ffn, grid = (uint64_t)(c->image_size / c->patch),
+                   P = grid * grid, K = (uint64_t)(c->channels * c->patch * c->patch), T = (uint64_t)c->mm_tokens,
+                   Th = (uint64_t)c->text_hidden, L = (uint64_t)c->layers;
+    /* per layer: 2 LayerNorms, q/k/v/out with biases, fc1/fc2 with biases */
+    const uint64_t layer = 4 * D + 4 * (D * D + D) + 2 * D * F + F + D;
+    /* the patch Linear and bias, the positions, the post LayerNorm, the projector's norm and matrix */
+    const uint64_t weights = D * K + D + P * D + 2 * D + L * layer + D + D * Th;
+    /* the patch rows; h, xn, q, k, v, o, y and the MLP's f; the pooled rows, their norm, the output */
+    const uint64_t acts = P * K + 7 * P * D + P * F + 2 * T * D + T * Th;
+    return (weights + acts) * (uint64_t)ltx2_dtype_size(dtype);
+}
+
 ltx2_status ltx2_gemma_vision_forward(ltx2_context *ctx, const ltx2_gemma_vision_weights *w, const float *pixels,
                                       float *features) {
     if (!w || !pixels || !features) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma vision: NULL argument");

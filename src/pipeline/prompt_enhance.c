@@ -90,6 +90,25 @@ static ltx2_status check_memory(ltx2_context *ctx, const char *dir, const ltx2_b
     return LTX2_OK;
 }
 
+/* The vision tower and its forward against what be has free, before the tower loads (it is freed
+ * before Gemma's language model loads, so the two are priced apart). */
+static ltx2_status check_vision_memory(ltx2_context *ctx, const char *dir, const ltx2_backend *be, ltx2_dtype dt) {
+    size_t free_b = 0, total_b = 0;
+    if (!be->mem_info) return LTX2_OK;
+    LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
+    ltx2_gemma_vision_config vc;
+    LTX2_TRY(ltx2_gemma_vision_config_load(ctx, dir, &vc));
+    const uint64_t need = ltx2_gemma_vision_device_bytes(&vc, dt) + LTX2_MEM_RUNTIME_BYTES;
+    LTX2_LOGI(ctx, "enhance memory: the vision tower %.2f GiB needed, %.2f GiB free", (double)need / (1 << 30),
+              (double)free_b / (1 << 30));
+    if (need > free_b)
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM,
+                          "prompt enhancement with an image needs %.2f GiB on %s for Gemma's vision tower but %.2f GiB "
+                          "are free: use --text-encoder-device cpu",
+                          (double)need / (1 << 30), be->name, (double)free_b / (1 << 30));
+    return LTX2_OK;
+}
+
 /* The system prompt's text: ep's file, else the one (named `name`) in the Gemma directory. */
 static ltx2_status read_system_prompt(ltx2_context *ctx, const char *dir, const char *path_in, const char *name,
                                       char **out) {
@@ -118,6 +137,7 @@ static ltx2_status image_features(ltx2_context *ctx, const char *dir, const ltx2
                                   const char *image, ltx2_gemma_vision_config *vc, float **features) {
     *features = NULL;
     ltx2_gemma_vision_weights *vw = NULL;
+    LTX2_TRY(check_vision_memory(ctx, dir, be, dt));
     LTX2_TRY(ltx2_gemma_vision_load(ctx, be, dt, dir, &vw));
     *vc = vw->cfg;
     const int64_t n_px = vc->channels * vc->image_size * vc->image_size;

@@ -71,6 +71,19 @@ static void two_stage_params(ltx2_generate_params *p, const char *v, ltx2_lora_s
     p->distilled_lora = (ltx2_lora_spec){distilled_path, DISTILLED_LORA_STRENGTH};
 }
 
+/* The decoded waveform against the golden's. */
+static void check_waveform(const ltx2_st_file *f, const char *what, const ltx2_generate_result *r) {
+    const int64_t nw = r->audio_channels * r->audio_samples;
+    const float *gw = golden_tensor(f, "waveform", nw);
+    CHECK(gw != NULL && r->audio, "%s: golden waveform (%lld x %lld)", what, (long long)r->audio_channels,
+          (long long)r->audio_samples);
+    if (gw && r->audio) {
+        const double e = test_rel_l2(r->audio, gw, nw);
+        CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: waveform rel-L2 %.3g", what, e);
+        printf("%s: waveform rel-L2 %.3g\n", what, e);
+    }
+}
+
 static void check_version(ltx2_context *ctx, const char *v, ltx2_generate_pipeline pl) {
     const bool two = pl == LTX2_PIPELINE_TWO_STAGE;
     const char *ckpt_version = v;
@@ -111,15 +124,7 @@ static void check_version(ltx2_context *ctx, const char *v, ltx2_generate_pipeli
         CHECK(r.frames == 9 && r.height == 128 && r.width == 128, "%s: video %lldx%lldx%lld", v, (long long)r.frames,
               (long long)r.height, (long long)r.width);
         if (r.video) pg_check_cl(f, v, "video", r.video, 3, TWO_STAGE_REL_L2_TOL);
-        const int64_t nw = r.audio_channels * r.audio_samples;
-        const float *gw = golden_tensor(f, "waveform", nw);
-        CHECK(gw != NULL && r.audio, "%s: golden waveform (%lld x %lld)", v, (long long)r.audio_channels,
-              (long long)r.audio_samples);
-        if (gw && r.audio) {
-            const double e = test_rel_l2(r.audio, gw, nw);
-            CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: waveform rel-L2 %.3g", v, e);
-            printf("%s: waveform rel-L2 %.3g\n", v, e);
-        }
+        check_waveform(f, v, &r);
         CHECK(r.timings.upsample > 0 && r.timings.denoise > 0 && r.timings.total >= r.timings.denoise,
               "%s: timings (upsample %g, denoise %g, total %g)", v, r.timings.upsample, r.timings.denoise,
               r.timings.total);
@@ -176,15 +181,8 @@ static void check_scale(ltx2_context *ctx, const char *v, bool temporal) {
         pg_check_dump(ctx, f, what, dump, "upsampled_video_latent", "upsampled_video_latent", 8, TWO_STAGE_REL_L2_TOL);
         pg_check_cl(f, what, "video_latent", r.video_latent, ls[4], TWO_STAGE_REL_L2_TOL);
         pg_check_audio_latent(f, what, &r, TWO_STAGE_REL_L2_TOL);
-        const int64_t nw = r.audio_channels * r.audio_samples;
-        const float *gw = golden_tensor(f, "waveform", nw);
-        CHECK(gw != NULL && r.audio, "%s: golden waveform (%lld x %lld)", what, (long long)r.audio_channels,
-              (long long)r.audio_samples);
-        if (gw && r.audio) {
-            const double e = test_rel_l2(r.audio, gw, nw);
-            CHECK(e <= TWO_STAGE_REL_L2_TOL, "%s: waveform rel-L2 %.3g", what, e);
-            printf("%s: waveform rel-L2 %.3g; pipeline %.2f s\n", what, e, r.timings.total);
-        }
+        check_waveform(f, what, &r);
+        printf("%s: pipeline %.2f s\n", what, r.timings.total);
     }
     ltx2_generate_result_free(&r);
     rm_dir(dump);

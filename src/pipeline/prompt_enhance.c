@@ -66,6 +66,18 @@ static ltx2_status read_generation_config(ltx2_context *ctx, const char *dir, lt
     return LTX2_OK;
 }
 
+/* need (runtime included) against what be has free: logged, refused with the advice. */
+static ltx2_status fits(ltx2_context *ctx, const ltx2_backend *be, size_t free_b, uint64_t need, const char *what,
+                        const char *advice) {
+    const double gib = 1 << 30;
+    LTX2_LOGI(ctx, "enhance memory: %s: %.2f GiB needed, %.2f GiB free", what, (double)need / gib,
+              (double)free_b / gib);
+    if (need > free_b)
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt enhancement needs %.2f GiB on %s for %s but %.2f GiB are free: %s",
+                          (double)need / gib, be->name, what, (double)free_b / gib, advice);
+    return LTX2_OK;
+}
+
 /* Gemma, the prompt's forward and the K/V cache of `tokens` rows against what be has free,
  * before the weights load (the encoder's own check in generate_text.c prices its 2 x 1024 batch). */
 static ltx2_status check_memory(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8, ltx2_dtype dt,
@@ -79,15 +91,10 @@ static ltx2_status check_memory(ltx2_context *ctx, const char *dir, const ltx2_b
     const uint64_t need = ltx2_gemma_device_bytes(&gc, 1, tokens, fp8) +
                           ltx2_gemma_kv_bytes(&gc, tokens, ltx2_dtype_size(dt)) +
                           (uint64_t)(gc.vocab * gc.hidden) * ltx2_dtype_size(dt) + LTX2_MEM_RUNTIME_BYTES;
-    LTX2_LOGI(ctx, "enhance memory: %.2f GiB needed (%lld-token K/V cache and the LM head's table included), "
-              "%.2f GiB free",
-              (double)need / (1 << 30), (long long)tokens, (double)free_b / (1 << 30));
-    if (need > free_b)
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM,
-                          "prompt enhancement needs %.2f GiB on %s but %.2f GiB are free: use --text-encoder-device "
-                          "cpu, --text-encoder-dtype fp8 or a smaller --enhance-max-tokens",
-                          (double)need / (1 << 30), be->name, (double)free_b / (1 << 30));
-    return LTX2_OK;
+    char what[96];
+    snprintf(what, sizeof what, "Gemma with a %lld-token K/V cache and the LM head's table", (long long)tokens);
+    return fits(ctx, be, free_b, need, what,
+                "use --text-encoder-device cpu, --text-encoder-dtype fp8 or a smaller --enhance-max-tokens");
 }
 
 /* The vision tower and its forward against what be has free, before the tower loads (it is freed
@@ -98,15 +105,8 @@ static ltx2_status check_vision_memory(ltx2_context *ctx, const char *dir, const
     LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
     ltx2_gemma_vision_config vc;
     LTX2_TRY(ltx2_gemma_vision_config_load(ctx, dir, &vc));
-    const uint64_t need = ltx2_gemma_vision_device_bytes(&vc, dt) + LTX2_MEM_RUNTIME_BYTES;
-    LTX2_LOGI(ctx, "enhance memory: the vision tower %.2f GiB needed, %.2f GiB free", (double)need / (1 << 30),
-              (double)free_b / (1 << 30));
-    if (need > free_b)
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM,
-                          "prompt enhancement with an image needs %.2f GiB on %s for Gemma's vision tower but %.2f GiB "
-                          "are free: use --text-encoder-device cpu",
-                          (double)need / (1 << 30), be->name, (double)free_b / (1 << 30));
-    return LTX2_OK;
+    return fits(ctx, be, free_b, ltx2_gemma_vision_device_bytes(&vc, dt) + LTX2_MEM_RUNTIME_BYTES,
+                "Gemma's vision tower", "use --text-encoder-device cpu");
 }
 
 /* The system prompt's text: ep's file, else the one (named `name`) in the Gemma directory. */

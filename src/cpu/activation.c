@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+#include "cpu/cpu_mvec.h"
+
 /* sqrt(2/pi) and the cubic coefficient of the tanh approximation (Hendrycks & Gimpel), the
  * constants torch uses for gelu(approximate='tanh'). */
 #define GELU_SQRT_2_OVER_PI 0.7978845608028654f
@@ -17,12 +19,7 @@ static ltx2_status check_n(ltx2_context *ctx, const char *op, const float *x, co
     return LTX2_OK;
 }
 
-#if defined(LTX2_HAVE_MVEC_TANHF) && defined(__AVX512F__)
-#include <immintrin.h>
-/* glibc libmvec's 16-wide tanhf (CMakeLists.txt checks it links): within 1 ulp like the scalar one
- * (torch's CPU GELU uses Sleef's 1-ulp tanh), where a scalar call per float cost a tenth of a DiT
- * block. */
-__m512 _ZGVeN16v_tanhf(__m512 x);
+#if LTX2_CPU_MVEC
 #define GELU_VEC 16
 #else
 #define GELU_VEC 1

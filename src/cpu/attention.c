@@ -1,7 +1,8 @@
 /* Multi-head attention on the CPU as two GEMMs per (batch, head, tile of queries) around a row softmax:
  * S = scale * Q K^T and O = P V through ltx2_cpu_gemm (so attention runs at the GEMM's rate: it was a
  * per-row double dot product at a fifth of it, #15 item 8), with P = exp(S - rowmax) / rowsum. fp32 like
- * torch's SDPA on the CPU; the row sum accumulates in double (one add per key, free beside the GEMMs).
+ * torch's SDPA on the CPU; the row sum accumulates in double (per key, or per lane of 16 with libmvec's
+ * vector expf: cpu_mvec.h).
  * Every output row depends only on its own query row, the keys and the GEMM's fixed summation order,
  * not on the tiling or on which heads a rank computes, so a head-sharded run gives the same bits. */
 #include "cpu/cpu_attention.h"
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "cpu/cpu_mvec.h"
 #include "cpu/cpu_ops.h"
 
 /* Floats of one tile of scores (queries x keys): 16 MB keeps a tile in a large L2/L3 slice while the
@@ -35,6 +37,30 @@ static int64_t keys_seen(const ltx2_cpu_attn_keys *K, const uint8_t *m, const in
     return n;
 }
 
+#if LTX2_CPU_MVEC
+/* A row's scores, 16 at a time: s = exp(s - max(s)) through libmvec's expf (a masked key, -inf,
+ * becomes 0), returning their sum, accumulated in double (16 lanes, then added up). The scalar
+ * loop's expf call per score cost more than the row's two GEMMs. */
+static double exp_row(float *s, int64_t Tk) {
+    __m512 vmax = _mm512_set1_ps(-INFINITY);
+    int64_t j = 0;
+    for (; j + 16 <= Tk; j += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(s + j));
+    float mx = _mm512_reduce_max_ps(vmax);
+    for (; j < Tk; j++)
+        if (s[j] > mx) mx = s[j];
+    const __m512 vm = _mm512_set1_ps(mx);
+    __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+    for (j = 0; j < Tk; j += 16) {
+        const __mmask16 k = Tk - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (Tk - j)) - 1u);
+        const __m512 e = _mm512_maskz_mov_ps(k, _ZGVeN16v_expf(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, s + j), vm)));
+        _mm512_mask_storeu_ps(s + j, k, e);
+        lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+        hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
+}
+#endif
+
 /* Row i's scores s[Tk] -> probabilities in place, over the keys K allows; returns false when the
  * row sees no key and keys->empty_zero (the row's output is then 0). No key and !empty_zero: the
  * uniform average of every value (ltx-core's additive -FLT_MAX mask). */
@@ -47,18 +73,29 @@ static bool softmax_row(const ltx2_cpu_attn_keys *K, const uint8_t *m, const int
         return true;
     }
     const bool masked = n_keep < Tk;
-    float mx = -INFINITY;
-    for (int64_t j = 0; j < Tk; j++)
-        if ((!masked || key_allowed(K, m, blk, i, j)) && s[j] > mx) mx = s[j];
     double sum = 0.0;
-    for (int64_t j = 0; j < Tk; j++) {
-        if (masked && !key_allowed(K, m, blk, i, j)) {
-            s[j] = 0.0f;
-            continue;
+#if LTX2_CPU_MVEC
+    /* masked keys become exp(-inf) = 0: a kept key keeps its lane, so a row's bits do not depend on
+     * masked keys around it (the padded keys of a sequence-parallel run) */
+    if (masked)
+        for (int64_t j = 0; j < Tk; j++)
+            if (!key_allowed(K, m, blk, i, j)) s[j] = -INFINITY;
+    sum = exp_row(s, Tk);
+#else
+    {
+        float mx = -INFINITY;
+        for (int64_t j = 0; j < Tk; j++)
+            if ((!masked || key_allowed(K, m, blk, i, j)) && s[j] > mx) mx = s[j];
+        for (int64_t j = 0; j < Tk; j++) {
+            if (masked && !key_allowed(K, m, blk, i, j)) {
+                s[j] = 0.0f;
+                continue;
+            }
+            s[j] = expf(s[j] - mx);
+            sum += s[j];
         }
-        s[j] = expf(s[j] - mx);
-        sum += s[j];
     }
+#endif
     if (K->probs_bf16) {
         /* jax.nn.softmax divides by its f32 sum; then attention_probs.astype(bf16) */
         const float fs = (float)sum;

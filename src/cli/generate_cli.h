@@ -27,11 +27,12 @@ const char *cli_generate_named_checkpoint(const char *const *paths, int n);
 bool cli_generate_pick_pipeline(int asked, bool distilled_ckpt, const char *ckpt, bool guidance_flags, bool have_dlora,
                                 ltx2_generate_params *p, const char **why_out);
 
-/* The checks of generate_inputs.c: each prints why on stderr and returns false when refused. */
-/* rel under the executable's directory, its parent, or the source tree, into out. */
 /* Stage 1 of p's two-stage pipeline from its latent upsampler's config (two_stage_clip.h); false
  * (said on stderr) when the file is no upsampler, or p's size, frames or image frames do not fit it. */
 bool cli_generate_two_stage_clip(ltx2_context *ctx, const ltx2_generate_params *p, ltx2_two_stage_clip *clip);
+
+/* The checks of generate_inputs.c: each prints why on stderr and returns false when refused. */
+/* rel under the executable's directory, its parent, or the source tree, into out. */
 bool cli_generate_find_embedded(const char *rel, char *out, size_t cap);
 /* The directory that will hold path exists and is writable, and path is not a directory. */
 bool cli_generate_parent_writable(const char *flag, const char *path);

@@ -220,24 +220,6 @@ static int64_t pack_b_nk_blocks(float *restrict dst, const ltx2_gemm_matrix *B, 
 }
 #endif
 
-/* B stored [N, K] (a torch Linear weight): columns of op(B) are rows of B. Full panels go through
- * pack_b_nk_blocks where AVX-512 has it; the rest row by row: one contiguous read stream, the
- * strided writes landing in the L1-sized panel. */
-static void pack_b_nk(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
-    const ltx2_gemm_matrix *B = b;
-    int64_t k0 = 0;
-#if defined(__AVX512F__)
-    if (nr == NR) k0 = pack_b_nk_blocks(dst, B, false, j0, p0, kc);
-#endif
-    for (int64_t j = 0; j < NR; j++) {
-        const float *row = B->p + (j0 + j) * B->ld + p0;
-        if (j < nr)
-            for (int64_t k = k0; k < kc; k++) dst[k * NR + j] = row[k];
-        else
-            for (int64_t k = k0; k < kc; k++) dst[k * NR + j] = 0.0f;
-    }
-}
-
 void ltx2_gemm_pack_b_kn(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
     const ltx2_gemm_matrix *B = b;
     for (int64_t k = 0; k < kc; k++) {
@@ -258,20 +240,30 @@ static inline float bf16_bits_to_f32(uint16_t h) {
     return f;
 }
 
-static void pack_b_nk_bf16(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
-    const ltx2_gemm_matrix *B = b;
-    const uint16_t *base = (const uint16_t *)B->p;
+/* B stored [N, K] (a torch Linear weight; f32, or bf16 bits widened exactly): columns of op(B) are
+ * rows of B. Full panels go through pack_b_nk_blocks where AVX-512 has it; the rest row by row: one
+ * contiguous read stream, the strided writes landing in the L1-sized panel. */
+static void pack_b_nk_of(float *restrict dst, const ltx2_gemm_matrix *B, bool bf16, int64_t j0, int64_t nr, int64_t p0,
+                         int64_t kc) {
     int64_t k0 = 0;
 #if defined(__AVX512F__)
-    if (nr == NR) k0 = pack_b_nk_blocks(dst, B, true, j0, p0, kc);
+    if (nr == NR) k0 = pack_b_nk_blocks(dst, B, bf16, j0, p0, kc);
 #endif
-    for (int64_t j = 0; j < NR; j++) { /* row by row, as pack_b_nk */
-        const uint16_t *row = base + (j0 + j) * B->ld + p0;
-        if (j < nr)
-            for (int64_t k = k0; k < kc; k++) dst[k * NR + j] = bf16_bits_to_f32(row[k]);
-        else
-            for (int64_t k = k0; k < kc; k++) dst[k * NR + j] = 0.0f;
+    for (int64_t j = 0; j < NR; j++) {
+        const int64_t row = (j0 + j) * B->ld + p0;
+        for (int64_t k = k0; k < kc; k++)
+            dst[k * NR + j] = j >= nr ? 0.0f
+                              : bf16  ? bf16_bits_to_f32(((const uint16_t *)B->p)[row + k])
+                                      : B->p[row + k];
     }
+}
+
+static void pack_b_nk(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
+    pack_b_nk_of(dst, b, false, j0, nr, p0, kc);
+}
+
+static void pack_b_nk_bf16(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {
+    pack_b_nk_of(dst, b, true, j0, nr, p0, kc);
 }
 
 static void pack_b_kn_bf16(float *restrict dst, const void *b, int64_t j0, int64_t nr, int64_t p0, int64_t kc) {

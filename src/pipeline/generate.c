@@ -519,26 +519,23 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
 
     /* ---- geometry of each stage, rules: everything that can refuse, before any compute ---- */
     const ltx2_video_decoder *vd = m->vdec;
-    for (int s = 0; s < n_stages; s++) { /* the first of two stages runs on the upsampler's source clip */
+    /* the final stage first: the first of two runs on the upsampler's source clip, with the final
+     * clip's audio */
+    for (int s = n_stages - 1; s >= 0; s--) {
         const bool first = s + 1 < n_stages;
         gen_stage *g = &stage[s];
-        g->frames = first ? clip.frames : p->frames;
         g->height = first ? clip.height : p->height;
         g->width = first ? clip.width : p->width;
         g->fps = first ? clip.fps : p->fps;
         g->frame_div = first ? clip.frame_div : 1;
-        if ((st = ltx2_pipe_geometry_make(ctx, g->frames, g->height, g->width, g->fps, vd->time_factor,
-                                          vd->space_factor, vd->cfg.latent_channels, m->adec->cfg.z_channels,
-                                          m->dit->cfg.audio_in_channels, &g->g)) != LTX2_OK)
+        if ((st = ltx2_pipe_geometry_make(ctx, first ? clip.frames : p->frames, g->height, g->width, g->fps,
+                                          vd->time_factor, vd->space_factor, vd->cfg.latent_channels,
+                                          m->adec->cfg.z_channels, m->dit->cfg.audio_in_channels, &g->g)) != LTX2_OK)
             goto done;
+        if (first) g->g.at = stage[n_stages - 1].g.at;
         g->dump_prefix = two_stage ? (s ? "stage_2_" : "stage_1_") : "";
-    }
-    for (int s = 0; s + 1 < n_stages; s++) { /* every stage's audio spans the final clip */
-        stage[s].g.at = stage[n_stages - 1].g.at;
-    }
-    for (int s = 0; s < n_stages; s++) {
-        stage[s].gr = stage[s].g;
-        stage[s].gr.video_tokens += ltx2_video_cond_extra_tokens(cond.imgs, cond.n, &stage[s].g);
+        g->gr = g->g;
+        g->gr.video_tokens += ltx2_video_cond_extra_tokens(cond.imgs, cond.n, &g->g);
     }
     const ltx2_pipe_geometry *gf = &stage[n_stages - 1].g; /* the final latent */
     if (gf->lc != m->dit->cfg.in_channels) {

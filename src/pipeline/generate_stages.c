@@ -33,8 +33,8 @@ ltx2_status ltx2_gen_noise_stage(ltx2_context *ctx, const ltx2_sem_rules *rules,
         if (!s->mask || !s->clean) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the conditioning");
         memcpy(s->clean, x, (size_t)n * sizeof(float));
         const ltx2_video_cond_stage cs = {.g = &s->g, .tokens = s->gr.video_tokens, .height = s->height,
-                                          .width = s->width, .fps = s->fps, .frame_div = s->frame_div, .mask = s->mask, .clean = s->clean,
-                                          .positions = s->vpos};
+                                          .width = s->width, .fps = s->fps, .frame_div = s->frame_div,
+                                          .mask = s->mask, .clean = s->clean, .positions = s->vpos};
         LTX2_TRY(ltx2_video_cond_apply(ctx, cond->enc, rules, cond->imgs, cond->n, &cs));
         memcpy(x, s->clean, (size_t)n * sizeof(float));
     }

@@ -18,9 +18,9 @@ typedef struct gen_stage {
     ltx2_pipe_geometry g;  /* the latent grid */
     /* what the DiT runs on: the grid, plus the tokens keyframes append (video_tokens counts them) */
     ltx2_pipe_geometry gr;
-    int64_t frames, height, width; /* pixels */
+    int64_t height, width; /* pixels */
     double fps;
-    int frame_div; /* an image at frame k of the clip sits at frame k / frame_div of this stage */
+    int frame_div; /* >= 1: an image at frame k of the clip sits at frame k / frame_div of this stage */
     int steps;
     const char *dump_prefix;
     float *sigmas, *vpos, *apos;

@@ -13,10 +13,10 @@
 #include "model/audio_encoder.h"
 #include "model/audio_vae.h"
 #include "model/upsampler.h"
-#include "pipeline/two_stage_clip.h"
 #include "model/video_vae.h"
 #include "model/vocoder.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/two_stage_clip.h"
 
 /* Device storage dtype of every model (bf16) and of the AdaLN / modulation tables the decoders
  * upload in f32. */

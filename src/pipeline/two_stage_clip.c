@@ -17,7 +17,6 @@ ltx2_status ltx2_two_stage_clip_make(ltx2_context *ctx, const ltx2_upsampler_con
     out->width = width;
     out->fps = fps;
     out->frame_div = 1;
-    out->multiple = LTX2_TWO_STAGE_CELL_PX;
     if (c->temporal_upsample) {
         /* latent frames f1 -> 2 f1 - 1: the final clip's frames - 1 must be a multiple of two cells */
         const int64_t step = 2 * LTX2_TWO_STAGE_CELL_FRAMES;
@@ -47,9 +46,9 @@ ltx2_status ltx2_two_stage_clip_make(ltx2_context *ctx, const ltx2_upsampler_con
      * multiple of num cells */
     out->kind = num == 2 ? "spatial x2" : "spatial x1.5";
     out->what = num == 2 ? "half the width and height" : "two thirds of the width and height";
-    out->multiple = LTX2_TWO_STAGE_CELL_PX * num;
-    if (height % out->multiple || width % out->multiple || height < out->multiple || width < out->multiple) {
-        const int64_t m = out->multiple, h = height < m ? m : height / m * m, w = width < m ? m : width / m * m;
+    const int64_t m = LTX2_TWO_STAGE_CELL_PX * num; /* the final width and height are multiples of it */
+    if (height % m || width % m || height < m || width < m) {
+        const int64_t h = height < m ? m : height / m * m, w = width < m ? m : width / m * m;
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "the size %lldx%lld (width x height) must be multiples of %lld: "
                           "stage 1 runs at %s (the %s latent upsampler); %lldx%lld fits",
                           (long long)width, (long long)height, (long long)m, out->what, out->kind, (long long)w,

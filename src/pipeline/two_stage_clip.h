@@ -22,7 +22,6 @@ typedef struct ltx2_two_stage_clip {
     int64_t frames, height, width; /* stage 1's */
     double fps;                    /* stage 1's */
     int frame_div;                 /* an image at final frame k sits at stage-1 frame k / frame_div */
-    int64_t multiple;              /* the final width and height must be multiples of it */
     const char *kind;              /* "spatial x2", "spatial x1.5", "temporal x2" */
     const char *what;              /* how stage 1 relates to the final clip, for the run's first lines */
 } ltx2_two_stage_clip;

@@ -151,7 +151,7 @@ ltx2_status ltx2_video_cond_apply(ltx2_context *ctx, const ltx2_video_encoder *e
             break;
         }
         ltx2_sched_round_latent(rules, lat, nlat); /* the encoded frame in the latent dtype */
-        const int frame = imgs[i].spec->frame / (cs->frame_div > 1 ? cs->frame_div : 1);
+        const int frame = imgs[i].spec->frame / cs->frame_div;
         const int64_t first = frame == 0 ? 0 : next; /* VideoConditionByLatentIndex(0) or appended */
         if (frame != 0) {
             keyframe_positions(cs, enc, frame, first);

@@ -48,7 +48,7 @@ typedef struct ltx2_video_cond_stage {
     int64_t tokens;              /* grid + ltx2_video_cond_extra_tokens */
     int64_t height, width;       /* the stage's pixel size */
     double fps;
-    int frame_div;    /* the images' frames divided by it are this stage's (0 or 1: as given) */
+    int frame_div;    /* >= 1: the images' frames divided by it are this stage's */
     float *mask;      /* [tokens] out: 1 - strength on given tokens, 1 elsewhere */
     float *clean;     /* [tokens, C] in: the stage's initial latent (zeros past the grid); out: given
                          tokens written (rounded to the latent dtype) */

@@ -83,10 +83,11 @@ fi
 expect_refusal "fp8-cast with a LoRA" "stochastic rounding" "${small[@]}" --quantization fp8-cast \
     --lora "$src/weights/tiny/ltx2-tiny-lora-style-2.0.safetensors" 0.8 --wav a.wav
 # --device: an unknown name, and a CUDA device no machine has (no GPU: no usable device; with GPUs:
-# the index is out of range), refused before any work; several ranks on a GPU are not written yet
+# the index is out of range), refused before any work, for one rank and for several (each rank
+# opens its own device; rank 0's is checked before any rank starts)
 expect_refusal "device name" "expected cpu, cuda, cuda:N or auto" --device tpu -o o.mp4
 expect_refusal "device cuda:99" "device cuda:99" --device cuda:99 -o o.mp4
-expect_refusal "device cuda, 2 ranks" "multi-rank generation computes on the CPU" --device cuda --nproc 2 -o o.mp4
+expect_refusal "device cuda:99, 2 ranks" "device cuda:99" --device cuda:99 --nproc 2 -o o.mp4
 expect_refusal "CFG without negative" "negative-prompt-embeds" \
     --prompt-embeds "$src/weights/tiny/prompt_embeds_positive.safetensors" --checkpoint "$src/weights/tiny/ltx2-tiny-2.0.safetensors" -o o.mp4
 # a checkpoint that is not one: refused after parsing, and still no file

@@ -89,19 +89,24 @@ static inline void gen_check_latents(const char *what, const ltx2_generate_resul
     stage(what, "audio latent", got->audio_latent, ref->audio_latent, as[0] * as[1] * as[2] * as[3], audio_tol);
 }
 
+/* The e2e golden's settings on the tiny model of version v; ckpt (cap bytes) holds its path. */
+static inline void gen_device_params(ltx2_generate_params *p, char *ckpt, size_t cap, const char *v) {
+    snprintf(ckpt, cap, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
+    ltx2_generate_params_init(p);
+    p->checkpoint = ckpt;
+    p->prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_positive.safetensors";
+    p->negative_prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_negative.safetensors";
+    p->steps = 2;
+    p->height = 64;
+    p->width = 96;
+    p->frames = 9;
+    p->stg_block = 1;
+}
+
 static inline void generate_device_check(ltx2_context *ctx, const ltx2_backend *dev, const char *v) {
     char ckpt[1024];
-    snprintf(ckpt, sizeof ckpt, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
     ltx2_generate_params p;
-    ltx2_generate_params_init(&p);
-    p.checkpoint = ckpt;
-    p.prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_positive.safetensors";
-    p.negative_prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_negative.safetensors";
-    p.steps = 2;
-    p.height = 64;
-    p.width = 96;
-    p.frames = 9;
-    p.stg_block = 1;
+    gen_device_params(&p, ckpt, sizeof ckpt, v);
     ltx2_generate_result ref, got;
     if (!gen_cpu_and_device(ctx, &p, dev, v, &ref, &got)) return;
     gen_check_latents(v, &got, &ref, GEN_EMU_LATENT_MAX_REL_L2, GEN_EMU_LATENT_MAX_REL_L2);

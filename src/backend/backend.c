@@ -727,6 +727,16 @@ ltx2_status ltx2_backend_open(ltx2_context *ctx, const char *spec, const ltx2_ba
     return LTX2_OK;
 }
 
+ltx2_status ltx2_backend_open_rank(ltx2_context *ctx, const char *spec, int index, const ltx2_backend **out, char *desc,
+                                   size_t cap) {
+    const bool any_gpu = !spec || !*spec || !strcmp(spec, "auto") || !strcmp(spec, "cuda");
+    const int n = any_gpu ? ltx2_backend_cuda_device_count() : 0;
+    if (n < 1 || index < 0) return ltx2_backend_open(ctx, spec, out, desc, cap);
+    char one[32];
+    snprintf(one, sizeof one, "cuda:%d", index % n);
+    return ltx2_backend_open(ctx, one, out, desc, cap);
+}
+
 /* ---- the vocoders' 1-D ops ---- */
 
 /* x [N >= 1, L >= 1, c] (c < 0: any c >= 1), contiguous, in a supported dtype. */

@@ -243,6 +243,11 @@ int ltx2_backend_cuda_device_count(void);
  * LTX2_ERR_DEVICE with the reason; an unknown name LTX2_ERR_INVALID_ARG. Free with
  * ltx2_backend_free (the CPU backend is static). */
 ltx2_status ltx2_backend_open(ltx2_context *ctx, const char *spec, const ltx2_backend **out, char *desc, size_t cap);
+/* As ltx2_backend_open, for local rank `index` of a multi-rank job: "cuda" and auto take GPU index
+ * modulo the usable GPUs (each rank its own GPU while there are enough; auto without one is the
+ * CPU); "cpu" and "cuda:N" mean the same for every rank. */
+ltx2_status ltx2_backend_open_rank(ltx2_context *ctx, const char *spec, int index, const ltx2_backend **out, char *desc,
+                                   size_t cap);
 /* One line naming a backend's device (see ltx2_backend_open). */
 void ltx2_backend_describe(const ltx2_backend *be, char *buf, size_t cap);
 /* The CUDA half of ltx2_backend_describe ("cuda:N (name, compute capability, memory)"). */

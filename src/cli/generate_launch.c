@@ -218,21 +218,39 @@ static ltx2_status fork_ranks(ltx2_context *ctx, int n, int argc, char **argv) {
 
 bool cli_launch_device(ltx2_context *ctx, const char *cmd, cli_launch *l, const char *spec, char *desc, size_t cap) {
     const bool ranks = l->env.world_size > 1 || ltx2_mesh_world_size(&l->opts.mesh) > 1 || l->opts.dit.on_block;
-    if (ranks) {
-        if (spec && strcmp(spec, "cpu") && strcmp(spec, "auto")) {
-            fprintf(stderr,
-                    "ltx2 %s: --device %s: multi-rank generation computes on the CPU for now (each rank on its own "
-                    "GPU is not written yet); use --device cpu, or one rank for the GPU\n",
-                    cmd, spec);
+    if (!ranks) {
+        if (ltx2_backend_open(ctx, spec, &l->be, desc, cap) != LTX2_OK) {
+            fprintf(stderr, "ltx2 %s: %s\n", cmd, ltx2_last_error(ctx));
             return false;
         }
-        snprintf(desc, cap, "cpu (every rank; multi-rank runs compute on the CPU)");
         return true;
     }
-    if (ltx2_backend_open(ctx, spec, &l->be, desc, cap) != LTX2_OK) {
+    /* Each rank opens its own device as it starts (ltx2_backend_open_rank); rank 0's is opened here
+     * once, so an unusable one is refused before any rank runs, and described. */
+    const bool procs = l->processes || l->env.world_size > 1;
+    if (procs && spec && !strncmp(spec, "cuda:", 5)) {
+        fprintf(stderr, "ltx2 %s: --device %s would put every process rank on one GPU; each computes on the GPU of its "
+                "local rank: use --device cuda\n", cmd, spec);
+        return false;
+    }
+    const int index = l->env.world_size > 1 ? l->env.local_rank : 0;
+    const ltx2_backend *probe = NULL;
+    char first[200];
+    if (ltx2_backend_open_rank(ctx, spec, index, &probe, first, sizeof first) != LTX2_OK) {
         fprintf(stderr, "ltx2 %s: %s\n", cmd, ltx2_last_error(ctx));
         return false;
     }
+    const bool gpu = probe->device != LTX2_DEVICE_CPU;
+    ltx2_backend_free(probe);
+    const int n_dev = ltx2_backend_cuda_device_count();
+    if (!gpu)
+        snprintf(desc, cap, "%s (every rank)", first);
+    else if (spec && !strncmp(spec, "cuda:", 5))
+        snprintf(desc, cap, "%s (every rank on this GPU)", first);
+    else if (l->env.world_size > 1)
+        snprintf(desc, cap, "%s (this process: rank %d, local rank %d)", first, l->env.rank, l->env.local_rank);
+    else
+        snprintf(desc, cap, "%s for rank 0; rank r on cuda:(r mod %d)", first, n_dev);
     return true;
 }
 
@@ -253,8 +271,8 @@ ltx2_status cli_launch_run(ltx2_context *ctx, cli_launch *l, const ltx2_generate
         return fork_ranks(ctx, n, argc, argv);
     }
 #endif
-    /* Threads by default: the sharded DiT and VAE compute on the CPU, so one process per GPU (NCCL
-     * staging host buffers) only adds copies until the CUDA pipeline exists. */
+    /* Threads by default: one process, each rank on its own device, the collectives through host
+     * memory (loopback); --launch processes joins one process per GPU with NCCL on device buffers. */
     (void)argc;
     (void)argv;
     return ltx2_generate_loopback(ctx, p, &l->opts, r);

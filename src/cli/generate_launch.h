@@ -32,10 +32,10 @@ typedef struct cli_launch {
 
 /* Checks and resolves the flags and environment; prints the reason and returns false on bad input. */
 bool cli_launch_prepare(ltx2_context *ctx, const char *cmd, cli_launch *l);
-/* Opens the device (--device spec: cpu, cuda, cuda:N, auto / NULL) for a one-rank run, or checks
- * that several ranks are not asked for a GPU (they compute on the CPU for now); desc gets the line
- * to print. Prints the reason and returns false when the device cannot be used. After
- * cli_launch_prepare; cli_launch_free releases it. */
+/* Opens the device (--device spec: cpu, cuda, cuda:N, auto / NULL) for a one-rank run; for several
+ * ranks checks that rank 0's device opens (each rank opens its own: ltx2_backend_open_rank) and
+ * refuses cuda:N for process ranks. desc gets the line to print. Prints the reason and returns
+ * false when the device cannot be used. After cli_launch_prepare; cli_launch_free releases it. */
 bool cli_launch_device(ltx2_context *ctx, const char *cmd, cli_launch *l, const char *spec, char *desc, size_t cap);
 void cli_launch_free(cli_launch *l);
 /* Runs the generation as prepared. args/argc: the generate subcommand's arguments (re-used to

@@ -21,6 +21,7 @@
 #ifndef LTX2_DIST_COMM_H
 #define LTX2_DIST_COMM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,9 @@ typedef struct ltx2_comm ltx2_comm;
 /* One backend's implementation. Wrappers below validate arguments, then call these. */
 typedef struct ltx2_comm_ops {
     const char *name;
+    /* The collectives take device buffers (NCCL); false: host memory only (loopback), so a caller
+     * with device buffers copies them through the host (ltx2_comm_takes_device). */
+    bool device_memory;
     ltx2_status (*all_gather)(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv,
                               size_t count, ltx2_dtype dt);
     ltx2_status (*reduce_scatter)(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv,
@@ -111,6 +115,8 @@ ltx2_status ltx2_comm_barrier(ltx2_comm *c, ltx2_context *ctx);
 ltx2_status ltx2_comm_split_axes(ltx2_comm *c, ltx2_context *ctx, unsigned axis_mask, ltx2_comm **out);
 void ltx2_comm_abort(ltx2_comm *c, const char *reason);
 void ltx2_comm_free(ltx2_comm *c);
+/* Whether c's collectives accept device memory (see ltx2_comm_ops.device_memory). */
+static inline bool ltx2_comm_takes_device(const ltx2_comm *c) { return c->ops->device_memory; }
 
 /* ---- loopback backend (comm_loopback.c): P ranks as threads of one process ---- */
 

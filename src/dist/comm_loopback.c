@@ -366,6 +366,7 @@ static void lb_free(ltx2_comm *c) { free(lb_of(c)); }
 
 static const ltx2_comm_ops lb_ops = {
     .name = "loopback",
+    .device_memory = false,
     .all_gather = lb_all_gather,
     .reduce_scatter = lb_reduce_scatter,
     .all_reduce = lb_all_reduce,

@@ -372,6 +372,7 @@ static void nc_free(ltx2_comm *c) {
 
 static const ltx2_comm_ops nc_ops = {
     .name = "nccl",
+    .device_memory = true,
     .all_gather = nc_all_gather,
     .reduce_scatter = nc_reduce_scatter,
     .all_reduce = nc_all_reduce,

@@ -8,63 +8,69 @@
 #include <string.h>
 
 #include "core/context.h"
+#include "core/dtype.h"
 #include "model/dit_parallel_internal.h"
 
-/* Piece j of a [rows, cols] tensor split along dim into G pieces, from src, into its place in dst. */
-static void place_piece(const fsdp_piece *p, int64_t G, int64_t j, const float *src, float *dst) {
+/* Piece j of a [rows, cols] tensor split along dim into G pieces, from src, into its place in dst
+ * (elements of es bytes, on be). */
+static ltx2_status place_piece(const ltx2_backend *be, ltx2_context *ctx, const fsdp_piece *p, int64_t G, int64_t j,
+                               const char *src, char *dst, size_t es) {
     if (p->dim == 0) {
-        const int64_t n = p->rows / G * p->cols; /* row blocks are contiguous */
-        memcpy(dst + j * n, src, (size_t)n * sizeof(float));
-        return;
+        const size_t n = (size_t)(p->rows / G * p->cols) * es; /* row blocks are contiguous */
+        return be->copy(be, ctx, dst + (size_t)j * n, src, n);
     }
-    const int64_t w = p->cols / G;
-    for (int64_t r = 0; r < p->rows; r++) memcpy(dst + r * p->cols + j * w, src + r * w, (size_t)w * sizeof(float));
+    const size_t w = (size_t)(p->cols / G) * es;
+    return be->copy_2d(be, ctx, dst + (size_t)j * w, (size_t)p->cols * es, src, w, w, (size_t)p->rows);
 }
 
-ltx2_status dit_par_fsdp_gather(ltx2_context *ctx, ltx2_dit_parallel *dp, int64_t i, float **scratch) {
+ltx2_status dit_par_fsdp_gather(ltx2_context *ctx, ltx2_dit_parallel *dp, int64_t i, void **scratch) {
     *scratch = NULL;
     const fsdp_block *fb = &dp->fsdp[i];
     if (fb->n == 0) return LTX2_OK;
+    const ltx2_backend *be = dp->be;
+    const size_t es = ltx2_dtype_size(dp->dtype);
     const int64_t G = dp->wg->size, count = fb->floats / G; /* every piece is 1/G of its tensor */
-    float *out = malloc((size_t)fb->floats * sizeof(float));
-    float *buf = malloc((size_t)(count + G * count) * sizeof(float)); /* send, then the G received blocks */
-    if (!out || !buf) {
-        free(out);
-        free(buf);
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit parallel block %lld: FSDP gather of %lld floats", (long long)i,
-                          (long long)fb->floats);
+    void *out = NULL, *buf = NULL; /* buf: send, then the G received blocks */
+    ltx2_status st = be->alloc(be, ctx, (size_t)fb->floats * es, &out);
+    if (st == LTX2_OK) st = be->alloc(be, ctx, (size_t)(count + G * count) * es, &buf);
+    if (st != LTX2_OK) {
+        if (out) be->free(be, out);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit parallel block %lld: FSDP gather of %lld weights (%s)", (long long)i,
+                          (long long)fb->floats, ltx2_last_error(ctx));
     }
-    float *send = buf, *recv = buf + count;
-    int64_t o = 0;
-    for (size_t k = 0; k < fb->n; k++) {
-        const int64_t n = fb->pieces[k].rows * fb->pieces[k].cols / G;
-        memcpy(send + o, fb->pieces[k].piece, (size_t)n * sizeof(float));
+    char *send = buf, *recv = send + (size_t)count * es;
+    size_t o = 0;
+    for (size_t k = 0; k < fb->n && st == LTX2_OK; k++) {
+        const size_t n = (size_t)(fb->pieces[k].rows * fb->pieces[k].cols / G) * es;
+        st = be->copy(be, ctx, send + o, fb->pieces[k].piece, n);
         o += n;
     }
-    dp->stats.n_weight_gather++;
-    dp->stats.weight_sent_elems += count * (G - 1);
-    dp->stats.sent_elems += count * (G - 1);
-    ltx2_status st = ltx2_comm_all_gather(dp->wg, ctx, send, recv, (size_t)count, LTX2_F32);
-    if (st == LTX2_OK) {
-        int64_t src_off = 0, dst_off = 0;
-        for (size_t k = 0; k < fb->n; k++) {
-            const fsdp_piece *p = &fb->pieces[k];
-            for (int64_t g = 0; g < G; g++)
-                place_piece(p, G, dp->wg_piece[g], recv + g * count + src_off, out + dst_off);
-            p->slot->data = out + dst_off;
-            src_off += p->rows * p->cols / G;
-            dst_off += p->rows * p->cols;
-        }
-        *scratch = out;
-    } else {
-        free(out);
+    if (st == LTX2_OK)
+        st = dit_par_collective(dp, ctx, DIT_PAR_WEIGHT_GATHER, dp->wg, be, send, recv, (size_t)count, dp->dtype);
+    size_t src_off = 0, dst_off = 0;
+    for (size_t k = 0; k < fb->n && st == LTX2_OK; k++) {
+        const fsdp_piece *p = &fb->pieces[k];
+        for (int64_t g = 0; g < G && st == LTX2_OK; g++)
+            st = place_piece(be, ctx, p, G, dp->wg_piece[g], recv + (size_t)(g * count) * es + src_off,
+                             (char *)out + dst_off, es);
+        p->slot->data = (char *)out + dst_off;
+        src_off += (size_t)(p->rows * p->cols / G) * es;
+        dst_off += (size_t)(p->rows * p->cols) * es;
     }
-    free(buf);
-    return st;
+    /* the copies out of buf are queued on be: they complete before buf's memory is reused */
+    if (st == LTX2_OK) st = be->sync(be, ctx);
+    be->free(be, buf);
+    if (st != LTX2_OK) {
+        for (size_t k = 0; k < fb->n; k++) fb->pieces[k].slot->data = NULL;
+        be->free(be, out);
+        return st;
+    }
+    *scratch = out;
+    return LTX2_OK;
 }
 
-void dit_par_fsdp_release(ltx2_dit_parallel *dp, int64_t i, float *scratch) {
+void dit_par_fsdp_release(ltx2_dit_parallel *dp, int64_t i, void *scratch) {
     const fsdp_block *fb = &dp->fsdp[i];
     for (size_t k = 0; k < fb->n; k++) fb->pieces[k].slot->data = NULL;
-    free(scratch);
+    if (scratch) dp->be->free(dp->be, scratch);
 }

@@ -26,7 +26,7 @@ typedef struct par_run {
     int64_t Tv, Tl, Tp;   /* real video tokens, tokens per rank, padded total */
     uint8_t *key_mask;    /* [Bl, Tp] 1 = real token; NULL when nothing is padded */
     void *key_mask_dev;   /* the same on the backend */
-    float *wscratch;      /* FSDP: the running block's gathered weights */
+    void *wscratch;       /* FSDP: the running block's gathered weights */
 } par_run;
 
 void ltx2_dit_parallel_opts_init(ltx2_dit_parallel_opts *o) {
@@ -37,30 +37,49 @@ void ltx2_dit_parallel_opts_init(ltx2_dit_parallel_opts *o) {
 
 /* ---- collectives with per-rank accounting (ring-algorithm bytes a rank sends) ---- */
 
-static ltx2_status c_all_to_all(ltx2_dit_parallel *dp, ltx2_context *ctx, ltx2_comm *c, const void *send,
-                                void *recv, size_t count, ltx2_dtype dt) {
-    dp->stats.n_all_to_all++;
-    dp->stats.sent_elems += (int64_t)count * (c->size - 1);
-    return ltx2_comm_all_to_all(c, ctx, send, recv, count, dt);
-}
-
-static ltx2_status c_all_gather(ltx2_dit_parallel *dp, ltx2_context *ctx, ltx2_comm *c, const void *send,
-                                void *recv, size_t count, ltx2_dtype dt) {
-    dp->stats.n_all_gather++;
-    dp->stats.sent_elems += (int64_t)count * (c->size - 1);
+static ltx2_status run_collective(dit_par_coll k, ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv,
+                                  size_t count, ltx2_dtype dt) {
+    switch (k) {
+    case DIT_PAR_ALL_REDUCE: return ltx2_comm_all_reduce(c, ctx, send, recv, count, dt);
+    case DIT_PAR_ALL_TO_ALL: return ltx2_comm_all_to_all(c, ctx, send, recv, count, dt);
+    case DIT_PAR_ALL_GATHER:
+    case DIT_PAR_WEIGHT_GATHER: break;
+    }
     return ltx2_comm_all_gather(c, ctx, send, recv, count, dt);
 }
 
-static ltx2_status c_all_reduce(ltx2_dit_parallel *dp, ltx2_context *ctx, ltx2_comm *c, void *buf, size_t count,
-                                ltx2_dtype dt) {
-    dp->stats.n_all_reduce++;
-    dp->stats.sent_elems += 2 * (int64_t)count * (c->size - 1) / c->size;
-    return ltx2_comm_all_reduce(c, ctx, buf, buf, count, dt);
+ltx2_status dit_par_collective(ltx2_dit_parallel *dp, ltx2_context *ctx, dit_par_coll k, ltx2_comm *c,
+                               const ltx2_backend *mem, const void *send, void *recv, size_t count, ltx2_dtype dt) {
+    const int64_t P = c->size, n = (int64_t)count;
+    ltx2_dit_parallel_stats *s = &dp->stats;
+    switch (k) {
+    case DIT_PAR_ALL_GATHER: s->n_all_gather++, s->sent_elems += n * (P - 1); break;
+    case DIT_PAR_ALL_TO_ALL: s->n_all_to_all++, s->sent_elems += n * (P - 1); break;
+    case DIT_PAR_ALL_REDUCE: s->n_all_reduce++, s->sent_elems += 2 * n * (P - 1) / P; break;
+    case DIT_PAR_WEIGHT_GATHER:
+        s->n_weight_gather++, s->weight_sent_elems += n * (P - 1), s->sent_elems += n * (P - 1);
+        break;
+    }
+    if (mem->device == LTX2_DEVICE_CPU || ltx2_comm_takes_device(c))
+        return run_collective(k, c, ctx, send, recv, count, dt);
+    const size_t es = ltx2_dtype_size(dt);
+    const size_t sn = (k == DIT_PAR_ALL_TO_ALL ? (size_t)P : 1) * count * es;
+    const size_t rn = (k == DIT_PAR_ALL_REDUCE ? 1 : (size_t)P) * count * es;
+    void *hs = malloc(sn ? sn : 1), *hr = malloc(rn ? rn : 1);
+    ltx2_status st = hs && hr ? LTX2_OK
+                              : LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit parallel: host copies of a %s collective (%zu bytes)",
+                                           c->label, sn + rn);
+    if (st == LTX2_OK) st = mem->download(mem, ctx, hs, send, sn);
+    if (st == LTX2_OK) st = run_collective(k, c, ctx, hs, hr, count, dt);
+    if (st == LTX2_OK) st = mem->upload(mem, ctx, recv, hr, rn);
+    free(hs);
+    free(hr);
+    return st;
 }
 
 void ltx2_dit_parallel_free(ltx2_dit_parallel *dp) {
     if (!dp) return;
-    for (size_t i = 0; i < dp->n_owned; i++) free(dp->owned[i]);
+    for (size_t i = 0; i < dp->n_owned; i++) dp->be->free(dp->be, dp->owned[i]);
     free(dp->owned);
     free(dp->blocks);
     for (int64_t i = 0; dp->fsdp && i < dp->n_layers; i++) free(dp->fsdp[i].pieces);
@@ -135,7 +154,8 @@ static void hook_block_end(void *user, int64_t i) {
 /* Row-parallel Linear: the partial products over this rank's input slice, summed over tensor. */
 static ltx2_status hook_reduce(void *user, ltx2_context *ctx, ltx2_tensor *y) {
     par_run *pr = user;
-    return c_all_reduce(pr->dp, ctx, pr->dp->tp, y->data, (size_t)ltx2_tensor_numel(y), y->dtype);
+    return dit_par_collective(pr->dp, ctx, DIT_PAR_ALL_REDUCE, pr->dp->tp, pr->be, y->data, y->data,
+                              (size_t)ltx2_tensor_numel(y), y->dtype);
 }
 
 /* RMSNorm across all heads of x [.., il] (this rank's il columns of the full width): the rows' sums
@@ -151,7 +171,9 @@ static ltx2_status hook_qk_norm(void *user, ltx2_context *ctx, ltx2_tensor *x, c
     ss = ltx2_tensor_make(buf, LTX2_F32, 1, &rows);
     ss.device = be->device;
     ltx2_status st = ltx2_backend_row_sumsq(be, ctx, x, &ss);
-    if (st == LTX2_OK) st = c_all_reduce(pr->dp, ctx, pr->dp->tp, ss.data, (size_t)rows, LTX2_F32);
+    if (st == LTX2_OK)
+        st = dit_par_collective(pr->dp, ctx, DIT_PAR_ALL_REDUCE, pr->dp->tp, be, ss.data, ss.data, (size_t)rows,
+                                LTX2_F32);
     if (st == LTX2_OK) st = ltx2_backend_rms_apply(be, ctx, x, &ss, full, w, eps, x);
     if (st == LTX2_OK) st = be->sync(be, ctx);
     be->free(be, buf);
@@ -217,7 +239,8 @@ static ltx2_status ulysses(par_run *pr, ltx2_context *ctx, const ltx2_tensor *q,
         for (int64_t j = 0; j < Pc && st == LTX2_OK; j++)
             st = be->copy_2d(be, ctx, (char *)send + (size_t)(j * B * Tl) * wb, wb, (const char *)src[s]->data + j * wb,
                              ib, wb, (size_t)(B * Tl));
-        if (st == LTX2_OK) st = c_all_to_all(dp, ctx, dp->seq, send, recv, (size_t)(B * Tl * w), q->dtype);
+        if (st == LTX2_OK)
+            st = dit_par_collective(dp, ctx, DIT_PAR_ALL_TO_ALL, dp->seq, be, send, recv, (size_t)(B * Tl * w), q->dtype);
         if (st == LTX2_OK) st = unblock_seq(be, ctx, full[s], recv, Pc, B, Tl, w, es);
     }
     /* attention output reuses send's space */
@@ -228,7 +251,8 @@ static ltx2_status ulysses(par_run *pr, ltx2_context *ctx, const ltx2_tensor *q,
         for (int64_t j = 0; j < Pc && st == LTX2_OK; j++)
             st = be->copy_2d(be, ctx, (char *)of + (size_t)(j * B) * tb, tb, (const char *)send + (size_t)j * tb,
                              (size_t)Pc * tb, tb, (size_t)B);
-        if (st == LTX2_OK) st = c_all_to_all(dp, ctx, dp->seq, of, recv, (size_t)(B * Tl * w), q->dtype);
+        if (st == LTX2_OK)
+            st = dit_par_collective(dp, ctx, DIT_PAR_ALL_TO_ALL, dp->seq, be, of, recv, (size_t)(B * Tl * w), q->dtype);
     }
     for (int64_t j = 0; j < Pc && st == LTX2_OK; j++)
         st = be->copy_2d(be, ctx, (char *)o->data + j * wb, ib, (const char *)recv + (size_t)(j * B * Tl) * wb, wb, wb,
@@ -250,9 +274,11 @@ static ltx2_status gather_kv_attention(par_run *pr, ltx2_context *ctx, const ltx
     ltx2_status st = scratch_get(&sc, ctx, n, &recv);
     if (st == LTX2_OK) st = scratch_get(&sc, ctx, n, &kf);
     if (st == LTX2_OK) st = scratch_get(&sc, ctx, n, &vf);
-    if (st == LTX2_OK) st = c_all_gather(dp, ctx, dp->seq, k->data, recv, (size_t)(B * Tl * il), k->dtype);
+    if (st == LTX2_OK)
+        st = dit_par_collective(dp, ctx, DIT_PAR_ALL_GATHER, dp->seq, be, k->data, recv, (size_t)(B * Tl * il), k->dtype);
     if (st == LTX2_OK) st = unblock_seq(be, ctx, kf, recv, Pc, B, Tl, il, es);
-    if (st == LTX2_OK) st = c_all_gather(dp, ctx, dp->seq, v->data, recv, (size_t)(B * Tl * il), v->dtype);
+    if (st == LTX2_OK)
+        st = dit_par_collective(dp, ctx, DIT_PAR_ALL_GATHER, dp->seq, be, v->data, recv, (size_t)(B * Tl * il), v->dtype);
     if (st == LTX2_OK) st = unblock_seq(be, ctx, vf, recv, Pc, B, Tl, il, es);
     if (st == LTX2_OK) st = local_attention(pr, ctx, q->data, kf, vf, B, q->shape[1], Tp, heads, il, q->dtype, o->data);
     if (st == LTX2_OK) st = be->sync(be, ctx);
@@ -377,7 +403,7 @@ ltx2_status ltx2_dit_parallel_forward(ltx2_context *ctx, ltx2_dit_parallel *dp, 
     local_inputs l;
     memset(&l, 0, sizeof l);
     float *vl = NULL, *al = NULL, *g1 = NULL, *vb = NULL, *g2 = NULL;
-    par_run pr = {.dp = dp, .be = dp->full->be, .Tv = Tv};
+    par_run pr = {.dp = dp, .be = dp->be, .Tv = Tv};
     ltx2_status st = LTX2_OK;
     if (B <= 0 || Tv <= 0 || Ta <= 0)
         st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel forward: batch %lld, Tv %lld, Ta %lld must be > 0",
@@ -415,21 +441,25 @@ ltx2_status ltx2_dit_parallel_forward(ltx2_context *ctx, ltx2_dit_parallel *dp, 
                              .attend = Pc > 1 ? hook_attend : NULL};
     if (st == LTX2_OK) st = dit_forward_hooked(ctx, dp->full, &lp, &hooks, vl, al);
     /* video: gather the token chunks over context, drop padding; then the batch chunks */
-    if (st == LTX2_OK) st = c_all_gather(dp, ctx, dp->seq, vl, g1, (size_t)(Bl * Tl * Co), LTX2_F32);
+    const ltx2_backend *host = ltx2_backend_cpu(); /* the forward's outputs are host f32 */
+    if (st == LTX2_OK)
+        st = dit_par_collective(dp, ctx, DIT_PAR_ALL_GATHER, dp->seq, host, vl, g1, (size_t)(Bl * Tl * Co), LTX2_F32);
     if (st == LTX2_OK) {
         float *tmp = malloc((size_t)(Bl * Tp * Co) * sizeof(float));
         if (!tmp) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "dit parallel forward: gather buffer");
         else {
-            st = unblock_seq(ltx2_backend_cpu(), ctx, tmp, g1, Pc, Bl, Tl, Co, sizeof(float));
+            st = unblock_seq(host, ctx, tmp, g1, Pc, Bl, Tl, Co, sizeof(float));
             for (int64_t b = 0; b < Bl; b++)
                 memcpy(vb + b * Tv * Co, tmp + b * Tp * Co, (size_t)(Tv * Co) * sizeof(float));
             free(tmp);
         }
     }
-    if (st == LTX2_OK) st = c_all_gather(dp, ctx, dp->batch, vb, g2, (size_t)(Bl * Tv * Co), LTX2_F32);
+    if (st == LTX2_OK)
+        st = dit_par_collective(dp, ctx, DIT_PAR_ALL_GATHER, dp->batch, host, vb, g2, (size_t)(Bl * Tv * Co), LTX2_F32);
     if (st == LTX2_OK) memcpy(video_out, g2, (size_t)(B * Tv * Co) * sizeof(float));
     /* audio is replicated over context: only the batch chunks move */
-    if (st == LTX2_OK) st = c_all_gather(dp, ctx, dp->batch, al, g2, (size_t)(Bl * Ta * Cao), LTX2_F32);
+    if (st == LTX2_OK)
+        st = dit_par_collective(dp, ctx, DIT_PAR_ALL_GATHER, dp->batch, host, al, g2, (size_t)(Bl * Ta * Cao), LTX2_F32);
     if (st == LTX2_OK) memcpy(audio_out, g2, (size_t)(B * Ta * Cao) * sizeof(float));
     if (st != LTX2_OK) {
         char reason[300];

@@ -1,6 +1,6 @@
 /* Shared by dit_parallel.c (groups, the forward's hooks, inputs and outputs), dit_fsdp.c (the
- * per-block weight gathers) and dit_shard_load.c (a rank's weight shards, cut from a full fp32 copy
- * or read straight from the checkpoint). Private to src/model/dit_*.c. */
+ * per-block weight gathers) and dit_shard_load.c (a rank's weight shards, cut from a full copy or
+ * read straight from the checkpoint, placed on the rank's backend). Private to src/model/dit_*.c. */
 #ifndef LTX2_MODEL_DIT_PARALLEL_INTERNAL_H
 #define LTX2_MODEL_DIT_PARALLEL_INTERNAL_H
 
@@ -16,7 +16,7 @@ enum { PA_ATTN1, PA_ATTN2, PA_AUDIO1, PA_AUDIO2, PA_A2V, PA_V2A, PA_COUNT };
  * rank's block weights the forward reads, is hung on it; outside the block slot->data is NULL. */
 typedef struct fsdp_piece {
     ltx2_tensor *slot;
-    const float *piece; /* [rows / G, cols] (dim 0) or [rows, cols / G] (dim 1) */
+    const void *piece;  /* [rows / G, cols] (dim 0) or [rows, cols / G] (dim 1), on dp->be in dp->dtype */
     int64_t rows, cols; /* the gathered tensor shard; cols 1 for 1-D tensors */
     int dim;
 } fsdp_piece;
@@ -24,7 +24,7 @@ typedef struct fsdp_piece {
 typedef struct fsdp_block {
     fsdp_piece *pieces;
     size_t n, cap;
-    int64_t floats; /* sum of rows * cols: the block's gathered scratch */
+    int64_t floats; /* sum of rows * cols: the block's gathered scratch, in elements */
 } fsdp_block;
 
 struct ltx2_dit_parallel {
@@ -39,9 +39,13 @@ struct ltx2_dit_parallel {
      * the full weights' scale-shift tables. */
     ltx2_dit_block_w *blocks;
     int64_t n_layers;
-    float **owned; /* every shard tensor, freed with dp */
+    /* Where the shards live and their dtype: the full weights' (host f32 on the CPU, bf16 on a
+     * device, so a rank's GPU holds only its shards) */
+    const ltx2_backend *be;
+    ltx2_dtype dtype;
+    void **owned; /* every shard tensor (on be), freed with dp */
     size_t n_owned, cap_owned;
-    int64_t shard_floats;      /* floats in `owned` */
+    int64_t shard_floats;      /* elements in `owned` (named floats: the CPU holds them in f32) */
     int64_t layer_full_floats; /* the same tensors' whole sizes */
     int64_t gathered_floats;   /* the tensor shards' sizes (= shard_floats without FSDP) */
     fsdp_block *fsdp;          /* per layer; n 0 everywhere when the profile splits no dim over wg */
@@ -56,11 +60,20 @@ struct ltx2_dit_parallel {
 ltx2_status dit_par_setup(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_config *cfg,
                           const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
 
-/* Hangs every FSDP tensor of block i on a scratch holding this rank's whole tensor shard, gathered
- * over dp->wg (one all-gather per block); *scratch gets the buffer (NULL when the block has none).
- * Release with dit_par_fsdp_release, on success and failure alike. */
-ltx2_status dit_par_fsdp_gather(ltx2_context *ctx, ltx2_dit_parallel *dp, int64_t i, float **scratch);
-void dit_par_fsdp_release(ltx2_dit_parallel *dp, int64_t i, float *scratch);
+/* Hangs every FSDP tensor of block i on a scratch (on dp->be) holding this rank's whole tensor
+ * shard, gathered over dp->wg (one all-gather per block); *scratch gets the buffer (NULL when the
+ * block has none). Release with dit_par_fsdp_release, on success and failure alike. */
+ltx2_status dit_par_fsdp_gather(ltx2_context *ctx, ltx2_dit_parallel *dp, int64_t i, void **scratch);
+void dit_par_fsdp_release(ltx2_dit_parallel *dp, int64_t i, void *scratch);
+
+typedef enum { DIT_PAR_ALL_GATHER, DIT_PAR_ALL_REDUCE, DIT_PAR_ALL_TO_ALL, DIT_PAR_WEIGHT_GATHER } dit_par_coll;
+
+/* One collective of dp over c (counted in dp->stats; a weight gather is an all-gather counted as
+ * FSDP traffic), on buffers in the memory of `mem`. The loopback communicator reads host memory
+ * only: device buffers then travel through host copies (downloaded, exchanged, uploaded); NCCL
+ * takes them as they are. all_reduce may run in place (send == recv). */
+ltx2_status dit_par_collective(ltx2_dit_parallel *dp, ltx2_context *ctx, dit_par_coll k, ltx2_comm *c,
+                               const ltx2_backend *mem, const void *send, void *recv, size_t count, ltx2_dtype dt);
 
 /* Fills dp->blocks with this rank's shard of every block layer tensor. w gives the shapes (and the
  * floats when f is NULL); with f, the shards are read from the tensors `prefix` + name of f. */

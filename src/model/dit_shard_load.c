@@ -41,44 +41,46 @@ typedef struct shard_src {
 /* How a Linear is split over `tensor` in the Megatron pattern. */
 typedef enum { SPLIT_COL, SPLIT_ROW } split_kind;
 
-static float *own(ltx2_dit_parallel *dp, size_t n) {
+/* A new shard buffer of n elements on dp->be in dp->dtype, freed with dp. */
+static void *own(ltx2_context *ctx, ltx2_dit_parallel *dp, size_t n) {
     if (dp->n_owned == dp->cap_owned) {
         size_t cap = dp->cap_owned ? 2 * dp->cap_owned : 64;
-        float **p = realloc(dp->owned, cap * sizeof *p);
+        void **p = realloc(dp->owned, cap * sizeof *p);
         if (!p) return NULL;
         dp->owned = p;
         dp->cap_owned = cap;
     }
-    float *b = malloc((n ? n : 1) * sizeof(float));
-    if (b) dp->owned[dp->n_owned++] = b;
+    void *b = NULL;
+    if (dp->be->alloc(dp->be, ctx, (n ? n : 1) * ltx2_dtype_size(dp->dtype), &b) != LTX2_OK) return NULL;
+    dp->owned[dp->n_owned++] = b;
     return b;
 }
 
-/* A new owned f32 buffer with the [r0, r0 + nr) x [c0, c0 + nc) block of the [rows, cols] tensor
- * `rel` (cols 0: 1-D, c0 0, nc 1): copied from src (host f32, or the bf16 a single-process load kept),
- * or read from the file. */
-static ltx2_status read_block(const shard_src *s, const char *rel, const ltx2_tensor *src, int64_t rows, int64_t cols,
-                              int64_t r0, int64_t nr, int64_t c0, int64_t nc, float **dst) {
-    ltx2_dit_parallel *dp = s->dp;
-    float *b = own(dp, (size_t)(nr * nc));
-    if (!b)
-        return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: shard of %s (%lld floats)", rel, (long long)(nr * nc));
+/* The [r0, r0 + nr) x [c0, c0 + nc) block of the [rows, cols] tensor `rel` (cols 0: 1-D, c0 0,
+ * nc 1) into dst, host f32: copied from src (the full weights, on their backend in their dtype), or
+ * read from the file. */
+static ltx2_status read_f32(const shard_src *s, const char *rel, const ltx2_tensor *src, int64_t rows, int64_t cols,
+                            int64_t r0, int64_t nr, int64_t c0, int64_t nc, float *dst) {
     const int64_t sc = cols ? cols : 1;
-    dp->shard_floats += nr * nc;
-    dp->gathered_floats += nr * nc; /* slice() adds the rest of an FSDP piece's tensor shard */
-    dp->layer_full_floats += rows * sc;
-    *dst = b;
     if (!s->f) {
         if (!src->data)
             return LTX2_ERROR(s->ctx, LTX2_ERR_INVALID_ARG,
                               "dit parallel: %s has no floats (weights loaded with ltx2_dit_weights_load_replicated "
                               "need ltx2_dit_parallel_create_sharded and the checkpoint)",
                               rel);
-        const size_t es = ltx2_dtype_size(src->dtype);
-        for (int64_t i = 0; i < nr; i++)
-            LTX2_TRY(ltx2_convert(s->ctx, b + i * nc, LTX2_F32, (const char *)src->data + ((r0 + i) * sc + c0) * es,
-                                  src->dtype, (size_t)nc));
-        return LTX2_OK;
+        const ltx2_backend *sbe = s->dp->full->be;
+        const size_t es = ltx2_dtype_size(src->dtype), rb = (size_t)nc * es;
+        void *row = sbe->device == LTX2_DEVICE_CPU ? NULL : malloc(rb ? rb : 1); /* a device row comes down first */
+        if (sbe->device != LTX2_DEVICE_CPU && !row)
+            return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: a row of %s", rel);
+        ltx2_status st = LTX2_OK;
+        for (int64_t i = 0; i < nr && st == LTX2_OK; i++) {
+            const char *at = (const char *)src->data + (size_t)((r0 + i) * sc + c0) * es;
+            if (row) st = sbe->download(sbe, s->ctx, row, at, rb);
+            if (st == LTX2_OK) st = ltx2_convert(s->ctx, dst + i * nc, LTX2_F32, row ? row : at, src->dtype, (size_t)nc);
+        }
+        free(row);
+        return st;
     }
     char key[KEY_CAP];
     snprintf(key, sizeof key, "%s%s", s->prefix, rel);
@@ -93,7 +95,33 @@ static ltx2_status read_block(const shard_src *s, const char *rel, const ltx2_te
         ltx2_shape_str(shape, nd, want, sizeof want);
         return LTX2_ERROR(s->ctx, LTX2_ERR_SHAPE, "%s: DiT tensor %s has shape %s, expected %s", label, key, got, want);
     }
-    return ltx2_weight_slice_to_f32(s->ctx, s->f, t, r0, nr, c0, nc, b);
+    return ltx2_weight_slice_to_f32(s->ctx, s->f, t, r0, nr, c0, nc, dst);
+}
+
+/* A new shard buffer (own) holding that block of `rel` (read_f32): filled in place on the CPU in
+ * f32; elsewhere staged in host f32, converted to dp->dtype, uploaded, so only one block's bytes
+ * are ever on the host. */
+static ltx2_status read_block(const shard_src *s, const char *rel, const ltx2_tensor *src, int64_t rows, int64_t cols,
+                              int64_t r0, int64_t nr, int64_t c0, int64_t nc, void **dst) {
+    ltx2_dit_parallel *dp = s->dp;
+    const size_t n = (size_t)(nr * nc);
+    void *b = own(s->ctx, dp, n);
+    if (!b) return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: shard of %s (%zu elements)", rel, n);
+    dp->shard_floats += nr * nc;
+    dp->gathered_floats += nr * nc; /* slice() adds the rest of an FSDP piece's tensor shard */
+    dp->layer_full_floats += rows * (cols ? cols : 1);
+    *dst = b;
+    if (dp->be->device == LTX2_DEVICE_CPU && dp->dtype == LTX2_F32)
+        return read_f32(s, rel, src, rows, cols, r0, nr, c0, nc, b);
+    float *stage = malloc((n ? n : 1) * sizeof(float));
+    void *conv = malloc((n ? n : 1) * ltx2_dtype_size(dp->dtype));
+    ltx2_status st = stage && conv ? LTX2_OK : LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: staging %s", rel);
+    if (st == LTX2_OK) st = read_f32(s, rel, src, rows, cols, r0, nr, c0, nc, stage);
+    if (st == LTX2_OK) st = ltx2_convert(s->ctx, conv, dp->dtype, stage, LTX2_F32, n);
+    if (st == LTX2_OK) st = dp->be->upload(dp->be, s->ctx, b, conv, n * ltx2_dtype_size(dp->dtype));
+    free(stage);
+    free(conv);
+    return st;
 }
 
 /* Which piece of split dim `dim` rank g of the weight-gather group holds: its mesh coordinates are
@@ -191,10 +219,11 @@ static ltx2_status slice(const shard_src *s, const char *rel, const ltx2_tensor 
     int64_t off[LTX2_MAX_DIMS];
     ltx2_shard_local_offset(&l, mesh, dp->world->rank, off);
     const int64_t lr = l.local_shape[0], lc = cols ? l.local_shape[1] : 1;
-    float *buf = NULL;
+    void *buf = NULL;
     LTX2_TRY(read_block(s, rel, src, rows, cols, off[0], lr, cols ? off[1] : 0, lc, &buf));
     /* the tensor the forward sees: the whole tensor shard (an FSDP piece is gathered into it) */
-    *dst = ltx2_tensor_make(buf, LTX2_F32, cols ? 2 : 1, ts);
+    *dst = ltx2_tensor_make(buf, s->dp->dtype, cols ? 2 : 1, ts);
+    dst->device = s->dp->be->device;
     if (fsdp_dim >= 0) LTX2_TRY(add_piece(s, name, &l, fsdp_dim, ts[0], ts[1], dst));
     if (lrows) *lrows = ts[0];
     if (lcols) *lcols = cols ? ts[1] : 0;
@@ -246,13 +275,14 @@ static ltx2_status slice_attn(const shard_src *s, const char *blk, int which, co
      * to this rank's heads only, so the slice is taken whatever the profile says (ironwood and
      * gpu replicate `norm`, trillium splits it over tensor: the same slice). */
     const int64_t inner = a->heads * a->head_dim, il = w->heads * w->head_dim, off = w->head0 * w->head_dim;
-    float *qn = NULL, *kn = NULL;
+    void *qn = NULL, *kn = NULL;
     snprintf(nm, sizeof nm, "%s.q_norm.weight", base);
     LTX2_TRY(read_block(s, nm, &a->q_norm, inner, 0, off, il, 0, 1, &qn));
     snprintf(nm, sizeof nm, "%s.k_norm.weight", base);
     LTX2_TRY(read_block(s, nm, &a->k_norm, inner, 0, off, il, 0, 1, &kn));
-    w->q_norm = ltx2_tensor_make(qn, LTX2_F32, 1, &il);
-    w->k_norm = ltx2_tensor_make(kn, LTX2_F32, 1, &il);
+    w->q_norm = ltx2_tensor_make(qn, s->dp->dtype, 1, &il);
+    w->k_norm = ltx2_tensor_make(kn, s->dp->dtype, 1, &il);
+    w->q_norm.device = w->k_norm.device = s->dp->be->device;
     return LTX2_OK;
 }
 
@@ -304,13 +334,18 @@ static ltx2_status build(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_wei
                          ltx2_dit_parallel **out) {
     ltx2_dit_parallel *dp = NULL;
     ltx2_status st = LTX2_OK;
-    /* the shards are host f32 (cut from the host copy or read from the mapping) */
-    if (w->be->device != LTX2_DEVICE_CPU || w->dtype != LTX2_F32)
-        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                        "dit parallel: the ranks' shards are host f32; weights on %s in %s are not supported yet",
-                        w->be->name, ltx2_dtype_name(w->dtype));
+    /* the shards go where the full weights are, in their dtype: host f32 on the CPU (the reference,
+     * bitwise one rank's), bf16 / f32 on a device */
+    if (w->be->device == LTX2_DEVICE_CPU && w->dtype != LTX2_F32)
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit parallel: on the CPU the ranks' shards are f32; weights in %s "
+                        "are not supported", ltx2_dtype_name(w->dtype));
+    else if (w->dtype != LTX2_F32 && w->dtype != LTX2_BF16)
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit parallel: shards in %s (on %s) are not supported; f32 or bf16",
+                        ltx2_dtype_name(w->dtype), w->be->name);
     if (st == LTX2_OK) st = dit_par_setup(ctx, world, &w->cfg, opts, &dp);
     if (st == LTX2_OK) {
+        dp->be = w->be;
+        dp->dtype = w->dtype;
         dp->full = w;
         dp->owned_full = owned;
         owned = NULL;

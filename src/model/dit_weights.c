@@ -330,7 +330,13 @@ ltx2_status ltx2_dit_weights_load_fp8_cast(ltx2_context *ctx, const ltx2_backend
 
 ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                              const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, (load_opts){.skip_layers = true}, NULL, out);
+    return ltx2_dit_weights_load_replicated_on(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, out);
+}
+
+ltx2_status ltx2_dit_weights_load_replicated_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                                const ltx2_st_file *f, const char *prefix,
+                                                const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
+    return load(ctx, be, dtype, f, prefix, cfg, (load_opts){.skip_layers = true}, NULL, out);
 }
 
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out) {

@@ -501,7 +501,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     int n_ckpt = 0;
     ltx2_gen_checkpoint_paths(p, &ckpt_paths, &n_ckpt);
     if (!preloaded &&
-        (st = dist                      ? ltx2_pipe_models_load_dit_replicated(ctx, ckpt_paths, n_ckpt, m)
+        (st = dist                      ? ltx2_pipe_models_load_dit_replicated(ctx, ckpt_paths, n_ckpt, be, m)
               : ltx2_gen_fp8_weights(p) ? ltx2_pipe_models_load_fp8(ctx, ckpt_paths, n_ckpt, be, loras1, m)
               : ltx2_gen_fp8_cast(p)    ? ltx2_pipe_models_load_fp8_cast(ctx, ckpt_paths, n_ckpt, be, m)
                                         : ltx2_pipe_models_load_lora(ctx, ckpt_paths, n_ckpt, be, loras1, m)) != LTX2_OK)
@@ -848,19 +848,24 @@ ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *
     if (st == LTX2_OK && p->precision == LTX2_GENERATE_PRECISION_TPU && dist->world->size > 1)
         st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: precision tpu (MaxDiffusion's bf16 DiT) runs on one rank, "
                         "not %d", dist->world->size);
-    /* the ranks' DiT shards are host f32: several ranks compute on the CPU (auto picks it) */
-    if (st == LTX2_OK && p->device && strcmp(p->device, "cpu") && strcmp(p->device, "auto"))
-        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                        "device %s: multi-rank generation computes on the CPU for now (each rank on its own GPU is "
-                        "not written yet); use --device cpu or one rank",
-                        p->device);
+    const ltx2_backend *be = dist->be, *opened = NULL;
+    if (st == LTX2_OK && !be) {
+        char desc[256];
+        st = ltx2_backend_open_rank(ctx, p->device, dist->device_index, &opened, desc, sizeof desc);
+        if (st == LTX2_OK && dist->world->rank == 0) LTX2_LOGI(ctx, "generate: rank 0 device %s", desc);
+        be = opened;
+    }
+    if (st == LTX2_OK && p->precision == LTX2_GENERATE_PRECISION_TPU && be->device != LTX2_DEVICE_CPU)
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: precision tpu runs on the CPU (--device cpu), not %s",
+                        be->name);
     if (st == LTX2_OK) {
         ltx2_pipe_models m;
         memset(&m, 0, sizeof m);
-        st = generate(ctx, p, ltx2_backend_cpu(), &m, dist, result);
+        st = generate(ctx, p, be, &m, dist, result);
         ltx2_pipe_models_free(&m);
         if (st != LTX2_OK) ltx2_generate_result_free(result);
     }
+    ltx2_backend_free(opened);
     /* Whatever failed here (a load, a shape, a collective), the other ranks must not wait for us. */
     if (st != LTX2_OK) {
         ltx2_error_prefix(ctx, "rank %d of %d", dist->world->rank, dist->world->size);

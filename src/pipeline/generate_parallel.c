@@ -49,7 +49,8 @@ static void *rank_main(void *arg) {
     ltx2_comm *c = NULL;
     j->st = ltx2_loopback_comm(ctx, j->world, j->rank, &c);
     if (j->st == LTX2_OK) {
-        ltx2_generate_dist d = {.world = c, .dit = j->o->dit};
+        /* each thread its own GPU while there are enough (ltx2_backend_open_rank) */
+        ltx2_generate_dist d = {.world = c, .dit = j->o->dit, .device_index = j->rank};
         j->st = ltx2_generate_ranked(ctx, j->p, &d, &j->result);
     }
     if (j->st != LTX2_OK) snprintf(j->msg, sizeof j->msg, "%s", ltx2_last_error(ctx));
@@ -127,6 +128,10 @@ ltx2_status ltx2_generate_env_rank(ltx2_context *ctx, const ltx2_generate_params
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "parallel generate: the mesh %d,%d,%d,%d has %d ranks but "
                           "LTX2_WORLD_SIZE is %d", o->mesh.size[0], o->mesh.size[1], o->mesh.size[2], o->mesh.size[3], P,
                           env->world_size);
+    if (p->device && !strncmp(p->device, "cuda:", 5))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "rank %d of %d: --device %s would put every process on one GPU; "
+                          "each process rank computes on the GPU of its local rank: use --device cuda",
+                          env->rank, env->world_size, p->device);
 #ifndef LTX2_HAVE_NCCL
     return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "rank %d of %d: multi-process generation needs the NCCL communicator, "
                       "which this build lacks (configure with -DLTX2_CUDA=ON and NCCL installed); on one machine use "
@@ -140,17 +145,29 @@ ltx2_status ltx2_generate_env_rank(ltx2_context *ctx, const ltx2_generate_params
         if (env->rank == 0) LTX2_TRY(ltx2_comm_nccl_unique_id(ctx, id));
         LTX2_TRY(ltx2_dist_rendezvous(ctx, env->rendezvous, env->rank, env->world_size, id, sizeof id, 0));
     }
-    ltx2_comm *c = NULL;
     /* one GPU per local rank, round-robin when there are more ranks than GPUs (NCCL >= 2.30 with
-     * NCCL_MULTI_RANK_GPU_ENABLE=1 accepts several ranks on one GPU) */
+     * NCCL_MULTI_RANK_GPU_ENABLE=1 accepts several ranks on one GPU); the rank computes there too,
+     * unless --device cpu */
     const int n_dev = ltx2_backend_cuda_device_count();
     if (n_dev < 1)
         return LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "rank %d of %d: no usable CUDA device for its NCCL communicator",
                           env->rank, env->world_size);
-    LTX2_TRY(ltx2_comm_nccl_init(ctx, &o->mesh, env->rank, env->local_rank % n_dev, id, &c));
-    ltx2_generate_dist d = {.world = c, .dit = o->dit};
-    ltx2_status st = ltx2_generate_ranked(ctx, p, &d, result);
+    const int gpu = env->local_rank % n_dev;
+    const ltx2_backend *be = NULL;
+    char desc[256];
+    LTX2_TRY(ltx2_backend_open_rank(ctx, p->device, gpu, &be, desc, sizeof desc));
+    ltx2_comm *c = NULL;
+    ltx2_status st = ltx2_comm_nccl_init(ctx, &o->mesh, env->rank, gpu, id, &c);
+    /* device buffers go to NCCL as they are: its stream waits for the rank's compute stream */
+    void *stream = ltx2_backend_cuda_stream(be);
+    if (st == LTX2_OK && stream) st = ltx2_comm_nccl_set_stream(c, ctx, stream);
+    if (st == LTX2_OK) {
+        if (env->rank == 0) LTX2_LOGI(ctx, "generate: rank 0 device %s", desc);
+        ltx2_generate_dist d = {.world = c, .dit = o->dit, .be = be, .device_index = gpu};
+        st = ltx2_generate_ranked(ctx, p, &d, result);
+    }
     ltx2_comm_free(c);
+    ltx2_backend_free(be);
     return st;
 #endif
 }

@@ -82,11 +82,11 @@ ltx2_status ltx2_pipe_models_load_audio_encoder(ltx2_context *ctx, ltx2_pipe_mod
 /* The DiT of m again from its checkpoint with loras fused instead (the two-stage pipeline's stage
  * 2 weights): the current DiT is freed first; on failure m->dit is NULL. */
 ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, struct ltx2_lora_set *loras);
-/* The same, but the DiT's block layer tensors are only checked, not loaded (out->dit from
- * ltx2_dit_weights_load_replicated): for ranks that read their tensor shards of those from
+/* The same on be, but the DiT's block layer tensors are only checked, not loaded (out->dit from
+ * ltx2_dit_weights_load_replicated_on): for ranks that read their tensor shards of those from
  * out->set->files[0] (ltx2_dit_parallel_create_sharded), so no rank holds the whole DiT. */
 ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *const *paths, int n,
-                                                 ltx2_pipe_models *out);
+                                                 const ltx2_backend *be, ltx2_pipe_models *out);
 void ltx2_pipe_models_free(ltx2_pipe_models *m);
 
 /* Latent geometry of one generation. */

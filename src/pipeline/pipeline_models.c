@@ -25,7 +25,7 @@ static ltx2_status load(ltx2_context *ctx, const char *const *paths, int n, cons
     ltx2_dit_config dcfg;
     ltx2_connectors_config ccfg;
     if ((st = ltx2_dit_config_from_st(ctx, f, &dcfg)) != LTX2_OK) goto fail;
-    st = !dit_layers ? ltx2_dit_weights_load_replicated(ctx, f, NULL, &dcfg, &out->dit)
+    st = !dit_layers ? ltx2_dit_weights_load_replicated_on(ctx, be, model_dtype(be), f, NULL, &dcfg, &out->dit)
          : fp8       ? ltx2_dit_weights_load_fp8(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit)
          : fp8_cast  ? ltx2_dit_weights_load_fp8_cast(ctx, be, model_dtype(be), f, NULL, &dcfg, &out->dit)
                      : ltx2_dit_weights_load_lora(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit);
@@ -76,8 +76,8 @@ ltx2_status ltx2_pipe_models_load_fp8_cast(ltx2_context *ctx, const char *const 
 }
 
 ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *const *paths, int n,
-                                                 ltx2_pipe_models *out) {
-    return load(ctx, paths, n, ltx2_backend_cpu(), false, false, false, NULL, out);
+                                                 const ltx2_backend *be, ltx2_pipe_models *out) {
+    return load(ctx, paths, n, be, false, false, false, NULL, out);
 }
 
 ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, ltx2_lora_set *loras) {

@@ -22,6 +22,7 @@
 #include "model/upsampler.h"
 #include "model/video_vae.h"
 #include "model/audio_encoder.h"
+#include "model/dit_weights.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/pipeline.h"
 #include "test_util.h"
@@ -461,6 +462,71 @@ static void vocoder_case(const char *v, int64_t T) {
     ltx2_st_set_close(w);
 }
 
+/* The DiT bytes every rank holds whole (embeddings, AdaLN, output head, the blocks' scale-shift
+ * tables), laid out on the planning backend. */
+static uint64_t replicated_dit_bytes(const ltx2_dit_config *cfg) {
+    ltx2_backend *pb = NULL;
+    ltx2_dit_weights *w = NULL;
+    size_t cur = 0;
+    if (ltx2_backend_plan_create(g_ctx, &pb) == LTX2_OK &&
+        ltx2_dit_weights_layout_replicated_on(g_ctx, pb, LTX2_BF16, cfg, &w) == LTX2_OK)
+        ltx2_backend_plan_counts(pb, &cur, NULL);
+    CHECK(cur > 0, "replicated DiT layout: %s", ltx2_last_error(g_ctx));
+    ltx2_dit_weights_free(w);
+    ltx2_backend_free(pb);
+    return cur;
+}
+
+/* A multi-rank run is planned per rank (the parallel DiT on one planning backend per rank): the
+ * 22B at 768x512x121 over tensor 4 holds the replicated part plus a quarter of the layers (the
+ * row-parallel biases, kept whole by every tensor rank, and per-tensor padding aside: < 0.05 %),
+ * and a call's activations shrink with the heads and the FFN width (to under half); over context 2
+ * the layers stay whole (gpu profile) and a call's tokens halve (its exchanges' scratch added, the
+ * text K/V cache gone: ranks keep none). A refusal says the plan is per rank. */
+static void full_size_ranks(void) {
+    full_cfg c22;
+    if (!full_cfg_load("2.3", &c22)) return;
+    ltx2_mem_request r = request(&c22, H100_FREE);
+    ltx2_mem_plan one, t4, c2;
+    ltx2_status st = ltx2_mem_plan_make(g_ctx, &r, &one);
+    ltx2_mesh tensor4, context2;
+    if (st == LTX2_OK) st = ltx2_mesh_init(g_ctx, &tensor4, 1, 1, 1, 4);
+    if (st == LTX2_OK) st = ltx2_mesh_init(g_ctx, &context2, 1, 1, 2, 1);
+    r.mesh = &tensor4;
+    if (st == LTX2_OK) st = ltx2_mem_plan_make(g_ctx, &r, &t4);
+    r.mesh = &context2;
+    if (st == LTX2_OK) st = ltx2_mem_plan_make(g_ctx, &r, &c2);
+    CHECK(st == LTX2_OK, "22B per-rank plans: %s", ltx2_last_error(g_ctx));
+    if (st != LTX2_OK) return;
+    ltx2_mem_plan_print(&t4, stdout, "22B tensor 4: ");
+    ltx2_mem_plan_print(&c2, stdout, "22B context 2: ");
+    const uint64_t rep = replicated_dit_bytes(&c22.dit), want = rep + (one.dit_weights - rep) / 4;
+    const double off = (double)t4.dit_weights - (double)want;
+    printf("22B tensor 4: DiT %.3f GiB per rank, replicated %.3f + a quarter of the layers = %.3f GiB\n",
+           (double)t4.dit_weights / GIB, (double)rep / GIB, (double)want / GIB);
+    CHECK(off >= 0 && off < 5e-4 * (double)one.dit_weights,
+          "22B tensor 4: a rank holds %llu DiT bytes, want %llu (replicated %llu + a quarter of the rest)",
+          (unsigned long long)t4.dit_weights, (unsigned long long)want, (unsigned long long)rep);
+    CHECK(t4.stage[LTX2_MEM_DENOISE] < one.stage[LTX2_MEM_DENOISE] / 2,
+          "22B tensor 4: a call's %.2f GiB per rank, one device's %.2f", (double)t4.stage[LTX2_MEM_DENOISE] / GIB,
+          (double)one.stage[LTX2_MEM_DENOISE] / GIB);
+    CHECK(c2.dit_weights == one.dit_weights, "22B context 2: the gpu profile keeps the layers whole (%llu vs %llu)",
+          (unsigned long long)c2.dit_weights, (unsigned long long)one.dit_weights);
+    CHECK(c2.stage[LTX2_MEM_DENOISE] > 0 && c2.stage[LTX2_MEM_DENOISE] < one.stage[LTX2_MEM_DENOISE],
+          "22B context 2: a call's %.2f GiB per rank against one device's %.2f", (double)c2.stage[LTX2_MEM_DENOISE] / GIB,
+          (double)one.stage[LTX2_MEM_DENOISE] / GIB);
+    r.mesh = &tensor4;
+    r.free_bytes = t4.need - 1;
+    t4.free_bytes = r.free_bytes;
+    t4.fits = false;
+    st = ltx2_mem_plan_check(g_ctx, &r, &t4);
+    const char *msg = ltx2_last_error(g_ctx);
+    printf("22B tensor 4, one byte short: %s\n", msg);
+    CHECK(st == LTX2_ERR_OOM && strstr(msg, "per rank of mesh 1,1,1,4") && !strstr(msg, "--nproc"),
+          "a rank's refusal must say it is per rank (and not advise more ranks): %s", msg);
+    ltx2_clear_error(g_ctx);
+}
+
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
     if (!g_ctx) return 1;
@@ -482,6 +548,7 @@ int main(void) {
     vocoder_case("2.3", 21);
     vocoder_case("2.3", 13); /* 13 x 4 = 52 samples: the bandwidth extension pads to its hop */
     full_size();
+    full_size_ranks();
     ltx2_context_free(g_ctx);
     return test_finish();
 }

@@ -1,6 +1,7 @@
 /* Communicators for multi-rank execution: a device mesh with MaxDiffusion's axis names
  * (data, fsdp, context, tensor), and one collective interface (an op table) implemented by an
- * in-process loopback backend (P virtual ranks as threads; tests, CPU) and by NCCL (GPUs).
+ * in-process loopback backend (P virtual ranks as threads; tests, CPU), by NCCL (GPUs) and by a
+ * null backend that moves nothing (the memory planner).
  *
  * Semantics follow NCCL, counts are in elements, buffers are f32 or bf16:
  *   all_gather     send[count]          -> recv[size*count], block r from rank r
@@ -132,6 +133,13 @@ ltx2_status ltx2_loopback_comm(ltx2_context *ctx, ltx2_loopback_world *w, int ra
 /* After every rank's thread has finished; frees all sub-communicator state too. Handles returned
  * by ltx2_loopback_comm / split must be freed (ltx2_comm_free) before or after, not used after. */
 void ltx2_loopback_world_free(ltx2_loopback_world *w);
+
+/* ---- null backend (comm_null.c): a rank that exchanges nothing ---- */
+
+/* Rank `rank` of `mesh` whose collectives return at once, recv untouched (any memory accepted):
+ * for running one rank's code where no value is read (the memory planner's ranks, one after
+ * another on a planning backend). */
+ltx2_status ltx2_comm_null(ltx2_context *ctx, const ltx2_mesh *mesh, int rank, ltx2_comm **out);
 
 /* ---- NCCL backend (comm_nccl.c), built when LTX2_HAVE_NCCL ---- */
 

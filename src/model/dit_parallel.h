@@ -76,6 +76,12 @@ ltx2_status ltx2_dit_parallel_create_sharded(ltx2_context *ctx, ltx2_comm *world
                                              const ltx2_st_file *f, const char *prefix,
                                              const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
 
+/* Collective, for the memory plan: the shards of a run over `world` allocated on the backend of
+ * `replicated` (ltx2_dit_weights_layout_replicated_on on the planning backend) with the shapes the
+ * checkpoint gives, nothing read; the forward then allocates what the run's would. */
+ltx2_status ltx2_dit_parallel_create_layout(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *replicated,
+                                            const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
+
 /* Collective: p holds the whole (global) inputs, identical on every rank; video_out
  * [B, Tv, out_channels] and audio_out [B, Ta, audio_out_channels] get the whole outputs on every
  * rank. On any failure this rank aborts the world (the reason reaches every rank). p->dump is not

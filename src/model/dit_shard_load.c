@@ -36,6 +36,7 @@ typedef struct shard_src {
     const ltx2_st_file *f;
     const char *prefix;
     fsdp_block *fb;
+    bool layout; /* the memory plan: shards allocated with the file's shapes, nothing read */
 } shard_src;
 
 /* How a Linear is split over `tensor` in the Megatron pattern. */
@@ -111,6 +112,7 @@ static ltx2_status read_block(const shard_src *s, const char *rel, const ltx2_te
     dp->gathered_floats += nr * nc; /* slice() adds the rest of an FSDP piece's tensor shard */
     dp->layer_full_floats += rows * (cols ? cols : 1);
     *dst = b;
+    if (s->layout) return LTX2_OK;
     if (dp->be->device == LTX2_DEVICE_CPU && dp->dtype == LTX2_F32)
         return read_f32(s, rel, src, rows, cols, r0, nr, c0, nc, b);
     float *stage = malloc((n ? n : 1) * sizeof(float));
@@ -237,7 +239,7 @@ static ltx2_status slice_linear(const shard_src *s, const char *base, const ltx2
     snprintf(nm, sizeof nm, "%s.weight", base);
     LTX2_TRY(slice(s, nm, &src->w, src->out, src->in, kind == SPLIT_COL ? 0 : 1, &dst->w, &dst->out, &dst->in));
     /* every LTX-2 Linear has a bias; a full copy without one (random test weights) keeps none */
-    if (src->b.data || s->f) {
+    if (src->b.data || s->f || s->layout) {
         snprintf(nm, sizeof nm, "%s.bias", base);
         LTX2_TRY(slice(s, nm, &src->b, src->out, 0, kind == SPLIT_COL ? 0 : -1, &dst->b, NULL, NULL));
     }
@@ -296,13 +298,13 @@ static ltx2_status slice_ff(const shard_src *s, const char *blk, const char *nam
 }
 
 ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const ltx2_dit_weights *w,
-                                 const ltx2_st_file *f, const char *prefix) {
-    if (!f && w->layers_skipped)
+                                 const ltx2_st_file *f, const char *prefix, bool layout) {
+    if (!f && !layout && w->layers_skipped)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "dit parallel: the weights hold no block layers (loaded with "
                           "ltx2_dit_weights_load_replicated); build with ltx2_dit_parallel_create_sharded from the "
                           "checkpoint instead");
-    shard_src s = {ctx, dp, f, prefix ? prefix : LTX2_DIT_PREFIX, NULL};
+    shard_src s = {ctx, dp, f, prefix ? prefix : LTX2_DIT_PREFIX, NULL, layout};
     const ltx2_dit_config *cfg = &w->cfg;
     for (int64_t i = 0; i < cfg->num_layers; i++) {
         const ltx2_dit_block_w *b = &w->blocks[i];
@@ -320,7 +322,8 @@ ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const
         pb->prompt_sst = b->prompt_sst, pb->audio_prompt_sst = b->audio_prompt_sst;
         /* a full copy says by its data whether gates exist; the file path by the config */
         for (int k = 0; k < PA_COUNT; k++)
-            LTX2_TRY(slice_attn(&s, blk, k, src[k], f ? cfg->apply_gated_attention : src[k]->gate.w.data != NULL,
+            LTX2_TRY(slice_attn(&s, blk, k, src[k],
+                                (f || layout) ? cfg->apply_gated_attention : src[k]->gate.w.data != NULL,
                                 dst[k]));
         LTX2_TRY(slice_ff(&s, blk, "ff", &b->ff, &pb->ff));
         LTX2_TRY(slice_ff(&s, blk, "audio_ff", &b->audio_ff, &pb->audio_ff));
@@ -330,7 +333,7 @@ ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const
 
 /* Setup and shards; on failure the world is aborted with this rank's reason and nothing is left. */
 static ltx2_status build(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *w, ltx2_dit_weights *owned,
-                         const ltx2_st_file *f, const char *prefix, const ltx2_dit_parallel_opts *opts,
+                         const ltx2_st_file *f, const char *prefix, bool layout, const ltx2_dit_parallel_opts *opts,
                          ltx2_dit_parallel **out) {
     ltx2_dit_parallel *dp = NULL;
     ltx2_status st = LTX2_OK;
@@ -349,7 +352,7 @@ static ltx2_status build(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_wei
         dp->full = w;
         dp->owned_full = owned;
         owned = NULL;
-        st = dit_par_shard_blocks(ctx, dp, w, f, prefix);
+        st = dit_par_shard_blocks(ctx, dp, w, f, prefix, layout);
     }
     if (st != LTX2_OK) {
         ltx2_comm_abort(world, ltx2_last_error(ctx));
@@ -365,7 +368,7 @@ ltx2_status ltx2_dit_parallel_create(ltx2_context *ctx, ltx2_comm *world, const 
                                      const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
     if (!world || !full || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create: NULL argument");
     *out = NULL;
-    return build(ctx, world, full, NULL, NULL, NULL, opts, out);
+    return build(ctx, world, full, NULL, NULL, NULL, false, opts, out);
 }
 
 ltx2_status ltx2_dit_parallel_create_sharded(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *replicated,
@@ -374,7 +377,7 @@ ltx2_status ltx2_dit_parallel_create_sharded(ltx2_context *ctx, ltx2_comm *world
     if (!world || !replicated || !f || !out)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create (sharded): NULL argument");
     *out = NULL;
-    return build(ctx, world, replicated, NULL, f, prefix, opts, out);
+    return build(ctx, world, replicated, NULL, f, prefix, false, opts, out);
 }
 
 ltx2_status ltx2_dit_parallel_create_from_file(ltx2_context *ctx, ltx2_comm *world, const ltx2_st_file *f,
@@ -391,7 +394,15 @@ ltx2_status ltx2_dit_parallel_create_from_file(ltx2_context *ctx, ltx2_comm *wor
         ltx2_comm_abort(world, ltx2_last_error(ctx));
         return st;
     }
-    return build(ctx, world, rep, rep, f, prefix, opts, out);
+    return build(ctx, world, rep, rep, f, prefix, false, opts, out);
+}
+
+ltx2_status ltx2_dit_parallel_create_layout(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *replicated,
+                                            const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
+    if (!world || !replicated || !out)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create (layout): NULL argument");
+    *out = NULL;
+    return build(ctx, world, replicated, NULL, NULL, NULL, true, opts, out);
 }
 
 void ltx2_dit_parallel_get_weight_mem(const ltx2_dit_parallel *dp, ltx2_dit_parallel_weight_mem *out) {

@@ -382,14 +382,14 @@ ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cf
 }
 
 static ltx2_status layout_only(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype, const ltx2_dit_config *cfg,
-                               bool fp8_layers, const ltx2_st_file *f, ltx2_dit_weights **out) {
+                               bool fp8_layers, bool skip_layers, const ltx2_st_file *f, ltx2_dit_weights **out) {
     if (!be || !cfg || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit weights (layout): NULL argument");
     *out = NULL;
     ltx2_dit_weights *w = NULL;
     LTX2_TRY(weights_new(ctx, cfg, &w));
     if (w->cfg.audio_in_channels == 0) w->cfg.audio_in_channels = DEFAULT_AUDIO_IN_CHANNELS;
     ltx2_wtable l = {0};
-    ltx2_status st = weights_layout(ctx, w, &l, false, be, dtype, f, LTX2_DIT_PREFIX,
+    ltx2_status st = weights_layout(ctx, w, &l, skip_layers, be, dtype, f, LTX2_DIT_PREFIX,
                                     !fp8_layers ? LAYOUT_PLAIN : f ? LAYOUT_FILE_FP8 : LAYOUT_FP8_ALL);
     ltx2_wtable_free(&l);
     if (st != LTX2_OK) {
@@ -402,12 +402,17 @@ static ltx2_status layout_only(ltx2_context *ctx, const ltx2_backend *be, ltx2_d
 
 ltx2_status ltx2_dit_weights_layout_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                        const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return layout_only(ctx, be, dtype, cfg, false, NULL, out);
+    return layout_only(ctx, be, dtype, cfg, false, false, NULL, out);
+}
+
+ltx2_status ltx2_dit_weights_layout_replicated_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                                  const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
+    return layout_only(ctx, be, dtype, cfg, false, true, NULL, out);
 }
 
 ltx2_status ltx2_dit_weights_layout_fp8(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                         const ltx2_dit_config *cfg, const ltx2_st_file *f, ltx2_dit_weights **out) {
-    return layout_only(ctx, be, dtype, cfg, true, f, out);
+    return layout_only(ctx, be, dtype, cfg, true, false, f, out);
 }
 
 ltx2_status ltx2_dit_weights_to(ltx2_context *ctx, const ltx2_dit_weights *src, const ltx2_backend *be,

@@ -137,6 +137,11 @@ ltx2_status ltx2_dit_weights_random(ltx2_context *ctx, const ltx2_dit_config *cf
  * audio_in_channels 0 (absent from real configs) becomes ltx-core's default, 128. */
 ltx2_status ltx2_dit_weights_layout_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                        const ltx2_dit_config *cfg, ltx2_dit_weights **out);
+/* The same without the block layer tensors (their shapes filled, as ltx2_dit_weights_load_replicated
+ * leaves them): what a rank of the parallel DiT holds whole, for the memory plan of a multi-rank run
+ * (ltx2_dit_parallel_create_layout lays out the shards). */
+ltx2_status ltx2_dit_weights_layout_replicated_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
+                                                  const ltx2_dit_config *cfg, ltx2_dit_weights **out);
 /* As ltx2_dit_weights_layout_on, with Linear weights in fp8 e4m3 and their scales 0: those f holds
  * as scaled fp8 (what ltx2_dit_weights_load_fp8 keeps; the memory plan), or with f NULL every block's
  * (attention q/k/v/out and gates, both FFs; benches fill them and set each ltx2_linear's w_scale and

@@ -260,9 +260,10 @@ static int64_t max_call_batch(const ltx2_guidance_plan *plan) {
 }
 
 /* On a backend with device memory to plan: the plan from the checkpoint's configs (nothing else
- * read), logged, and a run that cannot fit refused with the options (memory_plan.h). */
+ * read), logged, and a run that cannot fit refused with the options (memory_plan.h). A rank of a
+ * multi-rank run plans what it holds (its DiT shards, its share of each call) against its device. */
 static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
-                               const ltx2_guidance_plan *plan) {
+                               const ltx2_guidance_plan *plan, const ltx2_generate_dist *dist) {
     if (!be->mem_info) return LTX2_OK;
     size_t free_b = 0, total_b = 0;
     LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
@@ -298,7 +299,8 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
                                   /* at most the maximum duration, else the clip's length (audio_cond.c) */
                                   .audio_cond_seconds = !p->audio ? 0.0
                                                         : p->audio_max_duration > 0 ? p->audio_max_duration
-                                                                                    : (double)p->frames / p->fps};
+                                                                                    : (double)p->frames / p->fps,
+                                  .mesh = dist ? &dist->world->mesh : NULL, .dit_par = dist ? &dist->dit : NULL};
     ltx2_mem_plan mp;
     if (st == LTX2_OK) st = ltx2_mem_plan_make(ctx, &req, &mp);
     if (st == LTX2_OK) {
@@ -432,11 +434,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp, &plan));
     LTX2_TRY(ltx2_guidance_plan_make(ctx, &rules, &gp_off, &plan_off));
     plan.velocity_bf16 = plan_off.velocity_bf16 = p->precision == LTX2_GENERATE_PRECISION_TPU;
-    /* models a handle keeps loaded are resident already: the device's free memory no longer counts
-     * them, so the plan (weights + stage peaks against what is free) would count them twice. The
-     * final stage is the largest (full size). */
     const bool preloaded = m->set != NULL;
-    if (!dist && !preloaded) LTX2_TRY(plan_memory(ctx, p, be, &plan));
     const bool need_neg = ltx2_guidance_plan_slot(&plan, LTX2_PASS_UNCOND) >= 0;
     /* LoRAs and the upsampler are opened (and refused) before the text encoder runs */
     const bool any_lora = p->n_loras > 0 || p->pipeline == LTX2_PIPELINE_TWO_STAGE;
@@ -446,6 +444,10 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if ((ltx2_gen_fp8_weights(p) || ltx2_gen_fp8_cast(p)) && (preloaded || dist))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: %s DiT weights load with the run: not with models "
                           "loaded once (ltx2_model) or across ranks yet", p->weights_dtype);
+    /* models a handle keeps loaded are resident already: the device's free memory no longer counts
+     * them, so the plan (weights + stage peaks against what is free) would count them twice. The
+     * final stage is the largest (full size). */
+    if (!preloaded) LTX2_TRY(plan_memory(ctx, p, be, &plan, dist));
     if (p->n_loras) LTX2_TRY(ltx2_lora_set_open(ctx, p->loras, p->n_loras, &loras1));
     if (p->pipeline == LTX2_PIPELINE_TWO_STAGE) { /* ModelLedger.with_additional_loras: the user's, then it */
         specs2 = malloc((size_t)(p->n_loras + 1) * sizeof *specs2);

@@ -6,10 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend_plan.h"
 #include "core/context.h"
-#include "model/dit.h"
-#include "model/dit_weights.h"
 #include "model/audio_encoder.h"
 #include "model/audio_vae.h"
 #include "model/upsampler.h"
@@ -39,10 +36,6 @@
  * buffers live at once (block input, norm output, q, k, v, attention output, gate logits, the
  * 4-wide FFN hidden, the block output and the registers: 12, rounded up). */
 #define PLAN_CONNECTOR_LIVE_BUFFERS 16
-/* The two sigmas the DiT stage runs at (any two distinct values): LTX-2.3 keys its text K/V cache
- * by sigma, so the second call fills the cache as every later step does. */
-#define PLAN_SIGMA_A 1.0f
-#define PLAN_SIGMA_B 0.5f
 /* Tile sizes (pixels) and frame counts tried for advice. */
 static const int64_t ADVICE_TILES_PX[] = {512, 384, 256};
 static const int ADVICE_RANKS[] = {2, 4, 8};
@@ -59,84 +52,6 @@ static int64_t align_ch(int64_t c) { return (c + PLAN_CHANNEL_ALIGN - 1) / PLAN_
 static uint64_t act(int64_t elems, int es) { return a256((uint64_t)elems * (uint64_t)es); }
 static uint64_t max_u(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-static int64_t text_dim_of(const ltx2_mem_request *req) { return req->text_dim ? req->text_dim : LTX2_GEMMA_TEXT_DIM; }
-
-/* ---- denoise: the DiT forward on the planning backend ---- */
-
-typedef struct dit_inputs {
-    float *vl, *al, *vp, *ap, *vt, *at, *sg, *vc, *ac, *vo, *ao;
-} dit_inputs;
-
-static void dit_inputs_free(dit_inputs *d) {
-    free(d->vl), free(d->al), free(d->vp), free(d->ap), free(d->vt), free(d->at), free(d->sg);
-    free(d->vc), free(d->ac), free(d->vo), free(d->ao);
-}
-
-static float *zeros(int64_t n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(float)); }
-
-static ltx2_status plan_dit(ltx2_context *ctx, const ltx2_mem_request *req, const ltx2_pipe_geometry *g,
-                            uint64_t *weights, uint64_t *stage, uint64_t *text_weights) {
-    ltx2_backend *pb = NULL;
-    LTX2_TRY(ltx2_backend_plan_create(ctx, &pb));
-    ltx2_dit_weights *w = NULL;
-    ltx2_connectors_weights *cw = NULL;
-    ltx2_dit_text_cache *cache = NULL;
-    dit_inputs d = {0};
-    size_t cur = 0, peak = 0;
-    ltx2_status st = ltx2_connectors_weights_layout_on(ctx, pb, LTX2_BF16, req->conn, text_dim_of(req), &cw);
-    if (st == LTX2_OK) {
-        ltx2_backend_plan_counts(pb, &cur, NULL);
-        *text_weights = cur;
-        st = req->dit_fp8_file ? ltx2_dit_weights_layout_fp8(ctx, pb, LTX2_BF16, req->dit, req->dit_fp8_file, &w)
-                               : ltx2_dit_weights_layout_on(ctx, pb, LTX2_BF16, req->dit, &w);
-    }
-    if (st == LTX2_OK) {
-        ltx2_backend_plan_counts(pb, &cur, NULL);
-        *weights = cur - *text_weights;
-        ltx2_backend_plan_reset_peak(pb);
-        st = ltx2_dit_text_cache_create(ctx, req->text_cache_entries, &cache);
-    }
-    const int64_t B = req->batch, Tv = g->video_tokens, Ta = g->at, S = req->text_tokens;
-    const int64_t Cv = w ? w->cfg.in_channels : 0, Ca = w ? w->cfg.audio_in_channels : 0;
-    const int64_t dv = req->conn->video.inner_dim, da = req->conn->audio.inner_dim;
-    if (st == LTX2_OK) {
-        d.vl = zeros(B * Tv * Cv), d.al = zeros(B * Ta * Ca), d.vp = zeros(B * 3 * Tv * 2), d.ap = zeros(B * Ta * 2);
-        d.vt = zeros(B * Tv), d.at = zeros(B * Ta), d.sg = zeros(B), d.vc = zeros(B * S * dv), d.ac = zeros(B * S * da);
-        d.vo = zeros(B * Tv * Cv), d.ao = zeros(B * Ta * Ca);
-        if (!d.vl || !d.al || !d.vp || !d.ap || !d.vt || !d.at || !d.sg || !d.vc || !d.ac || !d.vo || !d.ao)
-            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "memory plan: DiT inputs for %lld samples", (long long)B);
-    }
-    /* each sample its own prompt (the cache keys on the context bytes), as CFG's two prompts */
-    for (int64_t b = 0; st == LTX2_OK && b < B; b++) {
-        for (int64_t i = 0; i < S * dv; i++) d.vc[b * S * dv + i] = (float)b;
-        for (int64_t i = 0; i < S * da; i++) d.ac[b * S * da + i] = (float)b;
-    }
-    const float sigmas[2] = {PLAN_SIGMA_A, PLAN_SIGMA_B};
-    for (int k = 0; k < 2 && st == LTX2_OK; k++) {
-        for (int64_t i = 0; i < B * Tv; i++) d.vt[i] = sigmas[k];
-        for (int64_t i = 0; i < B * Ta; i++) d.at[i] = sigmas[k];
-        for (int64_t b = 0; b < B; b++) d.sg[b] = sigmas[k];
-        ltx2_dit_forward_params fp;
-        ltx2_dit_forward_params_init(&fp);
-        fp.batch = B;
-        fp.video = (ltx2_dit_modality){d.vl, d.vp, d.vt, d.sg, d.vc, NULL, Tv, S};
-        fp.audio = (ltx2_dit_modality){d.al, d.ap, d.at, d.sg, d.ac, NULL, Ta, S};
-        fp.text_cache = cache;
-        st = ltx2_dit_forward(ctx, w, &fp, d.vo, d.ao);
-    }
-    if (st == LTX2_OK) {
-        ltx2_backend_plan_counts(pb, &cur, &peak);
-        *stage = peak - *weights - *text_weights;
-    } else {
-        ltx2_error_prefix(ctx, "memory plan: the DiT forward on the planning backend");
-    }
-    dit_inputs_free(&d);
-    ltx2_dit_text_cache_free(cache);
-    ltx2_dit_weights_free(w);
-    ltx2_connectors_weights_free(cw);
-    ltx2_backend_free(pb);
-    return st;
-}
 
 /* ---- text: the connectors' forward (estimate, see PLAN_CONNECTOR_LIVE_BUFFERS) ---- */
 
@@ -144,7 +59,7 @@ static uint64_t plan_text_stage(const ltx2_mem_request *req) {
     const int64_t S = req->text_tokens;
     const int64_t inner = req->conn->video.inner_dim > req->conn->audio.inner_dim ? req->conn->video.inner_dim
                                                                                   : req->conn->audio.inner_dim;
-    return act(S * text_dim_of(req), PLAN_ES) + PLAN_CONNECTOR_LIVE_BUFFERS * act(S * inner, PLAN_ES);
+    return act(S * ltx2_mem_plan_text_dim(req), PLAN_ES) + PLAN_CONNECTOR_LIVE_BUFFERS * act(S * inner, PLAN_ES);
 }
 
 /* ---- video decode: video_vae_decode.c's buffers ---- */
@@ -454,7 +369,8 @@ static ltx2_status plan_core(ltx2_context *ctx, const ltx2_mem_request *req, boo
                                              dec->space_factor, req->vae->latent_channels, req->audio->z_channels,
                                              audio_feat, &g);
     if (st == LTX2_OK && with_dit)
-        st = plan_dit(ctx, req, &g, &p->dit_weights, &p->stage[LTX2_MEM_DENOISE], &p->text_weights);
+        st = ltx2_mem_plan_dit(ctx, req, g.video_tokens, g.at, &p->dit_weights, &p->stage[LTX2_MEM_DENOISE],
+                               &p->text_weights);
     if (st == LTX2_OK) {
         p->video_tokens = g.video_tokens;
         p->audio_tokens = g.at;
@@ -538,6 +454,7 @@ ltx2_status ltx2_mem_plan_make(ltx2_context *ctx, const ltx2_mem_request *req, l
     if (req->batch < 1 || req->text_tokens < 1 || req->text_cache_entries < 1)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "memory plan: batch, text tokens and cache entries must be >= 1");
     memset(out, 0, sizeof *out);
+    for (int a = 0; a < 4; a++) out->mesh[a] = req->mesh ? req->mesh->size[a] : 1;
     LTX2_TRY(plan_core(ctx, req, true, out));
     plan_total(out, req->free_bytes);
     return LTX2_OK;
@@ -546,13 +463,16 @@ ltx2_status ltx2_mem_plan_make(ltx2_context *ctx, const ltx2_mem_request *req, l
 static double gib(uint64_t b) { return (double)b / (double)((uint64_t)1 << 30); }
 
 void ltx2_mem_plan_format(const ltx2_mem_plan *p, char *buf, size_t cap, const char *prefix) {
+    char per[64] = "";
+    if (p->mesh[0] * p->mesh[1] * p->mesh[2] * p->mesh[3] > 1)
+        snprintf(per, sizeof per, ", per rank of mesh %d,%d,%d,%d", p->mesh[0], p->mesh[1], p->mesh[2], p->mesh[3]);
     snprintf(buf, cap,
-             "%smemory plan (GiB): resident %.1f = DiT %.1f + text connectors %.1f + video VAE %.2f + audio VAE "
+             "%smemory plan (GiB%s): resident %.1f = DiT %.1f + text connectors %.1f + video VAE %.2f + audio VAE "
              "%.2f + vocoder %.2f + encoders %.2f + CUDA runtime %.1f\n"
              "%s  per stage: text +%.2f, denoise +%.2f (%lld video + %lld audio tokens), video decode +%.2f (tile "
              "%lldx%lldx%lld latents), audio decode + vocoder +%.2f, upsample +%.2f, conditioning encode +%.2f\n"
              "%s  need %.1f (peak: %s), free %.1f: %s\n",
-             prefix, gib(p->resident), gib(p->dit_weights), gib(p->text_weights), gib(p->video_vae_weights),
+             prefix, per, gib(p->resident), gib(p->dit_weights), gib(p->text_weights), gib(p->video_vae_weights),
              gib(p->audio_vae_weights), gib(p->vocoder_weights), gib(p->video_encoder_weights + p->audio_encoder_weights), gib(p->runtime), prefix,
              gib(p->stage[LTX2_MEM_TEXT]),
              gib(p->stage[LTX2_MEM_DENOISE]), (long long)p->video_tokens, (long long)p->audio_tokens,
@@ -632,20 +552,24 @@ ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, 
         cat(adv, sizeof adv, "%s--weights-dtype fp8 with a pre-quantised fp8 checkpoint would need about %.1f GiB%s",
             adv[0] ? "; " : "", gib(q.need), q.fits ? "" : ", still too much");
     }
-    for (size_t k = 0; k < sizeof ADVICE_RANKS / sizeof ADVICE_RANKS[0]; k++) {
+    /* tensor parallelism splits the DiT's layers over the ranks (the replicated 2 % aside) */
+    const bool one_rank = p->mesh[0] * p->mesh[1] * p->mesh[2] * p->mesh[3] == 1;
+    for (size_t k = 0; one_rank && k < sizeof ADVICE_RANKS / sizeof ADVICE_RANKS[0]; k++) {
         ltx2_mem_plan q = *p;
         q.dit_weights = p->dit_weights / (uint64_t)ADVICE_RANKS[k];
         plan_total(&q, req->free_bytes);
         if (q.fits) {
-            cat(adv, sizeof adv, "%s--nproc %d with the DiT sharded over %d GPUs would need %.1f GiB each "
-                "(multi-GPU ranks do not run on devices yet)", adv[0] ? "; " : "", ADVICE_RANKS[k], ADVICE_RANKS[k],
-                gib(q.need));
+            cat(adv, sizeof adv, "%s--nproc %d --mesh 1,1,1,%d (each GPU holds about 1/%d of the DiT) would need about "
+                "%.1f GiB each", adv[0] ? "; " : "", ADVICE_RANKS[k], ADVICE_RANKS[k], ADVICE_RANKS[k], gib(q.need));
             break;
         }
     }
+    char per[64] = "";
+    if (!one_rank)
+        snprintf(per, sizeof per, " per rank of mesh %d,%d,%d,%d", p->mesh[0], p->mesh[1], p->mesh[2], p->mesh[3]);
     return LTX2_ERROR(ctx, LTX2_ERR_OOM,
-                      "not enough device memory: the generation needs %.1f GiB (resident %.1f, %s +%.1f), the device "
+                      "not enough device memory: the generation needs %.1f GiB%s (resident %.1f, %s +%.1f), the device "
                       "has %.1f GiB free. Options: %s",
-                      gib(p->need), gib(p->resident), ltx2_mem_stage_name(p->peak_stage),
+                      gib(p->need), per, gib(p->resident), ltx2_mem_stage_name(p->peak_stage),
                       gib(p->stage[p->peak_stage]), gib(p->free_bytes), adv[0] ? adv : "none found");
 }

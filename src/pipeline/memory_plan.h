@@ -24,7 +24,8 @@
  * (ltx2_gemma_device_bytes, generate.c). Alternatives priced for the advice of a run that does
  * not fit: tiled VAE decoding, fewer frames, fp8 DiT weights (an estimate: half the bf16 bytes; it
  * takes a pre-quantised checkpoint, whose own fp8 share request.dit_fp8_file counts exactly) and DiT
- * weights sharded over ranks (an estimate for a feature that does not run on a device yet). */
+ * weights sharded over tensor-parallel ranks (an estimate: the bf16 bytes over the rank count). A
+ * multi-rank run (request.mesh) is planned per rank: its DiT as each rank holds and runs it. */
 #ifndef LTX2_PIPELINE_MEMORY_PLAN_H
 #define LTX2_PIPELINE_MEMORY_PLAN_H
 
@@ -35,6 +36,7 @@
 #include "model/audio_config.h"
 #include "model/connectors.h"
 #include "model/dit_config.h"
+#include "model/dit_parallel.h"
 #include "model/vae_config.h"
 
 typedef enum ltx2_mem_stage_id {
@@ -77,6 +79,11 @@ typedef struct ltx2_mem_request {
      * (0: none) */
     const struct ltx2_audio_encoder_config *audio_encoder;
     double audio_cond_seconds;
+    /* A multi-rank run (NULL, or one rank: one device): the plan is one rank's. Its DiT weights and
+     * call are measured as that rank runs them (ltx2_mem_plan_dit); the other stages are one
+     * device's, an upper bound (a rank decodes part of the video, the rest is replicated). */
+    const ltx2_mesh *mesh;
+    const ltx2_dit_parallel_opts *dit_par; /* profile and attention split (NULL: the defaults) */
 } ltx2_mem_request;
 
 typedef struct ltx2_mem_plan {
@@ -93,6 +100,7 @@ typedef struct ltx2_mem_plan {
     /* the geometry it was made for */
     int64_t video_tokens, audio_tokens;
     int64_t tile_latent[3]; /* latent frames, rows, columns one decode tile covers */
+    int mesh[4];            /* the run's mesh (data, fsdp, context, tensor); all 1: one device */
 } ltx2_mem_plan;
 
 const char *ltx2_mem_stage_name(ltx2_mem_stage_id s);
@@ -136,5 +144,14 @@ uint64_t ltx2_mem_plan_upsample_peak(const struct ltx2_upsampler_config *c, cons
 /* The vocoder's device weight bytes, and its run's peak on a mel of t frames, batch 1. */
 uint64_t ltx2_mem_plan_vocoder_weights(const ltx2_vocoder_config *v);
 uint64_t ltx2_mem_plan_vocoder_peak(const ltx2_vocoder_config *v, int64_t t);
+/* Measured on the planning backend (memory_plan_dit.c): the DiT's device weight bytes, one call's
+ * peak on top of them at video_tokens / audio_tokens (two calls, so the text K/V cache is in its
+ * steady state) and the text connectors' weights. With req->mesh of several ranks, the parallel
+ * DiT runs as each rank runs it (its shards, its share of the call, the exchanges' device scratch),
+ * one rank after another on a planning backend, and each figure is the largest rank's. */
+ltx2_status ltx2_mem_plan_dit(ltx2_context *ctx, const ltx2_mem_request *req, int64_t video_tokens,
+                              int64_t audio_tokens, uint64_t *weights, uint64_t *stage, uint64_t *text_weights);
+/* The text projection's input width the plan assumes (req->text_dim, else the real Gemma's). */
+int64_t ltx2_mem_plan_text_dim(const ltx2_mem_request *req);
 
 #endif

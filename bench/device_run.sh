@@ -116,9 +116,16 @@ tests_core() {
   run test_dit_cuda 90 ./build-dev/tests/test_dit_cuda
   run test_vae_cuda 90 ./build-dev/tests/test_vae_cuda
   run test_generate_cuda 90 ./build-dev/tests/test_generate_cuda
+  # several ranks, each on its own GPU (r mod the GPU count): loopback threads against the CPU
+  run test_generate_parallel_cuda 90 ./build-dev/tests/test_generate_parallel_cuda
   run test_gemma_cuda 60 ./build-dev/tests/test_gemma_cuda
   # the user's path: the README's main job on the GPU (first line says the device; memory plan)
   run generate_cuda 60 ./build-dev/ltx2 generate --device cuda --wav "$out/generate_cuda.wav"
+  # the same over 2 ranks: threads (collectives through host memory), then NCCL processes on device
+  # buffers (two on one GPU need NCCL >= 2.30: an older one refuses with exit 2, recorded as such)
+  run generate_cuda_nproc2 60 ./build-dev/ltx2 generate --device cuda --nproc 2 --wav "$out/generate_cuda_nproc2.wav"
+  NCCL_MULTI_RANK_GPU_ENABLE=1 run generate_cuda_processes 90 ./build-dev/ltx2 generate --device cuda --nproc 2 \
+    --launch processes --wav "$out/generate_cuda_processes.wav"
   NCCL_DEBUG=WARN run test_comm_nccl 60 ./build-dev/tests/test_comm_nccl
   LTX2_ATTN_IMPL=wgmma run test_ops_wgmma 90 ./build-dev/tests/test_ops -o attention -b cuda -v
   # the sm_90a conv3d kernel forced (AUTO takes it only for wide convs): the op cases, every VAE
@@ -146,7 +153,7 @@ tests_extra() {
   # tool sends at most 64 MiB) would only report missing files; CI runs those tests anyway.
   [ "${LTX2_DEVICE_CTEST:-1}" = 0 ] && { echo "ctest skipped (LTX2_DEVICE_CTEST=0)" | tee -a "$out/summary.txt"; return 0; }
   LTX2_ATTN_IMPL=mma_sync run ctest 150 ctest --test-dir build-dev --output-on-failure -j"$(nproc)" \
-    -E '^(test_ops|test_ops_fused|test_dit_cuda|test_vae_cuda|test_generate_cuda|test_gemma_cuda|test_comm_nccl)$'
+    -E '^(test_ops|test_ops_fused|test_dit_cuda|test_vae_cuda|test_generate_cuda|test_generate_parallel_cuda|test_gemma_cuda|test_comm_nccl)$'
 }
 
 benches() {

@@ -1,0 +1,123 @@
+/* The multi-rank tiny generation with every rank on its own device, over loopback threads (device
+ * buffers cross the loopback communicator through host copies): what `ltx2 generate --nproc N
+ * --device cuda` computes. Shared by test_emu_generate_parallel (emulated GPUs) and
+ * test_generate_parallel_cuda (real ones). Against the CPU's single-rank run, per stage, within
+ * the single-device tolerances of generate_device_check.h: the final latents, then the decoded
+ * video and the waveform against the CPU's decodes of the ranks' own latents. Each rank's device
+ * reports free memory, so each plans its share; a rank whose device is too small refuses before any
+ * model loads and stops the others. */
+#ifndef LTX2_TESTS_GENERATE_PARALLEL_DEVICE_CHECK_H
+#define LTX2_TESTS_GENERATE_PARALLEL_DEVICE_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/context.h"
+#include "generate_device_check.h"
+#include "loopback_ranks.h"
+#include "pipeline/generate_dist.h"
+
+/* The device of rank `rank`, made and owned by the rank's thread; scarce: one whose free memory
+ * reads 1 MiB (GEN_PAR_SCARCE_FREE). */
+typedef ltx2_status (*gen_par_backend_fn)(ltx2_context *ctx, int rank, bool scarce, ltx2_backend **out);
+
+/* The free memory a scarce device reports: far below any model. */
+#define GEN_PAR_SCARCE_FREE ((size_t)1 << 20)
+
+static inline ltx2_status gen_par_scarce(const ltx2_backend *be, ltx2_context *ctx, size_t *free_b, size_t *total_b) {
+    (void)be, (void)ctx;
+    *free_b = GEN_PAR_SCARCE_FREE, *total_b = (size_t)64 << 30;
+    return LTX2_OK;
+}
+
+typedef struct gen_job {
+    loopback_rank lr;
+    const ltx2_generate_params *p;
+    gen_par_backend_fn make;
+    bool scarce; /* this rank's device has 1 MiB free */
+    ltx2_generate_result r;
+} gen_job;
+
+static inline ltx2_status gen_par_rank(ltx2_context *ctx, ltx2_comm *c, void *arg) {
+    gen_job *j = arg;
+    ltx2_backend *dev = NULL;
+    ltx2_status st = j->make(ctx, j->lr.rank, j->scarce, &dev);
+    if (st != LTX2_OK) {
+        ltx2_comm_abort(c, ltx2_last_error(ctx));
+        return st;
+    }
+    ltx2_generate_dist d = {.world = c, .be = dev};
+    ltx2_dit_parallel_opts_init(&d.dit);
+    st = ltx2_generate_ranked(ctx, j->p, &d, &j->r);
+    ltx2_backend_free(dev);
+    return st;
+}
+
+/* The generation on mesh over loopback threads, each rank on make's device, against the CPU's
+ * single-rank run per stage. */
+static inline void generate_parallel_device_check(ltx2_context *ctx, gen_par_backend_fn make, const char *version,
+                                                  const int mesh[4]) {
+    char ckpt[1024];
+    ltx2_generate_params p;
+    gen_device_params(&p, ckpt, sizeof ckpt, version);
+    ltx2_generate_result ref;
+    memset(&ref, 0, sizeof ref);
+    if (ltx2_generate_on(ctx, &p, ltx2_backend_cpu(), &ref) != LTX2_OK) {
+        CHECK(0, "%s cpu: %s", version, ltx2_last_error(ctx));
+        return;
+    }
+    const int P = mesh[0] * mesh[1] * mesh[2] * mesh[3];
+    gen_job jobs[LOOPBACK_RANKS_MAX];
+    memset(jobs, 0, sizeof jobs);
+    for (int r = 0; r < P; r++) jobs[r].p = &p, jobs[r].make = make;
+    const int ok = loopback_ranks_run(ctx, mesh, gen_par_rank, jobs, sizeof *jobs);
+    char v[64];
+    snprintf(v, sizeof v, "%s mesh %d,%d,%d,%d", version, mesh[0], mesh[1], mesh[2], mesh[3]);
+    CHECK(ok == P, "%s: %d of %d ranks ok: %s", v, ok, P, jobs[0].lr.msg);
+    if (ok == P) {
+        const ltx2_generate_result *got = &jobs[0].r;
+        const int64_t *vs = ref.video_latent_shape, *as = ref.audio_latent_shape;
+        stage(v, "video latent (2 ranks)", got->video_latent, ref.video_latent, vs[0] * vs[1] * vs[2] * vs[3] * vs[4],
+              GEN_EMU_LATENT_MAX_REL_L2);
+        stage(v, "audio latent (2 ranks)", got->audio_latent, ref.audio_latent, as[0] * as[1] * as[2] * as[3],
+              GEN_EMU_LATENT_MAX_REL_L2);
+        /* the decoders alone: the CPU's decode of the ranks' own latents */
+        float *video = NULL, *wav = NULL;
+        const bool dec = cpu_decodes(ctx, p.checkpoint, got, &video, &wav);
+        CHECK(dec, "%s: CPU decodes: %s", v, ltx2_last_error(ctx));
+        if (dec) {
+            stage(v, "decoded video (2 ranks)", got->video, video, got->frames * got->height * got->width * 3,
+                  GEN_EMU_VIDEO_MAX_REL_L2);
+            stage(v, "waveform (2 ranks)", got->audio, wav, got->audio_channels * got->audio_samples,
+                  GEN_EMU_WAVE_MAX_REL_L2);
+        }
+        free(video);
+        free(wav);
+    }
+    for (int r = 0; r < P; r++) ltx2_generate_result_free(&jobs[r].r);
+    ltx2_generate_result_free(&ref);
+}
+
+/* Rank 1's device too small: its per-rank memory plan refuses before any model loads, and every
+ * rank returns (rank 0 with the world's abort). */
+static inline void generate_parallel_device_refusal(ltx2_context *ctx, gen_par_backend_fn make) {
+    char ckpt[1024];
+    ltx2_generate_params p;
+    gen_device_params(&p, ckpt, sizeof ckpt, "2.3");
+    static const int mesh[4] = {1, 1, 2, 1};
+    gen_job jobs[2];
+    memset(jobs, 0, sizeof jobs);
+    jobs[0].p = jobs[1].p = &p;
+    jobs[0].make = jobs[1].make = make;
+    jobs[1].scarce = true;
+    const int ok = loopback_ranks_run(ctx, mesh, gen_par_rank, jobs, sizeof *jobs);
+    printf("rank 1 with 1 MiB free: %s\n", jobs[1].lr.msg);
+    CHECK(ok == 0 && jobs[1].lr.st == LTX2_ERR_OOM && strstr(jobs[1].lr.msg, "not enough device memory") &&
+              strstr(jobs[1].lr.msg, "per rank of mesh 1,1,2,1") && strstr(jobs[0].lr.msg, "aborted"),
+          "a rank whose device is too small must refuse with its plan and stop the others: %d ok; %s | %s", ok,
+          jobs[1].lr.msg, jobs[0].lr.msg);
+    for (int r = 0; r < 2; r++) ltx2_generate_result_free(&jobs[r].r);
+}
+
+#endif

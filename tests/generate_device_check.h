@@ -18,6 +18,7 @@
 #include "ltx2/ltx2.h"
 #include "pipeline/pipeline.h"
 #include "test_util.h"
+#include "tiny_gen_params.h"
 
 /* Latents: bf16 weights and activations against the fp32 reference through 2 steps of 4 guided
  * passes. Each DiT call is ~1e-2 rel-L2 off (test_emu_dit) and guidance amplifies the difference of
@@ -92,15 +93,7 @@ static inline void gen_check_latents(const char *what, const ltx2_generate_resul
 /* The e2e golden's settings on the tiny model of version v; ckpt (cap bytes) holds its path. */
 static inline void gen_device_params(ltx2_generate_params *p, char *ckpt, size_t cap, const char *v) {
     snprintf(ckpt, cap, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, v);
-    ltx2_generate_params_init(p);
-    p->checkpoint = ckpt;
-    p->prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_positive.safetensors";
-    p->negative_prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_negative.safetensors";
-    p->steps = 2;
-    p->height = 64;
-    p->width = 96;
-    p->frames = 9;
-    p->stg_block = 1;
+    tiny_gen_params(p, ckpt);
 }
 
 static inline void generate_device_check(ltx2_context *ctx, const ltx2_backend *dev, const char *v) {

@@ -120,4 +120,15 @@ static inline void generate_parallel_device_refusal(ltx2_context *ctx, gen_par_b
     for (int r = 0; r < 2; r++) ltx2_generate_result_free(&jobs[r].r);
 }
 
+/* The refusal, then context 2 (LTX-2.3) and tensor 2 (LTX-2.0); main's exit code. */
+static inline int generate_parallel_device_main(gen_par_backend_fn make) {
+    ltx2_context *ctx = ltx2_context_create(NULL);
+    static const int context2[4] = {1, 1, 2, 1}, tensor2[4] = {1, 1, 1, 2};
+    generate_parallel_device_refusal(ctx, make);
+    generate_parallel_device_check(ctx, make, "2.3", context2);
+    generate_parallel_device_check(ctx, make, "2.0", tensor2);
+    ltx2_context_free(ctx);
+    return test_finish();
+}
+
 #endif

@@ -5,8 +5,8 @@
  * on the golden inputs (an STG-perturbed sample) over data, context (Ulysses and all-gathered
  * K/V), tensor and trillium FSDP meshes, the shards cut from the file onto each rank's device in
  * bf16 (what generate does) and, for one mesh, from a whole copy on the device: against one
- * emulated rank (the same kernels and bf16 weights) and the f32 CPU forward. Small enough for the
- * sanitizer builds: under TSan the rank threads' staged exchanges are race-checked. */
+ * emulated rank (the same kernels and bf16 weights) and the f32 CPU forward. Under ThreadSanitizer
+ * (CI) a subset races the rank threads' staged exchanges and weight gathers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,12 +108,18 @@ static void check_dit(const char *version) {
     if (st == LTX2_OK) st = ltx2_dit_forward(g_ctx, one_w, &in.p, one_v, one_a);
     CHECK(st == LTX2_OK, "%s: reference forwards: %s", version, ltx2_last_error(g_ctx));
     const ltx2_shard_profile G = LTX2_PROFILE_GPU, T = LTX2_PROFILE_TRILLIUM;
+#ifdef __SANITIZE_THREAD__
+    /* under ThreadSanitizer (minutes per emulated forward): the staged all-to-all and the FSDP
+     * weight gathers between the rank threads, on one version */
+    const dit_case cases[] = {{{1, 1, 2, 1}, G, LTX2_SP_ULYSSES, false}, {{1, 2, 1, 1}, T, LTX2_SP_AUTO, false}};
+#else
     const dit_case cases[] = {
         {{1, 1, 2, 1}, G, LTX2_SP_ULYSSES, false},      {{1, 1, 2, 1}, G, LTX2_SP_ALLGATHER_KV, false},
         {{1, 1, 1, 2}, G, LTX2_SP_AUTO, false},         {{2, 1, 1, 1}, G, LTX2_SP_AUTO, false},
         {{1, 2, 1, 1}, T, LTX2_SP_AUTO, false},         {{1, 1, 2, 2}, G, LTX2_SP_AUTO, false},
         {{1, 1, 2, 1}, G, LTX2_SP_ULYSSES, true},
     };
+#endif
     for (size_t k = 0; k < sizeof cases / sizeof cases[0] && st == LTX2_OK && perturb; k++) {
         const dit_case *dc = &cases[k];
         const int P = dc->mesh[0] * dc->mesh[1] * dc->mesh[2] * dc->mesh[3];
@@ -165,7 +171,9 @@ done:
 
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
+#ifndef __SANITIZE_THREAD__
     check_dit("2.0");
+#endif
     check_dit("2.3");
     ltx2_context_free(g_ctx);
     return test_finish();

@@ -23,11 +23,5 @@ static ltx2_status make_emu(ltx2_context *ctx, int rank, bool scarce, ltx2_backe
 }
 
 int main(void) {
-    ltx2_context *ctx = ltx2_context_create(NULL);
-    static const int context2[4] = {1, 1, 2, 1}, tensor2[4] = {1, 1, 1, 2};
-    generate_parallel_device_refusal(ctx, make_emu);
-    generate_parallel_device_check(ctx, make_emu, "2.3", context2);
-    generate_parallel_device_check(ctx, make_emu, "2.0", tensor2);
-    ltx2_context_free(ctx);
-    return test_finish();
+    return generate_parallel_device_main(make_emu);
 }

@@ -16,6 +16,7 @@
 #include "pipeline/pipeline.h"
 #include "text/spm.h"
 #include "golden_tensor.h"
+#include "tiny_gen_params.h"
 #include "pipeline_golden.h"
 #include "test_util.h"
 
@@ -25,17 +26,8 @@
 #define E2E_REL_L2_TOL 1e-4
 
 static void base_params(ltx2_generate_params *p, const char *ckpt) {
-    ltx2_generate_params_init(p);
+    tiny_gen_params(p, ckpt);
     p->device = "cpu"; /* the CPU engine against the goldens, also on a machine with a GPU */
-    p->checkpoint = ckpt;
-    p->prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_positive.safetensors";
-    p->negative_prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_negative.safetensors";
-    p->steps = 2;
-    p->height = 64;
-    p->width = 96;
-    p->frames = 9;
-    p->fps = 24.0;
-    p->stg_block = 1;
     p->latent_bf16 = 0; /* the golden runs the pipeline in fp32 */
 }
 

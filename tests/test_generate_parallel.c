@@ -21,6 +21,7 @@
 #include "pipeline/generate_parallel.h"
 #include "io/png.h"
 #include "test_util.h"
+#include "tiny_gen_params.h"
 
 /* Tensor parallelism changes fp32 summation order inside the DiT (test_dit_parallel.c measures
  * ~1e-7 rel-L2 per forward); two Euler steps of 4 guided passes and the decoders carry that to
@@ -30,16 +31,8 @@
 #define PATH_CAP 2048
 
 static void base_params(ltx2_generate_params *p) {
-    ltx2_generate_params_init(p);
+    tiny_gen_params(p, LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors");
     p->device = "cpu"; /* the CPU engine against the goldens, also on a machine with a GPU */
-    p->checkpoint = LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors";
-    p->prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_positive.safetensors";
-    p->negative_prompt_embeds = LTX2_SOURCE_DIR "/weights/tiny/prompt_embeds_negative.safetensors";
-    p->steps = 2;
-    p->height = 64;
-    p->width = 96;
-    p->frames = 9;
-    p->stg_block = 1;
     p->latent_bf16 = 0; /* fp32 latents: bf16 rounding per step would hide tensor-parallel differences */
 }
 

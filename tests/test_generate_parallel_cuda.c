@@ -13,11 +13,5 @@ static ltx2_status make_cuda(ltx2_context *ctx, int rank, bool scarce, ltx2_back
 
 int main(void) {
     if (ltx2_backend_cuda_device_count() < 1) return test_skip("no usable CUDA device (or no CUDA in this build)");
-    ltx2_context *ctx = ltx2_context_create(NULL);
-    static const int context2[4] = {1, 1, 2, 1}, tensor2[4] = {1, 1, 1, 2};
-    generate_parallel_device_refusal(ctx, make_cuda);
-    generate_parallel_device_check(ctx, make_cuda, "2.3", context2);
-    generate_parallel_device_check(ctx, make_cuda, "2.0", tensor2);
-    ltx2_context_free(ctx);
-    return test_finish();
+    return generate_parallel_device_main(make_cuda);
 }

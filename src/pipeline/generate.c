@@ -267,6 +267,11 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
     if (!be->mem_info) return LTX2_OK;
     size_t free_b = 0, total_b = 0;
     LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
+    if (dist && dist->device_share > 1) {
+        LTX2_LOGI(ctx, "memory plan: %d ranks compute on this device; each plans against 1/%d of its %.1f GiB free",
+                  dist->device_share, dist->device_share, (double)free_b / (double)(1ull << 30));
+        free_b /= (size_t)dist->device_share;
+    }
     ltx2_ckpt_source *src = NULL;
     LTX2_TRY(ltx2_gen_open_source(ctx, p, &src));
     const ltx2_st_file *f = ltx2_ckpt_source_set(src)->files[0];
@@ -300,7 +305,8 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
                                   .audio_cond_seconds = !p->audio ? 0.0
                                                         : p->audio_max_duration > 0 ? p->audio_max_duration
                                                                                     : (double)p->frames / p->fps,
-                                  .mesh = dist ? &dist->world->mesh : NULL, .dit_par = dist ? &dist->dit : NULL};
+                                  .mesh = dist ? &dist->world->mesh : NULL, .dit_par = dist ? &dist->dit : NULL,
+                                  .rank = dist ? dist->world->rank : 0};
     ltx2_mem_plan mp;
     if (st == LTX2_OK) st = ltx2_mem_plan_make(ctx, &req, &mp);
     if (st == LTX2_OK) {

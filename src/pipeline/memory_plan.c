@@ -544,8 +544,10 @@ ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, 
         ltx2_video_decoder_free(dec);
     }
     ltx2_clear_error(ctx);
-    /* DiT weights in fp8, or sharded over ranks: the DiT's linears hold all but ~0.1% of its bytes */
-    if (!req->dit_fp8_file) {
+    /* DiT weights in fp8 (one rank: ranks load bf16 shards), or sharded over ranks: the DiT's
+     * linears hold all but ~0.1% of its bytes */
+    const bool one_rank = p->mesh[0] * p->mesh[1] * p->mesh[2] * p->mesh[3] == 1;
+    if (!req->dit_fp8_file && one_rank) {
         ltx2_mem_plan q = *p;
         q.dit_weights = p->dit_weights / 2;
         plan_total(&q, req->free_bytes);
@@ -553,7 +555,6 @@ ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, 
             adv[0] ? "; " : "", gib(q.need), q.fits ? "" : ", still too much");
     }
     /* tensor parallelism splits the DiT's layers over the ranks (the replicated 2 % aside) */
-    const bool one_rank = p->mesh[0] * p->mesh[1] * p->mesh[2] * p->mesh[3] == 1;
     for (size_t k = 0; one_rank && k < sizeof ADVICE_RANKS / sizeof ADVICE_RANKS[0]; k++) {
         ltx2_mem_plan q = *p;
         q.dit_weights = p->dit_weights / (uint64_t)ADVICE_RANKS[k];

@@ -84,6 +84,7 @@ typedef struct ltx2_mem_request {
      * device's, an upper bound (a rank decodes part of the video, the rest is replicated). */
     const ltx2_mesh *mesh;
     const ltx2_dit_parallel_opts *dit_par; /* profile and attention split (NULL: the defaults) */
+    int rank;                              /* the rank of mesh this plan is for */
 } ltx2_mem_request;
 
 typedef struct ltx2_mem_plan {
@@ -147,8 +148,8 @@ uint64_t ltx2_mem_plan_vocoder_peak(const ltx2_vocoder_config *v, int64_t t);
 /* Measured on the planning backend (memory_plan_dit.c): the DiT's device weight bytes, one call's
  * peak on top of them at video_tokens / audio_tokens (two calls, so the text K/V cache is in its
  * steady state) and the text connectors' weights. With req->mesh of several ranks, the parallel
- * DiT runs as each rank runs it (its shards, its share of the call, the exchanges' device scratch),
- * one rank after another on a planning backend, and each figure is the largest rank's. */
+ * DiT runs as rank req->rank runs it (its shards, its share of the call, the exchanges' device
+ * scratch) on a planning backend, alone: a null communicator stands for the others. */
 ltx2_status ltx2_mem_plan_dit(ltx2_context *ctx, const ltx2_mem_request *req, int64_t video_tokens,
                               int64_t audio_tokens, uint64_t *weights, uint64_t *stage, uint64_t *text_weights);
 /* The text projection's input width the plan assumes (req->text_dim, else the real Gemma's). */

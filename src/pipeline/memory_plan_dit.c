@@ -1,9 +1,9 @@
 /* The memory plan's denoise stage (memory_plan.h ltx2_mem_plan_dit): the DiT's real forward run on
  * the planning backend (backend_plan.h), which counts the device bytes the code holds. One device
- * runs the single-rank forward with its text K/V cache; a multi-rank run is planned as it runs:
- * each rank in turn on its own planning backend and a null communicator, its shards laid out
+ * runs the single-rank forward with its text K/V cache; a rank of a multi-rank run is planned as it
+ * runs, on a null communicator (the other ranks stand still): its shards laid out
  * (ltx2_dit_parallel_create_layout) and the parallel forward run, so the exchanges' device scratch
- * and the FSDP gathers are counted too. */
+ * and the FSDP gathers are counted too. Each rank plans itself, against its own device. */
 #include "pipeline/memory_plan.h"
 
 #include <stdio.h>
@@ -129,35 +129,18 @@ static ltx2_status plan_on(ltx2_context *ctx, const ltx2_mem_request *req, int64
     return st;
 }
 
-/* Every rank in turn on a null communicator (nothing moves; the planning backend reads no value),
- * the largest of each figure kept. */
-static ltx2_status plan_ranks(ltx2_context *ctx, const ltx2_mem_request *req, int64_t Tv, int64_t Ta,
-                              plan_counts *out) {
-    const int P = ltx2_mesh_world_size(req->mesh);
-    if (req->dit_fp8_file)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "memory plan: fp8 DiT weights across %d ranks are not supported",
-                          P);
-    memset(out, 0, sizeof *out);
-    for (int r = 0; r < P; r++) {
-        ltx2_comm *c = NULL;
-        plan_counts k = {0};
-        ltx2_status st = ltx2_comm_null(ctx, req->mesh, r, &c);
-        if (st == LTX2_OK) st = plan_on(ctx, req, Tv, Ta, c, &k);
-        ltx2_comm_free(c);
-        if (st != LTX2_OK) return ltx2_error_prefix(ctx, "rank %d of %d", r, P);
-        if (k.weights > out->weights) out->weights = k.weights;
-        if (k.stage > out->stage) out->stage = k.stage;
-        if (k.text > out->text) out->text = k.text;
-    }
-    return LTX2_OK;
-}
-
 ltx2_status ltx2_mem_plan_dit(ltx2_context *ctx, const ltx2_mem_request *req, int64_t video_tokens,
                               int64_t audio_tokens, uint64_t *weights, uint64_t *stage, uint64_t *text_weights) {
     plan_counts c = {0};
-    const ltx2_status st = req->mesh && ltx2_mesh_world_size(req->mesh) > 1
-                               ? plan_ranks(ctx, req, video_tokens, audio_tokens, &c)
-                               : plan_on(ctx, req, video_tokens, audio_tokens, NULL, &c);
+    ltx2_comm *world = NULL; /* a multi-rank run: this rank alone, nothing moving */
+    ltx2_status st = LTX2_OK;
+    if (req->mesh && ltx2_mesh_world_size(req->mesh) > 1) {
+        if (req->dit_fp8_file)
+            st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "fp8 DiT weights across ranks are not supported");
+        if (st == LTX2_OK) st = ltx2_comm_null(ctx, req->mesh, req->rank, &world);
+    }
+    if (st == LTX2_OK) st = plan_on(ctx, req, video_tokens, audio_tokens, world, &c);
+    ltx2_comm_free(world);
     if (st != LTX2_OK) return ltx2_error_prefix(ctx, "memory plan: the DiT forward on the planning backend");
     *weights = c.weights;
     *stage = c.stage;

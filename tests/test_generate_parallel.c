@@ -7,7 +7,8 @@
  * every rank with its reason and no result. Then the CLI: `ltx2 generate --nproc 2` and
  * `--nproc 4 --mesh 1,2,2,1 --sharding trillium` write the same WAV/PNG bytes as one rank, bad
  * --nproc / --mesh / --sharding values exit 2 before any work, and an injected rank failure exits
- * non-zero leaving no output file. */
+ * non-zero leaving no output file. Image (with a keyframe) and audio conditioning across ranks are
+ * bitwise one rank's. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -98,6 +99,49 @@ static void check_meshes(ltx2_context *ctx, int tile_px) {
     ltx2_generate_result_free(&ref);
 }
 
+/* Conditioned runs across ranks: every rank decodes and encodes the images (an image at frame 0
+ * and a keyframe, whose tokens are appended to the video's and split with them) or reads the
+ * audio itself; the sharded DiT sees the whole conditioned latent. Bitwise one rank's over
+ * context and data x context meshes. */
+static void check_conditioned(ltx2_context *ctx) {
+    const ltx2_image_cond imgs[2] = {{LTX2_SOURCE_DIR "/tests/golden/data/i2v_image.png", 0, 1.0, 0},
+                                     {LTX2_SOURCE_DIR "/tests/golden/data/i2v_image.png", 16, 0.8, 0}};
+    for (int k = 0; k < 2; k++) {
+        ltx2_generate_params p;
+        base_params(&p);
+        p.frames = 17;
+        if (k == 0) {
+            p.images = imgs;
+            p.n_images = 2;
+        } else {
+            p.audio = LTX2_SOURCE_DIR "/tests/golden/data/a2vid_input.wav";
+        }
+        ltx2_generate_result ref;
+        if (ltx2_generate(ctx, &p, &ref) != LTX2_OK) {
+            CHECK(0, "%s, one rank: %s", k ? "audio" : "images", ltx2_last_error(ctx));
+            continue;
+        }
+        static const int meshes[2][4] = {{1, 1, 2, 1}, {2, 1, 2, 1}};
+        for (int m = 0; m < 2; m++) {
+            ltx2_generate_parallel_opts o;
+            ltx2_generate_parallel_opts_init(&o);
+            o.mesh = (ltx2_mesh){{meshes[m][0], meshes[m][1], meshes[m][2], meshes[m][3]}};
+            char what[96];
+            snprintf(what, sizeof what, "%s, mesh %d,%d,%d,%d", k ? "audio-to-video" : "image + keyframe",
+                     meshes[m][0], meshes[m][1], meshes[m][2], meshes[m][3]);
+            ltx2_generate_result r;
+            if (ltx2_generate_loopback(ctx, &p, &o, &r) != LTX2_OK) {
+                CHECK(0, "%s: %s", what, ltx2_last_error(ctx));
+                continue;
+            }
+            compare(what, &r, &ref, 0.0);
+            printf("%s: bitwise equal\n", what);
+            ltx2_generate_result_free(&r);
+        }
+        ltx2_generate_result_free(&ref);
+    }
+}
+
 static ltx2_status fail_rank1_block1(ltx2_context *ctx, int rank, int64_t block, void *user) {
     (void)user;
     if (rank == 1 && block == 1) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "injected failure on rank 1 at block 1");
@@ -178,6 +222,9 @@ static void check_cli(void) {
     CHECK(run_cli(dir, NULL, args) == 0, "single-rank CLI run failed");
     snprintf(args, sizeof args, "%s --nproc 2 --wav two.wav%s", small, png ? " --png-dir two" : "");
     CHECK(run_cli(dir, NULL, args) == 0, "--nproc 2 failed");
+    /* every rank computes where --device says, also on a machine with a GPU (not auto's choice) */
+    CHECK(stderr_has(dir, "rank 0 device cpu") && !stderr_has(dir, "auto:"),
+          "--device cpu --nproc 2: rank 0 must open the CPU as asked (see stderr.txt)");
     snprintf(args, sizeof args, "%s --nproc 4 --mesh 2,1,2,1 --sharding gpu --vae-tile 64 --wav four.wav", small);
     CHECK(run_cli(dir, NULL, args) == 0, "--nproc 4 --mesh 2,1,2,1 failed");
     snprintf(args, sizeof args, "%s --nproc 4 --mesh 1,2,2,1 --sharding trillium --wav tri.wav%s", small,
@@ -253,6 +300,7 @@ int main(void) {
     if (!ctx) return 1;
     check_meshes(ctx, 0);
     check_meshes(ctx, 64);
+    check_conditioned(ctx);
     check_failure(ctx);
     check_cli();
     ltx2_context_free(ctx);

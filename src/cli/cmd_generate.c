@@ -692,6 +692,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
     if (!cli_launch_prepare(ctx, CMD, &launch)) return CLI_EXIT_BAD_INPUT;
 
     /* ---- device: refused here, before any work, when it cannot be used ---- */
+    p.device = device; /* ranks open theirs from it (one rank runs on launch.be) */
     char dev_desc[300];
     if (!cli_launch_device(ctx, CMD, &launch, device, dev_desc, sizeof dev_desc)) return CLI_EXIT_BAD_INPUT;
 

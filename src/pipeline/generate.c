@@ -467,11 +467,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     }
     if (two_stage && (st = ltx2_gen_load_upsampler(ctx, p, &ups, &clip)) != LTX2_OK) goto done;
     if (p->n_images) {
-        if (dist) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: image conditioning across ranks is not written yet "
-                            "(one rank runs it)");
-            goto done;
-        }
+        /* every rank decodes and encodes the images itself (deterministic): the conditioned latent
+         * and its per-token denoise mask are whole on each rank, which the sharded DiT slices */
         imgs = calloc((size_t)p->n_images, sizeof *imgs);
         if (!imgs) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: image list");
         if (st == LTX2_OK) st = ltx2_cond_images_load(ctx, p->images, p->n_images, p->frames, imgs);
@@ -480,11 +477,6 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         cond.n = p->n_images;
     }
     if (p->audio) {
-        if (dist) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: audio conditioning across ranks is not written yet "
-                            "(one rank runs it)");
-            goto done;
-        }
         if ((st = ltx2_audio_cond_read(ctx, p, &ain)) != LTX2_OK) goto done;
     }
 

@@ -60,7 +60,7 @@ static ltx2_status rank_forward(ltx2_context *ctx, ltx2_comm *c, void *arg) {
     } else if (st == LTX2_OK) {
         st = ltx2_st_open(ctx, j->ckpt, &f);
         if (st == LTX2_OK) st = ltx2_dit_config_from_st(ctx, f, &cfg);
-        if (st == LTX2_OK) st = ltx2_dit_weights_load_replicated_on(ctx, emu, LTX2_BF16, f, NULL, &cfg, &w);
+        if (st == LTX2_OK) st = ltx2_dit_weights_load_replicated_on(ctx, emu, LTX2_BF16, f, NULL, &cfg, NULL, &w);
         if (st == LTX2_OK) st = ltx2_dit_parallel_create_sharded(ctx, c, w, f, NULL, &j->opts, &dp);
     }
     if (st != LTX2_OK) ltx2_comm_abort(c, ltx2_last_error(ctx));

@@ -132,7 +132,7 @@ typedef struct ltx2_generate_params {
     ltx2_generate_pipeline pipeline;    /* LTX2_PIPELINE_ONE_STAGE by default */
     const char *spatial_upsampler;      /* the latent upsampler file the two-stage pipelines need */
     /* LoRAs fused into the DiT at load, in order (every tensor of each must fit this DiT, or the
-     * load is refused naming it); NULL / 0: none. One rank only for now. */
+     * load is refused naming it); NULL / 0: none. Across ranks each rank fuses them into its shards. */
     const ltx2_lora_spec *loras;
     int n_loras;
     /* LTX2_PIPELINE_TWO_STAGE: the distilled LoRA stage 2 adds (path NULL: none) */

@@ -76,6 +76,16 @@ ltx2_status ltx2_dit_parallel_create_sharded(ltx2_context *ctx, ltx2_comm *world
                                              const ltx2_st_file *f, const char *prefix,
                                              const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
 
+/* As ltx2_dit_parallel_create_sharded, with LoRA adapters fused into every shard as it is read
+ * (ltx2_lora_fuse_block: bitwise the same block of the whole fused weight). `replicated` must have
+ * been loaded with the same set (ltx2_dit_weights_load_replicated_on); every pair of the set must
+ * have found its weight by the end, or this fails naming them. */
+struct ltx2_lora_set;
+ltx2_status ltx2_dit_parallel_create_sharded_lora(ltx2_context *ctx, ltx2_comm *world,
+                                                  const ltx2_dit_weights *replicated, const ltx2_st_file *f,
+                                                  const char *prefix, struct ltx2_lora_set *loras,
+                                                  const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
+
 /* Collective, for the memory plan: the shards of a run over `world` allocated on the backend of
  * `replicated` (ltx2_dit_weights_layout_replicated_on on the planning backend) with the shapes the
  * checkpoint gives, nothing read; the forward then allocates what the run's would. */

@@ -76,9 +76,11 @@ ltx2_status dit_par_collective(ltx2_dit_parallel *dp, ltx2_context *ctx, dit_par
                                const ltx2_backend *mem, const void *send, void *recv, size_t count, ltx2_dtype dt);
 
 /* Fills dp->blocks with this rank's shard of every block layer tensor. w gives the shapes (and the
- * floats when f is NULL); with f, the shards are read from the tensors `prefix` + name of f; with
- * layout, they are only allocated (the memory plan). */
+ * floats when f is NULL); with f, the shards are read from the tensors `prefix` + name of f, the
+ * adapters of loras (NULL: none) fused into each; with layout, they are only allocated (the memory
+ * plan). */
+struct ltx2_lora_set;
 ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const ltx2_dit_weights *w,
-                                 const ltx2_st_file *f, const char *prefix, bool layout);
+                                 const ltx2_st_file *f, const char *prefix, bool layout, struct ltx2_lora_set *loras);
 
 #endif

@@ -16,6 +16,7 @@
 #include "core/dtype.h"
 #include "model/dit_parallel_internal.h"
 #include "model/dit_weights.h"
+#include "model/lora.h"
 #include "model/weight_fetch.h"
 
 /* Name buffers: an attention or FFN under its block ("transformer_blocks.<i>.video_to_audio_attn"),
@@ -36,7 +37,8 @@ typedef struct shard_src {
     const ltx2_st_file *f;
     const char *prefix;
     fsdp_block *fb;
-    bool layout; /* the memory plan: shards allocated with the file's shapes, nothing read */
+    bool layout;          /* the memory plan: shards allocated with the file's shapes, nothing read */
+    ltx2_lora_set *loras; /* adapters fused into the shards read from f (NULL: none) */
 } shard_src;
 
 /* How a Linear is split over `tensor` in the Megatron pattern. */
@@ -96,7 +98,8 @@ static ltx2_status read_f32(const shard_src *s, const char *rel, const ltx2_tens
         ltx2_shape_str(shape, nd, want, sizeof want);
         return LTX2_ERROR(s->ctx, LTX2_ERR_SHAPE, "%s: DiT tensor %s has shape %s, expected %s", label, key, got, want);
     }
-    return ltx2_weight_slice_to_f32(s->ctx, s->f, t, r0, nr, c0, nc, dst);
+    LTX2_TRY(ltx2_weight_slice_to_f32(s->ctx, s->f, t, r0, nr, c0, nc, dst));
+    return s->loras && cols ? ltx2_lora_fuse_block(s->ctx, s->loras, rel, dst, rows, cols, r0, nr, c0, nc) : LTX2_OK;
 }
 
 /* A new shard buffer (own) holding that block of `rel` (read_f32): filled in place on the CPU in
@@ -298,13 +301,13 @@ static ltx2_status slice_ff(const shard_src *s, const char *blk, const char *nam
 }
 
 ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const ltx2_dit_weights *w,
-                                 const ltx2_st_file *f, const char *prefix, bool layout) {
+                                 const ltx2_st_file *f, const char *prefix, bool layout, ltx2_lora_set *loras) {
     if (!f && !layout && w->layers_skipped)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "dit parallel: the weights hold no block layers (loaded with "
                           "ltx2_dit_weights_load_replicated); build with ltx2_dit_parallel_create_sharded from the "
                           "checkpoint instead");
-    shard_src s = {ctx, dp, f, prefix ? prefix : LTX2_DIT_PREFIX, NULL, layout};
+    shard_src s = {ctx, dp, f, prefix ? prefix : LTX2_DIT_PREFIX, NULL, layout, loras};
     const ltx2_dit_config *cfg = &w->cfg;
     for (int64_t i = 0; i < cfg->num_layers; i++) {
         const ltx2_dit_block_w *b = &w->blocks[i];
@@ -333,8 +336,8 @@ ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const
 
 /* Setup and shards; on failure the world is aborted with this rank's reason and nothing is left. */
 static ltx2_status build(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *w, ltx2_dit_weights *owned,
-                         const ltx2_st_file *f, const char *prefix, bool layout, const ltx2_dit_parallel_opts *opts,
-                         ltx2_dit_parallel **out) {
+                         const ltx2_st_file *f, const char *prefix, bool layout, ltx2_lora_set *loras,
+                         const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
     ltx2_dit_parallel *dp = NULL;
     ltx2_status st = LTX2_OK;
     /* the shards go where the full weights are, in their dtype: host f32 on the CPU (the reference,
@@ -352,7 +355,9 @@ static ltx2_status build(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_wei
         dp->full = w;
         dp->owned_full = owned;
         owned = NULL;
-        st = dit_par_shard_blocks(ctx, dp, w, f, prefix, layout);
+        st = dit_par_shard_blocks(ctx, dp, w, f, prefix, layout, loras);
+        /* the replicated part took its adapters as it loaded, the shards theirs: none may be left */
+        if (st == LTX2_OK && loras) st = ltx2_lora_check_used(ctx, loras);
     }
     if (st != LTX2_OK) {
         ltx2_comm_abort(world, ltx2_last_error(ctx));
@@ -368,7 +373,7 @@ ltx2_status ltx2_dit_parallel_create(ltx2_context *ctx, ltx2_comm *world, const 
                                      const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
     if (!world || !full || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create: NULL argument");
     *out = NULL;
-    return build(ctx, world, full, NULL, NULL, NULL, false, opts, out);
+    return build(ctx, world, full, NULL, NULL, NULL, false, NULL, opts, out);
 }
 
 ltx2_status ltx2_dit_parallel_create_sharded(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *replicated,
@@ -377,7 +382,17 @@ ltx2_status ltx2_dit_parallel_create_sharded(ltx2_context *ctx, ltx2_comm *world
     if (!world || !replicated || !f || !out)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create (sharded): NULL argument");
     *out = NULL;
-    return build(ctx, world, replicated, NULL, f, prefix, false, opts, out);
+    return build(ctx, world, replicated, NULL, f, prefix, false, NULL, opts, out);
+}
+
+ltx2_status ltx2_dit_parallel_create_sharded_lora(ltx2_context *ctx, ltx2_comm *world,
+                                                  const ltx2_dit_weights *replicated, const ltx2_st_file *f,
+                                                  const char *prefix, ltx2_lora_set *loras,
+                                                  const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
+    if (!world || !replicated || !f || !out)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create (sharded, LoRA): NULL argument");
+    *out = NULL;
+    return build(ctx, world, replicated, NULL, f, prefix, false, loras, opts, out);
 }
 
 ltx2_status ltx2_dit_parallel_create_from_file(ltx2_context *ctx, ltx2_comm *world, const ltx2_st_file *f,
@@ -394,7 +409,7 @@ ltx2_status ltx2_dit_parallel_create_from_file(ltx2_context *ctx, ltx2_comm *wor
         ltx2_comm_abort(world, ltx2_last_error(ctx));
         return st;
     }
-    return build(ctx, world, rep, rep, f, prefix, false, opts, out);
+    return build(ctx, world, rep, rep, f, prefix, false, NULL, opts, out);
 }
 
 ltx2_status ltx2_dit_parallel_create_layout(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *replicated,
@@ -402,7 +417,7 @@ ltx2_status ltx2_dit_parallel_create_layout(ltx2_context *ctx, ltx2_comm *world,
     if (!world || !replicated || !out)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create (layout): NULL argument");
     *out = NULL;
-    return build(ctx, world, replicated, NULL, NULL, NULL, true, opts, out);
+    return build(ctx, world, replicated, NULL, NULL, NULL, true, NULL, opts, out);
 }
 
 void ltx2_dit_parallel_get_weight_mem(const ltx2_dit_parallel *dp, ltx2_dit_parallel_weight_mem *out) {

@@ -251,7 +251,8 @@ static ltx2_status load(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dt
                                 .adjust_fp8 = loras ? fuse_lora_fp8 : NULL, .adjust_user = loras};
         st = ltx2_wtable_load(ctx, &l, &w->store, &how);
         if (st == LTX2_OK && cast_fp8) st = ltx2_fp8_cast_biases(ctx, w);
-        if (st == LTX2_OK) st = ltx2_lora_check_used(ctx, loras);
+        /* the replicated part of a rank: its layer shards take the rest of the adapters later */
+        if (st == LTX2_OK && !skip_layers) st = ltx2_lora_check_used(ctx, loras);
     }
     ltx2_wtable_free(&l);
     if (st != LTX2_OK) {
@@ -330,13 +331,14 @@ ltx2_status ltx2_dit_weights_load_fp8_cast(ltx2_context *ctx, const ltx2_backend
 
 ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                              const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return ltx2_dit_weights_load_replicated_on(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, out);
+    return ltx2_dit_weights_load_replicated_on(ctx, ltx2_backend_cpu(), LTX2_F32, f, prefix, cfg, NULL, out);
 }
 
 ltx2_status ltx2_dit_weights_load_replicated_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                                 const ltx2_st_file *f, const char *prefix,
-                                                const ltx2_dit_config *cfg, ltx2_dit_weights **out) {
-    return load(ctx, be, dtype, f, prefix, cfg, (load_opts){.skip_layers = true}, NULL, out);
+                                                const ltx2_dit_config *cfg, ltx2_lora_set *loras,
+                                                ltx2_dit_weights **out) {
+    return load(ctx, be, dtype, f, prefix, cfg, (load_opts){.skip_layers = true}, loras, out);
 }
 
 ltx2_status ltx2_dit_weights_load_file(ltx2_context *ctx, const char *path, ltx2_dit_weights **out) {

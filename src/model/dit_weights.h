@@ -116,10 +116,13 @@ const ltx2_tensor *ltx2_dit_weights_find(ltx2_dit_weights *w, const char *name);
 ltx2_status ltx2_dit_weights_load_replicated(ltx2_context *ctx, const ltx2_st_file *f, const char *prefix,
                                              const ltx2_dit_config *cfg, ltx2_dit_weights **out);
 /* As ltx2_dit_weights_load_replicated, onto backend be in dtype (a rank computing on its GPU holds
- * the replicated part there in bf16, as a single-process load would; on the CPU f32). */
+ * the replicated part there in bf16, as a single-process load would; on the CPU f32), with the
+ * adapters of loras (NULL: none) that cover it fused; those of the layers are the shards' to fuse
+ * (ltx2_dit_parallel_create_sharded_lora), so no check of unused pairs here. */
 ltx2_status ltx2_dit_weights_load_replicated_on(ltx2_context *ctx, const ltx2_backend *be, ltx2_dtype dtype,
                                                 const ltx2_st_file *f, const char *prefix,
-                                                const ltx2_dit_config *cfg, ltx2_dit_weights **out);
+                                                const ltx2_dit_config *cfg, struct ltx2_lora_set *loras,
+                                                ltx2_dit_weights **out);
 /* Opens path (single file or diffusers directory), parses its config and loads the weights onto the
  * CPU as ltx2_dit_weights_load_on does (f32; bf16 Linear weights kept bf16); the file is closed
  * again. */

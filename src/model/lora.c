@@ -175,39 +175,53 @@ static ltx2_status round_to(ltx2_context *ctx, float *x, size_t n, ltx2_dtype d,
     return ltx2_convert(ctx, x, LTX2_F32, scratch, d, n);
 }
 
-/* delta[out, in] = (B * strength) @ A in the adapter's dtype (fuse_loras.py _prepare_deltas). */
-static ltx2_status pair_delta(ltx2_context *ctx, const ltx2_lora_set *s, const lora_pair *p, float *delta) {
-    const int64_t r = p->a->shape[0], in = p->a->shape[1], out = p->b->shape[0];
+/* The block [r0, r0 + nr) x [c0, c0 + nc) of a weight: the whole [out, in] weight, or one rank's shard. */
+typedef struct wblock {
+    int64_t r0, nr, c0, nc;
+} wblock;
+
+/* delta = the block of (B * strength) @ A in the adapter's dtype (fuse_loras.py _prepare_deltas).
+ * Each element is one K-ordered FMA chain of the CPU GEMM, so a block is bitwise the whole
+ * product's. */
+static ltx2_status pair_delta(ltx2_context *ctx, const ltx2_lora_set *s, const lora_pair *p, const wblock *bl,
+                              float *delta) {
+    const int64_t r = p->a->shape[0], in = p->a->shape[1], nr = bl->nr, nc = bl->nc;
     const ltx2_dtype d = p->a->dtype; /* A and B agree (ltx2_lora_fuse checks) */
+    const size_t es = ltx2_dtype_size(d);
     const float coef = (float)s->specs[p->file].strength; /* a Python float meets the tensor as its opmath float */
-    float *a = malloc((size_t)(r * in) * sizeof(float)), *bs = malloc((size_t)(out * r) * sizeof(float));
-    void *scratch = malloc((size_t)(out * (in > r ? in : r)) * sizeof(uint16_t));
+    float *a = malloc((size_t)(r * nc) * sizeof(float)), *bs = malloc((size_t)(nr * r) * sizeof(float));
+    void *scratch = malloc((size_t)(nr * (nc > r ? nc : r)) * sizeof(uint16_t));
     ltx2_status st = a && bs && scratch ? LTX2_OK : LTX2_ERROR(ctx, LTX2_ERR_OOM, "LoRA: %s", p->module);
-    if (st == LTX2_OK) st = ltx2_convert(ctx, a, LTX2_F32, p->a->data, p->a->dtype, (size_t)(r * in));
-    if (st == LTX2_OK) st = ltx2_convert(ctx, bs, LTX2_F32, p->b->data, p->b->dtype, (size_t)(out * r));
+    for (int64_t k = 0; st == LTX2_OK && k < r; k++) /* A's columns c0 .. c0 + nc */
+        st = ltx2_convert(ctx, a + k * nc, LTX2_F32, (const char *)p->a->data + (size_t)(k * in + bl->c0) * es, d,
+                          (size_t)nc);
+    if (st == LTX2_OK) /* B's rows r0 .. r0 + nr */
+        st = ltx2_convert(ctx, bs, LTX2_F32, (const char *)p->b->data + (size_t)(bl->r0 * r) * es, d, (size_t)(nr * r));
     if (st == LTX2_OK) {
-        for (int64_t i = 0; i < out * r; i++) bs[i] *= coef;
-        st = round_to(ctx, bs, (size_t)(out * r), p->b->dtype, scratch);
+        for (int64_t i = 0; i < nr * r; i++) bs[i] *= coef;
+        st = round_to(ctx, bs, (size_t)(nr * r), d, scratch);
     }
     if (st == LTX2_OK) {
-        const int64_t xs[2] = {out, r}, ws[2] = {r, in}, ys[2] = {out, in};
+        const int64_t xs[2] = {nr, r}, ws[2] = {r, nc}, ys[2] = {nr, nc};
         ltx2_tensor x = ltx2_tensor_make(bs, LTX2_F32, 2, xs), w = ltx2_tensor_make(a, LTX2_F32, 2, ws);
         ltx2_tensor y = ltx2_tensor_make(delta, LTX2_F32, 2, ys);
         st = ltx2_backend_gemm(ltx2_backend_cpu(), ctx, &x, &w, LTX2_B_KN, NULL, &y);
     }
-    if (st == LTX2_OK) st = round_to(ctx, delta, (size_t)(out * in), d, scratch);
+    if (st == LTX2_OK) st = round_to(ctx, delta, (size_t)(nr * nc), d, scratch);
     free(a);
     free(bs);
     free(scratch);
     return st;
 }
 
-/* w += the sum of the adapters' products for name; *touched when any applied. bf16_sum: the sum
- * rounded to bf16 before the add (ltx-core's deltas dtype for fp8 weights). */
+/* w (the block bl of the [out, in] weight `name`) += the sum of the adapters' products there;
+ * *touched when any applied. bf16_sum: the sum rounded to bf16 before the add (ltx-core's deltas
+ * dtype for fp8 weights). */
 static ltx2_status fuse(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out, int64_t in,
-                        bool bf16_sum, bool *touched) {
+                        const wblock *bl, bool bf16_sum, bool *touched) {
     *touched = false;
     if (!s || !s->n_pairs) return LTX2_OK;
+    const int64_t n = bl->nr * bl->nc;
     float *sum = NULL, *delta = NULL;
     ltx2_status st = LTX2_OK;
     for (int64_t i = 0; st == LTX2_OK && i < s->n_pairs; i++) {
@@ -224,23 +238,23 @@ static ltx2_status fuse(ltx2_context *ctx, ltx2_lora_set *s, const char *name, f
                             p->a->name, ltx2_dtype_name(p->a->dtype), ltx2_dtype_name(p->b->dtype));
             break;
         }
-        if (!delta && !(delta = malloc((size_t)(out * in) * sizeof(float)))) {
+        if (!delta && !(delta = malloc((size_t)(n ? n : 1) * sizeof(float)))) {
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "LoRA: %s", name);
             break;
         }
-        if ((st = pair_delta(ctx, s, p, delta)) != LTX2_OK) break;
+        if ((st = pair_delta(ctx, s, p, bl, delta)) != LTX2_OK) break;
         p->used = true;
         if (!sum) { /* the first delta is the sum so far; later ones add in order (torch.sum of the stack) */
             sum = delta;
             delta = NULL;
         } else {
-            for (int64_t k = 0; k < out * in; k++) sum[k] += delta[k];
+            for (int64_t k = 0; k < n; k++) sum[k] += delta[k];
         }
     }
     if (st == LTX2_OK && sum && bf16_sum)
-        for (int64_t k = 0; k < out * in; k++) sum[k] = ltx2_round_bf16(sum[k]);
+        for (int64_t k = 0; k < n; k++) sum[k] = ltx2_round_bf16(sum[k]);
     if (st == LTX2_OK && sum) /* deltas.add_(weight): delta + W */
-        for (int64_t k = 0; k < out * in; k++) w[k] = sum[k] + w[k];
+        for (int64_t k = 0; k < n; k++) w[k] = sum[k] + w[k];
     *touched = st == LTX2_OK && sum != NULL;
     free(sum);
     free(delta);
@@ -249,12 +263,25 @@ static ltx2_status fuse(ltx2_context *ctx, ltx2_lora_set *s, const char *name, f
 
 ltx2_status ltx2_lora_fuse(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out, int64_t in) {
     bool touched;
-    return fuse(ctx, s, name, w, out, in, false, &touched);
+    const wblock all = {0, out, 0, in};
+    return fuse(ctx, s, name, w, out, in, &all, false, &touched);
+}
+
+ltx2_status ltx2_lora_fuse_block(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out,
+                                 int64_t in, int64_t r0, int64_t nr, int64_t c0, int64_t nc) {
+    if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 + nr > out || c0 + nc > in)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "LoRA %s: block [%lld +%lld, %lld +%lld] outside [%lld, %lld]",
+                          name, (long long)r0, (long long)nr, (long long)c0, (long long)nc, (long long)out,
+                          (long long)in);
+    bool touched;
+    const wblock bl = {r0, nr, c0, nc};
+    return fuse(ctx, s, name, w, out, in, &bl, false, &touched);
 }
 
 ltx2_status ltx2_lora_fuse_fp8(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out,
                                int64_t in, bool *touched) {
-    return fuse(ctx, s, name, w, out, in, true, touched);
+    const wblock all = {0, out, 0, in};
+    return fuse(ctx, s, name, w, out, in, &all, true, touched);
 }
 
 ltx2_status ltx2_lora_check_used(ltx2_context *ctx, const ltx2_lora_set *s) {

@@ -30,6 +30,11 @@ int ltx2_lora_set_count(const ltx2_lora_set *s);
  * e.g. "transformer_blocks.0.attn1.to_q.weight") to w [out, in] (f32, row-major) and marks those
  * pairs used; a pair whose product is not [out, in] is an error. Names no adapter covers are left. */
 ltx2_status ltx2_lora_fuse(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out, int64_t in);
+/* As ltx2_lora_fuse for the block [r0, r0 + nr) x [c0, c0 + nc) of that [out, in] weight, held in
+ * w [nr, nc]: a rank's shard (dit_shard_load.c). Bitwise the same block of the whole weight's
+ * fusion: each product element is the same K-ordered FMA chain. */
+ltx2_status ltx2_lora_fuse_block(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out,
+                                 int64_t in, int64_t r0, int64_t nr, int64_t c0, int64_t nc);
 /* As ltx2_lora_fuse for a scaled fp8 weight dequantised into w (fp32): ltx-core adds the deltas in
  * bf16 there (apply_loras' deltas_dtype for an fp8 target), so their sum is rounded to bf16 before
  * the add; *touched says whether any adapter covered name (ltx-core re-quantises only those,

@@ -444,9 +444,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     const bool need_neg = ltx2_guidance_plan_slot(&plan, LTX2_PASS_UNCOND) >= 0;
     /* LoRAs and the upsampler are opened (and refused) before the text encoder runs */
     const bool any_lora = p->n_loras > 0 || p->pipeline == LTX2_PIPELINE_TWO_STAGE;
-    if (any_lora && (preloaded || dist))
+    if (any_lora && preloaded)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: LoRAs are fused into the DiT as it loads: not with "
-                          "models loaded once (ltx2_model) or across ranks yet");
+                          "models loaded once (ltx2_model)");
     if ((ltx2_gen_fp8_weights(p) || ltx2_gen_fp8_cast(p)) && (preloaded || dist))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: %s DiT weights load with the run: not with models "
                           "loaded once (ltx2_model) or across ranks yet", p->weights_dtype);
@@ -501,7 +501,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     int n_ckpt = 0;
     ltx2_gen_checkpoint_paths(p, &ckpt_paths, &n_ckpt);
     if (!preloaded &&
-        (st = dist                      ? ltx2_pipe_models_load_dit_replicated(ctx, ckpt_paths, n_ckpt, be, m)
+        (st = dist                      ? ltx2_pipe_models_load_dit_replicated(ctx, ckpt_paths, n_ckpt, be, loras1, m)
               : ltx2_gen_fp8_weights(p) ? ltx2_pipe_models_load_fp8(ctx, ckpt_paths, n_ckpt, be, loras1, m)
               : ltx2_gen_fp8_cast(p)    ? ltx2_pipe_models_load_fp8_cast(ctx, ckpt_paths, n_ckpt, be, m)
                                         : ltx2_pipe_models_load_lora(ctx, ckpt_paths, n_ckpt, be, loras1, m)) != LTX2_OK)
@@ -513,8 +513,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     r->model_version = m->is_2_3 ? "2.3" : "2.0";
     const double t_load = ltx2_timer_now();
     r->timings.load = t_load - t0 - text_seconds;
-    if (dist && (st = ltx2_dit_parallel_create_sharded(ctx, dist->world, m->dit, m->set->files[0], NULL, &dist->dit,
-                                                       &dp)) != LTX2_OK)
+    if (dist && (st = ltx2_dit_parallel_create_sharded_lora(ctx, dist->world, m->dit, m->set->files[0], NULL, loras1,
+                                                            &dist->dit, &dp)) != LTX2_OK)
         goto done;
 
     /* ---- geometry of each stage, rules: everything that can refuse, before any compute ---- */
@@ -720,7 +720,13 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                 const double tl = ltx2_timer_now();
                 LTX2_LOGI(ctx, "generate: stage 2: the DiT again with the distilled LoRA %s (strength %g) fused",
                           p->distilled_lora.path, p->distilled_lora.strength);
+                /* a rank: its shards go first too, then come again from the file with the adapters */
+                ltx2_dit_parallel_free(dp);
+                dp = NULL;
                 if ((st = ltx2_pipe_models_reload_dit(ctx, m, loras2)) != LTX2_OK) goto done;
+                if (dist && (st = ltx2_dit_parallel_create_sharded_lora(ctx, dist->world, m->dit, m->set->files[0],
+                                                                        NULL, loras2, &dist->dit, &dp)) != LTX2_OK)
+                    goto done;
                 t_reload = ltx2_timer_now() - tl;
                 r->timings.load += t_reload;
             }

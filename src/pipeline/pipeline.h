@@ -83,10 +83,12 @@ ltx2_status ltx2_pipe_models_load_audio_encoder(ltx2_context *ctx, ltx2_pipe_mod
  * 2 weights): the current DiT is freed first; on failure m->dit is NULL. */
 ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, struct ltx2_lora_set *loras);
 /* The same on be, but the DiT's block layer tensors are only checked, not loaded (out->dit from
- * ltx2_dit_weights_load_replicated_on): for ranks that read their tensor shards of those from
- * out->set->files[0] (ltx2_dit_parallel_create_sharded), so no rank holds the whole DiT. */
+ * ltx2_dit_weights_load_replicated_on, the adapters of loras that cover it fused): for ranks that
+ * read their tensor shards of those from out->set->files[0] (ltx2_dit_parallel_create_sharded_lora),
+ * so no rank holds the whole DiT. ltx2_pipe_models_reload_dit reloads such a DiT the same way. */
 ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *const *paths, int n,
-                                                 const ltx2_backend *be, ltx2_pipe_models *out);
+                                                 const ltx2_backend *be, struct ltx2_lora_set *loras,
+                                                 ltx2_pipe_models *out);
 void ltx2_pipe_models_free(ltx2_pipe_models *m);
 
 /* Latent geometry of one generation. */

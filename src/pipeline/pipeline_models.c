@@ -25,7 +25,7 @@ static ltx2_status load(ltx2_context *ctx, const char *const *paths, int n, cons
     ltx2_dit_config dcfg;
     ltx2_connectors_config ccfg;
     if ((st = ltx2_dit_config_from_st(ctx, f, &dcfg)) != LTX2_OK) goto fail;
-    st = !dit_layers ? ltx2_dit_weights_load_replicated_on(ctx, be, model_dtype(be), f, NULL, &dcfg, &out->dit)
+    st = !dit_layers ? ltx2_dit_weights_load_replicated_on(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit)
          : fp8       ? ltx2_dit_weights_load_fp8(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit)
          : fp8_cast  ? ltx2_dit_weights_load_fp8_cast(ctx, be, model_dtype(be), f, NULL, &dcfg, &out->dit)
                      : ltx2_dit_weights_load_lora(ctx, be, model_dtype(be), f, NULL, &dcfg, loras, &out->dit);
@@ -76,18 +76,21 @@ ltx2_status ltx2_pipe_models_load_fp8_cast(ltx2_context *ctx, const char *const 
 }
 
 ltx2_status ltx2_pipe_models_load_dit_replicated(ltx2_context *ctx, const char *const *paths, int n,
-                                                 const ltx2_backend *be, ltx2_pipe_models *out) {
-    return load(ctx, paths, n, be, false, false, false, NULL, out);
+                                                 const ltx2_backend *be, ltx2_lora_set *loras, ltx2_pipe_models *out) {
+    return load(ctx, paths, n, be, false, false, false, loras, out);
 }
 
 ltx2_status ltx2_pipe_models_reload_dit(ltx2_context *ctx, ltx2_pipe_models *m, ltx2_lora_set *loras) {
     const ltx2_st_file *f = m->set->files[0];
     const ltx2_dit_config cfg = m->dit->cfg;
+    const bool replicated = m->dit->layers_skipped; /* a rank's: its shards are read again by the caller */
     /* the old weights go first: a device never holds two DiTs (ltx-pipelines frees stage 1's too) */
     ltx2_dit_weights_free(m->dit);
     m->dit = NULL;
     if (m->fp8_cast && loras)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "fp8-cast weights take no LoRA (see ltx2_dit_weights_load_fp8_cast)");
+    if (replicated)
+        return ltx2_dit_weights_load_replicated_on(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit);
     return m->fp8      ? ltx2_dit_weights_load_fp8(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit)
            : m->fp8_cast ? ltx2_dit_weights_load_fp8_cast(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, &m->dit)
                          : ltx2_dit_weights_load_lora(ctx, m->be, model_dtype(m->be), f, NULL, &cfg, loras, &m->dit);

@@ -151,6 +151,11 @@ grep -q "enhance prompt: sampled, seed 42, at most 8 tokens" "$tmp/stdout" && ok
 grep -q "enhance: Gemma-3 on cpu, a [0-9]*-token chat prompt" "$tmp/stderr" && ok || bad "no enhancement line on stderr"
 grep -q "answer is empty or only whitespace" "$tmp/stderr" && ok || bad "the empty answer is not reported"
 cmp -s "$txt/a.wav" "$txt/f.wav" && ok || bad "an empty enhancement did not encode the prompt as given"
+# across ranks rank 0 enhances and the others encode its answer (ltx2_comm_broadcast_text): the same clip
+if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --no-text-cache --prompt "A cat walks across a neon street at night" \
+        --enhance-prompt --enhance-system-prompt "$sys_prompt" --enhance-max-tokens 8 --device cpu --nproc 2 --wav g.wav \
+        >/dev/null 2>"$tmp/stderr"); then ok; else bad "generate --enhance-prompt --nproc 2 failed"; cat "$tmp/stderr"; fi
+cmp -s "$txt/f.wav" "$txt/g.wav" && ok || bad "--enhance-prompt over 2 ranks differs from one rank"
 # fp8-stored Gemma weights (--text-encoder-dtype fp8, test_gemma_fp8): another run, cached apart from the
 # bf16 one, and read back from there
 if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat walks across a neon street at night" \

@@ -260,6 +260,35 @@ static void test_sub_comms(void) {
     report("sub-communicators", 8, jobs);
 }
 
+/* ---- a string from rank 0 (ltx2_comm_broadcast_text) ---- */
+
+/* Lengths 0 .. 6 mod 4 around the word size, multi-byte UTF-8, and a byte that is a NaN's in a float
+ * word (0xff 0xff 0xff 0x7f): moved, never computed on. */
+static const char *const texts[] = {"", "a", "abcd", "h\xc3\xa9llo, \xe4\xb8\x96\xe7\x95\x8c \xf0\x9f\x99\x82",
+                                    "\xff\xff\xff\x7f nan bits"};
+
+static void texts_rank(rank_job *j, ltx2_comm *c, ltx2_context *ctx) {
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+        char *got = NULL;
+        const ltx2_status st = ltx2_comm_broadcast_text(c, ctx, j->rank == 0 ? texts[k] : "not mine", &got);
+        RCHECK(j, st == LTX2_OK, "text %zu: %s", k, ltx2_last_error(ctx));
+        if (texts[k][0])
+            RCHECK(j, got && !strcmp(got, texts[k]), "text %zu: got '%s'", k, got ? got : "(none)");
+        else
+            RCHECK(j, got == NULL, "text %zu: the empty string must arrive as none, got '%s'", k, got ? got : "");
+        free(got);
+    }
+    char *none = NULL; /* rank 0 has none */
+    RCHECK(j, ltx2_comm_broadcast_text(c, ctx, NULL, &none) == LTX2_OK && !none, "NULL text: %s", ltx2_last_error(ctx));
+}
+
+static void test_texts(void) {
+    rank_job jobs[3];
+    ltx2_mesh m = {{1, 1, 3, 1}};
+    run_world(&m, 0, texts_rank, NULL, jobs);
+    report("broadcast_text", 3, jobs);
+}
+
 /* ---- failures end every rank ---- */
 
 #define ABORT_RANK 2
@@ -365,6 +394,7 @@ static void test_args_and_mesh(void) {
 int main(void) {
     test_collectives();
     test_sub_comms();
+    test_texts();
     test_failures();
     test_args_and_mesh();
     return test_finish();

@@ -485,7 +485,10 @@ static uint64_t replicated_dit_bytes(const ltx2_dit_config *cfg) {
  * text K/V cache gone: ranks keep none). A refusal says the plan is per rank. */
 static void full_size_ranks(void) {
     full_cfg c22;
-    if (!full_cfg_load("2.3", &c22)) return;
+    if (!full_cfg_load("2.3", &c22)) {
+        ltx2_json_free(c22.doc);
+        return;
+    }
     ltx2_mem_request r = request(&c22, H100_FREE);
     ltx2_mem_plan one, t4, c2;
     ltx2_status st = ltx2_mem_plan_make(g_ctx, &r, &one);
@@ -497,7 +500,10 @@ static void full_size_ranks(void) {
     r.mesh = &context2;
     if (st == LTX2_OK) st = ltx2_mem_plan_make(g_ctx, &r, &c2);
     CHECK(st == LTX2_OK, "22B per-rank plans: %s", ltx2_last_error(g_ctx));
-    if (st != LTX2_OK) return;
+    if (st != LTX2_OK) {
+        ltx2_json_free(c22.doc);
+        return;
+    }
     ltx2_mem_plan_print(&t4, stdout, "22B tensor 4: ");
     ltx2_mem_plan_print(&c2, stdout, "22B context 2: ");
     const uint64_t rep = replicated_dit_bytes(&c22.dit), want = rep + (one.dit_weights - rep) / 4;
@@ -527,6 +533,7 @@ static void full_size_ranks(void) {
           "a rank's refusal must say it is per rank and advise only what ranks run (no other ranks, no fp8): %s",
           msg);
     ltx2_clear_error(g_ctx);
+    ltx2_json_free(c22.doc);
 }
 
 int main(void) {

@@ -171,6 +171,33 @@ ltx2_status ltx2_comm_split_axes(ltx2_comm *c, ltx2_context *ctx, unsigned axis_
     return st;
 }
 
+ltx2_status ltx2_comm_broadcast_text(ltx2_comm *c, ltx2_context *ctx, const char *text, char **out) {
+    if (!c || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "broadcast_text: NULL argument");
+    *out = NULL;
+    const size_t have = c->rank == 0 && text ? strlen(text) : 0;
+    if (have > LTX2_COMM_TEXT_MAX)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "broadcast_text on comm '%s': %zu bytes, at most %zu", c->label,
+                          have, LTX2_COMM_TEXT_MAX);
+    float len = (float)have;
+    LTX2_TRY(ltx2_comm_broadcast(c, ctx, &len, &len, 1, LTX2_F32, 0));
+    const size_t n = (size_t)len, words = n / sizeof(float) + 1;
+    float *buf = calloc(words, sizeof(float));
+    if (!buf) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "broadcast_text: %zu bytes", n);
+    if (c->rank == 0 && n) memcpy(buf, text, n);
+    ltx2_status st = ltx2_comm_broadcast(c, ctx, buf, buf, words, LTX2_F32, 0);
+    if (st == LTX2_OK && n) {
+        *out = malloc(n + 1);
+        if (!*out) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "broadcast_text: %zu bytes", n);
+        } else {
+            memcpy(*out, buf, n);
+            (*out)[n] = '\0';
+        }
+    }
+    free(buf);
+    return st;
+}
+
 void ltx2_comm_abort(ltx2_comm *c, const char *reason) {
     if (c && c->ops) c->ops->abort(c, reason ? reason : "aborted");
 }

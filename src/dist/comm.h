@@ -109,6 +109,11 @@ ltx2_status ltx2_comm_all_to_all(ltx2_comm *c, ltx2_context *ctx, const void *se
 ltx2_status ltx2_comm_broadcast(ltx2_comm *c, ltx2_context *ctx, const void *send, void *recv,
                                 size_t count, ltx2_dtype dt, int root);
 ltx2_status ltx2_comm_barrier(ltx2_comm *c, ltx2_context *ctx);
+/* Collective: rank 0's string `text` (NULL there: none; ignored elsewhere) to every rank as a
+ * malloc'd copy in *out (NULL for none or an empty one). The bytes travel inside f32 words, moved,
+ * never computed on; at most LTX2_COMM_TEXT_MAX bytes (the length crosses as an exact float). */
+#define LTX2_COMM_TEXT_MAX (((size_t)1 << 24) - 1)
+ltx2_status ltx2_comm_broadcast_text(ltx2_comm *c, ltx2_context *ctx, const char *text, char **out);
 /* Collective over c: the sub-communicator of the ranks that share every coordinate outside
  * axis_mask (so it spans exactly the axes in axis_mask), ranked row-major over those axes.
  * E.g. LTX2_AXIS_BIT(LTX2_AXIS_CONTEXT) gives the sequence-parallel group of this rank, and

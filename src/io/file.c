@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,17 +120,21 @@ static void writer_clear(ltx2_file_writer *w) {
     w->written = 0;
 }
 
+void ltx2_tmp_path(char *buf, size_t cap, const char *path) {
+    snprintf(buf, cap, "%s.tmp.%ld.%lx", path, (long)getpid(), (unsigned long)pthread_self());
+}
+
 ltx2_status ltx2_file_writer_open(ltx2_context *ctx, const char *path, ltx2_file_writer *w) {
     w->fd = -1;
     w->written = 0;
     w->path = dup_str(path);
-    size_t cap = strlen(path) + 32;
+    size_t cap = strlen(path) + LTX2_TMP_SUFFIX_CAP;
     w->tmp_path = malloc(cap);
     if (!w->path || !w->tmp_path) {
         writer_clear(w);
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "%s: out of memory", path);
     }
-    snprintf(w->tmp_path, cap, "%s.tmp.%ld", path, (long)getpid());
+    ltx2_tmp_path(w->tmp_path, cap, path);
     w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (w->fd < 0) {
         int e = errno;

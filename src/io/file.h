@@ -30,6 +30,11 @@ typedef struct ltx2_file_writer {
     char *tmp_path;
     uint64_t written;
 } ltx2_file_writer;
+/* The temp name a write goes to before its rename: "<path>.tmp.<pid>.<thread>", unique to the
+ * writing thread, so ranks running as threads of one process can write the same output at once
+ * (each rename lands a whole file). LTX2_TMP_SUFFIX_CAP bytes hold the suffix. */
+#define LTX2_TMP_SUFFIX_CAP 64
+void ltx2_tmp_path(char *buf, size_t cap, const char *path);
 ltx2_status ltx2_file_writer_open(ltx2_context *ctx, const char *path, ltx2_file_writer *w);
 /* On failure the temp file is already removed; the caller only reports. */
 ltx2_status ltx2_file_writer_write(ltx2_context *ctx, ltx2_file_writer *w, const void *data,

@@ -1,7 +1,7 @@
 /* MP4 writer (see mp4.h), following FFmpeg's doc/examples/mux.c call sequence: one H.264 (libx264)
  * stream fed RGB24 converted to BT.709 limited-range yuv420p by libswscale, an optional AAC (native
  * encoder) stream, timestamp-ordered interleaving, encoder flush, trailer. Output goes to
- * `path.tmp.<pid>` and is renamed into place only when everything succeeded. */
+ * `path.tmp.<pid>.<tid>` and is renamed into place only when everything succeeded. */
 #define _POSIX_C_SOURCE 200809L
 #include "io/mp4.h"
 
@@ -13,8 +13,9 @@
 #include <unistd.h>
 
 #include "core/context.h"
+#include "io/file.h"
 
-/* Room for "<path>.tmp.<pid>". */
+/* Room for "<path>.tmp.<pid>.<tid>" (ltx2_tmp_path). */
 #define MP4_PATH_CAP 4096
 /* Defaults from ltx-pipelines' media_io/encode.py (PyAV libx264 stream). */
 #define MP4_DEFAULT_CRF 19
@@ -419,8 +420,9 @@ ltx2_status ltx2_mp4_write(ltx2_context *ctx, const char *path, const ltx2_mp4_p
     memset(&w, 0, sizeof(w));
     w.ctx = ctx;
     w.path = path;
-    if ((size_t)snprintf(w.tmp, sizeof(w.tmp), "%s.tmp.%ld", path, (long)getpid()) >= sizeof(w.tmp))
+    if (strlen(path) + LTX2_TMP_SUFFIX_CAP > sizeof(w.tmp))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "mp4: path too long: %s", path);
+    ltx2_tmp_path(w.tmp, sizeof w.tmp, path);
     const ltx2_status st = write_all(&w, p, rgb, audio);
     mp4_close(&w, st == LTX2_OK);
     return st;

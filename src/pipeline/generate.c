@@ -484,15 +484,11 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
      * resident); the hidden states wait in host memory */
     double text_seconds = 0;
     if ((st = ltx2_denoise_check_cancel(ctx, p, "the text stage", 0)) != LTX2_OK) goto done;
-    if (p->enhance_prompt && dist) {
-        /* every rank would sample its own text; nothing yet broadcasts rank 0's */
-        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: --enhance-prompt across ranks is not written yet "
-                        "(one rank runs it; or enhance once and pass the text as --prompt)");
-        goto done;
-    }
     if (p->prompt) {
         const double t_enc = ltx2_timer_now();
-        if ((st = ltx2_gen_text_from_prompts(ctx, p, need_neg, &tp, &tn, &r->enhanced_prompt)) != LTX2_OK) goto done;
+        if ((st = ltx2_gen_text_ranked(ctx, p, need_neg, dist ? dist->world : NULL, &tp, &tn, &r->enhanced_prompt)) !=
+            LTX2_OK)
+            goto done;
         text_seconds = ltx2_timer_now() - t_enc;
     }
 
@@ -647,7 +643,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         if (st == LTX2_OK) LTX2_LOGI(ctx, "generate: contexts from %s (%lld tokens): the connectors do not run",
                                      p->context, (long long)pos.S);
     } else {
-        st = ltx2_gen_text_contexts(ctx, p, m, rules.dit_rope_xla, need_neg, &tp, &tn, &pos, &neg);
+        ltx2_generate_params q = *p;
+        if (!rank0) q.save_prompt_embeds = NULL; /* rank 0 writes the outputs */
+        st = ltx2_gen_text_contexts(ctx, &q, m, rules.dit_rope_xla, need_neg, &tp, &tn, &pos, &neg);
     }
     if (st != LTX2_OK) goto done;
     { /* the names --context reads back */

@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "core/context.h"
 #include "core/finite.h"
+#include "dist/comm.h"
 #include "model/ckpt_source.h"
 #include "model/gemma.h"
 #include "pipeline/generate_stages.h"
@@ -140,6 +141,29 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
     *tp = out[0];
     if (need_neg) *tn = out[1];
     return LTX2_OK;
+}
+
+ltx2_status ltx2_gen_text_ranked(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg, ltx2_comm *world,
+                                 ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced) {
+    if (!world || world->size == 1 || !p->enhance_prompt)
+        return ltx2_gen_text_from_prompts(ctx, p, need_neg, tp, tn, enhanced);
+    *enhanced = NULL;
+    if (world->rank == 0) {
+        LTX2_TRY(ltx2_gen_text_from_prompts(ctx, p, need_neg, tp, tn, enhanced));
+        char *unused = NULL;
+        const ltx2_status st = ltx2_comm_broadcast_text(world, ctx, *enhanced, &unused);
+        free(unused);
+        return st;
+    }
+    char *text = NULL;
+    LTX2_TRY(ltx2_comm_broadcast_text(world, ctx, NULL, &text));
+    ltx2_generate_params q = *p; /* rank 0's answer, encoded as given (none: the prompt as given) */
+    q.enhance_prompt = 0;
+    if (text) q.prompt = text;
+    const ltx2_status st = ltx2_gen_text_from_prompts(ctx, &q, need_neg, tp, tn, enhanced);
+    if (st == LTX2_OK) *enhanced = text;
+    else free(text);
+    return st;
 }
 
 /* The prompt contexts (the connectors on the loaded or encoded hidden states; prompts of

@@ -27,6 +27,14 @@ ltx2_status ltx2_gen_ckpt_connectors(ltx2_context *ctx, const ltx2_generate_para
 ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
                                        ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced);
 
+/* ltx2_gen_text_from_prompts for one rank of world (NULL: one rank): with p->enhance_prompt only
+ * rank 0 rewrites the prompt and its text is broadcast (the others wait; sampling on each rank would
+ * need every rank to load the encoder's generation state and agree bit for bit); every rank then
+ * encodes that text, and *enhanced holds it on every rank. */
+struct ltx2_comm;
+ltx2_status ltx2_gen_text_ranked(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
+                                 struct ltx2_comm *world, ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced);
+
 /* The DiT contexts from the encoded (tp, tn) or loaded (p's embeddings) hidden states through the
  * connectors (rope_xla: MaxDiffusion's RoPE); prompts of different lengths are left-padded to the
  * longer one. Takes tp and tn over (freed here). */

@@ -63,6 +63,27 @@ static void compare(const char *what, const ltx2_generate_result *a, const ltx2_
     }
 }
 
+/* p over loopback ranks on mesh m (data, fsdp, context, tensor, then 1 for trillium) against the
+ * one-rank ref: bitwise, or within TP_GEN_REL_L2_TOL when tensor splits. label starts the line. */
+static void compare_mesh(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_generate_result *ref,
+                         const int m[5], const char *label, const char *suffix) {
+    ltx2_generate_parallel_opts o;
+    ltx2_generate_parallel_opts_init(&o);
+    o.mesh = (ltx2_mesh){{m[0], m[1], m[2], m[3]}};
+    if (m[4]) o.dit.profile = LTX2_PROFILE_TRILLIUM;
+    char what[128];
+    snprintf(what, sizeof what, "%smesh %d,%d,%d,%d%s%s", label, m[0], m[1], m[2], m[3], m[4] ? " trillium" : "",
+             suffix);
+    ltx2_generate_result r;
+    if (ltx2_generate_loopback(ctx, p, &o, &r) != LTX2_OK) {
+        CHECK(0, "%s: %s", what, ltx2_last_error(ctx));
+        return;
+    }
+    compare(what, &r, ref, m[3] > 1 ? TP_GEN_REL_L2_TOL : 0.0);
+    printf("%s: %s\n", what, m[3] > 1 ? "within tolerance" : "bitwise equal");
+    ltx2_generate_result_free(&r);
+}
+
 static void check_meshes(ltx2_context *ctx, int tile_px) {
     ltx2_generate_params p;
     base_params(&p);
@@ -80,21 +101,7 @@ static void check_meshes(ltx2_context *ctx, int tile_px) {
     for (size_t i = 0; i < sizeof meshes / sizeof meshes[0]; i++) {
         const int *m = meshes[i];
         if (tile_px && (m[3] > 1 || m[4])) continue; /* the tiled decode is DiT-independent: one pass suffices */
-        ltx2_generate_parallel_opts o;
-        ltx2_generate_parallel_opts_init(&o);
-        o.mesh = (ltx2_mesh){{m[0], m[1], m[2], m[3]}};
-        if (m[4]) o.dit.profile = LTX2_PROFILE_TRILLIUM;
-        ltx2_generate_result r;
-        char what[96];
-        snprintf(what, sizeof what, "mesh %d,%d,%d,%d%s%s", m[0], m[1], m[2], m[3], m[4] ? " trillium" : "",
-                 tile_px ? " tiled VAE" : "");
-        if (ltx2_generate_loopback(ctx, &p, &o, &r) != LTX2_OK) {
-            CHECK(0, "%s: %s", what, ltx2_last_error(ctx));
-            continue;
-        }
-        compare(what, &r, &ref, m[3] > 1 ? TP_GEN_REL_L2_TOL : 0.0);
-        printf("%s: %s\n", what, m[3] > 1 ? "within tolerance" : "bitwise equal");
-        ltx2_generate_result_free(&r);
+        compare_mesh(ctx, &p, &ref, m, "", tile_px ? " tiled VAE" : "");
     }
     ltx2_generate_result_free(&ref);
 }
@@ -137,23 +144,10 @@ static void check_conditioned(ltx2_context *ctx) {
         /* data, fsdp, context, tensor, trillium */
         static const int meshes[4][5] = {{1, 1, 2, 1, 0}, {2, 1, 2, 1, 0}, {1, 2, 1, 1, 1}, {1, 1, 1, 2, 0}};
         for (int m = 0; m < 4; m++) {
-            const int *ms = meshes[m];
-            if (k < 2 && (ms[4] || ms[3] > 1)) continue; /* their weights are the plain run's: meshes suffice */
-            ltx2_generate_parallel_opts o;
-            ltx2_generate_parallel_opts_init(&o);
-            o.mesh = (ltx2_mesh){{ms[0], ms[1], ms[2], ms[3]}};
-            if (ms[4]) o.dit.profile = LTX2_PROFILE_TRILLIUM;
-            char what[96];
-            snprintf(what, sizeof what, "%s, mesh %d,%d,%d,%d%s", kinds[k], ms[0], ms[1], ms[2], ms[3],
-                     ms[4] ? " trillium" : "");
-            ltx2_generate_result r;
-            if (ltx2_generate_loopback(ctx, &p, &o, &r) != LTX2_OK) {
-                CHECK(0, "%s: %s", what, ltx2_last_error(ctx));
-                continue;
-            }
-            compare(what, &r, &ref, ms[3] > 1 ? TP_GEN_REL_L2_TOL : 0.0);
-            printf("%s: %s\n", what, ms[3] > 1 ? "within tolerance" : "bitwise equal");
-            ltx2_generate_result_free(&r);
+            if (k < 2 && (meshes[m][4] || meshes[m][3] > 1)) continue; /* their weights are the plain run's */
+            char label[64];
+            snprintf(label, sizeof label, "%s, ", kinds[k]);
+            compare_mesh(ctx, &p, &ref, meshes[m], label, "");
         }
         ltx2_generate_result_free(&ref);
     }

@@ -248,6 +248,9 @@ ltx2_status ltx2_backend_open(ltx2_context *ctx, const char *spec, const ltx2_ba
  * CPU); "cpu" and "cuda:N" mean the same for every rank. */
 ltx2_status ltx2_backend_open_rank(ltx2_context *ctx, const char *spec, int index, const ltx2_backend **out, char *desc,
                                    size_t cap);
+/* How many of local ranks 0 .. ranks-1 ltx2_backend_open_rank puts on the device of rank index (1 on
+ * the CPU, where each rank's memory is its own to plan). */
+int ltx2_backend_rank_share(const char *spec, int index, int ranks);
 /* One line naming a backend's device (see ltx2_backend_open). */
 void ltx2_backend_describe(const ltx2_backend *be, char *buf, size_t cap);
 /* The CUDA half of ltx2_backend_describe ("cuda:N (name, compute capability, memory)"). */

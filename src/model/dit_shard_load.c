@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_pool.h"
 #include "core/context.h"
 #include "core/dtype.h"
 #include "model/dit_parallel_internal.h"
@@ -72,18 +73,13 @@ static ltx2_status read_f32(const shard_src *s, const char *rel, const ltx2_tens
                               "need ltx2_dit_parallel_create_sharded and the checkpoint)",
                               rel);
         const ltx2_backend *sbe = s->dp->full->be;
-        const size_t es = ltx2_dtype_size(src->dtype), rb = (size_t)nc * es;
-        void *row = sbe->device == LTX2_DEVICE_CPU ? NULL : malloc(rb ? rb : 1); /* a device row comes down first */
-        if (sbe->device != LTX2_DEVICE_CPU && !row)
-            return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: a row of %s", rel);
-        ltx2_status st = LTX2_OK;
-        for (int64_t i = 0; i < nr && st == LTX2_OK; i++) {
-            const char *at = (const char *)src->data + (size_t)((r0 + i) * sc + c0) * es;
-            if (row) st = sbe->download(sbe, s->ctx, row, at, rb);
-            if (st == LTX2_OK) st = ltx2_convert(s->ctx, dst + i * nc, LTX2_F32, row ? row : at, src->dtype, (size_t)nc);
+        const size_t es = ltx2_dtype_size(src->dtype);
+        for (int64_t i = 0; i < nr; i++) { /* row i of the block: a view of the full tensor on its backend */
+            ltx2_tensor row = ltx2_tensor_make((char *)src->data + (size_t)((r0 + i) * sc + c0) * es, src->dtype, 1, &nc);
+            row.device = sbe->device;
+            LTX2_TRY(ltx2_backend_to_host_f32(s->ctx, sbe, &row, dst + i * nc));
         }
-        free(row);
-        return st;
+        return LTX2_OK;
     }
     char key[KEY_CAP];
     snprintf(key, sizeof key, "%s%s", s->prefix, rel);
@@ -103,8 +99,8 @@ static ltx2_status read_f32(const shard_src *s, const char *rel, const ltx2_tens
 }
 
 /* A new shard buffer (own) holding that block of `rel` (read_f32): filled in place on the CPU in
- * f32; elsewhere staged in host f32, converted to dp->dtype, uploaded, so only one block's bytes
- * are ever on the host. */
+ * f32; elsewhere staged in host f32 and uploaded in dp->dtype, so only one block's bytes are ever
+ * on the host. */
 static ltx2_status read_block(const shard_src *s, const char *rel, const ltx2_tensor *src, int64_t rows, int64_t cols,
                               int64_t r0, int64_t nr, int64_t c0, int64_t nc, void **dst) {
     ltx2_dit_parallel *dp = s->dp;
@@ -119,13 +115,13 @@ static ltx2_status read_block(const shard_src *s, const char *rel, const ltx2_te
     if (dp->be->device == LTX2_DEVICE_CPU && dp->dtype == LTX2_F32)
         return read_f32(s, rel, src, rows, cols, r0, nr, c0, nc, b);
     float *stage = malloc((n ? n : 1) * sizeof(float));
-    void *conv = malloc((n ? n : 1) * ltx2_dtype_size(dp->dtype));
-    ltx2_status st = stage && conv ? LTX2_OK : LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: staging %s", rel);
-    if (st == LTX2_OK) st = read_f32(s, rel, src, rows, cols, r0, nr, c0, nc, stage);
-    if (st == LTX2_OK) st = ltx2_convert(s->ctx, conv, dp->dtype, stage, LTX2_F32, n);
-    if (st == LTX2_OK) st = dp->be->upload(dp->be, s->ctx, b, conv, n * ltx2_dtype_size(dp->dtype));
+    if (!stage) return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: staging %s", rel);
+    const int64_t len = (int64_t)n;
+    ltx2_tensor t = ltx2_tensor_make(b, dp->dtype, 1, &len);
+    t.device = dp->be->device;
+    ltx2_status st = read_f32(s, rel, src, rows, cols, r0, nr, c0, nc, stage);
+    if (st == LTX2_OK) st = ltx2_backend_from_host_f32(s->ctx, dp->be, stage, &t);
     free(stage);
-    free(conv);
     return st;
 }
 

@@ -29,17 +29,6 @@ typedef struct rank_job {
     char msg[LTX2_ERROR_CAP];
 } rank_job;
 
-/* How many of P thread ranks compute on rank r's GPU (ltx2_backend_open_rank's placement: cuda:N
- * puts them all on N, cuda / auto rank r on GPU r mod the GPU count); 1 on the CPU. */
-static int device_share(const char *spec, int r, int P) {
-    const int n = ltx2_backend_cuda_device_count();
-    if (n < 1 || (spec && !strcmp(spec, "cpu"))) return 1;
-    if (spec && !strncmp(spec, "cuda:", 5)) return P;
-    int share = 0;
-    for (int k = 0; k < P; k++) share += k % n == r % n;
-    return share;
-}
-
 static void *rank_main(void *arg) {
     rank_job *j = arg;
     omp_set_num_threads(j->threads); /* per-thread setting: this rank's OpenMP team size */
@@ -62,7 +51,7 @@ static void *rank_main(void *arg) {
     if (j->st == LTX2_OK) {
         /* each thread its own GPU while there are enough (ltx2_backend_open_rank) */
         ltx2_generate_dist d = {.world = c, .dit = j->o->dit, .device_index = j->rank,
-                                .device_share = device_share(j->p->device, j->rank, j->world_size)};
+                                .device_share = ltx2_backend_rank_share(j->p->device, j->rank, j->world_size)};
         j->st = ltx2_generate_ranked(ctx, j->p, &d, &j->result);
     }
     if (j->st != LTX2_OK) snprintf(j->msg, sizeof j->msg, "%s", ltx2_last_error(ctx));

@@ -462,9 +462,12 @@ ltx2_status ltx2_mem_plan_make(ltx2_context *ctx, const ltx2_mem_request *req, l
 
 static double gib(uint64_t b) { return (double)b / (double)((uint64_t)1 << 30); }
 
+/* The plan is one device's, not one rank's of several. */
+static bool one_rank(const ltx2_mem_plan *p) { return p->mesh[0] * p->mesh[1] * p->mesh[2] * p->mesh[3] == 1; }
+
 void ltx2_mem_plan_format(const ltx2_mem_plan *p, char *buf, size_t cap, const char *prefix) {
     char per[64] = "";
-    if (p->mesh[0] * p->mesh[1] * p->mesh[2] * p->mesh[3] > 1)
+    if (!one_rank(p))
         snprintf(per, sizeof per, ", per rank of mesh %d,%d,%d,%d", p->mesh[0], p->mesh[1], p->mesh[2], p->mesh[3]);
     snprintf(buf, cap,
              "%smemory plan (GiB%s): resident %.1f = DiT %.1f + text connectors %.1f + video VAE %.2f + audio VAE "
@@ -546,8 +549,7 @@ ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, 
     ltx2_clear_error(ctx);
     /* DiT weights in fp8 (one rank: ranks load bf16 shards), or sharded over ranks: the DiT's
      * linears hold all but ~0.1% of its bytes */
-    const bool one_rank = p->mesh[0] * p->mesh[1] * p->mesh[2] * p->mesh[3] == 1;
-    if (!req->dit_fp8_file && one_rank) {
+    if (!req->dit_fp8_file && one_rank(p)) {
         ltx2_mem_plan q = *p;
         q.dit_weights = p->dit_weights / 2;
         plan_total(&q, req->free_bytes);
@@ -555,7 +557,7 @@ ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, 
             adv[0] ? "; " : "", gib(q.need), q.fits ? "" : ", still too much");
     }
     /* tensor parallelism splits the DiT's layers over the ranks (the replicated 2 % aside) */
-    for (size_t k = 0; one_rank && k < sizeof ADVICE_RANKS / sizeof ADVICE_RANKS[0]; k++) {
+    for (size_t k = 0; one_rank(p) && k < sizeof ADVICE_RANKS / sizeof ADVICE_RANKS[0]; k++) {
         ltx2_mem_plan q = *p;
         q.dit_weights = p->dit_weights / (uint64_t)ADVICE_RANKS[k];
         plan_total(&q, req->free_bytes);
@@ -566,7 +568,7 @@ ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, 
         }
     }
     char per[64] = "";
-    if (!one_rank)
+    if (!one_rank(p))
         snprintf(per, sizeof per, " per rank of mesh %d,%d,%d,%d", p->mesh[0], p->mesh[1], p->mesh[2], p->mesh[3]);
     return LTX2_ERROR(ctx, LTX2_ERR_OOM,
                       "not enough device memory: the generation needs %.1f GiB%s (resident %.1f, %s +%.1f), the device "

@@ -31,11 +31,20 @@ static inline ltx2_status gen_par_scarce(const ltx2_backend *be, ltx2_context *c
     return LTX2_OK;
 }
 
+/* A device id every rank reports: they all compute on one device. */
+static inline ltx2_status gen_par_one_device(const ltx2_backend *be, ltx2_context *ctx,
+                                             unsigned char out[LTX2_DEVICE_ID_BYTES]) {
+    (void)be, (void)ctx;
+    memset(out, 0x5a, LTX2_DEVICE_ID_BYTES);
+    return LTX2_OK;
+}
+
 typedef struct gen_job {
     loopback_rank lr;
     const ltx2_generate_params *p;
     gen_par_backend_fn make;
-    bool scarce; /* this rank's device has 1 MiB free */
+    bool scarce;     /* this rank's device has 1 MiB free */
+    bool one_device; /* this rank's device reports gen_par_one_device's id */
     ltx2_generate_result r;
 } gen_job;
 
@@ -47,6 +56,7 @@ static inline ltx2_status gen_par_rank(ltx2_context *ctx, ltx2_comm *c, void *ar
         ltx2_comm_abort(c, ltx2_last_error(ctx));
         return st;
     }
+    if (j->one_device) dev->device_id = gen_par_one_device;
     ltx2_generate_dist d = {.world = c, .be = dev};
     ltx2_dit_parallel_opts_init(&d.dit);
     st = ltx2_generate_ranked(ctx, j->p, &d, &j->r);
@@ -117,6 +127,17 @@ static inline void generate_parallel_device_refusal(ltx2_context *ctx, gen_par_b
               strstr(jobs[1].lr.msg, "per rank of mesh 1,1,2,1") && strstr(jobs[0].lr.msg, "aborted"),
           "a rank whose device is too small must refuse with its plan and stop the others: %d ok; %s | %s", ok,
           jobs[1].lr.msg, jobs[0].lr.msg);
+    for (int r = 0; r < 2; r++) ltx2_generate_result_free(&jobs[r].r);
+    /* both ranks on one device (equal ids): each plans against half of its free memory, and says so */
+    memset(jobs, 0, sizeof jobs);
+    for (int r = 0; r < 2; r++)
+        jobs[r] = (gen_job){.p = &p, .make = make, .scarce = true, .one_device = true};
+    loopback_ranks_run(ctx, mesh, gen_par_rank, jobs, sizeof *jobs);
+    printf("2 ranks on one device with 1 MiB free: %s\n", jobs[0].lr.msg);
+    int shared = 0;
+    for (int r = 0; r < 2; r++) shared += strstr(jobs[r].lr.msg, "0.0 GiB free for this rank (2 ranks share the device)") != NULL;
+    CHECK(jobs[0].lr.st == LTX2_ERR_OOM && jobs[1].lr.st == LTX2_ERR_OOM && shared >= 1,
+          "ranks on one device must each plan against their share: %s | %s", jobs[0].lr.msg, jobs[1].lr.msg);
     for (int r = 0; r < 2; r++) ltx2_generate_result_free(&jobs[r].r);
 }
 

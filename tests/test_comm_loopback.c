@@ -289,6 +289,34 @@ static void test_texts(void) {
     report("broadcast_text", 3, jobs);
 }
 
+/* ---- which ranks pass equal keys (ltx2_comm_count_equal) ---- */
+
+/* 16-byte keys (a GPU UUID's size) over 5 ranks: ranks 0, 2 and 3 equal, rank 1 differing from
+ * them in its last byte only, rank 4 differing in its first; then a 5-byte key (a partial word)
+ * that every rank shares, and an oversized one refused. */
+static void keys_rank(rank_job *j, ltx2_comm *c, ltx2_context *ctx) {
+    unsigned char key[16];
+    for (int i = 0; i < 16; i++) key[i] = (unsigned char)(0xa0 + i);
+    if (j->rank == 1) key[15] ^= 1;
+    if (j->rank == 4) key[0] = 0xff; /* with 0xff 0xff 0x7f after it: a NaN's bytes */
+    if (j->rank == 4) key[1] = 0xff, key[2] = 0xff, key[3] = 0x7f;
+    const int want[5] = {3, 1, 3, 3, 1};
+    int n = -1;
+    RCHECK(j, ltx2_comm_count_equal(c, ctx, key, sizeof key, &n) == LTX2_OK && n == want[j->rank],
+           "16-byte key: %d ranks, expected %d (%s)", n, want[j->rank], ltx2_last_error(ctx));
+    RCHECK(j, ltx2_comm_count_equal(c, ctx, "abcde", 5, &n) == LTX2_OK && n == 5, "5-byte key: %d ranks (%s)", n,
+           ltx2_last_error(ctx));
+    char big[LTX2_COMM_KEY_MAX + 1] = {0};
+    RCHECK(j, ltx2_comm_count_equal(c, ctx, big, sizeof big, &n) == LTX2_ERR_INVALID_ARG, "an oversized key passed");
+}
+
+static void test_keys(void) {
+    rank_job jobs[5];
+    ltx2_mesh m = {{1, 1, 5, 1}};
+    run_world(&m, 0, keys_rank, NULL, jobs);
+    report("count_equal", 5, jobs);
+}
+
 /* ---- failures end every rank ---- */
 
 #define ABORT_RANK 2
@@ -395,6 +423,7 @@ int main(void) {
     test_collectives();
     test_sub_comms();
     test_texts();
+    test_keys();
     test_failures();
     test_args_and_mesh();
     return test_finish();

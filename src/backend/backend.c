@@ -737,15 +737,6 @@ ltx2_status ltx2_backend_open_rank(ltx2_context *ctx, const char *spec, int inde
     return ltx2_backend_open(ctx, one, out, desc, cap);
 }
 
-int ltx2_backend_rank_share(const char *spec, int index, int ranks) {
-    const int n = ltx2_backend_cuda_device_count();
-    if (n < 1 || (spec && !strcmp(spec, "cpu"))) return 1;
-    if (spec && !strncmp(spec, "cuda:", 5)) return ranks;
-    int share = 0;
-    for (int k = 0; k < ranks; k++) share += k % n == index % n;
-    return share;
-}
-
 /* ---- the vocoders' 1-D ops ---- */
 
 /* x [N >= 1, L >= 1, c] (c < 0: any c >= 1), contiguous, in a supported dtype. */

@@ -123,6 +123,9 @@ typedef struct ltx2_gemm_ex_args {
     float x_scale, w_scale;      /* fp8 dequantisation scales (ignored otherwise) */
 } ltx2_gemm_ex_args;
 
+/* A device's identity (ltx2_backend.device_id): the size of a CUDA UUID. */
+#define LTX2_DEVICE_ID_BYTES 16
+
 /* The op table. Op entries receive arguments already validated by the wrappers below. */
 struct ltx2_backend {
     const char *name;   /* "cpu" or "cuda" */
@@ -156,6 +159,10 @@ struct ltx2_backend {
     /* The device memory free and total, in bytes; NULL where there is no device memory to plan
      * (the CPU, the emulator, the planning backend). */
     ltx2_status (*mem_info)(const ltx2_backend *be, ltx2_context *ctx, size_t *free_bytes, size_t *total_bytes);
+    /* Which physical device that memory is (a CUDA device's UUID): backends with equal ids share
+     * mem_info's free memory, whichever process or index opened them. NULL where each backend's
+     * memory is its own to plan (the CPU, the emulator). */
+    ltx2_status (*device_id)(const ltx2_backend *be, ltx2_context *ctx, unsigned char out[LTX2_DEVICE_ID_BYTES]);
 
     ltx2_status (*gemm)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                         const ltx2_tensor *w, ltx2_b_layout w_layout, const ltx2_tensor *bias,
@@ -248,9 +255,6 @@ ltx2_status ltx2_backend_open(ltx2_context *ctx, const char *spec, const ltx2_ba
  * CPU); "cpu" and "cuda:N" mean the same for every rank. */
 ltx2_status ltx2_backend_open_rank(ltx2_context *ctx, const char *spec, int index, const ltx2_backend **out, char *desc,
                                    size_t cap);
-/* How many of local ranks 0 .. ranks-1 ltx2_backend_open_rank puts on the device of rank index (1 on
- * the CPU, where each rank's memory is its own to plan). */
-int ltx2_backend_rank_share(const char *spec, int index, int ranks);
 /* One line naming a backend's device (see ltx2_backend_open). */
 void ltx2_backend_describe(const ltx2_backend *be, char *buf, size_t cap);
 /* The CUDA half of ltx2_backend_describe ("cuda:N (name, compute capability, memory)"). */

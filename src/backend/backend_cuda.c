@@ -160,6 +160,15 @@ static ltx2_status cuda_mem_info(const ltx2_backend *be, ltx2_context *ctx, size
     return LTX2_OK;
 }
 
+static ltx2_status cuda_device_id(const ltx2_backend *be, ltx2_context *ctx, unsigned char out[LTX2_DEVICE_ID_BYTES]) {
+    const int dev = impl_of(be)->rt.dev;
+    struct cudaDeviceProp prop;
+    CUDA_CHECK(ctx, dev, cudaGetDeviceProperties(&prop, dev));
+    _Static_assert(sizeof prop.uuid.bytes == LTX2_DEVICE_ID_BYTES, "a CUDA UUID is the device id");
+    memcpy(out, prop.uuid.bytes, LTX2_DEVICE_ID_BYTES);
+    return LTX2_OK;
+}
+
 static void cuda_free(const ltx2_backend *be, void *ptr) {
     if (!ptr) return;
     cudaSetDevice(impl_of(be)->rt.dev);
@@ -561,6 +570,7 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
     be->copy = cuda_copy;
     be->sync = cuda_sync;
     be->mem_info = cuda_mem_info;
+    be->device_id = cuda_device_id;
     be->copy_2d = cuda_copy_2d;
     be->gemm = cuda_gemm;
     be->gemm_ex = cuda_gemm_ex;

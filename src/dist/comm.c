@@ -198,6 +198,25 @@ ltx2_status ltx2_comm_broadcast_text(ltx2_comm *c, ltx2_context *ctx, const char
     return st;
 }
 
+ltx2_status ltx2_comm_count_equal(ltx2_comm *c, ltx2_context *ctx, const void *key, size_t nbytes, int *count) {
+    if (!c || !key || !count) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "count_equal: NULL argument");
+    if (nbytes == 0 || nbytes > LTX2_COMM_KEY_MAX)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "count_equal on comm '%s': a key of %zu bytes, expected 1 .. %d",
+                          c->label, nbytes, LTX2_COMM_KEY_MAX);
+    const size_t words = (nbytes + sizeof(float) - 1) / sizeof(float), row = words * sizeof(float);
+    float mine[LTX2_COMM_KEY_MAX / sizeof(float)] = {0};
+    memcpy(mine, key, nbytes);
+    float *all = malloc((size_t)c->size * row);
+    if (!all) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "count_equal: %d keys", c->size);
+    const ltx2_status st = ltx2_comm_all_gather(c, ctx, mine, all, words, LTX2_F32);
+    if (st == LTX2_OK) {
+        *count = 0;
+        for (int r = 0; r < c->size; r++) *count += !memcmp((const char *)all + (size_t)r * row, mine, row);
+    }
+    free(all);
+    return st;
+}
+
 void ltx2_comm_abort(ltx2_comm *c, const char *reason) {
     if (c && c->ops) c->ops->abort(c, reason ? reason : "aborted");
 }

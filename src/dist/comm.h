@@ -114,6 +114,11 @@ ltx2_status ltx2_comm_barrier(ltx2_comm *c, ltx2_context *ctx);
  * never computed on; at most LTX2_COMM_TEXT_MAX bytes (the length crosses as an exact float). */
 #define LTX2_COMM_TEXT_MAX (((size_t)1 << 24) - 1)
 ltx2_status ltx2_comm_broadcast_text(ltx2_comm *c, ltx2_context *ctx, const char *text, char **out);
+/* Collective: how many ranks of c (this one included) pass a key equal, byte for byte, to this
+ * rank's; every rank passes nbytes (at most LTX2_COMM_KEY_MAX). The keys travel inside f32 words,
+ * moved, never computed on. (Which ranks share a GPU: its UUID as the key.) */
+#define LTX2_COMM_KEY_MAX 64
+ltx2_status ltx2_comm_count_equal(ltx2_comm *c, ltx2_context *ctx, const void *key, size_t nbytes, int *count);
 /* Collective over c: the sub-communicator of the ranks that share every coordinate outside
  * axis_mask (so it spans exactly the axes in axis_mask), ranked row-major over those axes.
  * E.g. LTX2_AXIS_BIT(LTX2_AXIS_CONTEXT) gives the sequence-parallel group of this rank, and

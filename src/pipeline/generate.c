@@ -259,18 +259,34 @@ static int64_t max_call_batch(const ltx2_guidance_plan *plan) {
     return best;
 }
 
+/* Collective over world: how many of its ranks compute on the device be is on (ranks whose
+ * backends report the same device id; a rank whose backend has none counts alone). Thread ranks and
+ * process ranks alike, whichever index or CUDA_VISIBLE_DEVICES each opened its GPU under. */
+static ltx2_status rank_device_share(ltx2_context *ctx, const ltx2_backend *be, ltx2_comm *world, int *share) {
+    unsigned char key[1 + LTX2_DEVICE_ID_BYTES + sizeof(int)] = {0};
+    if (be->device_id) {
+        key[0] = 1;
+        LTX2_TRY(be->device_id(be, ctx, key + 1));
+    } else {
+        memcpy(key + 1 + LTX2_DEVICE_ID_BYTES, &world->rank, sizeof(int));
+    }
+    return ltx2_comm_count_equal(world, ctx, key, sizeof key, share);
+}
+
 /* On a backend with device memory to plan: the plan from the checkpoint's configs (nothing else
  * read), logged, and a run that cannot fit refused with the options (memory_plan.h). A rank of a
  * multi-rank run plans what it holds (its DiT shards, its share of each call) against its device. */
 static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
                                const ltx2_guidance_plan *plan, const ltx2_generate_dist *dist) {
+    int share = 1;
+    if (dist) LTX2_TRY(rank_device_share(ctx, be, dist->world, &share));
     if (!be->mem_info) return LTX2_OK;
     size_t free_b = 0, total_b = 0;
     LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
-    if (dist && dist->device_share > 1) {
+    if (share > 1) {
         LTX2_LOGI(ctx, "memory plan: %d ranks compute on this device; each plans against 1/%d of its %.1f GiB free",
-                  dist->device_share, dist->device_share, (double)free_b / (double)(1ull << 30));
-        free_b /= (size_t)dist->device_share;
+                  share, share, (double)free_b / (double)(1ull << 30));
+        free_b /= (size_t)share;
     }
     ltx2_ckpt_source *src = NULL;
     LTX2_TRY(ltx2_gen_open_source(ctx, p, &src));
@@ -306,7 +322,7 @@ static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p,
                                                         : p->audio_max_duration > 0 ? p->audio_max_duration
                                                                                     : (double)p->frames / p->fps,
                                   .mesh = dist ? &dist->world->mesh : NULL, .dit_par = dist ? &dist->dit : NULL,
-                                  .rank = dist ? dist->world->rank : 0};
+                                  .rank = dist ? dist->world->rank : 0, .device_share = share};
     ltx2_mem_plan mp;
     if (st == LTX2_OK) st = ltx2_mem_plan_make(ctx, &req, &mp);
     if (st == LTX2_OK) {

@@ -18,9 +18,6 @@ typedef struct ltx2_generate_dist {
      * device_index (ltx2_backend_open_rank) and freed on return. */
     const ltx2_backend *be;
     int device_index;
-    /* How many ranks of the job compute on this rank's device (0 or 1: it alone): each plans its
-     * memory against that share of the device's free memory. */
-    int device_share;
 } ltx2_generate_dist;
 
 /* Collective over dist->world: every rank passes the same params. */

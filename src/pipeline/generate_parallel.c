@@ -20,7 +20,7 @@ void ltx2_generate_parallel_opts_init(ltx2_generate_parallel_opts *o) {
 
 typedef struct rank_job {
     ltx2_loopback_world *world;
-    int rank, threads, world_size;
+    int rank, threads;
     const ltx2_generate_params *p;
     const ltx2_generate_parallel_opts *o;
     const ltx2_context *parent;
@@ -50,8 +50,7 @@ static void *rank_main(void *arg) {
     j->st = ltx2_loopback_comm(ctx, j->world, j->rank, &c);
     if (j->st == LTX2_OK) {
         /* each thread its own GPU while there are enough (ltx2_backend_open_rank) */
-        ltx2_generate_dist d = {.world = c, .dit = j->o->dit, .device_index = j->rank,
-                                .device_share = ltx2_backend_rank_share(j->p->device, j->rank, j->world_size)};
+        ltx2_generate_dist d = {.world = c, .dit = j->o->dit, .device_index = j->rank};
         j->st = ltx2_generate_ranked(ctx, j->p, &d, &j->result);
     }
     if (j->st != LTX2_OK) snprintf(j->msg, sizeof j->msg, "%s", ltx2_last_error(ctx));
@@ -78,7 +77,7 @@ ltx2_status ltx2_generate_loopback(ltx2_context *ctx, const ltx2_generate_params
     int threads = o->threads_per_rank > 0 ? o->threads_per_rank : omp_get_max_threads() / P;
     if (threads < 1) threads = 1;
     for (int r = 0; r < P && st == LTX2_OK; r++) {
-        jobs[r] = (rank_job){.world = world, .rank = r, .threads = threads, .world_size = P, .p = p, .o = o,
+        jobs[r] = (rank_job){.world = world, .rank = r, .threads = threads, .p = p, .o = o,
                              .parent = ctx};
         if (pthread_create(&th[r], NULL, rank_main, &jobs[r]) != 0) {
             st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "parallel generate: cannot start the thread of rank %d", r);

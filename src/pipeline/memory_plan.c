@@ -567,12 +567,17 @@ ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, 
             break;
         }
     }
-    char per[64] = "";
+    char per[64] = "", free_txt[128];
     if (!one_rank(p))
         snprintf(per, sizeof per, " per rank of mesh %d,%d,%d,%d", p->mesh[0], p->mesh[1], p->mesh[2], p->mesh[3]);
+    if (req->device_share > 1)
+        snprintf(free_txt, sizeof free_txt, "%.1f GiB free for this rank (%d ranks share the device)",
+                 gib(p->free_bytes), req->device_share);
+    else
+        snprintf(free_txt, sizeof free_txt, "%.1f GiB free", gib(p->free_bytes));
     return LTX2_ERROR(ctx, LTX2_ERR_OOM,
                       "not enough device memory: the generation needs %.1f GiB%s (resident %.1f, %s +%.1f), the device "
-                      "has %.1f GiB free. Options: %s",
+                      "has %s. Options: %s",
                       gib(p->need), per, gib(p->resident), ltx2_mem_stage_name(p->peak_stage),
-                      gib(p->stage[p->peak_stage]), gib(p->free_bytes), adv[0] ? adv : "none found");
+                      gib(p->stage[p->peak_stage]), free_txt, adv[0] ? adv : "none found");
 }

@@ -85,6 +85,9 @@ typedef struct ltx2_mem_request {
     const ltx2_mesh *mesh;
     const ltx2_dit_parallel_opts *dit_par; /* profile and attention split (NULL: the defaults) */
     int rank;                              /* the rank of mesh this plan is for */
+    /* How many ranks compute on this rank's device (0 or 1: it alone); free_bytes is already this
+     * rank's share of the device's free memory. For the refusal's wording. */
+    int device_share;
 } ltx2_mem_request;
 
 typedef struct ltx2_mem_plan {

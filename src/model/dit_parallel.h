@@ -48,6 +48,18 @@ void ltx2_dit_parallel_opts_init(ltx2_dit_parallel_opts *o);
 
 typedef struct ltx2_dit_parallel ltx2_dit_parallel;
 
+/* How a rank keeps the block Linear weights it reads from the checkpoint (generate's
+ * --weights-dtype), each shard by the rule the single-device loader applies to the whole tensor. */
+typedef enum ltx2_dit_shard_weights {
+    LTX2_DIT_SHARDS_PLAIN = 0, /* in the replicated weights' dtype (f32 on the CPU, bf16 on a device) */
+    /* the file's scaled fp8 weights as their e4m3 codes with their scales, as ltx2_dit_weights_load_fp8
+     * keeps them (a file without any is refused); LoRAs re-quantise a covered weight with the whole
+     * tensor's new amax (one all-gather of the blocks' amax). Not with FSDP (the trillium profile's
+     * embed split): refused, naming the tensor. */
+    LTX2_DIT_SHARDS_FP8,
+    LTX2_DIT_SHARDS_FP8_CAST /* ltx-core's fp8_cast policy (fp8_cast.h): rounded to e4m3 values, in dtype */
+} ltx2_dit_shard_weights;
+
 /* Collective over `world` (every rank calls it): splits the batch/context/tensor (and weight-gather:
  * context x fsdp) groups and copies this rank's piece of every block weight out of `full`. The
  * non-block weights (embeddings, AdaLN, output head: held whole in every profile) are borrowed from
@@ -77,20 +89,25 @@ ltx2_status ltx2_dit_parallel_create_sharded(ltx2_context *ctx, ltx2_comm *world
                                              const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
 
 /* As ltx2_dit_parallel_create_sharded, with LoRA adapters fused into every shard as it is read
- * (ltx2_lora_fuse_block: bitwise the same block of the whole fused weight). `replicated` must have
- * been loaded with the same set (ltx2_dit_weights_load_replicated_on); every pair of the set must
- * have found its weight by the end, or this fails naming them. */
+ * (ltx2_lora_fuse_block: bitwise the same block of the whole fused weight; NULL: none) and the
+ * Linears kept as `kind` says. `replicated` must have been loaded with the same set
+ * (ltx2_dit_weights_load_replicated_on); every pair of the set must have found its weight by the
+ * end, or this fails naming them. fp8-cast takes no LoRA (as ltx2_dit_weights_load_fp8_cast). */
 struct ltx2_lora_set;
 ltx2_status ltx2_dit_parallel_create_sharded_lora(ltx2_context *ctx, ltx2_comm *world,
                                                   const ltx2_dit_weights *replicated, const ltx2_st_file *f,
                                                   const char *prefix, struct ltx2_lora_set *loras,
-                                                  const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
+                                                  ltx2_dit_shard_weights kind, const ltx2_dit_parallel_opts *opts,
+                                                  ltx2_dit_parallel **out);
 
 /* Collective, for the memory plan: the shards of a run over `world` allocated on the backend of
  * `replicated` (ltx2_dit_weights_layout_replicated_on on the planning backend) with the shapes the
- * checkpoint gives, nothing read; the forward then allocates what the run's would. */
+ * checkpoint gives, nothing read; the forward then allocates what the run's would. fp8_file (NULL:
+ * none): the checkpoint whose scaled fp8 weights the shards keep fp8 (LTX2_DIT_SHARDS_FP8), a byte
+ * each. */
 ltx2_status ltx2_dit_parallel_create_layout(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *replicated,
-                                            const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out);
+                                            const ltx2_st_file *fp8_file, const ltx2_dit_parallel_opts *opts,
+                                            ltx2_dit_parallel **out);
 
 /* Collective: p holds the whole (global) inputs, identical on every rank; video_out
  * [B, Tv, out_channels] and audio_out [B, Ta, audio_out_channels] get the whole outputs on every

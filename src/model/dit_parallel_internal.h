@@ -45,6 +45,7 @@ struct ltx2_dit_parallel {
     ltx2_dtype dtype;
     void **owned; /* every shard tensor (on be), freed with dp */
     size_t n_owned, cap_owned;
+    int64_t n_fp8;             /* Linear weight shards kept as fp8 codes (LTX2_DIT_SHARDS_FP8) */
     int64_t shard_floats;      /* elements in `owned` (named floats: the CPU holds them in f32) */
     int64_t layer_full_floats; /* the same tensors' whole sizes */
     int64_t gathered_floats;   /* the tensor shards' sizes (= shard_floats without FSDP) */
@@ -77,10 +78,11 @@ ltx2_status dit_par_collective(ltx2_dit_parallel *dp, ltx2_context *ctx, dit_par
 
 /* Fills dp->blocks with this rank's shard of every block layer tensor. w gives the shapes (and the
  * floats when f is NULL); with f, the shards are read from the tensors `prefix` + name of f, the
- * adapters of loras (NULL: none) fused into each; with layout, they are only allocated (the memory
- * plan). */
+ * adapters of loras (NULL: none) fused into each, the Linears kept as `kind` says; with layout,
+ * they are only allocated (the memory plan; f, when given, says which weights are fp8). */
 struct ltx2_lora_set;
 ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const ltx2_dit_weights *w,
-                                 const ltx2_st_file *f, const char *prefix, bool layout, struct ltx2_lora_set *loras);
+                                 const ltx2_st_file *f, const char *prefix, bool layout, struct ltx2_lora_set *loras,
+                                 ltx2_dit_shard_weights kind);
 
 #endif

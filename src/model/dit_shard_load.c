@@ -5,7 +5,9 @@
  * fp32 copy (ltx2_dit_parallel_create) or read straight from the checkpoint's mapping, converting
  * only the bytes of that block (ltx2_dit_parallel_create_from_file / _sharded: no rank ever holds a
  * whole layer tensor). An FSDP-split tensor is stored as a piece and registered for the per-block
- * gather (dit_fsdp.c). The rest (embeddings, AdaLN, output head, the blocks' scale-shift tables) is
+ * gather (dit_fsdp.c). Read from a file, the Linear weights can also be kept as the file's scaled
+ * fp8 codes (ltx2_dit_weights_load_fp8's rule, per shard), or rounded to e4m3 values (fp8_cast). The
+ * rest (embeddings, AdaLN, output head, the blocks' scale-shift tables) is
  * held whole by every rank, also under trillium (README.md says why): borrowed from the caller, or
  * loaded by and owned by the rank's ltx2_dit_parallel (create_from_file). */
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "core/dtype.h"
 #include "model/dit_parallel_internal.h"
 #include "model/dit_weights.h"
+#include "model/fp8_cast.h"
 #include "model/lora.h"
 #include "model/weight_fetch.h"
 
@@ -40,13 +43,19 @@ typedef struct shard_src {
     fsdp_block *fb;
     bool layout;          /* the memory plan: shards allocated with the file's shapes, nothing read */
     ltx2_lora_set *loras; /* adapters fused into the shards read from f (NULL: none) */
+    ltx2_dit_shard_weights kind; /* how the Linears read from f are kept */
 } shard_src;
+
+/* A scaled fp8 weight's shard: its scales (the weight scale is new where LoRAs re-quantised it). */
+typedef struct fp8_scales {
+    float w_scale, x_scale;
+} fp8_scales;
 
 /* How a Linear is split over `tensor` in the Megatron pattern. */
 typedef enum { SPLIT_COL, SPLIT_ROW } split_kind;
 
-/* A new shard buffer of n elements on dp->be in dp->dtype, freed with dp. */
-static void *own(ltx2_context *ctx, ltx2_dit_parallel *dp, size_t n) {
+/* A new shard buffer of nbytes on dp->be, freed with dp. */
+static void *own(ltx2_context *ctx, ltx2_dit_parallel *dp, size_t nbytes) {
     if (dp->n_owned == dp->cap_owned) {
         size_t cap = dp->cap_owned ? 2 * dp->cap_owned : 64;
         void **p = realloc(dp->owned, cap * sizeof *p);
@@ -55,7 +64,7 @@ static void *own(ltx2_context *ctx, ltx2_dit_parallel *dp, size_t n) {
         dp->cap_owned = cap;
     }
     void *b = NULL;
-    if (dp->be->alloc(dp->be, ctx, (n ? n : 1) * ltx2_dtype_size(dp->dtype), &b) != LTX2_OK) return NULL;
+    if (dp->be->alloc(dp->be, ctx, nbytes ? nbytes : 1, &b) != LTX2_OK) return NULL;
     dp->owned[dp->n_owned++] = b;
     return b;
 }
@@ -72,6 +81,9 @@ static ltx2_status read_f32(const shard_src *s, const char *rel, const ltx2_tens
                               "dit parallel: %s has no floats (weights loaded with ltx2_dit_weights_load_replicated "
                               "need ltx2_dit_parallel_create_sharded and the checkpoint)",
                               rel);
+        if (src->dtype == LTX2_F8_E4M3) /* codes without their scale: the file path keeps them whole */
+            return LTX2_ERROR(s->ctx, LTX2_ERR_UNSUPPORTED, "dit parallel: %s is fp8 in the full weights; fp8 shards "
+                              "are read from the checkpoint (ltx2_dit_parallel_create_sharded_lora)", rel);
         const ltx2_backend *sbe = s->dp->full->be;
         const size_t es = ltx2_dtype_size(src->dtype);
         for (int64_t i = 0; i < nr; i++) { /* row i of the block: a view of the full tensor on its backend */
@@ -95,23 +107,72 @@ static ltx2_status read_f32(const shard_src *s, const char *rel, const ltx2_tens
         return LTX2_ERROR(s->ctx, LTX2_ERR_SHAPE, "%s: DiT tensor %s has shape %s, expected %s", label, key, got, want);
     }
     LTX2_TRY(ltx2_weight_slice_to_f32(s->ctx, s->f, t, r0, nr, c0, nc, dst));
-    return s->loras && cols ? ltx2_lora_fuse_block(s->ctx, s->loras, rel, dst, rows, cols, r0, nr, c0, nc) : LTX2_OK;
+    if (s->loras && cols) LTX2_TRY(ltx2_lora_fuse_block(s->ctx, s->loras, rel, dst, rows, cols, r0, nr, c0, nc));
+    /* elementwise, so the block's rounding is that block of the whole tensor's */
+    if (s->kind == LTX2_DIT_SHARDS_FP8_CAST && ltx2_fp8_cast_applies(rel)) ltx2_fp8_cast_round(dst, (size_t)(nr * nc));
+    return LTX2_OK;
+}
+
+/* The largest of every rank's v: the whole tensor's amax from each rank's block (every element of a
+ * layer tensor lies in some rank's block). */
+static ltx2_status world_max(const shard_src *s, float v, float *out) {
+    ltx2_comm *w = s->dp->world;
+    float *all = malloc((size_t)w->size * sizeof(float));
+    if (!all) return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: %d amax values", w->size);
+    const ltx2_status st = ltx2_comm_all_gather(w, s->ctx, &v, all, 1, LTX2_F32);
+    if (st == LTX2_OK) {
+        *out = all[0];
+        for (int r = 1; r < w->size; r++) *out = all[r] > *out ? all[r] : *out;
+    }
+    free(all);
+    return st;
+}
+
+/* That block of the scaled fp8 weight `rel` as e4m3 codes on the host: the file's, or - where LoRAs
+ * cover it - the block dequantised, fused (ltx-core's bf16 deltas) and quantised again with the whole
+ * tensor's new amax, as ltx2_dit_weights_load_fp8 re-quantises the whole (sc->w_scale updated). */
+static ltx2_status fp8_codes(const shard_src *s, const char *rel, const ltx2_st_tensor *t, int64_t rows, int64_t cols,
+                             int64_t r0, int64_t nr, int64_t c0, int64_t nc, uint8_t *dst, fp8_scales *sc) {
+    if (!s->loras) return ltx2_weight_slice_fp8_codes(s->ctx, s->f, t, r0, nr, c0, nc, dst);
+    const size_t n = (size_t)(nr * nc);
+    float *v = malloc((n ? n : 1) * sizeof(float));
+    if (!v) return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: %s dequantised", rel);
+    bool touched = false;
+    ltx2_status st = ltx2_weight_slice_to_f32(s->ctx, s->f, t, r0, nr, c0, nc, v);
+    if (st == LTX2_OK) st = ltx2_lora_fuse_block_fp8(s->ctx, s->loras, rel, v, rows, cols, r0, nr, c0, nc, &touched);
+    float amax = 0.0f;
+    if (st == LTX2_OK && touched) st = world_max(s, ltx2_fp8_amax(v, n), &amax);
+    if (st == LTX2_OK)
+        st = touched ? ltx2_fp8_quantize_amax(s->ctx, t->name, v, n, amax, dst, &sc->w_scale)
+                     : ltx2_weight_slice_fp8_codes(s->ctx, s->f, t, r0, nr, c0, nc, dst);
+    free(v);
+    return st;
 }
 
 /* A new shard buffer (own) holding that block of `rel` (read_f32): filled in place on the CPU in
  * f32; elsewhere staged in host f32 and uploaded in dp->dtype, so only one block's bytes are ever
  * on the host. */
 static ltx2_status read_block(const shard_src *s, const char *rel, const ltx2_tensor *src, int64_t rows, int64_t cols,
-                              int64_t r0, int64_t nr, int64_t c0, int64_t nc, void **dst) {
+                              int64_t r0, int64_t nr, int64_t c0, int64_t nc, fp8_scales *f8, void **dst) {
     ltx2_dit_parallel *dp = s->dp;
     const size_t n = (size_t)(nr * nc);
-    void *b = own(s->ctx, dp, n);
+    void *b = own(s->ctx, dp, n * (f8 ? 1 : ltx2_dtype_size(dp->dtype)));
     if (!b) return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: shard of %s (%zu elements)", rel, n);
     dp->shard_floats += nr * nc;
     dp->gathered_floats += nr * nc; /* slice() adds the rest of an FSDP piece's tensor shard */
     dp->layer_full_floats += rows * (cols ? cols : 1);
     *dst = b;
     if (s->layout) return LTX2_OK;
+    if (f8) {
+        char key[KEY_CAP];
+        snprintf(key, sizeof key, "%s%s", s->prefix, rel);
+        uint8_t *codes = malloc(n ? n : 1);
+        if (!codes) return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: staging %s", rel);
+        ltx2_status st = fp8_codes(s, rel, ltx2_st_find(s->f, key), rows, cols, r0, nr, c0, nc, codes, f8);
+        if (st == LTX2_OK) st = dp->be->upload(dp->be, s->ctx, b, codes, n);
+        free(codes);
+        return st;
+    }
     if (dp->be->device == LTX2_DEVICE_CPU && dp->dtype == LTX2_F32)
         return read_f32(s, rel, src, rows, cols, r0, nr, c0, nc, b);
     float *stage = malloc((n ? n : 1) * sizeof(float));
@@ -173,7 +234,7 @@ static ltx2_status add_piece(const shard_src *s, const char *name, const ltx2_sh
  * `embed` over context x fsdp) is stored as a piece and gathered per block; *lrows / *lcols get the
  * tensor shard's shape either way (what the forward sees). */
 static ltx2_status slice(const shard_src *s, const char *rel, const ltx2_tensor *src, int64_t rows, int64_t cols,
-                         int want_part, ltx2_tensor *dst, int64_t *lrows, int64_t *lcols) {
+                         int want_part, fp8_scales *f8, ltx2_tensor *dst, int64_t *lrows, int64_t *lcols) {
     ltx2_context *ctx = s->ctx;
     ltx2_dit_parallel *dp = s->dp;
     const ltx2_mesh *mesh = &dp->world->mesh;
@@ -215,15 +276,20 @@ static ltx2_status slice(const shard_src *s, const char *rel, const ltx2_tensor 
                               "dit parallel: %s dim %d is split in %lld over tensor and %lld over context x fsdp "
                               "(size %d) under profile %s; FSDP gathers one whole context x fsdp split of one dim",
                               name, d, (long long)tparts, (long long)oparts, dp->wg->size, prof);
+        if (f8)
+            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                              "dit parallel: %s is fp8 and profile %s splits its dim %d over context x fsdp (FSDP); "
+                              "fp8 shards are gathered by no FSDP path yet: use the gpu or ironwood profile",
+                              name, prof, d);
         fsdp_dim = d;
     }
     int64_t off[LTX2_MAX_DIMS];
     ltx2_shard_local_offset(&l, mesh, dp->world->rank, off);
     const int64_t lr = l.local_shape[0], lc = cols ? l.local_shape[1] : 1;
     void *buf = NULL;
-    LTX2_TRY(read_block(s, rel, src, rows, cols, off[0], lr, cols ? off[1] : 0, lc, &buf));
+    LTX2_TRY(read_block(s, rel, src, rows, cols, off[0], lr, cols ? off[1] : 0, lc, f8, &buf));
     /* the tensor the forward sees: the whole tensor shard (an FSDP piece is gathered into it) */
-    *dst = ltx2_tensor_make(buf, s->dp->dtype, cols ? 2 : 1, ts);
+    *dst = ltx2_tensor_make(buf, f8 ? LTX2_F8_E4M3 : s->dp->dtype, cols ? 2 : 1, ts);
     dst->device = s->dp->be->device;
     if (fsdp_dim >= 0) LTX2_TRY(add_piece(s, name, &l, fsdp_dim, ts[0], ts[1], dst));
     if (lrows) *lrows = ts[0];
@@ -236,11 +302,25 @@ static ltx2_status slice_linear(const shard_src *s, const char *base, const ltx2
     char nm[REL_CAP];
     memset(dst, 0, sizeof *dst);
     snprintf(nm, sizeof nm, "%s.weight", base);
-    LTX2_TRY(slice(s, nm, &src->w, src->out, src->in, kind == SPLIT_COL ? 0 : 1, &dst->w, &dst->out, &dst->in));
+    /* a scaled fp8 weight of the file stays fp8 when asked: its codes, its scales */
+    fp8_scales sc = {0};
+    bool fp8 = false;
+    if (s->kind == LTX2_DIT_SHARDS_FP8 && s->f) {
+        char key[KEY_CAP];
+        snprintf(key, sizeof key, "%s%s", s->prefix, nm);
+        const ltx2_st_tensor *t = ltx2_st_find(s->f, key);
+        if (t) LTX2_TRY(ltx2_weight_fp8_scales(s->ctx, s->f, t, &fp8, &sc.w_scale, &sc.x_scale));
+    }
+    LTX2_TRY(slice(s, nm, &src->w, src->out, src->in, kind == SPLIT_COL ? 0 : 1, fp8 ? &sc : NULL, &dst->w, &dst->out,
+                   &dst->in));
+    if (fp8) {
+        dst->w_scale = sc.w_scale, dst->x_scale = sc.x_scale;
+        s->dp->n_fp8++;
+    }
     /* every LTX-2 Linear has a bias; a full copy without one (random test weights) keeps none */
     if (src->b.data || s->f || s->layout) {
         snprintf(nm, sizeof nm, "%s.bias", base);
-        LTX2_TRY(slice(s, nm, &src->b, src->out, 0, kind == SPLIT_COL ? 0 : -1, &dst->b, NULL, NULL));
+        LTX2_TRY(slice(s, nm, &src->b, src->out, 0, kind == SPLIT_COL ? 0 : -1, NULL, &dst->b, NULL, NULL));
     }
     return LTX2_OK;
 }
@@ -278,9 +358,9 @@ static ltx2_status slice_attn(const shard_src *s, const char *blk, int which, co
     const int64_t inner = a->heads * a->head_dim, il = w->heads * w->head_dim, off = w->head0 * w->head_dim;
     void *qn = NULL, *kn = NULL;
     snprintf(nm, sizeof nm, "%s.q_norm.weight", base);
-    LTX2_TRY(read_block(s, nm, &a->q_norm, inner, 0, off, il, 0, 1, &qn));
+    LTX2_TRY(read_block(s, nm, &a->q_norm, inner, 0, off, il, 0, 1, NULL, &qn));
     snprintf(nm, sizeof nm, "%s.k_norm.weight", base);
-    LTX2_TRY(read_block(s, nm, &a->k_norm, inner, 0, off, il, 0, 1, &kn));
+    LTX2_TRY(read_block(s, nm, &a->k_norm, inner, 0, off, il, 0, 1, NULL, &kn));
     w->q_norm = ltx2_tensor_make(qn, s->dp->dtype, 1, &il);
     w->k_norm = ltx2_tensor_make(kn, s->dp->dtype, 1, &il);
     w->q_norm.device = w->k_norm.device = s->dp->be->device;
@@ -297,13 +377,18 @@ static ltx2_status slice_ff(const shard_src *s, const char *blk, const char *nam
 }
 
 ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const ltx2_dit_weights *w,
-                                 const ltx2_st_file *f, const char *prefix, bool layout, ltx2_lora_set *loras) {
+                                 const ltx2_st_file *f, const char *prefix, bool layout, ltx2_lora_set *loras,
+                                 ltx2_dit_shard_weights kind) {
     if (!f && !layout && w->layers_skipped)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "dit parallel: the weights hold no block layers (loaded with "
                           "ltx2_dit_weights_load_replicated); build with ltx2_dit_parallel_create_sharded from the "
                           "checkpoint instead");
-    shard_src s = {ctx, dp, f, prefix ? prefix : LTX2_DIT_PREFIX, NULL, layout, loras};
+    if (kind != LTX2_DIT_SHARDS_PLAIN && !f)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel: fp8 shards are read from the checkpoint");
+    if (kind == LTX2_DIT_SHARDS_FP8_CAST && loras)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "fp8-cast weights take no LoRA (see ltx2_dit_weights_load_fp8_cast)");
+    shard_src s = {ctx, dp, f, prefix ? prefix : LTX2_DIT_PREFIX, NULL, layout, loras, kind};
     const ltx2_dit_config *cfg = &w->cfg;
     for (int64_t i = 0; i < cfg->num_layers; i++) {
         const ltx2_dit_block_w *b = &w->blocks[i];
@@ -327,13 +412,17 @@ ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const
         LTX2_TRY(slice_ff(&s, blk, "ff", &b->ff, &pb->ff));
         LTX2_TRY(slice_ff(&s, blk, "audio_ff", &b->audio_ff, &pb->audio_ff));
     }
+    if (kind == LTX2_DIT_SHARDS_FP8 && dp->n_fp8 == 0) /* ltx2_dit_weights_load_fp8's refusal */
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: fp8 DiT weights need a pre-quantised checkpoint (fp8 e4m3 "
+                          "Linear weights with %s and %s siblings, as Lightricks' *-fp8 files hold); this one has none",
+                          f->path ? f->path : "checkpoint", LTX2_FP8_WEIGHT_SCALE_SUFFIX, LTX2_FP8_INPUT_SCALE_SUFFIX);
     return LTX2_OK;
 }
 
 /* Setup and shards; on failure the world is aborted with this rank's reason and nothing is left. */
 static ltx2_status build(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *w, ltx2_dit_weights *owned,
                          const ltx2_st_file *f, const char *prefix, bool layout, ltx2_lora_set *loras,
-                         const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
+                         ltx2_dit_shard_weights kind, const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
     ltx2_dit_parallel *dp = NULL;
     ltx2_status st = LTX2_OK;
     /* the shards go where the full weights are, in their dtype: host f32 on the CPU (the reference,
@@ -351,7 +440,7 @@ static ltx2_status build(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_wei
         dp->full = w;
         dp->owned_full = owned;
         owned = NULL;
-        st = dit_par_shard_blocks(ctx, dp, w, f, prefix, layout, loras);
+        st = dit_par_shard_blocks(ctx, dp, w, f, prefix, layout, loras, kind);
         /* the replicated part took its adapters as it loaded, the shards theirs: none may be left */
         if (st == LTX2_OK && loras) st = ltx2_lora_check_used(ctx, loras);
     }
@@ -369,7 +458,7 @@ ltx2_status ltx2_dit_parallel_create(ltx2_context *ctx, ltx2_comm *world, const 
                                      const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
     if (!world || !full || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create: NULL argument");
     *out = NULL;
-    return build(ctx, world, full, NULL, NULL, NULL, false, NULL, opts, out);
+    return build(ctx, world, full, NULL, NULL, NULL, false, NULL, LTX2_DIT_SHARDS_PLAIN, opts, out);
 }
 
 ltx2_status ltx2_dit_parallel_create_sharded(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *replicated,
@@ -378,17 +467,18 @@ ltx2_status ltx2_dit_parallel_create_sharded(ltx2_context *ctx, ltx2_comm *world
     if (!world || !replicated || !f || !out)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create (sharded): NULL argument");
     *out = NULL;
-    return build(ctx, world, replicated, NULL, f, prefix, false, NULL, opts, out);
+    return build(ctx, world, replicated, NULL, f, prefix, false, NULL, LTX2_DIT_SHARDS_PLAIN, opts, out);
 }
 
 ltx2_status ltx2_dit_parallel_create_sharded_lora(ltx2_context *ctx, ltx2_comm *world,
                                                   const ltx2_dit_weights *replicated, const ltx2_st_file *f,
                                                   const char *prefix, ltx2_lora_set *loras,
-                                                  const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
+                                                  ltx2_dit_shard_weights kind, const ltx2_dit_parallel_opts *opts,
+                                                  ltx2_dit_parallel **out) {
     if (!world || !replicated || !f || !out)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create (sharded, LoRA): NULL argument");
     *out = NULL;
-    return build(ctx, world, replicated, NULL, f, prefix, false, loras, opts, out);
+    return build(ctx, world, replicated, NULL, f, prefix, false, loras, kind, opts, out);
 }
 
 ltx2_status ltx2_dit_parallel_create_from_file(ltx2_context *ctx, ltx2_comm *world, const ltx2_st_file *f,
@@ -405,15 +495,17 @@ ltx2_status ltx2_dit_parallel_create_from_file(ltx2_context *ctx, ltx2_comm *wor
         ltx2_comm_abort(world, ltx2_last_error(ctx));
         return st;
     }
-    return build(ctx, world, rep, rep, f, prefix, false, NULL, opts, out);
+    return build(ctx, world, rep, rep, f, prefix, false, NULL, LTX2_DIT_SHARDS_PLAIN, opts, out);
 }
 
 ltx2_status ltx2_dit_parallel_create_layout(ltx2_context *ctx, ltx2_comm *world, const ltx2_dit_weights *replicated,
-                                            const ltx2_dit_parallel_opts *opts, ltx2_dit_parallel **out) {
+                                            const ltx2_st_file *fp8_file, const ltx2_dit_parallel_opts *opts,
+                                            ltx2_dit_parallel **out) {
     if (!world || !replicated || !out)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel create (layout): NULL argument");
     *out = NULL;
-    return build(ctx, world, replicated, NULL, NULL, NULL, true, NULL, opts, out);
+    return build(ctx, world, replicated, NULL, fp8_file, NULL, true, NULL,
+                 fp8_file ? LTX2_DIT_SHARDS_FP8 : LTX2_DIT_SHARDS_PLAIN, opts, out);
 }
 
 void ltx2_dit_parallel_get_weight_mem(const ltx2_dit_parallel *dp, ltx2_dit_parallel_weight_mem *out) {

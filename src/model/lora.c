@@ -267,15 +267,28 @@ ltx2_status ltx2_lora_fuse(ltx2_context *ctx, ltx2_lora_set *s, const char *name
     return fuse(ctx, s, name, w, out, in, &all, false, &touched);
 }
 
+/* The block must lie inside the [out, in] weight. */
+static ltx2_status block_check(ltx2_context *ctx, const char *name, int64_t out, int64_t in, const wblock *b) {
+    if (b->r0 < 0 || b->nr < 0 || b->c0 < 0 || b->nc < 0 || b->r0 + b->nr > out || b->c0 + b->nc > in)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "LoRA %s: block [%lld +%lld, %lld +%lld] outside [%lld, %lld]",
+                          name, (long long)b->r0, (long long)b->nr, (long long)b->c0, (long long)b->nc, (long long)out,
+                          (long long)in);
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_lora_fuse_block(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out,
                                  int64_t in, int64_t r0, int64_t nr, int64_t c0, int64_t nc) {
-    if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 + nr > out || c0 + nc > in)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "LoRA %s: block [%lld +%lld, %lld +%lld] outside [%lld, %lld]",
-                          name, (long long)r0, (long long)nr, (long long)c0, (long long)nc, (long long)out,
-                          (long long)in);
     bool touched;
     const wblock bl = {r0, nr, c0, nc};
+    LTX2_TRY(block_check(ctx, name, out, in, &bl));
     return fuse(ctx, s, name, w, out, in, &bl, false, &touched);
+}
+
+ltx2_status ltx2_lora_fuse_block_fp8(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out,
+                                     int64_t in, int64_t r0, int64_t nr, int64_t c0, int64_t nc, bool *touched) {
+    const wblock bl = {r0, nr, c0, nc};
+    LTX2_TRY(block_check(ctx, name, out, in, &bl));
+    return fuse(ctx, s, name, w, out, in, &bl, true, touched);
 }
 
 ltx2_status ltx2_lora_fuse_fp8(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out,

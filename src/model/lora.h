@@ -41,6 +41,10 @@ ltx2_status ltx2_lora_fuse_block(ltx2_context *ctx, ltx2_lora_set *s, const char
  * _fuse_delta_with_scaled_fp8; the others keep their codes and scale). */
 ltx2_status ltx2_lora_fuse_fp8(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out,
                                int64_t in, bool *touched);
+/* ltx2_lora_fuse_fp8 for the block [r0, r0 + nr) x [c0, c0 + nc) of the weight, held in w [nr, nc]
+ * (a rank's shard of an fp8 weight; ltx2_lora_fuse_block's block rule). */
+ltx2_status ltx2_lora_fuse_block_fp8(ltx2_context *ctx, ltx2_lora_set *s, const char *name, float *w, int64_t out,
+                                     int64_t in, int64_t r0, int64_t nr, int64_t c0, int64_t nc, bool *touched);
 
 /* After a model's load: an error naming the pairs no weight took (the first few, and how many). */
 ltx2_status ltx2_lora_check_used(ltx2_context *ctx, const ltx2_lora_set *s);

@@ -89,18 +89,27 @@ ltx2_status ltx2_weight_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const l
     return finite_weights(ctx, t, label, dst, n);
 }
 
-ltx2_status ltx2_weight_slice_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, int64_t row0,
-                                     int64_t nrows, int64_t col0, int64_t ncols, float *dst) {
-    const char *label = f && f->path ? f->path : "checkpoint";
+/* t is 1-D / 2-D and the block [row0, +nrows) x [col0, +ncols) lies inside it; *cols: its row length. */
+static ltx2_status slice_check(ltx2_context *ctx, const char *label, const ltx2_st_tensor *t, int64_t row0,
+                               int64_t nrows, int64_t col0, int64_t ncols, int64_t *cols) {
     if (t->ndim != 1 && t->ndim != 2)
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s: tensor %s is %d-D; slices are read from 1-D / 2-D tensors only",
                           label, t->name, t->ndim);
-    const int64_t rows = t->shape[0], cols = t->ndim == 2 ? t->shape[1] : 1;
-    if (row0 < 0 || nrows < 0 || col0 < 0 || ncols < 0 || row0 > rows - nrows || col0 > cols - ncols)
+    const int64_t rows = t->shape[0];
+    *cols = t->ndim == 2 ? t->shape[1] : 1;
+    if (row0 < 0 || nrows < 0 || col0 < 0 || ncols < 0 || row0 > rows - nrows || col0 > *cols - ncols)
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
                           "%s: slice rows [%lld, +%lld) x cols [%lld, +%lld) is outside tensor %s of %lld x %lld",
                           label, (long long)row0, (long long)nrows, (long long)col0, (long long)ncols, t->name,
-                          (long long)rows, (long long)cols);
+                          (long long)rows, (long long)*cols);
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_weight_slice_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, int64_t row0,
+                                     int64_t nrows, int64_t col0, int64_t ncols, float *dst) {
+    const char *label = f && f->path ? f->path : "checkpoint";
+    int64_t cols = 0;
+    LTX2_TRY(slice_check(ctx, label, t, row0, nrows, col0, ncols, &cols));
     float scale;
     LTX2_TRY(weight_scale(ctx, f, t, label, &scale));
     const size_t isz = ltx2_dtype_size(t->dtype);
@@ -112,6 +121,27 @@ ltx2_status ltx2_weight_slice_to_f32(ltx2_context *ctx, const ltx2_st_file *f, c
             LTX2_TRY(run_to_f32(ctx, t, label, base + (size_t)(i * cols) * isz, scale, dst + i * ncols, (size_t)ncols));
     }
     return finite_weights(ctx, t, label, dst, (size_t)(nrows * ncols));
+}
+
+ltx2_status ltx2_weight_slice_fp8_codes(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t,
+                                        int64_t row0, int64_t nrows, int64_t col0, int64_t ncols, uint8_t *dst) {
+    const char *label = f && f->path ? f->path : "checkpoint";
+    if (t->dtype != LTX2_F8_E4M3)
+        return LTX2_ERROR(ctx, LTX2_ERR_DTYPE, "%s: tensor %s is %s, not fp8 e4m3 codes", label, t->name,
+                          ltx2_dtype_name(t->dtype));
+    int64_t cols = 0;
+    LTX2_TRY(slice_check(ctx, label, t, row0, nrows, col0, ncols, &cols));
+    for (int64_t i = 0; i < nrows; i++) {
+        const uint8_t *src = (const uint8_t *)t->data + (size_t)((row0 + i) * cols + col0);
+        uint8_t *d = dst + i * ncols;
+        for (int64_t j = 0; j < ncols; j++) {
+            if ((src[j] & LTX2_FP8_NAN_BITS) == LTX2_FP8_NAN_BITS)
+                return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: tensor %s holds an fp8 NaN at row %lld, column %lld", label,
+                                  t->name, (long long)(row0 + i), (long long)(col0 + j));
+            d[j] = src[j];
+        }
+    }
+    return LTX2_OK;
 }
 
 ltx2_status ltx2_weight_fp8_scales(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, bool *scaled,
@@ -137,10 +167,14 @@ ltx2_status ltx2_weight_fp8_scales(ltx2_context *ctx, const ltx2_st_file *f, con
 /* torch.finfo(torch.float8_e4m3fn).max */
 #define FP8_E4M3_MAX 448.0f
 
-ltx2_status ltx2_fp8_quantize_per_tensor(ltx2_context *ctx, const char *name, const float *w, size_t n, uint8_t *q,
-                                         float *w_scale) {
+float ltx2_fp8_amax(const float *w, size_t n) {
     float amax = 0.0f;
     for (size_t i = 0; i < n; i++) amax = fabsf(w[i]) > amax ? fabsf(w[i]) : amax;
+    return amax;
+}
+
+ltx2_status ltx2_fp8_quantize_amax(ltx2_context *ctx, const char *name, const float *w, size_t n, float amax,
+                                   uint8_t *q, float *w_scale) {
     if (!(amax > 0.0f) || !isfinite(amax))
         return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: fp8 re-quantisation of a weight whose largest magnitude is %g",
                           name, (double)amax);
@@ -152,6 +186,11 @@ ltx2_status ltx2_fp8_quantize_per_tensor(ltx2_context *ctx, const char *name, co
     }
     *w_scale = 1.0f / scale;
     return LTX2_OK;
+}
+
+ltx2_status ltx2_fp8_quantize_per_tensor(ltx2_context *ctx, const char *name, const float *w, size_t n, uint8_t *q,
+                                         float *w_scale) {
+    return ltx2_fp8_quantize_amax(ctx, name, w, n, ltx2_fp8_amax(w, n), q, w_scale);
 }
 
 bool ltx2_weight_is_fp8_aux(const ltx2_st_file *f, const char *name) {

@@ -31,6 +31,10 @@ ltx2_status ltx2_weight_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const l
  * (elementwise conversion, the same fp8 scale). */
 ltx2_status ltx2_weight_slice_to_f32(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t, int64_t row0,
                                      int64_t nrows, int64_t col0, int64_t ncols, float *dst);
+/* The raw e4m3 codes of that block of the fp8 tensor t (no scale applied): what a rank keeps of a
+ * scaled fp8 weight. A NaN code is refused, naming its place. */
+ltx2_status ltx2_weight_slice_fp8_codes(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_st_tensor *t,
+                                        int64_t row0, int64_t nrows, int64_t col0, int64_t ncols, uint8_t *dst);
 /* Whether t is a scaled fp8 weight, the kind ltx-core's fp8_scaled_mm policy runs as FP8Linear: e4m3
  * with a `.weight_scale` sibling in f (ltx_core/quantization/fp8_scaled_mm.py get_fp8_swap_module_ops).
  * Then *w_scale and *x_scale are its weight and input scales; a missing `.input_scale`, or a scale
@@ -42,6 +46,12 @@ ltx2_status ltx2_weight_fp8_scales(ltx2_context *ctx, const ltx2_st_file *f, con
  * or non-finite w is refused (torch would write NaN codes). name is for the message. */
 ltx2_status ltx2_fp8_quantize_per_tensor(ltx2_context *ctx, const char *name, const float *w, size_t n, uint8_t *q,
                                          float *w_scale);
+/* The same in two halves, for a tensor quantised in blocks (a rank's shard): amax|w| of a block,
+ * and the block quantised with the whole tensor's amax (the largest of its blocks'): the codes and
+ * scale ltx2_fp8_quantize_per_tensor gives for those elements of the whole. */
+float ltx2_fp8_amax(const float *w, size_t n);
+ltx2_status ltx2_fp8_quantize_amax(ltx2_context *ctx, const char *name, const float *w, size_t n, float amax,
+                                   uint8_t *q, float *w_scale);
 /* True for a `.weight_scale` / `.input_scale` tensor whose `.weight` sibling is fp8 in f: consumed by
  * that weight, not an unexpected tensor. */
 bool ltx2_weight_is_fp8_aux(const ltx2_st_file *f, const char *name);

@@ -463,9 +463,13 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if (any_lora && preloaded)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: LoRAs are fused into the DiT as it loads: not with "
                           "models loaded once (ltx2_model)");
-    if ((ltx2_gen_fp8_weights(p) || ltx2_gen_fp8_cast(p)) && (preloaded || dist))
+    if ((ltx2_gen_fp8_weights(p) || ltx2_gen_fp8_cast(p)) && preloaded)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: %s DiT weights load with the run: not with models "
-                          "loaded once (ltx2_model) or across ranks yet", p->weights_dtype);
+                          "loaded once (ltx2_model)", p->weights_dtype);
+    /* a rank keeps its shards of the Linears as the single-device loader keeps the whole */
+    const ltx2_dit_shard_weights shard_kind = ltx2_gen_fp8_weights(p) ? LTX2_DIT_SHARDS_FP8
+                                              : ltx2_gen_fp8_cast(p)  ? LTX2_DIT_SHARDS_FP8_CAST
+                                                                      : LTX2_DIT_SHARDS_PLAIN;
     /* models a handle keeps loaded are resident already: the device's free memory no longer counts
      * them, so the plan (weights + stage peaks against what is free) would count them twice. The
      * final stage is the largest (full size). */
@@ -526,7 +530,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     const double t_load = ltx2_timer_now();
     r->timings.load = t_load - t0 - text_seconds;
     if (dist && (st = ltx2_dit_parallel_create_sharded_lora(ctx, dist->world, m->dit, m->set->files[0], NULL, loras1,
-                                                            &dist->dit, &dp)) != LTX2_OK)
+                                                            shard_kind, &dist->dit, &dp)) != LTX2_OK)
         goto done;
 
     /* ---- geometry of each stage, rules: everything that can refuse, before any compute ---- */
@@ -739,7 +743,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                 dp = NULL;
                 if ((st = ltx2_pipe_models_reload_dit(ctx, m, loras2)) != LTX2_OK) goto done;
                 if (dist && (st = ltx2_dit_parallel_create_sharded_lora(ctx, dist->world, m->dit, m->set->files[0],
-                                                                        NULL, loras2, &dist->dit, &dp)) != LTX2_OK)
+                                                                        NULL, loras2, shard_kind, &dist->dit,
+                                                                        &dp)) != LTX2_OK)
                     goto done;
                 t_reload = ltx2_timer_now() - tl;
                 r->timings.load += t_reload;

@@ -547,9 +547,9 @@ ltx2_status ltx2_mem_plan_check(ltx2_context *ctx, const ltx2_mem_request *req, 
         ltx2_video_decoder_free(dec);
     }
     ltx2_clear_error(ctx);
-    /* DiT weights in fp8 (one rank: ranks load bf16 shards), or sharded over ranks: the DiT's
-     * linears hold all but ~0.1% of its bytes */
-    if (!req->dit_fp8_file && one_rank(p)) {
+    /* DiT weights in fp8 (a rank's shards too), or sharded over ranks: the DiT's linears hold all
+     * but ~0.1% of its bytes (a rank's replicated part, ~2% of the whole, stays bf16: "about") */
+    if (!req->dit_fp8_file) {
         ltx2_mem_plan q = *p;
         q.dit_weights = p->dit_weights / 2;
         plan_total(&q, req->free_bytes);

@@ -95,7 +95,7 @@ static ltx2_status plan_on(ltx2_context *ctx, const ltx2_mem_request *req, int64
             else ltx2_dit_parallel_opts_init(&o);
             o.on_block = NULL; /* the run's hooks (fault injection, cancellation) are not the plan's */
             st = ltx2_dit_weights_layout_replicated_on(ctx, pb, LTX2_BF16, req->dit, &w);
-            if (st == LTX2_OK) st = ltx2_dit_parallel_create_layout(ctx, world, w, &o, &dp);
+            if (st == LTX2_OK) st = ltx2_dit_parallel_create_layout(ctx, world, w, req->dit_fp8_file, &o, &dp);
         } else {
             st = req->dit_fp8_file ? ltx2_dit_weights_layout_fp8(ctx, pb, LTX2_BF16, req->dit, req->dit_fp8_file, &w)
                                    : ltx2_dit_weights_layout_on(ctx, pb, LTX2_BF16, req->dit, &w);

@@ -5,8 +5,11 @@
  * on the golden inputs (an STG-perturbed sample) over data, context (Ulysses and all-gathered
  * K/V), tensor and trillium FSDP meshes, the shards cut from the file onto each rank's device in
  * bf16 (what generate does) and, for one mesh, from a whole copy on the device: against one
- * emulated rank (the same kernels and bf16 weights) and the f32 CPU forward. Under ThreadSanitizer
- * (CI) a subset races the rank threads' staged exchanges and weight gathers. */
+ * emulated rank (the same kernels and bf16 weights) and the f32 CPU forward. With fp8 weights (the
+ * fp8 golden's scaled Linears kept e4m3 in each rank's shards, fp8 GEMMs on the device): context 2
+ * and tensor 2 against one emulated rank's fp8 load and the CPU's fp8 forward, and nearer that than
+ * the dequantised forward. Under ThreadSanitizer (CI) a subset races the rank threads' staged
+ * exchanges and weight gathers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,10 @@
  * in bf16 on their devices. */
 #define PAR_EMU_MIN_BF16_REL_L2 1e-4
 #define PATH_CAP 1024
+/* With fp8 weights, bf16 activations land some quantised inputs in other e4m3 steps than f32 or
+ * another split does: one device's bound against the CPU (dit_device_check.h's
+ * DIT_DEVICE_FP8_MAX_REL_L2) for both comparisons (measured 0.011 .. 0.028). */
+#define PAR_EMU_FP8_MAX_REL_L2 0.04
 
 static ltx2_context *g_ctx;
 
@@ -40,6 +47,8 @@ typedef struct forward_job {
     loopback_rank lr;
     const char *ckpt;               /* shards cut from this file (create_sharded) */
     const ltx2_dit_weights *cpu_w;  /* or, when set, from a whole copy put on the rank's device */
+    bool fp8;                       /* the file's scaled fp8 Linears kept fp8 in the shards */
+    int64_t fp8_linears;            /* out: how many shards the rank kept fp8 */
     const ltx2_dit_forward_params *p;
     ltx2_dit_parallel_opts opts;
     float *out_v, *out_a;
@@ -61,10 +70,18 @@ static ltx2_status rank_forward(ltx2_context *ctx, ltx2_comm *c, void *arg) {
         st = ltx2_st_open(ctx, j->ckpt, &f);
         if (st == LTX2_OK) st = ltx2_dit_config_from_st(ctx, f, &cfg);
         if (st == LTX2_OK) st = ltx2_dit_weights_load_replicated_on(ctx, emu, LTX2_BF16, f, NULL, &cfg, NULL, &w);
-        if (st == LTX2_OK) st = ltx2_dit_parallel_create_sharded(ctx, c, w, f, NULL, &j->opts, &dp);
+        if (st == LTX2_OK)
+            st = ltx2_dit_parallel_create_sharded_lora(ctx, c, w, f, NULL, NULL,
+                                                       j->fp8 ? LTX2_DIT_SHARDS_FP8 : LTX2_DIT_SHARDS_PLAIN, &j->opts,
+                                                       &dp);
     }
     if (st != LTX2_OK) ltx2_comm_abort(c, ltx2_last_error(ctx));
-    if (st == LTX2_OK) st = ltx2_dit_parallel_forward(ctx, dp, j->p, j->out_v, j->out_a);
+    if (st == LTX2_OK) {
+        ltx2_dit_parallel_weight_mem wm;
+        ltx2_dit_parallel_get_weight_mem(dp, &wm);
+        j->fp8_linears = wm.fp8_linears;
+        st = ltx2_dit_parallel_forward(ctx, dp, j->p, j->out_v, j->out_a);
+    }
     ltx2_dit_parallel_free(dp);
     ltx2_dit_weights_free(w);
     ltx2_st_close(f);
@@ -169,10 +186,85 @@ done:
     ltx2_backend_free(emu);
 }
 
+/* fp8 shards on emulated ranks: context 2 and tensor 2 of the fp8 golden (block 1 e4m3, block 0
+ * bf16) against one emulated rank's fp8 load and the CPU's fp8 forward. */
+static void check_fp8(const char *version) {
+    char ckpt[PATH_CAP];
+    snprintf(ckpt, sizeof ckpt, "%s/tests/golden/data/dit_fp8_%s.safetensors", LTX2_SOURCE_DIR, version);
+    ltx2_st_file *f = NULL;
+    ltx2_backend *emu = NULL;
+    ltx2_dit_weights *cpu8 = NULL, *cpud = NULL, *one8 = NULL;
+    ltx2_dit_config cfg;
+    dit_inputs in;
+    memset(&in, 0, sizeof in);
+    ltx2_status st = ltx2_st_open(g_ctx, ckpt, &f);
+    if (st == LTX2_OK) st = ltx2_dit_config_from_st(g_ctx, f, &cfg);
+    if (st == LTX2_OK) st = ltx2_backend_emu_create(g_ctx, &emu);
+    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, NULL, &cpu8);
+    if (st == LTX2_OK) st = ltx2_dit_weights_load_on(g_ctx, ltx2_backend_cpu(), LTX2_F32, f, NULL, &cfg, &cpud);
+    if (st == LTX2_OK) st = ltx2_dit_weights_load_fp8(g_ctx, emu, LTX2_BF16, f, NULL, &cfg, NULL, &one8);
+    CHECK(st == LTX2_OK, "%s fp8: setup: %s", version, ltx2_last_error(g_ctx));
+    if (st != LTX2_OK || !dit_inputs_load(g_ctx, f, DIT_INPUTS_MASKED, &in)) goto done;
+    const int64_t nv = in.B * in.video.T * cfg.out_channels, na = in.B * in.audio.T * cfg.audio_out_channels;
+    int64_t scaled = 0; /* the file's scaled fp8 Linears: each rank keeps a shard of each fp8 */
+    for (size_t i = 0; i < f->n_tensors; i++) {
+        const size_t l = strlen(f->tensors[i].name);
+        scaled += !strncmp(f->tensors[i].name, LTX2_DIT_PREFIX, strlen(LTX2_DIT_PREFIX)) && l > 13 &&
+                  !strcmp(f->tensors[i].name + l - 13, ".weight_scale"); /* not the golden's "lora.*" */
+    }
+    float *ref[3][2]; /* CPU fp8, CPU dequantised, one emulated rank fp8 */
+    const ltx2_dit_weights *refw[3] = {cpu8, cpud, one8};
+    for (int k = 0; k < 3; k++) {
+        ref[k][0] = malloc((size_t)nv * sizeof(float)), ref[k][1] = malloc((size_t)na * sizeof(float));
+        if (st == LTX2_OK) st = ltx2_dit_forward(g_ctx, refw[k], &in.p, ref[k][0], ref[k][1]);
+    }
+    CHECK(st == LTX2_OK, "%s fp8: reference forwards: %s", version, ltx2_last_error(g_ctx));
+    static const int meshes[2][4] = {{1, 1, 2, 1}, {1, 1, 1, 2}};
+    for (int m = 0; m < 2 && st == LTX2_OK; m++) {
+        forward_job jobs[2];
+        for (int r = 0; r < 2; r++) {
+            jobs[r] = (forward_job){.ckpt = ckpt, .fp8 = true, .p = &in.p};
+            ltx2_dit_parallel_opts_init(&jobs[r].opts);
+            jobs[r].out_v = calloc((size_t)nv, sizeof(float));
+            jobs[r].out_a = calloc((size_t)na, sizeof(float));
+        }
+        const int ok = loopback_ranks_run(g_ctx, meshes[m], rank_forward, jobs, sizeof *jobs);
+        CHECK(ok == 2, "%s fp8 mesh %d: %s", version, m, jobs[0].lr.msg);
+        if (ok == 2) {
+            double e[3][2];
+            for (int k = 0; k < 3; k++)
+                e[k][0] = test_rel_l2(jobs[0].out_v, ref[k][0], nv), e[k][1] = test_rel_l2(jobs[0].out_a, ref[k][1], na);
+            printf("%s fp8 mesh %s: vs one emulated fp8 rank video %.3g audio %.3g; vs cpu fp8 %.3g %.3g; vs cpu "
+                   "dequantised %.3g %.3g\n", version, m ? "1,1,1,2" : "1,1,2,1", e[2][0], e[2][1], e[0][0], e[0][1],
+                   e[1][0], e[1][1]);
+            for (int d = 0; d < 2; d++) {
+                CHECK(e[2][d] <= PAR_EMU_FP8_MAX_REL_L2 && e[0][d] <= PAR_EMU_FP8_MAX_REL_L2,
+                      "%s fp8 mesh %d %s: %.3g from one emulated rank, %.3g from the CPU (max %.0e)", version, m,
+                      d ? "audio" : "video", e[2][d], e[0][d], PAR_EMU_FP8_MAX_REL_L2);
+            }
+            for (int r = 0; r < 2; r++)
+                CHECK(scaled > 0 && jobs[r].fp8_linears == scaled, "%s fp8 mesh %d rank %d: %lld shards kept fp8, the "
+                      "file has %lld scaled fp8 Linears", version, m, r, (long long)jobs[r].fp8_linears,
+                      (long long)scaled);
+        }
+        for (int r = 0; r < 2; r++) free(jobs[r].out_v), free(jobs[r].out_a);
+    }
+    for (int k = 0; k < 3; k++) free(ref[k][0]), free(ref[k][1]);
+done:
+    dit_inputs_free(&in);
+    ltx2_dit_weights_free(cpu8);
+    ltx2_dit_weights_free(cpud);
+    ltx2_dit_weights_free(one8);
+    ltx2_backend_free(emu);
+    ltx2_st_close(f);
+}
+
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
 #ifndef __SANITIZE_THREAD__
     check_dit("2.0");
+    check_fp8("2.0");
+    check_fp8("2.3");
 #endif
     check_dit("2.3");
     ltx2_context_free(g_ctx);

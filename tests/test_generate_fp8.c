@@ -6,7 +6,9 @@
  * same for the two-stage pipeline with the style LoRA in both stages and the distilled LoRA in stage
  * 2 (fused into the fp8 weights by ltx-core's rule, test_dit_fp8_scaled; stage 2's DiT reloaded fp8).
  * The memory plan counts the fp8 weights at a byte each. fp8-cast (ltx-core's fp8_cast policy) through
- * the whole pipeline: bitwise the run of a file whose cast tensors were rounded beforehand. And what is
+ * the whole pipeline: bitwise the run of a file whose cast tensors were rounded beforehand. Across ranks
+ * (loopback threads, each keeping its shards fp8 or cast): context 2 bitwise one rank's run, tensor 2
+ * (whose LoRA re-quantisation takes each weight's amax from both halves) within RANKS_TP_REL_L2. And what is
  * refused: an unknown weights dtype, fp8 of a checkpoint that holds no scaled fp8 weights, fp8-cast with
  * LoRAs (the two-stage pipeline). */
 #define _DEFAULT_SOURCE /* mkdtemp */
@@ -23,8 +25,10 @@
 #include "io/safetensors.h"
 #include "ltx2/ltx2.h"
 #include "model/dit_config.h"
+#include "model/dit_parallel.h"
 #include "model/dit_weights.h"
 #include "model/fp8_cast.h"
+#include "pipeline/generate_parallel.h"
 #include "test_util.h"
 
 #define TINY LTX2_SOURCE_DIR "/weights/tiny/"
@@ -35,6 +39,9 @@
  * derail. */
 #define FP8_VS_BF16_MIN 1e-3
 #define FP8_VS_BF16_MAX 0.3
+/* Tensor 2 against one rank: the row-parallel halves' fp32 summation order (test_generate_parallel's
+ * bound; measured below it by two orders of magnitude). */
+#define RANKS_TP_REL_L2 1e-4
 
 /* path = the tiny 2.3 single file with every DiT tensor the fp8 golden holds taken from it (the fp8
  * weights, their scales, the rest as stored), its metadata kept. */
@@ -102,6 +109,32 @@ static bool all_finite(const float *v, int64_t n) {
     return true;
 }
 
+/* p over loopback ranks of mesh m (data, fsdp, context, tensor) against one rank's ref: bitwise, or
+ * within RANKS_TP_REL_L2 when m splits tensor. */
+static void ranks_vs(ltx2_context *ctx, const char *what, const ltx2_generate_params *p, const int m[4],
+                     const ltx2_generate_result *ref) {
+    ltx2_generate_parallel_opts o;
+    ltx2_generate_parallel_opts_init(&o);
+    o.mesh = (ltx2_mesh){{m[0], m[1], m[2], m[3]}};
+    ltx2_generate_result r;
+    const ltx2_status st = ltx2_generate_loopback(ctx, p, &o, &r);
+    CHECK(st == LTX2_OK, "%s over mesh %d,%d,%d,%d: %s", what, m[0], m[1], m[2], m[3], ltx2_last_error(ctx));
+    if (st != LTX2_OK) return;
+    const double d = latent_rel_l2(ref, &r);
+    const int64_t nv = r.frames * r.height * r.width * 3;
+    if (m[3] == 1)
+        CHECK(d == 0.0 && !memcmp(ref->video, r.video, (size_t)nv * sizeof(float)),
+              "%s over mesh %d,%d,%d,%d: not bitwise one rank's run (video latent rel-L2 %.3g)", what, m[0], m[1], m[2],
+              m[3], d);
+    else
+        CHECK(d <= RANKS_TP_REL_L2, "%s over mesh %d,%d,%d,%d: video latent rel-L2 %.3g > %g", what, m[0], m[1], m[2],
+              m[3], d, RANKS_TP_REL_L2);
+    printf("%s over mesh %d,%d,%d,%d: video latent rel-L2 %.3g from one rank's run\n", what, m[0], m[1], m[2], m[3], d);
+    ltx2_generate_result_free(&r);
+}
+
+static const int k_context2[4] = {1, 1, 2, 1}, k_tensor2[4] = {1, 1, 1, 2};
+
 static void runs(ltx2_context *ctx, const char *ckpt, bool two_stage) {
     const char *what = two_stage ? "two-stage + LoRAs" : "one-stage";
     ltx2_generate_params p;
@@ -110,6 +143,10 @@ static void runs(ltx2_context *ctx, const char *ckpt, bool two_stage) {
     ltx2_status st = ltx2_generate(ctx, &p, &r8);
     CHECK(st == LTX2_OK, "%s fp8 run: %s", what, ltx2_last_error(ctx));
     if (st != LTX2_OK) return;
+    char rw[64];
+    snprintf(rw, sizeof rw, "2.3 %s fp8", what);
+    ranks_vs(ctx, rw, &p, k_context2, &r8);
+    ranks_vs(ctx, rw, &p, k_tensor2, &r8);
     params(&p, ckpt, NULL, two_stage);
     st = ltx2_generate(ctx, &p, &r16);
     CHECK(st == LTX2_OK, "%s default run of the fp8 file: %s", what, ltx2_last_error(ctx));
@@ -125,6 +162,34 @@ static void runs(ltx2_context *ctx, const char *ckpt, bool two_stage) {
         ltx2_generate_result_free(&r16);
     }
     ltx2_generate_result_free(&r8);
+}
+
+/* The bytes rank 0 of tensor 2 lays out for its DiT shards (fp8_file: those of its scaled fp8
+ * weights at a byte each), as the memory plan does: over the null communicator, on the planning
+ * backend. */
+static bool rank_shard_bytes(ltx2_context *ctx, const ltx2_st_file *f, const ltx2_dit_config *cfg,
+                             const ltx2_st_file *fp8_file, size_t *bytes) {
+    ltx2_backend *pb = NULL;
+    ltx2_dit_weights *rep = NULL;
+    ltx2_dit_parallel *dp = NULL;
+    ltx2_comm *c = NULL;
+    const ltx2_mesh tp2 = {{1, 1, 1, 2}};
+    ltx2_dit_parallel_opts o;
+    ltx2_dit_parallel_opts_init(&o);
+    size_t before = 0, after = 0;
+    (void)f;
+    bool ok = ltx2_backend_plan_create(ctx, &pb) == LTX2_OK && ltx2_comm_null(ctx, &tp2, 0, &c) == LTX2_OK &&
+              ltx2_dit_weights_layout_replicated_on(ctx, pb, LTX2_BF16, cfg, &rep) == LTX2_OK;
+    if (ok) ltx2_backend_plan_counts(pb, &before, NULL);
+    ok = ok && ltx2_dit_parallel_create_layout(ctx, c, rep, fp8_file, &o, &dp) == LTX2_OK;
+    if (ok) ltx2_backend_plan_counts(pb, &after, NULL);
+    CHECK(ok, "tensor 2 shard layout%s: %s", fp8_file ? " (fp8)" : "", ltx2_last_error(ctx));
+    *bytes = after - before;
+    ltx2_dit_parallel_free(dp);
+    ltx2_dit_weights_free(rep);
+    ltx2_comm_free(c);
+    ltx2_backend_free(pb);
+    return ok;
 }
 
 /* The memory plan's DiT bytes, bf16 and fp8, through the weight layouts it uses. */
@@ -150,6 +215,12 @@ static void plan_bytes(ltx2_context *ctx, const char *ckpt) {
         const size_t saved = w16->store.n_bytes - w8->store.n_bytes;
         CHECK(saved >= fp8_elems - n * 256 && saved <= fp8_elems + n * 256,
               "fp8 layout saves %zu bytes, the fp8 matrices hold %zu elements", saved, fp8_elems);
+        /* rank 0 of tensor 2 lays out half of each fp8 matrix at a byte an element */
+        size_t b16 = 0, b8 = 0;
+        ok = rank_shard_bytes(ctx, f, &cfg, NULL, &b16) && rank_shard_bytes(ctx, f, &cfg, f, &b8);
+        CHECK(ok && b16 - b8 >= fp8_elems / 2 - n * 256 && b16 - b8 <= fp8_elems / 2 + n * 256,
+              "tensor 2: fp8 shards save %zu bytes per rank, half the fp8 matrices hold %zu elements", b16 - b8,
+              fp8_elems / 2);
     }
     ltx2_dit_weights_free(w16);
     ltx2_dit_weights_free(w8);
@@ -206,6 +277,7 @@ static void cast_runs(ltx2_context *ctx, const char *dir) {
     params(&p, TINY "ltx2-tiny-2.3.safetensors", "fp8-cast", false);
     ltx2_status st = ltx2_generate(ctx, &p, &rc);
     CHECK(st == LTX2_OK, "fp8-cast run: %s", ltx2_last_error(ctx));
+    if (st == LTX2_OK) ranks_vs(ctx, "2.3 one-stage fp8-cast", &p, k_context2, &rc);
     params(&p, pre, NULL, false);
     const ltx2_status st2 = ltx2_generate(ctx, &p, &rp);
     CHECK(st2 == LTX2_OK, "pre-cast file run: %s", ltx2_last_error(ctx));

@@ -140,6 +140,7 @@ typedef struct ltx2_dit_parallel_weight_mem {
     int64_t gathered_floats;   /* the same tensors as tensor shards (= shard_floats without FSDP) */
     int64_t scratch_floats;    /* FSDP: the largest block's gathered weights, alive while it runs (else 0) */
     int fsdp_parts;            /* G, the ranks an `embed` dim is split over (1: no FSDP) */
+    int64_t fp8_linears;       /* Linear weight shards kept as fp8 codes (LTX2_DIT_SHARDS_FP8) */
 } ltx2_dit_parallel_weight_mem;
 void ltx2_dit_parallel_get_weight_mem(const ltx2_dit_parallel *dp, ltx2_dit_parallel_weight_mem *out);
 

@@ -518,4 +518,5 @@ void ltx2_dit_parallel_get_weight_mem(const ltx2_dit_parallel *dp, ltx2_dit_para
     out->gathered_floats = dp->gathered_floats;
     out->scratch_floats = dp->fsdp_max_block;
     out->fsdp_parts = dp->fsdp_max_block > 0 ? dp->wg->size : 1;
+    out->fp8_linears = dp->n_fp8;
 }

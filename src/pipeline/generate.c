@@ -638,9 +638,12 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                   clip.kind, p->width, p->height, p->frames, distilled ? "" : " with the distilled LoRA", (double)s2[0],
                   steps2);
     }
-    if (ltx2_gen_fp8_weights(p))
-        LTX2_LOGI(ctx, "generate: fp8 DiT weights: %zu scaled fp8 Linears run as fp8 GEMMs (ltx-core's fp8_scaled_mm)",
-                  m->dit->store.n_fp8);
+    if (ltx2_gen_fp8_weights(p)) {
+        ltx2_dit_parallel_weight_mem wm = {0};
+        if (dp) ltx2_dit_parallel_get_weight_mem(dp, &wm); /* a rank: its shards are the fp8 ones */
+        LTX2_LOGI(ctx, "generate: fp8 DiT weights: %lld scaled fp8 Linears run as fp8 GEMMs (ltx-core's fp8_scaled_mm)%s",
+                  dp ? (long long)wm.fp8_linears : (long long)m->dit->store.n_fp8, dp ? " on rank 0's shards" : "");
+    }
     if (ltx2_gen_fp8_cast(p))
         LTX2_LOGI(ctx, "generate: fp8-cast DiT weights: the blocks' q/k/v/out and feed-forward weights and biases "
                   "rounded to e4m3 as ltx-core's fp8_cast policy casts them, run in %s",

@@ -77,6 +77,14 @@ if (cd "$fc" && "$bin" generate "${small[@]}" --wav plain.wav >/dev/null 2>&1 &&
     "$bin" generate "${small[@]}" --quantization fp8-cast --wav cast.wav >/dev/null 2>"$tmp/stderr"); then
     ! cmp -s "$fc/plain.wav" "$fc/cast.wav" && ok || bad "--quantization fp8-cast changed nothing"
     grep -q "fp8-cast DiT weights" "$tmp/stderr" && ok || bad "the fp8-cast run does not say so"
+    # across 2 context ranks each rank rounds its shards: the same WAV as one rank (both on the CPU)
+    if (cd "$fc" && "$bin" generate "${small[@]}" --quantization fp8-cast --device cpu --wav cast1.wav >/dev/null 2>&1 &&
+        "$bin" generate "${small[@]}" --quantization fp8-cast --device cpu --nproc 2 --wav cast2.wav \
+        >/dev/null 2>"$tmp/stderr"); then
+        cmp -s "$fc/cast1.wav" "$fc/cast2.wav" && ok || bad "--quantization fp8-cast --nproc 2 differs from one rank"
+    else
+        bad "generate --quantization fp8-cast --nproc 2 failed"; cat "$tmp/stderr"
+    fi
 else
     bad "generate --quantization fp8-cast failed"; cat "$tmp/stderr"
 fi

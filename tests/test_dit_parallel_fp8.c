@@ -6,8 +6,10 @@
  *     of the row-parallel halves). With LoRAs over tensor 2, each rank's re-quantised shards of block
  *     1's FF are bitwise the block of the whole fused weight, scale included: the amax that sets it is
  *     the whole tensor's, gathered from both halves;
+ *   - under trillium's FSDP (pieces of fp8 codes gathered beside bf16 / f32 ones): fsdp 2 and
+ *     context 2 bitwise, fsdp 2 x tensor 2 within TP_REL_L2, with LoRAs too;
  *   - fp8-cast (ltx2_dit_weights_load_fp8_cast): context 2 bitwise, tensor 2 within TP_REL_L2;
- *   - refused: fp8 shards under FSDP (trillium), fp8-cast with LoRAs, fp8 from a file with none. */
+ *   - refused: fp8-cast with LoRAs, fp8 from a file with none. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,13 +105,14 @@ static double rel(const float *ref, const float *got, int64_t n) {
 }
 
 /* Every rank of mesh m against (rv, ra): bitwise, or within TP_REL_L2 when the mesh splits tensor. */
-static void check_mesh(const problem *q, const char *what, const int m[4], ltx2_lora_set *loras,
-                       ltx2_dit_shard_weights kind, const ltx2_dit_weights *fused, const float *rv, const float *ra) {
+static void check_mesh_profile(const problem *q, const char *what, const int m[4], ltx2_lora_set *loras,
+                               ltx2_dit_shard_weights kind, ltx2_shard_profile profile, const ltx2_dit_weights *fused,
+                               const float *rv, const float *ra) {
     const int P = m[0] * m[1] * m[2] * m[3];
     job jobs[LOOPBACK_RANKS_MAX];
     memset(jobs, 0, sizeof jobs);
     for (int r = 0; r < P; r++) {
-        jobs[r] = (job){.q = q, .loras = loras, .kind = kind, .profile = LTX2_PROFILE_GPU, .fused = fused,
+        jobs[r] = (job){.q = q, .loras = loras, .kind = kind, .profile = profile, .fused = fused,
                         .shard_mismatch = -1};
         jobs[r].v = calloc((size_t)q->nv, sizeof(float));
         jobs[r].a = calloc((size_t)q->na, sizeof(float));
@@ -133,10 +136,15 @@ static void check_mesh(const problem *q, const char *what, const int m[4], ltx2_
             CHECK(jobs[r].shard_mismatch == 0, "%s %s rank %d: %d of block 1's FF fp8 shards are not the whole fused "
                   "weight's block (codes or scale)", q->version, what, r, jobs[r].shard_mismatch);
     }
-    printf("%s %s mesh %d,%d,%d,%d: %s (worst rel-L2 %.3g)%s\n", q->version, what, m[0], m[1], m[2], m[3],
-           m[3] == 1 ? "bitwise one rank" : "within tolerance", worst,
-           fused ? "; re-quantised shards are the whole's blocks" : "");
+    printf("%s %s mesh %d,%d,%d,%d%s: %s (worst rel-L2 %.3g)%s\n", q->version, what, m[0], m[1], m[2], m[3],
+           profile == LTX2_PROFILE_TRILLIUM ? " trillium" : "", m[3] == 1 ? "bitwise one rank" : "within tolerance",
+           worst, fused ? "; re-quantised shards are the whole's blocks" : "");
     for (int r = 0; r < P; r++) free(jobs[r].v), free(jobs[r].a);
+}
+
+static void check_mesh(const problem *q, const char *what, const int m[4], ltx2_lora_set *loras,
+                       ltx2_dit_shard_weights kind, const ltx2_dit_weights *fused, const float *rv, const float *ra) {
+    check_mesh_profile(q, what, m, loras, kind, LTX2_PROFILE_GPU, fused, rv, ra);
 }
 
 /* One rank of mesh m must fail building with a message holding `want`. */
@@ -183,24 +191,27 @@ static void run_version(const char *version) {
     q.na = q.in.p.batch * q.in.p.audio.T * q.cfg.audio_out_channels;
     float *rv = calloc((size_t)q.nv, sizeof(float)), *ra = calloc((size_t)q.na, sizeof(float));
     static const int data2[4] = {2, 1, 1, 1}, ctx2[4] = {1, 1, 2, 1}, tp2[4] = {1, 1, 1, 2}, ctp[4] = {1, 1, 2, 2},
-                     fsdp2[4] = {1, 2, 1, 1};
+                     fsdp2[4] = {1, 2, 1, 1}, ftp[4] = {1, 2, 1, 2};
+    const ltx2_shard_profile T = LTX2_PROFILE_TRILLIUM;
     if (reference(&q, w8, rv, ra)) {
         check_mesh(&q, "fp8", data2, NULL, LTX2_DIT_SHARDS_FP8, NULL, rv, ra);
         check_mesh(&q, "fp8", ctx2, NULL, LTX2_DIT_SHARDS_FP8, NULL, rv, ra);
         check_mesh(&q, "fp8", tp2, NULL, LTX2_DIT_SHARDS_FP8, NULL, rv, ra);
         check_mesh(&q, "fp8", ctp, NULL, LTX2_DIT_SHARDS_FP8, NULL, rv, ra);
+        check_mesh_profile(&q, "fp8", fsdp2, NULL, LTX2_DIT_SHARDS_FP8, T, NULL, rv, ra);
+        check_mesh_profile(&q, "fp8", ctx2, NULL, LTX2_DIT_SHARDS_FP8, T, NULL, rv, ra);
+        check_mesh_profile(&q, "fp8", ftp, NULL, LTX2_DIT_SHARDS_FP8, T, NULL, rv, ra);
     }
     if (reference(&q, w8l, rv, ra)) {
         check_mesh(&q, "fp8 + LoRAs", ctx2, loras, LTX2_DIT_SHARDS_FP8, w8l, rv, ra);
         check_mesh(&q, "fp8 + LoRAs", tp2, loras, LTX2_DIT_SHARDS_FP8, w8l, rv, ra);
+        check_mesh_profile(&q, "fp8 + LoRAs", ftp, loras, LTX2_DIT_SHARDS_FP8, T, NULL, rv, ra);
     }
     if (reference(&q, wc, rv, ra)) {
         check_mesh(&q, "fp8-cast", ctx2, NULL, LTX2_DIT_SHARDS_FP8_CAST, NULL, rv, ra);
         check_mesh(&q, "fp8-cast", tp2, NULL, LTX2_DIT_SHARDS_FP8_CAST, NULL, rv, ra);
     }
     free(rv), free(ra);
-    check_refused(&q, "fp8 under trillium FSDP", fsdp2, NULL, LTX2_DIT_SHARDS_FP8, LTX2_PROFILE_TRILLIUM,
-                  "fp8 shards are gathered by no FSDP path yet");
     check_refused(&q, "fp8-cast with LoRAs", ctx2, loras, LTX2_DIT_SHARDS_FP8_CAST, LTX2_PROFILE_GPU,
                   "fp8-cast weights take no LoRA");
 done:

@@ -6,9 +6,9 @@
  * K/V), tensor and trillium FSDP meshes, the shards cut from the file onto each rank's device in
  * bf16 (what generate does) and, for one mesh, from a whole copy on the device: against one
  * emulated rank (the same kernels and bf16 weights) and the f32 CPU forward. With fp8 weights (the
- * fp8 golden's scaled Linears kept e4m3 in each rank's shards, fp8 GEMMs on the device): context 2
- * and tensor 2 against one emulated rank's fp8 load and the CPU's fp8 forward, and nearer that than
- * the dequantised forward. Under ThreadSanitizer (CI) a subset races the rank threads' staged
+ * fp8 golden's scaled Linears kept e4m3 in each rank's shards, fp8 GEMMs on the device): context 2,
+ * tensor 2 and trillium's fsdp 2 (a batch split: bitwise one emulated rank) against one emulated
+ * rank's fp8 load and the CPU's fp8 forward. Under ThreadSanitizer (CI) a subset races the rank threads' staged
  * exchanges and weight gathers. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,12 +219,14 @@ static void check_fp8(const char *version) {
         if (st == LTX2_OK) st = ltx2_dit_forward(g_ctx, refw[k], &in.p, ref[k][0], ref[k][1]);
     }
     CHECK(st == LTX2_OK, "%s fp8: reference forwards: %s", version, ltx2_last_error(g_ctx));
-    static const int meshes[2][4] = {{1, 1, 2, 1}, {1, 1, 1, 2}};
-    for (int m = 0; m < 2 && st == LTX2_OK; m++) {
+    /* context 2, tensor 2, and fsdp 2 under trillium (the fp8 codes' pieces gathered as bytes) */
+    static const int meshes[3][4] = {{1, 1, 2, 1}, {1, 1, 1, 2}, {1, 2, 1, 1}};
+    for (int m = 0; m < 3 && st == LTX2_OK; m++) {
         forward_job jobs[2];
         for (int r = 0; r < 2; r++) {
             jobs[r] = (forward_job){.ckpt = ckpt, .fp8 = true, .p = &in.p};
             ltx2_dit_parallel_opts_init(&jobs[r].opts);
+            if (m == 2) jobs[r].opts.profile = LTX2_PROFILE_TRILLIUM;
             jobs[r].out_v = calloc((size_t)nv, sizeof(float));
             jobs[r].out_a = calloc((size_t)na, sizeof(float));
         }
@@ -235,9 +237,13 @@ static void check_fp8(const char *version) {
             for (int k = 0; k < 3; k++)
                 e[k][0] = test_rel_l2(jobs[0].out_v, ref[k][0], nv), e[k][1] = test_rel_l2(jobs[0].out_a, ref[k][1], na);
             printf("%s fp8 mesh %s: vs one emulated fp8 rank video %.3g audio %.3g; vs cpu fp8 %.3g %.3g; vs cpu "
-                   "dequantised %.3g %.3g\n", version, m ? "1,1,1,2" : "1,1,2,1", e[2][0], e[2][1], e[0][0], e[0][1],
+                   "dequantised %.3g %.3g\n", version, m == 2 ? "1,2,1,1 trillium" : m ? "1,1,1,2" : "1,1,2,1",
+                   e[2][0], e[2][1], e[0][0], e[0][1],
                    e[1][0], e[1][1]);
             for (int d = 0; d < 2; d++) {
+                if (m == 2)
+                    CHECK(e[2][d] == 0, "%s fp8 fsdp 2 %s: %.3g from one emulated rank: a batch split must equal it",
+                          version, d ? "audio" : "video", e[2][d]);
                 CHECK(e[2][d] <= PAR_EMU_FP8_MAX_REL_L2 && e[0][d] <= PAR_EMU_FP8_MAX_REL_L2,
                       "%s fp8 mesh %d %s: %.3g from one emulated rank, %.3g from the CPU (max %.0e)", version, m,
                       d ? "audio" : "video", e[2][d], e[0][d], PAR_EMU_FP8_MAX_REL_L2);

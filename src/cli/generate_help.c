@@ -22,7 +22,7 @@ void cli_generate_usage(FILE *out) {
             "                                 static input scales (ltx-core's fp8_scaled_mm); half the\n"
             "                                 memory; LoRAs are fused and re-quantised. Needs the CPU or a\n"
             "                                 GPU of compute capability 8.9+. With --nproc each rank keeps\n"
-            "                                 its shards fp8 (not with --sharding trillium)\n"
+            "                                 its shards fp8\n"
             "  --weights-dtype fp8-cast (--quantization fp8-cast)  ltx-core's fp8_cast: the blocks' q/k/v/out\n"
             "                                 and feed-forward weights and biases rounded to e4m3 (no scale),\n"
             "                                 run in bf16: the reference's numbers, not its memory saving. No\n"

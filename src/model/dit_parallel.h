@@ -54,8 +54,8 @@ typedef enum ltx2_dit_shard_weights {
     LTX2_DIT_SHARDS_PLAIN = 0, /* in the replicated weights' dtype (f32 on the CPU, bf16 on a device) */
     /* the file's scaled fp8 weights as their e4m3 codes with their scales, as ltx2_dit_weights_load_fp8
      * keeps them (a file without any is refused); LoRAs re-quantise a covered weight with the whole
-     * tensor's new amax (one all-gather of the blocks' amax). Not with FSDP (the trillium profile's
-     * embed split): refused, naming the tensor. */
+     * tensor's new amax (one all-gather of the blocks' amax). Under FSDP the pieces of codes are
+     * gathered as bytes beside the others. */
     LTX2_DIT_SHARDS_FP8,
     LTX2_DIT_SHARDS_FP8_CAST /* ltx-core's fp8_cast policy (fp8_cast.h): rounded to e4m3 values, in dtype */
 } ltx2_dit_shard_weights;

@@ -16,7 +16,7 @@ enum { PA_ATTN1, PA_ATTN2, PA_AUDIO1, PA_AUDIO2, PA_A2V, PA_V2A, PA_COUNT };
  * rank's block weights the forward reads, is hung on it; outside the block slot->data is NULL. */
 typedef struct fsdp_piece {
     ltx2_tensor *slot;
-    const void *piece;  /* [rows / G, cols] (dim 0) or [rows, cols / G] (dim 1), on dp->be in dp->dtype */
+    const void *piece;  /* [rows / G, cols] (dim 0) or [rows, cols / G] (dim 1), on dp->be in slot's dtype */
     int64_t rows, cols; /* the gathered tensor shard; cols 1 for 1-D tensors */
     int dim;
 } fsdp_piece;

@@ -276,11 +276,6 @@ static ltx2_status slice(const shard_src *s, const char *rel, const ltx2_tensor 
                               "dit parallel: %s dim %d is split in %lld over tensor and %lld over context x fsdp "
                               "(size %d) under profile %s; FSDP gathers one whole context x fsdp split of one dim",
                               name, d, (long long)tparts, (long long)oparts, dp->wg->size, prof);
-        if (f8)
-            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
-                              "dit parallel: %s is fp8 and profile %s splits its dim %d over context x fsdp (FSDP); "
-                              "fp8 shards are gathered by no FSDP path yet: use the gpu or ironwood profile",
-                              name, prof, d);
         fsdp_dim = d;
     }
     int64_t off[LTX2_MAX_DIMS];

@@ -8,7 +8,9 @@
  * `--nproc 4 --mesh 1,2,2,1 --sharding trillium` write the same WAV/PNG bytes as one rank, bad
  * --nproc / --mesh / --sharding values exit 2 before any work, and an injected rank failure exits
  * non-zero leaving no output file. Image (with a keyframe) and audio conditioning and the two-stage
- * pipeline with LoRAs across ranks are bitwise one rank's (tensor: within the tolerance). */
+ * pipeline with LoRAs across ranks are bitwise one rank's (tensor: within the tolerance). From a text
+ * prompt, rank 0 alone runs Gemma and the others receive its hidden states: a rank whose own
+ * encoder path is wrong still gets them, bitwise one rank's encoding. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +21,9 @@
 #include <unistd.h>
 
 #include "core/context.h"
+#include "loopback_ranks.h"
 #include "pipeline/generate_parallel.h"
+#include "pipeline/generate_text.h"
 #include "io/png.h"
 #include "test_util.h"
 #include "tiny_gen_params.h"
@@ -306,6 +310,64 @@ static void check_cli(void) {
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
+/* ---- the text stage across ranks ---- */
+
+#define TEXT_PROMPT "a red fox runs through fresh snow at dawn"
+
+typedef struct text_job {
+    loopback_rank lr;
+    ltx2_generate_params p;
+    ltx2_pipe_text tp, tn;
+    char *enhanced;
+} text_job;
+
+static ltx2_status text_rank(ltx2_context *ctx, ltx2_comm *c, void *arg) {
+    text_job *j = arg;
+    return ltx2_gen_text_ranked(ctx, &j->p, true, c, &j->tp, &j->tn, &j->enhanced);
+}
+
+static bool same_text(const ltx2_pipe_text *a, const ltx2_pipe_text *b) {
+    return a->hidden && b->hidden && a->S == b->S && a->D == b->D && a->L == b->L && !memcmp(a->mask, b->mask, (size_t)a->S) &&
+           !memcmp(a->hidden, b->hidden, (size_t)(a->S * a->D * a->L) * sizeof(float));
+}
+
+/* 3 ranks encode a prompt and the default negative prompt: only rank 0 opens the encoder (ranks 1
+ * and 2 are given a path that does not exist), and every rank holds one rank's encoding, bitwise. */
+static void check_text_ranks(ltx2_context *ctx) {
+    ltx2_generate_params p;
+    base_params(&p);
+    p.prompt_embeds = p.negative_prompt_embeds = NULL;
+    p.prompt = TEXT_PROMPT;
+    p.text_encoder = LTX2_SOURCE_DIR "/weights/tiny/gemma";
+    ltx2_pipe_text rp = {0}, rn = {0};
+    char *enh = NULL;
+    ltx2_status st = ltx2_gen_text_ranked(ctx, &p, true, NULL, &rp, &rn, &enh);
+    CHECK(st == LTX2_OK, "one rank's encoding: %s", ltx2_last_error(ctx));
+    text_job jobs[3];
+    memset(jobs, 0, sizeof jobs);
+    for (int r = 0; r < 3; r++) {
+        jobs[r].p = p;
+        if (r) jobs[r].p.text_encoder = LTX2_SOURCE_DIR "/weights/tiny/no-such-gemma";
+    }
+    static const int mesh[4] = {1, 1, 3, 1};
+    const int ok = st == LTX2_OK ? loopback_ranks_run(ctx, mesh, text_rank, jobs, sizeof *jobs) : 0;
+    CHECK(ok == 3, "text across 3 ranks: %d ok (%s | %s)", ok, jobs[0].lr.msg, jobs[1].lr.msg);
+    for (int r = 0; ok == 3 && r < 3; r++)
+        CHECK(same_text(&jobs[r].tp, &rp) && same_text(&jobs[r].tn, &rn) && !jobs[r].enhanced,
+              "rank %d: the prompt's hidden states are not one rank's encoding", r);
+    if (ok == 3)
+        printf("text across 3 ranks: rank 0 encoded %lld + %lld tokens, ranks 1-2 (no encoder of their own) hold "
+               "them bitwise\n", (long long)rp.S, (long long)rn.S);
+    for (int r = 0; r < 3; r++) {
+        ltx2_pipe_text_free(&jobs[r].tp);
+        ltx2_pipe_text_free(&jobs[r].tn);
+        free(jobs[r].enhanced);
+    }
+    ltx2_pipe_text_free(&rp);
+    ltx2_pipe_text_free(&rn);
+    free(enh);
+}
+
 int main(void) {
     ltx2_context *ctx = test_context_quiet();
     if (!ctx) return 1;
@@ -313,6 +375,7 @@ int main(void) {
     check_meshes(ctx, 64);
     check_conditioned(ctx);
     check_failure(ctx);
+    check_text_ranks(ctx);
     check_cli();
     ltx2_context_free(ctx);
     return test_finish();

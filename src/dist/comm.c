@@ -198,6 +198,17 @@ ltx2_status ltx2_comm_broadcast_text(ltx2_comm *c, ltx2_context *ctx, const char
     return st;
 }
 
+ltx2_status ltx2_comm_broadcast_chunked(ltx2_comm *c, ltx2_context *ctx, void *buf, size_t count, ltx2_dtype dt,
+                                        int root) {
+    const size_t es = ltx2_dtype_size(dt);
+    for (size_t o = 0; o < count; o += LTX2_COMM_CHUNK) {
+        const size_t n = count - o < LTX2_COMM_CHUNK ? count - o : LTX2_COMM_CHUNK;
+        char *p = (char *)buf + o * es;
+        LTX2_TRY(ltx2_comm_broadcast(c, ctx, p, p, n, dt, root));
+    }
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_comm_count_equal(ltx2_comm *c, ltx2_context *ctx, const void *key, size_t nbytes, int *count) {
     if (!c || !key || !count) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "count_equal: NULL argument");
     if (nbytes == 0 || nbytes > LTX2_COMM_KEY_MAX)

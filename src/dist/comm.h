@@ -114,6 +114,12 @@ ltx2_status ltx2_comm_barrier(ltx2_comm *c, ltx2_context *ctx);
  * never computed on; at most LTX2_COMM_TEXT_MAX bytes (the length crosses as an exact float). */
 #define LTX2_COMM_TEXT_MAX (((size_t)1 << 24) - 1)
 ltx2_status ltx2_comm_broadcast_text(ltx2_comm *c, ltx2_context *ctx, const char *text, char **out);
+/* Collective: ltx2_comm_broadcast of buf[count] from root into every rank's buf, in pieces of at
+ * most LTX2_COMM_CHUNK elements, so a communicator that stages host memory through device scratch
+ * (NCCL) never holds more than a piece's scratch for a large host buffer (prompt hidden states). */
+#define LTX2_COMM_CHUNK ((size_t)1 << 22)
+ltx2_status ltx2_comm_broadcast_chunked(ltx2_comm *c, ltx2_context *ctx, void *buf, size_t count, ltx2_dtype dt,
+                                        int root);
 /* Collective: how many ranks of c (this one included) pass a key equal, byte for byte, to this
  * rank's; every rank passes nbytes (at most LTX2_COMM_KEY_MAX). The keys travel inside f32 words,
  * moved, never computed on. (Which ranks share a GPU: its UUID as the key.) */

@@ -1,6 +1,7 @@
 /* ltx2_generate as one rank of a multi-rank job: the DiT runs sharded over the world communicator
  * (model/dit_parallel.h), the video VAE decode is spread over the ranks (pipeline/vae_parallel.h);
- * text, noise, guidance and the audio decode are replicated (cheap, deterministic). Each rank
+ * a text prompt is encoded by rank 0 alone, its hidden states broadcast (ltx2_gen_text_ranked);
+ * noise, guidance and the audio decode are replicated (cheap, deterministic). Each rank
  * computes on its own backend (its GPU: its DiT shards and models live there; or the CPU). Every
  * rank returns the whole result; only rank 0 dumps and reports progress. A failure on any rank
  * aborts the world, so every rank returns an error carrying the reason. */

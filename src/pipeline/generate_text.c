@@ -143,27 +143,47 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
     return LTX2_OK;
 }
 
+/* t's states from rank 0 to every rank of world (t filled on the others): its shape, mask and hidden
+ * states, the numbers moved as they are (the shape and mask as exact floats). */
+static ltx2_status broadcast_states(ltx2_context *ctx, ltx2_comm *world, ltx2_pipe_text *t) {
+    float shape[3] = {(float)t->S, (float)t->D, (float)t->L};
+    LTX2_TRY(ltx2_comm_broadcast(world, ctx, shape, shape, 3, LTX2_F32, 0));
+    const int64_t S = (int64_t)shape[0], D = (int64_t)shape[1], L = (int64_t)shape[2];
+    if (world->rank != 0) {
+        t->S = S, t->D = D, t->L = L;
+        t->hidden = malloc((size_t)(S * D * L) * sizeof(float));
+        t->mask = malloc((size_t)S);
+        if (!t->hidden || !t->mask)
+            return LTX2_ERROR(ctx, LTX2_ERR_OOM, "rank %d: the prompt's hidden states [%lld, %lld, %lld]", world->rank,
+                              (long long)S, (long long)D, (long long)L);
+    }
+    float *mask = malloc((size_t)(S ? S : 1) * sizeof(float));
+    if (!mask) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "the prompt's mask");
+    for (int64_t i = 0; world->rank == 0 && i < S; i++) mask[i] = t->mask[i];
+    ltx2_status st = ltx2_comm_broadcast(world, ctx, mask, mask, (size_t)S, LTX2_F32, 0);
+    for (int64_t i = 0; st == LTX2_OK && world->rank != 0 && i < S; i++) t->mask[i] = mask[i] != 0.0f;
+    free(mask);
+    if (st == LTX2_OK) st = ltx2_comm_broadcast_chunked(world, ctx, t->hidden, (size_t)(S * D * L), LTX2_F32, 0);
+    return st;
+}
+
 ltx2_status ltx2_gen_text_ranked(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg, ltx2_comm *world,
                                  ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced) {
-    if (!world || world->size == 1 || !p->enhance_prompt)
-        return ltx2_gen_text_from_prompts(ctx, p, need_neg, tp, tn, enhanced);
+    if (!world || world->size == 1) return ltx2_gen_text_from_prompts(ctx, p, need_neg, tp, tn, enhanced);
     *enhanced = NULL;
+    ltx2_status st = LTX2_OK;
     if (world->rank == 0) {
         LTX2_TRY(ltx2_gen_text_from_prompts(ctx, p, need_neg, tp, tn, enhanced));
+        LTX2_LOGI(ctx, "text: encoded on rank 0, sent to the other %d ranks", world->size - 1);
         char *unused = NULL;
-        const ltx2_status st = ltx2_comm_broadcast_text(world, ctx, *enhanced, &unused);
+        st = ltx2_comm_broadcast_text(world, ctx, *enhanced, &unused);
         free(unused);
-        return st;
+    } else {
+        st = ltx2_comm_broadcast_text(world, ctx, NULL, enhanced);
     }
-    char *text = NULL;
-    LTX2_TRY(ltx2_comm_broadcast_text(world, ctx, NULL, &text));
-    ltx2_generate_params q = *p; /* rank 0's answer, encoded as given (none: the prompt as given) */
-    q.enhance_prompt = 0;
-    if (text) q.prompt = text;
-    const ltx2_status st = ltx2_gen_text_from_prompts(ctx, &q, need_neg, tp, tn, enhanced);
-    if (st == LTX2_OK) *enhanced = text;
-    else free(text);
-    return st;
+    if (st == LTX2_OK) st = broadcast_states(ctx, world, tp);
+    if (st == LTX2_OK && need_neg) st = broadcast_states(ctx, world, tn);
+    return st; /* on failure the caller frees what tp / tn hold */
 }
 
 /* The prompt contexts (the connectors on the loaded or encoded hidden states; prompts of

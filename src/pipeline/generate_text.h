@@ -27,10 +27,11 @@ ltx2_status ltx2_gen_ckpt_connectors(ltx2_context *ctx, const ltx2_generate_para
 ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
                                        ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced);
 
-/* ltx2_gen_text_from_prompts for one rank of world (NULL: one rank): with p->enhance_prompt only
- * rank 0 rewrites the prompt and its text is broadcast (the others wait; sampling on each rank would
- * need every rank to load the encoder's generation state and agree bit for bit); every rank then
- * encodes that text, and *enhanced holds it on every rank. */
+/* ltx2_gen_text_from_prompts for one rank of world (NULL: one rank): rank 0 alone runs Gemma (and,
+ * with p->enhance_prompt, rewrites the prompt first) and broadcasts the text it encoded and the
+ * hidden states; the other ranks wait for them instead of each loading the encoder and computing the
+ * same states (P times the text stage's work and, with --text-encoder-device cuda, P encoders on
+ * one GPU). *enhanced holds rank 0's rewritten prompt on every rank. */
 struct ltx2_comm;
 ltx2_status ltx2_gen_text_ranked(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
                                  struct ltx2_comm *world, ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced);

@@ -1,5 +1,6 @@
 /* Text connectors forward: the feature extractor (ltx-core feature_extractor.py) on the host over
- * the host hidden states, then the projections and the Embeddings1DConnector
+ * the host hidden states, a chunk of tokens at a time, each chunk projected on the weights' backend
+ * as it is made; then the Embeddings1DConnector
  * (embeddings_connector.py) for video and audio on the weights' backend, in the reference's order
  * of operations. Batches are handled per sample where ltx-core only supports batch 1 (register
  * replacement), with the same result as running each sample alone. */
@@ -57,8 +58,13 @@ static ltx2_status linear(conn_run *r, const ltx2_dit_linear *L, const ltx2_tens
     return ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, &ga, y);
 }
 
+/* The feature extractor's per-(sample, layer) statistics (V1): the mean and range of x[b, valid, :, l]. */
+typedef struct fe_stats {
+    float *mean, *range; /* [B, L] */
+} fe_stats;
+
 /* V1: per sample b and layer l over the valid tokens: mean, min, max of x[b, valid, :, l]. */
-static void fe_v1(const ltx2_text_hidden *in, float *normed) {
+static void fe_v1_stats(const ltx2_text_hidden *in, const fe_stats *fs) {
     const int64_t S = in->S, D = in->D, L = in->L;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t b = 0; b < in->B; b++)
@@ -79,33 +85,36 @@ static void fe_v1(const ltx2_text_hidden *in, float *normed) {
                 }
             }
             /* torch: sum / (float(n * D) + 1e-6) in fp32 */
-            float mean = (float)sum / ((float)(n * D) + CONN_EPS);
-            float range = hi - lo;
-            for (int64_t t = 0; t < S; t++)
-                for (int64_t d = 0; d < D; d++) {
-                    float *o = normed + (b * S + t) * D * L + d * L + l;
-                    *o = m[t] ? FE_V1_SCALE * (x[(t * D + d) * L + l] - mean) / (range + CONN_EPS) : 0.0f;
-                }
+            fs->mean[b * L + l] = (float)sum / ((float)(n * D) + CONN_EPS);
+            fs->range[b * L + l] = hi - lo;
         }
 }
 
-/* V2: per token and layer, x / sqrt(mean_d(x^2) + eps); padding zeroed. */
-static void fe_v2(const ltx2_text_hidden *in, float *normed) {
-    const int64_t S = in->S, D = in->D, L = in->L;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t b = 0; b < in->B; b++)
-        for (int64_t t = 0; t < S; t++) {
-            const float *x = in->hidden + (b * S + t) * D * L;
-            float *o = normed + (b * S + t) * D * L;
-            const bool keep = in->mask[b * S + t] != 0;
-            for (int64_t l = 0; l < L; l++) {
-                double ss = 0.0;
-                for (int64_t d = 0; d < D; d++) ss += (double)x[d * L + l] * (double)x[d * L + l];
-                float var = (float)(ss / (double)D);
-                float inv = (float)(1.0 / sqrt((double)(var + CONN_EPS)));
-                for (int64_t d = 0; d < D; d++) o[d * L + l] = keep ? x[d * L + l] * inv : 0.0f;
+/* The normalised features of flattened rows [r0, r0 + nr) of [B * S] into normed [nr, D * L]. V1
+ * from the statistics; V2 per token and layer, x / sqrt(mean_d(x^2) + eps). Padding zeroed. */
+static void fe_rows(const ltx2_text_hidden *in, ltx2_text_fe_version fe, const fe_stats *fs, int64_t r0, int64_t nr,
+                    float *normed) {
+    const int64_t D = in->D, L = in->L;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < nr; i++) {
+        const int64_t row = r0 + i, b = row / in->S;
+        const float *x = in->hidden + row * D * L;
+        float *o = normed + i * D * L;
+        const bool keep = in->mask[row] != 0;
+        for (int64_t l = 0; l < L; l++) {
+            if (fe == LTX2_TEXT_FE_V1) {
+                const float mean = fs->mean[b * L + l], range = fs->range[b * L + l];
+                for (int64_t d = 0; d < D; d++)
+                    o[d * L + l] = keep ? FE_V1_SCALE * (x[d * L + l] - mean) / (range + CONN_EPS) : 0.0f;
+                continue;
             }
+            double ss = 0.0;
+            for (int64_t d = 0; d < D; d++) ss += (double)x[d * L + l] * (double)x[d * L + l];
+            float var = (float)(ss / (double)D);
+            float inv = (float)(1.0 / sqrt((double)(var + CONN_EPS)));
+            for (int64_t d = 0; d < D; d++) o[d * L + l] = keep ? x[d * L + l] * inv : 0.0f;
         }
+    }
 }
 
 /* Pre-norm self-attention of one connector block (ltx-core Attention.forward, no mask: the
@@ -244,33 +253,56 @@ done:
     return st;
 }
 
-/* The projections of the normalised features (V2: each after _rescale_norm, x * sqrt(out / D),
- * python double applied in fp32) into fv / fa on the backend; V1 has one projection for both. */
+/* Rows [r0, r0 + nr) of the [B, S, n] tensor t, as a [nr, n] view. */
+static ltx2_tensor rows_of(const ltx2_tensor *t, int64_t r0, int64_t nr) {
+    const int64_t n = t->shape[2], shape[2] = {nr, n};
+    ltx2_tensor v = ltx2_tensor_make((char *)t->data + (size_t)(r0 * n) * ltx2_dtype_size(t->dtype), t->dtype, 2,
+                                     shape);
+    v.device = t->device;
+    return v;
+}
+
+/* The feature extractor and the projections (V2: each after _rescale_norm, x * sqrt(out / D),
+ * python double applied in fp32; V1 has one projection for both) into fv / fa on the backend,
+ * LTX2_CONNECTOR_FE_CHUNK tokens at a time: a chunk's rows are normalised, scaled, uploaded and projected
+ * (the rows are independent, so this is the whole-batch computation row by row). normed_all (NULL:
+ * not kept) gets every normalised row, for the dump. */
 static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
-                           const float *normed, ltx2_tensor *fv, ltx2_tensor *fa) {
+                           float *normed_all, ltx2_tensor *fv, ltx2_tensor *fa) {
     const ltx2_connectors_config *cfg = &w->cfg;
-    const int64_t B = in->B, S = in->S, DL = in->D * in->L, n = B * S * DL;
+    const int64_t B = in->B, S = in->S, DL = in->D * in->L, rows = B * S;
     const int64_t Dv = cfg->video.inner_dim, Da = cfg->audio.inner_dim;
-    int64_t xs[3] = {B, S, DL};
-    ltx2_tensor x;
+    const bool v1 = cfg->fe == LTX2_TEXT_FE_V1;
     LTX2_TRY(tensor(r, B, S, Dv, fv));
-    if (cfg->fe == LTX2_TEXT_FE_V1) {
-        LTX2_TRY(ltx2_bpool_upload_f32(r->ctx, r->pool, normed, r->dt, 3, xs, &x));
-        LTX2_TRY(linear(r, &w->proj_video, &x, false, fv));
-        *fa = *fv;
-        return LTX2_OK;
+    if (v1) *fa = *fv;
+    else LTX2_TRY(tensor(r, B, S, Da, fa));
+    const int64_t chunk = rows < LTX2_CONNECTOR_FE_CHUNK ? rows : LTX2_CONNECTOR_FE_CHUNK;
+    fe_stats fs = {0};
+    float *normed = malloc((size_t)(chunk * DL) * sizeof(float)), *scaled = malloc((size_t)(chunk * DL) * sizeof(float));
+    ltx2_status st = normed && scaled ? LTX2_OK : LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature rows");
+    if (st == LTX2_OK && v1) {
+        fs.mean = malloc((size_t)(B * in->L) * sizeof(float));
+        fs.range = malloc((size_t)(B * in->L) * sizeof(float));
+        if (!fs.mean || !fs.range) st = LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature statistics");
+        else fe_v1_stats(in, &fs);
     }
-    LTX2_TRY(tensor(r, B, S, Da, fa));
-    float *scaled = malloc((size_t)n * sizeof(float));
-    if (!scaled) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: rescale buffer");
     const float sv = (float)sqrt((double)Dv / (double)in->D), sa = (float)sqrt((double)Da / (double)in->D);
-    for (int64_t i = 0; i < n; i++) scaled[i] = normed[i] * sv;
-    ltx2_status st = ltx2_bpool_upload_f32(r->ctx, r->pool, scaled, r->dt, 3, xs, &x);
-    if (st == LTX2_OK) st = linear(r, &w->proj_video, &x, false, fv);
-    for (int64_t i = 0; st == LTX2_OK && i < n; i++) scaled[i] = normed[i] * sa;
-    if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, scaled, r->dt, 3, xs, &x);
-    if (st == LTX2_OK) st = linear(r, &w->proj_audio, &x, false, fa);
-    free(scaled);
+    for (int64_t r0 = 0; r0 < rows && st == LTX2_OK; r0 += chunk) {
+        const int64_t nr = rows - r0 < chunk ? rows - r0 : chunk, n = nr * DL, xs[2] = {nr, DL};
+        fe_rows(in, cfg->fe, &fs, r0, nr, normed);
+        if (normed_all) memcpy(normed_all + r0 * DL, normed, (size_t)n * sizeof(float));
+        for (int k = 0; k < (v1 ? 1 : 2) && st == LTX2_OK; k++) {
+            const float f = k ? sa : sv;
+            if (!v1)
+                for (int64_t i = 0; i < n; i++) scaled[i] = normed[i] * f;
+            const size_t mark = ltx2_bpool_mark(r->pool);
+            ltx2_tensor x, y = rows_of(k ? fa : fv, r0, nr);
+            st = ltx2_bpool_upload_f32(r->ctx, r->pool, v1 ? normed : scaled, r->dt, 2, xs, &x);
+            if (st == LTX2_OK) st = linear(r, k ? &w->proj_audio : &w->proj_video, &x, false, &y);
+            ltx2_bpool_release(r->pool, mark);
+        }
+    }
+    free(fs.mean), free(fs.range), free(normed), free(scaled);
     return st;
 }
 
@@ -302,19 +334,16 @@ ltx2_status ltx2_connectors_forward_rope(ltx2_context *ctx, const ltx2_connector
                           (long long)S, LTX2_CONNECTOR_REGISTERS);
     conn_run r = {ctx, w->be, NULL, w->dtype, dump_fn, dump_user, rope_xla};
     LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
-    float *normed = malloc((size_t)(B * S * DL) * sizeof(float));
+    /* the whole normalised features only for a dump (the forward itself goes by chunks) */
+    float *normed = dump_fn ? malloc((size_t)(B * S * DL) * sizeof(float)) : NULL;
     ltx2_tensor fv, fa;
     ltx2_status st = LTX2_OK;
-    if (!normed) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "connectors forward: feature buffers");
+    if (dump_fn && !normed) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "connectors forward: the normalised features for the dump");
         goto done;
     }
-    if (cfg->fe == LTX2_TEXT_FE_V1)
-        fe_v1(in, normed);
-    else
-        fe_v2(in, normed);
-    dump_host(&r, "feature.normed", normed, B, S, DL);
     if ((st = project(&r, w, in, normed, &fv, &fa)) != LTX2_OK) goto done;
+    if (normed) dump_host(&r, "feature.normed", normed, B, S, DL);
     if ((st = dump(&r, "feature.video", &fv)) != LTX2_OK) goto done;
     if ((st = dump(&r, "feature.audio", &fa)) != LTX2_OK) goto done;
     st = connector_run(&r, cfg, "video", &cfg->video, &w->video, &fv, in->mask, video_out);

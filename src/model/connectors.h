@@ -22,6 +22,12 @@
 /* The projection input of the real checkpoints: Gemma-3-12B's 3840-wide hidden states of its 48
  * layers plus the embeddings (ltx-core GEMMA3_CONFIG_FOR_LTX), flattened. */
 #define LTX2_GEMMA_TEXT_DIM (3840 * 49)
+/* Tokens the feature extractor normalises and projects at a time. The projection's input is as
+ * wide as Gemma's states (3840 x 49 = 188,160 for the real encoder): a 1024-token prompt's whole
+ * would be 770 MB of host f32, its scaled copy as much again, and 385 MB in bf16 on a device; a
+ * chunk of 64 tokens is 48 MB on the host and 24 MB on the device, and the projection GEMM at 64
+ * rows stays deep (K = 188,160). */
+#define LTX2_CONNECTOR_FE_CHUNK 64
 /* ltx-core builds every connector with 128 registers (it ignores connector_num_learnable_registers). */
 #define LTX2_CONNECTOR_REGISTERS 128
 

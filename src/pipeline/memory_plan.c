@@ -32,7 +32,8 @@
 /* Device convs take channels in multiples of this (vae_run.h VAE_CONV_CHANNEL_ALIGN). */
 #define PLAN_CHANNEL_ALIGN 8
 /* The connectors' forward (not measured: its input, the Gemma states, is too large to fake on the
- * host): the projection input [S, text_dim] uploaded in bf16, plus at most this many [S, inner]
+ * host): a chunk of the projection input [LTX2_CONNECTOR_FE_CHUNK, text_dim] uploaded in bf16,
+ * plus at most this many [S, inner]
  * buffers live at once (block input, norm output, q, k, v, attention output, gate logits, the
  * 4-wide FFN hidden, the block output and the registers: 12, rounded up). */
 #define PLAN_CONNECTOR_LIVE_BUFFERS 16
@@ -56,10 +57,11 @@ static uint64_t max_u(uint64_t a, uint64_t b) { return a > b ? a : b; }
 /* ---- text: the connectors' forward (estimate, see PLAN_CONNECTOR_LIVE_BUFFERS) ---- */
 
 static uint64_t plan_text_stage(const ltx2_mem_request *req) {
-    const int64_t S = req->text_tokens;
+    const int64_t S = req->text_tokens, chunk = S < LTX2_CONNECTOR_FE_CHUNK ? S : LTX2_CONNECTOR_FE_CHUNK;
     const int64_t inner = req->conn->video.inner_dim > req->conn->audio.inner_dim ? req->conn->video.inner_dim
                                                                                   : req->conn->audio.inner_dim;
-    return act(S * ltx2_mem_plan_text_dim(req), PLAN_ES) + PLAN_CONNECTOR_LIVE_BUFFERS * act(S * inner, PLAN_ES);
+    /* the projection's input goes up a chunk of tokens at a time (connectors.c) */
+    return act(chunk * ltx2_mem_plan_text_dim(req), PLAN_ES) + PLAN_CONNECTOR_LIVE_BUFFERS * act(S * inner, PLAN_ES);
 }
 
 /* ---- video decode: video_vae_decode.c's buffers ---- */

@@ -2,6 +2,7 @@
  * kernels on the CPU), checked without a GPU (generate_parallel_device_check.h): context 2
  * (LTX-2.3) and tensor 2 (LTX-2.0) against the CPU per stage, and a rank with too little device
  * memory refused by its own plan. (The DiT's splits alone: test_emu_dit_parallel.) */
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include "backend_emu.h"
 #include "generate_parallel_device_check.h"
 

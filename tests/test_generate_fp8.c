@@ -30,6 +30,7 @@
 #include "model/fp8_cast.h"
 #include "pipeline/generate_parallel.h"
 #include "test_util.h"
+#include "fp8_tiny_checkpoint.h"
 
 #define TINY LTX2_SOURCE_DIR "/weights/tiny/"
 #define DIT_PREFIX "model.diffusion_model."
@@ -42,36 +43,6 @@
 /* Tensor 2 against one rank: the row-parallel halves' fp32 summation order (test_generate_parallel's
  * bound; measured below it by two orders of magnitude). */
 #define RANKS_TP_REL_L2 1e-4
-
-/* path = the tiny 2.3 single file with every DiT tensor the fp8 golden holds taken from it (the fp8
- * weights, their scales, the rest as stored), its metadata kept. */
-static bool write_fp8_checkpoint(ltx2_context *ctx, const char *path) {
-    ltx2_st_file *tiny = NULL, *gold = NULL;
-    ltx2_st_writer *w = NULL;
-    bool ok = ltx2_st_open(ctx, TINY "ltx2-tiny-2.3.safetensors", &tiny) == LTX2_OK &&
-              ltx2_st_open(ctx, LTX2_SOURCE_DIR "/tests/golden/data/dit_fp8_2.3.safetensors", &gold) == LTX2_OK &&
-              ltx2_st_writer_create(ctx, &w) == LTX2_OK;
-    for (size_t i = 0; ok && i < tiny->n_meta; i++)
-        ok = ltx2_st_writer_set_meta(ctx, w, tiny->meta[i].key, tiny->meta[i].value) == LTX2_OK;
-    for (size_t i = 0; ok && i < tiny->n_tensors; i++) {
-        const ltx2_st_tensor *t = &tiny->tensors[i];
-        if (strncmp(t->name, DIT_PREFIX, strlen(DIT_PREFIX)) == 0 && ltx2_st_find(gold, t->name)) continue;
-        const ltx2_tensor v = ltx2_st_view(t);
-        ok = ltx2_st_writer_add(ctx, w, t->name, &v) == LTX2_OK;
-    }
-    for (size_t i = 0; ok && i < gold->n_tensors; i++) {
-        const ltx2_st_tensor *t = &gold->tensors[i];
-        if (strncmp(t->name, DIT_PREFIX, strlen(DIT_PREFIX)) != 0) continue;
-        const ltx2_tensor v = ltx2_st_view(t);
-        ok = ltx2_st_writer_add(ctx, w, t->name, &v) == LTX2_OK;
-    }
-    if (ok) ok = ltx2_st_writer_write(ctx, w, path) == LTX2_OK;
-    CHECK(ok, "writing the fp8 checkpoint: %s", ltx2_last_error(ctx));
-    ltx2_st_writer_free(w);
-    ltx2_st_close(gold);
-    ltx2_st_close(tiny);
-    return ok;
-}
 
 static const ltx2_lora_spec k_style = {TINY "ltx2-tiny-lora-style-2.3.safetensors", 0.8};
 
@@ -317,7 +288,7 @@ int main(void) {
         return test_finish();
     }
     snprintf(ckpt, sizeof ckpt, "%s/ltx2-tiny-2.3-fp8.safetensors", dir);
-    if (write_fp8_checkpoint(ctx, ckpt)) {
+    if (fp8_tiny_checkpoint_write(ctx, ckpt)) {
         runs(ctx, ckpt, false);
         runs(ctx, ckpt, true);
         plan_bytes(ctx, ckpt);

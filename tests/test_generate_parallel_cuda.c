@@ -3,6 +3,7 @@
  * (generate_parallel_device_check.h): context 2 (LTX-2.3) and tensor 2 (LTX-2.0) against the CPU
  * per stage, and a rank whose device reads 1 MiB free refused by its own plan. Without a CUDA
  * device it prints why and skips (77). */
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include "generate_parallel_device_check.h"
 
 static ltx2_status make_cuda(ltx2_context *ctx, int rank, bool scarce, ltx2_backend **out) {

@@ -134,11 +134,7 @@ ltx2_status ltx2_mem_plan_dit(ltx2_context *ctx, const ltx2_mem_request *req, in
     plan_counts c = {0};
     ltx2_comm *world = NULL; /* a multi-rank run: this rank alone, nothing moving */
     ltx2_status st = LTX2_OK;
-    if (req->mesh && ltx2_mesh_world_size(req->mesh) > 1) {
-        if (req->dit_fp8_file)
-            st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "fp8 DiT weights across ranks are not supported");
-        if (st == LTX2_OK) st = ltx2_comm_null(ctx, req->mesh, req->rank, &world);
-    }
+    if (req->mesh && ltx2_mesh_world_size(req->mesh) > 1) st = ltx2_comm_null(ctx, req->mesh, req->rank, &world);
     if (st == LTX2_OK) st = plan_on(ctx, req, video_tokens, audio_tokens, world, &c);
     ltx2_comm_free(world);
     if (st != LTX2_OK) return ltx2_error_prefix(ctx, "memory plan: the DiT forward on the planning backend");

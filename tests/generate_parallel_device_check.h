@@ -42,12 +42,20 @@ static inline ltx2_status gen_par_one_device(const ltx2_backend *be, ltx2_contex
     return LTX2_OK;
 }
 
+/* A device's supports() without the fp8 GEMM: the emulator's, or a real GPU's, say what they
+ * support for every device of their kind, so the first wrapped one is kept. */
+static bool (*gen_par_supports)(const ltx2_backend *, ltx2_op, ltx2_dtype);
+static inline bool gen_par_no_fp8_gemm(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
+    return op != LTX2_OP_GEMM_FP8 && gen_par_supports(be, op, dt);
+}
+
 typedef struct gen_job {
     loopback_rank lr;
     const ltx2_generate_params *p;
     gen_par_backend_fn make;
     bool scarce;     /* this rank's device has 1 MiB free */
     bool one_device; /* this rank's device reports gen_par_one_device's id */
+    bool no_fp8_gemm; /* this rank's device says it has no fp8 GEMM (an sm_80 card) */
     ltx2_generate_result r;
 } gen_job;
 
@@ -60,6 +68,7 @@ static inline ltx2_status gen_par_rank(ltx2_context *ctx, ltx2_comm *c, void *ar
         return st;
     }
     if (j->one_device) dev->device_id = gen_par_one_device;
+    if (j->no_fp8_gemm) dev->supports = gen_par_no_fp8_gemm;
     ltx2_generate_dist d = {.world = c, .be = dev};
     ltx2_dit_parallel_opts_init(&d.dit);
     st = ltx2_generate_ranked(ctx, j->p, &d, &j->r);
@@ -142,6 +151,19 @@ static inline void generate_parallel_device_check_fp8(ltx2_context *ctx, gen_par
         p.checkpoint = path;
         p.weights_dtype = "fp8";
         gen_par_vs_cpu(ctx, make, &p, "2.3 fp8", mesh, GEN_PAR_FP8_LATENT_MAX_REL_L2);
+        /* ranks whose devices have no fp8 GEMM: refused before any work */
+        ltx2_backend *probe = NULL;
+        if (make(ctx, 0, false, &probe) == LTX2_OK) gen_par_supports = probe->supports;
+        ltx2_backend_free(probe);
+        gen_job jobs[2];
+        memset(jobs, 0, sizeof jobs);
+        for (int r = 0; r < 2; r++) jobs[r] = (gen_job){.p = &p, .make = make, .no_fp8_gemm = true};
+        const int ok = gen_par_supports ? loopback_ranks_run(ctx, mesh, gen_par_rank, jobs, sizeof *jobs) : -1;
+        printf("2.3 fp8 on devices without an fp8 GEMM: %s\n", jobs[0].lr.msg);
+        CHECK(ok == 0 && strstr(jobs[0].lr.msg, "runs fp8 GEMMs, which") && jobs[0].r.video == NULL,
+              "ranks without an fp8 GEMM must refuse --weights-dtype fp8 before any work: %d ok; %s", ok,
+              jobs[0].lr.msg);
+        for (int r = 0; r < 2; r++) ltx2_generate_result_free(&jobs[r].r);
         unlink(path);
     }
     rmdir(dir);

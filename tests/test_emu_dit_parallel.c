@@ -48,11 +48,18 @@ typedef struct forward_job {
     const char *ckpt;               /* shards cut from this file (create_sharded) */
     const ltx2_dit_weights *cpu_w;  /* or, when set, from a whole copy put on the rank's device */
     bool fp8;                       /* the file's scaled fp8 Linears kept fp8 in the shards */
+    bool no_fp8_gemm;               /* the rank's device says it has no fp8 GEMM (an sm_80 card) */
     int64_t fp8_linears;            /* out: how many shards the rank kept fp8 */
     const ltx2_dit_forward_params *p;
     ltx2_dit_parallel_opts opts;
     float *out_v, *out_a;
 } forward_job;
+
+/* The emulated device's supports() (the same for every emulated device), and it with no fp8 GEMM. */
+static bool (*g_emu_supports)(const ltx2_backend *, ltx2_op, ltx2_dtype);
+static bool supports_but_fp8_gemm(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
+    return op != LTX2_OP_GEMM_FP8 && g_emu_supports(be, op, dt);
+}
 
 /* One rank: its own emulated device, its weights there, its forward. */
 static ltx2_status rank_forward(ltx2_context *ctx, ltx2_comm *c, void *arg) {
@@ -63,6 +70,7 @@ static ltx2_status rank_forward(ltx2_context *ctx, ltx2_comm *c, void *arg) {
     ltx2_dit_parallel *dp = NULL;
     ltx2_dit_config cfg;
     ltx2_status st = ltx2_backend_emu_create(ctx, &emu);
+    if (st == LTX2_OK && j->no_fp8_gemm) emu->supports = supports_but_fp8_gemm;
     if (st == LTX2_OK && j->cpu_w) {
         st = ltx2_dit_weights_to(ctx, j->cpu_w, emu, LTX2_BF16, &w);
         if (st == LTX2_OK) st = ltx2_dit_parallel_create(ctx, c, w, &j->opts, &dp);
@@ -254,6 +262,19 @@ static void check_fp8(const char *version) {
                       (long long)scaled);
         }
         for (int r = 0; r < 2; r++) free(jobs[r].out_v), free(jobs[r].out_a);
+    }
+    /* a device without an fp8 GEMM is refused before any shard is read, as one device's load is */
+    g_emu_supports = emu->supports;
+    forward_job nj[2];
+    for (int r = 0; r < 2 && st == LTX2_OK; r++) {
+        nj[r] = (forward_job){.ckpt = ckpt, .fp8 = true, .no_fp8_gemm = true, .p = &in.p};
+        ltx2_dit_parallel_opts_init(&nj[r].opts);
+    }
+    if (st == LTX2_OK) {
+        const int ok = loopback_ranks_run(g_ctx, meshes[0], rank_forward, nj, sizeof *nj);
+        CHECK(ok == 0 && strstr(nj[0].lr.msg, "has no fp8 GEMM") && strstr(nj[1].lr.msg, "has no fp8 GEMM"),
+              "%s fp8 on a device without an fp8 GEMM: %d ranks ok (%s)", version, ok, nj[0].lr.msg);
+        printf("%s fp8 on a device without an fp8 GEMM: %s\n", version, nj[0].lr.msg);
     }
     for (int k = 0; k < 3; k++) free(ref[k][0]), free(ref[k][1]);
 done:

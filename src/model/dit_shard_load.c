@@ -383,6 +383,10 @@ ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel: fp8 shards are read from the checkpoint");
     if (kind == LTX2_DIT_SHARDS_FP8_CAST && loras)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "fp8-cast weights take no LoRA (see ltx2_dit_weights_load_fp8_cast)");
+    /* before any shard is read: the single-device loader's refusal */
+    if (kind == LTX2_DIT_SHARDS_FP8 && !ltx2_backend_supports(dp->be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit parallel: backend %s has no fp8 GEMM%s", dp->be->name,
+                          dp->be->device == LTX2_DEVICE_CPU ? "" : " (it needs compute capability 8.9 or newer)");
     shard_src s = {ctx, dp, f, prefix ? prefix : LTX2_DIT_PREFIX, NULL, layout, loras, kind};
     const ltx2_dit_config *cfg = &w->cfg;
     for (int64_t i = 0; i < cfg->num_layers; i++) {

@@ -466,6 +466,11 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if ((ltx2_gen_fp8_weights(p) || ltx2_gen_fp8_cast(p)) && preloaded)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: %s DiT weights load with the run: not with models "
                           "loaded once (ltx2_model)", p->weights_dtype);
+    /* before any work (Gemma, loads): an fp8 GEMM on this device, as the fp8 loaders require */
+    if (ltx2_gen_fp8_weights(p) && !ltx2_backend_supports(be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: --weights-dtype fp8 runs fp8 GEMMs, which %s lacks%s: "
+                          "use the default weights dtype (the fp8 file is dequantised)", be->name,
+                          be->device == LTX2_DEVICE_CPU ? "" : " (they need compute capability 8.9 or newer)");
     /* a rank keeps its shards of the Linears as the single-device loader keeps the whole */
     const ltx2_dit_shard_weights shard_kind = ltx2_gen_fp8_weights(p) ? LTX2_DIT_SHARDS_FP8
                                               : ltx2_gen_fp8_cast(p)  ? LTX2_DIT_SHARDS_FP8_CAST

@@ -323,7 +323,7 @@ typedef struct text_job {
 
 static ltx2_status text_rank(ltx2_context *ctx, ltx2_comm *c, void *arg) {
     text_job *j = arg;
-    return ltx2_gen_text_ranked(ctx, &j->p, true, c, &j->tp, &j->tn, &j->enhanced);
+    return ltx2_gen_text_ranked(ctx, &j->p, true, c, NULL, &j->tp, &j->tn, &j->enhanced);
 }
 
 static bool same_text(const ltx2_pipe_text *a, const ltx2_pipe_text *b) {
@@ -341,7 +341,7 @@ static void check_text_ranks(ltx2_context *ctx) {
     p.text_encoder = LTX2_SOURCE_DIR "/weights/tiny/gemma";
     ltx2_pipe_text rp = {0}, rn = {0};
     char *enh = NULL;
-    ltx2_status st = ltx2_gen_text_ranked(ctx, &p, true, NULL, &rp, &rn, &enh);
+    ltx2_status st = ltx2_gen_text_ranked(ctx, &p, true, NULL, NULL, &rp, &rn, &enh);
     CHECK(st == LTX2_OK, "one rank's encoding: %s", ltx2_last_error(ctx));
     text_job jobs[3];
     memset(jobs, 0, sizeof jobs);

@@ -511,7 +511,8 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if ((st = ltx2_denoise_check_cancel(ctx, p, "the text stage", 0)) != LTX2_OK) goto done;
     if (p->prompt) {
         const double t_enc = ltx2_timer_now();
-        if ((st = ltx2_gen_text_ranked(ctx, p, need_neg, dist ? dist->world : NULL, &tp, &tn, &r->enhanced_prompt)) !=
+        if ((st = ltx2_gen_text_ranked(ctx, p, need_neg, dist ? dist->world : NULL, be, &tp, &tn,
+                                      &r->enhanced_prompt)) !=
             LTX2_OK)
             goto done;
         text_seconds = ltx2_timer_now() - t_enc;

@@ -66,10 +66,60 @@ ltx2_status ltx2_gen_ckpt_connectors(ltx2_context *ctx, const ltx2_generate_para
     return st;
 }
 
+/* Gemma's bytes on a device for n prompts (alone there: loaded first, freed before the DiT): its
+ * weights and one forward's buffers, plus the runtime's share. */
+static uint64_t gemma_need(const ltx2_gemma_config *gc, int n, bool fp8) {
+    return ltx2_gemma_device_bytes(gc, n, LTX2_GEMMA_MAX_TOKENS, fp8) + LTX2_MEM_RUNTIME_BYTES;
+}
+
+/* Where Gemma runs (*tbe; *opened: the backend to free, if one was opened here). Named by
+ * p->text_encoder_device: that device, refused when Gemma does not fit it. By default the
+ * generation's own GPU (run_be) when Gemma fits its free memory, else the CPU, said in one line. */
+static ltx2_status text_device(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_gemma_config *gc, int n,
+                               bool fp8, const ltx2_backend *run_be, const ltx2_backend **tbe,
+                               const ltx2_backend **opened) {
+    char desc[256];
+    const bool chosen = p->text_encoder_device != NULL;
+    if (chosen) {
+        LTX2_TRY(ltx2_backend_open(ctx, p->text_encoder_device, opened, desc, sizeof desc));
+        *tbe = *opened;
+    } else {
+        *tbe = run_be && run_be->mem_info ? run_be : ltx2_backend_cpu();
+        ltx2_backend_describe(*tbe, desc, sizeof desc);
+    }
+    size_t free_b = 0, total_b = 0;
+    ltx2_status st = LTX2_OK;
+    if ((*tbe)->mem_info && (st = (*tbe)->mem_info(*tbe, ctx, &free_b, &total_b)) == LTX2_OK) {
+        const uint64_t need = gemma_need(gc, n, fp8);
+        LTX2_LOGI(ctx, "text encoder memory: %.2f GiB needed, %.2f GiB free on %s", (double)need / (1 << 30),
+                  (double)free_b / (1 << 30), desc);
+        if (need > free_b && chosen) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM,
+                            "the text encoder needs %.2f GiB on %s but %.2f GiB are free: use --text-encoder-device cpu",
+                            (double)need / (1 << 30), desc, (double)free_b / (1 << 30));
+        } else if (need > free_b) {
+            LTX2_LOGW(ctx, "text encoder: Gemma needs %.2f GiB and %s has %.2f GiB free: it runs on the CPU instead "
+                      "(slower; --text-encoder-device chooses)", (double)need / (1 << 30), desc,
+                      (double)free_b / (1 << 30));
+            *tbe = ltx2_backend_cpu();
+            ltx2_backend_describe(*tbe, desc, sizeof desc);
+        }
+    }
+    if (st != LTX2_OK) {
+        ltx2_backend_free(*opened);
+        *opened = NULL;
+        return st;
+    }
+    LTX2_LOGI(ctx, "text encoder device: %s%s", desc, chosen ? "" : " (the default: the generation's GPU when Gemma "
+              "fits, else the CPU)");
+    return LTX2_OK;
+}
+
 /* The prompt (and, with CFG, the negative prompt or Lightricks' default) through Gemma-3 in one
- * batch, on p->text_encoder_device (the CPU by default). */
+ * batch, where text_device puts it. */
 ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
-                                     ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced) {
+                                     const ltx2_backend *run_be, ltx2_pipe_text *tp, ltx2_pipe_text *tn,
+                                     char **enhanced) {
     /* the encoder's width x hidden states against the checkpoint's text projection, from the
      * headers alone, before anything is run */
     ltx2_gemma_config gc;
@@ -87,28 +137,9 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
     const bool fp8 = p->text_encoder_dtype && !strcmp(p->text_encoder_dtype, "fp8");
     if (need_neg && !p->negative_prompt) LTX2_LOGI(ctx, "generate: CFG is on: Lightricks' default negative prompt");
     ltx2_pipe_text out[2];
-    const ltx2_backend *tbe = NULL;
-    char desc[256];
-    LTX2_TRY(ltx2_backend_open(ctx, p->text_encoder_device ? p->text_encoder_device : "cpu", &tbe, desc, sizeof desc));
-    LTX2_LOGI(ctx, "text encoder device: %s", desc);
-    size_t free_b = 0, total_b = 0;
+    const ltx2_backend *tbe = NULL, *opened = NULL;
+    LTX2_TRY(text_device(ctx, p, &gc, need_neg ? 2 : 1, fp8, run_be, &tbe, &opened));
     ltx2_status st = LTX2_OK;
-    if (tbe->mem_info && (st = tbe->mem_info(tbe, ctx, &free_b, &total_b)) == LTX2_OK) {
-        /* Gemma is alone on the device (loaded first, freed before the DiT): its weights and one
-         * forward's buffers, plus the runtime's share */
-        const uint64_t need = ltx2_gemma_device_bytes(&gc, need_neg ? 2 : 1, LTX2_GEMMA_MAX_TOKENS, fp8) +
-                              LTX2_MEM_RUNTIME_BYTES;
-        LTX2_LOGI(ctx, "text encoder memory: %.2f GiB needed, %.2f GiB free", (double)need / (1 << 30),
-                  (double)free_b / (1 << 30));
-        if (need > free_b)
-            st = LTX2_ERROR(ctx, LTX2_ERR_OOM,
-                            "the text encoder needs %.2f GiB on %s but %.2f GiB are free: use --text-encoder-device cpu",
-                            (double)need / (1 << 30), desc, (double)free_b / (1 << 30));
-    }
-    if (st != LTX2_OK) {
-        ltx2_backend_free(tbe);
-        return st;
-    }
     ltx2_gemma_weights *gw = NULL; /* loaded once for the enhancement and the encoding */
     if (p->enhance_prompt) {
         /* the encoder's own checkpoint rewrites the prompt first, then encodes it; the
@@ -136,7 +167,7 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
                                    p->cancel, p->cancel_user, out);
     if (gw) LTX2_LOGI(ctx, "text encoder: freed");
     ltx2_gemma_weights_free(gw);
-    ltx2_backend_free(tbe);
+    ltx2_backend_free(opened);
     LTX2_TRY(st);
     *tp = out[0];
     if (need_neg) *tn = out[1];
@@ -168,12 +199,12 @@ static ltx2_status broadcast_states(ltx2_context *ctx, ltx2_comm *world, ltx2_pi
 }
 
 ltx2_status ltx2_gen_text_ranked(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg, ltx2_comm *world,
-                                 ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced) {
-    if (!world || world->size == 1) return ltx2_gen_text_from_prompts(ctx, p, need_neg, tp, tn, enhanced);
+                                 const ltx2_backend *run_be, ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced) {
+    if (!world || world->size == 1) return ltx2_gen_text_from_prompts(ctx, p, need_neg, run_be, tp, tn, enhanced);
     *enhanced = NULL;
     ltx2_status st = LTX2_OK;
     if (world->rank == 0) {
-        LTX2_TRY(ltx2_gen_text_from_prompts(ctx, p, need_neg, tp, tn, enhanced));
+        LTX2_TRY(ltx2_gen_text_from_prompts(ctx, p, need_neg, run_be, tp, tn, enhanced));
         LTX2_LOGI(ctx, "text: encoded on rank 0, sent to the other %d ranks", world->size - 1);
         char *unused = NULL;
         st = ltx2_comm_broadcast_text(world, ctx, *enhanced, &unused);

@@ -21,11 +21,13 @@ ltx2_status ltx2_gen_ckpt_connectors(ltx2_context *ctx, const ltx2_generate_para
                                      int64_t *text_dim);
 
 /* p->prompt (and, with need_neg, the negative prompt or Lightricks' default) through Gemma-3 in one
- * batch on p->text_encoder_device, after checking the encoder's width against the checkpoint. With
+ * batch on p->text_encoder_device (NULL: the generation's device run_be when it is a GPU Gemma fits,
+ * else the CPU), after checking the encoder's width against the checkpoint. With
  * p->enhance_prompt the prompt is first rewritten (ltx2_pipe_enhance_prompt) and *enhanced holds
  * the new text (malloc'd). */
 ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
-                                       ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced);
+                                       const ltx2_backend *run_be, ltx2_pipe_text *tp, ltx2_pipe_text *tn,
+                                       char **enhanced);
 
 /* ltx2_gen_text_from_prompts for one rank of world (NULL: one rank): rank 0 alone runs Gemma (and,
  * with p->enhance_prompt, rewrites the prompt first) and broadcasts the text it encoded and the
@@ -34,7 +36,8 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
  * one GPU). *enhanced holds rank 0's rewritten prompt on every rank. */
 struct ltx2_comm;
 ltx2_status ltx2_gen_text_ranked(ltx2_context *ctx, const ltx2_generate_params *p, bool need_neg,
-                                 struct ltx2_comm *world, ltx2_pipe_text *tp, ltx2_pipe_text *tn, char **enhanced);
+                                 struct ltx2_comm *world, const ltx2_backend *run_be, ltx2_pipe_text *tp,
+                                 ltx2_pipe_text *tn, char **enhanced);
 
 /* The DiT contexts from the encoded (tp, tn) or loaded (p's embeddings) hidden states through the
  * connectors (rope_xla: MaxDiffusion's RoPE); prompts of different lengths are left-padded to the

@@ -1,0 +1,101 @@
+/* Where Gemma runs by default (ltx2_gen_text_from_prompts with no --text-encoder-device): on the
+ * generation's GPU when Gemma fits its free memory, else on the CPU with a warning. The GPU is the
+ * CPU emulator of the CUDA kernels given free memory to report: with ample, the prompt pair is
+ * encoded there (bf16 kernels: near the CPU's states, not equal to them); with 1 MiB, on the CPU
+ * (bitwise its states) and the run says so; a named device wins over the default. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend_emu.h"
+#include "core/context.h"
+#include "pipeline/generate_text.h"
+#include "test_util.h"
+
+/* bf16 Gemma states against the f32 CPU's on the tiny model (gemma_device_check.h holds the
+ * forward itself to its bounds); here only: the emulated GPU ran it (measured 2.7e-3). */
+#define TEXT_DEVICE_MAX_REL_L2 1e-2
+#define TEXT_DEVICE_MIN_REL_L2 1e-5
+
+static atomic_int g_fallback_warnings;
+
+static void count_log(ltx2_log_level level, const char *msg, void *user) {
+    (void)user;
+    if (level == LTX2_LOG_WARN && strstr(msg, "it runs on the CPU instead")) atomic_fetch_add(&g_fallback_warnings, 1);
+}
+
+static ltx2_status ample(const ltx2_backend *be, ltx2_context *ctx, size_t *free_b, size_t *total_b) {
+    (void)be, (void)ctx;
+    *free_b = *total_b = (size_t)64 << 30;
+    return LTX2_OK;
+}
+
+static ltx2_status one_mib(const ltx2_backend *be, ltx2_context *ctx, size_t *free_b, size_t *total_b) {
+    (void)be, (void)ctx;
+    *free_b = (size_t)1 << 20, *total_b = (size_t)64 << 30;
+    return LTX2_OK;
+}
+
+/* The pair's states (positive then negative) encoded with run_be as the generation's device. */
+static bool encode(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *run_be, ltx2_pipe_text t[2]) {
+    char *enh = NULL;
+    memset(t, 0, 2 * sizeof *t);
+    const ltx2_status st = ltx2_gen_text_from_prompts(ctx, p, true, run_be, &t[0], &t[1], &enh);
+    CHECK(st == LTX2_OK, "encoding on %s: %s", run_be ? run_be->name : "(none)", ltx2_last_error(ctx));
+    return st == LTX2_OK;
+}
+
+static double states_rel_l2(const ltx2_pipe_text a[2], const ltx2_pipe_text b[2]) {
+    double worst = 0;
+    for (int k = 0; k < 2; k++) {
+        const double e = a[k].S == b[k].S ? test_rel_l2(a[k].hidden, b[k].hidden, a[k].S * a[k].D * a[k].L) : 1e30;
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
+int main(void) {
+    ltx2_context_params cp;
+    ltx2_context_params_init(&cp);
+    cp.log_fn = count_log;
+    ltx2_context *ctx = ltx2_context_create(&cp);
+    ltx2_backend *emu = NULL;
+    CHECK(ltx2_backend_emu_create(ctx, &emu) == LTX2_OK, "emu backend: %s", ltx2_last_error(ctx));
+    ltx2_generate_params p;
+    ltx2_generate_params_init(&p);
+    p.checkpoint = LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.3.safetensors";
+    p.text_encoder = LTX2_SOURCE_DIR "/weights/tiny/gemma";
+    p.prompt = "a lighthouse keeper climbs the stairs in a storm";
+    ltx2_pipe_text cpu[2], dev[2], fall[2], named[2];
+    if (emu && encode(ctx, &p, NULL, cpu)) {
+        emu->mem_info = ample;
+        if (encode(ctx, &p, emu, dev)) {
+            const double e = states_rel_l2(dev, cpu);
+            printf("default with a GPU it fits: rel-L2 %.3g from the CPU's states\n", e);
+            CHECK(e > TEXT_DEVICE_MIN_REL_L2 && e <= TEXT_DEVICE_MAX_REL_L2,
+                  "the default must encode on the generation's GPU: rel-L2 %.3g from the CPU's (want (%g, %g])", e,
+                  TEXT_DEVICE_MIN_REL_L2, TEXT_DEVICE_MAX_REL_L2);
+            for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&dev[k]);
+        }
+        p.text_encoder_device = "cpu";
+        if (encode(ctx, &p, emu, named)) {
+            CHECK(states_rel_l2(named, cpu) == 0, "--text-encoder-device cpu must win over the default");
+            for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&named[k]);
+        }
+        p.text_encoder_device = NULL;
+        emu->mem_info = one_mib;
+        const int before = atomic_load(&g_fallback_warnings);
+        if (encode(ctx, &p, emu, fall)) {
+            const double e = states_rel_l2(fall, cpu);
+            printf("default with a GPU of 1 MiB free: rel-L2 %.3g from the CPU's states\n", e);
+            CHECK(e == 0 && atomic_load(&g_fallback_warnings) == before + 1,
+                  "a GPU Gemma does not fit must fall back to the CPU and say so: rel-L2 %.3g, %d warnings", e,
+                  atomic_load(&g_fallback_warnings) - before);
+            for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&fall[k]);
+        }
+        for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&cpu[k]);
+    }
+    ltx2_backend_free(emu);
+    ltx2_context_free(ctx);
+    return test_finish();
+}

@@ -101,7 +101,6 @@ static uint32_t small_to_f32_bits(uint32_t e, uint32_t m, int mbits, int bias) {
     return ((uint32_t)((int)e - bias + 127) << 23) | (m << (23 - mbits));
 }
 
-float ltx2_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
 
 uint16_t ltx2_f32_to_bf16(float f) {
     uint32_t u = f32_bits(f);

@@ -10,11 +10,18 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ltx2/ltx2.h"
 #include "ltx2/tensor.h"
 
-float ltx2_bf16_to_f32(uint16_t h);
+/* Exact: a bf16 is the high half of an f32 (inline: hot loops widen element by element). */
+static inline float ltx2_bf16_to_f32(uint16_t h) {
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
 uint16_t ltx2_f32_to_bf16(float f);
 /* f rounded to the nearest bf16 value, as an f32 (what a bf16 tensor op's result holds). */
 static inline float ltx2_round_bf16(float f) { return ltx2_bf16_to_f32(ltx2_f32_to_bf16(f)); }

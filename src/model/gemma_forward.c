@@ -116,14 +116,18 @@ static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t
  * layer at a time, each (token, channel) write lands L1 floats from the last and touches its own
  * cache line; a group of layers writes GEMMA_SINK_GROUP adjacent floats per line instead (measured
  * on this project's 2-core CI machine at the 12B's 2 x 1024 x 3840 x 49: 8.3 s one at a time,
- * 3.9 s in groups of 8). The staging costs GEMMA_SINK_GROUP x B*S x D host floats (250 MB there). */
+ * 3.9 s in groups of 8). The staging costs GEMMA_SINK_GROUP x B*S x D host floats (250 MB there), or
+ * bf16 values from a device (125 MB). */
 #define GEMMA_SINK_GROUP 8
 
-/* The host sink: hidden[..., l] = h, through a host f32 [GEMMA_SINK_GROUP][B*S, D] staging of the
- * layers not yet interleaved. */
+/* The host sink: hidden[..., l] = h, through a host staging [GEMMA_SINK_GROUP][B*S, D] of the
+ * layers not yet interleaved, in h's dtype when it is bf16 (a device's states: downloaded as they
+ * are, half the bytes, widened - exactly - while interleaving) and f32 otherwise. */
 typedef struct host_sink {
     const ltx2_backend *be;
-    float *stage, *hidden;
+    void *stage;
+    ltx2_dtype stage_dt;
+    float *hidden;
     int64_t n_rows, D, L1;
     ltx2_gemma_poll poll;
     void *poll_user;
@@ -132,15 +136,35 @@ typedef struct host_sink {
 static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t l) {
     host_sink *hs = user;
     const int64_t D = hs->D, L1 = hs->L1, plane = hs->n_rows * D, k = l % GEMMA_SINK_GROUP;
-    LTX2_TRY(ltx2_backend_to_host_f32(ctx, hs->be, h, hs->stage + k * plane));
+    if (!hs->stage) { /* the first layer says the dtype every layer has */
+        hs->stage_dt = h->dtype == LTX2_BF16 && ltx2_tensor_is_contiguous(h) ? LTX2_BF16 : LTX2_F32;
+        hs->stage = malloc((size_t)(GEMMA_SINK_GROUP * plane) * ltx2_dtype_size(hs->stage_dt));
+        if (!hs->stage)
+            return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %d x %lld x %lld staged hidden states",
+                              GEMMA_SINK_GROUP, (long long)hs->n_rows, (long long)D);
+    }
+    if (hs->stage_dt == LTX2_BF16) {
+        if (h->dtype != LTX2_BF16 || ltx2_tensor_numel(h) != plane)
+            return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: hidden state %lld is %s, layer 0 was bf16",
+                              (long long)l, ltx2_dtype_name(h->dtype));
+        LTX2_TRY(hs->be->download(hs->be, ctx, (uint16_t *)hs->stage + k * plane, h->data, (size_t)plane * 2));
+    } else {
+        LTX2_TRY(ltx2_backend_to_host_f32(ctx, hs->be, h, (float *)hs->stage + k * plane));
+    }
     if (k == GEMMA_SINK_GROUP - 1 || l == L1 - 1) {
         const int64_t l0 = l - k, g = k + 1;
+        const bool bf16 = hs->stage_dt == LTX2_BF16;
 #pragma omp parallel for schedule(static)
         for (int64_t t = 0; t < hs->n_rows; t++)
             for (int64_t d = 0; d < D; d++) {
                 float *dst = hs->hidden + (t * D + d) * L1 + l0;
-                const float *src = hs->stage + t * D + d;
-                for (int64_t j = 0; j < g; j++) dst[j] = src[j * plane];
+                if (bf16) {
+                    const uint16_t *src = (const uint16_t *)hs->stage + t * D + d;
+                    for (int64_t j = 0; j < g; j++) dst[j] = ltx2_bf16_to_f32(src[j * plane]);
+                } else {
+                    const float *src = (const float *)hs->stage + t * D + d;
+                    for (int64_t j = 0; j < g; j++) dst[j] = src[j * plane];
+                }
             }
     }
     return hs->poll ? hs->poll(hs->poll_user, ctx, l, L1 - 1) : LTX2_OK;
@@ -231,11 +255,7 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
                                       const uint8_t *mask, int64_t B, int64_t S, float *hidden, ltx2_gemma_poll poll,
                                       void *poll_user) {
     if (!w || !hidden) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
-    host_sink hs = {w->be, NULL, hidden, B * S, w->cfg.hidden, w->cfg.layers + 1, poll, poll_user};
-    if (B > 0 && S > 0 &&
-        !(hs.stage = malloc((size_t)(GEMMA_SINK_GROUP * B * S * w->cfg.hidden) * sizeof(float))))
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %d x %lld x %lld host floats", GEMMA_SINK_GROUP,
-                          (long long)(B * S), (long long)w->cfg.hidden);
+    host_sink hs = {w->be, NULL, LTX2_F32, hidden, B * S, w->cfg.hidden, w->cfg.layers + 1, poll, poll_user};
     const ltx2_status st = ltx2_gemma_forward_to(ctx, w, ids, mask, B, S, store_layer, &hs);
     free(hs.stage);
     return st;

@@ -156,8 +156,9 @@ typedef struct ltx2_generate_params {
      * weight_scale and input_scale, Lightricks' *-fp8 files) stay fp8 and run as fp8 GEMMs, as
      * ltx-core's fp8_scaled_mm policy runs them (ltx-pipelines' --quantization fp8-scaled-mm): half
      * the memory, faster GEMMs. LoRAs are fused into them by ltx-core's fp8 rule (dequantise, add,
-     * re-quantise). Needs a backend with fp8 GEMMs (the CPU, CUDA compute capability 8.9+); not with
-     * models loaded once (ltx2_model) or several ranks yet. "fp8-cast": ltx-core's fp8_cast policy
+     * re-quantise). Needs a backend with fp8 GEMMs (the CPU, CUDA compute capability 8.9+; else
+     * refused before any work); across ranks each keeps its shards fp8; not with models loaded once
+     * (ltx2_model) yet. "fp8-cast": ltx-core's fp8_cast policy
      * (--quantization fp8-cast): the blocks' q/k/v/out and feed-forward weights and biases rounded to
      * e4m3 with no scale, as it casts them, and run as bf16 (its numbers; the memory stays bf16's). Not
      * with LoRAs (ltx-core fuses those with GPU-only stochastic rounding), nor the two-stage pipeline. */

@@ -9,7 +9,7 @@
  * the whole pipeline: bitwise the run of a file whose cast tensors were rounded beforehand. Across ranks
  * (loopback threads, each keeping its shards fp8 or cast; fp32 latents): context 2 bitwise one rank's
  * run, tensor 2 (whose LoRA re-quantisation takes each weight's amax from both halves) within
- * RANKS_TP_REL_L2. And what is
+ * RANKS_TP_REL_L2. Models loaded once with fp8 weights (ltx2_model_load_dtype) give the fp8 run. And what is
  * refused: an unknown weights dtype, fp8 of a checkpoint that holds no scaled fp8 weights, fp8-cast with
  * LoRAs (the two-stage pipeline). */
 #define _DEFAULT_SOURCE /* mkdtemp */
@@ -282,6 +282,50 @@ static void cast_runs(ltx2_context *ctx, const char *dir) {
     unlink(pre);
 }
 
+/* Models loaded once with fp8 weights (ltx2_model_load_dtype): a generation that leaves the dtype
+ * NULL is bitwise ltx2_generate's fp8 run; another dtype is refused, as is fp8 asked of a bf16
+ * model, and an unknown dtype at the load. */
+static void model_runs(ltx2_context *ctx, const char *ckpt) {
+    ltx2_generate_params p;
+    ltx2_generate_result r8, rm;
+    ltx2_model *m8 = NULL, *m16 = NULL;
+    params(&p, ckpt, "fp8", false);
+    ltx2_status st = ltx2_generate(ctx, &p, &r8);
+    CHECK(st == LTX2_OK, "fp8 run: %s", ltx2_last_error(ctx));
+    const ltx2_status sl = ltx2_model_load_dtype(ctx, &ckpt, 1, "cpu", "fp8", &m8);
+    CHECK(sl == LTX2_OK, "fp8 model load: %s", ltx2_last_error(ctx));
+    if (st == LTX2_OK && sl == LTX2_OK) {
+        params(&p, ckpt, NULL, false);
+        const ltx2_status sg = ltx2_generate_model(ctx, m8, &p, &rm);
+        CHECK(sg == LTX2_OK && latent_rel_l2(&r8, &rm) == 0.0, "fp8 model: %s, video latent rel-L2 %.3g from the fp8 run",
+              sg == LTX2_OK ? "ran" : ltx2_last_error(ctx), sg == LTX2_OK ? latent_rel_l2(&r8, &rm) : -1.0);
+        if (sg == LTX2_OK) {
+            printf("2.3 one-stage on a model loaded with fp8 weights: bitwise the fp8 run\n");
+            ltx2_generate_result_free(&rm);
+        }
+        params(&p, ckpt, "fp8-cast", false);
+        CHECK(ltx2_generate_model(ctx, m8, &p, &rm) == LTX2_ERR_INVALID_ARG &&
+                  strstr(ltx2_last_error(ctx), "loaded with fp8 weights"),
+              "fp8-cast on an fp8 model: %s", ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+    }
+    if (ltx2_model_load_dtype(ctx, &ckpt, 1, "cpu", NULL, &m16) == LTX2_OK) {
+        params(&p, ckpt, "fp8", false);
+        CHECK(ltx2_generate_model(ctx, m16, &p, &rm) == LTX2_ERR_INVALID_ARG &&
+                  strstr(ltx2_last_error(ctx), "ltx2_model_load_dtype"),
+              "fp8 on a bf16 model: %s", ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+    }
+    ltx2_model *bad = NULL;
+    CHECK(ltx2_model_load_dtype(ctx, &ckpt, 1, "cpu", "fp4", &bad) == LTX2_ERR_INVALID_ARG && !bad &&
+              strstr(ltx2_last_error(ctx), "bf16, fp8 or fp8-cast"),
+          "weights dtype fp4 at the model load: %s", ltx2_last_error(ctx));
+    ltx2_clear_error(ctx);
+    ltx2_model_free(m8);
+    ltx2_model_free(m16);
+    if (st == LTX2_OK) ltx2_generate_result_free(&r8);
+}
+
 static void refused(ltx2_context *ctx, const char *what, const char *ckpt, const char *wdt, ltx2_status want,
                     const char *needle) {
     ltx2_generate_params p;
@@ -307,6 +351,7 @@ int main(void) {
         runs(ctx, ckpt, false);
         runs(ctx, ckpt, true);
         plan_bytes(ctx, ckpt);
+        model_runs(ctx, ckpt);
         refused(ctx, "weights dtype fp4", ckpt, "fp4", LTX2_ERR_INVALID_ARG, "use bf16, fp8 or fp8-cast");
         unlink(ckpt);
     }

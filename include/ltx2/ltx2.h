@@ -157,8 +157,8 @@ typedef struct ltx2_generate_params {
      * ltx-core's fp8_scaled_mm policy runs them (ltx-pipelines' --quantization fp8-scaled-mm): half
      * the memory, faster GEMMs. LoRAs are fused into them by ltx-core's fp8 rule (dequantise, add,
      * re-quantise). Needs a backend with fp8 GEMMs (the CPU, CUDA compute capability 8.9+; else
-     * refused before any work); across ranks each keeps its shards fp8; not with models loaded once
-     * (ltx2_model) yet. "fp8-cast": ltx-core's fp8_cast policy
+     * refused before any work); across ranks each keeps its shards fp8; models loaded once take it at
+     * their load (ltx2_model_load_dtype). "fp8-cast": ltx-core's fp8_cast policy
      * (--quantization fp8-cast): the blocks' q/k/v/out and feed-forward weights and biases rounded to
      * e4m3 with no scale, as it casts them, and run as bf16 (its numbers; the memory stays bf16's). Not
      * with LoRAs (ltx-core fuses those with GPU-only stochastic rounding), nor the two-stage pipeline. */
@@ -305,6 +305,11 @@ ltx2_status ltx2_model_load(ltx2_context *ctx, const char *checkpoint, const cha
  * files (as ltx2_generate_params.checkpoint_files). */
 ltx2_status ltx2_model_load_files(ltx2_context *ctx, const char *const *paths, int n, const char *device,
                                   ltx2_model **out);
+/* As ltx2_model_load_files with the DiT's Linear weights kept as weights_dtype says (NULL or "bf16",
+ * "fp8", "fp8-cast": ltx2_generate_params.weights_dtype, same checks). A generation on the model
+ * leaves its weights_dtype NULL (the model's) or names the model's own. */
+ltx2_status ltx2_model_load_dtype(ltx2_context *ctx, const char *const *paths, int n, const char *device,
+                                  const char *weights_dtype, ltx2_model **out);
 /* Frees the models and their device (NULL is ignored). */
 void ltx2_model_free(ltx2_model *model);
 /* ltx2_generate on model's models: p->checkpoint (and checkpoint_files) must be unset or name the

@@ -463,9 +463,10 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if (any_lora && preloaded)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: LoRAs are fused into the DiT as it loads: not with "
                           "models loaded once (ltx2_model)");
-    if ((ltx2_gen_fp8_weights(p) || ltx2_gen_fp8_cast(p)) && preloaded)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: %s DiT weights load with the run: not with models "
-                          "loaded once (ltx2_model)", p->weights_dtype);
+    /* models loaded once: their DiT's dtype is the handle's (ltx2_generate_model passes it on) */
+    if (preloaded && (ltx2_gen_fp8_weights(p) != m->fp8 || ltx2_gen_fp8_cast(p) != m->fp8_cast))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype %s, but the loaded models' DiT is %s",
+                          p->weights_dtype ? p->weights_dtype : "bf16", m->fp8 ? "fp8" : m->fp8_cast ? "fp8-cast" : "bf16");
     /* before any work (Gemma, loads): an fp8 GEMM on this device, as the fp8 loaders require */
     if (ltx2_gen_fp8_weights(p) && !ltx2_backend_supports(be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: --weights-dtype fp8 runs fp8 GEMMs, which %s lacks%s: "

@@ -22,6 +22,7 @@
 #include "pipeline/memory_plan.h"
 #include "pipeline/vae_parallel.h"
 #include "pipeline/generate_dist.h"
+#include "pipeline/generate_plan.h"
 #include "pipeline/guidance.h"
 #include "backend/backend.h"
 #include "pipeline/pipeline.h"
@@ -248,93 +249,6 @@ static ltx2_status diffusers_stg(ltx2_context *ctx, const ltx2_generate_params *
     return LTX2_OK;
 }
 
-/* The samples the largest model call of a step batches. */
-static int64_t max_call_batch(const ltx2_guidance_plan *plan) {
-    int64_t best = 1;
-    for (int c = 0; c < plan->n_calls; c++) {
-        int64_t nb = 0;
-        for (int s = 0; s < plan->n_passes; s++) nb += plan->call_of[s] == c;
-        if (nb > best) best = nb;
-    }
-    return best;
-}
-
-/* Collective over world: how many of its ranks compute on the device be is on (ranks whose
- * backends report the same device id; a rank whose backend has none counts alone). Thread ranks and
- * process ranks alike, whichever index or CUDA_VISIBLE_DEVICES each opened its GPU under. */
-static ltx2_status rank_device_share(ltx2_context *ctx, const ltx2_backend *be, ltx2_comm *world, int *share) {
-    unsigned char key[1 + LTX2_DEVICE_ID_BYTES + sizeof(int)] = {0};
-    if (be->device_id) {
-        key[0] = 1;
-        LTX2_TRY(be->device_id(be, ctx, key + 1));
-    } else {
-        memcpy(key + 1 + LTX2_DEVICE_ID_BYTES, &world->rank, sizeof(int));
-    }
-    return ltx2_comm_count_equal(world, ctx, key, sizeof key, share);
-}
-
-/* On a backend with device memory to plan: the plan from the checkpoint's configs (nothing else
- * read), logged, and a run that cannot fit refused with the options (memory_plan.h). A rank of a
- * multi-rank run plans what it holds (its DiT shards, its share of each call) against its device. */
-static ltx2_status plan_memory(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *be,
-                               const ltx2_guidance_plan *plan, const ltx2_generate_dist *dist) {
-    int share = 1;
-    if (dist) LTX2_TRY(rank_device_share(ctx, be, dist->world, &share));
-    if (!be->mem_info) return LTX2_OK;
-    size_t free_b = 0, total_b = 0;
-    LTX2_TRY(be->mem_info(be, ctx, &free_b, &total_b));
-    if (share > 1) {
-        LTX2_LOGI(ctx, "memory plan: %d ranks compute on this device; each plans against 1/%d of its %.1f GiB free",
-                  share, share, (double)free_b / (double)(1ull << 30));
-        free_b /= (size_t)share;
-    }
-    ltx2_ckpt_source *src = NULL;
-    LTX2_TRY(ltx2_gen_open_source(ctx, p, &src));
-    const ltx2_st_file *f = ltx2_ckpt_source_set(src)->files[0];
-    ltx2_dit_config dcfg;
-    ltx2_connectors_config ccfg;
-    ltx2_vae_config vcfg;
-    ltx2_audio_vae_config acfg;
-    ltx2_vocoder_config vocfg;
-    ltx2_status st = ltx2_dit_config_from_st(ctx, f, &dcfg);
-    if (st == LTX2_OK) st = ltx2_connectors_config_from_st(ctx, f, &ccfg);
-    if (st == LTX2_OK) st = ltx2_vae_config_from_file(ctx, f, &vcfg);
-    if (st == LTX2_OK) st = ltx2_audio_vae_config_from_file(ctx, f, &acfg);
-    if (st == LTX2_OK) st = ltx2_vocoder_config_from_file(ctx, f, &vocfg);
-    int64_t text_dim = 0;
-    if (st == LTX2_OK) st = ltx2_connectors_text_dim(ctx, f, &ccfg, &text_dim);
-    ltx2_audio_encoder_config aecfg; /* audio conditioning's encoder, its config only */
-    if (st == LTX2_OK && p->audio) st = ltx2_audio_encoder_config_from_file(ctx, f, &aecfg);
-    ltx2_upsampler_config ucfg; /* the two-stage pipelines' upsampler, its config only */
-    const bool ups = p->pipeline != LTX2_PIPELINE_ONE_STAGE;
-    if (st == LTX2_OK && ups) st = ltx2_upsampler_read_config(ctx, ltx2_gen_upsampler_path(p), &ucfg);
-    const ltx2_mem_request req = {.dit = &dcfg, .conn = &ccfg, .vae = &vcfg, .audio = &acfg, .vocoder = &vocfg,
-                                  .frames = p->frames,
-                                  .height = p->height, .width = p->width, .fps = p->fps,
-                                  .batch = max_call_batch(plan), .text_tokens = LTX2_PIPE_TEXT_TOKENS, .text_dim = text_dim,
-                                  .text_cache_entries = LTX2_PIPE_TEXT_CACHE_ENTRIES, .vae_tile_px = p->vae_tile_px,
-                                  .vae_tile_frames = p->vae_tile_frames, .free_bytes = free_b,
-                                  .dit_fp8_file = ltx2_gen_fp8_weights(p) ? f : NULL,
-                                  .upsampler = ups ? &ucfg : NULL, .image_cond = p->n_images > 0,
-                                  .audio_encoder = p->audio ? &aecfg : NULL,
-                                  /* at most the maximum duration, else the clip's length (audio_cond.c) */
-                                  .audio_cond_seconds = !p->audio ? 0.0
-                                                        : p->audio_max_duration > 0 ? p->audio_max_duration
-                                                                                    : (double)p->frames / p->fps,
-                                  .mesh = dist ? &dist->world->mesh : NULL, .dit_par = dist ? &dist->dit : NULL,
-                                  .rank = dist ? dist->world->rank : 0, .device_share = share};
-    ltx2_mem_plan mp;
-    if (st == LTX2_OK) st = ltx2_mem_plan_make(ctx, &req, &mp);
-    if (st == LTX2_OK) {
-        char text[LTX2_MEM_PLAN_TEXT_CAP];
-        ltx2_mem_plan_format(&mp, text, sizeof text, "");
-        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) LTX2_LOGI(ctx, "%s", line);
-        st = ltx2_mem_plan_check(ctx, &req, &mp);
-    }
-    ltx2_ckpt_source_close(src);
-    return st;
-}
-
 /* The final video latent [1, F', H', W', C] dumped as ltx-core lays it out, [1, C, F', H', W']: what
  * `ltx2 decode` and a PyTorch dump hold. */
 static ltx2_status dump_latent_ncdhw(ltx2_context *ctx, const char *dump, const float *lat, const int64_t shape[5]) {
@@ -479,7 +393,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     /* models a handle keeps loaded are resident already: the device's free memory no longer counts
      * them, so the plan (weights + stage peaks against what is free) would count them twice. The
      * final stage is the largest (full size). */
-    if (!preloaded) LTX2_TRY(plan_memory(ctx, p, be, &plan, dist));
+    if (!preloaded) LTX2_TRY(ltx2_gen_plan_memory(ctx, p, be, &plan, dist));
     if (p->n_loras) LTX2_TRY(ltx2_lora_set_open(ctx, p->loras, p->n_loras, &loras1));
     if (p->pipeline == LTX2_PIPELINE_TWO_STAGE) { /* ModelLedger.with_additional_loras: the user's, then it */
         specs2 = malloc((size_t)(p->n_loras + 1) * sizeof *specs2);

@@ -129,6 +129,7 @@ nocfg=(--guidance-scale 1 --audio-guidance-scale 1)
 if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A cat walks across a neon street at night" \
         --text-cache cache --save-prompt-embeds pe.safetensors --wav a.wav >"$tmp/stdout" 2>"$tmp/stderr"); then ok; else bad "generate --prompt failed"; cat "$tmp/stderr"; fi
 grep -q 'prompt: "A cat walks' "$tmp/stdout" && ok || bad "the prompt is not echoed: $(grep prompt "$tmp/stdout")"
+! grep -q '(null)' "$tmp/stdout" && ok || bad "the run's summary prints a null string: $(grep -n '(null)' "$tmp/stdout")"
 grep -q "text encoder: Gemma-3" "$tmp/stderr" && ok || bad "no text encoder line on stderr"
 if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt-embeds pe.safetensors --wav b.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "generate from saved embeds failed"; cat "$tmp/stderr"; fi
 cmp -s "$txt/a.wav" "$txt/b.wav" && ok || bad "the saved prompt embeddings do not reproduce the text run"

@@ -693,7 +693,7 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
 
     /* ---- device: refused here, before any work, when it cannot be used ---- */
     p.device = device; /* ranks open theirs from it (one rank runs on launch.be) */
-    char dev_desc[300];
+    char dev_desc[512];
     if (!cli_launch_device(ctx, CMD, &launch, device, dev_desc, sizeof dev_desc)) return CLI_EXIT_BAD_INPUT;
 
     /* ---- run ---- */
@@ -727,13 +727,13 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         printf("prompt: \"%s\" (text encoder %s)%s%s%s\n", p.prompt, p.text_encoder,
                p.negative_prompt ? ", negative: \"" : "", p.negative_prompt ? p.negative_prompt : "",
                p.negative_prompt ? "\"" : "");
+    else
+        printf("prompt: %s%s%s\n", pos, neg ? ", negative: " : "", neg ? neg : "");
     if (p.enhance_prompt) {
         if (p.enhance_greedy) printf("enhance prompt: greedy, at most %d tokens\n", p.enhance_max_tokens);
         else printf("enhance prompt: sampled, seed %llu, at most %d tokens\n", (unsigned long long)p.enhance_seed,
                     p.enhance_max_tokens);
     }
-    else
-        printf("prompt: %s%s%s\n", pos, neg ? ", negative: " : "", neg ? neg : "");
     printf("seed: %llu%s, %dx%d, %d frames @ %g fps, semantics %s%s\n", (unsigned long long)p.seed,
            p.noise ? " (noise from file)" : "", p.width, p.height, p.frames, p.fps, ltx2_sem_name(sem),
            p.precision == LTX2_GENERATE_PRECISION_TPU ? ", precision tpu (MaxDiffusion's bf16 DiT)" : "");

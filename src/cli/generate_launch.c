@@ -235,7 +235,7 @@ bool cli_launch_device(ltx2_context *ctx, const char *cmd, cli_launch *l, const 
     }
     const int index = l->env.world_size > 1 ? l->env.local_rank : 0;
     const ltx2_backend *probe = NULL;
-    char first[200];
+    char first[384];
     if (ltx2_backend_open_rank(ctx, spec, index, &probe, first, sizeof first) != LTX2_OK) {
         fprintf(stderr, "ltx2 %s: %s\n", cmd, ltx2_last_error(ctx));
         return false;

@@ -205,7 +205,8 @@ ltx2_status ltx2_gen_text_ranked(ltx2_context *ctx, const ltx2_generate_params *
     ltx2_status st = LTX2_OK;
     if (world->rank == 0) {
         LTX2_TRY(ltx2_gen_text_from_prompts(ctx, p, need_neg, run_be, tp, tn, enhanced));
-        LTX2_LOGI(ctx, "text: encoded on rank 0, sent to the other %d ranks", world->size - 1);
+        LTX2_LOGI(ctx, "text: encoded on rank 0, sent to the other %d rank%s", world->size - 1,
+                  world->size == 2 ? "" : "s");
         char *unused = NULL;
         st = ltx2_comm_broadcast_text(world, ctx, *enhanced, &unused);
         free(unused);

@@ -727,6 +727,12 @@ ltx2_status ltx2_backend_open(ltx2_context *ctx, const char *spec, const ltx2_ba
     return LTX2_OK;
 }
 
+ltx2_status ltx2_backend_require_fp8_gemm(ltx2_context *ctx, const ltx2_backend *be, const char *what) {
+    if (ltx2_backend_supports(be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3)) return LTX2_OK;
+    return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: backend %s has no fp8 GEMM%s", what, be->name,
+                      be->device == LTX2_DEVICE_CPU ? "" : " (it needs compute capability 8.9 or newer)");
+}
+
 ltx2_status ltx2_backend_open_rank(ltx2_context *ctx, const char *spec, int index, const ltx2_backend **out, char *desc,
                                    size_t cap) {
     const bool any_gpu = !spec || !*spec || !strcmp(spec, "auto") || !strcmp(spec, "cuda");

@@ -255,6 +255,9 @@ ltx2_status ltx2_backend_open(ltx2_context *ctx, const char *spec, const ltx2_ba
  * CPU); "cpu" and "cuda:N" mean the same for every rank. */
 ltx2_status ltx2_backend_open_rank(ltx2_context *ctx, const char *spec, int index, const ltx2_backend **out, char *desc,
                                    size_t cap);
+/* OK when be runs fp8 e4m3 GEMMs (LTX2_OP_GEMM_FP8); else LTX2_ERR_UNSUPPORTED saying "<what>:
+ * backend <name> has no fp8 GEMM" and, for a GPU, the compute capability it needs. */
+ltx2_status ltx2_backend_require_fp8_gemm(ltx2_context *ctx, const ltx2_backend *be, const char *what);
 /* One line naming a backend's device (see ltx2_backend_open). */
 void ltx2_backend_describe(const ltx2_backend *be, char *buf, size_t cap);
 /* The CUDA half of ltx2_backend_describe ("cuda:N (name, compute capability, memory)"). */

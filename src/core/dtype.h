@@ -8,6 +8,7 @@
 #ifndef LTX2_CORE_DTYPE_H
 #define LTX2_CORE_DTYPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -32,6 +33,7 @@ float ltx2_f16_to_f32(uint16_t h);
 uint16_t ltx2_f32_to_f16(float f);
 /* e4m3fn's NaN: exponent and mantissa bits all set (0x7F, 0xFF with the sign); it has no inf. */
 #define LTX2_FP8_NAN_BITS 0x7Fu
+static inline bool ltx2_fp8e4m3_is_nan(uint8_t v) { return (v & LTX2_FP8_NAN_BITS) == LTX2_FP8_NAN_BITS; }
 float ltx2_fp8e4m3_to_f32(uint8_t v);
 uint8_t ltx2_f32_to_fp8e4m3(float f);
 uint8_t ltx2_f32_to_fp8e4m3_nosat(float f);

@@ -278,8 +278,11 @@ static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const 
     else LTX2_TRY(tensor(r, B, S, Da, fa));
     const int64_t chunk = rows < LTX2_CONNECTOR_FE_CHUNK ? rows : LTX2_CONNECTOR_FE_CHUNK;
     fe_stats fs = {0};
-    float *normed = malloc((size_t)(chunk * DL) * sizeof(float)), *scaled = malloc((size_t)(chunk * DL) * sizeof(float));
-    ltx2_status st = normed && scaled ? LTX2_OK : LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature rows");
+    /* V2 scales each projection's input on its own; V1 projects the normalised rows as they are */
+    float *normed = malloc((size_t)(chunk * DL) * sizeof(float));
+    float *scaled = v1 ? NULL : malloc((size_t)(chunk * DL) * sizeof(float));
+    ltx2_status st = normed && (v1 || scaled) ? LTX2_OK
+                                              : LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature rows");
     if (st == LTX2_OK && v1) {
         fs.mean = malloc((size_t)(B * in->L) * sizeof(float));
         fs.range = malloc((size_t)(B * in->L) * sizeof(float));

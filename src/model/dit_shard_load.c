@@ -46,8 +46,10 @@ typedef struct shard_src {
     ltx2_dit_shard_weights kind; /* how the Linears read from f are kept */
 } shard_src;
 
-/* A scaled fp8 weight's shard: its scales (the weight scale is new where LoRAs re-quantised it). */
+/* A scaled fp8 weight's shard: its file tensor and scales (the weight scale is new where LoRAs
+ * re-quantised it). */
 typedef struct fp8_scales {
+    const ltx2_st_tensor *t;
     float w_scale, x_scale;
 } fp8_scales;
 
@@ -67,6 +69,26 @@ static void *own(ltx2_context *ctx, ltx2_dit_parallel *dp, size_t nbytes) {
     if (dp->be->alloc(dp->be, ctx, nbytes ? nbytes : 1, &b) != LTX2_OK) return NULL;
     dp->owned[dp->n_owned++] = b;
     return b;
+}
+
+/* The tensor prefix + rel of s->f, which must be [rows, cols] ([rows] when cols is 0). */
+static ltx2_status file_tensor(const shard_src *s, const char *rel, int64_t rows, int64_t cols,
+                               const ltx2_st_tensor **out) {
+    char key[KEY_CAP];
+    snprintf(key, sizeof key, "%s%s", s->prefix, rel);
+    const char *label = s->f->path ? s->f->path : "checkpoint";
+    const ltx2_st_tensor *t = ltx2_st_find(s->f, key);
+    if (!t) return LTX2_ERROR(s->ctx, LTX2_ERR_NOT_FOUND, "%s: DiT tensor %s is missing", label, key);
+    const int nd = cols ? 2 : 1;
+    if (t->ndim != nd || t->shape[0] != rows || (cols && t->shape[1] != cols)) {
+        char got[96], want[96];
+        const int64_t shape[2] = {rows, cols};
+        ltx2_shape_str(t->shape, t->ndim, got, sizeof got);
+        ltx2_shape_str(shape, nd, want, sizeof want);
+        return LTX2_ERROR(s->ctx, LTX2_ERR_SHAPE, "%s: DiT tensor %s has shape %s, expected %s", label, key, got, want);
+    }
+    *out = t;
+    return LTX2_OK;
 }
 
 /* The [r0, r0 + nr) x [c0, c0 + nc) block of the [rows, cols] tensor `rel` (cols 0: 1-D, c0 0,
@@ -93,19 +115,8 @@ static ltx2_status read_f32(const shard_src *s, const char *rel, const ltx2_tens
         }
         return LTX2_OK;
     }
-    char key[KEY_CAP];
-    snprintf(key, sizeof key, "%s%s", s->prefix, rel);
-    const char *label = s->f->path ? s->f->path : "checkpoint";
-    const ltx2_st_tensor *t = ltx2_st_find(s->f, key);
-    if (!t) return LTX2_ERROR(s->ctx, LTX2_ERR_NOT_FOUND, "%s: DiT tensor %s is missing", label, key);
-    const int nd = cols ? 2 : 1;
-    if (t->ndim != nd || t->shape[0] != rows || (cols && t->shape[1] != cols)) {
-        char got[96], want[96];
-        const int64_t shape[2] = {rows, cols};
-        ltx2_shape_str(t->shape, t->ndim, got, sizeof got);
-        ltx2_shape_str(shape, nd, want, sizeof want);
-        return LTX2_ERROR(s->ctx, LTX2_ERR_SHAPE, "%s: DiT tensor %s has shape %s, expected %s", label, key, got, want);
-    }
+    const ltx2_st_tensor *t = NULL;
+    LTX2_TRY(file_tensor(s, rel, rows, cols, &t));
     LTX2_TRY(ltx2_weight_slice_to_f32(s->ctx, s->f, t, r0, nr, c0, nc, dst));
     if (s->loras && cols) LTX2_TRY(ltx2_lora_fuse_block(s->ctx, s->loras, rel, dst, rows, cols, r0, nr, c0, nc));
     /* elementwise, so the block's rounding is that block of the whole tensor's */
@@ -131,8 +142,9 @@ static ltx2_status world_max(const shard_src *s, float v, float *out) {
 /* That block of the scaled fp8 weight `rel` as e4m3 codes on the host: the file's, or - where LoRAs
  * cover it - the block dequantised, fused (ltx-core's bf16 deltas) and quantised again with the whole
  * tensor's new amax, as ltx2_dit_weights_load_fp8 re-quantises the whole (sc->w_scale updated). */
-static ltx2_status fp8_codes(const shard_src *s, const char *rel, const ltx2_st_tensor *t, int64_t rows, int64_t cols,
-                             int64_t r0, int64_t nr, int64_t c0, int64_t nc, uint8_t *dst, fp8_scales *sc) {
+static ltx2_status fp8_codes(const shard_src *s, const char *rel, int64_t rows, int64_t cols, int64_t r0, int64_t nr,
+                             int64_t c0, int64_t nc, uint8_t *dst, fp8_scales *sc) {
+    const ltx2_st_tensor *t = sc->t;
     if (!s->loras) return ltx2_weight_slice_fp8_codes(s->ctx, s->f, t, r0, nr, c0, nc, dst);
     const size_t n = (size_t)(nr * nc);
     float *v = malloc((n ? n : 1) * sizeof(float));
@@ -164,11 +176,9 @@ static ltx2_status read_block(const shard_src *s, const char *rel, const ltx2_te
     *dst = b;
     if (s->layout) return LTX2_OK;
     if (f8) {
-        char key[KEY_CAP];
-        snprintf(key, sizeof key, "%s%s", s->prefix, rel);
         uint8_t *codes = malloc(n ? n : 1);
         if (!codes) return LTX2_ERROR(s->ctx, LTX2_ERR_OOM, "dit parallel: staging %s", rel);
-        ltx2_status st = fp8_codes(s, rel, ltx2_st_find(s->f, key), rows, cols, r0, nr, c0, nc, codes, f8);
+        ltx2_status st = fp8_codes(s, rel, rows, cols, r0, nr, c0, nc, codes, f8);
         if (st == LTX2_OK) st = dp->be->upload(dp->be, s->ctx, b, codes, n);
         free(codes);
         return st;
@@ -301,10 +311,8 @@ static ltx2_status slice_linear(const shard_src *s, const char *base, const ltx2
     fp8_scales sc = {0};
     bool fp8 = false;
     if (s->kind == LTX2_DIT_SHARDS_FP8 && s->f) {
-        char key[KEY_CAP];
-        snprintf(key, sizeof key, "%s%s", s->prefix, nm);
-        const ltx2_st_tensor *t = ltx2_st_find(s->f, key);
-        if (t) LTX2_TRY(ltx2_weight_fp8_scales(s->ctx, s->f, t, &fp8, &sc.w_scale, &sc.x_scale));
+        LTX2_TRY(file_tensor(s, nm, src->out, src->in, &sc.t));
+        LTX2_TRY(ltx2_weight_fp8_scales(s->ctx, s->f, sc.t, &fp8, &sc.w_scale, &sc.x_scale));
     }
     LTX2_TRY(slice(s, nm, &src->w, src->out, src->in, kind == SPLIT_COL ? 0 : 1, fp8 ? &sc : NULL, &dst->w, &dst->out,
                    &dst->in));
@@ -384,9 +392,7 @@ ltx2_status dit_par_shard_blocks(ltx2_context *ctx, ltx2_dit_parallel *dp, const
     if (kind == LTX2_DIT_SHARDS_FP8_CAST && loras)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "fp8-cast weights take no LoRA (see ltx2_dit_weights_load_fp8_cast)");
     /* before any shard is read: the single-device loader's refusal */
-    if (kind == LTX2_DIT_SHARDS_FP8 && !ltx2_backend_supports(dp->be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit parallel: backend %s has no fp8 GEMM%s", dp->be->name,
-                          dp->be->device == LTX2_DEVICE_CPU ? "" : " (it needs compute capability 8.9 or newer)");
+    if (kind == LTX2_DIT_SHARDS_FP8) LTX2_TRY(ltx2_backend_require_fp8_gemm(ctx, dp->be, "dit parallel: fp8 shards"));
     shard_src s = {ctx, dp, f, prefix ? prefix : LTX2_DIT_PREFIX, NULL, layout, loras, kind};
     const ltx2_dit_config *cfg = &w->cfg;
     for (int64_t i = 0; i < cfg->num_layers; i++) {

@@ -135,7 +135,7 @@ ltx2_status ltx2_weight_slice_fp8_codes(ltx2_context *ctx, const ltx2_st_file *f
         const uint8_t *src = (const uint8_t *)t->data + (size_t)((row0 + i) * cols + col0);
         uint8_t *d = dst + i * ncols;
         for (int64_t j = 0; j < ncols; j++) {
-            if ((src[j] & LTX2_FP8_NAN_BITS) == LTX2_FP8_NAN_BITS)
+            if (ltx2_fp8e4m3_is_nan(src[j]))
                 return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: tensor %s holds an fp8 NaN at row %lld, column %lld", label,
                                   t->name, (long long)(row0 + i), (long long)(col0 + j));
             d[j] = src[j];

@@ -113,9 +113,7 @@ static ltx2_status layout_checks(ltx2_context *ctx, const ltx2_wtable *t, const 
     if (fp8 && !fp8_gemm && !ltx2_backend_supports(be, LTX2_OP_FP8, dtype))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s cannot widen fp8 weights to %s", be->name,
                           ltx2_dtype_name(dtype));
-    if (fp8 && fp8_gemm && !ltx2_backend_supports(be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s has no fp8 GEMM%s", be->name,
-                          be->device == LTX2_DEVICE_CPU ? "" : " (it needs compute capability 8.9 or newer)");
+    if (fp8 && fp8_gemm) LTX2_TRY(ltx2_backend_require_fp8_gemm(ctx, be, "weights"));
     if (!ltx2_backend_supports(be, LTX2_OP_GEMM_EX, dtype))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "weights: backend %s has no %s GEMM", be->name,
                           ltx2_dtype_name(dtype));
@@ -341,7 +339,7 @@ static ltx2_status put_fp8(ltx2_context *ctx, const ltx2_wstore *s, const ltx2_w
     if (!scaled) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "%s: %s laid out as fp8 but not scaled fp8", label, ft->name);
     const uint8_t *q = ft->data;
     for (size_t i = 0; i < n; i++)
-        if ((q[i] & LTX2_FP8_NAN_BITS) == LTX2_FP8_NAN_BITS)
+        if (ltx2_fp8e4m3_is_nan(q[i]))
             return LTX2_ERROR(ctx, LTX2_ERR_FORMAT, "%s: tensor %s holds an fp8 NaN at element %zu", label, ft->name, i);
     if (!how->adjust_fp8) return s->be->upload(s->be, ctx, w->dst->data, ft->data, n);
     uint8_t *fused = malloc(n ? n : 1);

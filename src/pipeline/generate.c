@@ -191,8 +191,7 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
                           "(duration 0: the clip's length)", p->audio_start_time, p->audio_max_duration);
     if (p->n_loras < 0 || (p->n_loras && !p->loras))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: %d LoRAs and no list", p->n_loras);
-    if (p->weights_dtype && strcmp(p->weights_dtype, "bf16") && strcmp(p->weights_dtype, "fp8") &&
-        strcmp(p->weights_dtype, "fp8-cast"))
+    if (!ltx2_gen_weights_dtype(p->weights_dtype))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype '%s': use bf16, fp8 or fp8-cast",
                           p->weights_dtype);
     if (p->text_encoder_dtype && strcmp(p->text_encoder_dtype, "bf16") && strcmp(p->text_encoder_dtype, "fp8"))
@@ -382,10 +381,9 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype %s, but the loaded models' DiT is %s",
                           p->weights_dtype ? p->weights_dtype : "bf16", m->fp8 ? "fp8" : m->fp8_cast ? "fp8-cast" : "bf16");
     /* before any work (Gemma, loads): an fp8 GEMM on this device, as the fp8 loaders require */
-    if (ltx2_gen_fp8_weights(p) && !ltx2_backend_supports(be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: --weights-dtype fp8 runs fp8 GEMMs, which %s lacks%s: "
-                          "use the default weights dtype (the fp8 file is dequantised)", be->name,
-                          be->device == LTX2_DEVICE_CPU ? "" : " (they need compute capability 8.9 or newer)");
+    if (ltx2_gen_fp8_weights(p))
+        LTX2_TRY(ltx2_backend_require_fp8_gemm(ctx, be, "generate: --weights-dtype fp8 (the default weights dtype runs "
+                                               "an fp8 file dequantised)"));
     /* a rank keeps its shards of the Linears as the single-device loader keeps the whole */
     const ltx2_dit_shard_weights shard_kind = ltx2_gen_fp8_weights(p) ? LTX2_DIT_SHARDS_FP8
                                               : ltx2_gen_fp8_cast(p)  ? LTX2_DIT_SHARDS_FP8_CAST

@@ -6,6 +6,7 @@
 
 #include "backend/backend.h"
 #include "core/context.h"
+#include "pipeline/generate_stages.h"
 #include "pipeline/pipeline.h"
 
 struct ltx2_model {
@@ -25,15 +26,6 @@ void ltx2_model_free(ltx2_model *model) {
     free(model);
 }
 
-/* The dtype names ltx2_generate_params.weights_dtype takes, as stored (NULL: "bf16"); NULL for others. */
-static const char *dtype_name(const char *wdt) {
-    static const char *const names[] = {"bf16", "fp8", "fp8-cast"};
-    if (!wdt) return names[0];
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(wdt, names[i])) return names[i];
-    return NULL;
-}
-
 ltx2_status ltx2_model_load_files(ltx2_context *ctx, const char *const *paths, int n, const char *device,
                                   ltx2_model **out) {
     return ltx2_model_load_dtype(ctx, paths, n, device, NULL, out);
@@ -43,7 +35,7 @@ ltx2_status ltx2_model_load_dtype(ltx2_context *ctx, const char *const *paths, i
                                   const char *weights_dtype, ltx2_model **out) {
     if (!paths || n < 1 || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "model load: no checkpoint or output");
     *out = NULL;
-    const char *wdt = dtype_name(weights_dtype);
+    const char *wdt = ltx2_gen_weights_dtype(weights_dtype);
     if (!wdt)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "model load: weights dtype \"%s\": use bf16, fp8 or fp8-cast",
                           weights_dtype);
@@ -70,11 +62,7 @@ ltx2_status ltx2_model_load_dtype(ltx2_context *ctx, const char *const *paths, i
     ltx2_status st = ltx2_backend_open(ctx, device, &model->be, desc, sizeof desc);
     if (st == LTX2_OK) {
         LTX2_LOGI(ctx, "model: device %s, DiT weights %s", desc, wdt);
-        if (!strcmp(wdt, "fp8") && !ltx2_backend_supports(model->be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))
-            st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "model load: fp8 weights run fp8 GEMMs, which %s lacks%s",
-                            model->be->name, model->be->device == LTX2_DEVICE_CPU ? ""
-                                             : " (they need compute capability 8.9 or newer)");
-        else if (!strcmp(wdt, "fp8"))
+        if (!strcmp(wdt, "fp8")) /* the fp8 loader refuses a device without fp8 GEMMs before reading */
             st = ltx2_pipe_models_load_fp8(ctx, paths, n, model->be, NULL, &model->m);
         else if (!strcmp(wdt, "fp8-cast"))
             st = ltx2_pipe_models_load_fp8_cast(ctx, paths, n, model->be, &model->m);
@@ -115,7 +103,7 @@ ltx2_status ltx2_generate_model(ltx2_context *ctx, ltx2_model *model, const ltx2
                           "checkpoint NULL)",
                           p->n_checkpoint_files > 0 ? p->checkpoint_files[0] : p->checkpoint, model->paths[0],
                           model->n_paths > 1 ? " and other split files" : "");
-    const char *asked = dtype_name(p->weights_dtype);
+    const char *asked = ltx2_gen_weights_dtype(p->weights_dtype);
     if (p->weights_dtype && asked != model->weights_dtype)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG,
                           "generate: weights dtype %s, but the model's DiT was loaded with %s weights (leave it NULL, "

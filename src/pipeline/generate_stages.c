@@ -175,6 +175,14 @@ const char *ltx2_gen_upsampler_path(const ltx2_generate_params *p) {
     return NULL;
 }
 
+const char *ltx2_gen_weights_dtype(const char *wdt) {
+    static const char *const names[] = {"bf16", "fp8", "fp8-cast"};
+    if (!wdt) return names[0];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(wdt, names[i])) return names[i];
+    return NULL;
+}
+
 bool ltx2_gen_fp8_weights(const ltx2_generate_params *p) {
     return p->weights_dtype && !strcmp(p->weights_dtype, "fp8");
 }

@@ -50,6 +50,9 @@ void ltx2_gen_checkpoint_paths(const ltx2_generate_params *p, const char *const 
 const char *ltx2_gen_upsampler_path(const ltx2_generate_params *p);
 /* Whether p asks for fp8 DiT weights (weights_dtype "fp8"). */
 bool ltx2_gen_fp8_weights(const ltx2_generate_params *p);
+/* The weights dtype names generate takes ("bf16", "fp8", "fp8-cast"; NULL is "bf16"), as this
+ * static string; NULL for any other name. */
+const char *ltx2_gen_weights_dtype(const char *wdt);
 /* Whether p asks for ltx-core's fp8_cast policy (weights_dtype "fp8-cast", model/fp8_cast.h). */
 bool ltx2_gen_fp8_cast(const ltx2_generate_params *p);
 /* The latent upsampler of a two-stage pipeline (p's), loaded before any other model so that a wrong

@@ -66,12 +66,6 @@ ltx2_status ltx2_gen_ckpt_connectors(ltx2_context *ctx, const ltx2_generate_para
     return st;
 }
 
-/* Gemma's bytes on a device for n prompts (alone there: loaded first, freed before the DiT): its
- * weights and one forward's buffers, plus the runtime's share. */
-static uint64_t gemma_need(const ltx2_gemma_config *gc, int n, bool fp8) {
-    return ltx2_gemma_device_bytes(gc, n, LTX2_GEMMA_MAX_TOKENS, fp8) + LTX2_MEM_RUNTIME_BYTES;
-}
-
 /* Where Gemma runs (*tbe; *opened: the backend to free, if one was opened here). Named by
  * p->text_encoder_device: that device, refused when Gemma does not fit it. By default the
  * generation's own GPU (run_be) when Gemma fits its free memory, else the CPU, said in one line. */
@@ -90,7 +84,9 @@ static ltx2_status text_device(ltx2_context *ctx, const ltx2_generate_params *p,
     size_t free_b = 0, total_b = 0;
     ltx2_status st = LTX2_OK;
     if ((*tbe)->mem_info && (st = (*tbe)->mem_info(*tbe, ctx, &free_b, &total_b)) == LTX2_OK) {
-        const uint64_t need = gemma_need(gc, n, fp8);
+        /* Gemma is alone on the device (loaded first, freed before the DiT): its weights and one
+         * forward's buffers, plus the runtime's share */
+        const uint64_t need = ltx2_gemma_device_bytes(gc, n, LTX2_GEMMA_MAX_TOKENS, fp8) + LTX2_MEM_RUNTIME_BYTES;
         LTX2_LOGI(ctx, "text encoder memory: %.2f GiB needed, %.2f GiB free on %s", (double)need / (1 << 30),
                   (double)free_b / (1 << 30), desc);
         if (need > free_b && chosen) {

@@ -16,23 +16,15 @@
 #include <unistd.h>
 
 #include "core/context.h"
+#include "device_mem_stub.h"
 #include "fp8_tiny_checkpoint.h"
 #include "generate_device_check.h"
 #include "loopback_ranks.h"
 #include "pipeline/generate_dist.h"
 
 /* The device of rank `rank`, made and owned by the rank's thread; scarce: one whose free memory
- * reads 1 MiB (GEN_PAR_SCARCE_FREE). */
+ * reads 1 MiB (mem_stub_scarce, device_mem_stub.h). */
 typedef ltx2_status (*gen_par_backend_fn)(ltx2_context *ctx, int rank, bool scarce, ltx2_backend **out);
-
-/* The free memory a scarce device reports: far below any model. */
-#define GEN_PAR_SCARCE_FREE ((size_t)1 << 20)
-
-static inline ltx2_status gen_par_scarce(const ltx2_backend *be, ltx2_context *ctx, size_t *free_b, size_t *total_b) {
-    (void)be, (void)ctx;
-    *free_b = GEN_PAR_SCARCE_FREE, *total_b = (size_t)64 << 30;
-    return LTX2_OK;
-}
 
 /* A device id every rank reports: they all compute on one device. */
 static inline ltx2_status gen_par_one_device(const ltx2_backend *be, ltx2_context *ctx,
@@ -160,7 +152,8 @@ static inline void generate_parallel_device_check_fp8(ltx2_context *ctx, gen_par
         for (int r = 0; r < 2; r++) jobs[r] = (gen_job){.p = &p, .make = make, .no_fp8_gemm = true};
         const int ok = gen_par_supports ? loopback_ranks_run(ctx, mesh, gen_par_rank, jobs, sizeof *jobs) : -1;
         printf("2.3 fp8 on devices without an fp8 GEMM: %s\n", jobs[0].lr.msg);
-        CHECK(ok == 0 && strstr(jobs[0].lr.msg, "runs fp8 GEMMs, which") && jobs[0].r.video == NULL,
+        CHECK(ok == 0 && strstr(jobs[0].lr.msg, "--weights-dtype fp8") && strstr(jobs[0].lr.msg, "has no fp8 GEMM") &&
+                  jobs[0].r.video == NULL,
               "ranks without an fp8 GEMM must refuse --weights-dtype fp8 before any work: %d ok; %s", ok,
               jobs[0].lr.msg);
         for (int r = 0; r < 2; r++) ltx2_generate_result_free(&jobs[r].r);

@@ -4,27 +4,12 @@
  * stand-in): 64 GiB free for the runs, which the memory plan must pass, and 1 MiB, which it must
  * refuse before loading anything. */
 #include "backend_emu.h"
+#include "device_mem_stub.h"
 #include "generate_device_check.h"
-
-/* Free device memory the stand-ins report: ample for the tiny model, and too little for anything. */
-#define EMU_AMPLE_FREE ((size_t)64 << 30)
-#define EMU_SCARCE_FREE ((size_t)1 << 20)
-
-static ltx2_status ample(const ltx2_backend *be, ltx2_context *ctx, size_t *free_b, size_t *total_b) {
-    (void)be, (void)ctx;
-    *free_b = EMU_AMPLE_FREE, *total_b = EMU_AMPLE_FREE;
-    return LTX2_OK;
-}
-
-static ltx2_status scarce(const ltx2_backend *be, ltx2_context *ctx, size_t *free_b, size_t *total_b) {
-    (void)be, (void)ctx;
-    *free_b = EMU_SCARCE_FREE, *total_b = EMU_AMPLE_FREE;
-    return LTX2_OK;
-}
 
 static void refused_for_memory(ltx2_context *ctx, const ltx2_backend *emu) {
     ltx2_backend small = *emu;
-    small.mem_info = scarce;
+    small.mem_info = mem_stub_scarce;
     ltx2_generate_params p;
     ltx2_generate_params_init(&p);
     p.checkpoint = LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.3.safetensors";
@@ -46,7 +31,7 @@ int main(void) {
     ltx2_backend *emu = NULL;
     CHECK(ltx2_backend_emu_create(ctx, &emu) == LTX2_OK, "emu backend: %s", ltx2_last_error(ctx));
     if (emu) {
-        emu->mem_info = ample;
+        emu->mem_info = mem_stub_ample;
         refused_for_memory(ctx, emu);
         generate_device_check(ctx, emu, "2.0");
         generate_device_check(ctx, emu, "2.3");

@@ -9,6 +9,7 @@
 
 #include "backend_emu.h"
 #include "core/context.h"
+#include "device_mem_stub.h"
 #include "pipeline/generate_text.h"
 #include "test_util.h"
 
@@ -22,18 +23,6 @@ static atomic_int g_fallback_warnings;
 static void count_log(ltx2_log_level level, const char *msg, void *user) {
     (void)user;
     if (level == LTX2_LOG_WARN && strstr(msg, "it runs on the CPU instead")) atomic_fetch_add(&g_fallback_warnings, 1);
-}
-
-static ltx2_status ample(const ltx2_backend *be, ltx2_context *ctx, size_t *free_b, size_t *total_b) {
-    (void)be, (void)ctx;
-    *free_b = *total_b = (size_t)64 << 30;
-    return LTX2_OK;
-}
-
-static ltx2_status one_mib(const ltx2_backend *be, ltx2_context *ctx, size_t *free_b, size_t *total_b) {
-    (void)be, (void)ctx;
-    *free_b = (size_t)1 << 20, *total_b = (size_t)64 << 30;
-    return LTX2_OK;
 }
 
 /* The pair's states (positive then negative) encoded with run_be as the generation's device. */
@@ -68,7 +57,7 @@ int main(void) {
     p.prompt = "a lighthouse keeper climbs the stairs in a storm";
     ltx2_pipe_text cpu[2], dev[2], fall[2], named[2];
     if (emu && encode(ctx, &p, NULL, cpu)) {
-        emu->mem_info = ample;
+        emu->mem_info = mem_stub_ample;
         if (encode(ctx, &p, emu, dev)) {
             const double e = states_rel_l2(dev, cpu);
             printf("default with a GPU it fits: rel-L2 %.3g from the CPU's states\n", e);
@@ -83,7 +72,7 @@ int main(void) {
             for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&named[k]);
         }
         p.text_encoder_device = NULL;
-        emu->mem_info = one_mib;
+        emu->mem_info = mem_stub_scarce;
         const int before = atomic_load(&g_fallback_warnings);
         if (encode(ctx, &p, emu, fall)) {
             const double e = states_rel_l2(fall, cpu);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "device_mem_stub.h"
 #include "io/safetensors.h"
 #include "model/gemma_generate.h"
 #include "pipeline/pipeline.h"
@@ -231,13 +232,6 @@ static void check_pixels(const ltx2_st_file *f, const char *name, const char *im
 }
 
 /* enhance_i2v against the golden (see the top of the file). */
-/* A device's free memory stand-in (mem_info): 1 MiB. */
-static ltx2_status one_mib_free(const ltx2_backend *be, ltx2_context *ctx, size_t *free_b, size_t *total_b) {
-    (void)be, (void)ctx;
-    *free_b = (size_t)1 << 20, *total_b = (size_t)1 << 30;
-    return LTX2_OK;
-}
-
 static void check_i2v(const ltx2_st_file *f, const ltx2_gemma_tokenizer *tok, const char *system, const char *prompt) {
     check_pixels(f, "i2v.pixels", IMAGE_FILE);
     check_pixels(f, "i2v.pixels_big", IMAGE_BIG_FILE);
@@ -274,7 +268,7 @@ static void check_i2v(const ltx2_st_file *f, const ltx2_gemma_tokenizer *tok, co
     ltx2_gemma_weights_free(gw);
     /* a device without room for the vision tower: refused before it loads, saying so */
     ltx2_backend small = *ltx2_backend_cpu();
-    small.mem_info = one_mib_free;
+    small.mem_info = mem_stub_scarce;
     gw = NULL;
     const ltx2_status so = ltx2_pipe_enhance_prompt(g_ctx, GEMMA_DIR, &small, false, prompt, &ep, &gw, &out);
     const char *msg = ltx2_last_error(g_ctx);

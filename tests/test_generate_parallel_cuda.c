@@ -8,7 +8,7 @@
 
 static ltx2_status make_cuda(ltx2_context *ctx, int rank, bool scarce, ltx2_backend **out) {
     LTX2_TRY(ltx2_backend_cuda_create(ctx, rank % ltx2_backend_cuda_device_count(), out));
-    if (scarce) (*out)->mem_info = gen_par_scarce;
+    if (scarce) (*out)->mem_info = mem_stub_scarce;
     return LTX2_OK;
 }
 

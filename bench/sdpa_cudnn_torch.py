@@ -11,7 +11,7 @@ bench_attention's own rows:
   baseline time = prep + cuDNN SDPA, where prep is bench_attention's "<shape> [prep]" row (our
   standalone RoPE kernel, plus our RMSNorm op for QK-norm shapes; absent = 0 for plain shapes);
   ratio       = our fused attention time / baseline time   (goal <= 0.93), per kernel: bench_attention
-                names its rows "<shape> [mma_sync]" and "<shape> [wgmma]";
+                names its rows "<shape> [mma_sync]", "<shape> [wgmma]" and "<shape> [wgmma_in_kernel]";
   roof_frac   = our TFLOP/s / the cuBLASLt bf16 GEMM rate bench_attention measured (goal >= 0.80).
 
 Usage (on the GPU machine, after bench_attention --json ATT.jsonl):
@@ -32,10 +32,13 @@ SHAPES = [
     ("video self B2 H32 S6144 d128 +qknorm+rope", 2, 6144, 6144, 32, 128, False, 32, False),
     ("video->text B2 H32 Sq6144 Skv1024 d128 +qknorm+mask", 2, 6144, 1024, 32, 128, True, 32, False),
     ("audio self B2 H32 S126 d64 +qknorm+rope", 2, 126, 126, 32, 64, False, 32, False),
+    ("a2v video q B2 H32 Sq6144 Skv126 d64 +qknorm+rope", 2, 6144, 126, 32, 64, False, 32, False),
+    ("v2a audio q B2 H32 Sq126 Skv6144 d64 +qknorm+rope", 2, 126, 6144, 32, 64, False, 32, False),
     ("gemma-3 12B self B2 H16/kv8 S1024 d256 +causal", 2, 1024, 1024, 16, 256, False, 8, True),
 ]
 # bench_attention's kernels: its rows are named "<shape> [<impl>]".
-IMPLS = ("mma_sync", "wgmma")
+# wgmma_in_kernel: the wgmma kernel with Q's norm / RoPE and the mask inside it (the earlier layout).
+IMPLS = ("mma_sync", "wgmma", "wgmma_in_kernel")
 # Text padding as bench_attention: the first 3/4 of the keys are real tokens.
 MASK_KEEP_NUM, MASK_KEEP_DEN = 3, 4
 # Timing: warm-up calls, then timed calls per sample (amortises launch gaps), samples (median).

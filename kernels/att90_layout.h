@@ -85,6 +85,18 @@ LTX2_HD int att90_acc_col(int lane, int i) { return 8 * (i >> 2) + 2 * (lane & 3
 // exactly A's (row g / g+8, k 2q..2q+1 / 2q+8..2q+9) registers.
 LTX2_HD int att90_pfrag_src(int kk, int reg, int half) { return 8 * kk + 2 * reg + half; }
 
+// Key-mask bits (the pre-pass packs ltx2_k_attn_args.key_mask): a bit per key, 32 keys a word,
+// each batch's words padded to whole tiles so a tile's A90_MASK_TILE_WORDS words are always there.
+#define A90_MASK_TILE_WORDS (A90_BN / 32)
+LTX2_HD int64_t att90_mask_words(int64_t Skv) { return (Skv + A90_BN - 1) / A90_BN * A90_MASK_TILE_WORDS; }
+// The mask bit of accumulator register i (column att90_acc_col(lane, i) of the tile) from the
+// tile's words, each shifted right by att90_mask_shift(lane) first: column 8(i/4) + 2(lane%4) +
+// i%2 lies in word i/16 at bit 8((i/4)%4) + 2(lane%4) + i%2, so what is left is a constant shift.
+LTX2_HD int att90_mask_shift(int lane) { return 2 * (lane & 3); }
+LTX2_HD uint32_t att90_mask_bit(const uint32_t shifted[A90_MASK_TILE_WORDS], int i) {
+    return (shifted[i >> 4] >> (8 * ((i >> 2) & 3) + (i & 1))) & 1u;
+}
+
 // Ring schedule of tile t: its stage, the parity of the full-barrier phase a consumer waits
 // for (phase t / A90_STAGES of that stage), and the parity the producer waits for on the
 // stage's empty barrier before reloading it (the phase that released tile t - A90_STAGES; for

@@ -13,6 +13,7 @@
 // causal and sliding-window key ranges skip the key tiles no row of the CTA sees and mask the
 // rest per element, and a row left with no key gives 0 (empty_zero). A causal/windowed launch
 // without empty_zero (empty rows averaged over every key, row by row) stays on the per-row kernel.
+#include "att90_layout.h"
 #include "attention.cuh"
 #include "common.cuh"
 #include "mma.cuh"
@@ -327,15 +328,54 @@ __global__ void att_prep_kernel(const bf16 *x, bf16 *y, float *inv_out, const bf
     }
 }
 
+// Key-mask bits for the wgmma kernel, one thread per word: bit j of word w of batch b is key
+// (w % tile words) * 32 + j of tile w / tile words (att90_layout.h); keys past Skv are 0.
+__global__ void att_mask_bits_kernel(const uint8_t *mask, uint32_t *bits, int64_t B, int64_t Skv, int64_t words) {
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= B * words) return;
+    const int64_t b = i / words, k0 = (i % words) * 32;
+    const uint8_t *m = mask + b * Skv;
+    uint32_t w = 0;
+    for (int j = 0; j < 32; j++)
+        if (k0 + j < Skv && m[k0 + j]) w |= 1u << j;
+    bits[i] = w;
+}
+
 static bool att_needs_prep(const ltx2_k_attn_args *a) { return a->q_norm || a->rope != LTX2_KROPE_NONE; }
 // Head dims the mma.sync kernel takes (the wgmma one: 64 and 128); others run attention_small.cu.
 static bool att_tensor_core_d(int64_t d) { return d == 64 || d == 128 || d == 256; }
 
+// The workspace of one launch, carved in this order, each part on an ATT_WS_ALIGN boundary (a
+// part absent is 0 bytes): K' normalised/rotated; q's per-token inverse RMS (a kernel that
+// normalises Q itself); Q' normalised/rotated (the wgmma kernel's pre-pass); the packed key mask.
+struct att_ws {
+    size_t k2, q_inv, q2, bits, total;
+};
+
+static int att_check(const ltx2_k_attn_args *a);
+static int att_choose(const ltx2_k_attn_args *a, const att_params &p);
+static att_params att_params_of(const ltx2_k_attn_args *a);
+
+static att_ws att_ws_of(const ltx2_k_attn_args *a, int pick) {
+    att_ws w = {0, 0, 0, 0, 0};
+    const bool prepass = pick == LTX2_KATTN_WGMMA && a->prep != LTX2_KATTN_PREP_IN_KERNEL;
+    const size_t q_bytes = (size_t)(a->B * a->Sq * a->heads * a->head_dim) * sizeof(bf16);
+    if (att_needs_prep(a)) {
+        w.k2 = ws_round((size_t)(a->B * a->Skv * a->heads * a->head_dim) * sizeof(bf16));
+        if (prepass)
+            w.q2 = ws_round(q_bytes);
+        else if (a->q_norm)
+            w.q_inv = ws_round((size_t)(a->B * a->Sq) * sizeof(float));
+    }
+    if (prepass && a->key_mask) w.bits = ws_round((size_t)(a->B * att90_mask_words(a->Skv)) * sizeof(uint32_t));
+    w.total = w.k2 + w.q_inv + w.q2 + w.bits;
+    return w;
+}
+
 extern "C" size_t ltx2_k_attention_workspace(const ltx2_k_attn_args *a) {
-    if (!a || !att_needs_prep(a)) return 0;
-    size_t n = ws_round((size_t)(a->B * a->Skv * a->heads * a->head_dim) * sizeof(bf16)); // K'
-    if (a->q_norm) n += ws_round((size_t)(a->B * a->Sq) * sizeof(float));                 // q inv RMS
-    return n;
+    if (att_check(a)) return 0; // ltx2_k_attention refuses it before touching the workspace
+    const int pick = att_choose(a, att_params_of(a));
+    return pick < 0 ? 0 : att_ws_of(a, pick).total;
 }
 
 // Q tile plus two stages of K and V tiles: 45 KB at d = 64, 85 KB at 128, 99 KB at 256 (32-key
@@ -370,6 +410,7 @@ static int att_check(const ltx2_k_attn_args *a) {
     if (a->rope != LTX2_KROPE_NONE && (!a->q_cos || !a->q_sin || !a->k_cos || !a->k_sin)) LTX2_K_BAD_ARG();
     if ((a->Sq + ATT_BM - 1) / ATT_BM > INT32_MAX) LTX2_K_BAD_ARG(); // gridDim.x limit
     if (a->impl < LTX2_KATTN_AUTO || a->impl > LTX2_KATTN_WGMMA) LTX2_K_BAD_ARG();
+    if (a->prep < LTX2_KATTN_PREP_AUTO || a->prep > LTX2_KATTN_PREP_IN_KERNEL) LTX2_K_BAD_ARG();
     const int64_t kvh = a->kv_heads > 0 ? a->kv_heads : a->heads;
     if (a->kv_heads < 0 || a->window < 0 || a->heads % kvh) LTX2_K_BAD_ARG();
     if (a->blocks && !a->causal) LTX2_K_BAD_ARG(); // blocks widen a causal mask
@@ -411,6 +452,7 @@ static att_params att_params_of(const ltx2_k_attn_args *a) {
     p.H = a->heads;
     p.scale_log2 = a->scale * ATT_LOG2E;
     p.mask = a->key_mask;
+    p.mask_bits = nullptr;
     p.q_inv_rms = nullptr;
     p.q_norm = (const bf16 *)a->q_norm;
     p.rope = a->rope;
@@ -435,35 +477,48 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
     if (rc) return rc;
     if (a->B * a->Sq == 0) return 0;
     cudaStream_t st = (cudaStream_t)stream;
-    const int64_t D = a->heads * a->head_dim;
     const bool gemma_masks = att_gemma_masks(a);
     att_params p = att_params_of(a);
     // Path choice before any work is queued, so a forced path that cannot run leaves nothing behind.
     const int pick = att_choose(a, p);
     if (pick < 0) return -pick;
 
-    if (att_needs_prep(a)) {
-        if (!a->workspace || a->workspace_bytes < ltx2_k_attention_workspace(a) ||
-            ((uintptr_t)a->workspace % ATT_WS_ALIGN) != 0)
+    const att_ws ws = att_ws_of(a, pick);
+    if (ws.total) {
+        if (!a->workspace || a->workspace_bytes < ws.total || ((uintptr_t)a->workspace % ATT_WS_ALIGN) != 0)
             LTX2_K_BAD_ARG();
-        bf16 *k2 = (bf16 *)a->workspace;
-        float *q_inv = a->q_norm ? (float *)((char *)a->workspace + ws_round((size_t)(a->B * a->Skv * D) * sizeof(bf16)))
-                                 : nullptr;
+        char *base = (char *)a->workspace;
+        bf16 *k2 = ws.k2 ? (bf16 *)base : nullptr;
+        float *q_inv = ws.q_inv ? (float *)(base + ws.k2) : nullptr;
+        bf16 *q2 = ws.q2 ? (bf16 *)(base + ws.k2 + ws.q_inv) : nullptr;
+        uint32_t *bits = ws.bits ? (uint32_t *)(base + ws.k2 + ws.q_inv + ws.q2) : nullptr;
         const int64_t kr = a->B * a->Skv, qr = a->B * a->Sq;
-        ltx2_launch<att_prep_kernel>((unsigned)((kr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), ATT_PREP_WARPS * 32, 0, st,
-            (const bf16 *)a->k, k2, nullptr, (const bf16 *)a->k_norm, a->norm_eps, a->rope, a->k_cos, a->k_sin, kr,
-            a->Skv, a->heads, a->head_dim);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) return (int)e;
-        if (q_inv) {
-            ltx2_launch<att_prep_kernel>((unsigned)((qr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), ATT_PREP_WARPS * 32, 0, st,
-                (const bf16 *)a->q, nullptr, q_inv, (const bf16 *)a->q_norm, a->norm_eps, LTX2_KROPE_NONE, nullptr,
-                nullptr, qr, a->Sq, a->heads, a->head_dim);
-            e = cudaGetLastError();
-            if (e != cudaSuccess) return (int)e;
+        const unsigned prep_block = ATT_PREP_WARPS * 32;
+        if (k2) {
+            ltx2_launch<att_prep_kernel>((unsigned)((kr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), prep_block, 0, st,
+                (const bf16 *)a->k, k2, nullptr, (const bf16 *)a->k_norm, a->norm_eps, a->rope, a->k_cos, a->k_sin, kr,
+                a->Skv, a->heads, a->head_dim);
+            p.k = k2;
         }
-        p.k = k2;
+        // Q' is Q's prologue done once for all key tiles: the same arithmetic as att_q_pair (norm,
+        // then RoPE, in fp32, rounded to bf16 once), so the kernel sees the same bits either way.
+        if (q_inv || q2)
+            ltx2_launch<att_prep_kernel>((unsigned)((qr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), prep_block, 0, st,
+                (const bf16 *)a->q, q2, q_inv, (const bf16 *)a->q_norm, a->norm_eps, q2 ? a->rope : LTX2_KROPE_NONE,
+                a->q_cos, a->q_sin, qr, a->Sq, a->heads, a->head_dim);
+        if (q2) {
+            p.q = q2;
+            p.rope = LTX2_KROPE_NONE;
+        }
         p.q_inv_rms = q_inv;
+        if (bits) {
+            const int64_t words = att90_mask_words(a->Skv), n = a->B * words;
+            ltx2_launch<att_mask_bits_kernel>((unsigned)((n + prep_block - 1) / prep_block), prep_block, 0, st,
+                                              a->key_mask, bits, a->B, a->Skv, words);
+            p.mask_bits = bits;
+        }
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) return (int)e;
     }
     if (pick == LTX2_KATTN_PER_ROW) return att_small_launch(st, p, a->B, a->head_dim);
     if (pick == LTX2_KATTN_WGMMA) return att90_launch(st, p, a->B, a->head_dim);

@@ -17,7 +17,10 @@ struct att_params {
     int64_t Sq, Skv, H;
     float scale_log2; // scale * log2(e): scores go through exp2
     const uint8_t *mask;
-    const float *q_inv_rms; // [B*Sq] or NULL (no QK norm)
+    // The wgmma kernel's packed mask (att90_mask_words per batch), which it reads instead of mask
+    // when set; NULL: mask's bytes
+    const uint32_t *mask_bits;
+    const float *q_inv_rms; // [B*Sq] or NULL (no QK norm, or q already normalised by the pre-pass)
     const __nv_bfloat16 *q_norm;     // [H*D] or NULL
     int rope;
     const float *q_cos, *q_sin;

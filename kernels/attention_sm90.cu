@@ -4,8 +4,14 @@
 // wgmma (both operands from 128-byte-swizzled shared memory), the online softmax in registers,
 // and O += PV with wgmma taking P (bf16) straight from registers. Same inputs and semantics as
 // the sm_80 mma.sync kernel in attention.cu, which runs the Q/K pre-pass first: K arrives already
-// normalised/rotated from the workspace, and Q is normalised/rotated here in shared memory after
-// its TMA load, from the pre-pass's per-token inverse RMS (as the sm_80 prologue does).
+// normalised/rotated from the workspace. Q arrives normalised/rotated the same way, and the key mask
+// as a bit per key (LTX2_KATTN_PREP_AUTO). Why: a prologue of Q in shared memory is serial,
+// latency-bound work each CTA does before its first product, with no other CTA on the SM to hide
+// it. On an H200 (bench/results/NVIDIA_H200-20261127/run2) the video self-attention with RoPE
+// took 0.56 ms more than without (2.65 against 2.09 ms, K's pre-pass included), and the masked
+// video->text call 2x cuDNN's time. The pre-pass variant is not timed on a GPU yet.
+// The IN_KERNEL layout (kept to time both in one run) does that prologue here, from the pre-pass's
+// per-token inverse RMS as the sm_80 kernel does, and reads the mask a byte per score.
 // Intra-warpgroup overlap: the QK^T of tile t is issued together with the PV of tile t-1, and
 // the softmax of tile t runs while that PV is still on the tensor cores.
 // The device code exists only in the sm_90a compilation (__CUDA_ARCH_FEAT_SM90_ALL); other
@@ -88,21 +94,38 @@ __device__ __forceinline__ void a90_release(uint32_t bar, int lane) {
     if (lane == 0) a90_bar_arrive(bar);
 }
 
+// This batch's key mask as the kernel reads it: the pre-pass's bits (a word per 32 keys) or, in the
+// IN_KERNEL layout, the bytes; NULL both when there is none.
+struct a90_mask {
+    const uint32_t *bits;
+    const uint8_t *bytes;
+};
+
 // Online softmax of one S tile (raw scores) for this thread's two rows (att90_acc_half 0 and 1:
 // rows lane/4 and lane/4 + 8 of its warp). Masked keys and keys past Skv get -inf; all-masked
 // rows score 0 (uniform weights, as the CPU reference). The running max is kept in scaled log2
 // units, so each weight is one FFMA and one EX2 (scale > 0 is required by dispatch, so the max
 // of raw scores is the max of scaled ones). On return s holds the unnormalised weights and
 // alpha the factor the O rows must be rescaled by.
-__device__ __forceinline__ void a90_softmax(float s[A90_BN / 2], int64_t key0, int64_t Skv, const uint8_t *mask,
+__device__ __forceinline__ void a90_softmax(float s[A90_BN / 2], int64_t key0, int64_t Skv, a90_mask mask,
                                             bool all_masked, float scale_log2, int lane, float m_run[2],
                                             float l_run[2], float alpha[2]) {
-    if (mask || key0 + A90_BN > Skv) {
+    if (mask.bits && !all_masked) {
+        // the tile's words, a uniform load each; keys past Skv have 0 bits
+        uint32_t w[A90_MASK_TILE_WORDS];
+        const uint32_t *tw = mask.bits + key0 / A90_BN * A90_MASK_TILE_WORDS;
+#pragma unroll
+        for (int j = 0; j < A90_MASK_TILE_WORDS; j++) w[j] = tw[j] >> att90_mask_shift(lane);
+#pragma unroll
+        for (int i = 0; i < A90_BN / 2; i++)
+            if (!att90_mask_bit(w, i)) s[i] = -INFINITY;
+    } else if (all_masked || mask.bytes || key0 + A90_BN > Skv) {
+        const uint8_t *mb = all_masked ? nullptr : mask.bytes;
 #pragma unroll
         for (int i = 0; i < A90_BN / 2; i++) {
             const int64_t key = key0 + att90_acc_col(lane, i);
             bool keep = key < Skv;
-            if (keep && mask && !all_masked) keep = mask[key] != 0;
+            if (keep && mb) keep = mb[key] != 0;
             s[i] = !keep ? -INFINITY : (all_masked ? 0.0f : s[i]);
         }
     }
@@ -168,7 +191,9 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     const int tid = threadIdx.x, wg = tid / A90_WG_THREADS, lane = tid & 31;
     const int64_t h = blockIdx.y, b = blockIdx.z, q0 = (int64_t)blockIdx.x * A90_BM;
     const int n_tiles = (int)((p.Skv + A90_BN - 1) / A90_BN);
-    const uint8_t *mask = p.mask ? p.mask + b * p.Skv : nullptr;
+    const int64_t mask_words = att90_mask_words(p.Skv);
+    a90_mask mask = {p.mask_bits ? p.mask_bits + b * mask_words : nullptr,
+                     p.mask && !p.mask_bits ? p.mask + b * p.Skv : nullptr};
 
     if (tid == 0) {
         a90_bar_init(b_q, 1);
@@ -183,9 +208,13 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     // All keys masked: the CPU reference then averages every value (uniform weights). The
     // barrier also publishes the mbarrier initialisation to every thread.
     bool all_masked = false;
-    if (mask) {
+    if (mask.bits) {
         int any = 0;
-        for (int64_t j = tid; j < p.Skv; j += A90_THREADS) any |= mask[j] != 0;
+        for (int64_t j = tid; j < mask_words; j += A90_THREADS) any |= mask.bits[j] != 0;
+        all_masked = !__syncthreads_or(any);
+    } else if (mask.bytes) {
+        int any = 0;
+        for (int64_t j = tid; j < p.Skv; j += A90_THREADS) any |= mask.bytes[j] != 0;
         all_masked = !__syncthreads_or(any);
     } else {
         __syncthreads();

@@ -103,7 +103,14 @@ typedef struct ltx2_k_attn_args {
     /* [B, Sq] image-block ids (-1: none) or NULL, with causal: query i also sees the keys j > i of
      * its own block (Gemma-3's bidirectional image tokens). The per-row kernel runs such a call. */
     const int32_t *blocks;
+    /* Where the wgmma kernel gets Q's QK norm / RoPE and the key mask (LTX2_KATTN_PREP_*): AUTO,
+     * from the pre-pass (Q normalised and rotated into the workspace like K, the mask packed to a
+     * bit per key); IN_KERNEL, Q normalised and rotated in shared memory after its load and the
+     * mask read a byte per score (the kernel before 2026-11-28, kept to time the two in one run).
+     * The results are the same bits; the other kernels ignore it. */
+    int prep;
 } ltx2_k_attn_args;
+enum { LTX2_KATTN_PREP_AUTO = 0, LTX2_KATTN_PREP_IN_KERNEL = 1 };
 /* Head dims 64 and 128 run the tensor-core kernels; any other even one up to this a per-row fp32
  * kernel (attention_small.cu). 256: Gemma-3's. */
 #define LTX2_KATTN_MAX_HEAD_DIM 256

@@ -140,7 +140,7 @@ typedef struct attn_dev {
     ltx2_k_attn_args ka;
 } attn_dev;
 
-static void attn_upload(const attn_case *c, const attn_data *a, int impl, attn_dev *d) {
+static void attn_upload(const attn_case *c, const attn_data *a, int impl, int prep, attn_dev *d) {
     memset(d, 0, sizeof(*d));
     d->q = emu_alloc_stored(a->q, a->nq, true);
     d->k = emu_alloc_stored(a->k, a->nkv, true);
@@ -157,7 +157,7 @@ static void attn_upload(const attn_case *c, const attn_data *a, int impl, attn_d
         .head_dim = c->d, .scale = 1.0f / sqrtf((float)c->d), .key_mask = d->mask, .q_norm = d->wq,
         .k_norm = d->wk, .norm_eps = QK_NORM_EPS, .rope = c->rope, .q_cos = d->qc, .q_sin = d->qs,
         .k_cos = d->kc, .k_sin = d->ks, .impl = impl, .kv_heads = c->Hkv, .causal = c->causal,
-        .window = c->window, .empty_zero = c->empty_zero,
+        .window = c->window, .empty_zero = c->empty_zero, .prep = prep,
     };
     d->ka.workspace_bytes = ltx2_k_attention_workspace(&d->ka);
     if (d->ka.workspace_bytes) d->ka.workspace = emu_alloc(d->ka.workspace_bytes);
@@ -168,11 +168,11 @@ static void attn_dev_free(attn_dev *d) {
     free(d->qc), free(d->qs), free(d->kc), free(d->ks), free(d->mask), free(d->ka.workspace);
 }
 
-/* Uploads, launches with `impl`, checks the return code, the emulator's fault report and the
- * guard bytes, and downloads the output as f32. */
-static bool attn_run(const attn_case *c, const attn_data *a, int impl, float *out, double *ms) {
+/* Uploads, launches with `impl` and `prep` (LTX2_KATTN_PREP_*), checks the return code, the
+ * emulator's fault report and the guard bytes, and downloads the output as f32. */
+static bool attn_run_prep(const attn_case *c, const attn_data *a, int impl, int prep, float *out, double *ms) {
     attn_dev d;
-    attn_upload(c, a, impl, &d);
+    attn_upload(c, a, impl, prep, &d);
     ltx2_emu_reset_fault();
     const double t0 = emu_now_ms();
     const int rc = ltx2_k_attention(NULL, &d.ka);
@@ -185,6 +185,10 @@ static bool attn_run(const attn_case *c, const attn_data *a, int impl, float *ou
     emu_load(out, d.out, a->nq, true);
     attn_dev_free(&d);
     return ok;
+}
+
+static bool attn_run(const attn_case *c, const attn_data *a, int impl, float *out, double *ms) {
+    return attn_run_prep(c, a, impl, LTX2_KATTN_PREP_AUTO, out, ms);
 }
 
 /* The kernel an AUTO launch of case c picks on the emulated sm_90 device (ATT_AUTO_PICKS_WGMMA
@@ -206,7 +210,7 @@ static const char *attn_impl_name(int impl) {
 static int attn_check_pick(const attn_case *c, const attn_data *a) {
     const int want = attn_auto_expected(c);
     attn_dev d;
-    attn_upload(c, a, LTX2_KATTN_AUTO, &d);
+    attn_upload(c, a, LTX2_KATTN_AUTO, LTX2_KATTN_PREP_AUTO, &d);
     const int pick = ltx2_k_attention_pick(&d.ka);
     attn_dev_free(&d);
     CHECK(pick == want, "%s: AUTO picks %s, expected %s", c->name, attn_impl_name(pick), attn_impl_name(want));

@@ -150,7 +150,7 @@ static void test_refusals(void) {
     attn_data a;
     attn_make(&c, EMU_ATT_SEED, 950, &a);
     attn_dev d;
-    attn_upload(&c, &a, LTX2_KATTN_MMA_SYNC, &d);
+    attn_upload(&c, &a, LTX2_KATTN_MMA_SYNC, LTX2_KATTN_PREP_AUTO, &d);
     const size_t ob = (size_t)a.nq * 2;
     const ltx2_k_attn_args ok = d.ka;
     CHECK(ok.workspace_bytes >= (size_t)(a.nkv * 2 + c.B * c.Sq * 4), "workspace %zu too small", ok.workspace_bytes);

@@ -35,10 +35,24 @@ static const attn_case k_cases[] = {
 /* The case the AUTO check reuses: 130 x 100, where the two kernels' roundings differ. */
 #define AUTO_CASE 1
 
-/* After a case's comparison: the sensitivity check on case 0 and the AUTO check on AUTO_CASE. */
+/* The kernel's two layouts (ltx2_k_attn_args.prep) give the same bits: Q normalised and rotated
+ * by the pre-pass with the mask packed to bits (AUTO, whose output is `out`), and both done inside
+ * the kernel (IN_KERNEL). */
+static void check_prep_layouts(const attn_case *c, const attn_data *a, const float *out) {
+    float *in_kernel = emu_xmalloc((size_t)a->nq * sizeof(float));
+    double ms = 0;
+    if (attn_run_prep(c, a, LTX2_KATTN_WGMMA, LTX2_KATTN_PREP_IN_KERNEL, in_kernel, &ms))
+        CHECK(memcmp(in_kernel, out, (size_t)a->nq * sizeof(float)) == 0,
+              "%s: Q and the mask prepared inside the kernel give other bits than the pre-pass", c->name);
+    free(in_kernel);
+}
+
+/* After a case's comparison: both prep layouts alike, the sensitivity check on case 0 and the AUTO
+ * check on AUTO_CASE. */
 static void case_extra(ltx2_context *ctx, int ci, const attn_case *c, const attn_data *a, const float *out,
                        const float *ref) {
     (void)ctx;
+    check_prep_layouts(c, a, out);
     if (ci == 0) /* the comparison can fail */
         emu_check_sensitive(c->name, out, ref, a->nq, ATTN_BF16_ATOL, EPS_BF16, true, a->nq / 2, SENSITIVITY_DELTA);
     if (ci == AUTO_CASE) attn_check_auto(c, a, out); /* out is this kernel's */

@@ -241,6 +241,33 @@ static void check_acc_map(int n) {
     CHECK(bad == 0, "n=%d: %d accumulator registers mapped to another element than the D fragment layout", n, bad);
 }
 
+/* The key-mask bit each accumulator register reads (att90_mask_shift / att90_mask_bit) is its own
+ * column's, for mask patterns of one key each and a pseudo-random one; the padded word count covers
+ * whole tiles. */
+static void check_mask_bits(void) {
+    int bad = 0;
+    for (int pat = -1; pat < A90_BN; pat++) {
+        uint32_t words[A90_MASK_TILE_WORDS] = {0};
+        uint8_t key[A90_BN];
+        for (int c = 0; c < A90_BN; c++) {
+            key[c] = pat < 0 ? (uint8_t)(((unsigned)c * 2654435761u >> 13) & 1u) : (uint8_t)(c == pat);
+            if (key[c]) words[c / 32] |= 1u << (c % 32);
+        }
+        for (int lane = 0; lane < 32; lane++) {
+            uint32_t sh[A90_MASK_TILE_WORDS];
+            for (int j = 0; j < A90_MASK_TILE_WORDS; j++) sh[j] = words[j] >> att90_mask_shift(lane);
+            for (int i = 0; i < A90_BN / 2; i++) bad += att90_mask_bit(sh, i) != key[att90_acc_col(lane, i)];
+        }
+    }
+    CHECK(bad == 0, "%d accumulator registers read another key's mask bit", bad);
+    const int64_t skv[] = {1, A90_BN - 1, A90_BN, A90_BN + 1, 1000, 1024};
+    for (size_t i = 0; i < sizeof skv / sizeof skv[0]; i++) {
+        const int64_t w = att90_mask_words(skv[i]);
+        CHECK(w * 32 >= skv[i] && w % A90_MASK_TILE_WORDS == 0 && (w - A90_MASK_TILE_WORDS) * 32 < skv[i],
+              "Skv %lld: %lld mask words do not cover whole tiles exactly", (long long)skv[i], (long long)w);
+    }
+}
+
 /* S = Q K^T by the emulated SS wgmma, P = S packed through att90_pfrag_src, O = P V by the
  * emulated RS wgmma, both read back through att90_acc_row/col; compared with plain products. */
 static void check_product_chain(const smem_emu *m, uint32_t sQ, uint32_t sK, uint32_t sV, uint32_t q_panel,
@@ -539,6 +566,7 @@ int main(void) {
     check_desc_encoding();
     check_acc_map(A90_BN);
     check_acc_map(64);
+    check_mask_bits();
     check_layouts(64);
     check_layouts(128);
     check_ring();

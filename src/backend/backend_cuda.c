@@ -584,12 +584,8 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
         CUDA_TRY(ctx, device_index, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_index));
         ci->cc = major * 10 + minor;
     }
-    /* the kernel choices (LTX2_ATTN_IMPL, LTX2_CONV3D_IMPL; backend_kernels.h) */
-    st = ltx2_kernel_impl_from_env(ctx, LTX2_ATTN_IMPL_ENV, "attention", ltx2_k_table_get()->attention_wgmma_available,
-                                   device_index, &ci->rt.attn_impl);
-    if (st == LTX2_OK)
-        st = ltx2_kernel_impl_from_env(ctx, LTX2_CONV3D_IMPL_ENV, "conv3d",
-                                       ltx2_k_table_get()->conv3d_wgmma_available, device_index, &ci->rt.conv_impl);
+    /* the kernel choices (LTX2_ATTN_IMPL, LTX2_ATTN_PREP, LTX2_CONV3D_IMPL; backend_kernels.h) */
+    st = ltx2_kernel_choices_from_env(ctx, device_index, &ci->rt);
     if (st != LTX2_OK) goto done;
     CUDA_TRY(ctx, device_index, cudaStreamCreateWithFlags(&ci->stream, cudaStreamNonBlocking));
     ci->rt.stream = ci->stream;

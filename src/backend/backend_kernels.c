@@ -149,7 +149,7 @@ static ltx2_status k_attention(const ltx2_backend *be, ltx2_context *ctx, const 
         .q_cos = a->q_cos ? a->q_cos->data : NULL, .q_sin = a->q_sin ? a->q_sin->data : NULL,
         .k_cos = a->k_cos ? a->k_cos->data : NULL, .k_sin = a->k_sin ? a->k_sin->data : NULL,
         .impl = rt->attn_impl, .kv_heads = a->kv_heads, .causal = a->causal, .window = a->window,
-        .empty_zero = a->empty_zero, .blocks = a->blocks ? a->blocks->data : NULL,
+        .empty_zero = a->empty_zero, .blocks = a->blocks ? a->blocks->data : NULL, .prep = rt->attn_prep,
     };
     LTX2_TRY(rt->enter(be, ctx));
     ka.workspace_bytes = rt->k->attention_workspace(&ka);
@@ -202,6 +202,21 @@ ltx2_status ltx2_kernel_impl_from_env(ltx2_context *ctx, const char *env, const 
                           "a build whose CUDA architectures include 90a)",
                           env, dev, kernel);
     *out = 2;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_kernel_choices_from_env(ltx2_context *ctx, int dev, ltx2_kernel_rt *rt) {
+    LTX2_TRY(ltx2_kernel_impl_from_env(ctx, LTX2_ATTN_IMPL_ENV, "attention", rt->k->attention_wgmma_available, dev,
+                                       &rt->attn_impl));
+    LTX2_TRY(ltx2_kernel_impl_from_env(ctx, LTX2_CONV3D_IMPL_ENV, "conv3d", rt->k->conv3d_wgmma_available, dev,
+                                       &rt->conv_impl));
+    const char *v = getenv(LTX2_ATTN_PREP_ENV);
+    rt->attn_prep = LTX2_KATTN_PREP_AUTO;
+    if (v && *v && strcmp(v, "auto") != 0) {
+        if (strcmp(v, "in_kernel") != 0)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s=\"%s\": expected auto or in_kernel", LTX2_ATTN_PREP_ENV, v);
+        rt->attn_prep = LTX2_KATTN_PREP_IN_KERNEL;
+    }
     return LTX2_OK;
 }
 

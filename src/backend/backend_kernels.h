@@ -13,6 +13,7 @@ typedef struct ltx2_kernel_rt {
     void *stream;          /* what they enqueue on (a cudaStream_t; NULL for the emulator) */
     int dev;               /* for messages */
     int attn_impl;         /* LTX2_KATTN_* */
+    int attn_prep;         /* LTX2_KATTN_PREP_* */
     int conv_impl;         /* LTX2_KCONV_* */
     /* Makes the backend's device current for the calling thread. */
     ltx2_status (*enter)(const ltx2_backend *be, ltx2_context *ctx);
@@ -28,12 +29,17 @@ typedef struct ltx2_kernel_rt {
  * or "wgmma" (forced; creation fails where wgmma cannot run). */
 #define LTX2_ATTN_IMPL_ENV "LTX2_ATTN_IMPL"
 #define LTX2_CONV3D_IMPL_ENV "LTX2_CONV3D_IMPL"
+/* Where the wgmma attention kernel normalises/rotates Q and reads the key mask (ltx2_k_attn_args
+ * .prep): unset or "auto" (the pre-pass), "in_kernel" (the earlier layout, for timing both). */
+#define LTX2_ATTN_PREP_ENV "LTX2_ATTN_PREP"
 
 /* Reads env into *out as 0 (auto), 1 (mma_sync) or 2 (wgmma), the values LTX2_KATTN_* and
  * LTX2_KCONV_* share; "wgmma" is refused where wgmma_available() returns 0 on device dev, naming
  * the kernel. */
 ltx2_status ltx2_kernel_impl_from_env(ltx2_context *ctx, const char *env, const char *kernel,
                                       int (*wgmma_available)(void), int dev, int *out);
+/* Every kernel choice above into rt (its k set first), for a backend on device dev. */
+ltx2_status ltx2_kernel_choices_from_env(ltx2_context *ctx, int dev, ltx2_kernel_rt *rt);
 
 /* Sets every kernel-backed op of be (be->impl must start with an ltx2_kernel_rt). */
 void ltx2_backend_kernels_fill(ltx2_backend *be);

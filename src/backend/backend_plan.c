@@ -150,16 +150,32 @@ static ltx2_status plan_convert(const ltx2_backend *be, ltx2_context *ctx, const
     return LTX2_OK;
 }
 
-/* The CUDA attention's workspace (kernels/attention.cu, ltx2_k_attention_workspace): a bf16 copy
- * of K when K is normalised or rotated on the fly, and f32 per-row q scales with a q norm; taken
- * and returned around the kernel, so it counts toward the peak. */
+/* Keys per word of the packed key mask, and keys per tile it is padded to (att90_layout.h). */
+#define PLAN_MASK_KEYS_PER_WORD 32
+#define PLAN_MASK_TILE_KEYS 128
+
+/* One part of the attention workspace (each starts on ATT_WS_ALIGN, kernels/attention.cu: 256 too). */
+static size_t ws_part(size_t n) { return (n + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN; }
+
+/* The CUDA attention's workspace (kernels/attention.cu, ltx2_k_attention_workspace), taken and
+ * returned around the kernel, so it counts toward the peak. The plan does not know which kernel a
+ * device picks, so it counts the larger layout, the wgmma kernel's: bf16 copies of K and Q when they
+ * are normalised or rotated on the fly (the mma.sync kernel takes f32 per-row q scales instead of
+ * the Q copy), and the key mask packed a bit per key, padded to whole 128-key tiles. */
 static ltx2_status plan_attention(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *q,
                                   const ltx2_tensor *k, const ltx2_tensor *v, const ltx2_attn_args *a,
                                   ltx2_tensor *out) {
     (void)v, (void)out;
-    if (!(a->k_norm || a->q_norm || a->k_cos)) return LTX2_OK;
-    size_t bytes = (size_t)ltx2_tensor_numel(k) * 2;
-    if (a->q_norm) bytes += (size_t)(q->shape[0] * q->shape[1]) * sizeof(float);
+    size_t bytes = 0;
+    if (a->k_norm || a->q_norm || a->k_cos) {
+        const size_t q_inv = (size_t)(q->shape[0] * q->shape[1]) * sizeof(float), q2 = (size_t)ltx2_tensor_numel(q) * 2;
+        bytes += ws_part((size_t)ltx2_tensor_numel(k) * 2) + ws_part(q2 > q_inv ? q2 : q_inv);
+    }
+    if (a->key_mask) {
+        const int64_t tiles = (k->shape[1] + PLAN_MASK_TILE_KEYS - 1) / PLAN_MASK_TILE_KEYS;
+        bytes += ws_part((size_t)(k->shape[0] * tiles * (PLAN_MASK_TILE_KEYS / PLAN_MASK_KEYS_PER_WORD)) * sizeof(uint32_t));
+    }
+    if (!bytes) return LTX2_OK;
     void *ws = NULL;
     LTX2_TRY(plan_alloc(be, ctx, bytes, &ws));
     plan_free(be, ws);

@@ -126,17 +126,13 @@ ltx2_status ltx2_backend_emu_create(ltx2_context *ctx, ltx2_backend **out) {
         free(ei);
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "emu backend");
     }
-    ltx2_status st = ltx2_kernel_impl_from_env(ctx, LTX2_ATTN_IMPL_ENV, "attention",
-                                               ltx2_emu_k_table_get()->attention_wgmma_available, 0, &ei->rt.attn_impl);
-    if (st == LTX2_OK)
-        st = ltx2_kernel_impl_from_env(ctx, LTX2_CONV3D_IMPL_ENV, "conv3d",
-                                       ltx2_emu_k_table_get()->conv3d_wgmma_available, 0, &ei->rt.conv_impl);
+    ei->rt.k = ltx2_emu_k_table_get();
+    const ltx2_status st = ltx2_kernel_choices_from_env(ctx, 0, &ei->rt);
     if (st != LTX2_OK) {
         free(be);
         free(ei);
         return st;
     }
-    ei->rt.k = ltx2_emu_k_table_get();
     ei->rt.enter = emu_enter;
     ei->rt.scratch = emu_alloc;
     ei->rt.scratch_free = emu_free;

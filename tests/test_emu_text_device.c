@@ -2,9 +2,11 @@
  * generation's GPU when Gemma fits its free memory, else on the CPU with a warning. The GPU is the
  * CPU emulator of the CUDA kernels given free memory to report: with ample, the prompt pair is
  * encoded there (bf16 kernels: near the CPU's states, not equal to them); with 1 MiB, on the CPU
- * (bitwise its states) and the run says so; a named device wins over the default. */
+ * (bitwise its states) and the run says so; a named device wins over the default. With
+ * --enhance-prompt on a GPU the encoder fits and the enhancement does not, both go to the CPU. */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend_emu.h"
@@ -17,21 +19,43 @@
  * forward itself to its bounds); here only: the emulated GPU ran it (measured 2.7e-3). */
 #define TEXT_DEVICE_MAX_REL_L2 1e-2
 #define TEXT_DEVICE_MIN_REL_L2 1e-5
+/* New tokens of the greedy enhancement (the tiny Gemma's answer is noise; a few tokens show the path). */
+#define ENHANCE_TOKENS 6
 
 static atomic_int g_fallback_warnings;
 
 static void count_log(ltx2_log_level level, const char *msg, void *user) {
     (void)user;
-    if (level == LTX2_LOG_WARN && strstr(msg, "it runs on the CPU instead")) atomic_fetch_add(&g_fallback_warnings, 1);
+    if (level == LTX2_LOG_WARN && strstr(msg, "runs on the CPU instead")) atomic_fetch_add(&g_fallback_warnings, 1);
 }
 
-/* The pair's states (positive then negative) encoded with run_be as the generation's device. */
-static bool encode(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *run_be, ltx2_pipe_text t[2]) {
-    char *enh = NULL;
+/* mem_info queries so far: the first (the default placement's, pricing the encoder's batch) sees
+ * ample memory, every later one (the enhancement's own check) 1 MiB: a GPU the encoder fits and the
+ * enhancement's K/V cache and LM head do not. */
+static atomic_int g_mem_queries;
+
+static ltx2_status mem_stub_encoder_only(const ltx2_backend *be, ltx2_context *ctx, size_t *free_b, size_t *total_b) {
+    return atomic_fetch_add(&g_mem_queries, 1) == 0 ? mem_stub_ample(be, ctx, free_b, total_b)
+                                                     : mem_stub_scarce(be, ctx, free_b, total_b);
+}
+
+/* The pair's states (positive then negative) encoded with run_be as the generation's device; the
+ * enhanced prompt, if any, into *enh (NULL: freed). */
+static bool encode_enh(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *run_be,
+                       ltx2_pipe_text t[2], char **enh) {
+    char *e = NULL;
     memset(t, 0, 2 * sizeof *t);
-    const ltx2_status st = ltx2_gen_text_from_prompts(ctx, p, true, run_be, &t[0], &t[1], &enh);
+    const ltx2_status st = ltx2_gen_text_from_prompts(ctx, p, true, run_be, &t[0], &t[1], &e);
     CHECK(st == LTX2_OK, "encoding on %s: %s", run_be ? run_be->name : "(none)", ltx2_last_error(ctx));
+    if (enh)
+        *enh = e;
+    else
+        free(e);
     return st == LTX2_OK;
+}
+
+static bool encode(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_backend *run_be, ltx2_pipe_text t[2]) {
+    return encode_enh(ctx, p, run_be, t, NULL);
 }
 
 static double states_rel_l2(const ltx2_pipe_text a[2], const ltx2_pipe_text b[2]) {
@@ -42,6 +66,40 @@ static double states_rel_l2(const ltx2_pipe_text a[2], const ltx2_pipe_text b[2]
     }
     return worst;
 }
+
+/* --enhance-prompt with the default placement on a GPU Gemma fits but the enhancement does not:
+ * the enhancement and the encoding fall back to the CPU with a warning, bitwise the CPU's run (the
+ * enhancement's own check refused the run before). */
+static void check_enhance_fallback(ltx2_context *ctx, ltx2_backend *emu, ltx2_generate_params p) {
+    p.enhance_prompt = 1;
+    p.enhance_system_prompt = LTX2_SOURCE_DIR "/tests/data/enhance_system_prompt.txt";
+    p.enhance_greedy = 1;
+    p.enhance_max_tokens = ENHANCE_TOKENS;
+    ltx2_pipe_text cpu[2], fall[2];
+    char *cpu_text = NULL, *fall_text = NULL;
+    if (!encode_enh(ctx, &p, NULL, cpu, &cpu_text)) return;
+    emu->mem_info = mem_stub_encoder_only;
+    atomic_store(&g_mem_queries, 0);
+    const int before = atomic_load(&g_fallback_warnings);
+    if (encode_enh(ctx, &p, emu, fall, &fall_text)) {
+        const double e = states_rel_l2(fall, cpu);
+        printf("--enhance-prompt by default on a GPU the enhancement does not fit: rel-L2 %.3g from the CPU's "
+               "states, %d memory queries\n", e, atomic_load(&g_mem_queries));
+        /* the tiny Gemma answers with whitespace, so both runs encode the prompt as given (NULL text);
+         * what shows the fallback is that the run passes the enhancement's check at all */
+        CHECK((!cpu_text && !fall_text) || (cpu_text && fall_text && !strcmp(cpu_text, fall_text)),
+              "the enhanced prompt \"%s\" differs from the CPU's \"%s\"", fall_text ? fall_text : "(none)",
+              cpu_text ? cpu_text : "(none)");
+        CHECK(e == 0 && atomic_load(&g_fallback_warnings) == before + 1 && atomic_load(&g_mem_queries) >= 2,
+              "an enhancement that does not fit the default GPU must fall back to the CPU and say so: rel-L2 %.3g, "
+              "%d warnings, %d memory queries", e, atomic_load(&g_fallback_warnings) - before,
+              atomic_load(&g_mem_queries));
+        for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&fall[k]);
+    }
+    for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&cpu[k]);
+    free(cpu_text), free(fall_text);
+}
+
 
 int main(void) {
     ltx2_context_params cp;
@@ -83,6 +141,7 @@ int main(void) {
             for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&fall[k]);
         }
         for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&cpu[k]);
+        check_enhance_fallback(ctx, emu, p);
     }
     ltx2_backend_free(emu);
     ltx2_context_free(ctx);

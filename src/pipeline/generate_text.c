@@ -147,6 +147,16 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
                                         .greedy = p->enhance_greedy != 0, .cancel = p->cancel,
                                         .cancel_user = p->cancel_user};
         st = ltx2_pipe_enhance_prompt(ctx, p->text_encoder, tbe, fp8, p->prompt, &ep, &gw, enhanced);
+        if (st == LTX2_ERR_OOM && !p->text_encoder_device && !gw && tbe->device != LTX2_DEVICE_CPU) {
+            /* the default placement priced the encoder's batch; the enhancement's K/V cache and LM
+             * head table (or the vision tower) did not fit beside Gemma: the CPU, as when the
+             * encoder itself does not fit, and the encoding follows the weights there */
+            LTX2_LOGW(ctx, "%s; Gemma runs on the CPU instead (slower; --text-encoder-device chooses)",
+                      ltx2_last_error(ctx));
+            ltx2_clear_error(ctx);
+            tbe = ltx2_backend_cpu();
+            st = ltx2_pipe_enhance_prompt(ctx, p->text_encoder, tbe, fp8, p->prompt, &ep, &gw, enhanced);
+        }
         size_t b = 0, e = 0;
         if (st == LTX2_OK) ltx2_text_strip(*enhanced, strlen(*enhanced), &b, &e);
         if (st == LTX2_OK && b == e) {

@@ -242,7 +242,13 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
              (long long)B, (long long)g->video_tokens, (long long)S, a->fp8 ? " fp8" : "");
     bench_row row = {.bench = "step", .name = name, .device = be->name, .flops = flops, .baseline = "gemm",
                      .baseline_s = rate > 0 ? flops / rate : 0};
+    const int64_t plans0 = ltx2_backend_cuda_gemm_plans_built(be);
     row.st = bench_measure(o, run_step, &j, 1); /* its warm-up call fills the text cache */
+    const int64_t plans1 = ltx2_backend_cuda_gemm_plans_built(be);
+    if (plans0 >= 0)
+        bench_report_note(r, "cuBLASLt plans built over the %d timed calls and the warm-up: %lld (a plan-cache miss "
+                          "each; more than one call's distinct GEMMs means the cache evicts within a call)",
+                          row.st.reps, (long long)(plans1 - plans0));
     if (j.st != LTX2_OK) {
         fprintf(stderr, "bench_step: DiT forward: %s\n", ltx2_last_error(ctx));
         goto done_job;

@@ -407,6 +407,10 @@ ltx2_status ltx2_backend_rms_apply(const ltx2_backend *be, ltx2_context *ctx, co
  * directly; NULL for other backends. */
 void *ltx2_backend_cuda_stream(const ltx2_backend *be);
 
+/* Benchmark counter (bench/): cuBLASLt plans (descriptors + heuristic query) this CUDA backend has
+ * built, i.e. GEMM plan-cache misses since it was created; -1 for other backends. */
+int64_t ltx2_backend_cuda_gemm_plans_built(const ltx2_backend *be);
+
 /* Benchmark baseline only (bench/): one cuBLASLt matmul y[M,N] = x[M,K] w[N,K]^T planned once
  * (descriptors + heuristic algorithm, no bias) and launched `iters` times on the backend's stream
  * without syncing. dt is LTX2_F32 or LTX2_BF16. LTX2_ERR_UNSUPPORTED on a non-CUDA backend. */

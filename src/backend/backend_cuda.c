@@ -32,6 +32,11 @@ void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
 
 int ltx2_backend_cuda_device_count(void) { return 0; }
 
+int64_t ltx2_backend_cuda_gemm_plans_built(const ltx2_backend *be) {
+    (void)be;
+    return -1;
+}
+
 void ltx2_backend_cuda_describe(const ltx2_backend *be, char *buf, size_t cap) {
     snprintf(buf, cap, "%s", be ? be->name : "cuda");
 }
@@ -49,9 +54,14 @@ void ltx2_backend_cuda_describe(const ltx2_backend *be, char *buf, size_t cap) {
 /* cuBLASLt workspace: NVIDIA recommends 32 MiB on Hopper so split-K / stream-K algorithms are
  * available; smaller devices lose nothing but memory. */
 #define CUDA_GEMM_WORKSPACE_BYTES ((size_t)32 << 20)
-/* Cached GEMM plans (descriptors + heuristic algorithm) per shape; a DiT block uses a handful of
- * distinct linear shapes, so a small round-robin cache covers a forward pass. */
-#define CUDA_GEMM_PLAN_CACHE 16
+/* Cached GEMM plans (descriptors + heuristic algorithm) per shape, dtype, epilogue and alignment,
+ * evicted round-robin. A 2.0 DiT call has about 8 distinct keys inside its blocks (video and audio
+ * attention, FF up / down, the two audio-video projections) and 26 GEMM calls around them (run5's
+ * profile: timestep and AdaLN tables, patchify, caption and output projections), many of other
+ * shapes. Round-robin eviction with more keys than slots misses every key on every call (each miss
+ * a cuBLASLt heuristic query on the host, at the call's start while the GPU waits), so the cache
+ * holds several calls' worth; whether 16 was too few is not measured. A plan is a few descriptors. */
+#define CUDA_GEMM_PLAN_CACHE 64
 /* cuBLASLt assumes 256-byte aligned operands unless told otherwise; we tell it the real alignment
  * (a power of two up to this) so offset views still get a valid algorithm. */
 #define CUDA_GEMM_MAX_ALIGN 256
@@ -110,7 +120,8 @@ typedef struct cuda_impl {
     cublasLtHandle_t lt;
     void *workspace;
     gemm_plan plans[CUDA_GEMM_PLAN_CACHE];
-    int next_plan; /* round-robin eviction */
+    int next_plan;      /* round-robin eviction */
+    int64_t plans_built; /* misses, for bench_step */
 } cuda_impl;
 
 static cuda_impl *impl_of(const ltx2_backend *be) { return (cuda_impl *)be->impl; }
@@ -354,6 +365,7 @@ static ltx2_status gemm_plan_get_ex(cuda_impl *ci, ltx2_context *ctx, cudaDataTy
     }
     gemm_plan *slot = &ci->plans[ci->next_plan];
     ci->next_plan = (ci->next_plan + 1) % CUDA_GEMM_PLAN_CACHE;
+    ci->plans_built++;
     if (slot->valid) gemm_plan_release(slot);
     LTX2_TRY(gemm_plan_build_ex(ci, ctx, dt, dt_out, M, N, K, layout, bias, gelu, align, slot));
     *out = slot;
@@ -507,6 +519,12 @@ void ltx2_backend_cuda_describe(const ltx2_backend *be, char *buf, size_t cap) {
     }
     snprintf(buf, cap, "cuda:%d (%s, compute capability %d.%d, %.1f GiB)", dev, prop.name, prop.major, prop.minor,
              (double)prop.totalGlobalMem / (double)(1ull << 30));
+}
+
+int64_t ltx2_backend_cuda_gemm_plans_built(const ltx2_backend *be) {
+    /* this backend's own table, not one that wraps or imitates it (the profiler, the planner) */
+    if (!be || be->sync != cuda_sync || !be->impl) return -1;
+    return impl_of(be)->plans_built;
 }
 
 void *ltx2_backend_cuda_stream(const ltx2_backend *be) {

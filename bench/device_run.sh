@@ -128,6 +128,10 @@ tests_core() {
     --launch processes --wav "$out/generate_cuda_processes.wav"
   NCCL_DEBUG=WARN run test_comm_nccl 60 ./build-dev/tests/test_comm_nccl
   LTX2_ATTN_IMPL=wgmma run test_ops_wgmma 90 ./build-dev/tests/test_ops -o attention -b cuda -v
+  # its earlier layout (Q's norm / RoPE and the mask inside the kernel), which bench_attention times
+  # beside the pre-pass layout as [wgmma_in_kernel]
+  LTX2_ATTN_IMPL=wgmma LTX2_ATTN_PREP=in_kernel run test_ops_wgmma_in_kernel 60 ./build-dev/tests/test_ops \
+    -o attention -b cuda
   # the sm_90a conv3d kernel forced (AUTO takes it only for wide convs): the op cases, every VAE
   LTX2_CONV3D_IMPL=wgmma run test_ops_conv3d_wgmma 60 ./build-dev/tests/test_ops -o conv3d -b cuda -v
   LTX2_CONV3D_IMPL=wgmma run test_vae_cuda_conv3d_wgmma 90 ./build-dev/tests/test_vae_cuda

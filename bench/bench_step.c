@@ -1,7 +1,8 @@
 /* One denoising step and one video decode at real sizes, on any backend: the LTX-2 19B (or LTX-2.3
  * 22B) DiT at 768x512x121 (6,144 video + 126 audio tokens, 1,024 text tokens, CFG-batched: B 2),
  * synthetic weights, timed as ltx2_dit_forward calls in the steady state of a generation (the text
- * K/V cache filled by the first call); its matmul TFLOP/s and ratio to the GEMM rate measured in the
+ * K/V and RoPE table caches filled by the first call; a second row times the call with the RoPE
+ * tables made in it, as before the cache); its matmul TFLOP/s and ratio to the GEMM rate measured in the
  * same run; where the time goes (one call through the profiling backend: GEMMs, attention, the
  * elementwise ops, transfers; one rank, so no communication); then the video VAE decode of the same
  * clip. Goals (issue #12): a DiT call <= 0.40 s and the decode <= 0.4 s on one H100.
@@ -207,6 +208,7 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
     const ltx2_dtype dt = be->device == LTX2_DEVICE_CPU ? LTX2_F32 : LTX2_BF16;
     ltx2_dit_weights *w = NULL;
     ltx2_dit_text_cache *cache = NULL;
+    ltx2_dit_rope_cache *rope = NULL;
     dit_bench_inputs in = {0};
     ltx2_dit_forward_params p;
     int rc = 1;
@@ -216,7 +218,8 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
         fill_from_pool(ctx, be, w->store.mem, w->store.n_bytes, pool, (size_t)POOL_ELEMS * ltx2_dtype_size(dt)) !=
             LTX2_OK ||
         (a->fp8 && fill_fp8(ctx, be, w, pool8, (size_t)POOL_ELEMS) != LTX2_OK) ||
-        ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &cache) != LTX2_OK) {
+        ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &cache) != LTX2_OK ||
+        ltx2_dit_rope_cache_create(ctx, &rope) != LTX2_OK) {
         fprintf(stderr, "bench_step: DiT weights: %s\n", ltx2_last_error(ctx));
         goto done;
     }
@@ -229,9 +232,10 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
         goto done_job;
     }
     p.text_cache = cache;
+    p.rope_cache = rope;
     const double flops = dit_bench_forward_flops(w, B, g->video_tokens, g->at, S, true);
     bench_report_note(r, "DiT %s: %lld layers, B %lld (CFG pair), %lld video tokens (%lldx%lldx%lld latents), %lld "
-                      "audio, %lld text (K/V cached after the first call); %.2f GiB of %s weights%s; %.4g TFLOP per call "
+                      "audio, %lld text (K/V and RoPE tables cached after the first call); %.2f GiB of %s weights%s; %.4g TFLOP per call "
                       "(matmuls)",
                       a->version, (long long)cfg.num_layers, (long long)B, (long long)g->video_tokens, (long long)g->lf,
                       (long long)g->lh, (long long)g->lw, (long long)g->at, (long long)S,
@@ -254,6 +258,24 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
         goto done_job;
     }
     bench_report_row(r, &row);
+    {
+        /* the same call with the RoPE tables computed on the host and uploaded in it, as every call
+         * did before the denoising loop kept them (ltx2_dit_rope_cache): what the cache saves a step */
+        char name2[128];
+        snprintf(name2, sizeof name2, "%s no-rope-cache", name);
+        bench_row row2 = row;
+        row2.name = name2;
+        p.rope_cache = NULL;
+        row2.st = bench_measure(o, run_step, &j, 1);
+        p.rope_cache = rope;
+        if (j.st != LTX2_OK) {
+            fprintf(stderr, "bench_step: DiT forward without the RoPE cache: %s\n", ltx2_last_error(ctx));
+            goto done_job;
+        }
+        bench_report_row(r, &row2);
+        bench_report_note(r, "RoPE tables made and uploaded in every call: %.3f s per call; kept across calls: %.3f s "
+                          "(difference %+.3f s)", row2.st.median_s, row.st.median_s, row2.st.median_s - row.st.median_s);
+    }
     int64_t bad = 0;
     const int64_t nv = B * g->video_tokens * cfg.out_channels, na = B * g->at * cfg.audio_out_channels;
     for (int64_t i = 0; i < nv; i++) bad += !isfinite(j.vo[i]);
@@ -267,12 +289,15 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
          * cache frees its entries on the backend that made them); the second call is the steady one */
         ltx2_backend *pb = NULL;
         ltx2_dit_text_cache *pcache = NULL;
+        ltx2_dit_rope_cache *prope = NULL;
         ltx2_dit_weights pw = *w;
         ltx2_dit_forward_params pp = p;
         if (prof_backend_create(ctx, be, &pb) == LTX2_OK &&
-            ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &pcache) == LTX2_OK) {
+            ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &pcache) == LTX2_OK &&
+            ltx2_dit_rope_cache_create(ctx, &prope) == LTX2_OK) {
             pw.be = pb;
             pp.text_cache = pcache;
+            pp.rope_cache = prope;
             step_job pj = {ctx, &pw, &pp, j.vo, j.ao, LTX2_OK};
             run_step(&pj);
             prof_backend_reset(pb);
@@ -285,6 +310,7 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
             }
         }
         ltx2_dit_text_cache_free(pcache);
+        ltx2_dit_rope_cache_free(prope);
         ltx2_backend_free(pb);
     }
     rc = 0;
@@ -294,6 +320,7 @@ done_job:
 done:
     dit_bench_inputs_free(&in);
     ltx2_dit_text_cache_free(cache);
+    ltx2_dit_rope_cache_free(rope);
     ltx2_dit_weights_free(w);
     return rc;
 }

@@ -248,19 +248,22 @@ static ltx2_status token_rows(dit_run *r, const int64_t *row, int64_t n_vals, in
 
 /* ---- RoPE tables ---- */
 
-/* Host tables for `heads` heads (split [B, heads, T, d/2], interleaved [B, T, heads * d]) uploaded
- * for this rank's heads only. */
-static ltx2_status upload_rope(dit_run *r, const float *hc, const float *hs, int64_t B, int64_t T, int64_t heads,
-                               int64_t dim, ltx2_tensor *c, ltx2_tensor *s) {
+/* This rank's heads of host tables for `heads` heads (split [B, heads, T, d/2], interleaved
+ * [B, T, heads * d]) and their shape: on one rank hc, hs themselves, else slices in a new buffer
+ * (*owned, the caller frees it). */
+static ltx2_status rope_local(dit_run *r, const float *hc, const float *hs, int64_t B, int64_t T, int64_t heads,
+                              int64_t dim, const float **c, const float **s, float **owned, int *nd, int64_t shape[4]) {
     const bool split = r->w->cfg.rope_type == LTX2_ROPE_SPLIT;
     const int tp = r->hooks ? r->hooks->tp_size : 1, rank = r->hooks ? r->hooks->tp_rank : 0;
     const int64_t d = dim / heads, Hl = heads / tp, h0 = rank * Hl;
-    int64_t ss[4] = {B, Hl, T, d / 2}, si[3] = {B, T, Hl * d};
-    const int nd = split ? 4 : 3;
-    const int64_t *sh = split ? ss : si;
+    *nd = split ? 4 : 3;
+    const int64_t ss[4] = {B, Hl, T, d / 2}, si[4] = {B, T, Hl * d, 0};
+    memcpy(shape, split ? ss : si, sizeof ss);
+    *owned = NULL;
     if (tp == 1) {
-        LTX2_TRY(ltx2_bpool_upload_f32(r->ctx, r->pool, hc, LTX2_F32, nd, sh, c));
-        return ltx2_bpool_upload_f32(r->ctx, r->pool, hs, LTX2_F32, nd, sh, s);
+        *c = hc;
+        *s = hs;
+        return LTX2_OK;
     }
     const int64_t n = B * T * Hl * d / (split ? 2 : 1);
     float *lc = malloc((size_t)(2 * n) * sizeof(float));
@@ -280,10 +283,62 @@ static ltx2_status upload_rope(dit_run *r, const float *hc, const float *hs, int
             memcpy(ls + i * w, hs + i * heads * d + off, (size_t)w * sizeof(float));
         }
     }
+    *c = lc;
+    *s = ls;
+    *owned = lc;
+    return LTX2_OK;
+}
+
+/* Host tables uploaded to the run's pool for this rank's heads. */
+static ltx2_status upload_rope(dit_run *r, const float *hc, const float *hs, int64_t B, int64_t T, int64_t heads,
+                               int64_t dim, ltx2_tensor *c, ltx2_tensor *s) {
+    const float *lc = NULL, *ls = NULL;
+    float *owned = NULL;
+    int nd = 0;
+    int64_t sh[4];
+    LTX2_TRY(rope_local(r, hc, hs, B, T, heads, dim, &lc, &ls, &owned, &nd, sh));
     ltx2_status st = ltx2_bpool_upload_f32(r->ctx, r->pool, lc, LTX2_F32, nd, sh, c);
     if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, ls, LTX2_F32, nd, sh, s);
-    free(lc);
+    free(owned);
     return st;
+}
+
+/* One sample's cached table for B samples: itself for one, else B device copies in the pool. */
+static ltx2_status rope_for_batch(dit_run *r, const ltx2_tensor *one, int64_t B, ltx2_tensor *out) {
+    if (B == 1) {
+        *out = *one;
+        return LTX2_OK;
+    }
+    int64_t sh[LTX2_MAX_DIMS];
+    memcpy(sh, one->shape, (size_t)one->ndim * sizeof(int64_t));
+    sh[0] = B;
+    LTX2_TRY(dit_tensor(r, LTX2_F32, one->ndim, sh, out));
+    const size_t per = ltx2_tensor_nbytes(one);
+    for (int64_t b = 0; b < B; b++) LTX2_TRY(r->be->copy(r->be, r->ctx, (char *)out->data + b * per, one->data, per));
+    return LTX2_OK;
+}
+
+static ltx2_status rope_from_cache(dit_run *r, const dit_rope_tables *t, int64_t B, dit_stream *s) {
+    LTX2_TRY(rope_for_batch(r, &t->cos, B, &s->pe_cos));
+    LTX2_TRY(rope_for_batch(r, &t->sin, B, &s->pe_sin));
+    LTX2_TRY(rope_for_batch(r, &t->xcos, B, &s->xpe_cos));
+    return rope_for_batch(r, &t->xsin, B, &s->xpe_sin);
+}
+
+/* One sample's host tables (pc, ps own; xc, xs cross) stored in the cache under key, then used. */
+static ltx2_status rope_store(dit_run *r, const dit_rope_key *key, const float *pc, const float *ps, const float *xc,
+                              const float *xs, int64_t T, int64_t heads, int64_t D, int64_t xheads, int64_t Dx,
+                              int64_t B, dit_stream *s) {
+    dit_rope_host h;
+    float *own = NULL, *xown = NULL;
+    int xnd;
+    ltx2_status st = rope_local(r, pc, ps, 1, T, heads, D, &h.cos, &h.sin, &own, &h.nd, h.shape);
+    if (st == LTX2_OK) st = rope_local(r, xc, xs, 1, T, xheads, Dx, &h.xcos, &h.xsin, &xown, &xnd, h.xshape);
+    const dit_rope_tables *t = NULL;
+    if (st == LTX2_OK) st = dit_rope_cache_store(r->ctx, r->rope_cache, key, &h, &t);
+    free(own);
+    free(xown);
+    return st == LTX2_OK ? rope_from_cache(r, t, B, s) : st;
 }
 
 typedef struct modality_desc {
@@ -302,15 +357,24 @@ static ltx2_status rope_prepare(dit_run *r, const ltx2_dit_forward_params *p, co
     const int64_t B = p->batch, T = in->T, D = md->D, Dx = cfg->audio_cross_attention_dim;
     const int64_t xheads = cfg->audio_heads; /* both A/V directions use the audio heads */
     const bool split = cfg->rope_type == LTX2_ROPE_SPLIT;
-    ltx2_rope_params rp = {.type = cfg->rope_type, .dim = D, .heads = md->heads, .n_axes = (int)md->n_axes,
-                           .theta = cfg->rope_theta,
-                           .double_precision = cfg->rope_double_precision && !p->rope_xla,
-                           .use_middle = true, .xla = p->rope_xla};
-    for (int64_t a = 0; a < md->n_axes; a++) rp.max_pos[a] = md->max_pos[a];
-    const int64_t tab = split ? B * T * D / 2 : B * T * D, xtab = split ? B * T * Dx / 2 : B * T * Dx;
-    float *pc = malloc((size_t)(2 * tab + 2 * xtab + 2 * B * T) * sizeof(float));
-    if (!pc) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit forward: %s RoPE tables", md->name);
-    float *ps = pc + tab, *xc = ps + tab, *xs = xc + xtab, *xpos = xs + xtab;
+    /* the parameters are built in the (zeroed) cache key, so they compare bytewise */
+    dit_rope_key key;
+    dit_rope_key_init(&key);
+    ltx2_rope_params *rp = &key.rp, *xp = &key.xp;
+    rp->type = cfg->rope_type;
+    rp->dim = D;
+    rp->heads = md->heads;
+    rp->n_axes = (int)md->n_axes;
+    rp->theta = cfg->rope_theta;
+    rp->double_precision = cfg->rope_double_precision && !p->rope_xla;
+    rp->use_middle = true;
+    rp->xla = p->rope_xla;
+    for (int64_t a = 0; a < md->n_axes; a++) rp->max_pos[a] = md->max_pos[a];
+    memcpy(xp, rp, sizeof *xp);
+    xp->dim = Dx;
+    xp->heads = xheads;
+    xp->n_axes = 1;
+    xp->max_pos[0] = cfg->max_pos[0] > cfg->audio_max_pos ? cfg->max_pos[0] : cfg->audio_max_pos;
     /* The passes of a guided step share their positions: samples with byte-identical positions
      * get sample 0's tables copied (each sample's table is computed independently, so this is
      * bitwise what computing it again gives). */
@@ -318,16 +382,33 @@ static ltx2_status rope_prepare(dit_run *r, const ltx2_dit_forward_params *p, co
     bool same = true;
     for (int64_t b = 1; b < B && same; b++)
         same = memcmp(in->positions, in->positions + b * per, (size_t)per * sizeof(float)) == 0;
+    /* a dump needs the host tables; samples with their own positions are computed each */
+    const bool cached = r->rope_cache && same && !r->dump;
+    if (cached) {
+        key.stream = md->pfx[0] ? 1 : 0;
+        key.be = r->be;
+        key.tp_rank = r->hooks ? r->hooks->tp_rank : 0;
+        key.tp_size = r->hooks ? r->hooks->tp_size : 1;
+        key.T = T;
+        key.n_pos = per;
+        key.pos = in->positions;
+        const dit_rope_tables *hit = dit_rope_cache_find(r->rope_cache, &key);
+        if (hit) return rope_from_cache(r, hit, B, s);
+    }
+    const int64_t tab = split ? B * T * D / 2 : B * T * D, xtab = split ? B * T * Dx / 2 : B * T * Dx;
+    float *pc = malloc((size_t)(2 * tab + 2 * xtab + 2 * B * T) * sizeof(float));
+    if (!pc) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit forward: %s RoPE tables", md->name);
+    float *ps = pc + tab, *xc = ps + tab, *xs = xc + xtab, *xpos = xs + xtab;
     const int64_t Bc = same ? 1 : B;
-    ltx2_status st = ltx2_cpu_rope_tables(r->ctx, &rp, in->positions, Bc, T, 2, pc, ps);
+    ltx2_status st = ltx2_cpu_rope_tables(r->ctx, rp, in->positions, Bc, T, 2, pc, ps);
     for (int64_t b = 0; b < Bc; b++)
         memcpy(xpos + b * T * 2, in->positions + b * per, (size_t)(T * 2) * sizeof(float));
-    ltx2_rope_params xp = rp;
-    xp.dim = Dx;
-    xp.heads = xheads;
-    xp.n_axes = 1;
-    xp.max_pos[0] = cfg->max_pos[0] > cfg->audio_max_pos ? cfg->max_pos[0] : cfg->audio_max_pos;
-    if (st == LTX2_OK) st = ltx2_cpu_rope_tables(r->ctx, &xp, xpos, Bc, T, 2, xc, xs);
+    if (st == LTX2_OK) st = ltx2_cpu_rope_tables(r->ctx, xp, xpos, Bc, T, 2, xc, xs);
+    if (cached) {
+        if (st == LTX2_OK) st = rope_store(r, &key, pc, ps, xc, xs, T, md->heads, D, xheads, Dx, B, s);
+        free(pc);
+        return st;
+    }
     for (int64_t b = Bc; st == LTX2_OK && b < B; b++) {
         memcpy(pc + b * (tab / B), pc, (size_t)(tab / B) * sizeof(float));
         memcpy(ps + b * (tab / B), ps, (size_t)(tab / B) * sizeof(float));
@@ -549,7 +630,7 @@ ltx2_status dit_forward_hooked(ltx2_context *ctx, const ltx2_dit_weights *w, con
     dit_run r = {.ctx = ctx, .be = w->be, .dt = w->dtype, .w = w, .hooks = hooks, .dump = p->dump,
                  .dump_user = p->dump_user, .perturb = p->perturb,
                  /* the text K/V cache serves one rank (a rank's K/V are its own shards) */
-                 .text_cache = hooks || p->precision_tpu ? NULL : p->text_cache,
+                 .text_cache = hooks || p->precision_tpu ? NULL : p->text_cache, .rope_cache = p->rope_cache,
                  .stg_blend_every_block = p->stg_blend_every_block, .tpu = p->precision_tpu,
                  .timestep_xla = p->timestep_xla};
     if (r.tpu && (hooks || w->be->device != LTX2_DEVICE_CPU))

@@ -63,6 +63,7 @@ typedef struct dit_run {
     void *dump_user;
     const uint32_t *perturb;         /* [B * num_layers] ltx2_dit_perturb_flag, or NULL */
     ltx2_dit_text_cache *text_cache; /* NULL = none */
+    ltx2_dit_rope_cache *rope_cache; /* NULL = none */
     bool stg_blend_every_block;      /* ltx2_dit_forward_params.stg_blend_every_block */
     bool tpu;                        /* ltx2_dit_forward_params.precision_tpu */
     bool timestep_xla;               /* ltx2_dit_forward_params.timestep_xla */
@@ -88,6 +89,33 @@ int64_t dit_perturbed(const dit_run *r, int64_t i, int64_t B, uint32_t flag, uin
 ltx2_status dit_stg_blend(dit_run *r, ltx2_tensor *o, const ltx2_tensor *v, const uint8_t *skip);
 /* A view of sample b of a [B, ...] tensor (contiguous), keeping its rank with dim 0 of size 1. */
 ltx2_tensor dit_sample(const ltx2_tensor *t, int64_t b);
+
+/* RoPE table cache (dit_rope_cache.c; see ltx2_dit_rope_cache in model/dit.h). The key of one
+ * stream's tables; dit_rope_key_init zeroes it first, so the parameter structs compare bytewise. */
+typedef struct dit_rope_key {
+    int stream; /* 0 video, 1 audio */
+    const ltx2_backend *be;
+    int tp_rank, tp_size;
+    ltx2_rope_params rp, xp; /* own positions, the A/V cross axis */
+    int64_t T, n_pos;
+    const float *pos; /* [n_pos] one sample's positions */
+} dit_rope_key;
+/* One sample's tables on the backend (f32, shapes as upload_rope's with B = 1). */
+typedef struct dit_rope_tables {
+    ltx2_tensor cos, sin, xcos, xsin;
+} dit_rope_tables;
+/* One sample's local tables on the host, and their shapes. */
+typedef struct dit_rope_host {
+    const float *cos, *sin, *xcos, *xsin;
+    int nd;
+    int64_t shape[4], xshape[4];
+} dit_rope_host;
+void dit_rope_key_init(dit_rope_key *k);
+/* The stream's tables when its entry has this key (counted as a hit), else NULL. */
+const dit_rope_tables *dit_rope_cache_find(ltx2_dit_rope_cache *c, const dit_rope_key *k);
+/* Replaces the stream's entry with h uploaded to k->be under key k; *out the stored tables. */
+ltx2_status dit_rope_cache_store(ltx2_context *ctx, ltx2_dit_rope_cache *c, const dit_rope_key *k,
+                                 const dit_rope_host *h, const dit_rope_tables **out);
 
 /* Text K/V cache. dit_text_cache_begin once per forward (entries bound in it are never evicted);
  * bind the samples of one stream by the host inputs the K/V are a function of: the raw context

@@ -28,6 +28,7 @@ typedef struct gen_loop {
     /* text K/V reused across passes and steps: per stage, since a stage's weights may differ
      * (the two-stage pipeline's LoRA) */
     ltx2_dit_text_cache *text_cache;
+    ltx2_dit_rope_cache *rope_cache; /* the positions' RoPE tables, per stage like the text cache */
     ltx2_dit_parallel *dp;            /* multi-rank runs: the sharded DiT (NULL: one rank) */
     struct dit_dump *dit_dump;        /* --dump: the DiT's intermediates of one model call */
     int *model_calls;                 /* the run's model calls so far */
@@ -109,6 +110,7 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
     fp.audio = (ltx2_dit_modality){al, ap, at, sg, ac, NULL, Ta, S};
     fp.perturb = any_pert ? pert : NULL;
     fp.text_cache = L->text_cache;
+    fp.rope_cache = L->rope_cache;
     dit_dump *dd = L->dit_dump && L->dit_dump->call == *L->model_calls ? L->dit_dump : NULL;
     ++*L->model_calls;
     if (dd) {
@@ -254,6 +256,7 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "generate: out of memory for the guidance passes");
     }
     if (st == LTX2_OK) st = ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &L.text_cache);
+    if (st == LTX2_OK) st = ltx2_dit_rope_cache_create(ctx, &L.rope_cache);
     dit_dump ddump = {.ctx = ctx, .call = s->dump_call};
     /* the sharded DiT has no dump hook; a stage whose calls all lie before or after the one asked
      * for never writes, so the directory is made once by whichever stage holds it */
@@ -269,6 +272,7 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     }
     if (st == LTX2_OK) st = run_steps(ctx, s, p, report_progress, &L, xv, xa, gv, ga, x0v, x0a);
     ltx2_dit_text_cache_free(L.text_cache);
+    ltx2_dit_rope_cache_free(L.rope_cache);
     for (int ps = 0; ps < LTX2_PASS_COUNT; ps++) {
         free(L.v_video[ps]);
         free(L.v_audio[ps]);

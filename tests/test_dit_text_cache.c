@@ -79,6 +79,8 @@ static void check_version(const char *version) {
     CHECK(s.projections == 4 * L && s.hits == 8 * L && s.entries == 4,
           "%s: projections %lld (want %lld) hits %lld (want %lld) entries %lld", version, (long long)s.projections,
           (long long)(4 * L), (long long)s.hits, (long long)(8 * L), (long long)s.entries);
+    /* the first forward made both contexts; the two after it found every block cached and made none */
+    CHECK(s.contexts_skipped == 4, "%s: %lld contexts skipped, want 4", version, (long long)s.contexts_skipped);
 
     /* a new sigma: 2.0 reuses the K/V, 2.3 must project again (prompt AdaLN depends on sigma) */
     float sv[2] = {0.31f, 0.31f}, sa[2] = {0.62f, 0.62f};

@@ -527,24 +527,7 @@ static ltx2_status prepare(dit_run *r, const ltx2_dit_forward_params *p, const m
     s->cross_gate = m->cross_gate.mod;
     TRY_(token_rows(r, m->cross_gate.row, n_gate, B * T, &s->cross_gate_rows));
 
-    /* context (LTX-2.0: caption projection linear_1 -> GELU-tanh -> linear_2) */
-    const int64_t W = cfg->caption_projection ? md->cap1->in : D;
-    int64_t cs[3] = {B, S, W}, ds[3] = {B, S, D};
-    ltx2_tensor craw;
-    TRY_(ltx2_bpool_upload_f32(ctx, r->pool, in->context, r->dt, 3, cs, &craw));
-    if (cfg->caption_projection) {
-        ltx2_tensor h;
-        TRY_(dit_tensor(r, r->dt, 3, ds, &h));
-        TRY_(dit_tensor(r, r->dt, 3, ds, &s->context));
-        TRY_(dit_linear(r, md->cap1, &craw, true, &h));
-        TRY_(dit_linear(r, md->cap2, &h, false, &s->context));
-        snprintf(nm, sizeof nm, "%scaption_projection.out", md->pfx);
-        TRY_(dit_dump(r, nm, &s->context));
-    } else {
-        s->context = craw;
-    }
-    snprintf(nm, sizeof nm, "%s_args.context", md->name);
-    TRY_(dit_dump(r, nm, &s->context));
+    /* the context itself: stream_context, once the text cache has said whether a block needs it */
     if (in->context_mask) {
         int64_t ms[2] = {B, S};
         TRY_(dit_tensor(r, LTX2_U8, 2, ms, &s->mask));
@@ -555,6 +538,39 @@ static ltx2_status prepare(dit_run *r, const ltx2_dit_forward_params *p, const m
 done:
     free(tv);
     return st;
+}
+
+/* The stream's context on the backend (LTX-2.0: caption projection linear_1 -> GELU-tanh ->
+ * linear_2), unless every sample's text K/V are in the cache for every block: then no block reads
+ * it, and its upload (2 x 1024 x 3840 f32 converted on the host per stream) and projection are
+ * skipped (s->text_cached). */
+static ltx2_status stream_context(dit_run *r, const modality_desc *md, const ltx2_dit_modality *in, dit_stream *s) {
+    bool cached = r->text_cache && s->text_entry && !r->dump;
+    for (int64_t b = 0; cached && b < s->B; b++) cached = dit_text_cache_complete(r->text_cache, s->text_entry[b]);
+    s->text_cached = cached;
+    if (cached) {
+        dit_text_cache_note_skip(r->text_cache);
+        return LTX2_OK;
+    }
+    const ltx2_dit_config *cfg = &r->w->cfg;
+    const int64_t B = s->B, S = s->S, D = s->D, W = cfg->caption_projection ? md->cap1->in : D;
+    int64_t cs[3] = {B, S, W}, ds[3] = {B, S, D};
+    ltx2_tensor craw;
+    char nm[160];
+    LTX2_TRY(ltx2_bpool_upload_f32(r->ctx, r->pool, in->context, r->dt, 3, cs, &craw));
+    if (cfg->caption_projection) {
+        ltx2_tensor h;
+        LTX2_TRY(dit_tensor(r, r->dt, 3, ds, &h));
+        LTX2_TRY(dit_tensor(r, r->dt, 3, ds, &s->context));
+        LTX2_TRY(dit_linear(r, md->cap1, &craw, true, &h));
+        LTX2_TRY(dit_linear(r, md->cap2, &h, false, &s->context));
+        snprintf(nm, sizeof nm, "%scaption_projection.out", md->pfx);
+        LTX2_TRY(dit_dump(r, nm, &s->context));
+    } else {
+        s->context = craw;
+    }
+    snprintf(nm, sizeof nm, "%s_args.context", md->name);
+    return dit_dump(r, nm, &s->context);
 }
 
 /* Output head: LayerNorm (no affine) * (1 + table[1] + e) + (table[0] + e), then proj_out, to host. */
@@ -671,6 +687,8 @@ ltx2_status dit_forward_hooked(ltx2_context *ctx, const ltx2_dit_weights *w, con
             as.text_stream = 1;
         }
     }
+    if (st == LTX2_OK) st = stream_context(&r, &vd, &p->video, &vs);
+    if (st == LTX2_OK) st = stream_context(&r, &ad, &p->audio, &as);
     if (st == LTX2_OK) st = run_blocks(&r, &vs, &as);
     if (st == LTX2_OK) st = output_head(&r, "", &w->sst, &vm.ada, &w->proj_out, &vs, video_out);
     if (st == LTX2_OK) st = output_head(&r, "audio_", &w->audio_sst, &am.ada, &w->audio_proj_out, &as, audio_out);

@@ -67,6 +67,7 @@ typedef struct ltx2_dit_text_cache_stats {
     int64_t projections; /* (entry, block, stream) K/V projections computed */
     int64_t hits;        /* (entry, block, stream) K/V reused */
     int64_t entries;     /* live entries */
+    int64_t contexts_skipped; /* (forward, stream) contexts not made: every block's K/V was cached */
 } ltx2_dit_text_cache_stats;
 
 /* max_entries: distinct (context, sigma) samples kept (least recently used evicted); each costs

@@ -119,12 +119,13 @@ ltx2_status dit_stg_blend(dit_run *r, ltx2_tensor *o, const ltx2_tensor *v, cons
 static ltx2_status attn_forward(dit_run *r, const ltx2_dit_attn_w *a, const attn_io *io) {
     const ltx2_backend *be = r->be;
     ltx2_context *ctx = r->ctx;
-    const int64_t B = io->x->shape[0], Tq = io->x->shape[1], Tk = io->c->shape[1];
+    /* the text attention's context may be absent when its K/V are all cached (s->text_cached) */
+    const int64_t B = io->x->shape[0], Tq = io->x->shape[1], Tk = io->text ? io->text->S : io->c->shape[1];
     const int64_t H = a->heads, d = a->head_dim, inner = H * d;
     char nm[160];
     snprintf(nm, sizeof nm, "%s.in", io->name);
     LTX2_TRY(dit_dump(r, nm, io->x));
-    if (io->c != io->x) {
+    if (io->c && io->c != io->x) {
         snprintf(nm, sizeof nm, "%s.context", io->name);
         LTX2_TRY(dit_dump(r, nm, io->c));
     }
@@ -288,17 +289,20 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, blk_stre
     LTX2_TRY(attn_forward(r, a1, &io));
     LTX2_TRY(gated_add(r, bs, &bs->ada, 2, NULL, false));
 
-    attn_io io2 = {.name = n2, .x = &bs->tmp, .c = &s->context, .mask = s->mask.data ? &s->mask : NULL,
-                   .text = s, .block = bi, .kind = DIT_ATTN_LOCAL, .out = &bs->y};
+    attn_io io2 = {.name = n2, .x = &bs->tmp, .c = s->text_cached ? NULL : &s->context,
+                   .mask = s->mask.data ? &s->mask : NULL, .text = s, .block = bi, .kind = DIT_ATTN_LOCAL,
+                   .out = &bs->y};
     if (!cfg->cross_attention_adaln) {
         LTX2_TRY(ltx2_backend_rms_norm(r->be, r->ctx, &s->x, NULL, eps, &bs->tmp));
         LTX2_TRY(attn_forward(r, a2, &io2));
         return gadd(r, bs, &s->x, &bs->y, NULL, &rule, false);
     }
     LTX2_TRY(modulate(r, &s->x, LTX2_NORM_RMS, &bs->ada, 7, 6, &bs->tmp));
-    /* prompt AdaLN of the context: row 0 shift, row 1 scale */
-    LTX2_TRY(modulate(r, &s->context, LTX2_NORM_NONE, &bs->prompt, 1, 0, &bs->ctx_mod));
-    io2.c = &bs->ctx_mod;
+    /* prompt AdaLN of the context: row 0 shift, row 1 scale (only the K/V projections read it) */
+    if (!s->text_cached) {
+        LTX2_TRY(modulate(r, &s->context, LTX2_NORM_NONE, &bs->prompt, 1, 0, &bs->ctx_mod));
+        io2.c = &bs->ctx_mod;
+    }
     LTX2_TRY(attn_forward(r, a2, &io2));
     return gated_add(r, bs, &bs->ada, 8, NULL, false);
 }

@@ -50,6 +50,8 @@ typedef struct dit_stream {
     /* Text K/V cache binding (dit_text_cache.c): each sample's entry ([B], -1 = uncached), or NULL. */
     const int64_t *text_entry;
     int text_stream; /* 0 video, 1 audio */
+    /* every sample's text K/V are cached for every block: context was not made (no block reads it) */
+    bool text_cached;
 } dit_stream;
 
 typedef struct dit_run {
@@ -126,6 +128,10 @@ ltx2_status dit_text_cache_bind(ltx2_context *ctx, ltx2_dit_text_cache *c, const
                                 int64_t *entry_out);
 /* K [B, S, inner] (after k_norm) and V [B, S, inner] of the text cross-attention a of block i over
  * context [B, S, Dc], from the cache where filled, else projected (once per entry) and stored. */
+/* Whether entry holds the K/V of every block (a forward through it needs no context). */
+bool dit_text_cache_complete(const ltx2_dit_text_cache *c, int64_t entry);
+/* Counts a stream whose context a forward did not make (ltx2_dit_text_cache_stats.contexts_skipped). */
+void dit_text_cache_note_skip(ltx2_dit_text_cache *c);
 ltx2_status dit_text_kv(dit_run *r, const dit_stream *s, int64_t i, const ltx2_dit_attn_w *a,
                         const ltx2_tensor *context, ltx2_tensor *k, ltx2_tensor *v);
 

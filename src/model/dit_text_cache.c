@@ -28,7 +28,7 @@ struct ltx2_dit_text_cache {
     text_entry *e;
     int64_t n;
     uint64_t stamp; /* current forward */
-    int64_t projections, hits;
+    int64_t projections, hits, contexts_skipped;
 };
 
 ltx2_status ltx2_dit_text_cache_create(ltx2_context *ctx, int64_t max_entries, ltx2_dit_text_cache **out) {
@@ -73,6 +73,7 @@ void ltx2_dit_text_cache_get_stats(const ltx2_dit_text_cache *c, ltx2_dit_text_c
     if (!c) return;
     out->projections = c->projections;
     out->hits = c->hits;
+    out->contexts_skipped = c->contexts_skipped;
     for (int64_t i = 0; i < c->n; i++) out->entries += c->e[i].used;
 }
 
@@ -158,14 +159,31 @@ static ltx2_status project(dit_run *r, const ltx2_dit_attn_w *a, const ltx2_tens
     return dit_linear(r, &a->v, c, false, v);
 }
 
+void dit_text_cache_note_skip(ltx2_dit_text_cache *c) {
+    if (c) c->contexts_skipped++;
+}
+
+bool dit_text_cache_complete(const ltx2_dit_text_cache *c, int64_t entry) {
+    if (!c || entry < 0 || entry >= c->n || !c->e[entry].used) return false;
+    const text_entry *t = &c->e[entry];
+    for (int64_t i = 0; i < t->num_layers; i++)
+        if (!t->filled[i]) return false;
+    return true;
+}
+
 ltx2_status dit_text_kv(dit_run *r, const dit_stream *s, int64_t i, const ltx2_dit_attn_w *a,
                         const ltx2_tensor *context, ltx2_tensor *k, ltx2_tensor *v) {
     ltx2_dit_text_cache *c = r->text_cache;
     const int64_t S = s->S, inner = a->heads * a->head_dim;
     const size_t nbytes = (size_t)(S * inner) * ltx2_dtype_size(r->dt);
     for (int64_t b = 0; b < s->B; b++) {
-        ltx2_tensor kb = dit_sample(k, b), vb = dit_sample(v, b), cb = dit_sample(context, b);
+        ltx2_tensor kb = dit_sample(k, b), vb = dit_sample(v, b), cb;
         const int64_t e = c && s->text_entry ? s->text_entry[b] : -1;
+        const bool project_here = e < 0 || !c->e[e].filled[i];
+        if (project_here && !context) /* s->text_cached said every block was cached */
+            return LTX2_ERROR(r->ctx, LTX2_ERR_INTERNAL, "dit text cache: block %lld sample %lld has no K/V and no context",
+                              (long long)i, (long long)b);
+        if (project_here) cb = dit_sample(context, b);
         if (e < 0) {
             LTX2_TRY(project(r, a, &cb, &kb, &vb));
             continue;

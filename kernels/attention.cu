@@ -284,8 +284,24 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
     }
 }
 
+// V fp32 table entries (V a multiple of 4: 16-byte loads, p 16-byte aligned; else one by one).
+template <int V> __device__ __forceinline__ void att_load_table(const float *p, float *v) {
+    if constexpr (V % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < V; j += 4) ltx2_load<4>(p + j, v + j);
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = p[j];
+    }
+}
+
 // Pre-pass, one warp per token row of x [rows, H*D]: inv_rms[row] = rsqrt(mean(x^2) + eps) when
-// inv_out is set; y (when set) = rope(x * inv_rms * w) as bf16 (norm skipped when w is NULL).
+// inv_out is set; y (when set) = rope(x * inv_rms * w) as bf16 (norm skipped when w is NULL). A
+// lane takes V elements of each half-head (split), V elements (interleaved: V/2 pairs) or V
+// elements (no RoPE) at a time: V = 8 is one 16-byte access per operand (att_prep_width says when
+// the pointers and head dim allow it); V = 1 (2 interleaved) one element. The arithmetic per
+// element is att_q_pair's whatever V is; only the order of the squares' sum differs between widths.
+template <int V>
 __global__ void att_prep_kernel(const bf16 *x, bf16 *y, float *inv_out, const bf16 *w, float eps, int rope,
                                 const float *cos_t, const float *sin_t, int64_t rows, int64_t S, int64_t H,
                                 int64_t d) {
@@ -297,34 +313,96 @@ __global__ void att_prep_kernel(const bf16 *x, bf16 *y, float *inv_out, const bf
     float inv = 1.0f;
     if (w) {
         float ss = 0.0f;
-        for (int64_t c = lane; c < D; c += 32) {
-            const float v = __bfloat162float(xr[c]);
-            ss += v * v;
+        for (int64_t c = (int64_t)lane * V; c < D; c += 32 * V) {
+            float v[V];
+            ltx2_load<V>(xr + c, v);
+#pragma unroll
+            for (int j = 0; j < V; j++) ss += v[j] * v[j];
         }
         ss = ltx2_warp_sum(ss);
         inv = rsqrtf(ss / (float)D + eps);
         if (inv_out && lane == 0) inv_out[row] = inv;
     }
     if (!y) return;
-    const bool il = rope == LTX2_KROPE_INTERLEAVED;
     const int64_t b = row / S, t = row % S;
     bf16 *yr = y + row * D;
-    for (int64_t pp = lane; pp < D / 2; pp += 32) {
-        const ltx2_rope_pair pr = ltx2_rope_pair_of(pp, d, il);
-        float a = __bfloat162float(xr[pr.c0]), bb = __bfloat162float(xr[pr.c1]);
+    if (rope == LTX2_KROPE_SPLIT) {
+        // V pairs (c0 + j, c0 + j + d/2) of one head: d/2 is a multiple of V
+        const int64_t half = d / 2;
+        for (int64_t g = lane; g < D / 2 / V; g += 32) {
+            const int64_t pp = g * V, head = pp / half, i = pp - head * half, c0 = head * d + i, c1 = c0 + half;
+            float a[V], bb[V], cs[V], sn[V];
+            ltx2_load<V>(xr + c0, a);
+            ltx2_load<V>(xr + c1, bb);
+            if (w) {
+                float wa[V], wb[V];
+                ltx2_load<V>(w + c0, wa);
+                ltx2_load<V>(w + c1, wb);
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    a[j] = a[j] * inv * wa[j];
+                    bb[j] = bb[j] * inv * wb[j];
+                }
+            }
+            const int64_t ti = ((b * H + head) * S + t) * half + i;
+            att_load_table<V>(cos_t + ti, cs);
+            att_load_table<V>(sin_t + ti, sn);
+#pragma unroll
+            for (int j = 0; j < V; j++) ltx2_rope_rotate(a[j], bb[j], cs[j], sn[j], cs[j], sn[j]);
+            ltx2_store<V>(yr + c0, a);
+            ltx2_store<V>(yr + c1, bb);
+        }
+        return;
+    }
+    // interleaved (pairs 2p, 2p + 1, each element its own table entry) or no RoPE: V elements
+    for (int64_t g = lane; g < D / V; g += 32) {
+        const int64_t c = g * V;
+        float v[V];
+        ltx2_load<V>(xr + c, v);
         if (w) {
-            a = a * inv * __bfloat162float(w[pr.c0]);
-            bb = bb * inv * __bfloat162float(w[pr.c1]);
+            float wv[V];
+            ltx2_load<V>(w + c, wv);
+#pragma unroll
+            for (int j = 0; j < V; j++) v[j] = v[j] * inv * wv[j];
         }
-        if (rope == LTX2_KROPE_SPLIT) {
-            const int64_t ti = ((b * H + pr.head) * S + t) * (d / 2) + pr.t0;
-            ltx2_rope_rotate(a, bb, cos_t[ti], sin_t[ti], cos_t[ti], sin_t[ti]);
-        } else if (il) {
-            const int64_t ti = row * D;
-            ltx2_rope_rotate(a, bb, cos_t[ti + pr.t0], sin_t[ti + pr.t0], cos_t[ti + pr.t1], sin_t[ti + pr.t1]);
+        if (rope == LTX2_KROPE_INTERLEAVED) {
+            float cs[V], sn[V];
+            att_load_table<V>(cos_t + row * D + c, cs);
+            att_load_table<V>(sin_t + row * D + c, sn);
+#pragma unroll
+            for (int j = 0; j + 1 < V; j += 2) ltx2_rope_rotate(v[j], v[j + 1], cs[j], sn[j], cs[j + 1], sn[j + 1]);
         }
-        yr[pr.c0] = __float2bfloat16_rn(a);
-        yr[pr.c1] = __float2bfloat16_rn(bb);
+        ltx2_store<V>(yr + c, v);
+    }
+}
+
+// Elements a pre-pass lane takes at a time: 8 (16-byte accesses) when d/2 holds whole groups of 8 and
+// every operand is 16-byte aligned, else 2 for interleaved pairs and 1 otherwise.
+#define ATT_PREP_VEC 8
+static int att_prep_width(const void *x, const void *y, const void *w, int rope, const float *cos_t,
+                          const float *sin_t, int64_t d) {
+    const bool tables = rope == LTX2_KROPE_NONE || (ltx2_k_aligned16(cos_t) && ltx2_k_aligned16(sin_t));
+    if ((d / 2) % ATT_PREP_VEC == 0 && ltx2_k_aligned16(x) && (!y || ltx2_k_aligned16(y)) &&
+        (!w || ltx2_k_aligned16(w)) && tables)
+        return ATT_PREP_VEC;
+    return rope == LTX2_KROPE_INTERLEAVED ? 2 : 1;
+}
+
+// The pre-pass over `rows` token rows, at att_prep_width's width.
+static void att_prep_launch(cudaStream_t st, const bf16 *x, bf16 *y, float *inv_out, const bf16 *w, float eps,
+                            int rope, const float *cos_t, const float *sin_t, int64_t rows, int64_t S, int64_t H,
+                            int64_t d) {
+    const unsigned grid = (unsigned)((rows + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), block = ATT_PREP_WARPS * 32;
+    switch (att_prep_width(x, y, w, rope, cos_t, sin_t, d)) {
+    case ATT_PREP_VEC:
+        ltx2_launch<att_prep_kernel<ATT_PREP_VEC>>(grid, block, 0, st, x, y, inv_out, w, eps, rope, cos_t, sin_t, rows,
+                                                   S, H, d);
+        break;
+    case 2:
+        ltx2_launch<att_prep_kernel<2>>(grid, block, 0, st, x, y, inv_out, w, eps, rope, cos_t, sin_t, rows, S, H, d);
+        break;
+    default:
+        ltx2_launch<att_prep_kernel<1>>(grid, block, 0, st, x, y, inv_out, w, eps, rope, cos_t, sin_t, rows, S, H, d);
     }
 }
 
@@ -495,17 +573,15 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
         const int64_t kr = a->B * a->Skv, qr = a->B * a->Sq;
         const unsigned prep_block = ATT_PREP_WARPS * 32;
         if (k2) {
-            ltx2_launch<att_prep_kernel>((unsigned)((kr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), prep_block, 0, st,
-                (const bf16 *)a->k, k2, nullptr, (const bf16 *)a->k_norm, a->norm_eps, a->rope, a->k_cos, a->k_sin, kr,
-                a->Skv, a->heads, a->head_dim);
+            att_prep_launch(st, (const bf16 *)a->k, k2, nullptr, (const bf16 *)a->k_norm, a->norm_eps, a->rope, a->k_cos,
+                            a->k_sin, kr, a->Skv, a->heads, a->head_dim);
             p.k = k2;
         }
         // Q' is Q's prologue done once for all key tiles: the same arithmetic as att_q_pair (norm,
         // then RoPE, in fp32, rounded to bf16 once), so the kernel sees the same bits either way.
         if (q_inv || q2)
-            ltx2_launch<att_prep_kernel>((unsigned)((qr + ATT_PREP_WARPS - 1) / ATT_PREP_WARPS), prep_block, 0, st,
-                (const bf16 *)a->q, q2, q_inv, (const bf16 *)a->q_norm, a->norm_eps, q2 ? a->rope : LTX2_KROPE_NONE,
-                a->q_cos, a->q_sin, qr, a->Sq, a->heads, a->head_dim);
+            att_prep_launch(st, (const bf16 *)a->q, q2, q_inv, (const bf16 *)a->q_norm, a->norm_eps,
+                            q2 ? a->rope : LTX2_KROPE_NONE, a->q_cos, a->q_sin, qr, a->Sq, a->heads, a->head_dim);
         if (q2) {
             p.q = q2;
             p.rope = LTX2_KROPE_NONE;

@@ -38,6 +38,8 @@ static const attn_case k_cases[] = {
     {"d16 H4 18x18 split+qknorm (per-row)", 2, 18, 18, 4, 16, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false},
     {"d8 H4 10x16 qknorm+pad-mask (per-row)", 2, 10, 16, 4, 8, LTX2_KROPE_NONE, true, MASK_PAD, 0, false, 0, false},
     {"d40 H2 33x21 interleaved (per-row)", 1, 33, 21, 2, 40, LTX2_KROPE_INTERLEAVED, false, MASK_NONE, 0, false, 0, false},
+    /* d/2 = 20 is no multiple of 8: the pre-pass's one-element split path */
+    {"d40 H2 21x19 split+qknorm (per-row)", 2, 21, 19, 2, 40, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false},
     /* Gemma-3's masks: grouped-query heads, causal over left padding (padded queries see no key:
      * 0), a sliding window that bites; d 16 on the per-row kernel, d 64 / 256 on mma.sync */
     {"d16 H4/kv2 20x20 causal+left-pad, empty rows 0 (Gemma)", 2, 20, 20, 4, 16, LTX2_KROPE_NONE, false, MASK_LEFT,

@@ -284,16 +284,6 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
     }
 }
 
-// V fp32 table entries (V a multiple of 4: 16-byte loads, p 16-byte aligned; else one by one).
-template <int V> __device__ __forceinline__ void att_load_table(const float *p, float *v) {
-    if constexpr (V % 4 == 0) {
-#pragma unroll
-        for (int j = 0; j < V; j += 4) ltx2_load<4>(p + j, v + j);
-    } else {
-#pragma unroll
-        for (int j = 0; j < V; j++) v[j] = p[j];
-    }
-}
 
 // Pre-pass, one warp per token row of x [rows, H*D]: inv_rms[row] = rsqrt(mean(x^2) + eps) when
 // inv_out is set; y (when set) = rope(x * inv_rms * w) as bf16 (norm skipped when w is NULL). A
@@ -345,8 +335,8 @@ __global__ void att_prep_kernel(const bf16 *x, bf16 *y, float *inv_out, const bf
                 }
             }
             const int64_t ti = ((b * H + head) * S + t) * half + i;
-            att_load_table<V>(cos_t + ti, cs);
-            att_load_table<V>(sin_t + ti, sn);
+            ltx2_load_f32v<V>(cos_t + ti, cs);
+            ltx2_load_f32v<V>(sin_t + ti, sn);
 #pragma unroll
             for (int j = 0; j < V; j++) ltx2_rope_rotate(a[j], bb[j], cs[j], sn[j], cs[j], sn[j]);
             ltx2_store<V>(yr + c0, a);
@@ -367,8 +357,8 @@ __global__ void att_prep_kernel(const bf16 *x, bf16 *y, float *inv_out, const bf
         }
         if (rope == LTX2_KROPE_INTERLEAVED) {
             float cs[V], sn[V];
-            att_load_table<V>(cos_t + row * D + c, cs);
-            att_load_table<V>(sin_t + row * D + c, sn);
+            ltx2_load_f32v<V>(cos_t + row * D + c, cs);
+            ltx2_load_f32v<V>(sin_t + row * D + c, sn);
 #pragma unroll
             for (int j = 0; j + 1 < V; j += 2) ltx2_rope_rotate(v[j], v[j + 1], cs[j], sn[j], cs[j + 1], sn[j + 1]);
         }

@@ -94,6 +94,17 @@ template <int V> __device__ __forceinline__ void ltx2_load(const __nv_bfloat16 *
         for (int i = 0; i < V; i++) v[i] = __bfloat162float(p[i]);
     }
 }
+// V fp32 values: 16-byte accesses when V is a multiple of 4 (p 16-byte aligned then: the caller
+// checked), else one by one.
+template <int V> __device__ __forceinline__ void ltx2_load_f32v(const float *p, float *v) {
+    if constexpr (V % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < V; j += 4) ltx2_load<4>(p + j, v + j);
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = p[j];
+    }
+}
 template <int V> __device__ __forceinline__ void ltx2_store(float *p, const float *v) {
     if constexpr (V == 4) {
         *reinterpret_cast<float4 *>(p) = make_float4(v[0], v[1], v[2], v[3]);

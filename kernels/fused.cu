@@ -8,17 +8,6 @@
 #include "common.cuh"
 #include "fused_layout.h"
 
-// V fp32 modulation values: float4 accesses when V is a multiple of 4 (the caller checked that
-// the row stride and pointer are 16-byte aligned on the vector path).
-template <int V> __device__ __forceinline__ void ltx2_load_f32v(const float *p, float *v) {
-    if constexpr (V % 4 == 0) {
-#pragma unroll
-        for (int j = 0; j < V; j += 4) ltx2_load<4>(p + j, v + j);
-    } else {
-#pragma unroll
-        for (int j = 0; j < V; j++) v[j] = p[j];
-    }
-}
 
 // x carries no __restrict__: y may alias x (in-place modulate), and a restrict pointer promises
 // that the memory it reads is not written through another pointer during the kernel.

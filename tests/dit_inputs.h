@@ -14,6 +14,7 @@
 
 #include "io/safetensors.h"
 #include "model/dit.h"
+#include "model/dit_weights.h"
 #include "test_util.h"
 
 /* Axes of a stream's positions [B, axes, T, 2]: video (frame, row, column), audio (time). */
@@ -132,6 +133,35 @@ static inline bool dit_inputs_load(ltx2_context *ctx, const ltx2_st_file *f, dit
     in->p.video = (ltx2_dit_modality){v->latent, v->positions, v->timesteps, v->sigma, v->context, m, v->T, in->S};
     in->p.audio = (ltx2_dit_modality){a->latent, a->positions, a->timesteps, a->sigma, a->context, m, a->T, in->S};
     return true;
+}
+
+/* The tiny checkpoint of `version` ("2.0", "2.3": weights/tiny) and the golden inputs stored with its
+ * block goldens (tests/golden/data/dit_blocks_<version>.safetensors): true with *w, *g and *in
+ * loaded (close with dit_golden_close); false after a failed CHECK, nothing left open. */
+static inline bool dit_golden_open(ltx2_context *ctx, const char *version, dit_inputs_mask masked,
+                                   ltx2_dit_weights **w, ltx2_st_file **g, dit_inputs *in) {
+    char ck[1024], gp[1024];
+    snprintf(ck, sizeof ck, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
+    snprintf(gp, sizeof gp, "%s/tests/golden/data/dit_blocks_%s.safetensors", LTX2_SOURCE_DIR, version);
+    *w = NULL;
+    *g = NULL;
+    memset(in, 0, sizeof *in);
+    if (ltx2_dit_weights_load_file(ctx, ck, w) != LTX2_OK || ltx2_st_open(ctx, gp, g) != LTX2_OK) {
+        CHECK(false, "%s: %s", version, ltx2_last_error(ctx));
+    } else if (dit_inputs_load(ctx, *g, masked, in)) {
+        return true;
+    }
+    ltx2_st_close(*g);
+    ltx2_dit_weights_free(*w);
+    *w = NULL;
+    *g = NULL;
+    return false;
+}
+
+static inline void dit_golden_close(ltx2_dit_weights *w, ltx2_st_file *g, dit_inputs *in) {
+    dit_inputs_free(in);
+    ltx2_st_close(g);
+    ltx2_dit_weights_free(w);
 }
 
 #endif

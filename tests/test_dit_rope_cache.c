@@ -10,15 +10,10 @@
 #include <string.h>
 
 #include "core/context.h"
-#include "io/safetensors.h"
-#include "model/dit.h"
-#include "model/dit_weights.h"
 #include "dit_inputs.h"
 #include "test_util.h"
 
-/* Position axes of the streams (video: time, height, width; audio: time), each [start, end). */
-#define VIDEO_AXES 3
-#define AUDIO_AXES 1
+/* Each position axis holds [start, end). */
 #define POS_BOUNDS 2
 
 static ltx2_context *g_ctx;
@@ -72,19 +67,10 @@ static float *positions_of_sample0(const float *pos, int64_t n, int axes, int64_
 }
 
 static void check_version(const char *version) {
-    char ck[1024], gp[1024];
-    snprintf(ck, sizeof ck, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
-    snprintf(gp, sizeof gp, "%s/tests/golden/data/dit_blocks_%s.safetensors", LTX2_SOURCE_DIR, version);
-    ltx2_dit_weights *w = NULL;
-    ltx2_st_file *g = NULL;
+    ltx2_dit_weights *w;
+    ltx2_st_file *g;
     dit_inputs in;
-    if (ltx2_dit_weights_load_file(g_ctx, ck, &w) != LTX2_OK || ltx2_st_open(g_ctx, gp, &g) != LTX2_OK ||
-        !dit_inputs_load(g_ctx, g, DIT_INPUTS_MASKED, &in)) {
-        CHECK(false, "%s: %s", version, ltx2_last_error(g_ctx));
-        ltx2_st_close(g);
-        ltx2_dit_weights_free(w);
-        return;
-    }
+    if (!dit_golden_open(g_ctx, version, DIT_INPUTS_MASKED, &w, &g, &in)) return;
     const int64_t B = in.B, Tv = in.video.T, Ta = in.audio.T;
     CHECK(B == 2, "%s: the golden inputs hold %lld samples, this test wants 2", version, (long long)B);
     outs ref = {0}, got = {0};
@@ -92,12 +78,12 @@ static void check_version(const char *version) {
     ref.na = got.na = (size_t)(B * Ta * w->cfg.audio_out_channels);
     ref.v = malloc(ref.nv * sizeof(float)), got.v = malloc(ref.nv * sizeof(float));
     ref.a = malloc(ref.na * sizeof(float)), got.a = malloc(ref.na * sizeof(float));
-    float *vpos = positions_of_sample0(in.p.video.positions, B, VIDEO_AXES, Tv, 0.0f);
-    float *apos = positions_of_sample0(in.p.audio.positions, B, AUDIO_AXES, Ta, 0.0f);
-    float *vpos2 = positions_of_sample0(in.p.video.positions, B, VIDEO_AXES, Tv, 1.0f);
-    float *apos2 = positions_of_sample0(in.p.audio.positions, B, AUDIO_AXES, Ta, 1.0f);
-    float *vmix = positions_of_sample0(in.p.video.positions, B, VIDEO_AXES, Tv, 0.0f);
-    float *amix = positions_of_sample0(in.p.audio.positions, B, AUDIO_AXES, Ta, 0.0f);
+    float *vpos = positions_of_sample0(in.p.video.positions, B, DIT_INPUTS_VIDEO_AXES, Tv, 0.0f);
+    float *apos = positions_of_sample0(in.p.audio.positions, B, DIT_INPUTS_AUDIO_AXES, Ta, 0.0f);
+    float *vpos2 = positions_of_sample0(in.p.video.positions, B, DIT_INPUTS_VIDEO_AXES, Tv, 1.0f);
+    float *apos2 = positions_of_sample0(in.p.audio.positions, B, DIT_INPUTS_AUDIO_AXES, Ta, 1.0f);
+    float *vmix = positions_of_sample0(in.p.video.positions, B, DIT_INPUTS_VIDEO_AXES, Tv, 0.0f);
+    float *amix = positions_of_sample0(in.p.audio.positions, B, DIT_INPUTS_AUDIO_AXES, Ta, 0.0f);
     ltx2_dit_rope_cache *c = NULL;
     CHECK(ltx2_dit_rope_cache_create(g_ctx, &c) == LTX2_OK, "create: %s", ltx2_last_error(g_ctx));
     if (c && ref.v && got.v && ref.a && got.a && vpos && apos && vpos2 && apos2 && vmix && amix) {
@@ -118,7 +104,7 @@ static void check_version(const char *version) {
         snprintf(what, sizeof what, "%s new positions", version);
         expect(what, w, &p, c, &ref, &got, 2, 0);
         /* each sample its own positions (sample 0's, then the moved ones): computed each, cache untouched */
-        const int64_t vper = VIDEO_AXES * Tv * POS_BOUNDS, aper = AUDIO_AXES * Ta * POS_BOUNDS;
+        const int64_t vper = DIT_INPUTS_VIDEO_AXES * Tv * POS_BOUNDS, aper = DIT_INPUTS_AUDIO_AXES * Ta * POS_BOUNDS;
         memcpy(vmix, vpos, (size_t)vper * sizeof(float));
         memcpy(vmix + vper, vpos2, (size_t)vper * sizeof(float));
         memcpy(amix, apos, (size_t)aper * sizeof(float));
@@ -139,9 +125,7 @@ static void check_version(const char *version) {
     ltx2_dit_rope_cache_free(c);
     free(vpos), free(apos), free(vpos2), free(apos2), free(vmix), free(amix);
     free(ref.v), free(ref.a), free(got.v), free(got.a);
-    dit_inputs_free(&in);
-    ltx2_st_close(g);
-    ltx2_dit_weights_free(w);
+    dit_golden_close(w, g, &in);
 }
 
 int main(void) {

@@ -33,22 +33,10 @@ static double rel_l2(const float *ref, const float *out, int64_t n) {
 }
 
 static void check_version(const char *version) {
-    char ck[1024], gp[1024];
-    snprintf(ck, sizeof ck, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
-    snprintf(gp, sizeof gp, "%s/tests/golden/data/dit_blocks_%s.safetensors", LTX2_SOURCE_DIR, version);
-    ltx2_dit_weights *w = NULL;
-    ltx2_st_file *g = NULL;
-    if (ltx2_dit_weights_load_file(g_ctx, ck, &w) != LTX2_OK || ltx2_st_open(g_ctx, gp, &g) != LTX2_OK) {
-        CHECK(false, "%s: %s", version, ltx2_last_error(g_ctx));
-        ltx2_dit_weights_free(w);
-        return;
-    }
+    ltx2_dit_weights *w;
+    ltx2_st_file *g;
     dit_inputs in;
-    if (!dit_inputs_load(g_ctx, g, DIT_INPUTS_UNMASKED, &in)) {
-        ltx2_st_close(g);
-        ltx2_dit_weights_free(w);
-        return;
-    }
+    if (!dit_golden_open(g_ctx, version, DIT_INPUTS_UNMASKED, &w, &g, &in)) return;
     const int64_t B = in.B, Tv = in.video.T, Ta = in.audio.T, L = w->cfg.num_layers;
     ltx2_dit_forward_params p = in.p;
     const int64_t nv = B * Tv * w->cfg.out_channels, na = B * Ta * w->cfg.audio_out_channels;
@@ -89,9 +77,7 @@ static void check_version(const char *version) {
 #undef FWD
     free(pert);
     free(v0), free(a0), free(v1), free(a1);
-    dit_inputs_free(&in);
-    ltx2_st_close(g);
-    ltx2_dit_weights_free(w);
+    dit_golden_close(w, g, &in);
 }
 
 int main(void) {

@@ -41,23 +41,11 @@ static ltx2_dit_text_cache_stats stats(const ltx2_dit_text_cache *c) {
 }
 
 static void check_version(const char *version) {
-    char ck[1024], gp[1024];
-    snprintf(ck, sizeof ck, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
-    snprintf(gp, sizeof gp, "%s/tests/golden/data/dit_blocks_%s.safetensors", LTX2_SOURCE_DIR, version);
-    ltx2_dit_weights *w = NULL;
-    ltx2_st_file *g = NULL;
-    if (ltx2_dit_weights_load_file(g_ctx, ck, &w) != LTX2_OK || ltx2_st_open(g_ctx, gp, &g) != LTX2_OK) {
-        CHECK(false, "%s: %s", version, ltx2_last_error(g_ctx));
-        ltx2_dit_weights_free(w);
-        return;
-    }
-    const bool v23 = w->cfg.cross_attention_adaln;
+    ltx2_dit_weights *w;
+    ltx2_st_file *g;
     dit_inputs in;
-    if (!dit_inputs_load(g_ctx, g, DIT_INPUTS_MASKED, &in)) {
-        ltx2_st_close(g);
-        ltx2_dit_weights_free(w);
-        return;
-    }
+    if (!dit_golden_open(g_ctx, version, DIT_INPUTS_MASKED, &w, &g, &in)) return;
+    const bool v23 = w->cfg.cross_attention_adaln;
     const int64_t B = in.B, Tv = in.video.T, Ta = in.audio.T, S = in.S, Wv = in.video.W, Wa = in.audio.W;
     const int64_t L = w->cfg.num_layers;
     ltx2_dit_forward_params p = in.p;
@@ -132,9 +120,7 @@ static void check_version(const char *version) {
 
     free(vc2), free(ac2), free(mask2);
     free(ref.v), free(ref.a), free(got.v), free(got.a), free(ref2.v), free(ref2.a);
-    dit_inputs_free(&in);
-    ltx2_st_close(g);
-    ltx2_dit_weights_free(w);
+    dit_golden_close(w, g, &in);
 }
 
 int main(void) {

@@ -176,7 +176,8 @@ typedef struct ltx2_generate_params {
     const char *negative_prompt;
     const char *text_encoder;
     /* Where Gemma runs: "cpu", "cuda", "cuda:N" or "auto", as device. NULL: the generation's own
-     * GPU when Gemma fits its free memory there (it is freed before the DiT loads), else the CPU. */
+     * GPU when Gemma fits its free memory there (it is freed before the DiT loads), else the CPU;
+     * the CPU too when enhance_prompt's K/V cache and LM head table do not fit beside Gemma. */
     const char *text_encoder_device;
     /* Gemma's Linear weights: "bf16" (NULL: the default, the checkpoint's) or "fp8": stored in e4m3
      * with a per-tensor scale and widened before each GEMM, half the resident bytes; the hidden

@@ -2,7 +2,8 @@
  * (its own positions, and the audio-video cross axis) are a function of one sample's positions and
  * the table parameters alone, and a denoising loop passes the same positions at every call; without
  * the cache each call computes them on the host and uploads them (for a 768x512x121 clip 300 MB of
- * fp32 per sample, some 145 ms of one core here before any device work: see the note in dit.h).
+ * fp32 per sample, and 109 ms of one core here for one sample's tables before any device work: see
+ * the note in dit.h).
  * An entry holds one sample's tables, this rank's heads, on the weights' backend, keyed by the exact
  * bytes of the positions and of the parameters, so a hit is what computing them again gives. */
 #include <stdlib.h>

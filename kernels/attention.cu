@@ -37,8 +37,6 @@ __host__ __device__ constexpr bool att_q_in_regs(int d) { return d <= 128; }
 #define ATT_PAD LTX2_MMA_SMEM_PAD
 // Pre-pass: one warp per token row; 8 warps per block.
 #define ATT_PREP_WARPS 8
-// Workspace sub-buffers start on this boundary (cp.async needs 16; 256 matches cudaMalloc).
-#define ATT_WS_ALIGN 256
 #define ATT_LOG2E 1.4426950408889634f
 // Whether AUTO takes the sm_90a wgmma kernel on 9.x devices (for the launches it takes: d 64 /
 // 128, no Gemma masks). On since three H100 runs (bench/results/NVIDIA_H100_80GB_HBM3-20261127,
@@ -48,7 +46,7 @@ __host__ __device__ constexpr bool att_q_in_regs(int d) { return d <= 128; }
 
 typedef __nv_bfloat16 bf16;
 
-static size_t ws_round(size_t n) { return (n + ATT_WS_ALIGN - 1) / ATT_WS_ALIGN * ATT_WS_ALIGN; }
+static size_t ws_round(size_t n) { return (n + LTX2_KATTN_WS_ALIGN - 1) / LTX2_KATTN_WS_ALIGN * LTX2_KATTN_WS_ALIGN; }
 
 // Copies rows [row0, row0 + ROWS) x D of one head into smem (row stride LD), zero-filling rows
 // at or beyond n_rows. gbase points at (row 0, this head); rows are ld elements apart.
@@ -284,7 +282,6 @@ __global__ void __launch_bounds__(ATT_THREADS) att_fwd_kernel(att_params p) {
     }
 }
 
-
 // Pre-pass, one warp per token row of x [rows, H*D]: inv_rms[row] = rsqrt(mean(x^2) + eps) when
 // inv_out is set; y (when set) = rope(x * inv_rms * w) as bf16 (norm skipped when w is NULL). A
 // lane takes V elements of each half-head (split), V elements (interleaved: V/2 pairs) or V
@@ -413,7 +410,7 @@ static bool att_needs_prep(const ltx2_k_attn_args *a) { return a->q_norm || a->r
 // Head dims the mma.sync kernel takes (the wgmma one: 64 and 128); others run attention_small.cu.
 static bool att_tensor_core_d(int64_t d) { return d == 64 || d == 128 || d == 256; }
 
-// The workspace of one launch, carved in this order, each part on an ATT_WS_ALIGN boundary (a
+// The workspace of one launch, carved in this order, each part on an LTX2_KATTN_WS_ALIGN boundary (a
 // part absent is 0 bytes): K' normalised/rotated; q's per-token inverse RMS (a kernel that
 // normalises Q itself); Q' normalised/rotated (the wgmma kernel's pre-pass); the packed key mask.
 struct att_ws {
@@ -553,7 +550,7 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
 
     const att_ws ws = att_ws_of(a, pick);
     if (ws.total) {
-        if (!a->workspace || a->workspace_bytes < ws.total || ((uintptr_t)a->workspace % ATT_WS_ALIGN) != 0)
+        if (!a->workspace || a->workspace_bytes < ws.total || ((uintptr_t)a->workspace % LTX2_KATTN_WS_ALIGN) != 0)
             LTX2_K_BAD_ARG();
         char *base = (char *)a->workspace;
         bf16 *k2 = ws.k2 ? (bf16 *)base : nullptr;

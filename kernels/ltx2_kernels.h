@@ -114,6 +114,9 @@ enum { LTX2_KATTN_PREP_AUTO = 0, LTX2_KATTN_PREP_IN_KERNEL = 1 };
 /* Head dims 64 and 128 run the tensor-core kernels; any other even one up to this a per-row fp32
  * kernel (attention_small.cu). 256: Gemma-3's. */
 #define LTX2_KATTN_MAX_HEAD_DIM 256
+/* The workspace's parts (K', q's inverse RMS, Q', the packed key mask) each start on this boundary
+ * (cp.async and TMA need 16 bytes; 256 matches cudaMalloc's). */
+#define LTX2_KATTN_WS_ALIGN 256
 size_t ltx2_k_attention_workspace(const ltx2_k_attn_args *a);
 int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a);
 /* 1 when the current device can run LTX2_KATTN_WGMMA (compute capability 9.x and a build with

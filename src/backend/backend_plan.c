@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "att90_layout.h" /* the packed key mask's size */
+#include "ltx2_kernels.h" /* the attention workspace's alignment */
+
 /* Fake addresses start here (never 0, never a plausible host pointer) and advance by each
  * allocation rounded up to this alignment (cudaMalloc's is at least 256 bytes). */
 #define PLAN_BASE_ADDR ((uintptr_t)1 << 44)
@@ -150,12 +153,8 @@ static ltx2_status plan_convert(const ltx2_backend *be, ltx2_context *ctx, const
     return LTX2_OK;
 }
 
-/* Keys per word of the packed key mask, and keys per tile it is padded to (att90_layout.h). */
-#define PLAN_MASK_KEYS_PER_WORD 32
-#define PLAN_MASK_TILE_KEYS 128
-
-/* One part of the attention workspace (each starts on ATT_WS_ALIGN, kernels/attention.cu: 256 too). */
-static size_t ws_part(size_t n) { return (n + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN; }
+/* One part of the attention workspace, rounded as the kernel library lays it out. */
+static size_t ws_part(size_t n) { return (n + LTX2_KATTN_WS_ALIGN - 1) / LTX2_KATTN_WS_ALIGN * LTX2_KATTN_WS_ALIGN; }
 
 /* The CUDA attention's workspace (kernels/attention.cu, ltx2_k_attention_workspace), taken and
  * returned around the kernel, so it counts toward the peak. The plan does not know which kernel a
@@ -171,10 +170,7 @@ static ltx2_status plan_attention(const ltx2_backend *be, ltx2_context *ctx, con
         const size_t q_inv = (size_t)(q->shape[0] * q->shape[1]) * sizeof(float), q2 = (size_t)ltx2_tensor_numel(q) * 2;
         bytes += ws_part((size_t)ltx2_tensor_numel(k) * 2) + ws_part(q2 > q_inv ? q2 : q_inv);
     }
-    if (a->key_mask) {
-        const int64_t tiles = (k->shape[1] + PLAN_MASK_TILE_KEYS - 1) / PLAN_MASK_TILE_KEYS;
-        bytes += ws_part((size_t)(k->shape[0] * tiles * (PLAN_MASK_TILE_KEYS / PLAN_MASK_KEYS_PER_WORD)) * sizeof(uint32_t));
-    }
+    if (a->key_mask) bytes += ws_part((size_t)(k->shape[0] * att90_mask_words(k->shape[1])) * sizeof(uint32_t));
     if (!bytes) return LTX2_OK;
     void *ws = NULL;
     LTX2_TRY(plan_alloc(be, ctx, bytes, &ws));

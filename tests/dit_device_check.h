@@ -78,9 +78,12 @@ static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const c
         float *gv = malloc((size_t)nv * sizeof(float)), *ga = malloc((size_t)na * sizeof(float));
         uint32_t *pert = calloc((size_t)(B * L), sizeof(uint32_t));
         ltx2_dit_text_cache *cache = NULL;
+        ltx2_dit_rope_cache *rope = NULL;
         ltx2_dit_text_cache_create(ctx, 4, &cache);
+        ltx2_dit_rope_cache_create(ctx, &rope);
+        float *first = malloc((size_t)(nv + na) * sizeof(float)); /* the cached mode's first device outputs */
         const char *modes[4] = {"plain", "STG + isolation", "own A/V timesteps", "text cache"};
-        for (int mode = mode0; mode < mode1 && rv && ra && gv && ga && pert && cache; mode++) {
+        for (int mode = mode0; mode < mode1 && rv && ra && gv && ga && pert && cache && rope && first; mode++) {
             ltx2_dit_forward_params p = in.p;
             if (mode == 1) {
                 const int64_t last = L - 1;
@@ -92,7 +95,7 @@ static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const c
             }
             if (mode == 2) p.av_timestep = LTX2_DIT_AV_TS_OWN;
             st = ltx2_dit_forward(ctx, cpu, &p, rv, ra);
-            if (mode == 3) p.text_cache = cache;
+            if (mode == 3) p.text_cache = cache, p.rope_cache = rope;
             for (int rep = 0; st == LTX2_OK && rep < (mode == 3 ? 2 : 1); rep++) {
                 st = ltx2_dit_forward(ctx, dw, &p, gv, ga);
                 CHECK(st == LTX2_OK, "%s %s: device forward: %s", version, modes[mode], ltx2_last_error(ctx));
@@ -105,15 +108,29 @@ static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const c
                          rep ? " (cached)" : "");
                 dit_device_compare(what, ra, ga, na, &worst);
                 cases++;
+                /* the second call reuses the first one's text K/V and RoPE tables and makes no context:
+                 * the same bits */
+                const size_t bv = (size_t)nv * sizeof(float), ba = (size_t)na * sizeof(float);
+                if (mode == 3 && rep == 0) memcpy(first, gv, bv), memcpy(first + nv, ga, ba);
+                if (mode == 3 && rep == 1)
+                    CHECK(!memcmp(first, gv, bv) && !memcmp(first + nv, ga, ba),
+                          "%s: the device forward from the caches differs from the one that filled them", version);
             }
         }
         if (cache && masked) {
             ltx2_dit_text_cache_stats cs;
+            ltx2_dit_rope_cache_stats rs;
             ltx2_dit_text_cache_get_stats(cache, &cs);
-            CHECK(cs.hits > 0, "%s: the device text cache never hit", version);
+            ltx2_dit_rope_cache_get_stats(rope, &rs);
+            CHECK(cs.hits > 0 && cs.contexts_skipped == 2,
+                  "%s: the device text cache: %lld hits, %lld contexts skipped", version, (long long)cs.hits,
+                  (long long)cs.contexts_skipped);
+            CHECK(rs.builds == 2 && rs.hits == 2, "%s: the device RoPE cache: %lld builds, %lld hits (want 2, 2)",
+                  version, (long long)rs.builds, (long long)rs.hits);
         }
         ltx2_dit_text_cache_free(cache);
-        free(rv), free(ra), free(gv), free(ga), free(pert);
+        ltx2_dit_rope_cache_free(rope);
+        free(rv), free(ra), free(gv), free(ga), free(pert), free(first);
         dit_inputs_free(&in);
     }
     printf("%s on %s: %d forwards against the CPU, worst rel-L2 %.3g\n", version, dev->name, cases, worst);

@@ -17,6 +17,7 @@
 #include "cpu_peak.h"
 #include "gemma12b.h"
 #include "model/gemma.h"
+#include "profile_backend.h"
 
 /* LTX's encoder input: a CFG pair of prompts padded to the tokenizer's 1024. --quick: 256. */
 #define BATCH 2
@@ -72,6 +73,38 @@ static void run_gemm(void *u) {
     gemm_job *j = u;
     ltx2_cpu_gemm_wdt(j->ctx, j->M, j->N, j->K, 1.0f, j->A, j->K, j->Bbf, LTX2_BF16, j->K, LTX2_B_NK, 0.0f, j->C, j->N,
                       NULL);
+}
+
+/* One more forward of j's weights through the profiling backend (a warm one first): where the
+ * 12B's call spends its time, and how much of its wall time lies between the ops. */
+static void profile_forward(bench_report *r, ltx2_context *ctx, const ltx2_gemma_weights *w, void (*fn)(void *),
+                            const gemma_job *j, const char *suffix) {
+    ltx2_backend *pb = NULL;
+    if (prof_backend_create(ctx, w->be, &pb) != LTX2_OK) {
+        bench_report_note(r, "gemma cuda, %s: not profiled (%s)", suffix, ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+        return;
+    }
+    ltx2_gemma_weights pw = *w;
+    pw.be = pb;
+    gemma_job pj = *j;
+    pj.w = &pw;
+    pj.st = LTX2_OK;
+    fn(&pj);
+    prof_backend_reset(pb);
+    const double t0 = bench_now();
+    fn(&pj);
+    const double wall = bench_now() - t0;
+    char what[128];
+    snprintf(what, sizeof what, "profiled Gemma forward, %lld layers, %s", (long long)w->cfg.layers, suffix);
+    if (pj.st == LTX2_OK) {
+        const prof_account acc = prof_backend_account(pb);
+        prof_report(r, &acc, wall, what);
+    } else {
+        bench_report_note(r, "%s: %s", what, ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+    }
+    ltx2_backend_free(pb);
 }
 
 /* The same layers on the CUDA backend in bf16 (when built and a device exists): the layers alone
@@ -135,6 +168,7 @@ static int bench_cuda(const bench_opts *o, bench_report *r, ltx2_context *ctx, c
                 bench_report_row(r, &row48);
                 bench_report_note(r, "gemma cuda, %s: %.1f ms for the 12B's %d layers (goal <= 80 ms)", runs[k].what,
                                   row48.st.median_s * 1e3, G12_LAYERS);
+                profile_forward(r, ctx, &w48, runs[k].fn, &j48, runs[k].suffix);
             } else {
                 bench_report_note(r, "gemma cuda, %d layers, %s: not run (%s)", G12_LAYERS, runs[k].what,
                                   hidden48 || k == 0 ? ltx2_last_error(ctx) : "no host memory for the hidden states");

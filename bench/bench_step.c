@@ -154,26 +154,6 @@ static bool configs_load(ltx2_context *ctx, const char *v, step_cfg *c) {
     return ok;
 }
 
-/* Where one profiled call spent its time, as shares of the profiled total. */
-static void profile_note(bench_report *r, const prof_account *a) {
-    double gemm = 0, attn = 0, elem = 0, total = 0;
-    for (int s = 0; s < PROF_SLOTS; s++) total += a->seconds[s];
-    gemm = a->seconds[LTX2_OP_GEMM] + a->seconds[LTX2_OP_GEMM_EX] + a->seconds[LTX2_OP_GEMM_FP8];
-    attn = a->seconds[LTX2_OP_ATTENTION] + a->seconds[LTX2_OP_ROPE];
-    elem = total - gemm - attn - a->seconds[PROF_TRANSFER];
-    const double t = total > 0 ? total : 1;
-    int64_t calls = 0;
-    for (int s = 0; s < PROF_SLOTS; s++) calls += a->calls[s];
-    bench_report_note(r, "profiled call (every op waited for): %.3f s over %lld ops: GEMMs %.1f%%, attention + RoPE "
-                      "%.1f%%, norms / elementwise %.1f%%, transfers %.1f%%, communication 0%% (one rank)",
-                      total, (long long)calls, 100 * gemm / t, 100 * attn / t, 100 * elem / t,
-                      100 * a->seconds[PROF_TRANSFER] / t);
-    for (int s = 0; s < LTX2_OP_COUNT; s++)
-        if (a->calls[s])
-            bench_report_note(r, "  %-16s %6lld calls %9.3f ms", ltx2_op_name((ltx2_op)s), (long long)a->calls[s],
-                              a->seconds[s] * 1e3);
-}
-
 /* What fill_fp8 hands each Linear. */
 typedef struct fp8_fill {
     ltx2_context *ctx;
@@ -301,10 +281,12 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
             step_job pj = {ctx, &pw, &pp, j.vo, j.ao, LTX2_OK};
             run_step(&pj);
             prof_backend_reset(pb);
+            const double t0 = bench_now();
             run_step(&pj);
+            const double wall = bench_now() - t0;
             if (pj.st == LTX2_OK) {
                 const prof_account acc = prof_backend_account(pb);
-                profile_note(r, &acc);
+                prof_report(r, &acc, wall, "profiled DiT call, one rank (no communication)");
             } else {
                 fprintf(stderr, "bench_step: profiled DiT forward: %s\n", ltx2_last_error(ctx));
             }

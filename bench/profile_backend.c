@@ -201,3 +201,26 @@ ltx2_status prof_backend_create(ltx2_context *ctx, const ltx2_backend *inner, lt
 prof_account prof_backend_account(const ltx2_backend *be) { return P(be)->acc; }
 
 void prof_backend_reset(ltx2_backend *be) { memset(&P(be)->acc, 0, sizeof P(be)->acc); }
+
+void prof_report(bench_report *r, const prof_account *a, double wall_s, const char *what) {
+    double total = 0;
+    int64_t calls = 0;
+    for (int s = 0; s < PROF_SLOTS; s++) total += a->seconds[s], calls += a->calls[s];
+    const double gemm = a->seconds[LTX2_OP_GEMM] + a->seconds[LTX2_OP_GEMM_EX] + a->seconds[LTX2_OP_GEMM_FP8];
+    const double attn = a->seconds[LTX2_OP_ATTENTION] + a->seconds[LTX2_OP_ROPE];
+    const double xfer = a->seconds[PROF_TRANSFER], elem = total - gemm - attn - xfer;
+    const double t = total > 0 ? total : 1;
+    bench_report_note(r, "%s (every op waited for): %.3f s over %lld ops: GEMMs %.1f%%, attention + RoPE %.1f%%, "
+                      "norms / elementwise %.1f%%, transfers %.1f%%", what, total, (long long)calls, 100 * gemm / t,
+                      100 * attn / t, 100 * elem / t, 100 * xfer / t);
+    if (wall_s > 0)
+        bench_report_note(r, "  its wall time %.3f s: %.3f s outside the ops (host work between them)", wall_s,
+                          wall_s - total);
+    for (int s = 0; s < LTX2_OP_COUNT; s++)
+        if (a->calls[s])
+            bench_report_note(r, "  %-16s %6lld calls %9.3f ms", ltx2_op_name((ltx2_op)s), (long long)a->calls[s],
+                              a->seconds[s] * 1e3);
+    if (a->calls[PROF_TRANSFER])
+        bench_report_note(r, "  %-16s %6lld calls %9.3f ms", "transfers", (long long)a->calls[PROF_TRANSFER],
+                          xfer * 1e3);
+}

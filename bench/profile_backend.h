@@ -21,6 +21,12 @@ typedef struct prof_account {
 
 /* A backend over inner (which must outlive it); free with ltx2_backend_free. */
 ltx2_status prof_backend_create(ltx2_context *ctx, const ltx2_backend *inner, ltx2_backend **out);
+struct bench_report;
+/* Where one profiled run spent its time (titled `what`), as shares of the ops' total: GEMMs, attention
+ * and RoPE, norms and elementwise, transfers; then each op's calls and time. wall_s > 0: the run's
+ * wall time too, and what lay outside every op (host work between ops: tables, conversions, plans). */
+void prof_report(struct bench_report *r, const prof_account *a, double wall_s, const char *what);
+
 /* The time and calls per op since creation or the last reset. */
 prof_account prof_backend_account(const ltx2_backend *be);
 void prof_backend_reset(ltx2_backend *be);

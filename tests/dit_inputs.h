@@ -135,6 +135,35 @@ static inline bool dit_inputs_load(ltx2_context *ctx, const ltx2_st_file *f, dit
     return true;
 }
 
+/* A forward's outputs for in's B samples, video [B, Tv, out] and audio [B, Ta, audio_out] (nv, na:
+ * floats per sample). */
+typedef struct dit_outs {
+    float *v, *a;
+    size_t nv, na;
+} dit_outs;
+
+/* False after a failed CHECK (out of memory); o is then safe to free. */
+static inline bool dit_outs_alloc(const dit_inputs *in, const ltx2_dit_config *cfg, dit_outs *o) {
+    o->nv = (size_t)(in->video.T * cfg->out_channels);
+    o->na = (size_t)(in->audio.T * cfg->audio_out_channels);
+    o->v = malloc(o->nv * (size_t)in->B * sizeof(float));
+    o->a = malloc(o->na * (size_t)in->B * sizeof(float));
+    CHECK(o->v && o->a, "no memory for a forward's outputs");
+    return o->v && o->a;
+}
+
+static inline void dit_outs_free(dit_outs *o) {
+    free(o->v);
+    free(o->a);
+    memset(o, 0, sizeof *o);
+}
+
+/* Whether the first B samples of x and y hold the same bits. */
+static inline bool dit_outs_equal(const dit_outs *x, const dit_outs *y, int64_t B) {
+    return memcmp(x->v, y->v, x->nv * (size_t)B * sizeof(float)) == 0 &&
+           memcmp(x->a, y->a, x->na * (size_t)B * sizeof(float)) == 0;
+}
+
 /* The tiny checkpoint of `version` ("2.0", "2.3": weights/tiny) and the golden inputs stored with its
  * block goldens (tests/golden/data/dit_blocks_<version>.safetensors): true with *w, *g and *in
  * loaded (close with dit_golden_close); false after a failed CHECK, nothing left open. */

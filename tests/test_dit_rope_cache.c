@@ -18,17 +18,7 @@
 
 static ltx2_context *g_ctx;
 
-typedef struct outs {
-    float *v, *a;
-    size_t nv, na;
-} outs;
-
-static bool same(const outs *x, const outs *y, int64_t B) {
-    const size_t nv = x->nv / 2 * (size_t)B, na = x->na / 2 * (size_t)B; /* x holds two samples */
-    return memcmp(x->v, y->v, nv * sizeof(float)) == 0 && memcmp(x->a, y->a, na * sizeof(float)) == 0;
-}
-
-static void fwd(const ltx2_dit_weights *w, ltx2_dit_forward_params *p, ltx2_dit_rope_cache *c, outs *o) {
+static void fwd(const ltx2_dit_weights *w, ltx2_dit_forward_params *p, ltx2_dit_rope_cache *c, dit_outs *o) {
     p->rope_cache = c;
     const ltx2_status st = ltx2_dit_forward(g_ctx, w, p, o->v, o->a);
     CHECK(st == LTX2_OK, "forward: %s", ltx2_last_error(g_ctx));
@@ -42,12 +32,12 @@ static ltx2_dit_rope_cache_stats stats(const ltx2_dit_rope_cache *c) {
 
 /* The forward uncached into ref, then cached into got: equal, and the counters moved by (builds, hits). */
 static void expect(const char *what, const ltx2_dit_weights *w, ltx2_dit_forward_params *p, ltx2_dit_rope_cache *c,
-                   outs *ref, outs *got, int64_t builds, int64_t hits) {
+                   dit_outs *ref, dit_outs *got, int64_t builds, int64_t hits) {
     const ltx2_dit_rope_cache_stats s0 = stats(c);
     fwd(w, p, NULL, ref);
     fwd(w, p, c, got);
     const ltx2_dit_rope_cache_stats s1 = stats(c);
-    CHECK(same(ref, got, p->batch), "%s: the cached forward differs from the uncached one", what);
+    CHECK(dit_outs_equal(ref, got, p->batch), "%s: the cached forward differs from the uncached one", what);
     CHECK(s1.builds - s0.builds == builds && s1.hits - s0.hits == hits, "%s: %lld builds, %lld hits (want %lld, %lld)",
           what, (long long)(s1.builds - s0.builds), (long long)(s1.hits - s0.hits), (long long)builds, (long long)hits);
 }
@@ -73,11 +63,8 @@ static void check_version(const char *version) {
     if (!dit_golden_open(g_ctx, version, DIT_INPUTS_MASKED, &w, &g, &in)) return;
     const int64_t B = in.B, Tv = in.video.T, Ta = in.audio.T;
     CHECK(B == 2, "%s: the golden inputs hold %lld samples, this test wants 2", version, (long long)B);
-    outs ref = {0}, got = {0};
-    ref.nv = got.nv = (size_t)(B * Tv * w->cfg.out_channels);
-    ref.na = got.na = (size_t)(B * Ta * w->cfg.audio_out_channels);
-    ref.v = malloc(ref.nv * sizeof(float)), got.v = malloc(ref.nv * sizeof(float));
-    ref.a = malloc(ref.na * sizeof(float)), got.a = malloc(ref.na * sizeof(float));
+    dit_outs ref = {0}, got = {0};
+    const bool outs_ok = dit_outs_alloc(&in, &w->cfg, &ref) && dit_outs_alloc(&in, &w->cfg, &got);
     float *vpos = positions_of_sample0(in.p.video.positions, B, DIT_INPUTS_VIDEO_AXES, Tv, 0.0f);
     float *apos = positions_of_sample0(in.p.audio.positions, B, DIT_INPUTS_AUDIO_AXES, Ta, 0.0f);
     float *vpos2 = positions_of_sample0(in.p.video.positions, B, DIT_INPUTS_VIDEO_AXES, Tv, 1.0f);
@@ -86,7 +73,7 @@ static void check_version(const char *version) {
     float *amix = positions_of_sample0(in.p.audio.positions, B, DIT_INPUTS_AUDIO_AXES, Ta, 0.0f);
     ltx2_dit_rope_cache *c = NULL;
     CHECK(ltx2_dit_rope_cache_create(g_ctx, &c) == LTX2_OK, "create: %s", ltx2_last_error(g_ctx));
-    if (c && ref.v && got.v && ref.a && got.a && vpos && apos && vpos2 && apos2 && vmix && amix) {
+    if (c && outs_ok && vpos && apos && vpos2 && apos2 && vmix && amix) {
         ltx2_dit_forward_params p = in.p;
         char what[96];
         p.video.positions = vpos;
@@ -124,7 +111,7 @@ static void check_version(const char *version) {
     }
     ltx2_dit_rope_cache_free(c);
     free(vpos), free(apos), free(vpos2), free(apos2), free(vmix), free(amix);
-    free(ref.v), free(ref.a), free(got.v), free(got.a);
+    dit_outs_free(&ref), dit_outs_free(&got);
     dit_golden_close(w, g, &in);
 }
 

@@ -19,16 +19,7 @@
 
 static ltx2_context *g_ctx;
 
-typedef struct outs {
-    float *v, *a;
-    size_t nv, na;
-} outs;
-
-static bool same(const outs *x, const outs *y) {
-    return memcmp(x->v, y->v, x->nv * sizeof(float)) == 0 && memcmp(x->a, y->a, x->na * sizeof(float)) == 0;
-}
-
-static void fwd(const ltx2_dit_weights *w, ltx2_dit_forward_params *p, ltx2_dit_text_cache *c, outs *o) {
+static void fwd(const ltx2_dit_weights *w, ltx2_dit_forward_params *p, ltx2_dit_text_cache *c, dit_outs *o) {
     p->text_cache = c;
     ltx2_status st = ltx2_dit_forward(g_ctx, w, p, o->v, o->a);
     CHECK(st == LTX2_OK, "forward: %s", ltx2_last_error(g_ctx));
@@ -46,14 +37,16 @@ static void check_version(const char *version) {
     dit_inputs in;
     if (!dit_golden_open(g_ctx, version, DIT_INPUTS_MASKED, &w, &g, &in)) return;
     const bool v23 = w->cfg.cross_attention_adaln;
-    const int64_t B = in.B, Tv = in.video.T, Ta = in.audio.T, S = in.S, Wv = in.video.W, Wa = in.audio.W;
+    const int64_t B = in.B, S = in.S, Wv = in.video.W, Wa = in.audio.W;
     const int64_t L = w->cfg.num_layers;
     ltx2_dit_forward_params p = in.p;
-    outs ref = {0}, got = {0}, ref2 = {0};
-    ref.nv = got.nv = ref2.nv = (size_t)(B * Tv * w->cfg.out_channels);
-    ref.na = got.na = ref2.na = (size_t)(B * Ta * w->cfg.audio_out_channels);
-    ref.v = malloc(ref.nv * sizeof(float)), got.v = malloc(ref.nv * sizeof(float)), ref2.v = malloc(ref.nv * sizeof(float));
-    ref.a = malloc(ref.na * sizeof(float)), got.a = malloc(ref.na * sizeof(float)), ref2.a = malloc(ref.na * sizeof(float));
+    dit_outs ref = {0}, got = {0}, ref2 = {0};
+    if (!dit_outs_alloc(&in, &w->cfg, &ref) || !dit_outs_alloc(&in, &w->cfg, &got) ||
+        !dit_outs_alloc(&in, &w->cfg, &ref2)) {
+        dit_outs_free(&ref), dit_outs_free(&got), dit_outs_free(&ref2);
+        dit_golden_close(w, g, &in);
+        return;
+    }
 
     ltx2_dit_text_cache *c = NULL;
     CHECK(ltx2_dit_text_cache_create(g_ctx, 8, &c) == LTX2_OK, "create: %s", ltx2_last_error(g_ctx));
@@ -61,7 +54,7 @@ static void check_version(const char *version) {
     /* three steps' worth of forwards: filled once (2 samples x 2 streams x L blocks), then reused */
     for (int it = 0; it < 3; it++) {
         fwd(w, &p, c, &got);
-        CHECK(same(&ref, &got), "%s: cached forward %d differs from uncached", version, it);
+        CHECK(dit_outs_equal(&ref, &got, B), "%s: cached forward %d differs from uncached", version, it);
     }
     ltx2_dit_text_cache_stats s = stats(c);
     CHECK(s.projections == 4 * L && s.hits == 8 * L && s.entries == 4,
@@ -76,7 +69,7 @@ static void check_version(const char *version) {
     p.audio.sigma = sa;
     fwd(w, &p, NULL, &ref2);
     fwd(w, &p, c, &got);
-    CHECK(same(&ref2, &got), "%s: cached forward at a new sigma differs", version);
+    CHECK(dit_outs_equal(&ref2, &got, B), "%s: cached forward at a new sigma differs", version);
     s = stats(c);
     CHECK(s.projections == (v23 ? 8 : 4) * L, "%s: after a sigma change projections %lld, want %lld", version,
           (long long)s.projections, (long long)((v23 ? 8 : 4) * L));
@@ -98,7 +91,7 @@ static void check_version(const char *version) {
     const int64_t before = stats(c).projections;
     fwd(w, &p, NULL, &ref2);
     fwd(w, &p, c, &got);
-    CHECK(same(&ref2, &got), "%s: shared-entry forward differs", version);
+    CHECK(dit_outs_equal(&ref2, &got, B), "%s: shared-entry forward differs", version);
     s = stats(c);
     CHECK(s.projections - before == 2 * L && s.entries == 2, "%s: shared entry: %lld projections (want %lld), %lld entries",
           version, (long long)(s.projections - before), (long long)(2 * L), (long long)s.entries);
@@ -110,7 +103,7 @@ static void check_version(const char *version) {
     CHECK(ltx2_dit_text_cache_create(g_ctx, 1, &c) == LTX2_OK, "create 1");
     for (int it = 0; it < 2; it++) {
         fwd(w, &p, c, &got);
-        CHECK(same(&ref, &got), "%s: undersized cache forward %d differs", version, it);
+        CHECK(dit_outs_equal(&ref, &got, B), "%s: undersized cache forward %d differs", version, it);
     }
     s = stats(c);
     CHECK(s.projections == L && s.hits == L && s.entries == 1, "%s: undersized: %lld projections %lld hits", version,
@@ -119,7 +112,7 @@ static void check_version(const char *version) {
     CHECK(ltx2_dit_text_cache_create(g_ctx, 0, &c) == LTX2_ERR_INVALID_ARG, "zero entries must be refused");
 
     free(vc2), free(ac2), free(mask2);
-    free(ref.v), free(ref.a), free(got.v), free(got.a), free(ref2.v), free(ref2.a);
+    dit_outs_free(&ref), dit_outs_free(&got), dit_outs_free(&ref2);
     dit_golden_close(w, g, &in);
 }
 

@@ -331,9 +331,9 @@ static ltx2_status rope_store(dit_run *r, const dit_rope_key *key, const float *
                               int64_t B, dit_stream *s) {
     dit_rope_host h;
     float *own = NULL, *xown = NULL;
-    int xnd;
+    /* both table pairs have the layout's rank (h.nd) */
     ltx2_status st = rope_local(r, pc, ps, 1, T, heads, D, &h.cos, &h.sin, &own, &h.nd, h.shape);
-    if (st == LTX2_OK) st = rope_local(r, xc, xs, 1, T, xheads, Dx, &h.xcos, &h.xsin, &xown, &xnd, h.xshape);
+    if (st == LTX2_OK) st = rope_local(r, xc, xs, 1, T, xheads, Dx, &h.xcos, &h.xsin, &xown, &h.nd, h.xshape);
     const dit_rope_tables *t = NULL;
     if (st == LTX2_OK) st = dit_rope_cache_store(r->ctx, r->rope_cache, key, &h, &t);
     free(own);
@@ -395,8 +395,10 @@ static ltx2_status rope_prepare(dit_run *r, const ltx2_dit_forward_params *p, co
         const dit_rope_tables *hit = dit_rope_cache_find(r->rope_cache, &key);
         if (hit) return rope_from_cache(r, hit, B, s);
     }
-    const int64_t tab = split ? B * T * D / 2 : B * T * D, xtab = split ? B * T * Dx / 2 : B * T * Dx;
-    float *pc = malloc((size_t)(2 * tab + 2 * xtab + 2 * B * T) * sizeof(float));
+    /* host samples: the cache stores one; otherwise every sample's tables are uploaded */
+    const int64_t Bh = cached ? 1 : B;
+    const int64_t tab = (split ? T * D / 2 : T * D) * Bh, xtab = (split ? T * Dx / 2 : T * Dx) * Bh;
+    float *pc = malloc((size_t)(2 * tab + 2 * xtab + 2 * Bh * T) * sizeof(float));
     if (!pc) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit forward: %s RoPE tables", md->name);
     float *ps = pc + tab, *xc = ps + tab, *xs = xc + xtab, *xpos = xs + xtab;
     const int64_t Bc = same ? 1 : B;

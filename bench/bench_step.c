@@ -215,8 +215,8 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
     p.rope_cache = rope;
     const double flops = dit_bench_forward_flops(w, B, g->video_tokens, g->at, S, true);
     bench_report_note(r, "DiT %s: %lld layers, B %lld (CFG pair), %lld video tokens (%lldx%lldx%lld latents), %lld "
-                      "audio, %lld text (K/V and RoPE tables cached after the first call); %.2f GiB of %s weights%s; %.4g TFLOP per call "
-                      "(matmuls)",
+                      "audio, %lld text (K/V and RoPE tables cached after the first call); %.2f GiB of %s weights%s; "
+                      "%.4g TFLOP per call (matmuls)",
                       a->version, (long long)cfg.num_layers, (long long)B, (long long)g->video_tokens, (long long)g->lf,
                       (long long)g->lh, (long long)g->lw, (long long)g->at, (long long)S,
                       (double)w->store.n_bytes / (double)(1 << 30), ltx2_dtype_name(dt),

@@ -1,8 +1,9 @@
 /* GPU bench of the fused DiT ops at LTX-2 shapes (768x512x121: 6144 video tokens, D 4096, FFN
  * 16384), bf16: (1) linear + fused epilogue (bias+GELU, bias+residual) vs the bare cuBLASLt matmul
  * of the same shape (goal <= 1.02x its time, i.e. x_baseline >= 0.98); (2) RMSNorm/LayerNorm +
- * AdaLN modulate, gated residual add, fp8 quantise/dequantise in bytes/s vs the measured
- * device-to-device copy bandwidth (goal >= 0.85). CPU-only builds print a skip note and exit 0. */
+ * AdaLN modulate (also writing fp8 copies for the fp8 Linears it feeds instead of its output), gated
+ * residual add, fp8 quantise/dequantise in bytes/s vs the measured device-to-device copy bandwidth
+ * (goal >= 0.85). CPU-only builds print a skip note and exit 0. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,12 +17,17 @@
 #define LTX_FFN 16384
 /* modulation rows: the DiT's per-sample AdaLN (one sample) */
 #define MOD_ROWS 1
+/* fp8 copies of the self-attention's modulated input when Q, K and V have three input scales */
+#define MOD_FP8_COPIES 3
 
 typedef struct job {
     const ltx2_backend *be;
     ltx2_context *ctx;
-    int kind; /* 0 gemm_ex, 1 baseline, 2 norm_mod rms, 3 norm_mod layer, 4 gated add, 5 quant, 6 dequant, 7 copy */
+    /* 0 gemm_ex, 1 baseline, 2 norm_mod rms, 3 norm_mod layer, 4 gated add, 5 quant, 6 dequant, 7 copy,
+     * 8 norm_mod rms -> MOD_FP8_COPIES fp8 copies (no y), 9 -> one copy (no y) */
+    int kind;
     ltx2_tensor x, w, y, bias, res, sc, sh, q;
+    ltx2_fp8_outs fo;
     ltx2_gemm_ex_args ga;
     ltx2_mod_rows rule;
     size_t bytes;
@@ -45,6 +51,14 @@ static void run(void *u) {
         case 4: j->st = ltx2_backend_gated_add(j->be, j->ctx, &j->y, &j->x, &j->sc, &j->rule); break;
         case 5: j->st = ltx2_backend_fp8_convert(j->be, j->ctx, &j->x, 1.0f, &j->q); break;
         case 6: j->st = ltx2_backend_fp8_convert(j->be, j->ctx, &j->q, 1.0f, &j->y); break;
+        case 8:
+        case 9: {
+            ltx2_fp8_outs fo = j->fo;
+            fo.n = j->kind == 8 ? MOD_FP8_COPIES : 1;
+            j->st = ltx2_backend_norm_modulate_fp8(j->be, j->ctx, &j->x, LTX2_NORM_RMS, 1e-6f, &j->sc, &j->sh, &j->rule,
+                                                   &j->y, &fo);
+            break;
+        }
         default: j->st = j->be->copy(j->be, j->ctx, j->y.data, j->x.data, j->bytes); break;
         }
     }
@@ -128,6 +142,13 @@ int main(int argc, char **argv) {
     j.sc = dev_tensor(be, ctx, LTX2_F32, 2, MOD_ROWS, D);
     j.sh = dev_tensor(be, ctx, LTX2_F32, 2, MOD_ROWS, D);
     j.rule = (ltx2_mod_rows){.rows_per_group = R};
+    ltx2_tensor qs[MOD_FP8_COPIES];
+    for (int k = 0; k < MOD_FP8_COPIES; k++) {
+        qs[k] = dev_tensor(be, ctx, LTX2_F8_E4M3, 2, R, D);
+        j.fo.q[k] = &qs[k];
+        j.fo.scale[k] = 1.0f + (float)k;
+    }
+    j.fo.no_y = true;
     const double nb = (double)(R * D);
     static const struct { const char *name; int kind; double bytes_per; } ms[] = {
         {"ltx rms_norm+modulate 6144x4096 bf16", 2, 4.0},  /* read x, write y */
@@ -135,6 +156,9 @@ int main(int argc, char **argv) {
         {"ltx gated_add 6144x4096 bf16", 4, 6.0},          /* read x, y; write x */
         {"ltx fp8_quant 6144x4096 bf16->e4m3", 5, 3.0},
         {"ltx fp8_dequant 6144x4096 e4m3->bf16", 6, 3.0},
+        /* read x, write the copies: against rms_norm+modulate then one fp8_quant per copy (4 + 3 per copy) */
+        {"ltx rms_norm+modulate -> 3 fp8 copies 6144x4096", 8, 2.0 + MOD_FP8_COPIES},
+        {"ltx rms_norm+modulate -> 1 fp8 copy 6144x4096", 9, 3.0},
     };
     for (size_t m = 0; m < sizeof ms / sizeof ms[0]; m++) {
         measure(&o, &j, ms[m].kind, &st);
@@ -146,6 +170,7 @@ int main(int argc, char **argv) {
     }
     be->free(be, j.x.data), be->free(be, j.y.data), be->free(be, j.q.data), be->free(be, j.sc.data),
         be->free(be, j.sh.data);
+    for (int k = 0; k < MOD_FP8_COPIES; k++) be->free(be, qs[k].data);
     ltx2_backend_free(be);
     ltx2_context_free(ctx);
     bench_report_close(&r);

@@ -79,6 +79,25 @@ static void run_step(void *u) {
     if (j->st == LTX2_OK) j->st = ltx2_dit_forward(j->ctx, j->w, j->p, j->vo, j->ao);
 }
 
+/* The timed call again with one thing changed (the caller changed j's params): a row "<row's name>
+ * <what>" and a note "<note>: <this> s per call against <row's> s". false: the call failed. */
+static bool ab_row(const bench_opts *o, bench_report *r, step_job *j, const bench_row *row, const char *what,
+                   const char *note) {
+    char name[160];
+    snprintf(name, sizeof name, "%s %s", row->name, what);
+    bench_row row2 = *row;
+    row2.name = name;
+    row2.st = bench_measure(o, run_step, j, 1);
+    if (j->st != LTX2_OK) {
+        fprintf(stderr, "bench_step: DiT forward (%s): %s\n", what, ltx2_last_error(j->ctx));
+        return false;
+    }
+    bench_report_row(r, &row2);
+    bench_report_note(r, "%s: %.3f s per call against %.3f s (difference %+.3f s)", note, row2.st.median_s,
+                      row->st.median_s, row2.st.median_s - row->st.median_s);
+    return true;
+}
+
 typedef struct vae_job {
     ltx2_context *ctx;
     const ltx2_video_decoder *dec;
@@ -238,23 +257,18 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
         goto done_job;
     }
     bench_report_row(r, &row);
-    {
-        /* the same call with the RoPE tables computed on the host and uploaded in it, as every call
-         * did before the denoising loop kept them (ltx2_dit_rope_cache): what the cache saves a step */
-        char name2[128];
-        snprintf(name2, sizeof name2, "%s no-rope-cache", name);
-        bench_row row2 = row;
-        row2.name = name2;
-        p.rope_cache = NULL;
-        row2.st = bench_measure(o, run_step, &j, 1);
-        p.rope_cache = rope;
-        if (j.st != LTX2_OK) {
-            fprintf(stderr, "bench_step: DiT forward without the RoPE cache: %s\n", ltx2_last_error(ctx));
-            goto done_job;
-        }
-        bench_report_row(r, &row2);
-        bench_report_note(r, "RoPE tables made and uploaded in every call: %.3f s per call; kept across calls: %.3f s "
-                          "(difference %+.3f s)", row2.st.median_s, row.st.median_s, row2.st.median_s - row.st.median_s);
+    /* the same call with the RoPE tables computed on the host and uploaded in it, as every call did
+     * before the denoising loop kept them (ltx2_dit_rope_cache): what the cache saves a step */
+    p.rope_cache = NULL;
+    const bool ab_ok = ab_row(o, r, &j, &row, "no-rope-cache", "RoPE tables made and uploaded in every call");
+    p.rope_cache = rope;
+    if (!ab_ok) goto done_job;
+    if (a->fp8) {
+        /* each fp8 Linear quantising its own input, as before the modulations wrote them */
+        p.fp8_separate_quant = true;
+        const bool ok8 = ab_row(o, r, &j, &row, "separate-fp8-quant", "every fp8 Linear quantising its own input");
+        p.fp8_separate_quant = false;
+        if (!ok8) goto done_job;
     }
     int64_t bad = 0;
     const int64_t nv = B * g->video_tokens * cfg.out_channels, na = B * g->at * cfg.audio_out_channels;

@@ -141,8 +141,8 @@ static ltx2_status p_complex_abs(const ltx2_backend *be, ltx2_context *ctx, cons
 }
 static ltx2_status p_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_norm_kind n,
                                    float eps, const ltx2_tensor *sc, const ltx2_tensor *sh, const ltx2_mod_rows *m,
-                                   ltx2_tensor *y) {
-    TIMED(LTX2_OP_NORM_MODULATE, I->norm_modulate(I, ctx, x, n, eps, sc, sh, m, y));
+                                   ltx2_tensor *y, const ltx2_fp8_outs *q) {
+    TIMED(LTX2_OP_NORM_MODULATE, I->norm_modulate(I, ctx, x, n, eps, sc, sh, m, y, q));
 }
 static ltx2_status p_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
                                const ltx2_tensor *g, const ltx2_mod_rows *m) {

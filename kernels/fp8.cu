@@ -50,9 +50,7 @@ ltx2_fp8_quant_kernel(const T *__restrict__ src, uint8_t *dst, int64_t n_vec, fl
         }
         __align__(16) uint8_t b[V]; // read as one uint4 below
 #pragma unroll
-        // A NaN skips the multiply: the GPU's FMUL returns the canonical (positive) NaN, while
-        // the CPU reference and torch keep the input's sign (0xFF for -NaN; seen on an H100).
-        for (int j = 0; j < V; j++) b[j] = (uint8_t)ltx2_f32_to_e4m3(isnan(v[j]) ? v[j] : v[j] * inv_scale);
+        for (int j = 0; j < V; j++) b[j] = (uint8_t)ltx2_fp8_quant_scaled(v[j], inv_scale);
         if constexpr (V == LTX2_FP8_V) {
             *reinterpret_cast<uint4 *>(dst + i * V) = *reinterpret_cast<const uint4 *>(b);
         } else {

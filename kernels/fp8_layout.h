@@ -73,6 +73,13 @@ LTX2_HD uint32_t ltx2_f32_to_e4m3(float f) {
     return sign | (uint32_t)n;
 }
 
+// The quantiser of the fp8 kernels: e4m3(v * inv_scale). A NaN skips the multiply: the GPU's FMUL
+// returns the canonical (positive) NaN, while the CPU reference and torch keep the input's sign
+// (0xFF for -NaN; seen on an H100).
+LTX2_HD uint32_t ltx2_fp8_quant_scaled(float v, float inv_scale) {
+    return ltx2_f32_to_e4m3(isnan(v) ? v : v * inv_scale);
+}
+
 LTX2_HD float ltx2_e4m3_to_f32(uint32_t c) {
     uint32_t sign = (c & 0x80u) << 24;
     uint32_t e = (c >> 3) & 0xFu, m = c & 7u;

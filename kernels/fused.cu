@@ -5,8 +5,25 @@
 // modulation row row_idx[r] when row_idx is given (per-token timesteps), else r / rows_per_group
 // (per-sample); the index arithmetic lives in fused_layout.h (checked on the CPU by
 // tests/test_layout_fused.c). 16-byte accesses whenever the row length and the pointers allow.
+// norm_modulate can also write fp8 copies of its output for the fp8 GEMMs that read it (q / k /
+// v / gate each with their own input scale), with or without the output itself: the copies are
+// bit for bit what the fp8 quantise kernel makes from the stored output, without the output's
+// write and one re-read per copy.
 #include "common.cuh"
+#include "fp8_layout.h"
 #include "fused_layout.h"
+
+// V fp8 bytes in one access (8: a bf16 vector's worth, 4: an f32 one), else one by one.
+template <int V> __device__ __forceinline__ void ltx2_store_u8(uint8_t *p, const uint8_t *b) {
+    if constexpr (V == 8) {
+        *reinterpret_cast<uint2 *>(p) = *reinterpret_cast<const uint2 *>(b);
+    } else if constexpr (V == 4) {
+        *reinterpret_cast<uint32_t *>(p) = *reinterpret_cast<const uint32_t *>(b);
+    } else {
+#pragma unroll
+        for (int i = 0; i < V; i++) p[i] = b[i];
+    }
+}
 
 
 // x carries no __restrict__: y may alias x (in-place modulate), and a restrict pointer promises
@@ -15,7 +32,7 @@ template <typename T, int V, bool WARP, int NORM>
 __global__ void __launch_bounds__(LTX2_K_THREADS)
 ltx2_norm_modulate_kernel(const T *x, T *y, const float *__restrict__ scale,
                           const float *__restrict__ shift, int64_t mod_stride, const int32_t *__restrict__ row_idx,
-                          int64_t rows_per_group, int64_t rows, int64_t dim, float eps) {
+                          int64_t rows_per_group, int64_t rows, int64_t dim, float eps, ltx2_k_fp8_outs q) {
     __shared__ float smem[32];
     ltx2_row_group<WARP> g;
     if (g.row >= rows) return;
@@ -63,7 +80,19 @@ ltx2_norm_modulate_kernel(const T *x, T *y, const float *__restrict__ scale,
             float xn = NORM == LTX2_KNORM_NONE ? v[j] : (NORM == LTX2_KNORM_RMS ? v[j] * inv : (v[j] - mean) * inv);
             v[j] = xn * (1.0f + a[j]) + b[j];
         }
-        ltx2_store<V>(yr + i, v);
+        if (!q.no_y) ltx2_store<V>(yr + i, v);
+        if (q.n > 0) {
+#pragma unroll
+            for (int j = 0; j < V; j++) v[j] = ltx2_to_f32(ltx2_from_f32<T>(v[j])); // y as stored
+#pragma unroll
+            for (int k = 0; k < LTX2_K_FP8_OUTS_MAX; k++) {
+                if (k >= q.n) break;
+                __align__(8) uint8_t c[V]; // stored as one access by ltx2_store_u8
+#pragma unroll
+                for (int j = 0; j < V; j++) c[j] = (uint8_t)ltx2_fp8_quant_scaled(v[j], q.inv_scale[k]);
+                ltx2_store_u8<V>(q.q[k] + g.row * dim + i, c);
+            }
+        }
     }
 }
 
@@ -75,10 +104,10 @@ static void ltx2_norm_modulate_launch(cudaStream_t s, const ltx2_k_modulate_args
     T *y = (T *)a->y;
     if (warp)
         ltx2_launch<ltx2_norm_modulate_kernel<T, V, true, NORM>>(blocks, LTX2_K_THREADS, 0, s,
-            x, y, a->scale, a->shift, a->mod_stride, a->row_idx, a->rows_per_group, a->rows, a->dim, a->eps);
+            x, y, a->scale, a->shift, a->mod_stride, a->row_idx, a->rows_per_group, a->rows, a->dim, a->eps, a->q);
     else
         ltx2_launch<ltx2_norm_modulate_kernel<T, V, false, NORM>>(blocks, LTX2_K_THREADS, 0, s,
-            x, y, a->scale, a->shift, a->mod_stride, a->row_idx, a->rows_per_group, a->rows, a->dim, a->eps);
+            x, y, a->scale, a->shift, a->mod_stride, a->row_idx, a->rows_per_group, a->rows, a->dim, a->eps, a->q);
 }
 
 template <typename T, int V>
@@ -95,6 +124,7 @@ static int ltx2_norm_modulate_t(cudaStream_t s, const ltx2_k_modulate_args *a) {
     const int VN = ltx2_vec<T>::n;
     bool vec = a->dim % VN == 0 && a->mod_stride % 4 == 0 && ltx2_k_aligned16(a->x) && ltx2_k_aligned16(a->y) &&
                ltx2_k_aligned16(a->scale) && ltx2_k_aligned16(a->shift);
+    for (int k = 0; k < a->q.n; k++) vec = vec && ltx2_k_aligned16(a->q.q[k]);
     return vec ? ltx2_norm_modulate_v<T, ltx2_vec<T>::n>(s, a) : ltx2_norm_modulate_v<T, 1>(s, a);
 }
 
@@ -102,6 +132,9 @@ extern "C" int ltx2_k_norm_modulate(void *stream, int dtype, const ltx2_k_modula
     if (!a || a->rows < 0 || a->dim <= 0 || a->rows > INT32_MAX || a->mod_stride < a->dim) LTX2_K_BAD_ARG();
     if (a->rows == 0) return 0;
     if (!a->x || !a->y || !a->scale || !a->shift || (!a->row_idx && a->rows_per_group < 1)) LTX2_K_BAD_ARG();
+    if (a->q.n < 0 || a->q.n > LTX2_K_FP8_OUTS_MAX || (a->q.no_y && a->q.n == 0)) LTX2_K_BAD_ARG();
+    for (int k = 0; k < a->q.n; k++)
+        if (!a->q.q[k] || !(a->q.inv_scale[k] > 0.0f)) LTX2_K_BAD_ARG();
     cudaStream_t s = (cudaStream_t)stream;
     if (dtype == LTX2_KDT_F32) return ltx2_norm_modulate_t<float>(s, a);
     if (dtype == LTX2_KDT_BF16) return ltx2_norm_modulate_t<__nv_bfloat16>(s, a);

@@ -214,6 +214,16 @@ enum { LTX2_KNORM_NONE = 0, LTX2_KNORM_RMS = 1, LTX2_KNORM_LAYER = 2 };
 /* y[r, :] = norm(x[r, :]) * (1 + scale[m, :]) + shift[m, :] over x, y [rows, dim] (y may alias
  * x); norm is LTX2_KNORM_* without affine; m = row_idx[r] (int32, device) when row_idx is given,
  * else r / rows_per_group. scale/shift are f32 rows mod_stride (>= dim) elements apart. */
+/* fp8 copies of a kernel's output y for the fp8 GEMMs that read it: q[i] = e4m3(y * inv_scale[i])
+ * of y as stored (rounded to its dtype), as ltx2_k_fp8_quant of y gives; no_y: y is not written.
+ * n 0: none. */
+#define LTX2_K_FP8_OUTS_MAX 4
+typedef struct ltx2_k_fp8_outs {
+    int n, no_y;
+    uint8_t *q[LTX2_K_FP8_OUTS_MAX];
+    float inv_scale[LTX2_K_FP8_OUTS_MAX];
+} ltx2_k_fp8_outs;
+
 typedef struct ltx2_k_modulate_args {
     const void *x;
     void *y;
@@ -224,6 +234,7 @@ typedef struct ltx2_k_modulate_args {
     int64_t mod_stride;
     const int32_t *row_idx;
     int64_t rows_per_group;
+    ltx2_k_fp8_outs q; /* each q[i] [rows, dim] */
 } ltx2_k_modulate_args;
 int ltx2_k_norm_modulate(void *stream, int dtype, const ltx2_k_modulate_args *a);
 

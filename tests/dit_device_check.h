@@ -15,6 +15,7 @@
 #include "backend/backend.h"
 #include "backend/backend_pool.h"
 #include "core/context.h"
+#include "dit_fp8_fuse_check.h"
 #include "dit_inputs.h"
 #include "model/dit.h"
 #include "model/dit_config.h"
@@ -186,6 +187,8 @@ static void dit_device_check_fp8(ltx2_context *ctx, const ltx2_backend *dev, con
     snprintf(label, sizeof label, "%s fp8", version);
     if (st == LTX2_OK)
         dit_device_pair_forward(ctx, dev, g, cpu, dw, label, DIT_DEVICE_FP8_MIN_COSINE, DIT_DEVICE_FP8_MAX_REL_L2);
+    snprintf(label, sizeof label, "%s %s", version, dev->name);
+    if (st == LTX2_OK) dit_fp8_fuse_check(ctx, dw, g, label);
     ltx2_dit_weights_free(dw);
     ltx2_dit_weights_free(cpu);
     ltx2_st_close(g);

@@ -5,7 +5,8 @@
  * fp8 Linear quantises its input with the static scale and runs the fp8 GEMM; the forward must
  * match the reference's fp8 forward, and be clearly nearer to it than the ordinary load of the same
  * file (weights dequantised, activations not quantised) is, which must match the reference's
- * dequantised forward instead. LoRAs fused into the fp8 weights against ltx-core's apply_loras. Also
+ * dequantised forward instead. The fp8 inputs written by the modulations give the bits of each Linear
+ * quantising its own (dit_fp8_fuse_check.h). LoRAs fused into the fp8 weights against ltx-core's apply_loras. Also
  * what is refused: a bf16 file, a missing input_scale. */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
@@ -22,6 +23,7 @@
 #include "model/dit_weights.h"
 #include "model/lora.h"
 #include "ckpt_edit.h"
+#include "dit_fp8_fuse_check.h"
 #include "dit_inputs.h"
 #include "test_util.h"
 
@@ -143,6 +145,9 @@ static void run_version(const char *version) {
                    (double)sens[0], (double)sens[1], ed[0], ed[1], e8d[0], e8d[1]);
         }
         free(sens);
+        char label[32];
+        snprintf(label, sizeof label, "%s cpu", version);
+        dit_fp8_fuse_check(g_ctx, w8, f, label);
     }
     ltx2_dit_weights_free(w8);
     ltx2_dit_weights_free(wd);

@@ -3,7 +3,8 @@
  * same inputs (bf16-rounded for bf16 cases): f32 and bf16; warp-per-row (dim <= 1024, several
  * rows per block, a partial last block) and block-per-row modes; the 16-byte vector path (aligned
  * dims and pointers) and the scalar path (odd dims, a misaligned pointer); in place (y == x);
- * norm_modulate with per-sample groups and per-token row_idx over strided AdaLN table rows.
+ * norm_modulate with per-sample groups and per-token row_idx over strided AdaLN table rows, and its fp8
+ * copies bit for bit against the fp8 quantise kernel on its stored output (with and without it).
  * Tolerances are the op harnesses' (tests/test_ops.c, tests/test_ops_fused.c); f32 cases also
  * print the largest difference in ulps (of max(|ref|, 1)). */
 #define _POSIX_C_SOURCE 200809L
@@ -27,6 +28,11 @@
 #define MOD_SCALE 0.5f
 /* Token rows per modulation row in row_idx cases draw from this many table rows. */
 #define ROW_IDX_TABLE_ROWS 4
+/* Input scales of norm_modulate's fp8 copies: one in range, one that saturates (|y| of a few past
+ * 448 * 0.004), one that lands values in e4m3's subnormals (|y| / 40 < 2^-6), so every branch of the
+ * encoder is taken. */
+#define MOD_FP8_SCALES {1.0f, 0.004f, 40.0f}
+#define MOD_FP8_N 3
 
 typedef enum row_op { OP_RMS, OP_LAYER, OP_PIXEL, OP_MOD, OP_SUMSQ, OP_APPLY, OP_GROUP } row_op;
 
@@ -285,6 +291,73 @@ static void run_case(ltx2_context *ctx, const row_case *c, int idx, double *f32_
     free(dx), free(dw), free(db), free(di);
 }
 
+/* norm_modulate's fp8 copies of case c (an OP_MOD case) against ltx2_k_fp8_quant on the plain
+ * launch's output, bit for bit, with y written (then y must equal the plain output) and without
+ * (then y must stay untouched). */
+static void run_mod_fp8(const row_case *c, int idx) {
+    const int64_t n = c->rows * c->dim;
+    const size_t es = c->bf ? 2 : 4, off = c->misalign ? es : 0;
+    const int dt = c->bf ? LTX2_KDT_BF16 : LTX2_KDT_F32;
+    const float scales[MOD_FP8_N] = MOD_FP8_SCALES;
+    const uint64_t st = (uint64_t)idx * 8u;
+    float *x = emu_normal(st, n, 1.0f, c->offset, c->bf);
+    mod_inputs m = mod_make(c, st + 3);
+    unsigned char *dx = emu_alloc(n * es + off), *dy = emu_alloc(n * es + off), *dy2 = emu_alloc(n * es + off);
+    void *px = dx + off;
+    emu_store(px, x, n, c->bf);
+    float *dw = emu_alloc_copy(m.table, (size_t)(m.U * m.stride) * sizeof(float));
+    int32_t *di = m.row_idx ? emu_alloc_copy(m.row_idx, (size_t)c->rows * sizeof(int32_t)) : NULL;
+    ltx2_k_modulate_args a = {
+        .x = px, .y = dy + off, .rows = c->rows, .dim = c->dim, .norm = c->norm, .eps = NORM_EPS,
+        .scale = dw + c->dim, .shift = dw, .mod_stride = m.stride, .row_idx = di, .rows_per_group = c->rpg,
+    };
+    char what[200];
+    snprintf(what, sizeof what, "%s fp8 copies: plain launch", c->name);
+    EMU_CHECK_LAUNCH(ltx2_k_norm_modulate(NULL, dt, &a), what);
+    uint8_t *want[MOD_FP8_N], *got[MOD_FP8_N];
+    for (int k = 0; k < MOD_FP8_N; k++) {
+        want[k] = emu_alloc((size_t)n);
+        got[k] = emu_alloc((size_t)n);
+        snprintf(what, sizeof what, "%s fp8 copies: quantise launch %d", c->name, k);
+        EMU_CHECK_LAUNCH(ltx2_k_fp8_quant(NULL, dt, dy + off, want[k], n, 1.0f / scales[k]), what);
+        a.q.q[k] = got[k];
+        a.q.inv_scale[k] = 1.0f / scales[k];
+    }
+    a.q.n = MOD_FP8_N;
+    a.y = dy2 + off;
+    for (int no_y = 0; no_y < 2; no_y++) {
+        a.q.no_y = no_y;
+        for (int k = 0; k < MOD_FP8_N; k++) emu_refill(got[k], (size_t)n);
+        emu_refill(dy2, n * es + off);
+        snprintf(what, sizeof what, "%s fp8 copies%s", c->name, no_y ? ", no y" : "");
+        EMU_CHECK_LAUNCH(ltx2_k_norm_modulate(NULL, dt, &a), what);
+        int64_t bad = 0, first = -1;
+        for (int k = 0; k < MOD_FP8_N; k++) {
+            for (int64_t i = 0; i < n; i++)
+                if (got[k][i] != want[k][i]) bad++, first = first < 0 ? i : first;
+            CHECK(emu_guard_damage(got[k], (size_t)n) == 0, "%s: wrote past copy %d", what, k);
+        }
+        CHECK(bad == 0, "%s: %lld codes differ from the quantise kernel's (first at %lld)", what, (long long)bad,
+              (long long)first);
+        if (no_y) {
+            int64_t touched = 0;
+            for (int64_t i = 0; i < (int64_t)(n * es + off); i++) touched += dy2[i] != GUARD_BYTE;
+            CHECK(touched == 0, "%s: %lld bytes of y written", what, (long long)touched);
+        } else {
+            CHECK(memcmp(dy + off, dy2 + off, (size_t)n * es) == 0, "%s: y differs from the plain launch's", what);
+        }
+    }
+    /* the encoder's saturation and subnormal branches were taken */
+    int64_t sat = 0, sub = 0;
+    for (int64_t i = 0; i < n; i++) sat += (want[1][i] & 0x7F) == 0x7E, sub += (want[2][i] & 0x78) == 0;
+    CHECK(sat > 0 && sub > 0, "%s fp8 copies: %lld saturated and %lld subnormal codes (want both)", c->name,
+          (long long)sat, (long long)sub);
+    printf("  %-52s fp8 copies x%d bitwise (%lld saturated, %lld subnormal)\n", c->name, MOD_FP8_N, (long long)sat,
+           (long long)sub);
+    for (int k = 0; k < MOD_FP8_N; k++) free(want[k]), free(got[k]);
+    free(x), free(m.table), free(m.row_idx), free(dx), free(dy), free(dy2), free(dw), free(di);
+}
+
 /* Launcher refusals and no-ops that must not touch memory. */
 static void check_args(void) {
     float *buf = emu_alloc(64 * sizeof(float));
@@ -303,6 +376,12 @@ static void check_args(void) {
     CHECK(ltx2_k_norm_modulate(NULL, LTX2_KDT_F32, &a) != 0, "norm_modulate without a row rule accepted");
     a.rows_per_group = 1, a.norm = 9;
     CHECK(ltx2_k_norm_modulate(NULL, LTX2_KDT_F32, &a) != 0, "norm_modulate unknown norm accepted");
+    a.norm = LTX2_KNORM_RMS, a.q.no_y = 1;
+    CHECK(ltx2_k_norm_modulate(NULL, LTX2_KDT_F32, &a) != 0, "norm_modulate writing nothing accepted");
+    a.q.no_y = 0, a.q.n = LTX2_K_FP8_OUTS_MAX + 1;
+    CHECK(ltx2_k_norm_modulate(NULL, LTX2_KDT_F32, &a) != 0, "norm_modulate with too many fp8 copies accepted");
+    a.q.n = 1, a.q.q[0] = (uint8_t *)buf, a.q.inv_scale[0] = 0.0f;
+    CHECK(ltx2_k_norm_modulate(NULL, LTX2_KDT_F32, &a) != 0, "norm_modulate fp8 copy with scale 0 accepted");
     CHECK(ltx2_emu_last_fault() == NULL, "a refused launch left a fault");
     for (int i = 0; i < 64; i++) CHECK(((unsigned char *)buf)[i] == GUARD_BYTE, "a refused launch wrote memory");
     free(buf);
@@ -315,6 +394,8 @@ int main(void) {
     double f32_max_ulp = 0;
     printf("row kernels (emulated) vs the CPU reference:\n");
     for (int i = 0; i < n_cases; i++) run_case(ctx, &cases[i], i, &f32_max_ulp);
+    for (int i = 0; i < n_cases; i++)
+        if (cases[i].op == OP_MOD) run_mod_fp8(&cases[i], i);
     check_args();
     printf("largest f32 difference over all cases: %.3g ulp (of max(|ref|, 1))\ntotal %.1f s\n", f32_max_ulp,
            (emu_now_ms() - t0) / 1e3);

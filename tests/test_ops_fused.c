@@ -1,7 +1,8 @@
 /* Op harness for the fused DiT ops, the GEMM epilogues and the fp8 casts (the ops test_ops.c's
  * registry predates): every case runs on the CPU backend against a naive double implementation
  * written here, and on the CUDA backend (f32 and bf16) against the CPU backend when a device
- * exists (else reported, not failed). fp8 encoding is checked bit for bit against
+ * exists (else reported, not failed). norm_modulate's fp8 copies equal the fp8 op on its output bit
+ * for bit on each backend. fp8 encoding is checked bit for bit against
  * ltx2_f32_to_fp8e4m3 on all 256 codes and on random values across the range. */
 #include <math.h>
 #include <stdio.h>
@@ -207,6 +208,106 @@ static void test_modulate(void) {
             free(cpu), free(ref);
         }
         free(x), free(tab), free(y), free(ridx);
+    }
+}
+
+/* ---- norm + modulate with fp8 copies ---- */
+
+/* Input scales of the copies: in range, saturating, into e4m3's subnormals (tests/test_emu_ops.c). */
+#define MOD_FP8_N 3
+static const float mod_fp8_scales[MOD_FP8_N] = {1.0f, 0.004f, 40.0f};
+
+static uint8_t *get_bytes(const ltx2_backend *be, const ltx2_tensor *t) {
+    const size_t nb = ltx2_tensor_nbytes(t);
+    uint8_t *h = malloc(nb ? nb : 1);
+    be->sync(be, g_ctx);
+    be->download(be, g_ctx, h, t->data, nb);
+    return h;
+}
+
+/* On be in dt: the copies equal ltx2_backend_fp8_convert of the plain op's output bit for bit, with
+ * y written (and equal to the plain output) and without; then the op's refusals. */
+static void modulate_fp8_on(const ltx2_backend *be, ltx2_dtype dt) {
+    const mod_case c = {24, 160, 3, 0, LTX2_NORM_RMS, 0.5f};
+    const int64_t n = c.rows * c.D, W = 2 * c.D, sx[2] = {c.rows, c.D}, st[2] = {c.U, W};
+    float *x = gen(900, n, 2.0f, c.offset), *tab = gen(901, c.U * W, 0.5f, 0.0f);
+    round_bf16(x, n);
+    int32_t *ridx = malloc((size_t)c.rows * sizeof(int32_t));
+    for (int64_t r = 0; r < c.rows; r++) ridx[r] = (int32_t)((r * 5 + 1) % c.U);
+    ltx2_tensor tx = put(be, x, dt, 2, sx), tt = put(be, tab, LTX2_F32, 2, st), ty = put(be, x, dt, 2, sx);
+    ltx2_tensor ti = ltx2_tensor_make(NULL, LTX2_I32, 1, &c.rows);
+    ti.device = be->device;
+    be->alloc(be, g_ctx, (size_t)c.rows * 4, &ti.data);
+    be->upload(be, g_ctx, ti.data, ridx, (size_t)c.rows * 4);
+    const ltx2_mod_rows rule = {.row_idx = &ti};
+    ltx2_tensor sh = tt, sc = tt;
+    sh.shape[1] = sc.shape[1] = c.D;
+    sc.data = (float *)tt.data + c.D;
+    CHECK(ltx2_backend_norm_modulate(be, g_ctx, &tx, c.norm, 1e-6f, &sc, &sh, &rule, &ty) == LTX2_OK,
+          "%s norm_modulate: %s", be->name, ltx2_last_error(g_ctx));
+    uint8_t *y_plain = get_bytes(be, &ty), *want[MOD_FP8_N];
+    ltx2_tensor tq[MOD_FP8_N];
+    ltx2_fp8_outs q = {.n = MOD_FP8_N};
+    for (int k = 0; k < MOD_FP8_N; k++) {
+        tq[k] = ltx2_tensor_make(NULL, LTX2_F8_E4M3, 2, sx);
+        tq[k].device = be->device;
+        be->alloc(be, g_ctx, (size_t)n, &tq[k].data);
+        CHECK(ltx2_backend_fp8_convert(be, g_ctx, &ty, mod_fp8_scales[k], &tq[k]) == LTX2_OK, "%s fp8: %s", be->name,
+              ltx2_last_error(g_ctx));
+        want[k] = get_bytes(be, &tq[k]);
+        q.q[k] = &tq[k];
+        q.scale[k] = mod_fp8_scales[k];
+    }
+    for (int no_y = 0; no_y < 2; no_y++) {
+        q.no_y = no_y;
+        float *zero = calloc((size_t)n, sizeof(float));
+        ltx2_tensor ty2 = put(be, zero, dt, 2, sx);
+        for (int k = 0; k < MOD_FP8_N; k++) be->upload(be, g_ctx, tq[k].data, zero, (size_t)n);
+        CHECK(ltx2_backend_norm_modulate_fp8(be, g_ctx, &tx, c.norm, 1e-6f, &sc, &sh, &rule, &ty2, &q) == LTX2_OK,
+              "%s norm_modulate fp8: %s", be->name, ltx2_last_error(g_ctx));
+        for (int k = 0; k < MOD_FP8_N; k++) {
+            uint8_t *got = get_bytes(be, &tq[k]);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < n; i++) bad += got[i] != want[k][i];
+            CHECK(bad == 0, "%s %s norm_modulate fp8 copy %d (scale %g%s): %lld codes differ from the fp8 op's",
+                  be->name, ltx2_dtype_name(dt), k, (double)mod_fp8_scales[k], no_y ? ", no y" : "", (long long)bad);
+            free(got);
+        }
+        if (!no_y) {
+            uint8_t *y2 = get_bytes(be, &ty2);
+            CHECK(memcmp(y2, y_plain, ltx2_tensor_nbytes(&ty)) == 0, "%s %s norm_modulate fp8: y differs from the "
+                  "plain op's", be->name, ltx2_dtype_name(dt));
+            free(y2);
+        }
+        be->free(be, ty2.data);
+        free(zero);
+    }
+    /* refusals, before any work */
+    ltx2_fp8_outs bad = q;
+    bad.n = 0;
+    CHECK(ltx2_backend_norm_modulate_fp8(be, g_ctx, &tx, c.norm, 1e-6f, &sc, &sh, &rule, &ty, &bad) != LTX2_OK,
+          "%s: norm_modulate_fp8 without copies accepted", be->name);
+    bad = q, bad.scale[1] = 0.0f;
+    CHECK(ltx2_backend_norm_modulate_fp8(be, g_ctx, &tx, c.norm, 1e-6f, &sc, &sh, &rule, &ty, &bad) != LTX2_OK,
+          "%s: norm_modulate_fp8 with scale 0 accepted", be->name);
+    bad = q, bad.q[2] = &ty; /* not fp8 */
+    CHECK(ltx2_backend_norm_modulate_fp8(be, g_ctx, &tx, c.norm, 1e-6f, &sc, &sh, &rule, &ty, &bad) != LTX2_OK,
+          "%s: norm_modulate_fp8 with a %s copy accepted", be->name, ltx2_dtype_name(ty.dtype));
+    ltx2_tensor half = tq[0];
+    half.shape[0] = c.rows / 2;
+    bad = q, bad.q[0] = &half;
+    CHECK(ltx2_backend_norm_modulate_fp8(be, g_ctx, &tx, c.norm, 1e-6f, &sc, &sh, &rule, &ty, &bad) != LTX2_OK,
+          "%s: norm_modulate_fp8 with a copy of half the rows accepted", be->name);
+    for (int k = 0; k < MOD_FP8_N; k++) be->free(be, tq[k].data), free(want[k]);
+    be->free(be, tx.data), be->free(be, tt.data), be->free(be, ty.data), be->free(be, ti.data);
+    free(x), free(tab), free(ridx), free(y_plain);
+}
+
+static void test_modulate_fp8(void) {
+    modulate_fp8_on(ltx2_backend_cpu(), LTX2_F32);
+    if (g_dev) {
+        modulate_fp8_on(g_dev, LTX2_F32);
+        modulate_fp8_on(g_dev, LTX2_BF16);
     }
 }
 
@@ -469,6 +570,7 @@ int main(void) {
     if (ltx2_backend_cuda_create(g_ctx, 0, &cuda) == LTX2_OK) g_dev = cuda;
     else printf("cuda: not available (%s); CPU-vs-naive checks still run\n", ltx2_last_error(g_ctx));
     test_modulate();
+    test_modulate_fp8();
     test_head_gate();
     test_gated_add_alias();
     test_gemm_ex();

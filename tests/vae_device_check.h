@@ -133,9 +133,10 @@ static ltx2_status em_s2d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_
 
 static ltx2_status em_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                     ltx2_norm_kind norm, float eps, const ltx2_tensor *scale, const ltx2_tensor *shift,
-                                    const ltx2_mod_rows *m, ltx2_tensor *y) {
+                                    const ltx2_mod_rows *m, ltx2_tensor *y, const ltx2_fp8_outs *q) {
     (void)be;
-    LTX2_TRY(ltx2_backend_cpu()->norm_modulate(ltx2_backend_cpu(), ctx, x, norm, eps, scale, shift, m, y));
+    if (q) return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "vae check backend: no fp8 copies (the VAE makes none)");
+    LTX2_TRY(ltx2_backend_cpu()->norm_modulate(ltx2_backend_cpu(), ctx, x, norm, eps, scale, shift, m, y, NULL));
     return round_bf16(ctx, y);
 }
 

@@ -528,21 +528,58 @@ static ltx2_status check_mod(const ltx2_backend *be, ltx2_context *ctx, ltx2_op 
     return LTX2_OK;
 }
 
-ltx2_status ltx2_backend_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
-                                       ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
-                                       const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y) {
+/* The checks of both norm_modulate forms; *rows: x's row count. */
+static ltx2_status check_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                       ltx2_norm_kind norm, const ltx2_tensor *scale, const ltx2_tensor *shift,
+                                       const ltx2_mod_rows *m, const ltx2_tensor *y, int64_t *rows) {
     const ltx2_op op = LTX2_OP_NORM_MODULATE;
     LTX2_TRY(check_rowwise(be, ctx, op, x, y));
     if (norm != LTX2_NORM_NONE && norm != LTX2_NORM_RMS && norm != LTX2_NORM_LAYER)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s norm_modulate: unknown norm %d", be->name, (int)norm);
-    const int64_t D = x->shape[x->ndim - 1], rows = ltx2_tensor_numel(x) / D;
-    LTX2_TRY(check_mod(be, ctx, op, "scale", scale, D, rows, m));
-    LTX2_TRY(check_mod(be, ctx, op, "shift", shift, D, rows, m));
+    const int64_t D = x->shape[x->ndim - 1];
+    *rows = ltx2_tensor_numel(x) / D;
+    LTX2_TRY(check_mod(be, ctx, op, "scale", scale, D, *rows, m));
+    LTX2_TRY(check_mod(be, ctx, op, "shift", shift, D, *rows, m));
     if (scale->strides[0] != shift->strides[0])
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s norm_modulate: scale and shift rows must be equally far apart",
                           be->name);
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_backend_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                       ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
+                                       const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y) {
+    int64_t rows = 0;
+    LTX2_TRY(check_norm_modulate(be, ctx, x, norm, scale, shift, m, y, &rows));
     if (rows == 0) return LTX2_OK;
-    return be->norm_modulate(be, ctx, x, norm, eps, scale, shift, m, y);
+    return be->norm_modulate(be, ctx, x, norm, eps, scale, shift, m, y, NULL);
+}
+
+ltx2_status ltx2_backend_norm_modulate_fp8(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                           ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
+                                           const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y,
+                                           const ltx2_fp8_outs *q) {
+    const ltx2_op op = LTX2_OP_NORM_MODULATE;
+    int64_t rows = 0;
+    LTX2_TRY(check_norm_modulate(be, ctx, x, norm, scale, shift, m, y, &rows));
+    if (!q || q->n < 1 || q->n > LTX2_FP8_OUTS_MAX)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s norm_modulate: %d fp8 copies (1..%d)", be->name,
+                          q ? q->n : 0, LTX2_FP8_OUTS_MAX);
+    LTX2_TRY(check_supported(be, ctx, LTX2_OP_FP8, y->dtype));
+    for (int i = 0; i < q->n; i++) {
+        char arg[16];
+        snprintf(arg, sizeof arg, "q[%d]", i);
+        if (!q->q[i])
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s norm_modulate: %s is NULL", be->name, arg);
+        LTX2_TRY(check_tensor(be, ctx, op, arg, q->q[i], true));
+        LTX2_TRY(check_dtype(be, ctx, op, arg, q->q[i], LTX2_F8_E4M3));
+        LTX2_TRY(check_same_shape(be, ctx, op, "y", y, arg, q->q[i]));
+        if (!(q->scale[i] > 0.0f) || !isfinite(q->scale[i]))
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s norm_modulate: fp8 scale[%d] %g must be finite and > 0",
+                              be->name, i, (double)q->scale[i]);
+    }
+    if (rows == 0) return LTX2_OK;
+    return be->norm_modulate(be, ctx, x, norm, eps, scale, shift, m, y, q);
 }
 
 ltx2_status ltx2_backend_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x,

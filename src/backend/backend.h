@@ -113,6 +113,19 @@ typedef struct ltx2_mod_rows {
     int64_t rows_per_group;
 } ltx2_mod_rows;
 
+/* fp8 copies a producer writes beside its output y, for the fp8 GEMMs that read y: q[i] =
+ * e4m3(y / scale[i]), of y as stored (rounded to its dtype), bit for bit what
+ * ltx2_backend_fp8_convert(y, scale[i]) would give, without y's write and re-reads. no_y: y is
+ * scratch (its contents unspecified afterwards) because every reader takes a copy. The DiT's
+ * q / k / v / gate projections each have their own static input scale, hence several copies. */
+#define LTX2_FP8_OUTS_MAX 4
+typedef struct ltx2_fp8_outs {
+    int n;
+    float scale[LTX2_FP8_OUTS_MAX];
+    ltx2_tensor *q[LTX2_FP8_OUTS_MAX]; /* fp8 e4m3, y's shape, contiguous */
+    bool no_y;
+} ltx2_fp8_outs;
+
 /* GEMM epilogue: y = act(x W^T * alpha + bias) + residual, alpha = x_scale * w_scale for fp8
  * (1 otherwise). gelu and residual are exclusive (cuBLASLt would apply GELU after the add). */
 typedef struct ltx2_gemm_ex_args {
@@ -213,9 +226,11 @@ struct ltx2_backend {
                          const ltx2_tensor *inv_beta, ltx2_tensor *y);
     ltx2_status (*complex_abs)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y);
 
+    /* q: NULL or at least one copy (ltx2_backend_norm_modulate_fp8) */
     ltx2_status (*norm_modulate)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                  ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
-                                 const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y);
+                                 const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y,
+                                 const ltx2_fp8_outs *q);
     ltx2_status (*gated_add)(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x,
                              const ltx2_tensor *y, const ltx2_tensor *gate, const ltx2_mod_rows *m);
     ltx2_status (*head_gate)(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
@@ -375,6 +390,12 @@ ltx2_status ltx2_backend_space_to_depth(const ltx2_backend *be, ltx2_context *ct
 ltx2_status ltx2_backend_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                        ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
                                        const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y);
+/* The same with fp8 copies of y for the fp8 GEMMs that read it (ltx2_fp8_outs, 1 to
+ * LTX2_FP8_OUTS_MAX of them). */
+ltx2_status ltx2_backend_norm_modulate_fp8(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                           ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
+                                           const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y,
+                                           const ltx2_fp8_outs *q);
 /* x += y * gate[m] (gate f32 [U, D] row view, or NULL: x += y); x, y same shape/dtype. */
 ltx2_status ltx2_backend_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x,
                                    const ltx2_tensor *y, const ltx2_tensor *gate, const ltx2_mod_rows *m);

@@ -16,8 +16,8 @@ static int64_t mod_row(const ltx2_mod_rows *m, int64_t r) {
 
 ltx2_status ltx2_cpu_be_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                       ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
-                                      const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y) {
-    (void)be;
+                                      const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y,
+                                      const ltx2_fp8_outs *q) {
     const int64_t D = x->shape[x->ndim - 1], rows = ltx2_tensor_numel(x) / D;
     float *yd = y->data;
     if (norm == LTX2_NORM_RMS) LTX2_TRY(ltx2_cpu_rms_norm(ctx, x->data, yd, rows, D, NULL, eps));
@@ -31,6 +31,8 @@ ltx2_status ltx2_cpu_be_norm_modulate(const ltx2_backend *be, ltx2_context *ctx,
         float *o = yd + r * D;
         for (int64_t c = 0; c < D; c++) o[c] = o[c] * (1.0f + sc[u * ld + c]) + sh[u * ld + c];
     }
+    /* the copies from y as the fp8 op would make them (the reference has no fused form) */
+    for (int i = 0; q && i < q->n; i++) LTX2_TRY(ltx2_cpu_be_fp8(be, ctx, y, q->scale[i], q->q[i]));
     return LTX2_OK;
 }
 

@@ -7,7 +7,8 @@
 
 ltx2_status ltx2_cpu_be_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                       ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
-                                      const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y);
+                                      const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y,
+                                      const ltx2_fp8_outs *q);
 ltx2_status ltx2_cpu_be_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
                                   const ltx2_tensor *gate, const ltx2_mod_rows *m);
 ltx2_status ltx2_cpu_be_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,

@@ -294,9 +294,13 @@ static ltx2_status k_space_to_depth(const ltx2_backend *be, ltx2_context *ctx, c
     return LTX2_OK;
 }
 
+/* the op's fp8 copies pass straight through to the kernel's */
+_Static_assert(LTX2_K_FP8_OUTS_MAX == LTX2_FP8_OUTS_MAX, "kernel and backend fp8 copy limits differ");
+
 static ltx2_status k_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                       ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
-                                      const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y) {
+                                      const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y,
+                                      const ltx2_fp8_outs *q) {
     const ltx2_kernel_rt *rt = krt(be);
     const int64_t D = x->shape[x->ndim - 1];
     ltx2_k_modulate_args ka = {
@@ -305,6 +309,12 @@ static ltx2_status k_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, co
         .eps = eps, .scale = scale->data, .shift = shift->data, .mod_stride = scale->strides[0],
         .row_idx = m->row_idx ? m->row_idx->data : NULL, .rows_per_group = m->rows_per_group,
     };
+    for (int i = 0; q && i < q->n; i++) {
+        ka.q.q[i] = q->q[i]->data;
+        ka.q.inv_scale[i] = 1.0f / q->scale[i]; /* as k_fp8 passes it */
+    }
+    ka.q.n = q ? q->n : 0;
+    ka.q.no_y = q && q->no_y;
     LTX2_TRY(rt->enter(be, ctx));
     KCHECK(be, ctx, rt->k->norm_modulate(rt->stream, kdt(x->dtype), &ka));
     return LTX2_OK;

@@ -216,8 +216,9 @@ static ltx2_status plan_s2d(const ltx2_backend *be, ltx2_context *ctx, const ltx
 }
 static ltx2_status plan_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                       ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
-                                      const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y) {
-    PLAN_UNUSED6(be, ctx, x, norm, eps, scale), (void)shift, (void)m, (void)y;
+                                      const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y,
+                                      const ltx2_fp8_outs *q) {
+    PLAN_UNUSED6(be, ctx, x, norm, eps, scale), (void)shift, (void)m, (void)y, (void)q;
     return LTX2_OK;
 }
 static ltx2_status plan_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,

@@ -58,31 +58,57 @@ ltx2_status dit_f32(dit_run *r, const ltx2_tensor *t, ltx2_tensor *out) {
 /* x W^T with the epilogues of *ga. An fp8 weight takes x quantised with its static input scale
  * (ltx-core's FP8Linear) into an fp8 GEMM whose output is the backend's fp8_gemm_out: bf16 on a
  * device, f32 on the CPU, which are the forward's activation dtypes there. */
-static ltx2_status linear_gemm(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, ltx2_gemm_ex_args *ga,
+static ltx2_status linear_gemm(dit_run *r, const ltx2_dit_linear *L, const dit_act *a, ltx2_gemm_ex_args *ga,
                                ltx2_tensor *y) {
-    if (L->w.dtype != LTX2_F8_E4M3) return ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, ga, y);
+    const ltx2_tensor *x = a->x;
+    if (L->w.dtype != LTX2_F8_E4M3) {
+        if (!a->has_x)
+            return LTX2_ERROR(r->ctx, LTX2_ERR_INTERNAL, "dit: linear [%lld, %lld] reads an input that was not kept",
+                              (long long)L->out, (long long)L->in);
+        return ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, ga, y);
+    }
     if (!(L->x_scale > 0.0f) || !(L->w_scale > 0.0f))
         return LTX2_ERROR(r->ctx, LTX2_ERR_INVALID_ARG, "dit: fp8 linear [%lld, %lld] without its scales",
                           (long long)L->out, (long long)L->in);
-    ltx2_tensor q;
-    LTX2_TRY(dit_tensor(r, LTX2_F8_E4M3, x->ndim, x->shape, &q));
-    LTX2_TRY(ltx2_backend_fp8_convert(r->be, r->ctx, x, L->x_scale, &q));
+    const ltx2_tensor *q = NULL;
+    for (int i = 0; i < a->n && !q; i++)
+        if (a->scale[i] == L->x_scale) q = &a->q[i];
+    ltx2_tensor own;
+    if (!q) {
+        if (!a->has_x)
+            return LTX2_ERROR(r->ctx, LTX2_ERR_INTERNAL, "dit: fp8 linear [%lld, %lld] (input scale %g) has no copy of "
+                              "an input that was not kept", (long long)L->out, (long long)L->in, (double)L->x_scale);
+        LTX2_TRY(dit_tensor(r, LTX2_F8_E4M3, x->ndim, x->shape, &own));
+        LTX2_TRY(ltx2_backend_fp8_convert(r->be, r->ctx, x, L->x_scale, &own));
+        q = &own;
+    }
     ga->x_scale = L->x_scale;
     ga->w_scale = L->w_scale;
-    return ltx2_backend_gemm_ex(r->be, r->ctx, &q, &L->w, ga, y);
+    return ltx2_backend_gemm_ex(r->be, r->ctx, q, &L->w, ga, y);
+}
+
+dit_act dit_act_of(const ltx2_tensor *x) {
+    dit_act a = {.x = x, .has_x = true};
+    return a;
+}
+
+ltx2_status dit_linear_act(dit_run *r, const ltx2_dit_linear *L, const dit_act *a, bool gelu, ltx2_tensor *y) {
+    if (r->tpu) return dit_tpu_linear(r, L, a->x, gelu, y);
+    ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .bias = L->b.data ? &L->b : NULL, .gelu = gelu,
+                            .x_scale = 1.0f, .w_scale = 1.0f};
+    return linear_gemm(r, L, a, &ga, y);
 }
 
 ltx2_status dit_linear(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, bool gelu, ltx2_tensor *y) {
-    if (r->tpu) return dit_tpu_linear(r, L, x, gelu, y);
-    ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .bias = L->b.data ? &L->b : NULL, .gelu = gelu,
-                            .x_scale = 1.0f, .w_scale = 1.0f};
-    return linear_gemm(r, L, x, &ga, y);
+    const dit_act a = dit_act_of(x);
+    return dit_linear_act(r, L, &a, gelu, y);
 }
 
 ltx2_status dit_linear_out(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, ltx2_tensor *y) {
     if (!r->hooks || !r->hooks->reduce) return dit_linear(r, L, x, false, y);
     ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .x_scale = 1.0f, .w_scale = 1.0f};
-    LTX2_TRY(linear_gemm(r, L, x, &ga, y));
+    const dit_act a = dit_act_of(x);
+    LTX2_TRY(linear_gemm(r, L, &a, &ga, y));
     LTX2_TRY(r->hooks->reduce(r->hooks->user, r->ctx, y));
     return L->b.data ? ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, y, &L->b, y) : LTX2_OK;
 }
@@ -650,7 +676,8 @@ ltx2_status dit_forward_hooked(ltx2_context *ctx, const ltx2_dit_weights *w, con
                  /* the text K/V cache serves one rank (a rank's K/V are its own shards) */
                  .text_cache = hooks || p->precision_tpu ? NULL : p->text_cache, .rope_cache = p->rope_cache,
                  .stg_blend_every_block = p->stg_blend_every_block, .tpu = p->precision_tpu,
-                 .timestep_xla = p->timestep_xla};
+                 .timestep_xla = p->timestep_xla,
+                 .fp8_fuse = !p->fp8_separate_quant && !p->precision_tpu && !p->dump};
     if (r.tpu && (hooks || w->be->device != LTX2_DEVICE_CPU))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit forward: --precision tpu runs on the CPU backend, one rank "
                           "(this run: %s backend, %s)", w->be->name, hooks ? "parallel" : "one rank");

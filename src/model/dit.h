@@ -131,6 +131,10 @@ typedef struct ltx2_dit_forward_params {
      * (dit_tpu.c): every value its code types bf16 is rounded to bf16 where its code makes it;
      * the rest stays f32. The CPU backend, one rank, non-fp8 weights only. */
     bool precision_tpu;
+    /* fp8 weights: quantise each Linear's input on its own (a pass over the activation per Linear)
+     * instead of the modulation writing every fp8 input it feeds. The same bits either way; false,
+     * the default, is faster. bench_step's A/B and the tests' reference. */
+    bool fp8_separate_quant;
 } ltx2_dit_forward_params;
 
 void ltx2_dit_forward_params_init(ltx2_dit_forward_params *p);

@@ -2,7 +2,9 @@
  * BasicAVTransformerBlock.forward, attention.py Attention.forward) on the backend op table, once
  * for every backend and every parallel layout. Modulation values are table[j] + adaln[j], summed
  * in f32 once per block; the fused ops then compute x * (1 + scale) + shift and x + y * gate in
- * the reference's order of operations, so on the CPU backend this is the fp32 reference itself. */
+ * the reference's order of operations, so on the CPU backend this is the fp32 reference itself. With
+ * fp8 Linears a modulation writes the fp8 input of each Linear it feeds (dit_act) instead of its
+ * output being quantised once per Linear: the same bits, without those passes over it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,11 +68,45 @@ static ltx2_status modulate(dit_run *r, const ltx2_tensor *x, ltx2_norm_kind nor
     return ltx2_backend_norm_modulate(r->be, r->ctx, x, norm, eps, &sc, &sh, &rule, y);
 }
 
+/* modulate() for the Linears in readers (absent ones skipped) into *out: under r->fp8_fuse, one
+ * fp8 copy per distinct input scale of the fp8 readers, and y itself only when some reader is not
+ * fp8 (y is then scratch). */
+static ltx2_status modulate_for(dit_run *r, const ltx2_tensor *x, ltx2_norm_kind norm, const mod_tab *m, int64_t js,
+                                int64_t jsh, ltx2_tensor *y, const ltx2_dit_linear *const *readers, int n_readers,
+                                dit_act *out) {
+    *out = dit_act_of(y);
+    ltx2_fp8_outs q = {0};
+    bool need_y = false;
+    for (int i = 0; r->fp8_fuse && !m->bf16 && i < n_readers; i++) {
+        const ltx2_dit_linear *L = readers[i];
+        if (!ltx2_dit_linear_present(L)) continue;
+        int k = 0;
+        while (k < q.n && q.scale[k] != L->x_scale) k++;
+        if (L->w.dtype != LTX2_F8_E4M3 || !(L->x_scale > 0.0f) || (k == q.n && q.n == LTX2_FP8_OUTS_MAX))
+            need_y = true;
+        else if (k == q.n)
+            q.scale[q.n++] = L->x_scale;
+    }
+    if (q.n == 0) return modulate(r, x, norm, m, js, jsh, y);
+    for (int k = 0; k < q.n; k++) {
+        LTX2_TRY(dit_tensor(r, LTX2_F8_E4M3, y->ndim, y->shape, &out->q[k]));
+        q.q[k] = &out->q[k];
+        out->scale[k] = q.scale[k];
+    }
+    out->n = q.n;
+    out->has_x = need_y;
+    q.no_y = !need_y;
+    const ltx2_tensor sc = mod_row(m, js), sh = mod_row(m, jsh);
+    const ltx2_mod_rows rule = rule_of(m);
+    const float eps = norm == LTX2_NORM_NONE ? 0.0f : r->w->cfg.norm_eps;
+    return ltx2_backend_norm_modulate_fp8(r->be, r->ctx, x, norm, eps, &sc, &sh, &rule, y, &q);
+}
+
 /* ---- attention ---- */
 
 typedef struct attn_io {
     const char *name;
-    const ltx2_tensor *x, *c;                     /* [B, Tq, query_dim], [B, Tk, context_dim] */
+    const dit_act *x, *c;                         /* [B, Tq, query_dim], [B, Tk, context_dim] */
     const ltx2_tensor *mask;                      /* [B, Tk] u8, or NULL */
     const ltx2_tensor *qcos, *qsin, *kcos, *ksin; /* NULL: no RoPE (text) */
     const uint8_t *skip; /* [B] self-attention samples whose output is the value projection (STG) */
@@ -120,14 +156,14 @@ static ltx2_status attn_forward(dit_run *r, const ltx2_dit_attn_w *a, const attn
     const ltx2_backend *be = r->be;
     ltx2_context *ctx = r->ctx;
     /* the text attention's context may be absent when its K/V are all cached (s->text_cached) */
-    const int64_t B = io->x->shape[0], Tq = io->x->shape[1], Tk = io->text ? io->text->S : io->c->shape[1];
+    const int64_t B = io->x->x->shape[0], Tq = io->x->x->shape[1], Tk = io->text ? io->text->S : io->c->x->shape[1];
     const int64_t H = a->heads, d = a->head_dim, inner = H * d;
     char nm[160];
     snprintf(nm, sizeof nm, "%s.in", io->name);
-    LTX2_TRY(dit_dump(r, nm, io->x));
-    if (io->c && io->c != io->x) {
+    LTX2_TRY(dit_dump(r, nm, io->x->x));
+    if (io->c && io->c->x != io->x->x) {
         snprintf(nm, sizeof nm, "%s.context", io->name);
-        LTX2_TRY(dit_dump(r, nm, io->c));
+        LTX2_TRY(dit_dump(r, nm, io->c->x));
     }
     int64_t sq[3] = {B, Tq, inner}, sk[3] = {B, Tk, inner};
     ltx2_tensor q, k, v, o;
@@ -137,17 +173,17 @@ static ltx2_status attn_forward(dit_run *r, const ltx2_dit_attn_w *a, const attn
     /* text cross-attention with a cache bound: K (normed) and V come from dit_text_kv */
     const bool cached = io->text && r->text_cache && io->text->text_entry;
     if (cached)
-        LTX2_TRY(dit_text_kv(r, io->text, io->block, a, io->c, &k, &v));
+        LTX2_TRY(dit_text_kv(r, io->text, io->block, a, io->c ? io->c->x : NULL, &k, &v));
     else
-        LTX2_TRY(dit_linear(r, &a->v, io->c, false, &v));
+        LTX2_TRY(dit_linear_act(r, &a->v, io->c, false, &v));
     int64_t n_skip = 0;
     for (int64_t b = 0; io->skip && b < B; b++) n_skip += io->skip[b] != 0;
     if (n_skip == B) {
         LTX2_TRY(be->copy(be, ctx, o.data, v.data, ltx2_tensor_nbytes(&o))); /* self-attention: Tq == Tk */
     } else {
         LTX2_TRY(dit_tensor(r, r->dt, 3, sq, &q));
-        LTX2_TRY(dit_linear(r, &a->q, io->x, false, &q));
-        if (!cached) LTX2_TRY(dit_linear(r, &a->k, io->c, false, &k));
+        LTX2_TRY(dit_linear_act(r, &a->q, io->x, false, &q));
+        if (!cached) LTX2_TRY(dit_linear_act(r, &a->k, io->c, false, &k));
         const bool seq = io->kind != DIT_ATTN_LOCAL && r->hooks && r->hooks->attend;
         const float scale = (float)(1.0 / sqrt((double)d));
         if (!cached && !seq && !(r->hooks && r->hooks->qk_norm)) {
@@ -185,7 +221,7 @@ static ltx2_status attn_forward(dit_run *r, const ltx2_dit_attn_w *a, const attn
         int64_t sg[3] = {B, Tq, H};
         ltx2_tensor g;
         LTX2_TRY(dit_tensor(r, r->dt, 3, sg, &g));
-        LTX2_TRY(dit_linear(r, &a->gate, io->x, false, &g));
+        LTX2_TRY(dit_linear_act(r, &a->gate, io->x, false, &g));
         LTX2_TRY(r->tpu ? dit_tpu_head_gate(r, &o, &g, H) : ltx2_backend_head_gate(be, ctx, &o, &g, H));
     }
     LTX2_TRY(dit_linear_out(r, &a->o, &o, io->out));
@@ -281,27 +317,32 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, blk_stre
     snprintf(n1, sizeof n1, "%s.%sattn1", blk, bs->pre);
     snprintf(n2, sizeof n2, "%s.%sattn2", blk, bs->pre);
     ltx2_mod_rows rule = rule_of(&bs->ada);
-    LTX2_TRY(modulate(r, &s->x, LTX2_NORM_RMS, &bs->ada, 1, 0, &bs->tmp));
-    attn_io io = {.name = n1, .x = &bs->tmp, .c = &bs->tmp, .qcos = &s->pe_cos, .qsin = &s->pe_sin,
+    const ltx2_dit_linear *self_readers[] = {&a1->q, &a1->k, &a1->v, &a1->gate};
+    dit_act xa;
+    LTX2_TRY(modulate_for(r, &s->x, LTX2_NORM_RMS, &bs->ada, 1, 0, &bs->tmp, self_readers, 4, &xa));
+    attn_io io = {.name = n1, .x = &xa, .c = &xa, .qcos = &s->pe_cos, .qsin = &s->pe_sin,
                   .kcos = &s->pe_cos, .ksin = &s->pe_sin, .skip = skip_self,
                   .blend = r->stg_blend_every_block && stg_on(r, s->B, skip_flag), .block = bi, .kind = self_kind,
                   .out = &bs->y};
     LTX2_TRY(attn_forward(r, a1, &io));
     LTX2_TRY(gated_add(r, bs, &bs->ada, 2, NULL, false));
 
-    attn_io io2 = {.name = n2, .x = &bs->tmp, .c = s->text_cached ? NULL : &s->context,
-                   .mask = s->mask.data ? &s->mask : NULL, .text = s, .block = bi, .kind = DIT_ATTN_LOCAL,
-                   .out = &bs->y};
+    /* the context's K/V projections go through the text cache, which reads a plain tensor */
+    dit_act ca = dit_act_of(&s->context);
+    xa = dit_act_of(&bs->tmp);
+    attn_io io2 = {.name = n2, .x = &xa, .c = s->text_cached ? NULL : &ca, .mask = s->mask.data ? &s->mask : NULL,
+                   .text = s, .block = bi, .kind = DIT_ATTN_LOCAL, .out = &bs->y};
     if (!cfg->cross_attention_adaln) {
         LTX2_TRY(ltx2_backend_rms_norm(r->be, r->ctx, &s->x, NULL, eps, &bs->tmp));
         LTX2_TRY(attn_forward(r, a2, &io2));
         return gadd(r, bs, &s->x, &bs->y, NULL, &rule, false);
     }
-    LTX2_TRY(modulate(r, &s->x, LTX2_NORM_RMS, &bs->ada, 7, 6, &bs->tmp));
+    const ltx2_dit_linear *q_readers[] = {&a2->q, &a2->gate};
+    LTX2_TRY(modulate_for(r, &s->x, LTX2_NORM_RMS, &bs->ada, 7, 6, &bs->tmp, q_readers, 2, &xa));
     /* prompt AdaLN of the context: row 0 shift, row 1 scale (only the K/V projections read it) */
     if (!s->text_cached) {
         LTX2_TRY(modulate(r, &s->context, LTX2_NORM_NONE, &bs->prompt, 1, 0, &bs->ctx_mod));
-        io2.c = &bs->ctx_mod;
+        ca = dit_act_of(&bs->ctx_mod);
     }
     LTX2_TRY(attn_forward(r, a2, &io2));
     return gated_add(r, bs, &bs->ada, 8, NULL, false);
@@ -309,14 +350,16 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, blk_stre
 
 static ltx2_status stream_ff(dit_run *r, const char *blk, const char *name, blk_stream *bs, const ltx2_dit_ff_w *f) {
     dit_stream *s = bs->s;
-    LTX2_TRY(modulate(r, &s->x, LTX2_NORM_RMS, &bs->ada, 4, 3, &bs->tmp));
+    const ltx2_dit_linear *readers[] = {&f->proj_in};
+    dit_act xa;
+    LTX2_TRY(modulate_for(r, &s->x, LTX2_NORM_RMS, &bs->ada, 4, 3, &bs->tmp, readers, 1, &xa));
     char nm[128];
     snprintf(nm, sizeof nm, "%s.%s.in", blk, name);
-    LTX2_TRY(dit_dump(r, nm, &bs->tmp));
+    LTX2_TRY(dit_dump(r, nm, &bs->tmp)); /* dumps turn r->fp8_fuse off: tmp holds the value */
     int64_t hs[3] = {s->B, s->T, f->proj_in.out};
     ltx2_tensor h;
     LTX2_TRY(dit_tensor(r, r->dt, 3, hs, &h));
-    LTX2_TRY(dit_linear(r, &f->proj_in, &bs->tmp, true, &h));
+    LTX2_TRY(dit_linear_act(r, &f->proj_in, &xa, true, &h));
     LTX2_TRY(dit_linear_out(r, &f->proj_out, &h, &bs->y));
     snprintf(nm, sizeof nm, "%s.%s.out", blk, name);
     LTX2_TRY(dit_dump(r, nm, &bs->y));
@@ -337,30 +380,33 @@ static ltx2_status av_exchange(dit_run *r, int64_t i, const char *blk, const ltx
     const bool md_masked = r->tpu && r->stg_blend_every_block &&
                            stg_on(r, B, LTX2_DIT_SKIP_A2V_CROSS_ATTN | LTX2_DIT_SKIP_V2A_CROSS_ATTN);
     ltx2_tensor vq, vkv, aq, akv;
+    dit_act vqa, vkva, aqa, akva;
     int64_t sv[3] = {B, v->T, v->D}, sa[3] = {B, a->T, a->D};
     char nm[128];
+    const ltx2_dit_linear *a2v_q[] = {&bw->a2v.q, &bw->a2v.gate}, *a2v_kv[] = {&bw->a2v.k, &bw->a2v.v};
+    const ltx2_dit_linear *v2a_q[] = {&bw->v2a.q, &bw->v2a.gate}, *v2a_kv[] = {&bw->v2a.k, &bw->v2a.v};
     if (n_a2v < B) {
         LTX2_TRY(dit_tensor(r, r->dt, 3, sv, &vq));
-        LTX2_TRY(modulate(r, &v->x, LTX2_NORM_RMS, &bv->cross_ss, 0, 1, &vq));
+        LTX2_TRY(modulate_for(r, &v->x, LTX2_NORM_RMS, &bv->cross_ss, 0, 1, &vq, a2v_q, 2, &vqa));
         LTX2_TRY(dit_tensor(r, r->dt, 3, sa, &akv));
-        LTX2_TRY(modulate(r, &a->x, LTX2_NORM_RMS, &ba->cross_ss, 0, 1, &akv));
+        LTX2_TRY(modulate_for(r, &a->x, LTX2_NORM_RMS, &ba->cross_ss, 0, 1, &akv, a2v_kv, 2, &akva));
     }
     if (n_v2a < B) {
         LTX2_TRY(dit_tensor(r, r->dt, 3, sa, &aq));
-        LTX2_TRY(modulate(r, &a->x, LTX2_NORM_RMS, &ba->cross_ss, 2, 3, &aq));
+        LTX2_TRY(modulate_for(r, &a->x, LTX2_NORM_RMS, &ba->cross_ss, 2, 3, &aq, v2a_q, 2, &aqa));
         LTX2_TRY(dit_tensor(r, r->dt, 3, sv, &vkv));
-        LTX2_TRY(modulate(r, &v->x, LTX2_NORM_RMS, &bv->cross_ss, 2, 3, &vkv));
+        LTX2_TRY(modulate_for(r, &v->x, LTX2_NORM_RMS, &bv->cross_ss, 2, 3, &vkv, v2a_kv, 2, &vkva));
     }
     if (n_a2v < B) {
         snprintf(nm, sizeof nm, "%s.audio_to_video_attn", blk);
-        attn_io io = {.name = nm, .x = &vq, .c = &akv, .qcos = &v->xpe_cos, .qsin = &v->xpe_sin,
+        attn_io io = {.name = nm, .x = &vqa, .c = &akva, .qcos = &v->xpe_cos, .qsin = &v->xpe_sin,
                       .kcos = &a->xpe_cos, .ksin = &a->xpe_sin, .block = i, .kind = DIT_ATTN_LOCAL, .out = &bv->y};
         LTX2_TRY(attn_forward(r, &bw->a2v, &io));
         LTX2_TRY(gated_add(r, bv, &bv->gate, 0, skip_a2v, md_masked));
     }
     if (n_v2a < B) {
         snprintf(nm, sizeof nm, "%s.video_to_audio_attn", blk);
-        attn_io io = {.name = nm, .x = &aq, .c = &vkv, .qcos = &a->xpe_cos, .qsin = &a->xpe_sin,
+        attn_io io = {.name = nm, .x = &aqa, .c = &vkva, .qcos = &a->xpe_cos, .qsin = &a->xpe_sin,
                       .kcos = &v->xpe_cos, .ksin = &v->xpe_sin, .block = i, .kind = DIT_ATTN_SEQ_KV, .out = &ba->y};
         LTX2_TRY(attn_forward(r, &bw->v2a, &io));
         LTX2_TRY(gated_add(r, ba, &ba->gate, 0, skip_v2a, md_masked));

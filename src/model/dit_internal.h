@@ -69,7 +69,25 @@ typedef struct dit_run {
     bool stg_blend_every_block;      /* ltx2_dit_forward_params.stg_blend_every_block */
     bool tpu;                        /* ltx2_dit_forward_params.precision_tpu */
     bool timestep_xla;               /* ltx2_dit_forward_params.timestep_xla */
+    /* the modulations write the fp8 inputs of the fp8 Linears they feed (dit_act); off under
+     * ltx2_dit_forward_params.fp8_separate_quant, --precision tpu and dumps */
+    bool fp8_fuse;
 } dit_run;
+
+/* An activation as its producer left it for the Linears that read it: its value x and the fp8
+ * copies it wrote for fp8 Linears (ltx2_backend_norm_modulate_fp8), one per input scale. A Linear
+ * whose input scale has a copy reads it instead of quantising x. has_x false: x was not written
+ * (every reader has a copy) and holds garbage. */
+typedef struct dit_act {
+    const ltx2_tensor *x;
+    bool has_x;
+    int n;
+    float scale[LTX2_FP8_OUTS_MAX];
+    ltx2_tensor q[LTX2_FP8_OUTS_MAX];
+} dit_act;
+
+/* x, nothing else. */
+dit_act dit_act_of(const ltx2_tensor *x);
 
 /* A scratch tensor of the run's pool in dtype dt. */
 ltx2_status dit_tensor(dit_run *r, ltx2_dtype dt, int ndim, const int64_t *shape, ltx2_tensor *out);
@@ -77,6 +95,8 @@ ltx2_status dit_tensor(dit_run *r, ltx2_dtype dt, int ndim, const int64_t *shape
 ltx2_status dit_f32(dit_run *r, const ltx2_tensor *t, ltx2_tensor *out);
 /* y[rows.., L.out] = x[rows.., L.in] W^T + b (then GELU-tanh when gelu). */
 ltx2_status dit_linear(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, bool gelu, ltx2_tensor *y);
+/* dit_linear of an activation: an fp8 L reads the copy for its input scale when a has one. */
+ltx2_status dit_linear_act(dit_run *r, const ltx2_dit_linear *L, const dit_act *a, bool gelu, ltx2_tensor *y);
 /* A row-parallel linear (attention out, FFN out): under tensor parallelism the partial products
  * are summed over the tensor group and the bias added once; otherwise dit_linear. */
 ltx2_status dit_linear_out(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, ltx2_tensor *y);

@@ -65,6 +65,10 @@ template <> __device__ __forceinline__ __nv_bfloat16 ltx2_from_f32<__nv_bfloat16
     return __float2bfloat16_rn(v);
 }
 
+// Whether T is bf16 (fp8 quantisation rounds a bf16 source's scaled value to bf16 first, as torch).
+template <typename T> struct ltx2_is_bf16 { static const bool value = false; };
+template <> struct ltx2_is_bf16<__nv_bfloat16> { static const bool value = true; };
+
 // Elements of T in one 16-byte access.
 template <typename T> struct ltx2_vec { static const int n = 16 / (int)sizeof(T); };
 

@@ -1,7 +1,8 @@
 // fp8 e4m3fn <-> f32 / bf16 with a per-tensor scale: decode then multiply (dequantise), or
-// multiply by 1/scale then encode (quantise) with torch's saturating cast (src/core/dtype.c: round
-// to nearest even, |x| past 448 and +-inf clamp to +-448, NaN keeps its sign as 0x7F|sign), as the
-// CPU backend's fp8 op does. The encoder is integer arithmetic (kernels/fp8_layout.h, checked by
+// multiply by 1/scale (rounded to bf16 for a bf16 source, as torch's bf16 x * f32 reciprocal is a
+// bf16 tensor in ltx-core's FP8Linear) then encode (quantise) with torch's saturating cast
+// (src/core/dtype.c: round to nearest even, |x| past 448 and +-inf clamp to +-448, NaN keeps its
+// sign as 0x7F|sign), as the CPU backend's fp8 op does for f32. The encoder is integer arithmetic (kernels/fp8_layout.h, checked by
 // tests/test_layout_fp8.c) so it is bit-identical to the CPU cast on every GPU (sm_80 has no fp8
 // convert instruction). 16 elements per thread-iteration: one 16-byte fp8 access.
 #include "common.cuh"
@@ -50,7 +51,7 @@ ltx2_fp8_quant_kernel(const T *__restrict__ src, uint8_t *dst, int64_t n_vec, fl
         }
         __align__(16) uint8_t b[V]; // read as one uint4 below
 #pragma unroll
-        for (int j = 0; j < V; j++) b[j] = (uint8_t)ltx2_fp8_quant_scaled(v[j], inv_scale);
+        for (int j = 0; j < V; j++) b[j] = (uint8_t)ltx2_fp8_quant_scaled(v[j], inv_scale, ltx2_is_bf16<T>::value);
         if constexpr (V == LTX2_FP8_V) {
             *reinterpret_cast<uint4 *>(dst + i * V) = *reinterpret_cast<const uint4 *>(b);
         } else {

@@ -9,6 +9,7 @@
 #define LTX2_KERNELS_FP8_LAYOUT_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -73,11 +74,24 @@ LTX2_HD uint32_t ltx2_f32_to_e4m3(float f) {
     return sign | (uint32_t)n;
 }
 
-// The quantiser of the fp8 kernels: e4m3(v * inv_scale). A NaN skips the multiply: the GPU's FMUL
-// returns the canonical (positive) NaN, while the CPU reference and torch keep the input's sign
-// (0xFF for -NaN; seen on an H100).
-LTX2_HD uint32_t ltx2_fp8_quant_scaled(float v, float inv_scale) {
-    return ltx2_f32_to_e4m3(isnan(v) ? v : v * inv_scale);
+// f rounded to bf16 (nearest, ties to even) and widened back, in integer arithmetic; a NaN is
+// returned as it is.
+LTX2_HD float ltx2_fp8_round_bf16(float f) {
+    uint32_t u = ltx2_fp8_f32_bits(f);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return f;
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return ltx2_fp8_bits_f32(u & 0xFFFF0000u);
+}
+
+// The quantiser of the fp8 kernels, torch's FP8Linear input cast: e4m3(x * inv_scale), where a bf16
+// x times the f32 reciprocal is a bf16 tensor in torch, so the product is rounded to bf16 first
+// (round_bf16; an f32 x keeps it in f32). A NaN skips the multiply: the GPU's FMUL returns the
+// canonical (positive) NaN, while the CPU reference and torch keep the input's sign (0xFF for -NaN;
+// seen on an H100).
+LTX2_HD uint32_t ltx2_fp8_quant_scaled(float v, float inv_scale, bool round_bf16) {
+    if (isnan(v)) return ltx2_f32_to_e4m3(v);
+    const float p = v * inv_scale;
+    return ltx2_f32_to_e4m3(round_bf16 ? ltx2_fp8_round_bf16(p) : p);
 }
 
 LTX2_HD float ltx2_e4m3_to_f32(uint32_t c) {

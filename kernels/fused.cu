@@ -89,7 +89,8 @@ ltx2_norm_modulate_kernel(const T *x, T *y, const float *__restrict__ scale,
                 if (k >= q.n) break;
                 __align__(8) uint8_t c[V]; // stored as one access by ltx2_store_u8
 #pragma unroll
-                for (int j = 0; j < V; j++) c[j] = (uint8_t)ltx2_fp8_quant_scaled(v[j], q.inv_scale[k]);
+                for (int j = 0; j < V; j++)
+                    c[j] = (uint8_t)ltx2_fp8_quant_scaled(v[j], q.inv_scale[k], ltx2_is_bf16<T>::value);
                 ltx2_store_u8<V>(q.q[k] + g.row * dim + i, c);
             }
         }

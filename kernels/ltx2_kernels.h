@@ -251,7 +251,8 @@ int ltx2_k_head_gate(void *stream, int dtype, void *o, const void *logits, int64
 
 /* fp8 e4m3fn with a per-tensor scale: dst = decode(src) * scale (dst f32 or bf16), and
  * dst = encode(src * inv_scale) with torch's saturating cast (|x| > 448 and inf -> +-448, NaN
- * -> 0x7F | sign), bit-identical to ltx2_f32_to_fp8e4m3. */
+ * -> 0x7F | sign), bit-identical to ltx2_f32_to_fp8e4m3; for a bf16 src the product is rounded to
+ * bf16 before the cast, as torch computes a bf16 tensor times an f32 scalar (ltx-core FP8Linear). */
 int ltx2_k_fp8_dequant(void *stream, const uint8_t *src, int dst_dtype, void *dst, int64_t n,
                        float scale);
 int ltx2_k_fp8_quant(void *stream, int src_dtype, const void *src, uint8_t *dst, int64_t n,

@@ -3,7 +3,8 @@
  * values and NaN), binary add / mul over broadcast plans (ltx2_broadcast_plan_make, as
  * the CUDA backend builds them; broadcast and strided operands), convert f32 <-> bf16 (every bf16
  * pattern, IEEE specials), fp8 e4m3 dequantise (all 256 codes) and quantise (specials, ties,
- * saturation; bit-exact against ltx2_f32_to_fp8e4m3), gated_add and head_gate (kernels/fused.cu)
+ * saturation; bit-exact against ltx2_f32_to_fp8e4m3 of the scaled value, rounded to bf16 first for a
+ * bf16 source as torch does), gated_add and head_gate (kernels/fused.cu)
  * depth_to_space / space_to_depth (kernels/vae_ops.cu) and blur_downsample (kernels/blur_downsample.cu), each in f32 and bf16 on the 16-byte vector path and
  * the scalar path (odd sizes, misaligned pointers), in place where the op allows.
  * Where the kernel does exactly the CPU's fp32 operations (add / mul, convert, fp8, leaky_relu,
@@ -315,7 +316,9 @@ static void fp8_quant_case(bool bf, int64_t n, bool misalign) {
     CHECK(emu_guard_damage(dq, (size_t)n) == 0, "%s: wrote past the output", name);
     int64_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
-        const uint8_t want = ltx2_f32_to_fp8e4m3(x[i] * inv);
+        /* a bf16 source's product is a bf16 value first (torch: bf16 tensor * f32 scalar) */
+        const float p = x[i] * inv;
+        const uint8_t want = ltx2_f32_to_fp8e4m3(bf && !isnan(p) ? ltx2_round_bf16(p) : p);
         if (dq[i] != want && bad++ < 5)
             fprintf(stderr, "    %s: element %lld (%g): got 0x%02X want 0x%02X\n", name, (long long)i, x[i], dq[i], want);
     }

@@ -4,7 +4,9 @@
  *     saturating at 448, NaN -> 0x7F | sign; and
  * (2) src/core/dtype.c's cast, which the CPU backend's fp8 op uses, so both backends give the same
  *     bits. Inputs: every f32 whose low 9 mantissa bits are 0, 1 or 0x1FF (every exponent, every
- *     tie and both neighbours of it, since e4m3 normals drop 20 bits), plus all 256 codes. */
+ *     tie and both neighbours of it, since e4m3 normals drop 20 bits), plus all 256 codes; and
+ * (3) the quantiser's bf16 rounding of a bf16 source's scaled value against dtype.c's, on the same
+ *     inputs (bf16 ties among them). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -82,6 +84,23 @@ int main(void) {
         }
     CHECK(bad_oracle == 0, "%lld of %lld f32 inputs encode differently from the e4m3fn definition", bad_oracle, n);
     CHECK(bad_cpu == 0, "%lld of %lld f32 inputs encode differently from src/core/dtype.c", bad_cpu, n);
+
+    /* the bf16 rounding of a bf16 source's scaled value against src/core/dtype.c's, on the same
+     * inputs (every exponent, ties, neighbours, NaN and infinities among them) */
+    long long bad_bf16 = 0;
+    for (uint64_t hi = 0; hi < (1ull << 23); hi++)
+        for (size_t l = 0; l < sizeof(lows) / sizeof(lows[0]); l++) {
+            const uint32_t u = (uint32_t)(hi << 9) | lows[l] | (lows[l] == 1 ? 0x8000u : 0u);
+            const float f = f32_of(u), got = ltx2_fp8_round_bf16(f), want = ltx2_round_bf16(f);
+            const bool same = isnan(f) ? isnan(got) && !!signbit(got) == !!signbit(f) : memcmp(&got, &want, 4) == 0;
+            if (!same && bad_bf16++ < 5)
+                fprintf(stderr, "bf16 round 0x%08X (%g): got %g, dtype.c %g\n", (unsigned)u, (double)f, (double)got,
+                        (double)want);
+        }
+    CHECK(bad_bf16 == 0, "%lld f32 inputs round to bf16 differently from src/core/dtype.c", bad_bf16);
+    CHECK(ltx2_fp8_quant_scaled(3.0f, 1.0f / 3.0f, true) == ltx2_f32_to_e4m3(ltx2_round_bf16(3.0f * (1.0f / 3.0f))),
+          "the quantiser rounds a bf16 source's product");
+    CHECK(ltx2_fp8_quant_scaled(-NAN, 2.0f, true) == 0xFFu, "the quantiser keeps -NaN's sign");
 
     /* named edge cases, so a failure reads plainly */
     CHECK(ltx2_f32_to_e4m3(448.0f) == 0x7Eu && ltx2_f32_to_e4m3(-1e30f) == 0xFEu, "saturation to +-448");

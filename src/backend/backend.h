@@ -406,8 +406,9 @@ ltx2_status ltx2_backend_head_gate(const ltx2_backend *be, ltx2_context *ctx, lt
  * with y, bias and residual in be->fp8_gemm_out (LTX2_OP_GEMM_FP8; weight layout [N, K] only). */
 ltx2_status ltx2_backend_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                  const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y);
-/* x (f32/bf16) -> y fp8 e4m3 = sat(x / scale), or x fp8 e4m3 -> y (f32/bf16) = x * scale;
- * same shape, contiguous; the saturating cast is src/core/dtype.c's. */
+/* x (f32/bf16) -> y fp8 e4m3 = sat(x * (1 / scale)), or x fp8 e4m3 -> y (f32/bf16) = x * scale;
+ * same shape, contiguous; the saturating cast is src/core/dtype.c's. The product is in x's dtype
+ * (rounded to bf16 for a bf16 x), as torch's FP8Linear computes its input's cast. */
 ltx2_status ltx2_backend_fp8_convert(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                      float scale, ltx2_tensor *y);
 

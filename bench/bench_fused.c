@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "bench.h"
+#include "lt_baseline.h"
 
 #define GPU_INNER 20
 #define COPY_BYTES_GPU ((size_t)1 << 30)
@@ -28,6 +29,7 @@ typedef struct job {
     int kind;
     ltx2_tensor x, w, y, bias, res, sc, sh, q;
     ltx2_fp8_outs fo;
+    bench_lt *lt;
     ltx2_gemm_ex_args ga;
     ltx2_mod_rows rule;
     size_t bytes;
@@ -40,8 +42,8 @@ static void run(void *u) {
         switch (j->kind) {
         case 0: j->st = ltx2_backend_gemm_ex(j->be, j->ctx, &j->x, &j->w, &j->ga, &j->y); break;
         case 1:
-            j->st = ltx2_backend_cuda_gemm_baseline(j->be, j->ctx, LTX2_BF16, j->x.shape[0], j->y.shape[1],
-                                                    j->x.shape[1], j->x.data, j->w.data, j->y.data, 1);
+            j->st = bench_lt_gemm(j->lt, j->ctx, LTX2_BF16, j->x.shape[0], j->y.shape[1], j->x.shape[1], j->x.data,
+                                  j->w.data, j->y.data, 1);
             break;
         case 2:
         case 3:
@@ -101,6 +103,13 @@ int main(int argc, char **argv) {
         return 0;
     }
     job j = {.be = be, .ctx = ctx};
+    if (bench_lt_create(be, ctx, &j.lt) != LTX2_OK) {
+        bench_report_note(&r, "cuda: skipped (%s)", ltx2_last_error(ctx));
+        ltx2_backend_free(be);
+        ltx2_context_free(ctx);
+        bench_report_close(&r);
+        return 0;
+    }
     bench_stats st;
     /* copy bandwidth */
     j.x = dev_tensor(be, ctx, LTX2_U8, 1, (int64_t)COPY_BYTES_GPU, 0);
@@ -171,6 +180,7 @@ int main(int argc, char **argv) {
     be->free(be, j.x.data), be->free(be, j.y.data), be->free(be, j.q.data), be->free(be, j.sc.data),
         be->free(be, j.sh.data);
     for (int k = 0; k < MOD_FP8_COPIES; k++) be->free(be, qs[k].data);
+    bench_lt_free(j.lt);
     ltx2_backend_free(be);
     ltx2_context_free(ctx);
     bench_report_close(&r);

@@ -14,6 +14,7 @@
 #include "cpu/cpu_ops.h"
 #include "cpu_peak.h"
 #include "device_util.h"
+#include "lt_baseline.h"
 #include "core/dtype.h"
 #include "core/rng.h"
 
@@ -161,6 +162,7 @@ static void bench_cpu(const bench_opts *o, bench_report *r, ltx2_context *ctx) {
 
 typedef struct gpu_job {
     const ltx2_backend *be;
+    bench_lt *lt;
     ltx2_context *ctx;
     ltx2_tensor x, w, y;
     int64_t M, N, K;
@@ -177,8 +179,7 @@ static void run_gpu_ours(void *u) {
 static void run_gpu_bare(void *u) {
     gpu_job *j = u;
     if (j->st == LTX2_OK)
-        j->st = ltx2_backend_cuda_gemm_baseline(j->be, j->ctx, j->x.dtype, j->M, j->N, j->K, j->x.data, j->w.data,
-                                                j->y.data, GPU_INNER);
+        j->st = bench_lt_gemm(j->lt, j->ctx, j->x.dtype, j->M, j->N, j->K, j->x.data, j->w.data, j->y.data, GPU_INNER);
     if (j->st == LTX2_OK) j->st = j->be->sync(j->be, j->ctx);
 }
 
@@ -189,13 +190,20 @@ static void bench_gpu(const bench_opts *o, bench_report *r, ltx2_context *ctx) {
         ltx2_clear_error(ctx);
         return;
     }
+    bench_lt *lt = NULL;
+    if (bench_lt_create(be, ctx, &lt) != LTX2_OK) {
+        bench_report_note(r, "cuda: skipped (%s)", ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+        ltx2_backend_free(be);
+        return;
+    }
     static const ltx2_dtype dts[] = {LTX2_BF16, LTX2_F32};
     for (size_t d = 0; d < 2; d++) {
         for (size_t s = 0; s < sizeof(gpu_shapes) / sizeof(gpu_shapes[0]); s++) {
             const gemm_shape *g = &gpu_shapes[s];
             if (o->quick && !g->quick) continue;
             if (dts[d] == LTX2_F32 && s > 0) continue; /* one f32 row: the fp32 (non-TF32) reference rate */
-            gpu_job j = {.be = be, .ctx = ctx, .M = g->M, .N = g->N, .K = g->K, .st = LTX2_OK};
+            gpu_job j = {.be = be, .lt = lt, .ctx = ctx, .M = g->M, .N = g->N, .K = g->K, .st = LTX2_OK};
             int64_t xs[2] = {g->M, g->K}, ws[2] = {g->N, g->K}, ys[2] = {g->M, g->N};
             void *px = bench_dev_randn(be, ctx, dts[d], g->M * g->K, GEMM_SEED, 1, 1.0f);
             void *pw = bench_dev_randn(be, ctx, dts[d], g->N * g->K, GEMM_SEED, 2, 1.0f);
@@ -229,6 +237,7 @@ static void bench_gpu(const bench_opts *o, bench_report *r, ltx2_context *ctx) {
             be->free(be, py);
         }
     }
+    bench_lt_free(lt);
     ltx2_backend_free(be);
 }
 

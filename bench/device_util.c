@@ -1,6 +1,8 @@
 /* Device-side helpers shared by the GPU benches (see device_util.h). */
 #include "device_util.h"
 
+#include "lt_baseline.h"
+
 #include <stdlib.h>
 
 #include "core/dtype.h"
@@ -34,6 +36,7 @@ ltx2_tensor bench_dev_view(void *p, ltx2_dtype dt, int nd, const int64_t *shape)
 
 typedef struct ceil_job {
     const ltx2_backend *be;
+    bench_lt *lt;
     ltx2_context *ctx;
     void *x, *w, *y;
     int inner;
@@ -43,21 +46,22 @@ typedef struct ceil_job {
 static void run_ceiling(void *u) {
     ceil_job *j = u;
     if (j->st == LTX2_OK)
-        j->st = ltx2_backend_cuda_gemm_baseline(j->be, j->ctx, LTX2_BF16, BENCH_CEIL_GEMM_DIM, BENCH_CEIL_GEMM_DIM,
-                                                BENCH_CEIL_GEMM_DIM, j->x, j->w, j->y, j->inner);
+        j->st = bench_lt_gemm(j->lt, j->ctx, LTX2_BF16, BENCH_CEIL_GEMM_DIM, BENCH_CEIL_GEMM_DIM, BENCH_CEIL_GEMM_DIM,
+                              j->x, j->w, j->y, j->inner);
     if (j->st == LTX2_OK) j->st = j->be->sync(j->be, j->ctx);
 }
 
 double bench_gemm_ceiling(const bench_opts *o, const ltx2_backend *be, ltx2_context *ctx, int inner) {
     const int64_t n = (int64_t)BENCH_CEIL_GEMM_DIM * BENCH_CEIL_GEMM_DIM;
-    ceil_job j = {be, ctx, bench_dev_randn(be, ctx, LTX2_BF16, n, 7, 1, 1.0f),
+    ceil_job j = {be, NULL, ctx, bench_dev_randn(be, ctx, LTX2_BF16, n, 7, 1, 1.0f),
                   bench_dev_randn(be, ctx, LTX2_BF16, n, 7, 2, 1.0f), bench_dev_randn(be, ctx, LTX2_BF16, n, 7, 3, 1.0f),
                   inner, LTX2_OK};
     double rate = 0.0;
-    if (j.x && j.w && j.y) {
+    if (j.x && j.w && j.y && bench_lt_create(be, ctx, &j.lt) == LTX2_OK) {
         const bench_stats st = bench_measure(o, run_ceiling, &j, inner);
         if (j.st == LTX2_OK) rate = 2.0 * (double)n * BENCH_CEIL_GEMM_DIM / st.median_s;
     }
+    bench_lt_free(j.lt);
     be->free(be, j.x);
     be->free(be, j.w);
     be->free(be, j.y);

@@ -257,6 +257,9 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
 
 /* How many usable CUDA devices there are: 0 without CUDA in the build, without a driver or device. */
 int ltx2_backend_cuda_device_count(void);
+/* The same, and when there are none the reason in why (cap bytes; may be NULL): the runtime's
+ * error, "0 devices", or that the build has no CUDA. */
+int ltx2_backend_cuda_device_count_why(char *why, size_t cap);
 
 /* Opens the backend a user names: "cpu", "cuda" (device 0), "cuda:N", or NULL / "auto" (CUDA
  * device 0 when one is usable, else the CPU). desc (cap bytes) gets one line saying what was
@@ -426,18 +429,12 @@ ltx2_status ltx2_backend_rms_apply(const ltx2_backend *be, ltx2_context *ctx, co
                                    ltx2_tensor *y);
 
 /* The CUDA backend's stream (a cudaStream_t) for bench baselines that call CUDA libraries
- * directly; NULL for other backends. */
+ * directly (bench/lt_baseline.c, bench_conv3d's cuDNN) and the parallel launcher; NULL for other
+ * backends. */
 void *ltx2_backend_cuda_stream(const ltx2_backend *be);
 
 /* Benchmark counter (bench/): cuBLASLt plans (descriptors + heuristic query) this CUDA backend has
  * built, i.e. GEMM plan-cache misses since it was created; -1 for other backends. */
 int64_t ltx2_backend_cuda_gemm_plans_built(const ltx2_backend *be);
-
-/* Benchmark baseline only (bench/): one cuBLASLt matmul y[M,N] = x[M,K] w[N,K]^T planned once
- * (descriptors + heuristic algorithm, no bias) and launched `iters` times on the backend's stream
- * without syncing. dt is LTX2_F32 or LTX2_BF16. LTX2_ERR_UNSUPPORTED on a non-CUDA backend. */
-ltx2_status ltx2_backend_cuda_gemm_baseline(const ltx2_backend *be, ltx2_context *ctx,
-                                            ltx2_dtype dt, int64_t M, int64_t N, int64_t K,
-                                            const void *x, const void *w, void *y, int iters);
 
 #endif

@@ -18,19 +18,17 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
                       device_index);
 }
 
-ltx2_status ltx2_backend_cuda_gemm_baseline(const ltx2_backend *be, ltx2_context *ctx,
-                                            ltx2_dtype dt, int64_t M, int64_t N, int64_t K,
-                                            const void *x, const void *w, void *y, int iters) {
-    (void)be, (void)dt, (void)M, (void)N, (void)K, (void)x, (void)w, (void)y, (void)iters;
-    return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "cuBLASLt baseline: this build has no CUDA");
-}
-
 void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
     (void)be;
     return NULL;
 }
 
 int ltx2_backend_cuda_device_count(void) { return 0; }
+
+int ltx2_backend_cuda_device_count_why(char *why, size_t cap) {
+    if (why && cap) snprintf(why, cap, "this build has no CUDA");
+    return 0;
+}
 
 int64_t ltx2_backend_cuda_gemm_plans_built(const ltx2_backend *be) {
     (void)be;
@@ -407,36 +405,6 @@ done:
     return st;
 }
 
-ltx2_status ltx2_backend_cuda_gemm_baseline(const ltx2_backend *be, ltx2_context *ctx,
-                                            ltx2_dtype dt, int64_t M, int64_t N, int64_t K,
-                                            const void *x, const void *w, void *y, int iters) {
-    if (!be || be->device != LTX2_DEVICE_CUDA)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "cuBLASLt baseline needs a CUDA backend");
-    if (dt != LTX2_F32 && dt != LTX2_BF16)
-        return LTX2_ERROR(ctx, LTX2_ERR_DTYPE, "cuBLASLt baseline: dtype %s (want f32 or bf16)", ltx2_dtype_name(dt));
-    if (M <= 0 || N <= 0 || K <= 0 || !x || !w || !y)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "cuBLASLt baseline: bad arguments M=%lld N=%lld K=%lld",
-                          (long long)M, (long long)N, (long long)K);
-    cuda_impl *ci = impl_of(be);
-    ltx2_status st = LTX2_OK;
-    gemm_plan plan;
-    memset(&plan, 0, sizeof(plan));
-    unsigned align = ptr_align(x), a2 = ptr_align(w), a3 = ptr_align(y);
-    if (a2 < align) align = a2;
-    if (a3 < align) align = a3;
-    const cudaDataType_t cdt = dt == LTX2_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-    CUDA_CHECK(ctx, ci->rt.dev, cudaSetDevice(ci->rt.dev));
-    LTX2_TRY(gemm_plan_build_ex(ci, ctx, cdt, cdt, M, N, K, LTX2_B_NK, NULL, false, align, &plan));
-    const float alpha = 1.0f, beta = 0.0f;
-    for (int i = 0; i < iters; i++)
-        CUBLAS_TRY(ctx, ci->rt.dev, cublasLtMatmul(ci->lt, plan.op, &alpha, gemm_a(&plan, x, w), plan.la,
-                                                gemm_b(&plan, x, w), plan.lb, &beta, y, plan.lc, y, plan.lc, &plan.algo,
-                                                ci->workspace, CUDA_GEMM_WORKSPACE_BYTES, ci->stream));
-done:
-    gemm_plan_release(&plan);
-    return st;
-}
-
 /* ---- memory-bound ops: kernels/ launchers ---- */
 
 
@@ -505,9 +473,14 @@ done:
 }
 
 
-int ltx2_backend_cuda_device_count(void) {
+int ltx2_backend_cuda_device_count(void) { return ltx2_backend_cuda_device_count_why(NULL, 0); }
+
+int ltx2_backend_cuda_device_count_why(char *why, size_t cap) {
     int n = 0;
-    return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) n = 0;
+    if (n < 1 && why && cap) snprintf(why, cap, "%s", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    return n;
 }
 
 void ltx2_backend_cuda_describe(const ltx2_backend *be, char *buf, size_t cap) {

@@ -8,7 +8,6 @@
 
 #ifdef LTX2_HAVE_NCCL
 #include <arpa/inet.h>
-#include <cuda_runtime.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -106,12 +105,11 @@ bool cli_launch_prepare(ltx2_context *ctx, const char *cmd, cli_launch *l) {
                 "with -DLTX2_CUDA=ON and NCCL installed); --launch threads runs the ranks in this process\n", cmd);
         return false;
 #else
-        int n_dev = 0;
-        const cudaError_t e = cudaGetDeviceCount(&n_dev);
-        if (e != cudaSuccess || n_dev < 1) {
+        char why[256];
+        const int n_dev = ltx2_backend_cuda_device_count_why(why, sizeof why);
+        if (n_dev < 1) {
             fprintf(stderr, "ltx2 %s: --launch processes puts one rank per GPU, but no CUDA device is usable (%s); "
-                    "--launch threads runs the ranks in this process\n", cmd,
-                    e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+                    "--launch threads runs the ranks in this process\n", cmd, why);
             return false;
         }
         if (l->nproc > n_dev && !ltx2_comm_nccl_can_share_gpu()) {

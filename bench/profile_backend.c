@@ -208,11 +208,13 @@ void prof_report(bench_report *r, const prof_account *a, double wall_s, const ch
     for (int s = 0; s < PROF_SLOTS; s++) total += a->seconds[s], calls += a->calls[s];
     const double gemm = a->seconds[LTX2_OP_GEMM] + a->seconds[LTX2_OP_GEMM_EX] + a->seconds[LTX2_OP_GEMM_FP8];
     const double attn = a->seconds[LTX2_OP_ATTENTION] + a->seconds[LTX2_OP_ROPE];
-    const double xfer = a->seconds[PROF_TRANSFER], elem = total - gemm - attn - xfer;
+    const double conv =
+        a->seconds[LTX2_OP_CONV3D] + a->seconds[LTX2_OP_CONV1D] + a->seconds[LTX2_OP_CONV_TRANSPOSE1D];
+    const double xfer = a->seconds[PROF_TRANSFER], elem = total - gemm - attn - conv - xfer;
     const double t = total > 0 ? total : 1;
     bench_report_note(r, "%s (every op waited for): %.3f s over %lld ops: GEMMs %.1f%%, attention + RoPE %.1f%%, "
-                      "norms / elementwise %.1f%%, transfers %.1f%%", what, total, (long long)calls, 100 * gemm / t,
-                      100 * attn / t, 100 * elem / t, 100 * xfer / t);
+                      "convolutions %.1f%%, norms / elementwise %.1f%%, transfers %.1f%%", what, total,
+                      (long long)calls, 100 * gemm / t, 100 * attn / t, 100 * conv / t, 100 * elem / t, 100 * xfer / t);
     if (wall_s > 0)
         bench_report_note(r, "  its wall time %.3f s: %.3f s outside the ops (host work between them)", wall_s,
                           wall_s - total);

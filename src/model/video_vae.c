@@ -476,7 +476,7 @@ ltx2_status ltx2_video_decoder_decode(ltx2_context *ctx, const ltx2_video_decode
 ltx2_status ltx2_video_decoder_place(ltx2_context *ctx, ltx2_video_decoder *dec, const ltx2_backend *be) {
     if (!dec) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "video VAE place: NULL decoder");
     ltx2_vae_device *dv = NULL;
-    if (be && be->device != LTX2_DEVICE_CPU) LTX2_TRY(ltx2_vae_device_create(ctx, be, dec, &dv));
+    if (be && be != ltx2_backend_cpu()) LTX2_TRY(ltx2_vae_device_create(ctx, be, dec, &dv));
     ltx2_vae_device_free(dec->placed);
     dec->placed = dv;
     return LTX2_OK;

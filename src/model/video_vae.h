@@ -73,8 +73,9 @@ typedef struct ltx2_video_decoder {
 ltx2_status ltx2_video_decoder_shape_only(ltx2_context *ctx, const ltx2_vae_config *cfg, ltx2_video_decoder **out);
 
 /* Runs every later decode of dec (ltx2_video_decoder_decode_ex, the tiled and parallel decodes) on
- * be: its convs are copied there once (bf16 where be has a bf16 conv3d). NULL or the CPU backend:
- * back to the host weights. */
+ * be: its convs are copied there once (bf16 where be has a bf16 conv3d). NULL or the CPU backend
+ * itself: back to the host weights; any other backend gets its copy, one over host memory too (a
+ * bench's profiling wrapper of the CPU backend). */
 ltx2_status ltx2_video_decoder_place(ltx2_context *ctx, ltx2_video_decoder *dec, const ltx2_backend *be);
 
 /* ltx-core VideoDecoder defaults (`decode_timestep`, `decode_noise_scale`). */

@@ -135,6 +135,9 @@ tests_core() {
   # the sm_90a conv3d kernel forced (AUTO takes it only for wide convs): the op cases, every VAE
   LTX2_CONV3D_IMPL=wgmma run test_ops_conv3d_wgmma 60 ./build-dev/tests/test_ops -o conv3d -b cuda -v
   LTX2_CONV3D_IMPL=wgmma run test_vae_cuda_conv3d_wgmma 90 ./build-dev/tests/test_vae_cuda
+  # conv3d through cuDNN (the time padding copied, the weight transposed, bias and SiLU as our ops)
+  LTX2_CONV3D_IMPL=cudnn run test_ops_conv3d_cudnn 60 ./build-dev/tests/test_ops -o conv3d -b cuda -v
+  LTX2_CONV3D_IMPL=cudnn run test_vae_cuda_conv3d_cudnn 90 ./build-dev/tests/test_vae_cuda
 }
 
 # compute-sanitizer on the hand-written tiled kernels (the op harness's small cases), then the rest
@@ -171,6 +174,9 @@ benches() {
   LTX2_CONV3D_IMPL=wgmma run bench_conv3d_wgmma 100 ./build-dev/bench/bench_conv3d --json "$out/bench_conv3d_wgmma.jsonl"
   LTX2_CONV3D_IMPL=wgmma run bench_step_conv3d_wgmma 60 ./build-dev/bench/bench_step --device cuda --layers 1 \
     --no-profile --json "$out/bench_step_conv3d_wgmma.jsonl"
+  # the decode with every conv3d through cuDNN, profiled (#12's VAE goal)
+  LTX2_CONV3D_IMPL=cudnn run bench_step_conv3d_cudnn 60 ./build-dev/bench/bench_step --device cuda --layers 1 \
+    --json "$out/bench_step_conv3d_cudnn.jsonl"
   # one 19B DiT call (CFG pair, 768x512x121) + the VAE decode of that clip, with the profiled split
   # (#12: <= 0.40 s and <= 0.4 s on an H100)
   run bench_step 150 ./build-dev/bench/bench_step --device cuda --quick --json "$out/bench_step.jsonl"

@@ -231,6 +231,12 @@ static void check_impl_switch(ltx2_context *ctx) {
           "%s=bogus accepted", LTX2_CONV3D_IMPL_ENV);
     ltx2_clear_error(ctx);
     if (be) be->destroy(be), be = NULL;
+    /* cuDNN is the CUDA backend's: the emulator refuses it rather than silently running a kernel */
+    setenv(LTX2_CONV3D_IMPL_ENV, "cudnn", 1);
+    CHECK(ltx2_backend_emu_create(ctx, &be) != LTX2_OK && strstr(ltx2_last_error(ctx), "cudnn"),
+          "%s=cudnn accepted by the emulator", LTX2_CONV3D_IMPL_ENV);
+    ltx2_clear_error(ctx);
+    if (be) be->destroy(be), be = NULL;
     static const char *const ok[] = {"auto", "mma_sync", "wgmma"};
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         setenv(LTX2_CONV3D_IMPL_ENV, ok[i], 1);

@@ -564,6 +564,22 @@ static void test_gated_add_alias(void) {
     free(h);
 }
 
+/* conv3d refuses an output overlapping its input (a 1x1x1 conv of c -> c would have the shape for
+ * it): every output reads a window of inputs, so no backend can write over x as it goes. */
+static void test_conv3d_overlap(void) {
+    const ltx2_conv3d_desc d = {.c_in = 8, .c_out = 8, .kt = 1, .kh = 1, .kw = 1, .st = 1, .sh = 1, .sw = 1,
+                                .tpad = LTX2_CONV_TPAD_NONE, .spad = LTX2_CONV_SPAD_ZEROS};
+    const int64_t xs[5] = {1, 2, 3, 3, 8}, ws[2] = {8, 8}, n = 2 * 3 * 3 * 8;
+    float *h = gen(11, n, 1.0f, 0.0f), *hw = gen(12, 64, 0.3f, 0.0f);
+    const ltx2_backend *be = ltx2_backend_cpu();
+    ltx2_tensor x = put(be, h, LTX2_F32, 5, xs), w = put(be, hw, LTX2_F32, 2, ws);
+    const ltx2_status st = ltx2_backend_conv3d(be, g_ctx, &d, &x, &w, NULL, false, &x);
+    CHECK(st == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(g_ctx), "overlaps"),
+          "conv3d with y == x: status %d '%s'", (int)st, ltx2_last_error(g_ctx));
+    be->free(be, x.data), be->free(be, w.data);
+    free(h), free(hw);
+}
+
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
     ltx2_backend *cuda = NULL;
@@ -573,6 +589,7 @@ int main(void) {
     test_modulate_fp8();
     test_head_gate();
     test_gated_add_alias();
+    test_conv3d_overlap();
     test_gemm_ex();
     test_fp8();
     test_gemm_fp8();

@@ -386,6 +386,11 @@ ltx2_status ltx2_backend_conv3d(const ltx2_backend *be, ltx2_context *ctx, const
     LTX2_TRY(check_input(be, ctx, op, "w", w, x->dtype, 2, ws));
     LTX2_TRY(check_vector(be, ctx, op, "bias", bias, d->c_out, x->dtype));
     LTX2_TRY(check_input(be, ctx, op, "y", y, x->dtype, 5, ys));
+    /* every output reads a window of inputs: no implementation can write over x as it goes */
+    const uintptr_t x0 = (uintptr_t)x->data, x1 = x0 + ltx2_tensor_nbytes(x), y0 = (uintptr_t)y->data,
+                    y1 = y0 + ltx2_tensor_nbytes(y);
+    if (x0 < y1 && y0 < x1)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s conv3d: y overlaps x", be->name);
     return be->conv3d(be, ctx, d, x, w, bias, silu, y);
 }
 

@@ -329,7 +329,8 @@ ltx2_status ltx2_backend_rope(const ltx2_backend *be, ltx2_context *ctx, const l
                               ltx2_rope_type type, int64_t heads, const ltx2_tensor *cos_t,
                               const ltx2_tensor *sin_t, ltx2_tensor *y);
 /* y [N, To, Ho, Wo, c_out] = conv3d(x [N, T, H, W, c_in]) + bias, then SiLU when silu; w is the
- * packed weight [kt*kh*kw*c_in, c_out] (ltx2_conv3d_pack_weight), bias [c_out] or NULL. */
+ * packed weight [kt*kh*kw*c_in, c_out] (ltx2_conv3d_pack_weight), bias [c_out] or NULL; y must not
+ * overlap x. */
 ltx2_status ltx2_backend_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
                                 const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias,
                                 bool silu, ltx2_tensor *y);

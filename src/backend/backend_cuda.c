@@ -1,8 +1,9 @@
 /* The CUDA op table: the memory runtime (cudaMalloc, copies on one stream), cuBLASLt for GEMM
  * (bf16 / f32 / fp8 in, fp32 accumulate, bias / GELU / residual epilogues, a workspace, plans
- * cached per shape), and every other op through backend_kernels.c over the real kernels. The only
- * C file besides the NCCL communicator that includes CUDA headers. Built as a stub that reports
- * LTX2_ERR_UNSUPPORTED when the build has no CUDA.
+ * cached per shape), and every other op through backend_kernels.c over the real kernels (conv3d
+ * optionally through cuDNN: backend_cudnn.c). With that file, the only C code besides the NCCL
+ * communicator that includes CUDA headers. Built as a stub that reports LTX2_ERR_UNSUPPORTED when
+ * the build has no CUDA.
  * A CUDA backend is used from one host thread at a time (its plan cache is not locked). */
 #include "backend/backend.h"
 
@@ -46,6 +47,7 @@ void ltx2_backend_cuda_describe(const ltx2_backend *be, char *buf, size_t cap) {
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_cudnn.h"
 #include "backend/backend_kernels.h"
 #include "backend/cuda_gemm_layout.h"
 
@@ -120,6 +122,11 @@ typedef struct cuda_impl {
     gemm_plan plans[CUDA_GEMM_PLAN_CACHE];
     int next_plan;      /* round-robin eviction */
     int64_t plans_built; /* misses, for bench_step */
+    /* LTX2_CONV3D_IMPL=cudnn: conv3d through cuDNN, the kernel's conv3d for what it does not take */
+    ltx2_cudnn_conv *cudnn;
+    ltx2_status (*kernel_conv3d)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
+                                 const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, bool silu,
+                                 ltx2_tensor *y);
 } cuda_impl;
 
 static cuda_impl *impl_of(const ltx2_backend *be) { return (cuda_impl *)be->impl; }
@@ -505,12 +512,25 @@ void *ltx2_backend_cuda_stream(const ltx2_backend *be) {
     return impl_of(be)->stream;
 }
 
+/* conv3d + bias through cuDNN, then SiLU as the backend's op (cuDNN's fused bias-activation has no
+ * SiLU): the output is rounded to bf16 after the conv + bias and after the SiLU, where the kernel
+ * rounds once at the end. */
+static ltx2_status cuda_conv3d_cudnn(const ltx2_backend *be, ltx2_context *ctx, const ltx2_conv3d_desc *d,
+                                     const ltx2_tensor *x, const ltx2_tensor *w, const ltx2_tensor *bias, bool silu,
+                                     ltx2_tensor *y) {
+    cuda_impl *ci = impl_of(be);
+    if (!ltx2_cudnn_conv3d_takes(d, x, y)) return ci->kernel_conv3d(be, ctx, d, x, w, bias, silu, y);
+    LTX2_TRY(ltx2_cudnn_conv3d(ci->cudnn, ctx, d, x, w, bias, y));
+    return silu ? ltx2_backend_unary(be, ctx, LTX2_OP_SILU, y, y) : LTX2_OK;
+}
+
 static void cuda_destroy(ltx2_backend *be) {
     if (!be) return;
     cuda_impl *ci = impl_of(be);
     if (ci) {
         cudaSetDevice(ci->rt.dev);
         if (ci->stream) cudaStreamSynchronize(ci->stream);
+        ltx2_cudnn_conv_free(ci->cudnn);
         for (int i = 0; i < CUDA_GEMM_PLAN_CACHE; i++)
             if (ci->plans[i].valid) gemm_plan_release(&ci->plans[i]);
         if (ci->workspace) cudaFree(ci->workspace);
@@ -576,12 +596,17 @@ ltx2_status ltx2_backend_cuda_create(ltx2_context *ctx, int device_index, ltx2_b
         ci->cc = major * 10 + minor;
     }
     /* the kernel choices (LTX2_ATTN_IMPL, LTX2_ATTN_PREP, LTX2_CONV3D_IMPL; backend_kernels.h) */
-    st = ltx2_kernel_choices_from_env(ctx, device_index, &ci->rt);
+    st = ltx2_kernel_choices_from_env(ctx, device_index, true, &ci->rt);
     if (st != LTX2_OK) goto done;
     CUDA_TRY(ctx, device_index, cudaStreamCreateWithFlags(&ci->stream, cudaStreamNonBlocking));
     ci->rt.stream = ci->stream;
     CUBLAS_TRY(ctx, device_index, cublasLtCreate(&ci->lt));
     CUDA_TRY(ctx, device_index, cudaMalloc(&ci->workspace, CUDA_GEMM_WORKSPACE_BYTES));
+    if (ci->rt.conv_impl == LTX2_CONV3D_IMPL_LIBRARY) {
+        if ((st = ltx2_cudnn_conv_create(ctx, device_index, ci->stream, &ci->cudnn)) != LTX2_OK) goto done;
+        ci->kernel_conv3d = be->conv3d;
+        be->conv3d = cuda_conv3d_cudnn;
+    }
 done:
     if (st != LTX2_OK) {
         cuda_destroy(be);

@@ -195,7 +195,8 @@ ltx2_status ltx2_kernel_impl_from_env(ltx2_context *ctx, const char *env, const 
         return LTX2_OK;
     }
     if (strcmp(v, "wgmma") != 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s=\"%s\": expected auto, mma_sync or wgmma", env, v);
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s=\"%s\": expected auto, mma_sync or wgmma%s", env, v,
+                          strcmp(env, LTX2_CONV3D_IMPL_ENV) ? "" : " (or cudnn on the CUDA backend)");
     if (!wgmma_available())
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                           "%s=wgmma: device %d cannot run the sm_90a %s kernel (needs compute capability 9.x and "
@@ -205,11 +206,19 @@ ltx2_status ltx2_kernel_impl_from_env(ltx2_context *ctx, const char *env, const 
     return LTX2_OK;
 }
 
-ltx2_status ltx2_kernel_choices_from_env(ltx2_context *ctx, int dev, ltx2_kernel_rt *rt) {
+ltx2_status ltx2_kernel_choices_from_env(ltx2_context *ctx, int dev, bool library, ltx2_kernel_rt *rt) {
     LTX2_TRY(ltx2_kernel_impl_from_env(ctx, LTX2_ATTN_IMPL_ENV, "attention", rt->k->attention_wgmma_available, dev,
                                        &rt->attn_impl));
-    LTX2_TRY(ltx2_kernel_impl_from_env(ctx, LTX2_CONV3D_IMPL_ENV, "conv3d", rt->k->conv3d_wgmma_available, dev,
-                                       &rt->conv_impl));
+    const char *cv = getenv(LTX2_CONV3D_IMPL_ENV);
+    if (cv && !strcmp(cv, "cudnn")) {
+        if (!library)
+            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s=cudnn: this backend runs its kernels only (cuDNN is the "
+                              "CUDA backend's)", LTX2_CONV3D_IMPL_ENV);
+        rt->conv_impl = LTX2_CONV3D_IMPL_LIBRARY;
+    } else {
+        LTX2_TRY(ltx2_kernel_impl_from_env(ctx, LTX2_CONV3D_IMPL_ENV, "conv3d", rt->k->conv3d_wgmma_available, dev,
+                                           &rt->conv_impl));
+    }
     const char *v = getenv(LTX2_ATTN_PREP_ENV);
     rt->attn_prep = LTX2_KATTN_PREP_AUTO;
     if (v && *v && strcmp(v, "auto") != 0) {
@@ -234,7 +243,7 @@ static ltx2_status k_conv3d(const ltx2_backend *be, ltx2_context *ctx, const ltx
         .n = x->shape[0], .t = x->shape[1], .h = x->shape[2], .w_ = x->shape[3], .c_in = d->c_in, .c_out = d->c_out,
         .kt = d->kt, .kh = d->kh, .kw = d->kw, .st = d->st, .sh = d->sh, .sw = d->sw, .t_front = front,
         .t_zero = ltx2_conv3d_tpad_zeros(d), .reflect = d->spad == LTX2_CONV_SPAD_REFLECT, .to = y->shape[1], .ho = y->shape[2], .wo = y->shape[3],
-        .silu = silu, .impl = rt->conv_impl,
+        .silu = silu, .impl = rt->conv_impl == LTX2_CONV3D_IMPL_LIBRARY ? LTX2_KCONV_AUTO : rt->conv_impl,
     };
     LTX2_TRY(rt->enter(be, ctx));
     KCHECK(be, ctx, rt->k->conv3d(rt->stream, &ka));

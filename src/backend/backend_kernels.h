@@ -26,7 +26,8 @@ typedef struct ltx2_kernel_rt {
 
 /* Environment variables that pick a kernel for a backend created while they are set (tests and
  * benches that compare two kernels of one op): unset or "auto" (the launcher's AUTO), "mma_sync"
- * or "wgmma" (forced; creation fails where wgmma cannot run). */
+ * or "wgmma" (forced; creation fails where wgmma cannot run); LTX2_CONV3D_IMPL also "cudnn" (the
+ * CUDA backend's cuDNN conv3d instead of a kernel, LTX2_CONV3D_IMPL_LIBRARY). */
 #define LTX2_ATTN_IMPL_ENV "LTX2_ATTN_IMPL"
 #define LTX2_CONV3D_IMPL_ENV "LTX2_CONV3D_IMPL"
 /* Where the wgmma attention kernel normalises/rotates Q and reads the key mask (ltx2_k_attn_args
@@ -38,8 +39,12 @@ typedef struct ltx2_kernel_rt {
  * the kernel. */
 ltx2_status ltx2_kernel_impl_from_env(ltx2_context *ctx, const char *env, const char *kernel,
                                       int (*wgmma_available)(void), int dev, int *out);
-/* Every kernel choice above into rt (its k set first), for a backend on device dev. */
-ltx2_status ltx2_kernel_choices_from_env(ltx2_context *ctx, int dev, ltx2_kernel_rt *rt);
+/* rt->conv_impl when LTX2_CONV3D_IMPL=cudnn: no kernel, the backend's library conv (the kernel
+ * launcher never sees it: the backend's fallback runs the kernel as AUTO). */
+#define LTX2_CONV3D_IMPL_LIBRARY 3
+/* Every kernel choice above into rt (its k set first), for a backend on device dev; library: the
+ * backend has a cuDNN conv3d (else LTX2_CONV3D_IMPL=cudnn is refused). */
+ltx2_status ltx2_kernel_choices_from_env(ltx2_context *ctx, int dev, bool library, ltx2_kernel_rt *rt);
 
 /* Sets every kernel-backed op of be (be->impl must start with an ltx2_kernel_rt). */
 void ltx2_backend_kernels_fill(ltx2_backend *be);

@@ -127,7 +127,7 @@ ltx2_status ltx2_backend_emu_create(ltx2_context *ctx, ltx2_backend **out) {
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "emu backend");
     }
     ei->rt.k = ltx2_emu_k_table_get();
-    const ltx2_status st = ltx2_kernel_choices_from_env(ctx, 0, &ei->rt);
+    const ltx2_status st = ltx2_kernel_choices_from_env(ctx, 0, false, &ei->rt);
     if (st != LTX2_OK) {
         free(be);
         free(ei);

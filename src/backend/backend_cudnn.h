@@ -1,7 +1,9 @@
 /* The CUDA backend's conv3d through cuDNN (LTX2_CONV3D_IMPL=cudnn), beside its own kernels: the
  * VAE's convolutions at cuDNN's rate (bench_conv3d measured our kernels at 0.27-0.40 of its time on
- * the decoder's shapes), for a GPU run to time the whole decode both ways. Private to
- * src/backend/backend_cuda.c, the only other file of the CUDA backend. */
+ * the decoder's shapes), for a GPU run to time the whole decode both ways. Its scratch (a padded
+ * copy of x, the transposed weight, cuDNN's workspace) is not in the memory plan, which prices
+ * the kernels: an opt-in to time, not yet a default. Private to src/backend/backend_cuda.c, the
+ * only other file of the CUDA backend. */
 #ifndef LTX2_BACKEND_BACKEND_CUDNN_H
 #define LTX2_BACKEND_BACKEND_CUDNN_H
 

@@ -3,6 +3,7 @@
  * 262k x 3840 table for 2 x 1024 rows); each hidden state goes to a sink as it is made, by default
  * back to the host with the layer axis last. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,37 +113,63 @@ static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t
     return st;
 }
 
-/* Hidden states the host sink stages before it interleaves them into the layer-last output: one
+/* Hidden states the host sink stages before it interleaves them into the layer-last output. One
  * layer at a time, each (token, channel) write lands L1 floats from the last and touches its own
- * cache line; a group of layers writes GEMMA_SINK_GROUP adjacent floats per line instead (measured
- * on this project's 2-core CI machine at the 12B's 2 x 1024 x 3840 x 49: 8.3 s one at a time,
- * 3.9 s in groups of 8). The staging costs GEMMA_SINK_GROUP x B*S x D host floats (250 MB there), or
- * bf16 values from a device (125 MB). */
+ * cache line (8.3 s on this project's 2-core machine at the 12B's 2 x 1024 x 3840 x 49); a group of
+ * layers writes adjacent floats, but every group still reads and writes back every cache line of
+ * the 1.5 GB output (3.9 s in groups of 8; on the H200 run2 machine the whole sink cost 733 ms over
+ * the 93 ms of layers). Staging every layer lets each (token, channel) record of L1 floats be
+ * written once, whole: a device's bf16 states are staged whole (770 MB for the 12B's 2 x 1024
+ * tokens; 224 ms against 386 ms for groups of 8 here, measured with an ad-hoc driver of both
+ * loops), the CPU backend's f32 ones in groups of GEMMA_SINK_GROUP (250 MB), where the forward
+ * itself takes minutes. */
 #define GEMMA_SINK_GROUP 8
+/* (token, channel) records interleaved together: a tile of GEMMA_SINK_TILE x group floats (50 KB for
+ * 49 layers) per thread, filled plane by plane and written out as contiguous records. */
+#define GEMMA_SINK_TILE 256
 
-/* The host sink: hidden[..., l] = h, through a host staging [GEMMA_SINK_GROUP][B*S, D] of the
- * layers not yet interleaved, in h's dtype when it is bf16 (a device's states: downloaded as they
- * are, half the bytes, widened - exactly - while interleaving) and f32 otherwise. */
+/* The host sink: hidden[..., l] = h, through a host staging [group][B*S, D] of the layers not yet
+ * interleaved, in h's dtype when it is bf16 (a device's states: downloaded as they are, half the
+ * bytes, widened - exactly - while interleaving; the group is every layer) and f32 otherwise (the
+ * group GEMMA_SINK_GROUP). */
 typedef struct host_sink {
     const ltx2_backend *be;
     void *stage;
     ltx2_dtype stage_dt;
+    int64_t group;
     float *hidden;
     int64_t n_rows, D, L1;
     ltx2_gemma_poll poll;
     void *poll_user;
 } host_sink;
 
+/* Records [r0, r0 + n) of hidden[.., l0 .. l0 + g) from the staged planes (plane elements apart). */
+static void interleave_tile(const host_sink *hs, int64_t r0, int64_t n, int64_t l0, int64_t g, float *tile) {
+    const int64_t plane = hs->n_rows * hs->D, L1 = hs->L1;
+    for (int64_t j = 0; j < g; j++) {
+        if (hs->stage_dt == LTX2_BF16) {
+            const uint16_t *src = (const uint16_t *)hs->stage + j * plane + r0;
+            for (int64_t i = 0; i < n; i++) tile[i * g + j] = ltx2_bf16_to_f32(src[i]);
+        } else {
+            const float *src = (const float *)hs->stage + j * plane + r0;
+            for (int64_t i = 0; i < n; i++) tile[i * g + j] = src[i];
+        }
+    }
+    for (int64_t i = 0; i < n; i++) memcpy(hs->hidden + (r0 + i) * L1 + l0, tile + i * g, (size_t)g * sizeof(float));
+}
+
 static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t l) {
     host_sink *hs = user;
-    const int64_t D = hs->D, L1 = hs->L1, plane = hs->n_rows * D, k = l % GEMMA_SINK_GROUP;
+    const int64_t D = hs->D, L1 = hs->L1, plane = hs->n_rows * D;
     if (!hs->stage) { /* the first layer says the dtype every layer has */
         hs->stage_dt = h->dtype == LTX2_BF16 && ltx2_tensor_is_contiguous(h) ? LTX2_BF16 : LTX2_F32;
-        hs->stage = malloc((size_t)(GEMMA_SINK_GROUP * plane) * ltx2_dtype_size(hs->stage_dt));
+        hs->group = hs->stage_dt == LTX2_BF16 ? L1 : GEMMA_SINK_GROUP;
+        hs->stage = malloc((size_t)(hs->group * plane) * ltx2_dtype_size(hs->stage_dt));
         if (!hs->stage)
-            return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %d x %lld x %lld staged hidden states",
-                              GEMMA_SINK_GROUP, (long long)hs->n_rows, (long long)D);
+            return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld x %lld staged hidden states",
+                              (long long)hs->group, (long long)hs->n_rows, (long long)D);
     }
+    const int64_t k = l % hs->group;
     if (hs->stage_dt == LTX2_BF16) {
         if (h->dtype != LTX2_BF16 || ltx2_tensor_numel(h) != plane)
             return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: hidden state %lld is %s, layer 0 was bf16",
@@ -151,21 +178,16 @@ static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor 
     } else {
         LTX2_TRY(ltx2_backend_to_host_f32(ctx, hs->be, h, (float *)hs->stage + k * plane));
     }
-    if (k == GEMMA_SINK_GROUP - 1 || l == L1 - 1) {
-        const int64_t l0 = l - k, g = k + 1;
-        const bool bf16 = hs->stage_dt == LTX2_BF16;
+    if (k == hs->group - 1 || l == L1 - 1) {
+        const int64_t l0 = l - k, g = k + 1, n_tiles = (plane + GEMMA_SINK_TILE - 1) / GEMMA_SINK_TILE;
+        float *tiles = malloc((size_t)(omp_get_max_threads() * GEMMA_SINK_TILE * g) * sizeof(float));
+        if (!tiles) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: interleave tiles");
 #pragma omp parallel for schedule(static)
-        for (int64_t t = 0; t < hs->n_rows; t++)
-            for (int64_t d = 0; d < D; d++) {
-                float *dst = hs->hidden + (t * D + d) * L1 + l0;
-                if (bf16) {
-                    const uint16_t *src = (const uint16_t *)hs->stage + t * D + d;
-                    for (int64_t j = 0; j < g; j++) dst[j] = ltx2_bf16_to_f32(src[j * plane]);
-                } else {
-                    const float *src = (const float *)hs->stage + t * D + d;
-                    for (int64_t j = 0; j < g; j++) dst[j] = src[j * plane];
-                }
-            }
+        for (int64_t ti = 0; ti < n_tiles; ti++) {
+            const int64_t r0 = ti * GEMMA_SINK_TILE, n = plane - r0 < GEMMA_SINK_TILE ? plane - r0 : GEMMA_SINK_TILE;
+            interleave_tile(hs, r0, n, l0, g, tiles + omp_get_thread_num() * GEMMA_SINK_TILE * g);
+        }
+        free(tiles);
     }
     return hs->poll ? hs->poll(hs->poll_user, ctx, l, L1 - 1) : LTX2_OK;
 }
@@ -255,7 +277,8 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
                                       const uint8_t *mask, int64_t B, int64_t S, float *hidden, ltx2_gemma_poll poll,
                                       void *poll_user) {
     if (!w || !hidden) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
-    host_sink hs = {w->be, NULL, LTX2_F32, hidden, B * S, w->cfg.hidden, w->cfg.layers + 1, poll, poll_user};
+    host_sink hs = {.be = w->be, .stage_dt = LTX2_F32, .hidden = hidden, .n_rows = B * S, .D = w->cfg.hidden,
+                    .L1 = w->cfg.layers + 1, .poll = poll, .poll_user = poll_user};
     const ltx2_status st = ltx2_gemma_forward_to(ctx, w, ids, mask, B, S, store_layer, &hs);
     free(hs.stage);
     return st;

@@ -572,6 +572,17 @@ done:
  * linear_2), unless every sample's text K/V are in the cache for every block: then no block reads
  * it, and its upload (2 x 1024 x 3840 f32 converted on the host per stream) and projection are
  * skipped (s->text_cached). */
+/* s->ident_mod: scale 0, then shift -0 (x * (1 + 0) + -0 is x for every x, -0 included). */
+static ltx2_status ident_mod_make(dit_run *r, dit_stream *s) {
+    float *h = calloc((size_t)(2 * s->D), sizeof(float));
+    if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "dit forward: identity modulation");
+    for (int64_t c = 0; c < s->D; c++) h[s->D + c] = -0.0f;
+    const int64_t sh[2] = {1, 2 * s->D};
+    const ltx2_status st = ltx2_bpool_upload_f32(r->ctx, r->pool, h, LTX2_F32, 2, sh, &s->ident_mod);
+    free(h);
+    return st;
+}
+
 static ltx2_status stream_context(dit_run *r, const modality_desc *md, const ltx2_dit_modality *in, dit_stream *s) {
     bool cached = r->text_cache && s->text_entry && !r->dump;
     for (int64_t b = 0; cached && b < s->B; b++) cached = dit_text_cache_complete(r->text_cache, s->text_entry[b]);
@@ -718,6 +729,8 @@ ltx2_status dit_forward_hooked(ltx2_context *ctx, const ltx2_dit_weights *w, con
     }
     if (st == LTX2_OK) st = stream_context(&r, &vd, &p->video, &vs);
     if (st == LTX2_OK) st = stream_context(&r, &ad, &p->audio, &as);
+    if (st == LTX2_OK && r.fp8_fuse && !cfg->cross_attention_adaln) st = ident_mod_make(&r, &vs);
+    if (st == LTX2_OK && r.fp8_fuse && !cfg->cross_attention_adaln) st = ident_mod_make(&r, &as);
     if (st == LTX2_OK) st = run_blocks(&r, &vs, &as);
     if (st == LTX2_OK) st = output_head(&r, "", &w->sst, &vm.ada, &w->proj_out, &vs, video_out);
     if (st == LTX2_OK) st = output_head(&r, "audio_", &w->audio_sst, &am.ada, &w->audio_proj_out, &as, audio_out);

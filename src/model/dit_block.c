@@ -16,12 +16,13 @@
 typedef struct mod_tab {
     ltx2_tensor t;
     int64_t D, nrow;
-    const ltx2_tensor *rows; /* i32, one per token (or context token) */
+    const ltx2_tensor *rows; /* i32, one per token (or context token); NULL: every token row 0 */
+    int64_t all_rows;        /* the token rows when rows is NULL */
     bool bf16;               /* --precision tpu and a bf16 table in MaxDiffusion (dit_tpu.c) */
 } mod_tab;
 
 static ltx2_mod_rows rule_of(const mod_tab *m) {
-    ltx2_mod_rows rule = {.row_idx = m->rows, .rows_per_group = 0};
+    ltx2_mod_rows rule = {.row_idx = m->rows, .rows_per_group = m->rows ? 0 : m->all_rows};
     return rule;
 }
 
@@ -333,7 +334,13 @@ static ltx2_status stream_attn(dit_run *r, int64_t bi, const char *blk, blk_stre
     attn_io io2 = {.name = n2, .x = &xa, .c = s->text_cached ? NULL : &ca, .mask = s->mask.data ? &s->mask : NULL,
                    .text = s, .block = bi, .kind = DIT_ATTN_LOCAL, .out = &bs->y};
     if (!cfg->cross_attention_adaln) {
-        LTX2_TRY(ltx2_backend_rms_norm(r->be, r->ctx, &s->x, NULL, eps, &bs->tmp));
+        if (s->ident_mod.data) {
+            const mod_tab id = {.t = s->ident_mod, .D = s->D, .nrow = 2, .all_rows = s->B * s->T};
+            const ltx2_dit_linear *q_only[] = {&a2->q};
+            LTX2_TRY(modulate_for(r, &s->x, LTX2_NORM_RMS, &id, 0, 1, &bs->tmp, q_only, 1, &xa));
+        } else {
+            LTX2_TRY(ltx2_backend_rms_norm(r->be, r->ctx, &s->x, NULL, eps, &bs->tmp));
+        }
         LTX2_TRY(attn_forward(r, a2, &io2));
         return gadd(r, bs, &s->x, &bs->y, NULL, &rule, false);
     }

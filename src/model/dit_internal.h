@@ -52,6 +52,10 @@ typedef struct dit_stream {
     int text_stream; /* 0 video, 1 audio */
     /* every sample's text K/V are cached for every block: context was not made (no block reads it) */
     bool text_cached;
+    /* [1, 2 * D] f32, scale 0 then shift -0: the LTX-2.0 text attention's weightless RMSNorm as a
+     * modulation (x * (1 + 0) + -0 is x exactly), so it writes the fp8 inputs of that attention's
+     * Q like the other modulations; data NULL when r->fp8_fuse is off or the model is 2.3 */
+    ltx2_tensor ident_mod;
 } dit_stream;
 
 typedef struct dit_run {

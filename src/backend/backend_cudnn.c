@@ -65,32 +65,26 @@ struct ltx2_cudnn_conv {
     int next_plan;
 };
 
-#define DNN_TRY(call)                                                                                            \
-    do {                                                                                                         \
-        cudnnStatus_t s_ = (call);                                                                               \
-        if (s_ != CUDNN_STATUS_SUCCESS) {                                                                        \
-            st = LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "cuDNN conv3d (device %d): %s: %s", c->dev, #call,               \
-                            cudnnGetErrorString(s_));                                                            \
-            goto done;                                                                                           \
-        }                                                                                                        \
+/* A failed call of any of the three libraries: the message names the call and the library's text. */
+#define CALL_FAIL(what, text)                                                                                   \
+    do {                                                                                                       \
+        st = LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "cuDNN conv3d (device %d): %s: %s", c->dev, what, text);           \
+        goto done;                                                                                             \
     } while (0)
-#define RT_TRY(call)                                                                                             \
-    do {                                                                                                         \
-        cudaError_t e_ = (call);                                                                                 \
-        if (e_ != cudaSuccess) {                                                                                 \
-            st = LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "cuDNN conv3d (device %d): %s: %s", c->dev, #call,               \
-                            cudaGetErrorString(e_));                                                             \
-            goto done;                                                                                           \
-        }                                                                                                        \
+#define DNN_TRY(call)                                                                                          \
+    do {                                                                                                       \
+        cudnnStatus_t s_ = (call);                                                                             \
+        if (s_ != CUDNN_STATUS_SUCCESS) CALL_FAIL(#call, cudnnGetErrorString(s_));                             \
     } while (0)
-#define LT_TRY(call)                                                                                             \
-    do {                                                                                                         \
-        cublasStatus_t b_ = (call);                                                                              \
-        if (b_ != CUBLAS_STATUS_SUCCESS) {                                                                       \
-            st = LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "cuDNN conv3d (device %d): %s: %s", c->dev, #call,               \
-                            cublasLtGetStatusString(b_));                                                        \
-            goto done;                                                                                           \
-        }                                                                                                        \
+#define RT_TRY(call)                                                                                           \
+    do {                                                                                                       \
+        cudaError_t e_ = (call);                                                                               \
+        if (e_ != cudaSuccess) CALL_FAIL(#call, cudaGetErrorString(e_));                                       \
+    } while (0)
+#define LT_TRY(call)                                                                                           \
+    do {                                                                                                       \
+        cublasStatus_t b_ = (call);                                                                            \
+        if (b_ != CUBLAS_STATUS_SUCCESS) CALL_FAIL(#call, cublasLtGetStatusString(b_));                        \
     } while (0)
 
 static void plan_release(cudnn_plan *p) {

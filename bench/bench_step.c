@@ -208,6 +208,7 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
     ltx2_dit_weights *w = NULL;
     ltx2_dit_text_cache *cache = NULL;
     ltx2_dit_rope_cache *rope = NULL;
+    ltx2_dit_act_pool *act = NULL;
     dit_bench_inputs in = {0};
     ltx2_dit_forward_params p;
     int rc = 1;
@@ -218,7 +219,7 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
             LTX2_OK ||
         (a->fp8 && fill_fp8(ctx, be, w, pool8, (size_t)POOL_ELEMS) != LTX2_OK) ||
         ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &cache) != LTX2_OK ||
-        ltx2_dit_rope_cache_create(ctx, &rope) != LTX2_OK) {
+        ltx2_dit_rope_cache_create(ctx, &rope) != LTX2_OK || ltx2_dit_act_pool_create(ctx, &act) != LTX2_OK) {
         fprintf(stderr, "bench_step: DiT weights: %s\n", ltx2_last_error(ctx));
         goto done;
     }
@@ -232,9 +233,11 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
     }
     p.text_cache = cache;
     p.rope_cache = rope;
+    p.act_pool = act;
     const double flops = dit_bench_forward_flops(w, B, g->video_tokens, g->at, S, true);
     bench_report_note(r, "DiT %s: %lld layers, B %lld (CFG pair), %lld video tokens (%lldx%lldx%lld latents), %lld "
-                      "audio, %lld text (K/V and RoPE tables cached after the first call); %.2f GiB of %s weights%s; "
+                      "audio, %lld text (K/V, RoPE tables and activation buffers kept after the first call); %.2f GiB of %s "
+                      "weights%s; "
                       "%.4g TFLOP per call (matmuls)",
                       a->version, (long long)cfg.num_layers, (long long)B, (long long)g->video_tokens, (long long)g->lf,
                       (long long)g->lh, (long long)g->lw, (long long)g->at, (long long)S,
@@ -248,6 +251,11 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
     const int64_t plans0 = ltx2_backend_cuda_gemm_plans_built(be);
     row.st = bench_measure(o, run_step, &j, 1); /* its warm-up call fills the text cache */
     const int64_t plans1 = ltx2_backend_cuda_gemm_plans_built(be);
+    ltx2_dit_act_pool_stats as;
+    ltx2_dit_act_pool_get_stats(act, &as);
+    bench_report_note(r, "activation pool: %lld device allocations over %lld calls (one call's worth when it holds), "
+                      "%.2f GiB held between calls", (long long)as.allocs, (long long)as.calls,
+                      (double)as.bytes / (double)(1 << 30));
     if (plans0 >= 0)
         bench_report_note(r, "cuBLASLt plans built over the %d timed calls and the warm-up: %lld (a plan-cache miss "
                           "each; more than one call's distinct GEMMs means the cache evicts within a call)",
@@ -263,6 +271,11 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
     const bool ab_ok = ab_row(o, r, &j, &row, "no-rope-cache", "RoPE tables made and uploaded in every call");
     p.rope_cache = rope;
     if (!ab_ok) goto done_job;
+    /* the activation buffers allocated and freed in every call, as before the loop kept them */
+    p.act_pool = NULL;
+    const bool ab_pool = ab_row(o, r, &j, &row, "no-act-pool", "activations allocated and freed in every call");
+    p.act_pool = act;
+    if (!ab_pool) goto done_job;
     if (a->fp8) {
         /* each fp8 Linear quantising its own input, as before the modulations wrote them */
         p.fp8_separate_quant = true;
@@ -284,14 +297,16 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
         ltx2_backend *pb = NULL;
         ltx2_dit_text_cache *pcache = NULL;
         ltx2_dit_rope_cache *prope = NULL;
+        ltx2_dit_act_pool *pact = NULL; /* its buffers belong to the profiling backend */
         ltx2_dit_weights pw = *w;
         ltx2_dit_forward_params pp = p;
         if (prof_backend_create(ctx, be, &pb) == LTX2_OK &&
             ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &pcache) == LTX2_OK &&
-            ltx2_dit_rope_cache_create(ctx, &prope) == LTX2_OK) {
+            ltx2_dit_rope_cache_create(ctx, &prope) == LTX2_OK && ltx2_dit_act_pool_create(ctx, &pact) == LTX2_OK) {
             pw.be = pb;
             pp.text_cache = pcache;
             pp.rope_cache = prope;
+            pp.act_pool = pact;
             step_job pj = {ctx, &pw, &pp, j.vo, j.ao, LTX2_OK};
             run_step(&pj);
             prof_backend_reset(pb);
@@ -307,6 +322,7 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
         }
         ltx2_dit_text_cache_free(pcache);
         ltx2_dit_rope_cache_free(prope);
+        ltx2_dit_act_pool_free(pact);
         ltx2_backend_free(pb);
     }
     rc = 0;
@@ -317,6 +333,7 @@ done:
     dit_bench_inputs_free(&in);
     ltx2_dit_text_cache_free(cache);
     ltx2_dit_rope_cache_free(rope);
+    ltx2_dit_act_pool_free(act);
     ltx2_dit_weights_free(w);
     return rc;
 }

@@ -80,11 +80,14 @@ static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const c
         uint32_t *pert = calloc((size_t)(B * L), sizeof(uint32_t));
         ltx2_dit_text_cache *cache = NULL;
         ltx2_dit_rope_cache *rope = NULL;
+        ltx2_dit_act_pool *act = NULL;
         ltx2_dit_text_cache_create(ctx, 4, &cache);
         ltx2_dit_rope_cache_create(ctx, &rope);
+        ltx2_dit_act_pool_create(ctx, &act);
         float *first = malloc((size_t)(nv + na) * sizeof(float)); /* the cached mode's first device outputs */
         const char *modes[4] = {"plain", "STG + isolation", "own A/V timesteps", "text cache"};
-        for (int mode = mode0; mode < mode1 && rv && ra && gv && ga && pert && cache && rope && first; mode++) {
+        int64_t act_allocs = 0; /* the pool's allocations after the cached mode's first call */
+        for (int mode = mode0; mode < mode1 && rv && ra && gv && ga && pert && cache && rope && act && first; mode++) {
             ltx2_dit_forward_params p = in.p;
             if (mode == 1) {
                 const int64_t last = L - 1;
@@ -96,7 +99,7 @@ static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const c
             }
             if (mode == 2) p.av_timestep = LTX2_DIT_AV_TS_OWN;
             st = ltx2_dit_forward(ctx, cpu, &p, rv, ra);
-            if (mode == 3) p.text_cache = cache, p.rope_cache = rope;
+            if (mode == 3) p.text_cache = cache, p.rope_cache = rope, p.act_pool = act;
             for (int rep = 0; st == LTX2_OK && rep < (mode == 3 ? 2 : 1); rep++) {
                 st = ltx2_dit_forward(ctx, dw, &p, gv, ga);
                 CHECK(st == LTX2_OK, "%s %s: device forward: %s", version, modes[mode], ltx2_last_error(ctx));
@@ -112,7 +115,13 @@ static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const c
                 /* the second call reuses the first one's text K/V and RoPE tables and makes no context:
                  * the same bits */
                 const size_t bv = (size_t)nv * sizeof(float), ba = (size_t)na * sizeof(float);
-                if (mode == 3 && rep == 0) memcpy(first, gv, bv), memcpy(first + nv, ga, ba);
+                ltx2_dit_act_pool_stats as;
+                ltx2_dit_act_pool_get_stats(act, &as);
+                if (mode == 3 && rep == 0) memcpy(first, gv, bv), memcpy(first + nv, ga, ba), act_allocs = as.allocs;
+                if (mode == 3 && rep == 1)
+                    CHECK(as.allocs == act_allocs && as.calls == 2,
+                          "%s: the second device forward through the activation pool allocated %lld times", version,
+                          (long long)(as.allocs - act_allocs));
                 if (mode == 3 && rep == 1)
                     CHECK(!memcmp(first, gv, bv) && !memcmp(first + nv, ga, ba),
                           "%s: the device forward from the caches differs from the one that filled them", version);
@@ -131,6 +140,7 @@ static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const c
         }
         ltx2_dit_text_cache_free(cache);
         ltx2_dit_rope_cache_free(rope);
+        ltx2_dit_act_pool_free(act);
         free(rv), free(ra), free(gv), free(ga), free(pert), free(first);
         dit_inputs_free(&in);
     }

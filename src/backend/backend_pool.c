@@ -12,6 +12,7 @@ typedef struct pool_buf {
     void *ptr;
     size_t nbytes;
     bool taken;
+    bool used; /* taken since the last trim / clear */
 } pool_buf;
 
 struct ltx2_bpool {
@@ -21,6 +22,7 @@ struct ltx2_bpool {
     size_t *stack; /* indices into bufs, in take order */
     size_t depth, stack_cap;
     size_t bytes, peak;
+    int64_t allocs;
 };
 
 ltx2_status ltx2_bpool_create(ltx2_context *ctx, const ltx2_backend *be, ltx2_bpool **out) {
@@ -65,11 +67,13 @@ static ltx2_status take(ltx2_context *ctx, ltx2_bpool *p, size_t nbytes, void **
         }
         void *ptr = NULL;
         LTX2_TRY(p->be->alloc(p->be, ctx, nbytes, &ptr));
-        p->bufs[p->n++] = (pool_buf){ptr, nbytes, false};
+        p->bufs[p->n++] = (pool_buf){ptr, nbytes, false, false};
         p->bytes += nbytes;
+        p->allocs++;
         if (p->bytes > p->peak) p->peak = p->bytes;
     }
     p->bufs[idx].taken = true;
+    p->bufs[idx].used = true;
     p->stack[p->depth++] = idx;
     *out = p->bufs[idx].ptr;
     return LTX2_OK;
@@ -117,6 +121,32 @@ void ltx2_bpool_release(ltx2_bpool *p, size_t mark) {
 
 size_t ltx2_bpool_bytes(const ltx2_bpool *p) { return p->bytes; }
 size_t ltx2_bpool_peak_bytes(const ltx2_bpool *p) { return p->peak; }
+int64_t ltx2_bpool_allocs(const ltx2_bpool *p) { return p->allocs; }
+
+/* Frees the buffers keep() rejects and compacts the list (nothing is taken: no stack index moves
+ * under a taker); the survivors start a new epoch, unused. */
+static void drop_buffers(ltx2_bpool *p, bool only_unused) {
+    if (p->depth != 0) return; /* a caller bug: the buffers are in use */
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (!only_unused || !p->bufs[i].used) {
+            p->be->free(p->be, p->bufs[i].ptr);
+            p->bytes -= p->bufs[i].nbytes;
+            continue;
+        }
+        p->bufs[k] = p->bufs[i];
+        p->bufs[k++].used = false;
+    }
+    p->n = k;
+}
+
+void ltx2_bpool_clear(ltx2_bpool *p) {
+    if (p) drop_buffers(p, false);
+}
+
+void ltx2_bpool_trim_unused(ltx2_bpool *p) {
+    if (p) drop_buffers(p, true);
+}
 
 ltx2_status ltx2_backend_to_host_f32(ltx2_context *ctx, const ltx2_backend *be, const ltx2_tensor *t, float *dst) {
     if (!ltx2_tensor_is_contiguous(t))

@@ -32,6 +32,15 @@ void ltx2_bpool_release(ltx2_bpool *p, size_t mark);
 /* Bytes currently allocated from the backend, and the most ever. */
 size_t ltx2_bpool_bytes(const ltx2_bpool *p);
 size_t ltx2_bpool_peak_bytes(const ltx2_bpool *p);
+/* Allocations made from the backend since creation (a pool kept across runs of one shape makes
+ * none after the first). */
+int64_t ltx2_bpool_allocs(const ltx2_bpool *p);
+
+/* For a pool kept across runs (nothing may be taken): free every buffer (clear), or only those no
+ * take has used since the last trim or clear (trim_unused), so what stays is what the last run
+ * needed. */
+void ltx2_bpool_clear(ltx2_bpool *p);
+void ltx2_bpool_trim_unused(ltx2_bpool *p);
 
 /* Host <-> backend helpers every model uses: t (any float dtype on the pool's backend) to host f32
  * (dst holds numel(t) floats), and host f32 into an existing tensor t (converted to t's dtype). */

@@ -692,7 +692,14 @@ ltx2_status dit_forward_hooked(ltx2_context *ctx, const ltx2_dit_weights *w, con
     if (r.tpu && (hooks || w->be->device != LTX2_DEVICE_CPU))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit forward: --precision tpu runs on the CPU backend, one rank "
                           "(this run: %s backend, %s)", w->be->name, hooks ? "parallel" : "one rank");
-    LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
+    /* one rank: a parallel forward's ranks hold their own shards' buffers */
+    ltx2_dit_act_pool *act = hooks ? NULL : p->act_pool;
+    if (act) {
+        const int64_t key[DIT_ACT_KEY] = {p->batch, p->video.T, p->audio.T, p->video.S, p->audio.S};
+        LTX2_TRY(dit_act_pool_begin(ctx, act, w->be, key, &r.pool));
+    } else {
+        LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
+    }
     modality_desc vd = {"video", "", &w->patchify, &w->caption1, &w->caption2, &w->adaln, &w->prompt_adaln,
                         &w->av_video_ss, &w->av_a2v_gate, cfg->in_channels, cfg->inner_dim, cfg->heads, 3,
                         cfg->max_pos};
@@ -740,6 +747,7 @@ ltx2_status dit_forward_hooked(ltx2_context *ctx, const ltx2_dit_weights *w, con
     free(text_entry);
     modality_host_free(&vm);
     modality_host_free(&am);
-    ltx2_bpool_free(r.pool);
+    if (act) dit_act_pool_end(act, st);
+    else ltx2_bpool_free(r.pool);
     return st;
 }

@@ -100,6 +100,26 @@ ltx2_status ltx2_dit_rope_cache_create(ltx2_context *ctx, ltx2_dit_rope_cache **
 void ltx2_dit_rope_cache_free(ltx2_dit_rope_cache *c);
 void ltx2_dit_rope_cache_get_stats(const ltx2_dit_rope_cache *c, ltx2_dit_rope_cache_stats *out);
 
+/* Per-generation pool of the DiT's activation buffers (src/model/dit_act_pool.c), on the weights'
+ * backend. Without it every call takes its buffers from the device allocator and gives them back
+ * (cudaMalloc per buffer size, then cudaFree, which waits for the device), while a denoising loop's
+ * calls of one shape need the same buffers. A call of another shape (batch, tokens, text length,
+ * backend) empties it first, and after each call it keeps only the buffers that call used: between
+ * calls it holds at most one call's buffers. One rank: parallel forwards allocate their own. */
+typedef struct ltx2_dit_act_pool ltx2_dit_act_pool;
+
+typedef struct ltx2_dit_act_pool_stats {
+    int64_t calls;  /* forwards served */
+    int64_t clears; /* emptied for a call of another shape */
+    int64_t allocs; /* device allocations made, all calls together */
+    int64_t bytes;  /* held now */
+    int64_t peak;   /* the most held at once, inside calls included */
+} ltx2_dit_act_pool_stats;
+
+ltx2_status ltx2_dit_act_pool_create(ltx2_context *ctx, ltx2_dit_act_pool **out);
+void ltx2_dit_act_pool_free(ltx2_dit_act_pool *p);
+void ltx2_dit_act_pool_get_stats(const ltx2_dit_act_pool *p, ltx2_dit_act_pool_stats *out);
+
 typedef struct ltx2_dit_forward_params {
     int64_t batch;
     ltx2_dit_modality video, audio;
@@ -111,6 +131,7 @@ typedef struct ltx2_dit_forward_params {
     void *dump_user;
     ltx2_dit_text_cache *text_cache; /* NULL = project the text K/V every forward */
     ltx2_dit_rope_cache *rope_cache; /* NULL = compute and upload the RoPE tables every forward */
+    ltx2_dit_act_pool *act_pool;     /* NULL = allocate and free the activations every forward */
     /* MaxDiffusion's STG scope (spec section 6 #9; attention_ltx2.py LTX2Attention.__call__
      * `value + perturbation_mask * (attn_output - value)`): when any sample of the batch skips a
      * stream's self-attention in any block, EVERY block's self-attention of that stream outputs

@@ -93,6 +93,16 @@ typedef struct dit_act {
 /* x, nothing else. */
 dit_act dit_act_of(const ltx2_tensor *x);
 
+/* Activation pool (dit_act_pool.c; ltx2_dit_act_pool in model/dit.h). A call's shape: batch, video
+ * and audio tokens, video and audio text tokens. */
+#define DIT_ACT_KEY 5
+/* The pool for a call of shape key on be, emptied first when the last call's shape or backend
+ * differed. */
+ltx2_status dit_act_pool_begin(ltx2_context *ctx, ltx2_dit_act_pool *a, const ltx2_backend *be,
+                               const int64_t key[DIT_ACT_KEY], ltx2_bpool **pool);
+/* After the call (st its result): every buffer released; those it did not use freed (all on error). */
+void dit_act_pool_end(ltx2_dit_act_pool *a, ltx2_status st);
+
 /* A scratch tensor of the run's pool in dtype dt. */
 ltx2_status dit_tensor(dit_run *r, ltx2_dtype dt, int ndim, const int64_t *shape, ltx2_tensor *out);
 /* t as f32: t itself when it is f32, else a converted scratch copy. */

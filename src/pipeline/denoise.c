@@ -29,6 +29,7 @@ typedef struct gen_loop {
      * (the two-stage pipeline's LoRA) */
     ltx2_dit_text_cache *text_cache;
     ltx2_dit_rope_cache *rope_cache; /* the positions' RoPE tables, per stage like the text cache */
+    ltx2_dit_act_pool *act_pool;      /* the calls' activation buffers, per stage (freed before the decode) */
     ltx2_dit_parallel *dp;            /* multi-rank runs: the sharded DiT (NULL: one rank) */
     struct dit_dump *dit_dump;        /* --dump: the DiT's intermediates of one model call */
     int *model_calls;                 /* the run's model calls so far */
@@ -111,6 +112,7 @@ static ltx2_status run_call(ltx2_context *ctx, gen_loop *L, const int *slots, in
     fp.perturb = any_pert ? pert : NULL;
     fp.text_cache = L->text_cache;
     fp.rope_cache = L->rope_cache;
+    fp.act_pool = L->act_pool;
     dit_dump *dd = L->dit_dump && L->dit_dump->call == *L->model_calls ? L->dit_dump : NULL;
     ++*L->model_calls;
     if (dd) {
@@ -257,6 +259,7 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     }
     if (st == LTX2_OK) st = ltx2_dit_text_cache_create(ctx, LTX2_PIPE_TEXT_CACHE_ENTRIES, &L.text_cache);
     if (st == LTX2_OK) st = ltx2_dit_rope_cache_create(ctx, &L.rope_cache);
+    if (st == LTX2_OK) st = ltx2_dit_act_pool_create(ctx, &L.act_pool);
     dit_dump ddump = {.ctx = ctx, .call = s->dump_call};
     /* the sharded DiT has no dump hook; a stage whose calls all lie before or after the one asked
      * for never writes, so the directory is made once by whichever stage holds it */
@@ -273,6 +276,7 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     if (st == LTX2_OK) st = run_steps(ctx, s, p, report_progress, &L, xv, xa, gv, ga, x0v, x0a);
     ltx2_dit_text_cache_free(L.text_cache);
     ltx2_dit_rope_cache_free(L.rope_cache);
+    ltx2_dit_act_pool_free(L.act_pool);
     for (int ps = 0; ps < LTX2_PASS_COUNT; ps++) {
         free(L.v_video[ps]);
         free(L.v_audio[ps]);

@@ -84,6 +84,8 @@ static ltx2_status plan_on(ltx2_context *ctx, const ltx2_mem_request *req, int64
     ltx2_connectors_weights *cw = NULL;
     ltx2_dit_text_cache *cache = NULL;
     ltx2_dit_rope_cache *rope = NULL; /* as the denoising loop keeps one: its tables stay between calls */
+    /* as the loop keeps one too: the second call runs beside the first one's buffers */
+    ltx2_dit_act_pool *act = NULL;
     plan_inputs d = {0};
     size_t cur = 0, peak = 0;
     ltx2_status st = ltx2_connectors_weights_layout_on(ctx, pb, LTX2_BF16, req->conn, ltx2_mem_plan_text_dim(req), &cw);
@@ -109,6 +111,7 @@ static ltx2_status plan_on(ltx2_context *ctx, const ltx2_mem_request *req, int64
         /* the parallel forward keeps no text cache (a rank's K/V are its own shards) */
         if (!world) st = ltx2_dit_text_cache_create(ctx, req->text_cache_entries, &cache);
         if (st == LTX2_OK) st = ltx2_dit_rope_cache_create(ctx, &rope);
+        if (st == LTX2_OK) st = ltx2_dit_act_pool_create(ctx, &act);
     }
     if (st == LTX2_OK) st = plan_inputs_make(ctx, req, &w->cfg, Tv, Ta, &d);
     const float sigmas[2] = {PLAN_SIGMA_A, PLAN_SIGMA_B};
@@ -117,6 +120,7 @@ static ltx2_status plan_on(ltx2_context *ctx, const ltx2_mem_request *req, int64
         plan_inputs_at(&d, sigmas[k], &fp);
         fp.text_cache = cache;
         fp.rope_cache = rope;
+        fp.act_pool = act;
         st = dp ? ltx2_dit_parallel_forward(ctx, dp, &fp, d.vo, d.ao) : ltx2_dit_forward(ctx, w, &fp, d.vo, d.ao);
     }
     if (st == LTX2_OK) {
@@ -126,6 +130,7 @@ static ltx2_status plan_on(ltx2_context *ctx, const ltx2_mem_request *req, int64
     plan_inputs_free(&d);
     ltx2_dit_text_cache_free(cache);
     ltx2_dit_rope_cache_free(rope);
+    ltx2_dit_act_pool_free(act);
     ltx2_dit_parallel_free(dp);
     ltx2_dit_weights_free(w);
     ltx2_connectors_weights_free(cw);

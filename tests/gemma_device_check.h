@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "core/dtype.h"
 #include "io/safetensors.h"
 #include "model/gemma.h"
 #include "model/gemma_generate.h"
@@ -37,6 +38,14 @@ static void gemma_device_compare(const ltx2_backend *dev, const char *how, const
             ab += x * y, aa += x * x, bb += y * y, d2 += (y - x) * (y - x);
         }
         const double cosine = aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0, rel = aa > 0 ? sqrt(d2 / aa) : sqrt(d2);
+        if (l == 0 && L1 > 1) { /* a forward's states (not one tensor: the vision checks pass L1 1) */
+            /* the scaled embeddings: the CPU's fp32 product rounded once to bf16, bit for bit (the
+             * reference's embed * scale in bf16) */
+            int64_t bad = 0;
+            for (int64_t r = 0; r < rows; r++) bad += got[r * L1] != ltx2_round_bf16(ref[r * L1]);
+            CHECK(bad == 0, "hidden state 0 on %s (weights %s): %lld of %lld values are not the CPU's rounded to bf16",
+                  dev->name, how, (long long)bad, (long long)rows);
+        }
         CHECK(finite && cosine >= GEMMA_DEVICE_MIN_COSINE && rel <= GEMMA_DEVICE_MAX_REL_L2,
               "hidden state %lld on %s (weights %s): cosine %.7f (min %.4f), rel-L2 %.3g (max %.1g)%s", (long long)l,
               dev->name, how, cosine, GEMMA_DEVICE_MIN_COSINE, rel, GEMMA_DEVICE_MAX_REL_L2,

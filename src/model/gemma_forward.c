@@ -348,6 +348,39 @@ static ltx2_status decode_masks(gemma_run *r, const ltx2_gemma_config *c, const 
     return st;
 }
 
+/* Whether hidden state 0 is made on the device (embed_device): a device that multiplies in the
+ * table's dtype and converts it to the compute dtype. */
+static bool embed_on_device(const gemma_run *r, const ltx2_gemma_weights *w) {
+    const ltx2_dtype t = w->embed->dtype;
+    return r->be->device != LTX2_DEVICE_CPU && ltx2_backend_supports(r->be, LTX2_OP_MUL, t) &&
+           (t == r->dt || ltx2_backend_supports(r->be, LTX2_OP_CONVERT, t));
+}
+
+/* Hidden state 0 into h [B, S, D] (r->dt) on the device: the embedding rows of ids gathered on the
+ * host as stored (a bf16 table: half the bytes of the f32 rows the host path uploads), times
+ * embed_scale in the table's dtype there (one rounding of the fp32 product, as the host path's
+ * upload rounds it), then converted to r->dt when that differs: the host path's bits. */
+static ltx2_status embed_device(gemma_run *r, const ltx2_gemma_weights *w, const int32_t *ids, ltx2_tensor *h) {
+    const ltx2_dtype t = w->embed->dtype;
+    const int64_t n_rows = h->shape[0] * h->shape[1], D = h->shape[2];
+    const size_t row_bytes = (size_t)D * ltx2_dtype_size(t);
+    ltx2_tensor raw = *h, sc;
+    if (t != r->dt) LTX2_TRY(ltx2_bpool_tensor(r->ctx, r->pool, t, 3, h->shape, &raw));
+    uint8_t *rows = malloc((size_t)n_rows * row_bytes);
+    if (!rows) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "Gemma forward: %lld embedding rows", (long long)n_rows);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n_rows; i++)
+        memcpy(rows + (size_t)i * row_bytes, (const uint8_t *)w->embed->data + (size_t)ids[i] * row_bytes, row_bytes);
+    const ltx2_status st = r->be->upload(r->be, r->ctx, raw.data, rows, (size_t)n_rows * row_bytes);
+    free(rows);
+    LTX2_TRY(st);
+    const float scale = embed_scale(w);
+    const int64_t one = 1;
+    LTX2_TRY(ltx2_bpool_upload_f32(r->ctx, r->pool, &scale, t, 1, &one, &sc)); /* exact: scale is a value of t */
+    LTX2_TRY(ltx2_backend_binary(r->be, r->ctx, LTX2_OP_MUL, &raw, &sc, &raw));
+    return t == r->dt ? LTX2_OK : ltx2_backend_convert(r->be, r->ctx, &raw, h);
+}
+
 /* The image rows into the embeddings tmp [B * S, D] (ids equal to the image token, in order) and
  * their block ids blk [B * S] (each contiguous run of image tokens one block, -1 elsewhere). */
 static ltx2_status place_images(ltx2_context *ctx, const ltx2_gemma_images *img, const int32_t *ids, int64_t B,
@@ -413,23 +446,28 @@ static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, lt
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld host floats", (long long)n_rows, (long long)D);
         goto done;
     }
-    /* embeddings: gathered and scaled on the host, uploaded in the compute dtype (hidden state 0
-     * is that rounded tensor, as the reference's embed * scale in the weights' dtype is) */
-    const float scale = embed_scale(w);
-    const size_t row_bytes = (size_t)D * ltx2_dtype_size(w->embed->dtype);
-    for (int64_t t = 0; t < n_rows && st == LTX2_OK; t++) {
-        float *row = tmp + t * D;
-        st = ltx2_convert(ctx, row, LTX2_F32, (const uint8_t *)w->embed->data + (size_t)ids[t] * row_bytes,
-                          w->embed->dtype, (size_t)D);
-        for (int64_t d = 0; d < D; d++) row[d] *= scale;
-    }
-    if (st != LTX2_OK) goto done;
-    /* the image features replace their tokens' embeddings unscaled (Gemma3Model's masked_scatter
-     * after the scaled embedding) */
-    if (img) TRY_(place_images(ctx, img, ids, B, S, D, tmp, blk));
     layer_bufs b;
     int64_t hs[3] = {B, S, D};
-    TRY_(ltx2_bpool_upload_f32(ctx, r.pool, tmp, r.dt, 3, hs, &b.h));
+    if (!img && embed_on_device(&r, w)) {
+        TRY_(tensor(&r, B, S, D, &b.h));
+        TRY_(embed_device(&r, w, ids, &b.h));
+    } else {
+        /* embeddings: gathered and scaled on the host, uploaded in the compute dtype (hidden state 0
+         * is that rounded tensor, as the reference's embed * scale in the weights' dtype is) */
+        const float scale = embed_scale(w);
+        const size_t row_bytes = (size_t)D * ltx2_dtype_size(w->embed->dtype);
+        for (int64_t t = 0; t < n_rows && st == LTX2_OK; t++) {
+            float *row = tmp + t * D;
+            st = ltx2_convert(ctx, row, LTX2_F32, (const uint8_t *)w->embed->data + (size_t)ids[t] * row_bytes,
+                              w->embed->dtype, (size_t)D);
+            for (int64_t d = 0; d < D; d++) row[d] *= scale;
+        }
+        if (st != LTX2_OK) goto done;
+        /* the image features replace their tokens' embeddings unscaled (Gemma3Model's masked_scatter
+         * after the scaled embedding) */
+        if (img) TRY_(place_images(ctx, img, ids, B, S, D, tmp, blk));
+        TRY_(ltx2_bpool_upload_f32(ctx, r.pool, tmp, r.dt, 3, hs, &b.h));
+    }
     TRY_(sink(user, ctx, &b.h, 0));
     TRY_(tensor(&r, B, S, D, &b.xn));
     TRY_(tensor(&r, B, S, D, &b.y));

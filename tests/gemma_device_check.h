@@ -69,10 +69,12 @@ static void gemma_device_cache_check(ltx2_context *ctx, const ltx2_gemma_weights
     ltx2_status st = a && b && pos ? ltx2_gemma_kv_create(ctx, w, S, &kv) : LTX2_ERR_OOM;
     for (int64_t i = 0, real = 0; pos && i < S; i++) pos[i] = mask[i] ? real++ : 1;
     double worst_rel = 0.0, worst_cos = 1.0;
+    int64_t step1_allocs = -1; /* the kept pool's allocations after the first decoding step */
     for (int64_t t = n0; st == LTX2_OK && t <= S; t++) {
         const int64_t at = t == n0 ? 0 : t - 1, len = t == n0 ? n0 : 1;
         ltx2_gemma_last_row ka = {w->be, w->cfg.layers, len, D, a}, kb = {w->be, w->cfg.layers, t, D, b};
         st = ltx2_gemma_forward_kv(ctx, w, kv, ids + at, mask + at, pos + at, len, ltx2_gemma_keep_last, &ka);
+        if (t == n0 + 1) step1_allocs = ltx2_gemma_kv_act_allocs(kv);
         /* the whole forward (slow on the emulator) at the prompt, the first step past it and the last */
         if (t != n0 && t != n0 + 1 && t != S) continue;
         if (st == LTX2_OK) st = ltx2_gemma_forward_pos(ctx, w, ids, mask, pos, 1, t, ltx2_gemma_keep_last, &kb);
@@ -86,6 +88,9 @@ static void gemma_device_cache_check(ltx2_context *ctx, const ltx2_gemma_weights
         }
     }
     CHECK(st == LTX2_OK, "cached decoding on %s: %s", w->be->name, ltx2_last_error(ctx));
+    CHECK(st != LTX2_OK || (step1_allocs > 0 && ltx2_gemma_kv_act_allocs(kv) == step1_allocs),
+          "cached decoding on %s: %lld activation allocations after the first step, %lld after the last (the later "
+          "steps should take none)", w->be->name, (long long)step1_allocs, (long long)ltx2_gemma_kv_act_allocs(kv));
     /* generation on the device, its LM head there too (the table uploaded), against the CPU's first
      * token (the tiny random model's top logit leads by far: bf16 cannot flip it) */
     if (st == LTX2_OK && wc) {

@@ -23,6 +23,9 @@ struct ltx2_bpool {
     size_t depth, stack_cap;
     size_t bytes, peak;
     int64_t allocs;
+    int64_t key[LTX2_BPOOL_KEY_MAX]; /* the last run's (ltx2_bpool_begin_run) */
+    int nkey;
+    bool has_run;
 };
 
 ltx2_status ltx2_bpool_create(ltx2_context *ctx, const ltx2_backend *be, ltx2_bpool **out) {
@@ -146,6 +149,23 @@ void ltx2_bpool_clear(ltx2_bpool *p) {
 
 void ltx2_bpool_trim_unused(ltx2_bpool *p) {
     if (p) drop_buffers(p, true);
+}
+
+bool ltx2_bpool_begin_run(ltx2_bpool *p, const int64_t *key, int n) {
+    if (n < 0) n = 0;
+    if (n > LTX2_BPOOL_KEY_MAX) n = LTX2_BPOOL_KEY_MAX;
+    const bool changed = p->has_run && (p->nkey != n || memcmp(p->key, key, (size_t)n * sizeof *key) != 0);
+    if (changed) ltx2_bpool_clear(p);
+    if (n) memcpy(p->key, key, (size_t)n * sizeof *key);
+    p->nkey = n;
+    p->has_run = true;
+    return changed;
+}
+
+void ltx2_bpool_end_run(ltx2_bpool *p, bool ok) {
+    ltx2_bpool_release(p, 0);
+    if (ok) ltx2_bpool_trim_unused(p);
+    else ltx2_bpool_clear(p);
 }
 
 ltx2_status ltx2_backend_to_host_f32(ltx2_context *ctx, const ltx2_backend *be, const ltx2_tensor *t, float *dst) {

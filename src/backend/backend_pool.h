@@ -42,6 +42,16 @@ int64_t ltx2_bpool_allocs(const ltx2_bpool *p);
 void ltx2_bpool_clear(ltx2_bpool *p);
 void ltx2_bpool_trim_unused(ltx2_bpool *p);
 
+/* A pool kept across runs of one shape (the DiT's calls in a denoising loop, generation's decoding
+ * steps), so the runs after a shape's first take no buffer from the backend's allocator:
+ * begin_run empties it first when key (n <= LTX2_BPOOL_KEY_MAX values: what fixes the run's buffer
+ * sizes) differs from the last run's, and returns whether it did; end_run releases everything and
+ * frees the buffers the run did not use (all of them when !ok). Between runs it then holds one
+ * run's buffers at most, and during one never two shapes' at once. */
+#define LTX2_BPOOL_KEY_MAX 8
+bool ltx2_bpool_begin_run(ltx2_bpool *p, const int64_t *key, int n);
+void ltx2_bpool_end_run(ltx2_bpool *p, bool ok);
+
 /* Host <-> backend helpers every model uses: t (any float dtype on the pool's backend) to host f32
  * (dst holds numel(t) floats), and host f32 into an existing tensor t (converted to t's dtype). */
 ltx2_status ltx2_backend_to_host_f32(ltx2_context *ctx, const ltx2_backend *be, const ltx2_tensor *t, float *dst);

@@ -11,10 +11,9 @@
 #include "model/dit_internal.h"
 
 struct ltx2_dit_act_pool {
-    ltx2_bpool *pool;
+    ltx2_bpool *pool; /* on be */
     const ltx2_backend *be;
-    int64_t key[DIT_ACT_KEY];
-    int64_t calls, clears, allocs_before;
+    int64_t calls, clears;
 };
 
 ltx2_status ltx2_dit_act_pool_create(ltx2_context *ctx, ltx2_dit_act_pool **out) {
@@ -41,25 +40,17 @@ void ltx2_dit_act_pool_get_stats(const ltx2_dit_act_pool *p, ltx2_dit_act_pool_s
 
 ltx2_status dit_act_pool_begin(ltx2_context *ctx, ltx2_dit_act_pool *a, const ltx2_backend *be,
                                const int64_t key[DIT_ACT_KEY], ltx2_bpool **pool) {
-    if (a->pool && (a->be != be || memcmp(a->key, key, sizeof a->key) != 0)) {
-        ltx2_bpool_clear(a->pool);
-        a->clears++;
-    }
     if (a->pool && a->be != be) { /* a pool belongs to one backend */
         ltx2_bpool_free(a->pool);
         a->pool = NULL;
+        a->clears++;
     }
     if (!a->pool) LTX2_TRY(ltx2_bpool_create(ctx, be, &a->pool));
     a->be = be;
-    memcpy(a->key, key, sizeof a->key);
+    a->clears += ltx2_bpool_begin_run(a->pool, key, DIT_ACT_KEY);
     a->calls++;
     *pool = a->pool;
     return LTX2_OK;
 }
 
-void dit_act_pool_end(ltx2_dit_act_pool *a, ltx2_status st) {
-    ltx2_bpool_release(a->pool, 0);
-    /* a failed call's buffers may be what made it fail (memory): give them all back */
-    if (st != LTX2_OK) ltx2_bpool_clear(a->pool);
-    else ltx2_bpool_trim_unused(a->pool);
-}
+void dit_act_pool_end(ltx2_dit_act_pool *a, ltx2_status st) { ltx2_bpool_end_run(a->pool, st == LTX2_OK); }

@@ -120,6 +120,9 @@ ltx2_status ltx2_gemma_forward_pos(ltx2_context *ctx, const ltx2_gemma_weights *
  * up to cap tokens on the weights' backend, in their dtype, so a new token costs one token's forward
  * instead of the whole sequence's. */
 typedef struct ltx2_gemma_kv ltx2_gemma_kv;
+/* Device allocations its forwards' activations have made (the prompt's, then one decoding step's:
+ * the later steps take theirs from the kept pool). */
+int64_t ltx2_gemma_kv_act_allocs(const ltx2_gemma_kv *kv);
 /* Its device bytes for cap tokens in a dtype of elem bytes (the 12B in bf16: 768 KiB a token). */
 uint64_t ltx2_gemma_kv_bytes(const ltx2_gemma_config *cfg, int64_t cap, size_t elem);
 ltx2_status ltx2_gemma_kv_create(ltx2_context *ctx, const ltx2_gemma_weights *w, int64_t cap, ltx2_gemma_kv **out);

@@ -294,6 +294,9 @@ struct ltx2_gemma_kv {
     ltx2_tensor *k, *v; /* [layers] of [1, cap, KV] on the weights' backend */
     uint8_t *mask;      /* [cap] host: the rows' attention mask */
     ltx2_bpool *pool;
+    /* the forwards' activations, kept across the decoding steps (one shape after the prompt's):
+     * ltx2_bpool_begin_run / end_run, so a step takes no buffer from the device allocator */
+    ltx2_bpool *act;
 };
 
 ltx2_status ltx2_gemma_kv_create(ltx2_context *ctx, const ltx2_gemma_weights *w, int64_t cap, ltx2_gemma_kv **out) {
@@ -326,8 +329,11 @@ uint64_t ltx2_gemma_kv_bytes(const ltx2_gemma_config *cfg, int64_t cap, size_t e
     return 2 * (uint64_t)cfg->layers * (uint64_t)cap * (uint64_t)(cfg->kv_heads * cfg->head_dim) * elem;
 }
 
+int64_t ltx2_gemma_kv_act_allocs(const ltx2_gemma_kv *kv) { return kv && kv->act ? ltx2_bpool_allocs(kv->act) : 0; }
+
 void ltx2_gemma_kv_free(ltx2_gemma_kv *kv) {
     if (!kv) return;
+    ltx2_bpool_free(kv->act);
     ltx2_bpool_free(kv->pool);
     free(kv->k), free(kv->v), free(kv->mask);
     free(kv);
@@ -336,12 +342,19 @@ void ltx2_gemma_kv_free(ltx2_gemma_kv *kv) {
 /* A decoding step's key masks over the cached rows 0 .. len (the new token's row included): the
  * rows' attention mask, and for sliding-window layers also len - j < window. */
 static ltx2_status decode_masks(gemma_run *r, const ltx2_gemma_config *c, const ltx2_gemma_kv *kv, ltx2_tensor out[2]) {
-    const int64_t n = kv->len + 1, s[2] = {1, n};
+    /* buffers of the cache's capacity viewed at n: every step takes the same sizes from the pool */
+    const int64_t n = kv->len + 1, s[2] = {1, kv->cap};
     uint8_t *local = malloc((size_t)n);
     if (!local) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "Gemma K/V cache masks");
     for (int64_t j = 0; j < n; j++) local[j] = kv->mask[j] && (c->sliding_window <= 0 || kv->len - j < c->sliding_window);
     ltx2_status st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_U8, 2, s, &out[0]);
     if (st == LTX2_OK) st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_U8, 2, s, &out[1]);
+    const int64_t v[2] = {1, n};
+    for (int i = 0; i < 2 && st == LTX2_OK; i++) {
+        void *d = out[i].data;
+        out[i] = ltx2_tensor_make(d, LTX2_U8, 2, v);
+        out[i].device = r->be->device;
+    }
     if (st == LTX2_OK) st = r->be->upload(r->be, r->ctx, out[0].data, kv->mask, (size_t)n);
     if (st == LTX2_OK) st = r->be->upload(r->be, r->ctx, out[1].data, local, (size_t)n);
     free(local);
@@ -433,7 +446,14 @@ static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, lt
     const int64_t D = c->hidden, n_rows = B * S;
     const int64_t Q = c->heads * c->head_dim, KV = c->kv_heads * c->head_dim;
     gemma_run r = {ctx, w->be, NULL, w->dtype};
-    LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
+    if (kv) {
+        if (!kv->act) LTX2_TRY(ltx2_bpool_create(ctx, w->be, &kv->act));
+        const int64_t key[2] = {B, S};
+        ltx2_bpool_begin_run(kv->act, key, 2);
+        r.pool = kv->act;
+    } else {
+        LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
+    }
     float *tmp = malloc((size_t)(n_rows * D) * sizeof(float));
     int32_t *blk = img ? malloc((size_t)n_rows * sizeof *blk) : NULL;
     ltx2_tensor blocks_t, *blocks = NULL;
@@ -507,7 +527,8 @@ done:
     if (st != LTX2_OK) w->be->sync(w->be, NULL);
     free(tmp);
     free(blk);
-    ltx2_bpool_free(r.pool);
+    if (kv) ltx2_bpool_end_run(r.pool, st == LTX2_OK);
+    else ltx2_bpool_free(r.pool);
     return st;
 }
 

@@ -102,6 +102,13 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
                                       const uint8_t *mask, int64_t B, int64_t S, float *hidden, ltx2_gemma_poll poll,
                                       void *poll_user);
 
+/* ltx2_gemma_forward_polled with sample b's states [S, hidden, layers + 1] into its own buffer
+ * hidden_b[b]: a caller that hands each prompt's states on as they are needs no copy of them (the
+ * 12B's are 770 MB a prompt). */
+ltx2_status ltx2_gemma_forward_split(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                     const uint8_t *mask, int64_t B, int64_t S, float *const *hidden_b,
+                                     ltx2_gemma_poll poll, void *poll_user);
+
 /* Where each hidden state goes as the forward makes it: h is [B, S, hidden] in the weights' dtype
  * on their backend, valid until the call returns; layer is its index in ltx2_gemma_forward's layer
  * axis. ltx2_gemma_forward's sink copies to the host; a consumer on the device (a streaming feature

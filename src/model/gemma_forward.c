@@ -137,7 +137,8 @@ typedef struct host_sink {
     void *stage;
     ltx2_dtype stage_dt;
     int64_t group;
-    float *hidden;
+    float *const *out; /* [B]: sample b's states [S, D, L1] */
+    int64_t per;       /* (token, channel) records a sample: S * D */
     int64_t n_rows, D, L1;
     ltx2_gemma_poll poll;
     void *poll_user;
@@ -155,7 +156,10 @@ static void interleave_tile(const host_sink *hs, int64_t r0, int64_t n, int64_t 
             for (int64_t i = 0; i < n; i++) tile[i * g + j] = src[i];
         }
     }
-    for (int64_t i = 0; i < n; i++) memcpy(hs->hidden + (r0 + i) * L1 + l0, tile + i * g, (size_t)g * sizeof(float));
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t rec = r0 + i;
+        memcpy(hs->out[rec / hs->per] + (rec % hs->per) * L1 + l0, tile + i * g, (size_t)g * sizeof(float));
+    }
 }
 
 static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t l) {
@@ -276,9 +280,24 @@ ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, c
 ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                       const uint8_t *mask, int64_t B, int64_t S, float *hidden, ltx2_gemma_poll poll,
                                       void *poll_user) {
-    if (!w || !hidden) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
-    host_sink hs = {.be = w->be, .stage_dt = LTX2_F32, .hidden = hidden, .n_rows = B * S, .D = w->cfg.hidden,
-                    .L1 = w->cfg.layers + 1, .poll = poll, .poll_user = poll_user};
+    if (!w || !hidden || B <= 0) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
+    float **out = malloc((size_t)B * sizeof *out);
+    if (!out) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld output pointers", (long long)B);
+    for (int64_t b = 0; b < B; b++) out[b] = hidden + b * S * w->cfg.hidden * (w->cfg.layers + 1);
+    const ltx2_status st = ltx2_gemma_forward_split(ctx, w, ids, mask, B, S, out, poll, poll_user);
+    free(out);
+    return st;
+}
+
+ltx2_status ltx2_gemma_forward_split(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                     const uint8_t *mask, int64_t B, int64_t S, float *const *hidden_b,
+                                     ltx2_gemma_poll poll, void *poll_user) {
+    if (!w || !hidden_b) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
+    for (int64_t b = 0; b < B; b++)
+        if (!hidden_b[b]) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL output of sample %lld",
+                                            (long long)b);
+    host_sink hs = {.be = w->be, .stage_dt = LTX2_F32, .out = hidden_b, .per = S * w->cfg.hidden, .n_rows = B * S,
+                    .D = w->cfg.hidden, .L1 = w->cfg.layers + 1, .poll = poll, .poll_user = poll_user};
     const ltx2_status st = ltx2_gemma_forward_to(ctx, w, ids, mask, B, S, store_layer, &hs);
     free(hs.stage);
     return st;

@@ -80,12 +80,21 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
     const int64_t S = LTX2_GEMMA_MAX_TOKENS, D = w->cfg.hidden, L1 = w->cfg.layers + 1, tok = D * L1;
     int32_t *ids = malloc((size_t)(m * S) * sizeof *ids);
     uint8_t *mask = malloc((size_t)(m * S));
-    float *hidden = malloc((size_t)(m * S * tok) * sizeof(float));
     const char **sub = malloc((size_t)m * sizeof *sub);
+    /* each prompt's states straight into its own result (770 MB a prompt for the 12B: no copy) */
+    float **hidden = calloc((size_t)m, sizeof *hidden);
     ltx2_status st = LTX2_OK;
-    if (!ids || !mask || !hidden || !sub)
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "text encoder: %d x %lld tokens x %lld x %lld floats", m, (long long)S,
-                        (long long)D, (long long)L1);
+    if (!ids || !mask || !sub || !hidden)
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "text encoder: %d prompts x %lld tokens", m, (long long)S);
+    for (int i = 0; st == LTX2_OK && i < m; i++) {
+        ltx2_pipe_text *t = &out[idx[i]];
+        t->S = S, t->D = D, t->L = L1;
+        t->hidden = hidden[i] = malloc((size_t)(S * tok) * sizeof(float));
+        t->mask = malloc((size_t)S);
+        if (!t->hidden || !t->mask)
+            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "text encoder: prompt %d hidden states (%lld x %lld x %lld floats)",
+                            idx[i] + 1, (long long)S, (long long)D, (long long)L1);
+    }
     for (int i = 0; st == LTX2_OK && i < m; i++) sub[i] = prompts[idx[i]];
     if (st == LTX2_OK) st = tokenize_all(ctx, dir, w, sub, m, S, ids, mask);
     if (st == LTX2_OK) {
@@ -93,25 +102,16 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
                   (long long)w->cfg.layers, (long long)D, fp8 ? ", fp8-stored Linear weights" : "", be->name, m,
                   m > 1 ? "s" : "", (long long)S);
         encode_poll ep = {cancel, cancel_user, ltx2_timer_now(), ltx2_timer_now()};
-        st = ltx2_gemma_forward_polled(ctx, w, ids, mask, m, S, hidden, poll_layer, &ep);
-    }
-    if (st == LTX2_OK) {
-        const int64_t hs[4] = {m, S, D, L1};
-        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, hidden, 4, hs,
-                               "text encoder: the hidden states [prompt, token, channel, layer]");
+        st = ltx2_gemma_forward_split(ctx, w, ids, mask, m, S, hidden, poll_layer, &ep);
     }
     for (int i = 0; st == LTX2_OK && i < m; i++) {
-        ltx2_pipe_text *t = &out[idx[i]];
-        t->S = S, t->D = D, t->L = L1;
-        t->hidden = malloc((size_t)(S * tok) * sizeof(float));
-        t->mask = malloc((size_t)S);
-        if (!t->hidden || !t->mask) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "text encoder: prompt %d hidden states", idx[i] + 1);
-            break;
-        }
-        memcpy(t->hidden, hidden + i * S * tok, (size_t)(S * tok) * sizeof(float));
-        memcpy(t->mask, mask + i * S, (size_t)S);
+        const int64_t hs[4] = {1, S, D, L1};
+        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, hidden[i], 4, hs,
+                               "text encoder: the hidden states [prompt, token, channel, layer]");
+        if (st != LTX2_OK) ltx2_error_prefix(ctx, "prompt %d", idx[i] + 1);
+        else memcpy(out[idx[i]].mask, mask + i * S, (size_t)S);
     }
+    /* on failure the caller frees every result, those begun here included */
     free(ids), free(mask), free(hidden), free(sub);
     ltx2_gemma_weights_free(own);
     return st;

@@ -149,8 +149,8 @@ static ltx2_status p_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_t
     TIMED(LTX2_OP_GATED_ADD, I->gated_add(I, ctx, x, y, g, m));
 }
 static ltx2_status p_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o, const ltx2_tensor *l,
-                               int64_t heads) {
-    TIMED(LTX2_OP_HEAD_GATE, I->head_gate(I, ctx, o, l, heads));
+                               int64_t heads, const ltx2_fp8_outs *q) {
+    TIMED(LTX2_OP_HEAD_GATE, I->head_gate(I, ctx, o, l, heads, q));
 }
 static ltx2_status p_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *w,
                              const ltx2_gemm_ex_args *a, ltx2_tensor *y) {

@@ -25,6 +25,32 @@ template <int V> __device__ __forceinline__ void ltx2_store_u8(uint8_t *p, const
     }
 }
 
+// A launcher's fp8 copies are well formed: 0..LTX2_K_FP8_OUTS_MAX of them, each with a pointer and a
+// positive scale, and something written (no_y needs a copy).
+static bool ltx2_k_fp8_outs_ok(const ltx2_k_fp8_outs &q) {
+    if (q.n < 0 || q.n > LTX2_K_FP8_OUTS_MAX || (q.no_y && q.n == 0)) return false;
+    for (int k = 0; k < q.n; k++)
+        if (!q.q[k] || !(q.inv_scale[k] > 0.0f)) return false;
+    return true;
+}
+
+// Elements [e, e + V) of each fp8 copy in q from the output values v as computed: rounded to T as
+// the output is stored, then quantised as the quantise kernel does (fp8_layout.h). v is rounded in
+// place.
+template <typename T, int V>
+__device__ __forceinline__ void ltx2_store_fp8_copies(const ltx2_k_fp8_outs &q, int64_t e, float *v) {
+#pragma unroll
+    for (int j = 0; j < V; j++) v[j] = ltx2_to_f32(ltx2_from_f32<T>(v[j]));
+#pragma unroll
+    for (int k = 0; k < LTX2_K_FP8_OUTS_MAX; k++) {
+        if (k >= q.n) break;
+        __align__(8) uint8_t c[V]; // stored as one access by ltx2_store_u8
+#pragma unroll
+        for (int j = 0; j < V; j++) c[j] = (uint8_t)ltx2_fp8_quant_scaled(v[j], q.inv_scale[k], ltx2_is_bf16<T>::value);
+        ltx2_store_u8<V>(q.q[k] + e, c);
+    }
+}
+
 
 // x carries no __restrict__: y may alias x (in-place modulate), and a restrict pointer promises
 // that the memory it reads is not written through another pointer during the kernel.
@@ -81,19 +107,7 @@ ltx2_norm_modulate_kernel(const T *x, T *y, const float *__restrict__ scale,
             v[j] = xn * (1.0f + a[j]) + b[j];
         }
         if (!q.no_y) ltx2_store<V>(yr + i, v);
-        if (q.n > 0) {
-#pragma unroll
-            for (int j = 0; j < V; j++) v[j] = ltx2_to_f32(ltx2_from_f32<T>(v[j])); // y as stored
-#pragma unroll
-            for (int k = 0; k < LTX2_K_FP8_OUTS_MAX; k++) {
-                if (k >= q.n) break;
-                __align__(8) uint8_t c[V]; // stored as one access by ltx2_store_u8
-#pragma unroll
-                for (int j = 0; j < V; j++)
-                    c[j] = (uint8_t)ltx2_fp8_quant_scaled(v[j], q.inv_scale[k], ltx2_is_bf16<T>::value);
-                ltx2_store_u8<V>(q.q[k] + g.row * dim + i, c);
-            }
-        }
+        if (q.n > 0) ltx2_store_fp8_copies<T, V>(q, g.row * dim + i, v);
     }
 }
 
@@ -133,9 +147,7 @@ extern "C" int ltx2_k_norm_modulate(void *stream, int dtype, const ltx2_k_modula
     if (!a || a->rows < 0 || a->dim <= 0 || a->rows > INT32_MAX || a->mod_stride < a->dim) LTX2_K_BAD_ARG();
     if (a->rows == 0) return 0;
     if (!a->x || !a->y || !a->scale || !a->shift || (!a->row_idx && a->rows_per_group < 1)) LTX2_K_BAD_ARG();
-    if (a->q.n < 0 || a->q.n > LTX2_K_FP8_OUTS_MAX || (a->q.no_y && a->q.n == 0)) LTX2_K_BAD_ARG();
-    for (int k = 0; k < a->q.n; k++)
-        if (!a->q.q[k] || !(a->q.inv_scale[k] > 0.0f)) LTX2_K_BAD_ARG();
+    if (!ltx2_k_fp8_outs_ok(a->q)) LTX2_K_BAD_ARG();
     cudaStream_t s = (cudaStream_t)stream;
     if (dtype == LTX2_KDT_F32) return ltx2_norm_modulate_t<float>(s, a);
     if (dtype == LTX2_KDT_BF16) return ltx2_norm_modulate_t<__nv_bfloat16>(s, a);
@@ -202,7 +214,8 @@ extern "C" int ltx2_k_gated_add(void *stream, int dtype, void *x, const void *y,
 // o[r, h*d + j] *= 2 * sigmoid(logits[r, h]) (LTX-2.3 gated attention, per head).
 template <typename T, int V>
 __global__ void __launch_bounds__(LTX2_K_THREADS)
-ltx2_head_gate_kernel(T *o, const T *__restrict__ logits, int64_t heads, int64_t head_dim, int64_t n_vec) {
+ltx2_head_gate_kernel(T *o, const T *__restrict__ logits, int64_t heads, int64_t head_dim, int64_t n_vec,
+                      ltx2_k_fp8_outs q) {
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_vec; i += stride) {
         const int64_t e = i * V;  // head_dim % V == 0 on the vector path: one head per vector
@@ -212,32 +225,39 @@ ltx2_head_gate_kernel(T *o, const T *__restrict__ logits, int64_t heads, int64_t
         ltx2_load<V>(o + e, v);
 #pragma unroll
         for (int j = 0; j < V; j++) v[j] *= gv;
-        ltx2_store<V>(o + e, v);
+        if (!q.no_y) ltx2_store<V>(o + e, v);
+        if (q.n > 0) ltx2_store_fp8_copies<T, V>(q, e, v);
     }
 }
 
 template <typename T>
-static int ltx2_head_gate_t(cudaStream_t s, void *ov, const void *lv, int64_t rows, int64_t heads, int64_t hd) {
+static int ltx2_head_gate_t(cudaStream_t s, void *ov, const void *lv, int64_t rows, int64_t heads, int64_t hd,
+                            const ltx2_k_fp8_outs &q) {
     T *o = (T *)ov;
     const T *l = (const T *)lv;
     const int VN = ltx2_vec<T>::n;
     const int64_t n = rows * heads * hd;
-    if (hd % VN == 0 && ltx2_k_aligned16(o))
+    bool vec = hd % VN == 0 && ltx2_k_aligned16(o);
+    for (int k = 0; k < q.n; k++) vec = vec && ltx2_k_aligned16(q.q[k]);
+    if (vec)
         ltx2_launch<ltx2_head_gate_kernel<T, ltx2_vec<T>::n>>(ltx2_k_grid(n / VN, LTX2_K_THREADS), LTX2_K_THREADS, 0, s,
-            o, l, heads, hd, n / VN);
+            o, l, heads, hd, n / VN, q);
     else
         ltx2_launch<ltx2_head_gate_kernel<T, 1>>(ltx2_k_grid(n, LTX2_K_THREADS), LTX2_K_THREADS, 0, s,
-            o, l, heads, hd, n);
+            o, l, heads, hd, n, q);
     LTX2_K_RETURN_LAUNCH();
 }
 
 extern "C" int ltx2_k_head_gate(void *stream, int dtype, void *o, const void *logits, int64_t rows, int64_t heads,
-                                int64_t head_dim) {
+                                int64_t head_dim, const ltx2_k_fp8_outs *q) {
     if (rows < 0 || heads <= 0 || head_dim <= 0) LTX2_K_BAD_ARG();
     if (rows == 0) return 0;
     if (!o || !logits) LTX2_K_BAD_ARG();
+    const ltx2_k_fp8_outs none = {};
+    const ltx2_k_fp8_outs &qq = q ? *q : none;
+    if (!ltx2_k_fp8_outs_ok(qq)) LTX2_K_BAD_ARG();
     cudaStream_t s = (cudaStream_t)stream;
-    if (dtype == LTX2_KDT_F32) return ltx2_head_gate_t<float>(s, o, logits, rows, heads, head_dim);
-    if (dtype == LTX2_KDT_BF16) return ltx2_head_gate_t<__nv_bfloat16>(s, o, logits, rows, heads, head_dim);
+    if (dtype == LTX2_KDT_F32) return ltx2_head_gate_t<float>(s, o, logits, rows, heads, head_dim, qq);
+    if (dtype == LTX2_KDT_BF16) return ltx2_head_gate_t<__nv_bfloat16>(s, o, logits, rows, heads, head_dim, qq);
     LTX2_K_BAD_ARG();
 }

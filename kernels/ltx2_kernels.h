@@ -245,9 +245,10 @@ int ltx2_k_gated_add(void *stream, int dtype, void *x, const void *y, const floa
                      int64_t rows, int64_t dim);
 
 /* o[r, h*head_dim + j] *= 2 * sigmoid(logits[r, h]); o [rows, heads*head_dim], logits
- * [rows, heads], same dtype. */
+ * [rows, heads], same dtype; q (NULL: none) fp8 copies of the gated o (each [rows, heads*head_dim];
+ * no_y: o not written). */
 int ltx2_k_head_gate(void *stream, int dtype, void *o, const void *logits, int64_t rows,
-                     int64_t heads, int64_t head_dim);
+                     int64_t heads, int64_t head_dim, const ltx2_k_fp8_outs *q);
 
 /* fp8 e4m3fn with a per-tensor scale: dst = decode(src) * scale (dst f32 or bf16), and
  * dst = encode(src * inv_scale) with torch's saturating cast (|x| > 448 and inf -> +-448, NaN
@@ -289,7 +290,7 @@ typedef struct ltx2_k_table {
     int (*norm_modulate)(void *, int, const ltx2_k_modulate_args *);
     int (*gated_add)(void *, int, void *, const void *, const float *, int64_t, const int32_t *, int64_t, int64_t,
                      int64_t);
-    int (*head_gate)(void *, int, void *, const void *, int64_t, int64_t, int64_t);
+    int (*head_gate)(void *, int, void *, const void *, int64_t, int64_t, int64_t, const ltx2_k_fp8_outs *);
     int (*fp8_dequant)(void *, const uint8_t *, int, void *, int64_t, float);
     int (*fp8_quant)(void *, int, const void *, uint8_t *, int64_t, float);
     int (*group_norm)(void *, int, const void *, void *, int64_t, int64_t, int64_t, int64_t, float, const void *,

@@ -1,5 +1,6 @@
-/* The DiT's fp8 Linear inputs written by the modulations that feed them (ltx2_backend_norm_modulate_fp8,
- * the default) against each Linear quantising its own (ltx2_dit_forward_params.fp8_separate_quant):
+/* The DiT's fp8 Linear inputs written by the ops that make them (the modulations,
+ * ltx2_backend_norm_modulate_fp8, and LTX-2.3's head gate before the out-projection,
+ * ltx2_backend_head_gate_fp8: the default) against each Linear quantising its own (ltx2_dit_forward_params.fp8_separate_quant):
  * one masked forward of fp8 weights each way on a golden's inputs must give the same bits, and a
  * backend wrapper counts what ran, so a forward that silently took the separate path fails. Used on
  * the CPU (test_dit_fp8_scaled) and on a device or the emulator (dit_device_check.h). */
@@ -14,7 +15,7 @@
 #include "dit_inputs.h"
 #include "test_util.h"
 
-/* w's backend with its fp8 quantisations and norm_modulate's fp8 copies counted (be first: the
+/* w's backend with its fp8 quantisations and norm_modulate's and head_gate's fp8 copies counted (be first: the
  * forward passes &be to every op, which forward to inner). */
 typedef struct fp8_fuse_count {
     ltx2_backend be;
@@ -31,6 +32,13 @@ static ltx2_status fp8_fuse_count_fp8(const ltx2_backend *be, ltx2_context *ctx,
     fp8_fuse_count *c = fp8_fuse_count_of(be);
     if (y->dtype == LTX2_F8_E4M3) c->quant_calls++;
     return c->inner->fp8(c->inner, ctx, x, scale, y);
+}
+
+static ltx2_status fp8_fuse_count_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
+                                            const ltx2_tensor *logits, int64_t heads, const ltx2_fp8_outs *q) {
+    fp8_fuse_count *c = fp8_fuse_count_of(be);
+    if (q) c->copies += q->n;
+    return c->inner->head_gate(c->inner, ctx, o, logits, heads, q);
 }
 
 static ltx2_status fp8_fuse_count_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
@@ -58,6 +66,7 @@ static void dit_fp8_fuse_pair(ltx2_context *ctx, const ltx2_dit_weights *w, cons
         cnt[sep] = (fp8_fuse_count){.be = *w->be, .inner = w->be};
         cnt[sep].be.fp8 = fp8_fuse_count_fp8;
         cnt[sep].be.norm_modulate = fp8_fuse_count_modulate;
+        cnt[sep].be.head_gate = fp8_fuse_count_head_gate;
         ltx2_dit_weights cw = *w;
         cw.be = &cnt[sep].be;
         ltx2_dit_forward_params p = in.p;
@@ -74,7 +83,7 @@ static void dit_fp8_fuse_pair(ltx2_context *ctx, const ltx2_dit_weights *w, cons
               "%s: fused forward %lld copies, %lld quantisations; separate %lld copies, %lld quantisations", label,
               (long long)cnt[0].copies, (long long)cnt[0].quant_calls, (long long)cnt[1].copies,
               (long long)cnt[1].quant_calls);
-        printf("%s: fp8 inputs from the modulations bitwise the per-Linear ones (%lld copies, %lld quantisations "
+        printf("%s: fp8 inputs from their producers bitwise the per-Linear ones (%lld copies, %lld quantisations "
                "left of %lld)\n", label, (long long)cnt[0].copies, (long long)cnt[0].quant_calls,
                (long long)cnt[1].quant_calls);
     }

@@ -389,12 +389,34 @@ static void head_gate_case(ltx2_context *ctx, bool bf, int64_t rows, int64_t hea
     emu_store(d_o + off, o, n, bf);
     emu_store(dl, l, nl, bf);
     const double t0 = emu_now_ms();
-    const int rc = ltx2_k_head_gate(NULL, bf ? LTX2_KDT_BF16 : LTX2_KDT_F32, d_o + off, dl, rows, heads, hd);
+    const int rc = ltx2_k_head_gate(NULL, bf ? LTX2_KDT_BF16 : LTX2_KDT_F32, d_o + off, dl, rows, heads, hd, NULL);
     const double ms = emu_now_ms() - t0;
     EMU_CHECK_LAUNCH(rc, name);
     CHECK(emu_guard_damage(d_o + off, n * es) == 0, "%s: wrote past o", name);
     emu_load(out, d_o + off, n, bf);
     finish(name, out, ref, n, bf ? DEV_BF16_ATOL : DEV_F32_ATOL, bf ? DEV_BF16_RTOL : DEV_F32_RTOL, bf, ms, !bf);
+    /* fp8 copies of the gated o (LTX-2.3's out-projection input): bit for bit the quantise kernel on
+     * the plain launch's output, with o written (then the plain launch's) and without (untouched) */
+    const int dt = bf ? LTX2_KDT_BF16 : LTX2_KDT_F32;
+    uint8_t *want = emu_alloc((size_t)n), *got = emu_alloc((size_t)n);
+    unsigned char *d_o2 = emu_alloc(n * es + off);
+    EMU_CHECK_LAUNCH(ltx2_k_fp8_quant(NULL, dt, d_o + off, want, n, 1.0f / FP8_SCALE), name);
+    ltx2_k_fp8_outs q = {.n = 1, .q = {got}, .inv_scale = {1.0f / FP8_SCALE}};
+    for (int no_y = 0; no_y < 2; no_y++) {
+        q.no_y = no_y;
+        emu_refill(got, (size_t)n);
+        emu_store(d_o2 + off, o, n, bf);
+        EMU_CHECK_LAUNCH(ltx2_k_head_gate(NULL, dt, d_o2 + off, dl, rows, heads, hd, &q), name);
+        CHECK(memcmp(got, want, (size_t)n) == 0 && emu_guard_damage(got, (size_t)n) == 0,
+              "%s: fp8 copy%s differs from the quantise kernel's", name, no_y ? " (no o)" : "");
+        unsigned char *plain = no_y ? NULL : d_o + off;
+        float *o2 = malloc((size_t)n * 4);
+        emu_load(o2, d_o2 + off, n, bf);
+        CHECK(plain ? memcmp(d_o2 + off, plain, (size_t)n * es) == 0 : memcmp(o2, o, (size_t)n * 4) == 0,
+              "%s: o after the copies%s", name, no_y ? " should be untouched" : " differs from the plain launch's");
+        free(o2);
+    }
+    free(want), free(got), free(d_o2);
     free(o), free(l), free(ref), free(out), free(d_o), free(dl);
 }
 

@@ -303,11 +303,43 @@ static void modulate_fp8_on(const ltx2_backend *be, ltx2_dtype dt) {
     free(x), free(tab), free(ridx), free(y_plain);
 }
 
-static void test_modulate_fp8(void) {
+/* head_gate's fp8 copy (LTX-2.3's out-projection input) on be in dt: the fp8 op on the plain op's
+ * output bit for bit, o then the plain op's; and a copy of the wrong shape refused. */
+static void head_gate_fp8_on(const ltx2_backend *be, ltx2_dtype dt) {
+    const int64_t rows = 9, H = 4, d = 16, n = rows * H * d, so[2] = {rows, H * d}, sl[2] = {rows, H};
+    float *o = gen(950, n, 3.0f, 0.0f), *l = gen(951, rows * H, 2.0f, 0.0f);
+    round_bf16(o, n), round_bf16(l, rows * H);
+    ltx2_tensor to = put(be, o, dt, 2, so), tl = put(be, l, dt, 2, sl), to2 = put(be, o, dt, 2, so);
+    CHECK(ltx2_backend_head_gate(be, g_ctx, &to, &tl, H) == LTX2_OK, "%s head_gate: %s", be->name,
+          ltx2_last_error(g_ctx));
+    ltx2_tensor tq = ltx2_tensor_make(NULL, LTX2_F8_E4M3, 2, so);
+    tq.device = be->device;
+    be->alloc(be, g_ctx, (size_t)n, &tq.data);
+    CHECK(ltx2_backend_fp8_convert(be, g_ctx, &to, mod_fp8_scales[1], &tq) == LTX2_OK, "%s fp8: %s", be->name,
+          ltx2_last_error(g_ctx));
+    uint8_t *want = get_bytes(be, &tq), *o_plain = get_bytes(be, &to);
+    ltx2_fp8_outs q = {.n = 1, .scale = {mod_fp8_scales[1]}, .q = {&tq}};
+    CHECK(ltx2_backend_head_gate_fp8(be, g_ctx, &to2, &tl, H, &q) == LTX2_OK, "%s head_gate fp8: %s", be->name,
+          ltx2_last_error(g_ctx));
+    uint8_t *got = get_bytes(be, &tq), *o_got = get_bytes(be, &to2);
+    CHECK(memcmp(got, want, (size_t)n) == 0 && memcmp(o_got, o_plain, ltx2_tensor_nbytes(&to)) == 0,
+          "%s %s head_gate fp8: the copy or o differs from the plain op's", be->name, ltx2_dtype_name(dt));
+    ltx2_tensor half = tq;
+    half.shape[0] = rows - 1;
+    q.q[0] = &half;
+    CHECK(ltx2_backend_head_gate_fp8(be, g_ctx, &to2, &tl, H, &q) != LTX2_OK, "%s: head_gate fp8 with a copy of "
+          "the wrong shape accepted", be->name);
+    be->free(be, to.data), be->free(be, tl.data), be->free(be, to2.data), be->free(be, tq.data);
+    free(o), free(l), free(want), free(o_plain), free(got), free(o_got);
+}
+
+static void test_fp8_copies(void) {
+    head_gate_fp8_on(ltx2_backend_cpu(), LTX2_F32);
     modulate_fp8_on(ltx2_backend_cpu(), LTX2_F32);
     if (g_dev) {
         modulate_fp8_on(g_dev, LTX2_F32);
         modulate_fp8_on(g_dev, LTX2_BF16);
+        head_gate_fp8_on(g_dev, LTX2_BF16);
     }
 }
 
@@ -586,7 +618,7 @@ int main(void) {
     if (ltx2_backend_cuda_create(g_ctx, 0, &cuda) == LTX2_OK) g_dev = cuda;
     else printf("cuda: not available (%s); CPU-vs-naive checks still run\n", ltx2_last_error(g_ctx));
     test_modulate();
-    test_modulate_fp8();
+    test_fp8_copies();
     test_head_gate();
     test_gated_add_alias();
     test_conv3d_overlap();

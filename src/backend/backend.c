@@ -560,29 +560,36 @@ ltx2_status ltx2_backend_norm_modulate(const ltx2_backend *be, ltx2_context *ctx
     return be->norm_modulate(be, ctx, x, norm, eps, scale, shift, m, y, NULL);
 }
 
-ltx2_status ltx2_backend_norm_modulate_fp8(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
-                                           ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
-                                           const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y,
-                                           const ltx2_fp8_outs *q) {
-    const ltx2_op op = LTX2_OP_NORM_MODULATE;
-    int64_t rows = 0;
-    LTX2_TRY(check_norm_modulate(be, ctx, x, norm, scale, shift, m, y, &rows));
+/* The fp8 copies of an op's output y (ltx2_fp8_outs): 1..LTX2_FP8_OUTS_MAX fp8 tensors of y's shape,
+ * finite positive scales, and a backend that quantises y's dtype. */
+static ltx2_status check_fp8_outs(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *y,
+                                  const ltx2_fp8_outs *q) {
     if (!q || q->n < 1 || q->n > LTX2_FP8_OUTS_MAX)
-        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s norm_modulate: %d fp8 copies (1..%d)", be->name,
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: %d fp8 copies (1..%d)", be->name, ltx2_op_name(op),
                           q ? q->n : 0, LTX2_FP8_OUTS_MAX);
     LTX2_TRY(check_supported(be, ctx, LTX2_OP_FP8, y->dtype));
     for (int i = 0; i < q->n; i++) {
         char arg[16];
         snprintf(arg, sizeof arg, "q[%d]", i);
         if (!q->q[i])
-            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s norm_modulate: %s is NULL", be->name, arg);
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: %s is NULL", be->name, ltx2_op_name(op), arg);
         LTX2_TRY(check_tensor(be, ctx, op, arg, q->q[i], true));
         LTX2_TRY(check_dtype(be, ctx, op, arg, q->q[i], LTX2_F8_E4M3));
         LTX2_TRY(check_same_shape(be, ctx, op, "y", y, arg, q->q[i]));
         if (!(q->scale[i] > 0.0f) || !isfinite(q->scale[i]))
-            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s norm_modulate: fp8 scale[%d] %g must be finite and > 0",
-                              be->name, i, (double)q->scale[i]);
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: fp8 scale[%d] %g must be finite and > 0", be->name,
+                              ltx2_op_name(op), i, (double)q->scale[i]);
     }
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_backend_norm_modulate_fp8(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                           ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
+                                           const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y,
+                                           const ltx2_fp8_outs *q) {
+    int64_t rows = 0;
+    LTX2_TRY(check_norm_modulate(be, ctx, x, norm, scale, shift, m, y, &rows));
+    LTX2_TRY(check_fp8_outs(be, ctx, LTX2_OP_NORM_MODULATE, y, q));
     if (rows == 0) return LTX2_OK;
     return be->norm_modulate(be, ctx, x, norm, eps, scale, shift, m, y, q);
 }
@@ -599,7 +606,7 @@ ltx2_status ltx2_backend_gated_add(const ltx2_backend *be, ltx2_context *ctx, lt
     return be->gated_add(be, ctx, x, y, gate, m);
 }
 
-ltx2_status ltx2_backend_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
+static ltx2_status check_head_gate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *o,
                                    const ltx2_tensor *logits, int64_t heads) {
     const ltx2_op op = LTX2_OP_HEAD_GATE;
     LTX2_TRY(check_tensor(be, ctx, op, "o", o, true));
@@ -615,8 +622,22 @@ ltx2_status ltx2_backend_head_gate(const ltx2_backend *be, ltx2_context *ctx, lt
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s head_gate: o %s must be [.., %lld*d] and logits %s [.., %lld]",
                           be->name, shape_txt(o, so, sizeof(so)), (long long)heads,
                           shape_txt(logits, sl, sizeof(sl)), (long long)heads);
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_backend_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
+                                   const ltx2_tensor *logits, int64_t heads) {
+    LTX2_TRY(check_head_gate(be, ctx, o, logits, heads));
     if (ltx2_tensor_numel(o) == 0) return LTX2_OK;
-    return be->head_gate(be, ctx, o, logits, heads);
+    return be->head_gate(be, ctx, o, logits, heads, NULL);
+}
+
+ltx2_status ltx2_backend_head_gate_fp8(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
+                                       const ltx2_tensor *logits, int64_t heads, const ltx2_fp8_outs *q) {
+    LTX2_TRY(check_head_gate(be, ctx, o, logits, heads));
+    LTX2_TRY(check_fp8_outs(be, ctx, LTX2_OP_HEAD_GATE, o, q));
+    if (ltx2_tensor_numel(o) == 0) return LTX2_OK;
+    return be->head_gate(be, ctx, o, logits, heads, q);
 }
 
 ltx2_status ltx2_backend_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,

@@ -233,8 +233,9 @@ struct ltx2_backend {
                                  const ltx2_fp8_outs *q);
     ltx2_status (*gated_add)(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x,
                              const ltx2_tensor *y, const ltx2_tensor *gate, const ltx2_mod_rows *m);
+    /* q: NULL or at least one copy (ltx2_backend_head_gate_fp8) */
     ltx2_status (*head_gate)(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
-                             const ltx2_tensor *logits, int64_t heads);
+                             const ltx2_tensor *logits, int64_t heads, const ltx2_fp8_outs *q);
     ltx2_status (*gemm_ex)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                            const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y);
     ltx2_status (*row_sumsq)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *ss);
@@ -406,6 +407,10 @@ ltx2_status ltx2_backend_gated_add(const ltx2_backend *be, ltx2_context *ctx, lt
 /* o [.., heads*d] *= 2 * sigmoid(logits [.., heads]), per head; same dtype. */
 ltx2_status ltx2_backend_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
                                    const ltx2_tensor *logits, int64_t heads);
+/* The same with fp8 copies of the gated o for the fp8 out-projection that reads it (ltx2_fp8_outs:
+ * 1 to LTX2_FP8_OUTS_MAX; no_y leaves o holding anything). */
+ltx2_status ltx2_backend_head_gate_fp8(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
+                                       const ltx2_tensor *logits, int64_t heads, const ltx2_fp8_outs *q);
 /* ltx2_backend_gemm with the epilogues of *a. x, w f32/bf16 (y the same), or fp8 e4m3 x and w
  * with y, bias and residual in be->fp8_gemm_out (LTX2_OP_GEMM_FP8; weight layout [N, K] only). */
 ltx2_status ltx2_backend_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,

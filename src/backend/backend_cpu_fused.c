@@ -52,8 +52,7 @@ ltx2_status ltx2_cpu_be_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx
 }
 
 ltx2_status ltx2_cpu_be_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
-                                  const ltx2_tensor *logits, int64_t heads) {
-    (void)be, (void)ctx;
+                                  const ltx2_tensor *logits, int64_t heads, const ltx2_fp8_outs *q) {
     const int64_t inner = o->shape[o->ndim - 1], d = inner / heads, rows = ltx2_tensor_numel(o) / inner;
     float *od = o->data;
     const float *l = logits->data;
@@ -64,6 +63,8 @@ ltx2_status ltx2_cpu_be_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx
             float gv = 2.0f * (float)(1.0 / (1.0 + exp(-(double)l[r * heads + h])));
             for (int64_t j = 0; j < d; j++) od[r * inner + h * d + j] *= gv;
         }
+    /* the copies from o as the fp8 op would make them (the reference has no fused form) */
+    for (int i = 0; q && i < q->n; i++) LTX2_TRY(ltx2_cpu_be_fp8(be, ctx, o, q->scale[i], q->q[i]));
     return LTX2_OK;
 }
 

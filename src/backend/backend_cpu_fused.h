@@ -12,7 +12,7 @@ ltx2_status ltx2_cpu_be_norm_modulate(const ltx2_backend *be, ltx2_context *ctx,
 ltx2_status ltx2_cpu_be_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
                                   const ltx2_tensor *gate, const ltx2_mod_rows *m);
 ltx2_status ltx2_cpu_be_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
-                                  const ltx2_tensor *logits, int64_t heads);
+                                  const ltx2_tensor *logits, int64_t heads, const ltx2_fp8_outs *q);
 ltx2_status ltx2_cpu_be_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                 const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y);
 ltx2_status ltx2_cpu_be_fp8(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float scale,

@@ -306,6 +306,19 @@ static ltx2_status k_space_to_depth(const ltx2_backend *be, ltx2_context *ctx, c
 /* the op's fp8 copies pass straight through to the kernel's */
 _Static_assert(LTX2_K_FP8_OUTS_MAX == LTX2_FP8_OUTS_MAX, "kernel and backend fp8 copy limits differ");
 
+/* An op's fp8 copies (NULL: none) as the launchers take them: each scale as its reciprocal, as k_fp8
+ * passes it to the quantise kernel. */
+static ltx2_k_fp8_outs k_fp8_outs(const ltx2_fp8_outs *q) {
+    ltx2_k_fp8_outs k = {0};
+    for (int i = 0; q && i < q->n; i++) {
+        k.q[i] = q->q[i]->data;
+        k.inv_scale[i] = 1.0f / q->scale[i];
+    }
+    k.n = q ? q->n : 0;
+    k.no_y = q && q->no_y;
+    return k;
+}
+
 static ltx2_status k_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                       ltx2_norm_kind norm, float eps, const ltx2_tensor *scale,
                                       const ltx2_tensor *shift, const ltx2_mod_rows *m, ltx2_tensor *y,
@@ -318,12 +331,7 @@ static ltx2_status k_norm_modulate(const ltx2_backend *be, ltx2_context *ctx, co
         .eps = eps, .scale = scale->data, .shift = shift->data, .mod_stride = scale->strides[0],
         .row_idx = m->row_idx ? m->row_idx->data : NULL, .rows_per_group = m->rows_per_group,
     };
-    for (int i = 0; q && i < q->n; i++) {
-        ka.q.q[i] = q->q[i]->data;
-        ka.q.inv_scale[i] = 1.0f / q->scale[i]; /* as k_fp8 passes it */
-    }
-    ka.q.n = q ? q->n : 0;
-    ka.q.no_y = q && q->no_y;
+    ka.q = k_fp8_outs(q);
     LTX2_TRY(rt->enter(be, ctx));
     KCHECK(be, ctx, rt->k->norm_modulate(rt->stream, kdt(x->dtype), &ka));
     return LTX2_OK;
@@ -341,12 +349,13 @@ static ltx2_status k_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx2_t
 }
 
 static ltx2_status k_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o, const ltx2_tensor *logits,
-                                  int64_t heads) {
+                                  int64_t heads, const ltx2_fp8_outs *q) {
     const ltx2_kernel_rt *rt = krt(be);
     const int64_t inner = o->shape[o->ndim - 1];
+    const ltx2_k_fp8_outs kq = k_fp8_outs(q);
     LTX2_TRY(rt->enter(be, ctx));
     KCHECK(be, ctx, rt->k->head_gate(rt->stream, kdt(o->dtype), o->data, logits->data,
-                                                ltx2_tensor_numel(o) / inner, heads, inner / heads));
+                                                ltx2_tensor_numel(o) / inner, heads, inner / heads, &kq));
     return LTX2_OK;
 }
 

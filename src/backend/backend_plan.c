@@ -227,8 +227,8 @@ static ltx2_status plan_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx
     return LTX2_OK;
 }
 static ltx2_status plan_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o, const ltx2_tensor *logits,
-                                  int64_t heads) {
-    (void)be, (void)ctx, (void)o, (void)logits, (void)heads;
+                                  int64_t heads, const ltx2_fp8_outs *q) {
+    (void)be, (void)ctx, (void)o, (void)logits, (void)heads, (void)q;
     return LTX2_OK;
 }
 static ltx2_status plan_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *w,

@@ -105,10 +105,14 @@ ltx2_status dit_linear(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *
 }
 
 ltx2_status dit_linear_out(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, ltx2_tensor *y) {
-    if (!r->hooks || !r->hooks->reduce) return dit_linear(r, L, x, false, y);
-    ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .x_scale = 1.0f, .w_scale = 1.0f};
     const dit_act a = dit_act_of(x);
-    LTX2_TRY(linear_gemm(r, L, &a, &ga, y));
+    return dit_linear_out_act(r, L, &a, y);
+}
+
+ltx2_status dit_linear_out_act(dit_run *r, const ltx2_dit_linear *L, const dit_act *a, ltx2_tensor *y) {
+    if (!r->hooks || !r->hooks->reduce) return dit_linear_act(r, L, a, false, y);
+    ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .x_scale = 1.0f, .w_scale = 1.0f};
+    LTX2_TRY(linear_gemm(r, L, a, &ga, y));
     LTX2_TRY(r->hooks->reduce(r->hooks->user, r->ctx, y));
     return L->b.data ? ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, y, &L->b, y) : LTX2_OK;
 }

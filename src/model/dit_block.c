@@ -217,15 +217,26 @@ static ltx2_status attn_forward(dit_run *r, const ltx2_dit_attn_w *a, const attn
                 if (io->skip[b]) LTX2_TRY(be->copy(be, ctx, (char *)o.data + b * per, (char *)v.data + b * per, per));
         }
     }
+    dit_act oa = dit_act_of(&o);
     if (ltx2_dit_linear_present(&a->gate)) {
         /* per-head gate 2 * sigmoid(x W_g + b_g) from the query-side input */
         int64_t sg[3] = {B, Tq, H};
         ltx2_tensor g;
         LTX2_TRY(dit_tensor(r, r->dt, 3, sg, &g));
         LTX2_TRY(dit_linear_act(r, &a->gate, io->x, false, &g));
-        LTX2_TRY(r->tpu ? dit_tpu_head_gate(r, &o, &g, H) : ltx2_backend_head_gate(be, ctx, &o, &g, H));
+        if (r->tpu) {
+            LTX2_TRY(dit_tpu_head_gate(r, &o, &g, H));
+        } else if (r->fp8_fuse && a->o.w.dtype == LTX2_F8_E4M3 && a->o.x_scale > 0.0f) {
+            /* the gate writes the out-projection's fp8 input instead of the gated o (LTX-2.3) */
+            LTX2_TRY(dit_tensor(r, LTX2_F8_E4M3, 3, sq, &oa.q[0]));
+            ltx2_fp8_outs oq = {.n = 1, .scale = {a->o.x_scale}, .q = {&oa.q[0]}, .no_y = true};
+            LTX2_TRY(ltx2_backend_head_gate_fp8(be, ctx, &o, &g, H, &oq));
+            oa.n = 1, oa.scale[0] = a->o.x_scale, oa.has_x = false;
+        } else {
+            LTX2_TRY(ltx2_backend_head_gate(be, ctx, &o, &g, H));
+        }
     }
-    LTX2_TRY(dit_linear_out(r, &a->o, &o, io->out));
+    LTX2_TRY(dit_linear_out_act(r, &a->o, &oa, io->out));
     snprintf(nm, sizeof nm, "%s.out", io->name);
     return dit_dump(r, nm, io->out);
 }

@@ -114,6 +114,8 @@ ltx2_status dit_linear_act(dit_run *r, const ltx2_dit_linear *L, const dit_act *
 /* A row-parallel linear (attention out, FFN out): under tensor parallelism the partial products
  * are summed over the tensor group and the bias added once; otherwise dit_linear. */
 ltx2_status dit_linear_out(dit_run *r, const ltx2_dit_linear *L, const ltx2_tensor *x, ltx2_tensor *y);
+/* dit_linear_out of an activation (its fp8 copy read when L's input scale has one). */
+ltx2_status dit_linear_out_act(dit_run *r, const ltx2_dit_linear *L, const dit_act *a, ltx2_tensor *y);
 /* Dumps t (any float dtype, contiguous) as f32 under name when a dump callback is set. */
 ltx2_status dit_dump(dit_run *r, const char *name, const ltx2_tensor *t);
 /* A host f32 array dumped under name. */

@@ -193,4 +193,14 @@ static inline void dit_golden_close(ltx2_dit_weights *w, ltx2_st_file *g, dit_in
     ltx2_dit_weights_free(w);
 }
 
+/* main() of a test that runs check(version) for both LTX versions with its context in *ctx: the
+ * context made first and freed after, the pass/fail line printed, its exit code returned. */
+static inline int dit_test_both_versions(ltx2_context **ctx, void (*check)(const char *version)) {
+    *ctx = ltx2_context_create(NULL);
+    check("2.0");
+    check("2.3");
+    ltx2_context_free(*ctx);
+    return test_finish();
+}
+
 #endif

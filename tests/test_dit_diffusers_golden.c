@@ -75,10 +75,4 @@ static void check_version(const char *version) {
     ltx2_dit_weights_free(w);
 }
 
-int main(void) {
-    g_ctx = ltx2_context_create(NULL);
-    check_version("2.0");
-    check_version("2.3");
-    ltx2_context_free(g_ctx);
-    return test_finish();
-}
+int main(void) { return dit_test_both_versions(&g_ctx, check_version); }

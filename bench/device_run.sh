@@ -184,6 +184,9 @@ benches() {
   # from the activation quantisations)
   run bench_step_fp8 120 ./build-dev/bench/bench_step --device cuda --no-vae --weights-dtype fp8 \
     --json "$out/bench_step_fp8.jsonl"
+  # the 22B's (LTX-2.3: every attention gated, so its out-projections take the gate's fp8 copies)
+  run bench_step_fp8_23 90 ./build-dev/bench/bench_step --device cuda --no-vae --version 2.3 --weights-dtype fp8 \
+    --json "$out/bench_step_fp8_23.jsonl"
   # cuDNN SDPA baseline through PyTorch (cuDNN's fused attention has no C API we wrap), paired
   # with bench_attention's rows by shape name; also the PNG plot the issue asks for.
   run attention_vs_cudnn 120 python3 bench/sdpa_cudnn_torch.py --ours "$out/bench_attention.jsonl" \

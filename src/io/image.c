@@ -49,6 +49,12 @@
 #define IMAGE_MAX_DIM 16384
 /* A PNG starts with this 8-byte signature (PNG spec 5.2). */
 #define IMAGE_PNG_SIG_BYTES 8
+/* Ancillary chunks libpng reads whole into a buffer of the length they claim, and which carry
+ * nothing the pixels need here (no colour management): skipped unread instead. A 50-byte file
+ * claiming a 1.5 GB sPLT chunk made libpng 1.6.39 allocate 1.5 GB (its over-length check is only
+ * a warning on read; CI's fuzzer, tests/fuzz/corpus/fuzz_image/splt_1p5gb.png). 5 bytes an entry. */
+#define IMAGE_PNG_SKIPPED "sPLT\0iCCP\0tEXt\0zTXt\0iTXt\0eXIf\0pCAL\0sCAL"
+#define IMAGE_PNG_SKIPPED_N 8
 static const uint8_t png_signature[IMAGE_PNG_SIG_BYTES] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 /* x264's CRF scale for 8-bit video is 0 (lossless) .. 51; preprocess() skips the round trip at 0. */
 #define IMAGE_CRF_MAX 51
@@ -118,6 +124,7 @@ static ltx2_status read_png(ltx2_context *ctx, const char *path, uint8_t **out, 
         png_read_cleanup(p, info, f, pix, rows);
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "image %s: not a decodable PNG (libpng: %s)", path, err.msg);
     }
+    png_set_keep_unknown_chunks(p, PNG_HANDLE_CHUNK_NEVER, (png_const_bytep)IMAGE_PNG_SKIPPED, IMAGE_PNG_SKIPPED_N);
     png_init_io(p, f);
     png_read_info(p, info);
     const png_uint_32 w = png_get_image_width(p, info), h = png_get_image_height(p, info);

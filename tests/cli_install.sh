@@ -44,7 +44,12 @@ libdir=$(pkg-config --variable=libdir ltx2)
 if [ "$fail" -eq 0 ]; then
     if LD_LIBRARY_PATH="$libdir" "$tmp/use"; then echo "ok: ran against $libdir/libltx2.so"; else echo "FAIL: the program"; fail=1; fi
 fi
-[ -x "$tmp/prefix/bin/ltx2" ] && echo "ok: ltx2 installed" || { echo "FAIL: no bin/ltx2"; fail=1; }
+# the installed CLI runs as installed: no LD_LIBRARY_PATH (it finds libltx2_kernels.so by its RUNPATH)
+if [ -x "$tmp/prefix/bin/ltx2" ] && env -u LD_LIBRARY_PATH "$tmp/prefix/bin/ltx2" --version >"$tmp/version.log" 2>&1; then
+    echo "ok: ltx2 installed and runs"
+else
+    echo "FAIL: bin/ltx2 missing or does not run"; cat "$tmp/version.log" 2>/dev/null; fail=1
+fi
 [ -f "$tmp/prefix/include/ltx2/tensor.h" ] && echo "ok: headers installed" || { echo "FAIL: headers"; fail=1; }
 [ "$fail" -eq 0 ] && echo "4 passed, 0 failed" || echo "failed"
 exit "$fail"

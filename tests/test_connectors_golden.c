@@ -15,6 +15,7 @@
 #include "core/metrics.h"
 #include "io/safetensors.h"
 #include "model/connectors.h"
+#include "model/text_states.h"
 #include "test_util.h"
 #include "ckpt_edit.h"
 
@@ -61,6 +62,31 @@ static void dump_cb(const char *name, const ltx2_tensor *t, void *user) {
     compare((golden *)user, name, (const float *)t->data, ltx2_tensor_numel(t));
 }
 
+/* The same states held layer-major (the encoder's layout, model/text_states.h) give the same
+ * outputs bit for bit: the feature extractor reads each value through the layout, in the same
+ * order. */
+static void check_layer_major(const char *version, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
+                              const float *vo, const float *ao) {
+    const int64_t B = in->B, S = in->S, D = in->D, L = in->L, per = S * D * L;
+    const int64_t nv = B * S * w->cfg.video.inner_dim, na = B * S * w->cfg.audio.inner_dim;
+    float *major = malloc((size_t)(B * per) * sizeof(float)), *v2 = malloc((size_t)nv * sizeof(float));
+    float *a2 = malloc((size_t)na * sizeof(float)), *back = malloc((size_t)per * sizeof(float));
+    uint8_t *mo = malloc((size_t)(B * S));
+    for (int64_t b = 0; b < B; b++) ltx2_text_states_to_layer_major(in->hidden + b * per, S * D, L, major + b * per);
+    /* and back: the two transposes are inverse */
+    ltx2_text_states_to_layer_last(major, S * D, L, back);
+    CHECK(memcmp(back, in->hidden, (size_t)per * sizeof(float)) == 0, "%s: layer-major and back differs", version);
+    CHECK(major[1 * S * D + 2 * D + 3] == in->hidden[(2 * D + 3) * L + 1], "%s: layer-major index", version);
+    ltx2_text_hidden lm = *in;
+    lm.hidden = major, lm.layer_major = true;
+    const ltx2_status st = ltx2_connectors_forward(g_ctx, w, &lm, NULL, NULL, v2, a2, mo);
+    CHECK(st == LTX2_OK, "%s: layer-major forward: %s", version, ltx2_last_error(g_ctx));
+    if (st == LTX2_OK)
+        CHECK(memcmp(v2, vo, (size_t)nv * sizeof(float)) == 0 && memcmp(a2, ao, (size_t)na * sizeof(float)) == 0,
+              "%s: layer-major states give other encodings", version);
+    free(major), free(v2), free(a2), free(back), free(mo);
+}
+
 static void run_version(const char *version) {
     char path[1024], gpath[1024];
     snprintf(path, sizeof path, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
@@ -86,7 +112,7 @@ static void run_version(const char *version) {
         if (ht && ht->ndim == 4 && hidden && mask_f) {
             uint8_t *mask = malloc((size_t)nm), *mask_out = malloc((size_t)nm);
             for (int64_t i = 0; i < nm; i++) mask[i] = mask_f[i] != 0.0f;
-            ltx2_text_hidden in = {hidden, mask, ht->shape[0], ht->shape[1], ht->shape[2], ht->shape[3]};
+            ltx2_text_hidden in = {hidden, mask, ht->shape[0], ht->shape[1], ht->shape[2], ht->shape[3], false};
             const int64_t B = in.B, S = in.S;
             float *vo = malloc((size_t)(B * S * w->cfg.video.inner_dim) * sizeof(float));
             float *ao = malloc((size_t)(B * S * w->cfg.audio.inner_dim) * sizeof(float));
@@ -102,6 +128,7 @@ static void run_version(const char *version) {
                 int ones = 0;
                 for (int64_t i = 0; i < nm; i++) ones += mask_out[i] == 1;
                 CHECK(ones == nm, "%s: output mask not all ones", version);
+                check_layer_major(version, w, &in, vo, ao);
             }
             int missing = 0;
             for (size_t i = 0; i < g.f->n_tensors && i < sizeof g.seen; i++) {

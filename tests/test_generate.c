@@ -173,7 +173,8 @@ static bool write_prompt(ltx2_context *ctx, const char *path, const ltx2_pipe_te
         const ltx2_pipe_text *src = t < n_a ? a : b;
         const int64_t i = t < n_a ? t : t - n_a;
         if (!src) continue;
-        memcpy(h + t * tok, src->hidden + i * tok, (size_t)tok * sizeof(float));
+        for (int64_t d = 0; d < b->D; d++) /* the file layer-last, ltx2_pipe_text layer-major */
+            for (int64_t l = 0; l < b->L; l++) h[t * tok + d * b->L + l] = src->hidden[(l * src->S + i) * b->D + d];
         m[t] = src->mask[i];
     }
     const int64_t hs[4] = {1, S, b->D, b->L}, ms[2] = {1, S};

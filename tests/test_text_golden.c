@@ -79,7 +79,7 @@ static void check_version(ltx2_context *ctx, const char *version) {
             CHECK(bad_mask == 0, "prompt %d: %lld mask entries differ", b, (long long)bad_mask);
             float *v = malloc((size_t)(S * dv) * sizeof(float)), *a = malloc((size_t)(S * da) * sizeof(float));
             uint8_t *mo = malloc((size_t)S);
-            ltx2_text_hidden in = {t[b].hidden, t[b].mask, 1, S, t[b].D, t[b].L};
+            ltx2_text_hidden in = {t[b].hidden, t[b].mask, 1, S, t[b].D, t[b].L, .layer_major = true};
             st = ltx2_connectors_forward(ctx, cw, &in, NULL, NULL, v, a, mo);
             CHECK(st == LTX2_OK, "connectors: %s", ltx2_last_error(ctx));
             if (st == LTX2_OK) {

@@ -58,18 +58,34 @@ static ltx2_status linear(conn_run *r, const ltx2_dit_linear *L, const ltx2_tens
     return ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, &ga, y);
 }
 
+/* Where x[b, t, d, l] of the hidden states lies in either layout (ltx2_text_hidden.layer_major):
+ * the row (b, t) at hidden + row_at(b, t), channel d sd and layer l sl floats on. */
+typedef struct fe_layout {
+    int64_t sd, sl;
+} fe_layout;
+
+static fe_layout fe_layout_of(const ltx2_text_hidden *in) {
+    return in->layer_major ? (fe_layout){1, in->S * in->D} : (fe_layout){in->L, 1};
+}
+
+static const float *fe_row(const ltx2_text_hidden *in, int64_t b, int64_t t) {
+    const int64_t DL = in->D * in->L;
+    return in->hidden + (in->layer_major ? b * in->S * DL + t * in->D : (b * in->S + t) * DL);
+}
+
 /* The feature extractor's per-(sample, layer) statistics (V1): the mean and range of x[b, valid, :, l]. */
 typedef struct fe_stats {
     float *mean, *range; /* [B, L] */
 } fe_stats;
 
-/* V1: per sample b and layer l over the valid tokens: mean, min, max of x[b, valid, :, l]. */
+/* V1: per sample b and layer l over the valid tokens: mean, min, max of x[b, valid, :, l], in
+ * the same order in either layout. */
 static void fe_v1_stats(const ltx2_text_hidden *in, const fe_stats *fs) {
     const int64_t S = in->S, D = in->D, L = in->L;
+    const fe_layout ly = fe_layout_of(in);
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t b = 0; b < in->B; b++)
         for (int64_t l = 0; l < L; l++) {
-            const float *x = in->hidden + b * S * D * L;
             const uint8_t *m = in->mask + b * S;
             double sum = 0.0;
             float lo = INFINITY, hi = -INFINITY;
@@ -77,8 +93,9 @@ static void fe_v1_stats(const ltx2_text_hidden *in, const fe_stats *fs) {
             for (int64_t t = 0; t < S; t++) {
                 if (!m[t]) continue;
                 n++;
+                const float *x = fe_row(in, b, t) + l * ly.sl;
                 for (int64_t d = 0; d < D; d++) {
-                    float v = x[(t * D + d) * L + l];
+                    float v = x[d * ly.sd];
                     sum += v;
                     lo = v < lo ? v : lo;
                     hi = v > hi ? v : hi;
@@ -90,29 +107,31 @@ static void fe_v1_stats(const ltx2_text_hidden *in, const fe_stats *fs) {
         }
 }
 
-/* The normalised features of flattened rows [r0, r0 + nr) of [B * S] into normed [nr, D * L]. V1
- * from the statistics; V2 per token and layer, x / sqrt(mean_d(x^2) + eps). Padding zeroed. */
+/* The normalised features of flattened rows [r0, r0 + nr) of [B * S] into normed [nr, D * L] (the
+ * layer axis last, as the projection takes them). V1 from the statistics; V2 per token and layer,
+ * x / sqrt(mean_d(x^2) + eps). Padding zeroed. */
 static void fe_rows(const ltx2_text_hidden *in, ltx2_text_fe_version fe, const fe_stats *fs, int64_t r0, int64_t nr,
                     float *normed) {
     const int64_t D = in->D, L = in->L;
+    const fe_layout ly = fe_layout_of(in);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < nr; i++) {
         const int64_t row = r0 + i, b = row / in->S;
-        const float *x = in->hidden + row * D * L;
         float *o = normed + i * D * L;
         const bool keep = in->mask[row] != 0;
         for (int64_t l = 0; l < L; l++) {
+            const float *x = fe_row(in, b, row % in->S) + l * ly.sl;
             if (fe == LTX2_TEXT_FE_V1) {
                 const float mean = fs->mean[b * L + l], range = fs->range[b * L + l];
                 for (int64_t d = 0; d < D; d++)
-                    o[d * L + l] = keep ? FE_V1_SCALE * (x[d * L + l] - mean) / (range + CONN_EPS) : 0.0f;
+                    o[d * L + l] = keep ? FE_V1_SCALE * (x[d * ly.sd] - mean) / (range + CONN_EPS) : 0.0f;
                 continue;
             }
             double ss = 0.0;
-            for (int64_t d = 0; d < D; d++) ss += (double)x[d * L + l] * (double)x[d * L + l];
+            for (int64_t d = 0; d < D; d++) ss += (double)x[d * ly.sd] * (double)x[d * ly.sd];
             float var = (float)(ss / (double)D);
             float inv = (float)(1.0 / sqrt((double)(var + CONN_EPS)));
-            for (int64_t d = 0; d < D; d++) o[d * L + l] = keep ? x[d * L + l] * inv : 0.0f;
+            for (int64_t d = 0; d < D; d++) o[d * L + l] = keep ? x[d * ly.sd] * inv : 0.0f;
         }
     }
 }

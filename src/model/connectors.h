@@ -107,6 +107,7 @@ typedef struct ltx2_text_hidden {
     const float *hidden;  /* [B, S, D, L] Gemma hidden states, the layer axis last (index 0: embeddings) */
     const uint8_t *mask;  /* [B, S] 1 = real token, 0 = padding (left padding in the pipeline) */
     int64_t B, S, D, L;   /* S must be a multiple of LTX2_CONNECTOR_REGISTERS; D * L == text_dim */
+    bool layer_major;     /* hidden is [B, L, S, D] instead (model/text_states.h: the encoder's layout) */
 } ltx2_text_hidden;
 
 /* video_out [B, S, video.inner_dim], audio_out [B, S, audio.inner_dim], mask_out [B, S] (all ones:

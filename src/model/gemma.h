@@ -94,24 +94,27 @@ void ltx2_gemma_weights_free(ltx2_gemma_weights *w);
  * scaled embeddings, index l the output of layer l - 1, the last after the final norm. */
 ltx2_status ltx2_gemma_forward(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                const uint8_t *mask, int64_t B, int64_t S, float *hidden);
-/* The same, calling poll (may be NULL) after each hidden state is copied to the host (staged: hidden
- * is whole when the forward returns): layer of layers + 1 done. An error from poll stops the forward with it (a cancelled run stops between layers, not
- * after minutes of a 12B on the CPU); poll also reports progress. */
+/* The same, calling poll (may be NULL) after each hidden state reaches the host: layer of layers
+ * + 1 done. An error from poll stops the forward with it (a cancelled run stops between layers, not
+ * after minutes of a 12B on the CPU); poll also reports progress. The layer-last output is
+ * transposed from the layer-major states at the end (a second copy of them meanwhile): the
+ * pipeline takes ltx2_gemma_forward_split's layout instead. */
 typedef ltx2_status (*ltx2_gemma_poll)(void *user, ltx2_context *ctx, int64_t layer, int64_t layers);
 ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                       const uint8_t *mask, int64_t B, int64_t S, float *hidden, ltx2_gemma_poll poll,
                                       void *poll_user);
 
-/* ltx2_gemma_forward_polled with sample b's states [S, hidden, layers + 1] into its own buffer
- * hidden_b[b]: a caller that hands each prompt's states on as they are needs no copy of them (the
- * 12B's are 770 MB a prompt). */
+/* The forward with sample b's states layer-major, [layers + 1, S, hidden] host f32
+ * (model/text_states.h), into its own buffer hidden_b[b]: each state is written where it belongs
+ * as it arrives (no interleave, one layer staged), and a caller that hands each prompt's states on
+ * needs no copy of them (the 12B's are 770 MB a prompt). poll as in ltx2_gemma_forward_polled. */
 ltx2_status ltx2_gemma_forward_split(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                      const uint8_t *mask, int64_t B, int64_t S, float *const *hidden_b,
                                      ltx2_gemma_poll poll, void *poll_user);
 
 /* Where each hidden state goes as the forward makes it: h is [B, S, hidden] in the weights' dtype
  * on their backend, valid until the call returns; layer is its index in ltx2_gemma_forward's layer
- * axis. ltx2_gemma_forward's sink copies to the host; a consumer on the device (a streaming feature
+ * axis. ltx2_gemma_forward_split's sink copies to the host; a consumer on the device (a streaming feature
  * extractor) or a bench timing the layers alone passes its own. */
 typedef ltx2_status (*ltx2_gemma_sink)(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t layer);
 ltx2_status ltx2_gemma_forward_to(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,

@@ -1,9 +1,8 @@
 /* Gemma-3 forward (gemma.h) on the weights' backend: one set of ops for the CPU reference and any
  * device. The embedding rows are gathered on the host from the mapped table (no device copy of a
  * 262k x 3840 table for 2 x 1024 rows); each hidden state goes to a sink as it is made, by default
- * back to the host with the layer axis last. */
+ * back to the host layer-major (model/text_states.h). */
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +10,7 @@
 #include "core/dtype.h"
 #include "core/tensor_ops.h"
 #include "model/gemma.h"
+#include "model/text_states.h"
 
 typedef struct gemma_run {
     ltx2_context *ctx;
@@ -113,87 +113,48 @@ static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t
     return st;
 }
 
-/* Hidden states the host sink stages before it interleaves them into the layer-last output. One
- * layer at a time, each (token, channel) write lands L1 floats from the last and touches its own
- * cache line (8.3 s on this project's 2-core machine at the 12B's 2 x 1024 x 3840 x 49); a group of
- * layers writes adjacent floats, but every group still reads and writes back every cache line of
- * the 1.5 GB output (3.9 s in groups of 8; on the H200 run2 machine the whole sink cost 733 ms over
- * the 93 ms of layers). Staging every layer lets each (token, channel) record of L1 floats be
- * written once, whole: a device's bf16 states are staged whole (770 MB for the 12B's 2 x 1024
- * tokens; 224 ms against 386 ms for groups of 8 here, measured with an ad-hoc driver of both
- * loops), the CPU backend's f32 ones in groups of GEMMA_SINK_GROUP (250 MB), where the forward
- * itself takes minutes. */
-#define GEMMA_SINK_GROUP 8
-/* (token, channel) records interleaved together: a tile of GEMMA_SINK_TILE x group floats (50 KB for
- * 49 layers) per thread, filled plane by plane and written out as contiguous records. */
-#define GEMMA_SINK_TILE 256
-
-/* The host sink: hidden[..., l] = h, through a host staging [group][B*S, D] of the layers not yet
- * interleaved, in h's dtype when it is bf16 (a device's states: downloaded as they are, half the
- * bytes, widened - exactly - while interleaving; the group is every layer) and f32 otherwise (the
- * group GEMMA_SINK_GROUP). */
+/* The host sink: sample b's state of layer l into hidden_b[b] + l * S * D (the layer-major layout
+ * of model/text_states.h), as each layer is made. A device's bf16 state is downloaded as it is
+ * (half the bytes) into a one-layer staging and widened, exactly, into place; any other state is
+ * converted sample by sample straight into place. The layer-last layout interleaved every
+ * (token, channel) record of L1 floats: on the H200 run2 machine the sink cost 733 ms over the
+ * 93 ms of layers, and staging all 49 layers to interleave them once took 645 MB of host memory. */
 typedef struct host_sink {
     const ltx2_backend *be;
-    void *stage;
-    ltx2_dtype stage_dt;
-    int64_t group;
-    float *const *out; /* [B]: sample b's states [S, D, L1] */
-    int64_t per;       /* (token, channel) records a sample: S * D */
-    int64_t n_rows, D, L1;
+    uint16_t *stage;   /* [B * S, D] bf16, allocated by the first bf16 layer */
+    float *const *out; /* [B]: sample b's states [L1, S, D] */
+    int64_t B, per;    /* samples, and (token, channel) records a sample: S * D */
+    int64_t L1;
     ltx2_gemma_poll poll;
     void *poll_user;
 } host_sink;
 
-/* Records [r0, r0 + n) of hidden[.., l0 .. l0 + g) from the staged planes (plane elements apart). */
-static void interleave_tile(const host_sink *hs, int64_t r0, int64_t n, int64_t l0, int64_t g, float *tile) {
-    const int64_t plane = hs->n_rows * hs->D, L1 = hs->L1;
-    for (int64_t j = 0; j < g; j++) {
-        if (hs->stage_dt == LTX2_BF16) {
-            const uint16_t *src = (const uint16_t *)hs->stage + j * plane + r0;
-            for (int64_t i = 0; i < n; i++) tile[i * g + j] = ltx2_bf16_to_f32(src[i]);
-        } else {
-            const float *src = (const float *)hs->stage + j * plane + r0;
-            for (int64_t i = 0; i < n; i++) tile[i * g + j] = src[i];
-        }
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t rec = r0 + i;
-        memcpy(hs->out[rec / hs->per] + (rec % hs->per) * L1 + l0, tile + i * g, (size_t)g * sizeof(float));
-    }
-}
-
 static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t l) {
     host_sink *hs = user;
-    const int64_t D = hs->D, L1 = hs->L1, plane = hs->n_rows * D;
-    if (!hs->stage) { /* the first layer says the dtype every layer has */
-        hs->stage_dt = h->dtype == LTX2_BF16 && ltx2_tensor_is_contiguous(h) ? LTX2_BF16 : LTX2_F32;
-        hs->group = hs->stage_dt == LTX2_BF16 ? L1 : GEMMA_SINK_GROUP;
-        hs->stage = malloc((size_t)(hs->group * plane) * ltx2_dtype_size(hs->stage_dt));
-        if (!hs->stage)
-            return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld x %lld staged hidden states",
-                              (long long)hs->group, (long long)hs->n_rows, (long long)D);
-    }
-    const int64_t k = l % hs->group;
-    if (hs->stage_dt == LTX2_BF16) {
-        if (h->dtype != LTX2_BF16 || ltx2_tensor_numel(h) != plane)
-            return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: hidden state %lld is %s, layer 0 was bf16",
-                              (long long)l, ltx2_dtype_name(h->dtype));
-        LTX2_TRY(hs->be->download(hs->be, ctx, (uint16_t *)hs->stage + k * plane, h->data, (size_t)plane * 2));
-    } else {
-        LTX2_TRY(ltx2_backend_to_host_f32(ctx, hs->be, h, (float *)hs->stage + k * plane));
-    }
-    if (k == hs->group - 1 || l == L1 - 1) {
-        const int64_t l0 = l - k, g = k + 1, n_tiles = (plane + GEMMA_SINK_TILE - 1) / GEMMA_SINK_TILE;
-        float *tiles = malloc((size_t)(omp_get_max_threads() * GEMMA_SINK_TILE * g) * sizeof(float));
-        if (!tiles) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: interleave tiles");
+    const int64_t per = hs->per, plane = hs->B * per;
+    if (ltx2_tensor_numel(h) != plane)
+        return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: hidden state %lld has %lld values, not %lld",
+                          (long long)l, (long long)ltx2_tensor_numel(h), (long long)plane);
+    if (h->dtype == LTX2_BF16 && ltx2_tensor_is_contiguous(h) && h->device != LTX2_DEVICE_CPU) {
+        if (!hs->stage && !(hs->stage = malloc((size_t)plane * sizeof *hs->stage)))
+            return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld staged bf16 state", (long long)hs->B,
+                              (long long)per);
+        LTX2_TRY(hs->be->download(hs->be, ctx, hs->stage, h->data, (size_t)plane * sizeof *hs->stage));
+        for (int64_t b = 0; b < hs->B; b++) {
+            const uint16_t *src = hs->stage + b * per;
+            float *dst = hs->out[b] + l * per;
 #pragma omp parallel for schedule(static)
-        for (int64_t ti = 0; ti < n_tiles; ti++) {
-            const int64_t r0 = ti * GEMMA_SINK_TILE, n = plane - r0 < GEMMA_SINK_TILE ? plane - r0 : GEMMA_SINK_TILE;
-            interleave_tile(hs, r0, n, l0, g, tiles + omp_get_thread_num() * GEMMA_SINK_TILE * g);
+            for (int64_t i = 0; i < per; i++) dst[i] = ltx2_bf16_to_f32(src[i]);
         }
-        free(tiles);
+    } else {
+        const size_t elem = ltx2_dtype_size(h->dtype);
+        for (int64_t b = 0; b < hs->B; b++) {
+            ltx2_tensor row = ltx2_tensor_make((char *)h->data + (size_t)(b * per) * elem, h->dtype, 1, &per);
+            row.device = h->device;
+            LTX2_TRY(ltx2_backend_to_host_f32(ctx, hs->be, &row, hs->out[b] + l * per));
+        }
     }
-    return hs->poll ? hs->poll(hs->poll_user, ctx, l, L1 - 1) : LTX2_OK;
+    return hs->poll ? hs->poll(hs->poll_user, ctx, l, hs->L1 - 1) : LTX2_OK;
 }
 
 typedef struct layer_bufs {
@@ -281,10 +242,18 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
                                       const uint8_t *mask, int64_t B, int64_t S, float *hidden, ltx2_gemma_poll poll,
                                       void *poll_user) {
     if (!w || !hidden || B <= 0) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
+    const int64_t per = S * w->cfg.hidden, L1 = w->cfg.layers + 1;
+    /* the layer-major states, then each sample's transposed into the layer-last output */
     float **out = malloc((size_t)B * sizeof *out);
-    if (!out) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld output pointers", (long long)B);
-    for (int64_t b = 0; b < B; b++) out[b] = hidden + b * S * w->cfg.hidden * (w->cfg.layers + 1);
-    const ltx2_status st = ltx2_gemma_forward_split(ctx, w, ids, mask, B, S, out, poll, poll_user);
+    float *major = malloc((size_t)(B * L1 * per) * sizeof *major);
+    ltx2_status st = out && major ? LTX2_OK
+                                  : LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld x %lld hidden states",
+                                               (long long)B, (long long)L1, (long long)per);
+    for (int64_t b = 0; st == LTX2_OK && b < B; b++) out[b] = major + b * L1 * per;
+    if (st == LTX2_OK) st = ltx2_gemma_forward_split(ctx, w, ids, mask, B, S, out, poll, poll_user);
+    for (int64_t b = 0; st == LTX2_OK && b < B; b++)
+        ltx2_text_states_to_layer_last(out[b], per, L1, hidden + b * per * L1);
+    free(major);
     free(out);
     return st;
 }
@@ -292,12 +261,12 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
 ltx2_status ltx2_gemma_forward_split(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                      const uint8_t *mask, int64_t B, int64_t S, float *const *hidden_b,
                                      ltx2_gemma_poll poll, void *poll_user) {
-    if (!w || !hidden_b) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
+    if (!w || !hidden_b || B <= 0) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
     for (int64_t b = 0; b < B; b++)
         if (!hidden_b[b]) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL output of sample %lld",
                                             (long long)b);
-    host_sink hs = {.be = w->be, .stage_dt = LTX2_F32, .out = hidden_b, .per = S * w->cfg.hidden, .n_rows = B * S,
-                    .D = w->cfg.hidden, .L1 = w->cfg.layers + 1, .poll = poll, .poll_user = poll_user};
+    host_sink hs = {.be = w->be, .out = hidden_b, .B = B, .per = S * w->cfg.hidden, .L1 = w->cfg.layers + 1,
+                    .poll = poll, .poll_user = poll_user};
     const ltx2_status st = ltx2_gemma_forward_to(ctx, w, ids, mask, B, S, store_layer, &hs);
     free(hs.stage);
     return st;

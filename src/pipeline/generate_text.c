@@ -29,7 +29,7 @@ static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, b
     if (!out->video || !out->audio || !mask) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt %s: out of memory", path);
     } else {
-        ltx2_text_hidden in = {t->hidden, t->mask, 1, t->S, t->D, t->L};
+        ltx2_text_hidden in = {t->hidden, t->mask, 1, t->S, t->D, t->L, .layer_major = true};
         st = ltx2_connectors_forward_rope(ctx, m->conn, &in, rope_xla, NULL, NULL, out->video, out->audio, mask);
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "text connectors on %s", path);
     }

@@ -134,9 +134,11 @@ float ltx2_pipe_audio_time(int64_t latent, bool xla);
     "pauses, incorrect timing, unnatural transitions, inconsistent framing, tilted camera, flat lighting, " \
     "inconsistent tone, cinematic oversaturation, stylized filters, or AI artifacts."
 
-/* Hidden states + mask read from a file (see ltx2_generate_params.prompt_embeds). */
+/* A prompt's Gemma hidden states + mask, from the encoder or a file (see
+ * ltx2_generate_params.prompt_embeds). Held layer-major (model/text_states.h): the encoder writes
+ * each layer where it belongs; files, layer-last, are transposed on reading and writing. */
 typedef struct ltx2_pipe_text {
-    float *hidden;   /* [1, S, D, L] */
+    float *hidden;   /* [L, S, D] */
     uint8_t *mask;   /* [1, S] */
     int64_t S, D, L;
 } ltx2_pipe_text;

@@ -11,6 +11,7 @@
 #include "core/rng.h"
 #include "io/npy.h"
 #include "io/tensor_set.h"
+#include "model/text_states.h"
 #include "pipeline/pipeline.h"
 
 int64_t ltx2_pipe_audio_latent_frames(int64_t frames, double fps) {
@@ -280,12 +281,17 @@ ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t tex
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
         goto done;
     }
-    if ((st = to_f32(ctx, h, out->hidden)) != LTX2_OK) goto done;
     {
+        /* the file's layer-last states, checked in its coordinates, then held layer-major */
+        float *last = malloc((size_t)n * sizeof(float));
         const int64_t hs[4] = {1, out->S, out->D, out->L};
-        if ((st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, out->hidden, 4, hs, "prompt embeds %s: hidden_states",
-                                    path)) != LTX2_OK)
-            goto done;
+        if (!last) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
+        if (st == LTX2_OK) st = to_f32(ctx, h, last);
+        if (st == LTX2_OK)
+            st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, last, 4, hs, "prompt embeds %s: hidden_states", path);
+        if (st == LTX2_OK) ltx2_text_states_to_layer_major(last, out->S * out->D, out->L, out->hidden);
+        free(last);
+        if (st != LTX2_OK) goto done;
     }
     if (!m) {
         memset(out->mask, 1, (size_t)out->S);
@@ -315,7 +321,7 @@ ltx2_status ltx2_pipe_text_pad_left(ltx2_context *ctx, ltx2_pipe_text *t, int64_
     if (S < t->S) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "prompt: padding %lld tokens to %lld", (long long)t->S,
                                     (long long)S);
     if (S == t->S) return LTX2_OK;
-    const int64_t pad = S - t->S, tok = t->D * t->L;
+    const int64_t pad = S - t->S, tok = t->D * t->L, D = t->D;
     float *h = calloc((size_t)(S * tok), sizeof(float));
     uint8_t *m = calloc((size_t)S, 1);
     if (!h || !m) {
@@ -323,7 +329,8 @@ ltx2_status ltx2_pipe_text_pad_left(ltx2_context *ctx, ltx2_pipe_text *t, int64_
         free(m);
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt: padding to %lld tokens", (long long)S);
     }
-    memcpy(h + pad * tok, t->hidden, (size_t)(t->S * tok) * sizeof(float));
+    for (int64_t l = 0; l < t->L; l++) /* each layer's rows after its pad rows */
+        memcpy(h + (l * S + pad) * D, t->hidden + l * t->S * D, (size_t)(t->S * D) * sizeof(float));
     memcpy(m + pad, t->mask, (size_t)t->S);
     free(t->hidden);
     free(t->mask);

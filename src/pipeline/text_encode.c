@@ -9,6 +9,7 @@
 #include "core/timer.h"
 #include "io/file.h"
 #include "model/gemma.h"
+#include "model/text_states.h"
 #include "pipeline/pipeline.h"
 #include "text/gemma_tokenizer.h"
 
@@ -105,9 +106,9 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
         st = ltx2_gemma_forward_split(ctx, w, ids, mask, m, S, hidden, poll_layer, &ep);
     }
     for (int i = 0; st == LTX2_OK && i < m; i++) {
-        const int64_t hs[4] = {1, S, D, L1};
-        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, hidden[i], 4, hs,
-                               "text encoder: the hidden states [prompt, token, channel, layer]");
+        const int64_t hs[3] = {L1, S, D};
+        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, hidden[i], 3, hs,
+                               "text encoder: the hidden states [layer, token, channel]");
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "prompt %d", idx[i] + 1);
         else memcpy(out[idx[i]].mask, mask + i * S, (size_t)S);
     }
@@ -161,10 +162,15 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
 
 ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path) {
     int64_t *mask = malloc((size_t)t->S * sizeof *mask);
-    if (!mask) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds mask");
+    float *last = malloc((size_t)(t->S * t->D * t->L) * sizeof *last); /* the file's layer-last layout */
+    if (!mask || !last) {
+        free(mask), free(last);
+        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
+    }
     for (int64_t s = 0; s < t->S; s++) mask[s] = t->mask[s];
+    ltx2_text_states_to_layer_last(t->hidden, t->S * t->D, t->L, last);
     const int64_t hs[4] = {1, t->S, t->D, t->L}, ms[2] = {1, t->S};
-    const ltx2_tensor h = ltx2_tensor_make(t->hidden, LTX2_F32, 4, hs), m = ltx2_tensor_make(mask, LTX2_I64, 2, ms);
+    const ltx2_tensor h = ltx2_tensor_make(last, LTX2_F32, 4, hs), m = ltx2_tensor_make(mask, LTX2_I64, 2, ms);
     ltx2_st_writer *wr = NULL;
     ltx2_status st = ltx2_st_writer_create(ctx, &wr);
     if (st == LTX2_OK) st = ltx2_st_writer_add(ctx, wr, "hidden_states", &h);
@@ -174,6 +180,6 @@ ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, cons
                                      "hidden_states [B, S, D, L] (layer axis last), attention_mask [B, S] left-padded");
     if (st == LTX2_OK) st = ltx2_st_writer_write(ctx, wr, path);
     ltx2_st_writer_free(wr);
-    free(mask);
+    free(mask), free(last);
     return st;
 }

@@ -1,9 +1,8 @@
-/* Text connectors forward: the feature extractor (ltx-core feature_extractor.py) on the host over
- * the host hidden states, a chunk of tokens at a time, each chunk projected on the weights' backend
- * as it is made; then the Embeddings1DConnector
- * (embeddings_connector.py) for video and audio on the weights' backend, in the reference's order
- * of operations. Batches are handled per sample where ltx-core only supports batch 1 (register
- * replacement), with the same result as running each sample alone. */
+/* Text connectors forward: the feature extractor (ltx-core feature_extractor.py) and its
+ * projections, then the Embeddings1DConnector (embeddings_connector.py) for video and audio, all
+ * in backend ops on the weights' backend, in the reference's order of operations; the host states
+ * go up a chunk of tokens at a time. Batches are handled per sample where ltx-core only supports
+ * batch 1 (register replacement), with the same result as running each sample alone. */
 #include "model/connectors.h"
 
 #include <math.h>
@@ -105,35 +104,6 @@ static void fe_v1_stats(const ltx2_text_hidden *in, const fe_stats *fs) {
             fs->mean[b * L + l] = (float)sum / ((float)(n * D) + CONN_EPS);
             fs->range[b * L + l] = hi - lo;
         }
-}
-
-/* The normalised features of flattened rows [r0, r0 + nr) of [B * S] into normed [nr, D * L] (the
- * layer axis last, as the projection takes them). V1 from the statistics; V2 per token and layer,
- * x / sqrt(mean_d(x^2) + eps). Padding zeroed. */
-static void fe_rows(const ltx2_text_hidden *in, ltx2_text_fe_version fe, const fe_stats *fs, int64_t r0, int64_t nr,
-                    float *normed) {
-    const int64_t D = in->D, L = in->L;
-    const fe_layout ly = fe_layout_of(in);
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < nr; i++) {
-        const int64_t row = r0 + i, b = row / in->S;
-        float *o = normed + i * D * L;
-        const bool keep = in->mask[row] != 0;
-        for (int64_t l = 0; l < L; l++) {
-            const float *x = fe_row(in, b, row % in->S) + l * ly.sl;
-            if (fe == LTX2_TEXT_FE_V1) {
-                const float mean = fs->mean[b * L + l], range = fs->range[b * L + l];
-                for (int64_t d = 0; d < D; d++)
-                    o[d * L + l] = keep ? FE_V1_SCALE * (x[d * ly.sd] - mean) / (range + CONN_EPS) : 0.0f;
-                continue;
-            }
-            double ss = 0.0;
-            for (int64_t d = 0; d < D; d++) ss += (double)x[d * ly.sd] * (double)x[d * ly.sd];
-            float var = (float)(ss / (double)D);
-            float inv = (float)(1.0 / sqrt((double)(var + CONN_EPS)));
-            for (int64_t d = 0; d < D; d++) o[d * L + l] = keep ? x[d * ly.sd] * inv : 0.0f;
-        }
-    }
 }
 
 /* Pre-norm self-attention of one connector block (ltx-core Attention.forward, no mask: the
@@ -281,50 +251,138 @@ static ltx2_tensor rows_of(const ltx2_tensor *t, int64_t r0, int64_t nr) {
     return v;
 }
 
-/* The feature extractor and the projections (V2: each after _rescale_norm, x * sqrt(out / D),
- * python double applied in fp32; V1 has one projection for both) into fv / fa on the backend,
- * LTX2_CONNECTOR_FE_CHUNK tokens at a time: a chunk's rows are normalised, scaled, uploaded and projected
- * (the rows are independent, so this is the whole-batch computation row by row). normed_all (NULL:
- * not kept) gets every normalised row, for the dump. */
+/* Tokens [t0, t0 + n) of sample b, layer-major [L, n, D] host f32, from either layout. */
+static void fe_gather(const ltx2_text_hidden *in, int64_t b, int64_t t0, int64_t n, float *dst) {
+    const int64_t D = in->D, L = in->L;
+    const fe_layout ly = fe_layout_of(in);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t l = 0; l < L; l++)
+        for (int64_t t = 0; t < n; t++) {
+            const float *x = fe_row(in, b, t0 + t) + l * ly.sl;
+            float *o = dst + (l * n + t) * D;
+            if (ly.sd == 1) memcpy(o, x, (size_t)D * sizeof(float));
+            else
+                for (int64_t d = 0; d < D; d++) o[d] = x[d * ly.sd];
+        }
+}
+
+/* The feature extractor's normalisation as one modulation (ltx2_backend_norm_modulate) of the rows
+ * (layer, token) of [L, n, D]: y = norm(x) * (1 + scale[u]) + shift[u], the row u a token's or a
+ * layer's, the last row (scale -1, shift 0) zeroing the padding. V2: RMS over D, then
+ * _rescale_norm's factor f as scale f - 1 (1 + (f - 1) gives f back exactly in fp32 for f >= 0.5);
+ * V1: no norm, and
+ * 8 (x - mean) / (range + eps) as x * a - mean * a with a = 8 / (range + eps). */
+typedef struct fe_mod {
+    ltx2_tensor scale, shift; /* f32 [U, D] */
+    int64_t U;
+} fe_mod;
+
+static ltx2_status fe_mod_make(conn_run *r, int64_t D, int64_t U, const float *a, const float *c, fe_mod *out) {
+    float *h = malloc((size_t)(2 * U * D) * sizeof(float));
+    if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature modulation rows");
+    for (int64_t u = 0; u < U; u++)
+        for (int64_t d = 0; d < D; d++) h[u * D + d] = a[u], h[(U + u) * D + d] = c[u];
+    const int64_t sh[2] = {U, D};
+    ltx2_status st = ltx2_bpool_upload_f32(r->ctx, r->pool, h, LTX2_F32, 2, sh, &out->scale);
+    if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, h + U * D, LTX2_F32, 2, sh, &out->shift);
+    out->U = U;
+    free(h);
+    return st;
+}
+
+/* The projection input [n, D * L] (layer axis last, as aggregate_embed takes it) of the uploaded
+ * states xs [L * n, D]: the modulation, then the rows interleaved by a strided add of zero (exact). */
+static ltx2_status fe_features(conn_run *r, const ltx2_text_hidden *in, bool v1, const ltx2_tensor *xs,
+                               const fe_mod *mod, const ltx2_tensor *rows, int64_t n, ltx2_tensor *feat) {
+    const int64_t D = in->D, L = in->L;
+    ltx2_tensor y, zero;
+    const int64_t ys[2] = {L * n, D}, zs[1] = {1};
+    const float z = 0.0f;
+    LTX2_TRY(ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 2, ys, &y));
+    LTX2_TRY(ltx2_bpool_upload_f32(r->ctx, r->pool, &z, r->dt, 1, zs, &zero));
+    const ltx2_mod_rows m = {.row_idx = rows};
+    LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, xs, v1 ? LTX2_NORM_NONE : LTX2_NORM_RMS, CONN_EPS, &mod->scale,
+                                        &mod->shift, &m, &y));
+    ltx2_tensor yv = y, fv = *feat; /* (token, channel, layer) views of y and of feat */
+    yv.ndim = fv.ndim = 3;
+    yv.shape[0] = fv.shape[0] = n, yv.shape[1] = fv.shape[1] = D, yv.shape[2] = fv.shape[2] = L;
+    yv.strides[0] = D, yv.strides[1] = 1, yv.strides[2] = n * D;
+    fv.strides[0] = D * L, fv.strides[1] = L, fv.strides[2] = 1;
+    return ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, &yv, &zero, &fv);
+}
+
+/* The feature extractor and the projections into fv / fa on the weights' backend, in ops: a
+ * chunk of LTX2_CONNECTOR_FE_CHUNK tokens of one sample at a time is uploaded layer-major,
+ * normalised (fe_features) and projected (the rows are independent: this is the whole-batch
+ * computation row by row). V2 projects each after its own _rescale_norm (x * sqrt(out / D),
+ * python's double applied in fp32); V1 has one projection for both, and its per-(sample, layer)
+ * statistics are taken on the host first (fe_v1_stats). normed_all (NULL: not kept) gets every
+ * normalised row, unscaled, for the dump. */
 static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
                            float *normed_all, ltx2_tensor *fv, ltx2_tensor *fa) {
     const ltx2_connectors_config *cfg = &w->cfg;
-    const int64_t B = in->B, S = in->S, DL = in->D * in->L, rows = B * S;
+    const int64_t B = in->B, S = in->S, D = in->D, L = in->L, DL = D * L;
     const int64_t Dv = cfg->video.inner_dim, Da = cfg->audio.inner_dim;
     const bool v1 = cfg->fe == LTX2_TEXT_FE_V1;
     LTX2_TRY(tensor(r, B, S, Dv, fv));
     if (v1) *fa = *fv;
     else LTX2_TRY(tensor(r, B, S, Da, fa));
-    const int64_t chunk = rows < LTX2_CONNECTOR_FE_CHUNK ? rows : LTX2_CONNECTOR_FE_CHUNK;
+    const int64_t chunk = S < LTX2_CONNECTOR_FE_CHUNK ? S : LTX2_CONNECTOR_FE_CHUNK;
+    /* modulation rows: V2 [keep at f (video, audio), keep at 1 (the dump), pad]; V1 [layers, pad] */
+    const int64_t U = v1 ? L + 1 : 4, pad = U - 1;
+    const float sv = (float)sqrt((double)Dv / (double)D), sa = (float)sqrt((double)Da / (double)D);
     fe_stats fs = {0};
-    /* V2 scales each projection's input on its own; V1 projects the normalised rows as they are */
-    float *normed = malloc((size_t)(chunk * DL) * sizeof(float));
-    float *scaled = v1 ? NULL : malloc((size_t)(chunk * DL) * sizeof(float));
-    ltx2_status st = normed && (v1 || scaled) ? LTX2_OK
-                                              : LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature rows");
+    float *xh = malloc((size_t)(chunk * DL) * sizeof(float)), *a = malloc((size_t)U * sizeof(float));
+    float *c = calloc((size_t)U, sizeof(float));
+    int64_t *ri = malloc((size_t)(L * chunk) * sizeof(int64_t));
+    ltx2_status st = xh && a && c && ri ? LTX2_OK : LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature rows");
     if (st == LTX2_OK && v1) {
-        fs.mean = malloc((size_t)(B * in->L) * sizeof(float));
-        fs.range = malloc((size_t)(B * in->L) * sizeof(float));
+        fs.mean = malloc((size_t)(B * L) * sizeof(float));
+        fs.range = malloc((size_t)(B * L) * sizeof(float));
         if (!fs.mean || !fs.range) st = LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature statistics");
         else fe_v1_stats(in, &fs);
     }
-    const float sv = (float)sqrt((double)Dv / (double)in->D), sa = (float)sqrt((double)Da / (double)in->D);
-    for (int64_t r0 = 0; r0 < rows && st == LTX2_OK; r0 += chunk) {
-        const int64_t nr = rows - r0 < chunk ? rows - r0 : chunk, n = nr * DL, xs[2] = {nr, DL};
-        fe_rows(in, cfg->fe, &fs, r0, nr, normed);
-        if (normed_all) memcpy(normed_all + r0 * DL, normed, (size_t)n * sizeof(float));
-        for (int k = 0; k < (v1 ? 1 : 2) && st == LTX2_OK; k++) {
-            const float f = k ? sa : sv;
-            if (!v1)
-                for (int64_t i = 0; i < n; i++) scaled[i] = normed[i] * f;
+    if (st == LTX2_OK && !v1) {
+        a[0] = sv - 1.0f, a[1] = sa - 1.0f, a[2] = 0.0f, a[pad] = -1.0f;
+    }
+    const size_t base = ltx2_bpool_mark(r->pool);
+    for (int64_t b = 0; b < B && st == LTX2_OK; b++) {
+        ltx2_bpool_release(r->pool, base);
+        fe_mod mod;
+        if (v1) {
+            for (int64_t l = 0; l < L; l++) {
+                const float f = FE_V1_SCALE / (fs.range[b * L + l] + CONN_EPS);
+                a[l] = f - 1.0f, c[l] = -fs.mean[b * L + l] * f;
+            }
+            a[pad] = -1.0f, c[pad] = 0.0f;
+        }
+        if ((st = fe_mod_make(r, D, U, a, c, &mod)) != LTX2_OK) break;
+        for (int64_t t0 = 0; t0 < S && st == LTX2_OK; t0 += chunk) {
+            const int64_t n = S - t0 < chunk ? S - t0 : chunk, xs_shape[2] = {L * n, D}, fs_shape[2] = {n, DL};
             const size_t mark = ltx2_bpool_mark(r->pool);
-            ltx2_tensor x, y = rows_of(k ? fa : fv, r0, nr);
-            st = ltx2_bpool_upload_f32(r->ctx, r->pool, v1 ? normed : scaled, r->dt, 2, xs, &x);
-            if (st == LTX2_OK) st = linear(r, k ? &w->proj_audio : &w->proj_video, &x, false, &y);
+            const uint8_t *keep = in->mask + b * S + t0;
+            fe_gather(in, b, t0, n, xh);
+            ltx2_tensor xs, feat, rows;
+            st = ltx2_bpool_upload_f32(r->ctx, r->pool, xh, r->dt, 2, xs_shape, &xs);
+            if (st == LTX2_OK) st = ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 2, fs_shape, &feat);
+            /* the projections, then (V2, dump only) the unscaled rows */
+            const int passes = v1 ? 1 : normed_all ? 3 : 2;
+            for (int k = 0; k < passes && st == LTX2_OK; k++) {
+                for (int64_t l = 0; l < L; l++)
+                    for (int64_t t = 0; t < n; t++) ri[l * n + t] = !keep[t] ? pad : v1 ? l : k;
+                st = ltx2_bpool_rows(r->ctx, r->pool, ri, L * n, &rows);
+                if (st == LTX2_OK) st = fe_features(r, in, v1, &xs, &mod, &rows, n, &feat);
+                if (st == LTX2_OK && k < 2) {
+                    ltx2_tensor y = rows_of(k ? fa : fv, b * S + t0, n);
+                    st = linear(r, k ? &w->proj_audio : &w->proj_video, &feat, false, &y);
+                }
+                if (st == LTX2_OK && normed_all && (v1 || k == 2))
+                    st = ltx2_backend_to_host_f32(r->ctx, r->be, &feat, normed_all + (b * S + t0) * DL);
+            }
             ltx2_bpool_release(r->pool, mark);
         }
     }
-    free(fs.mean), free(fs.range), free(normed), free(scaled);
+    free(fs.mean), free(fs.range), free(xh), free(a), free(c), free(ri);
     return st;
 }
 

@@ -24,9 +24,10 @@
 #define LTX2_GEMMA_TEXT_DIM (3840 * 49)
 /* Tokens the feature extractor normalises and projects at a time. The projection's input is as
  * wide as Gemma's states (3840 x 49 = 188,160 for the real encoder): a 1024-token prompt's whole
- * would be 770 MB of host f32, its scaled copy as much again, and 385 MB in bf16 on a device; a
- * chunk of 64 tokens is 48 MB on the host and 24 MB on the device, and the projection GEMM at 64
- * rows stays deep (K = 188,160). */
+ * would be 770 MB of host f32 and 385 MB in bf16 on a device, three times over on the device (the
+ * uploaded states, their modulation, the interleaved features); a chunk of 64 tokens is 48 MB on
+ * the host and 3 x 24 MB on the device, and the projection GEMM at 64 rows stays deep
+ * (K = 188,160). */
 #define LTX2_CONNECTOR_FE_CHUNK 64
 /* ltx-core builds every connector with 128 registers (it ignores connector_num_learnable_registers). */
 #define LTX2_CONNECTOR_REGISTERS 128
@@ -112,9 +113,9 @@ typedef struct ltx2_text_hidden {
 
 /* video_out [B, S, video.inner_dim], audio_out [B, S, audio.inner_dim], mask_out [B, S] (all ones:
  * registers fill the padding), host f32. dump (may be NULL) sees the intermediates named as in
- * tests/golden/gen_connector_goldens.py. The feature extractor runs on the host over the host
- * hidden states (it is input preparation: the Gemma states arrive in host memory); the
- * projections and both connectors run on the weights' backend. */
+ * tests/golden/gen_connector_goldens.py. The feature extractor, the projections and both
+ * connectors run on the weights' backend, the host states uploaded a chunk of tokens at a time
+ * (LTX2_CONNECTOR_FE_CHUNK); only LTX-2.0's per-layer statistics are taken on the host. */
 ltx2_status ltx2_connectors_forward(ltx2_context *ctx, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
                                     ltx2_dit_dump_fn dump, void *dump_user, float *video_out, float *audio_out,
                                     uint8_t *mask_out);

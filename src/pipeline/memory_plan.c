@@ -32,11 +32,14 @@
 /* Device convs take channels in multiples of this (vae_run.h VAE_CONV_CHANNEL_ALIGN). */
 #define PLAN_CHANNEL_ALIGN 8
 /* The connectors' forward (not measured: its input, the Gemma states, is too large to fake on the
- * host): a chunk of the projection input [LTX2_CONNECTOR_FE_CHUNK, text_dim] uploaded in bf16,
+ * host): three chunks of the projection input [LTX2_CONNECTOR_FE_CHUNK, text_dim] in bf16 (the
+ * uploaded states, their modulation, the interleaved features),
  * plus at most this many [S, inner]
  * buffers live at once (block input, norm output, q, k, v, attention output, gate logits, the
  * 4-wide FFN hidden, the block output and the registers: 12, rounded up). */
 #define PLAN_CONNECTOR_LIVE_BUFFERS 16
+/* the feature extractor's chunk-sized device buffers (connectors.c project) */
+#define PLAN_CONNECTOR_FE_CHUNKS 3
 /* Tile sizes (pixels) and frame counts tried for advice. */
 static const int64_t ADVICE_TILES_PX[] = {512, 384, 256};
 static const int ADVICE_RANKS[] = {2, 4, 8};
@@ -60,8 +63,9 @@ static uint64_t plan_text_stage(const ltx2_mem_request *req) {
     const int64_t S = req->text_tokens, chunk = S < LTX2_CONNECTOR_FE_CHUNK ? S : LTX2_CONNECTOR_FE_CHUNK;
     const int64_t inner = req->conn->video.inner_dim > req->conn->audio.inner_dim ? req->conn->video.inner_dim
                                                                                   : req->conn->audio.inner_dim;
-    /* the projection's input goes up a chunk of tokens at a time (connectors.c) */
-    return act(chunk * ltx2_mem_plan_text_dim(req), PLAN_ES) + PLAN_CONNECTOR_LIVE_BUFFERS * act(S * inner, PLAN_ES);
+    /* the states go up a chunk of tokens at a time (connectors.c) */
+    return PLAN_CONNECTOR_FE_CHUNKS * act(chunk * ltx2_mem_plan_text_dim(req), PLAN_ES) +
+           PLAN_CONNECTOR_LIVE_BUFFERS * act(S * inner, PLAN_ES);
 }
 
 /* ---- video decode: video_vae_decode.c's buffers ---- */

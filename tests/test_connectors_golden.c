@@ -84,6 +84,29 @@ static void check_layer_major(const char *version, const ltx2_connectors_weights
     if (st == LTX2_OK)
         CHECK(memcmp(v2, vo, (size_t)nv * sizeof(float)) == 0 && memcmp(a2, ao, (size_t)na * sizeof(float)) == 0,
               "%s: layer-major states give other encodings", version);
+    /* the same states as the encoder keeps them on its backend (ltx2_gemma_forward_keep): the CPU
+     * backend's f32 tensor, gathered by copy_2d instead of uploaded; LTX-2.0 refuses them (its
+     * statistics are host work) */
+    const int64_t ds[4] = {B, L, S, D};
+    const ltx2_tensor dev = ltx2_tensor_make(major, LTX2_F32, 4, ds);
+    ltx2_text_hidden on = lm;
+    on.hidden = NULL, on.dev = &dev;
+    memset(v2, 0, (size_t)nv * sizeof(float)), memset(a2, 0, (size_t)na * sizeof(float));
+    const ltx2_status sd = ltx2_connectors_forward(g_ctx, w, &on, NULL, NULL, v2, a2, mo);
+    if (w->cfg.fe == LTX2_TEXT_FE_V1) {
+        CHECK(sd == LTX2_ERR_UNSUPPORTED && strstr(ltx2_last_error(g_ctx), "statistics"),
+              "%s: device states under LTX-2.0: %s", version, ltx2_last_error(g_ctx));
+    } else {
+        CHECK(sd == LTX2_OK, "%s: device-states forward: %s", version, ltx2_last_error(g_ctx));
+        if (sd == LTX2_OK)
+            CHECK(memcmp(v2, vo, (size_t)nv * sizeof(float)) == 0 && memcmp(a2, ao, (size_t)na * sizeof(float)) == 0,
+                  "%s: device states give other encodings", version);
+        ltx2_tensor wrong = dev;
+        wrong.shape[1] = L - 1;
+        on.dev = &wrong;
+        CHECK(ltx2_connectors_forward(g_ctx, w, &on, NULL, NULL, v2, a2, mo) == LTX2_ERR_INVALID_ARG,
+              "%s: mis-shaped device states accepted", version);
+    }
     free(major), free(v2), free(a2), free(back), free(mo);
 }
 
@@ -112,7 +135,7 @@ static void run_version(const char *version) {
         if (ht && ht->ndim == 4 && hidden && mask_f) {
             uint8_t *mask = malloc((size_t)nm), *mask_out = malloc((size_t)nm);
             for (int64_t i = 0; i < nm; i++) mask[i] = mask_f[i] != 0.0f;
-            ltx2_text_hidden in = {hidden, mask, ht->shape[0], ht->shape[1], ht->shape[2], ht->shape[3], false};
+            ltx2_text_hidden in = {hidden, mask, ht->shape[0], ht->shape[1], ht->shape[2], ht->shape[3], false, NULL};
             const int64_t B = in.B, S = in.S;
             float *vo = malloc((size_t)(B * S * w->cfg.video.inner_dim) * sizeof(float));
             float *ao = malloc((size_t)(B * S * w->cfg.audio.inner_dim) * sizeof(float));

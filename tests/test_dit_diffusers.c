@@ -155,7 +155,7 @@ static void check_connectors(const char *version) {
     if (!ht || !hidden || !mask_f) goto out;
     mask = malloc((size_t)nm);
     for (int64_t i = 0; i < nm; i++) mask[i] = mask_f[i] != 0.0f;
-    ltx2_text_hidden in = {hidden, mask, ht->shape[0], ht->shape[1], ht->shape[2], ht->shape[3], false};
+    ltx2_text_hidden in = {hidden, mask, ht->shape[0], ht->shape[1], ht->shape[2], ht->shape[3], false, NULL};
     const size_t nv = (size_t)(in.B * in.S * a->cfg.video.inner_dim), na = (size_t)(in.B * in.S * a->cfg.audio.inner_dim);
     const size_t per = nv + na;
     buf = malloc(2 * per * sizeof(float));

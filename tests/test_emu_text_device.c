@@ -12,6 +12,7 @@
 #include "backend_emu.h"
 #include "core/context.h"
 #include "device_mem_stub.h"
+#include "pipeline/denoise.h"
 #include "pipeline/generate_text.h"
 #include "test_util.h"
 
@@ -23,10 +24,12 @@
 #define ENHANCE_TOKENS 6
 
 static atomic_int g_fallback_warnings;
+static atomic_int g_taken_on_device; /* prompts whose kept states the connectors took on the device */
 
 static void count_log(ltx2_log_level level, const char *msg, void *user) {
     (void)user;
     if (level == LTX2_LOG_WARN && strstr(msg, "runs on the CPU instead")) atomic_fetch_add(&g_fallback_warnings, 1);
+    if (strstr(msg, "hidden states taken on")) atomic_fetch_add(&g_taken_on_device, 1);
 }
 
 /* mem_info queries so far: the first (the default placement's, pricing the encoder's batch) sees
@@ -58,9 +61,12 @@ static bool encode(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_
     return encode_enh(ctx, p, run_be, t, NULL);
 }
 
-static double states_rel_l2(const ltx2_pipe_text a[2], const ltx2_pipe_text b[2]) {
+/* States kept on a device (the default placement on the generation's GPU, LTX-2.3) come to the
+ * host first. */
+static double states_rel_l2(ltx2_context *ctx, ltx2_pipe_text a[2], ltx2_pipe_text b[2]) {
     double worst = 0;
     for (int k = 0; k < 2; k++) {
+        if (ltx2_pipe_text_to_host(ctx, &a[k]) != LTX2_OK || ltx2_pipe_text_to_host(ctx, &b[k]) != LTX2_OK) return 1e30;
         const double e = a[k].S == b[k].S ? test_rel_l2(a[k].hidden, b[k].hidden, a[k].S * a[k].D * a[k].L) : 1e30;
         worst = e > worst ? e : worst;
     }
@@ -82,7 +88,7 @@ static void check_enhance_fallback(ltx2_context *ctx, ltx2_backend *emu, ltx2_ge
     atomic_store(&g_mem_queries, 0);
     const int before = atomic_load(&g_fallback_warnings);
     if (encode_enh(ctx, &p, emu, fall, &fall_text)) {
-        const double e = states_rel_l2(fall, cpu);
+        const double e = states_rel_l2(ctx, fall, cpu);
         printf("--enhance-prompt by default on a GPU the enhancement does not fit: rel-L2 %.3g from the CPU's "
                "states, %d memory queries\n", e, atomic_load(&g_mem_queries));
         /* the tiny Gemma answers with whitespace, so both runs encode the prompt as given (NULL text);
@@ -101,6 +107,42 @@ static void check_enhance_fallback(ltx2_context *ctx, ltx2_backend *emu, ltx2_ge
 }
 
 
+/* LTX-2.3's connectors on the emulated GPU take the states Gemma left there (no host round trip):
+ * the contexts equal, bit for bit, those of the same states brought to the host and sent up again
+ * (bf16 -> f32 -> bf16 is exact), and the run says it took them on the device. */
+static void check_kept_states(ltx2_context *ctx, ltx2_backend *emu, const ltx2_generate_params *p) {
+    ltx2_pipe_models m;
+    if (ltx2_pipe_models_load(ctx, p->checkpoint, emu, &m) != LTX2_OK) {
+        CHECK(false, "models on the emulated GPU: %s", ltx2_last_error(ctx));
+        return;
+    }
+    ltx2_pipe_text kept[2], host[2];
+    ltx2_pipe_context pos[2], neg[2];
+    memset(pos, 0, sizeof pos), memset(neg, 0, sizeof neg);
+    const int before = atomic_load(&g_taken_on_device);
+    bool ok = encode(ctx, p, emu, kept);
+    if (ok) ok = ltx2_gen_text_contexts(ctx, p, &m, false, true, &kept[0], &kept[1], &pos[0], &neg[0]) == LTX2_OK;
+    CHECK(ok && atomic_load(&g_taken_on_device) == before + 2, "connectors on the kept states: %s, %d taken",
+          ok ? "ok" : ltx2_last_error(ctx), atomic_load(&g_taken_on_device) - before);
+    bool ok2 = ok && encode(ctx, p, emu, host) && ltx2_pipe_text_to_host(ctx, &host[0]) == LTX2_OK &&
+               ltx2_pipe_text_to_host(ctx, &host[1]) == LTX2_OK;
+    if (ok2) ok2 = ltx2_gen_text_contexts(ctx, p, &m, false, true, &host[0], &host[1], &pos[1], &neg[1]) == LTX2_OK;
+    CHECK(!ok || ok2, "connectors on the states through the host: %s", ltx2_last_error(ctx));
+    if (ok && ok2) {
+        const int64_t dv = m.conn->cfg.video.inner_dim, da = m.conn->cfg.audio.inner_dim, S = pos[0].S;
+        const bool same = pos[1].S == S && neg[0].S == S && neg[1].S == S &&
+                          !memcmp(pos[0].video, pos[1].video, (size_t)(S * dv) * sizeof(float)) &&
+                          !memcmp(pos[0].audio, pos[1].audio, (size_t)(S * da) * sizeof(float)) &&
+                          !memcmp(neg[0].video, neg[1].video, (size_t)(S * dv) * sizeof(float)) &&
+                          !memcmp(neg[0].audio, neg[1].audio, (size_t)(S * da) * sizeof(float));
+        CHECK(same, "contexts from the states kept on the device differ from those through the host");
+        printf("LTX-2.3 contexts from the states kept on the emulated GPU: %s those through the host\n",
+               same ? "bitwise" : "NOT");
+    }
+    for (int k = 0; k < 2; k++) free(pos[k].video), free(pos[k].audio), free(neg[k].video), free(neg[k].audio);
+    ltx2_pipe_models_free(&m);
+}
+
 int main(void) {
     ltx2_context_params cp;
     ltx2_context_params_init(&cp);
@@ -117,7 +159,10 @@ int main(void) {
     if (emu && encode(ctx, &p, NULL, cpu)) {
         emu->mem_info = mem_stub_ample;
         if (encode(ctx, &p, emu, dev)) {
-            const double e = states_rel_l2(dev, cpu);
+            /* kept where they were made: LTX-2.3's connectors take them there */
+            CHECK(dev[0].dev.data && !dev[0].hidden && dev[1].dev.data && dev[0].dev_be == emu,
+                  "the default placement must keep the states on the generation's GPU");
+            const double e = states_rel_l2(ctx, dev, cpu);
             printf("default with a GPU it fits: rel-L2 %.3g from the CPU's states\n", e);
             CHECK(e > TEXT_DEVICE_MIN_REL_L2 && e <= TEXT_DEVICE_MAX_REL_L2,
                   "the default must encode on the generation's GPU: rel-L2 %.3g from the CPU's (want (%g, %g])", e,
@@ -126,14 +171,14 @@ int main(void) {
         }
         p.text_encoder_device = "cpu";
         if (encode(ctx, &p, emu, named)) {
-            CHECK(states_rel_l2(named, cpu) == 0, "--text-encoder-device cpu must win over the default");
+            CHECK(states_rel_l2(ctx, named, cpu) == 0, "--text-encoder-device cpu must win over the default");
             for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&named[k]);
         }
         p.text_encoder_device = NULL;
         emu->mem_info = mem_stub_scarce;
         const int before = atomic_load(&g_fallback_warnings);
         if (encode(ctx, &p, emu, fall)) {
-            const double e = states_rel_l2(fall, cpu);
+            const double e = states_rel_l2(ctx, fall, cpu);
             printf("default with a GPU of 1 MiB free: rel-L2 %.3g from the CPU's states\n", e);
             CHECK(e == 0 && atomic_load(&g_fallback_warnings) == before + 1,
                   "a GPU Gemma does not fit must fall back to the CPU and say so: rel-L2 %.3g, %d warnings", e,
@@ -142,6 +187,8 @@ int main(void) {
         }
         for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&cpu[k]);
         check_enhance_fallback(ctx, emu, p);
+        emu->mem_info = mem_stub_ample;
+        check_kept_states(ctx, emu, &p);
     }
     ltx2_backend_free(emu);
     ltx2_context_free(ctx);

@@ -130,7 +130,7 @@ static void check_connectors(const ltx2_st_file *f, const char *v, const ltx2_pi
     for (int64_t i = 0; i < S; i++) mask[i] = mk[i] != 0.0f;
     const int64_t dv = m->conn->cfg.video.inner_dim, da = m->conn->cfg.audio.inner_dim;
     float *video = malloc((size_t)(S * dv) * sizeof(float)), *audio = malloc((size_t)(S * da) * sizeof(float));
-    ltx2_text_hidden in = {h, mask, 1, S, D, L, false};
+    ltx2_text_hidden in = {h, mask, 1, S, D, L, false, NULL};
     const ltx2_status st = ltx2_connectors_forward_rope(g_ctx, m->conn, &in, true, NULL, NULL, video, audio, mo);
     CHECK(st == LTX2_OK, "%s: connectors: %s", v, ltx2_last_error(g_ctx));
     snprintf(name, sizeof name, "%s.video", pfx);

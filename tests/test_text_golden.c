@@ -65,7 +65,7 @@ static void check_version(ltx2_context *ctx, const char *version) {
               "LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT differs from ltx-pipelines' DEFAULT_NEGATIVE_PROMPT");
         const char *prompts[2] = {prompt, negative};
         ltx2_pipe_text t[2];
-        ltx2_status st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 2, NULL, NULL, NULL, t);
+        ltx2_status st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 2, NULL, false, NULL, NULL, t);
         CHECK(st == LTX2_OK, "LTX-%s: text encode: %s", version, ltx2_last_error(ctx));
         for (int b = 0; st == LTX2_OK && b < 2; b++) {
             const int64_t S = t[b].S, dv = cw->cfg.video.inner_dim, da = cw->cfg.audio.inner_dim;
@@ -138,7 +138,7 @@ static void check_cache(ltx2_context *ctx) {
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     const char *prompts[1] = {"a cat in the rain"};
     ltx2_pipe_text a, b;
-    ltx2_status st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 1, dir, NULL, NULL, &a);
+    ltx2_status st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 1, dir, false, NULL, NULL, &a);
     CHECK(st == LTX2_OK, "encode into the cache: %s", ltx2_last_error(ctx));
     ltx2_text_cache c;
     char path[LTX2_TEXT_CACHE_PATH_CAP + 80];
@@ -148,7 +148,7 @@ static void check_cache(ltx2_context *ctx) {
         const int64_t n = a.S * a.D * a.L;
         for (int64_t i = 0; i < n; i++) a.hidden[i] *= 2.0f;
         CHECK(ltx2_pipe_text_save(ctx, &a, path) == LTX2_OK, "rewrite %s", path);
-        st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 1, dir, NULL, NULL, &b);
+        st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 1, dir, false, NULL, NULL, &b);
         CHECK(st == LTX2_OK && b.S == a.S && memcmp(a.hidden, b.hidden, (size_t)n * sizeof(float)) == 0,
               "the second encode did not come from the cache");
         if (st == LTX2_OK) ltx2_pipe_text_free(&b);
@@ -198,7 +198,7 @@ static void check_vocab_mismatch(ltx2_context *ctx) {
     if (st == LTX2_OK) {
         const char *prompts[1] = {"a cat"};
         ltx2_pipe_text t;
-        st = ltx2_pipe_text_encode(ctx, dir, ltx2_backend_cpu(), false, NULL, prompts, 1, NULL, NULL, NULL, &t);
+        st = ltx2_pipe_text_encode(ctx, dir, ltx2_backend_cpu(), false, NULL, prompts, 1, NULL, false, NULL, NULL, &t);
         CHECK(st == LTX2_ERR_SHAPE && strstr(ltx2_last_error(ctx), "1024 pieces") &&
                   strstr(ltx2_last_error(ctx), "1000 rows"),
               "a tokenizer larger than the table: status %d, %s", st, ltx2_last_error(ctx));

@@ -361,9 +361,18 @@ static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const 
             const int64_t n = S - t0 < chunk ? S - t0 : chunk, xs_shape[2] = {L * n, D}, fs_shape[2] = {n, DL};
             const size_t mark = ltx2_bpool_mark(r->pool);
             const uint8_t *keep = in->mask + b * S + t0;
-            fe_gather(in, b, t0, n, xh);
             ltx2_tensor xs, feat, rows;
-            st = ltx2_bpool_upload_f32(r->ctx, r->pool, xh, r->dt, 2, xs_shape, &xs);
+            if (in->dev) { /* the chunk's rows of every layer, gathered on the device */
+                const size_t es = ltx2_dtype_size(r->dt);
+                st = ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 2, xs_shape, &xs);
+                if (st == LTX2_OK)
+                    st = r->be->copy_2d(r->be, r->ctx, xs.data, (size_t)(n * D) * es,
+                                        (const char *)in->dev->data + (size_t)((b * L * S + t0) * D) * es,
+                                        (size_t)(S * D) * es, (size_t)(n * D) * es, (size_t)L);
+            } else {
+                fe_gather(in, b, t0, n, xh);
+                st = ltx2_bpool_upload_f32(r->ctx, r->pool, xh, r->dt, 2, xs_shape, &xs);
+            }
             if (st == LTX2_OK) st = ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 2, fs_shape, &feat);
             /* the projections, then (V2, dump only) the unscaled rows */
             const int passes = v1 ? 1 : normed_all ? 3 : 2;
@@ -395,8 +404,19 @@ ltx2_status ltx2_connectors_forward(ltx2_context *ctx, const ltx2_connectors_wei
 ltx2_status ltx2_connectors_forward_rope(ltx2_context *ctx, const ltx2_connectors_weights *w,
                                          const ltx2_text_hidden *in, bool rope_xla, ltx2_dit_dump_fn dump_fn,
                                          void *dump_user, float *video_out, float *audio_out, uint8_t *mask_out) {
-    if (!w || !in || !in->hidden || !in->mask || !video_out || !audio_out || !mask_out)
+    if (!w || !in || (!in->hidden && !in->dev) || !in->mask || !video_out || !audio_out || !mask_out)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "connectors forward: NULL argument");
+    if (in->dev) {
+        const ltx2_tensor *t = in->dev;
+        if (t->device != w->be->device || t->dtype != w->dtype || !ltx2_tensor_is_contiguous(t) ||
+            ltx2_tensor_numel(t) != in->B * in->L * in->S * in->D)
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "connectors forward: device states must be contiguous "
+                              "[%lld, %lld, %lld, %lld] %s on the weights' backend", (long long)in->B, (long long)in->L,
+                              (long long)in->S, (long long)in->D, ltx2_dtype_name(w->dtype));
+        if (w->cfg.fe == LTX2_TEXT_FE_V1)
+            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "connectors forward: LTX-2.0's feature statistics are taken "
+                              "on the host: pass host states");
+    }
     const ltx2_connectors_config *cfg = &w->cfg;
     const int64_t B = in->B, S = in->S, DL = in->D * in->L;
     if (B <= 0 || S <= 0 || in->D <= 0 || in->L <= 0)

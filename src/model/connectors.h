@@ -109,6 +109,10 @@ typedef struct ltx2_text_hidden {
     const uint8_t *mask;  /* [B, S] 1 = real token, 0 = padding (left padding in the pipeline) */
     int64_t B, S, D, L;   /* S must be a multiple of LTX2_CONNECTOR_REGISTERS; D * L == text_dim */
     bool layer_major;     /* hidden is [B, L, S, D] instead (model/text_states.h: the encoder's layout) */
+    /* Or the states already on the weights' backend in their dtype, layer-major [B, L, S, D]
+     * contiguous (ltx2_gemma_forward_keep; hidden unused): nothing goes up. LTX-2.3's feature
+     * extractor only: LTX-2.0's statistics are taken on the host. */
+    const ltx2_tensor *dev;
 } ltx2_text_hidden;
 
 /* video_out [B, S, video.inner_dim], audio_out [B, S, audio.inner_dim], mask_out [B, S] (all ones:

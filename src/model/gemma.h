@@ -112,6 +112,14 @@ ltx2_status ltx2_gemma_forward_split(ltx2_context *ctx, const ltx2_gemma_weights
                                      const uint8_t *mask, int64_t B, int64_t S, float *const *hidden_b,
                                      ltx2_gemma_poll poll, void *poll_user);
 
+/* The forward with sample b's states kept where they are made, layer-major, in out_b[b]: a
+ * contiguous [layers + 1, S, hidden] tensor on the weights' backend in their activation dtype
+ * (w->dtype), allocated by the caller. Nothing reaches the host: the connectors take the states
+ * there (ltx2_text_hidden.dev). */
+ltx2_status ltx2_gemma_forward_keep(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                    const uint8_t *mask, int64_t B, int64_t S, ltx2_tensor *const *out_b,
+                                    ltx2_gemma_poll poll, void *poll_user);
+
 /* Where each hidden state goes as the forward makes it: h is [B, S, hidden] in the weights' dtype
  * on their backend, valid until the call returns; layer is its index in ltx2_gemma_forward's layer
  * axis. ltx2_gemma_forward_split's sink copies to the host; a consumer on the device (a streaming feature

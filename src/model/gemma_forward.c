@@ -272,6 +272,48 @@ ltx2_status ltx2_gemma_forward_split(ltx2_context *ctx, const ltx2_gemma_weights
     return st;
 }
 
+/* The device sink: sample b's state of layer l copied into out_b[b] at layer l, on the device. */
+typedef struct keep_sink {
+    const ltx2_backend *be;
+    ltx2_tensor *const *out; /* [B]: sample b's states [L1, S, D] */
+    int64_t B, per, L1;
+    ltx2_gemma_poll poll;
+    void *poll_user;
+} keep_sink;
+
+static ltx2_status keep_layer(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t l) {
+    keep_sink *ks = user;
+    const size_t es = ltx2_dtype_size(h->dtype), n = (size_t)ks->per * es;
+    if (ltx2_tensor_numel(h) != ks->B * ks->per || !ltx2_tensor_is_contiguous(h))
+        return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: hidden state %lld is not %lld contiguous values",
+                          (long long)l, (long long)(ks->B * ks->per));
+    for (int64_t b = 0; b < ks->B; b++) {
+        if (ks->out[b]->dtype != h->dtype)
+            return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: states kept in %s, hidden state %lld is %s",
+                              ltx2_dtype_name(ks->out[b]->dtype), (long long)l, ltx2_dtype_name(h->dtype));
+        LTX2_TRY(ks->be->copy(ks->be, ctx, (char *)ks->out[b]->data + (size_t)l * n, (const char *)h->data + (size_t)b * n,
+                              n));
+    }
+    return ks->poll ? ks->poll(ks->poll_user, ctx, l, ks->L1 - 1) : LTX2_OK;
+}
+
+ltx2_status ltx2_gemma_forward_keep(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                    const uint8_t *mask, int64_t B, int64_t S, ltx2_tensor *const *out_b,
+                                    ltx2_gemma_poll poll, void *poll_user) {
+    if (!w || !out_b || B <= 0) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
+    const int64_t D = w->cfg.hidden, L1 = w->cfg.layers + 1;
+    for (int64_t b = 0; b < B; b++) {
+        const ltx2_tensor *t = out_b[b];
+        if (!t || !t->data || t->device != w->be->device || ltx2_tensor_numel(t) != L1 * S * D ||
+            !ltx2_tensor_is_contiguous(t))
+            return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: sample %lld's states must be a contiguous "
+                              "[%lld, %lld, %lld] tensor on the weights' device", (long long)b, (long long)L1,
+                              (long long)S, (long long)D);
+    }
+    keep_sink ks = {.be = w->be, .out = out_b, .B = B, .per = S * D, .L1 = L1, .poll = poll, .poll_user = poll_user};
+    return ltx2_gemma_forward_to(ctx, w, ids, mask, B, S, keep_layer, &ks);
+}
+
 ltx2_status ltx2_gemma_forward_to(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
                                   const uint8_t *mask, int64_t B, int64_t S, ltx2_gemma_sink sink, void *user) {
     return ltx2_gemma_forward_pos(ctx, w, ids, mask, NULL, B, S, sink, user);

@@ -19,7 +19,13 @@
 
 /* The text connectors on loaded prompt embeddings t. */
 static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, bool rope_xla, const char *path,
-                                 const ltx2_pipe_text *t, ltx2_pipe_context *out) {
+                                 ltx2_pipe_text *t, ltx2_pipe_context *out) {
+    /* states kept on the device go in as they are where the connectors live there in their dtype
+     * (not under --precision tpu's f32 connectors, nor LTX-2.0's host statistics) */
+    const bool on_device = t->dev.data && t->dev_be == m->conn->be && t->dev.dtype == m->conn->dtype &&
+                           m->conn->cfg.fe == LTX2_TEXT_FE_V2;
+    if (!on_device) LTX2_TRY(ltx2_pipe_text_to_host(ctx, t));
+    else LTX2_LOGI(ctx, "text connectors: %s's hidden states taken on %s, where Gemma left them", path, t->dev_be->name);
     const int64_t dv = m->conn->cfg.video.inner_dim, da = m->conn->cfg.audio.inner_dim;
     out->S = t->S;
     out->video = malloc((size_t)(t->S * dv) * sizeof(float));
@@ -29,7 +35,8 @@ static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, b
     if (!out->video || !out->audio || !mask) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt %s: out of memory", path);
     } else {
-        ltx2_text_hidden in = {t->hidden, t->mask, 1, t->S, t->D, t->L, .layer_major = true};
+        ltx2_text_hidden in = {t->hidden, t->mask, 1, t->S, t->D, t->L, .layer_major = true,
+                               .dev = on_device ? &t->dev : NULL};
         st = ltx2_connectors_forward_rope(ctx, m->conn, &in, rope_xla, NULL, NULL, out->video, out->audio, mask);
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "text connectors on %s", path);
     }
@@ -69,8 +76,12 @@ ltx2_status ltx2_gen_ckpt_connectors(ltx2_context *ctx, const ltx2_generate_para
 /* Where Gemma runs (*tbe; *opened: the backend to free, if one was opened here). Named by
  * p->text_encoder_device: that device, refused when Gemma does not fit it. By default the
  * generation's own GPU (run_be) when Gemma fits its free memory, else the CPU, said in one line. */
+bool ltx2_gen_text_keep(const ltx2_generate_params *p, const ltx2_connectors_config *cc) {
+    return p->prompt && !p->text_cache && !p->text_encoder_device && cc->fe == LTX2_TEXT_FE_V2;
+}
+
 static ltx2_status text_device(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_gemma_config *gc, int n,
-                               bool fp8, const ltx2_backend *run_be, const ltx2_backend **tbe,
+                               bool fp8, bool keep, const ltx2_backend *run_be, const ltx2_backend **tbe,
                                const ltx2_backend **opened) {
     char desc[256];
     const bool chosen = p->text_encoder_device != NULL;
@@ -86,7 +97,9 @@ static ltx2_status text_device(ltx2_context *ctx, const ltx2_generate_params *p,
     if ((*tbe)->mem_info && (st = (*tbe)->mem_info(*tbe, ctx, &free_b, &total_b)) == LTX2_OK) {
         /* Gemma is alone on the device (loaded first, freed before the DiT): its weights and one
          * forward's buffers, plus the runtime's share */
-        const uint64_t need = ltx2_gemma_device_bytes(gc, n, LTX2_GEMMA_MAX_TOKENS, fp8) + LTX2_MEM_RUNTIME_BYTES;
+        uint64_t need = ltx2_gemma_device_bytes(gc, n, LTX2_GEMMA_MAX_TOKENS, fp8) + LTX2_MEM_RUNTIME_BYTES;
+        if (keep) /* the states it leaves there, bf16 [layers + 1, S, hidden] a prompt */
+            need += (uint64_t)n * (uint64_t)((gc->layers + 1) * LTX2_GEMMA_MAX_TOKENS * gc->hidden) * 2;
         LTX2_LOGI(ctx, "text encoder memory: %.2f GiB needed, %.2f GiB free on %s", (double)need / (1 << 30),
                   (double)free_b / (1 << 30), desc);
         if (need > free_b && chosen) {
@@ -134,7 +147,8 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
     if (need_neg && !p->negative_prompt) LTX2_LOGI(ctx, "generate: CFG is on: Lightricks' default negative prompt");
     ltx2_pipe_text out[2];
     const ltx2_backend *tbe = NULL, *opened = NULL;
-    LTX2_TRY(text_device(ctx, p, &gc, need_neg ? 2 : 1, fp8, run_be, &tbe, &opened));
+    const bool keep = ltx2_gen_text_keep(p, &cc);
+    LTX2_TRY(text_device(ctx, p, &gc, need_neg ? 2 : 1, fp8, keep, run_be, &tbe, &opened));
     ltx2_status st = LTX2_OK;
     ltx2_gemma_weights *gw = NULL; /* loaded once for the enhancement and the encoding */
     if (p->enhance_prompt) {
@@ -169,8 +183,10 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
         if (*enhanced) prompts[0] = *enhanced;
     }
     if (st == LTX2_OK)
+        /* the states stay on the generation's GPU for LTX-2.3's connectors (no 385 MB a prompt down
+         * and up again), unless cached to disk or Gemma ran elsewhere */
         st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, fp8, gw, prompts, need_neg ? 2 : 1, p->text_cache,
-                                   p->cancel, p->cancel_user, out);
+                                   keep && tbe == run_be && !opened, p->cancel, p->cancel_user, out);
     if (gw) LTX2_LOGI(ctx, "text encoder: freed");
     ltx2_gemma_weights_free(gw);
     ltx2_backend_free(opened);
@@ -183,6 +199,7 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
 /* t's states from rank 0 to every rank of world (t filled on the others): its shape, mask and hidden
  * states, the numbers moved as they are (the shape and mask as exact floats). */
 static ltx2_status broadcast_states(ltx2_context *ctx, ltx2_comm *world, ltx2_pipe_text *t) {
+    if (world->rank == 0) LTX2_TRY(ltx2_pipe_text_to_host(ctx, t));
     float shape[3] = {(float)t->S, (float)t->D, (float)t->L};
     LTX2_TRY(ltx2_comm_broadcast(world, ctx, shape, shape, 3, LTX2_F32, 0));
     const int64_t S = (int64_t)shape[0], D = (int64_t)shape[1], L = (int64_t)shape[2];

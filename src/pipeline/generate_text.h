@@ -39,6 +39,11 @@ ltx2_status ltx2_gen_text_ranked(ltx2_context *ctx, const ltx2_generate_params *
                                  struct ltx2_comm *world, const ltx2_backend *run_be, ltx2_pipe_text *tp,
                                  ltx2_pipe_text *tn, char **enhanced);
 
+/* Whether a prompt's Gemma states may stay on the generation's device until the connectors take
+ * them (the encoder placed there by default, no text cache, LTX-2.3's feature extractor): they
+ * then count in the text encoder's memory and, on one rank, in the plan's text stage. */
+bool ltx2_gen_text_keep(const ltx2_generate_params *p, const ltx2_connectors_config *cc);
+
 /* The DiT contexts from the encoded (tp, tn) or loaded (p's embeddings) hidden states through the
  * connectors (rope_xla: MaxDiffusion's RoPE); prompts of different lengths are left-padded to the
  * longer one. Takes tp and tn over (freed here). */

@@ -65,7 +65,8 @@ static uint64_t plan_text_stage(const ltx2_mem_request *req) {
                                                                                   : req->conn->audio.inner_dim;
     /* the states go up a chunk of tokens at a time (connectors.c) */
     return PLAN_CONNECTOR_FE_CHUNKS * act(chunk * ltx2_mem_plan_text_dim(req), PLAN_ES) +
-           PLAN_CONNECTOR_LIVE_BUFFERS * act(S * inner, PLAN_ES);
+           PLAN_CONNECTOR_LIVE_BUFFERS * act(S * inner, PLAN_ES) +
+           (uint64_t)req->text_kept_prompts * act(S * ltx2_mem_plan_text_dim(req), PLAN_ES);
 }
 
 /* ---- video decode: video_vae_decode.c's buffers ---- */

@@ -141,7 +141,14 @@ typedef struct ltx2_pipe_text {
     float *hidden;   /* [L, S, D] */
     uint8_t *mask;   /* [1, S] */
     int64_t S, D, L;
+    /* or (hidden NULL) the states where a device encoder made them, [1, L, S, D] in its dtype on
+     * dev_be (ltx2_pipe_text_encode's keep): the connectors take them there */
+    ltx2_tensor dev;
+    const ltx2_backend *dev_be;
 } ltx2_pipe_text;
+
+/* Brings device-kept states to the host (hidden), freeing them there; a no-op for host states. */
+ltx2_status ltx2_pipe_text_to_host(ltx2_context *ctx, ltx2_pipe_text *t);
 
 ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t text_dim, ltx2_pipe_text *out);
 /* Left-pads t to S >= t->S tokens with masked zero tokens, as the Gemma tokenizer pads a batch:
@@ -173,11 +180,14 @@ ltx2_status ltx2_text_cache_mkdir(ltx2_context *ctx, const char *dir);
  * (may be NULL, keyed by the encoder and fp8): prompts found there skip Gemma, the others are
  * stored there (a failed store is a warning). cancel (may be NULL) is polled after every layer: a
  * nonzero return stops the forward with LTX2_ERR_CANCELLED; progress is logged at most every
- * LTX2_PIPE_TEXT_PROGRESS_S seconds. */
+ * LTX2_PIPE_TEXT_PROGRESS_S seconds. keep: on a device backend (not the CPU) and without cache_dir,
+ * the encoded states stay on it (ltx2_pipe_text.dev; ltx2_gemma_forward_keep) instead of coming to
+ * the host; they must then be freed before that backend is. */
 #define LTX2_PIPE_TEXT_PROGRESS_S 10.0
 ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
                                   const ltx2_gemma_weights *shared, const char *const *prompts, int n,
-                                  const char *cache_dir, int (*cancel)(void *), void *cancel_user, ltx2_pipe_text *out);
+                                  const char *cache_dir, bool keep, int (*cancel)(void *), void *cancel_user,
+                                  ltx2_pipe_text *out);
 /* The Gemma-3 checkpoint in dir on be as the text stage runs it (f32 on the CPU, bf16 on a device;
  * fp8: fp8-stored Linears). */
 ltx2_status ltx2_pipe_gemma_load(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,

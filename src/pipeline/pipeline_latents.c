@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_pool.h"
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/finite.h"
@@ -317,10 +318,28 @@ done:
     return st;
 }
 
+ltx2_status ltx2_pipe_text_to_host(ltx2_context *ctx, ltx2_pipe_text *t) {
+    if (t->hidden || !t->dev.data) return LTX2_OK;
+    const int64_t n = t->S * t->D * t->L;
+    float *h = malloc((size_t)n * sizeof *h);
+    if (!h) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt: %lld hidden-state values to the host", (long long)n);
+    const ltx2_status st = ltx2_backend_to_host_f32(ctx, t->dev_be, &t->dev, h);
+    if (st != LTX2_OK) {
+        free(h);
+        return st;
+    }
+    t->dev_be->free(t->dev_be, t->dev.data);
+    memset(&t->dev, 0, sizeof t->dev);
+    t->dev_be = NULL;
+    t->hidden = h;
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_pipe_text_pad_left(ltx2_context *ctx, ltx2_pipe_text *t, int64_t S) {
     if (S < t->S) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "prompt: padding %lld tokens to %lld", (long long)t->S,
                                     (long long)S);
     if (S == t->S) return LTX2_OK;
+    LTX2_TRY(ltx2_pipe_text_to_host(ctx, t));
     const int64_t pad = S - t->S, tok = t->D * t->L, D = t->D;
     float *h = calloc((size_t)(S * tok), sizeof(float));
     uint8_t *m = calloc((size_t)S, 1);
@@ -341,6 +360,7 @@ ltx2_status ltx2_pipe_text_pad_left(ltx2_context *ctx, ltx2_pipe_text *t, int64_
 }
 
 void ltx2_pipe_text_free(ltx2_pipe_text *t) {
+    if (t->dev.data) t->dev_be->free(t->dev_be, t->dev.data);
     free(t->hidden);
     free(t->mask);
     memset(t, 0, sizeof *t);

@@ -7,6 +7,7 @@
 
 #include "core/finite.h"
 #include "core/timer.h"
+#include "backend/backend_pool.h"
 #include "io/file.h"
 #include "model/gemma.h"
 #include "model/text_states.h"
@@ -74,7 +75,7 @@ ltx2_status ltx2_pipe_gemma_load(ltx2_context *ctx, const char *dir, const ltx2_
 /* Gemma (shared, or loaded here and freed) over the prompts idx[0..m) of prompts, into out[idx[i]]. */
 static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
                                      const ltx2_gemma_weights *shared, const char *const *prompts, const int *idx,
-                                     int m, int (*cancel)(void *), void *cancel_user, ltx2_pipe_text *out) {
+                                     int m, bool keep, int (*cancel)(void *), void *cancel_user, ltx2_pipe_text *out) {
     ltx2_gemma_weights *own = NULL;
     if (!shared) LTX2_TRY(ltx2_pipe_gemma_load(ctx, dir, be, fp8, &own));
     const ltx2_gemma_weights *w = shared ? shared : own;
@@ -82,17 +83,34 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
     int32_t *ids = malloc((size_t)(m * S) * sizeof *ids);
     uint8_t *mask = malloc((size_t)(m * S));
     const char **sub = malloc((size_t)m * sizeof *sub);
-    /* each prompt's states straight into its own result (770 MB a prompt for the 12B: no copy) */
+    /* each prompt's states straight into its own result (770 MB a prompt for the 12B: no copy),
+     * on the host or, kept, where they are made (385 MB a prompt in bf16) */
+    keep = keep && be->device != LTX2_DEVICE_CPU;
     float **hidden = calloc((size_t)m, sizeof *hidden);
+    ltx2_tensor **dev = calloc((size_t)m, sizeof *dev);
     ltx2_status st = LTX2_OK;
-    if (!ids || !mask || !sub || !hidden)
+    if (!ids || !mask || !sub || !hidden || !dev)
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "text encoder: %d prompts x %lld tokens", m, (long long)S);
     for (int i = 0; st == LTX2_OK && i < m; i++) {
         ltx2_pipe_text *t = &out[idx[i]];
         t->S = S, t->D = D, t->L = L1;
-        t->hidden = hidden[i] = malloc((size_t)(S * tok) * sizeof(float));
         t->mask = malloc((size_t)S);
-        if (!t->hidden || !t->mask)
+        if (keep) {
+            const int64_t ds[4] = {1, L1, S, D};
+            void *buf = NULL;
+            st = be->alloc(be, ctx, (size_t)(S * tok) * ltx2_dtype_size(w->dtype), &buf);
+            if (st != LTX2_OK) {
+                ltx2_error_prefix(ctx, "text encoder: prompt %d hidden states kept on %s", idx[i] + 1, be->name);
+                break;
+            }
+            t->dev = ltx2_tensor_make(buf, w->dtype, 4, ds);
+            t->dev.device = be->device;
+            t->dev_be = be;
+            dev[i] = &t->dev;
+        } else {
+            t->hidden = hidden[i] = malloc((size_t)(S * tok) * sizeof(float));
+        }
+        if ((!keep && !t->hidden) || !t->mask)
             st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "text encoder: prompt %d hidden states (%lld x %lld x %lld floats)",
                             idx[i] + 1, (long long)S, (long long)D, (long long)L1);
     }
@@ -103,24 +121,28 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
                   (long long)w->cfg.layers, (long long)D, fp8 ? ", fp8-stored Linear weights" : "", be->name, m,
                   m > 1 ? "s" : "", (long long)S);
         encode_poll ep = {cancel, cancel_user, ltx2_timer_now(), ltx2_timer_now()};
-        st = ltx2_gemma_forward_split(ctx, w, ids, mask, m, S, hidden, poll_layer, &ep);
+        st = keep ? ltx2_gemma_forward_keep(ctx, w, ids, mask, m, S, dev, poll_layer, &ep)
+                  : ltx2_gemma_forward_split(ctx, w, ids, mask, m, S, hidden, poll_layer, &ep);
     }
     for (int i = 0; st == LTX2_OK && i < m; i++) {
+        /* kept states are checked where they are used: the connectors' outputs (generate_text.c) */
         const int64_t hs[3] = {L1, S, D};
-        st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, hidden[i], 3, hs,
-                               "text encoder: the hidden states [layer, token, channel]");
+        if (!keep)
+            st = ltx2_check_finite(ctx, LTX2_ERR_NUMERIC, hidden[i], 3, hs,
+                                   "text encoder: the hidden states [layer, token, channel]");
         if (st != LTX2_OK) ltx2_error_prefix(ctx, "prompt %d", idx[i] + 1);
         else memcpy(out[idx[i]].mask, mask + i * S, (size_t)S);
     }
     /* on failure the caller frees every result, those begun here included */
-    free(ids), free(mask), free(hidden), free(sub);
+    free(ids), free(mask), free(hidden), free(dev), free(sub);
     ltx2_gemma_weights_free(own);
     return st;
 }
 
 ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
                                   const ltx2_gemma_weights *shared, const char *const *prompts, int n,
-                                  const char *cache_dir, int (*cancel)(void *), void *cancel_user, ltx2_pipe_text *out) {
+                                  const char *cache_dir, bool keep, int (*cancel)(void *), void *cancel_user,
+                                  ltx2_pipe_text *out) {
     for (int i = 0; i < n; i++) memset(&out[i], 0, sizeof out[i]);
     if (n < 1 || n > LTX2_PIPE_MAX_PROMPTS)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "text encoder: %d prompts (1..%d)", n, LTX2_PIPE_MAX_PROMPTS);
@@ -144,7 +166,8 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
         miss[n_miss++] = i;
     }
     if (st == LTX2_OK && n_miss > 0)
-        st = encode_with_gemma(ctx, dir, be, fp8, shared, prompts, miss, n_miss, cancel, cancel_user, out);
+        st = encode_with_gemma(ctx, dir, be, fp8, shared, prompts, miss, n_miss, keep && !cache_dir, cancel,
+                               cancel_user, out);
     if (st == LTX2_OK && cache_dir && n_miss > 0) {
         /* a cache that cannot be written costs the next run time, not this one its result */
         ltx2_status cs = ltx2_text_cache_mkdir(ctx, cache_dir);
@@ -168,11 +191,20 @@ ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, cons
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
     }
     for (int64_t s = 0; s < t->S; s++) mask[s] = t->mask[s];
-    ltx2_text_states_to_layer_last(t->hidden, t->S * t->D, t->L, last);
+    ltx2_status st = LTX2_OK;
+    if (t->hidden) {
+        ltx2_text_states_to_layer_last(t->hidden, t->S * t->D, t->L, last);
+    } else { /* kept on a device: down once through a layer-major staging */
+        float *major = malloc((size_t)(t->S * t->D * t->L) * sizeof *major);
+        st = major ? ltx2_backend_to_host_f32(ctx, t->dev_be, &t->dev, major)
+                   : LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
+        if (st == LTX2_OK) ltx2_text_states_to_layer_last(major, t->S * t->D, t->L, last);
+        free(major);
+    }
     const int64_t hs[4] = {1, t->S, t->D, t->L}, ms[2] = {1, t->S};
     const ltx2_tensor h = ltx2_tensor_make(last, LTX2_F32, 4, hs), m = ltx2_tensor_make(mask, LTX2_I64, 2, ms);
     ltx2_st_writer *wr = NULL;
-    ltx2_status st = ltx2_st_writer_create(ctx, &wr);
+    if (st == LTX2_OK) st = ltx2_st_writer_create(ctx, &wr);
     if (st == LTX2_OK) st = ltx2_st_writer_add(ctx, wr, "hidden_states", &h);
     if (st == LTX2_OK) st = ltx2_st_writer_add(ctx, wr, "attention_mask", &m);
     if (st == LTX2_OK)

@@ -206,6 +206,18 @@ static void full_size(void) {
                       21333008ull, 44);
         CHECK(p.stage[LTX2_MEM_ENCODE] > 0, "19B --audio: no encode stage");
     }
+    /* a prompt pair's Gemma states kept on the device for the connectors (LTX-2.3): the text stage
+     * grows by two [1024, 3840 x 49] bf16 buffers, 2 x 770,703,360 bytes (each a 256-byte multiple) */
+    r = request(&c22, H100_FREE);
+    ltx2_mem_plan kept;
+    ltx2_mem_request rk = r;
+    rk.text_kept_prompts = 2;
+    st = ltx2_mem_plan_make(g_ctx, &r, &p);
+    if (st == LTX2_OK) st = ltx2_mem_plan_make(g_ctx, &rk, &kept);
+    CHECK(st == LTX2_OK && kept.stage[LTX2_MEM_TEXT] - p.stage[LTX2_MEM_TEXT] == 2ull * 1024 * 3840 * 49 * 2,
+          "22B: kept states add %.0f bytes to the text stage, want %.0f",
+          st == LTX2_OK ? (double)(kept.stage[LTX2_MEM_TEXT] - p.stage[LTX2_MEM_TEXT]) : -1.0,
+          2.0 * 1024 * 3840 * 49 * 2);
     ltx2_json_free(c19.doc);
     ltx2_json_free(c22.doc);
 }

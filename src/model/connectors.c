@@ -293,13 +293,12 @@ static ltx2_status fe_mod_make(conn_run *r, int64_t D, int64_t U, const float *a
 /* The projection input [n, D * L] (layer axis last, as aggregate_embed takes it) of the uploaded
  * states xs [L * n, D]: the modulation, then the rows interleaved by a strided add of zero (exact). */
 static ltx2_status fe_features(conn_run *r, const ltx2_text_hidden *in, bool v1, const ltx2_tensor *xs,
-                               const fe_mod *mod, const ltx2_tensor *rows, int64_t n, ltx2_tensor *feat) {
+                               const fe_mod *mod, const ltx2_tensor *rows, const ltx2_tensor *zero, int64_t n,
+                               ltx2_tensor *feat) {
     const int64_t D = in->D, L = in->L;
-    ltx2_tensor y, zero;
-    const int64_t ys[2] = {L * n, D}, zs[1] = {1};
-    const float z = 0.0f;
+    ltx2_tensor y;
+    const int64_t ys[2] = {L * n, D};
     LTX2_TRY(ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 2, ys, &y));
-    LTX2_TRY(ltx2_bpool_upload_f32(r->ctx, r->pool, &z, r->dt, 1, zs, &zero));
     const ltx2_mod_rows m = {.row_idx = rows};
     LTX2_TRY(ltx2_backend_norm_modulate(r->be, r->ctx, xs, v1 ? LTX2_NORM_NONE : LTX2_NORM_RMS, CONN_EPS, &mod->scale,
                                         &mod->shift, &m, &y));
@@ -308,7 +307,7 @@ static ltx2_status fe_features(conn_run *r, const ltx2_text_hidden *in, bool v1,
     yv.shape[0] = fv.shape[0] = n, yv.shape[1] = fv.shape[1] = D, yv.shape[2] = fv.shape[2] = L;
     yv.strides[0] = D, yv.strides[1] = 1, yv.strides[2] = n * D;
     fv.strides[0] = D * L, fv.strides[1] = L, fv.strides[2] = 1;
-    return ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, &yv, &zero, &fv);
+    return ltx2_backend_binary(r->be, r->ctx, LTX2_OP_ADD, &yv, zero, &fv);
 }
 
 /* The feature extractor and the projections into fv / fa on the weights' backend, in ops: a
@@ -345,6 +344,10 @@ static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const 
     if (st == LTX2_OK && !v1) {
         a[0] = sv - 1.0f, a[1] = sa - 1.0f, a[2] = 0.0f, a[pad] = -1.0f;
     }
+    ltx2_tensor zero; /* the interleaving add's other operand */
+    const int64_t zs[1] = {1};
+    const float z = 0.0f;
+    if (st == LTX2_OK) st = ltx2_bpool_upload_f32(r->ctx, r->pool, &z, r->dt, 1, zs, &zero);
     const size_t base = ltx2_bpool_mark(r->pool);
     for (int64_t b = 0; b < B && st == LTX2_OK; b++) {
         ltx2_bpool_release(r->pool, base);
@@ -380,7 +383,7 @@ static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const 
                 for (int64_t l = 0; l < L; l++)
                     for (int64_t t = 0; t < n; t++) ri[l * n + t] = !keep[t] ? pad : v1 ? l : k;
                 st = ltx2_bpool_rows(r->ctx, r->pool, ri, L * n, &rows);
-                if (st == LTX2_OK) st = fe_features(r, in, v1, &xs, &mod, &rows, n, &feat);
+                if (st == LTX2_OK) st = fe_features(r, in, v1, &xs, &mod, &rows, &zero, n, &feat);
                 if (st == LTX2_OK && k < 2) {
                     ltx2_tensor y = rows_of(k ? fa : fv, b * S + t0, n);
                     st = linear(r, k ? &w->proj_audio : &w->proj_video, &feat, false, &y);

@@ -34,6 +34,7 @@ typedef struct op_job {
     ltx2_op op;
     ltx2_tensor x, y, w, b, vec; /* vec: [D] broadcast operand */
     ltx2_tensor ss;              /* f32 [rows]: row_sumsq's output, rms_apply's input */
+    ltx2_tensor stats;           /* f32 [rows, 3]: row_stats' output */
     int inner;
     ltx2_status st;
 } op_job;
@@ -45,6 +46,7 @@ static void run_op(void *u) {
         case LTX2_OP_RMS_NORM: j->st = ltx2_backend_rms_norm(j->be, j->ctx, &j->x, &j->w, 1e-6f, &j->y); break;
         case LTX2_OP_LAYER_NORM: j->st = ltx2_backend_layer_norm(j->be, j->ctx, &j->x, &j->w, &j->b, 1e-6f, &j->y); break;
         case LTX2_OP_ROW_SUMSQ: j->st = ltx2_backend_row_sumsq(j->be, j->ctx, &j->x, &j->ss); break;
+        case LTX2_OP_ROW_STATS: j->st = ltx2_backend_row_stats(j->be, j->ctx, &j->x, &j->stats); break;
         case LTX2_OP_RMS_APPLY:
             /* the whole row twice as wide as this part, as at tensor = 2 */
             j->st = ltx2_backend_rms_apply(j->be, j->ctx, &j->x, &j->ss, 2 * j->x.shape[1], &j->w, 1e-6f, &j->y);
@@ -160,9 +162,9 @@ static void report_row(const bench_opts *o, bench_report *r, ltx2_context *ctx, 
 
 static void bench_device(const bench_opts *o, bench_report *r, const ltx2_backend *be, ltx2_context *ctx,
                          ltx2_dtype dt, int64_t rows, int64_t dim, double copy_bw) {
-    static const ltx2_op ops[] = {LTX2_OP_RMS_NORM,  LTX2_OP_ROW_SUMSQ, LTX2_OP_RMS_APPLY, LTX2_OP_LAYER_NORM,
-                                  LTX2_OP_SOFTMAX,   LTX2_OP_GELU_TANH, LTX2_OP_SILU,      LTX2_OP_ADD,
-                                  LTX2_OP_MUL};
+    static const ltx2_op ops[] = {LTX2_OP_RMS_NORM,  LTX2_OP_ROW_SUMSQ, LTX2_OP_ROW_STATS, LTX2_OP_RMS_APPLY,
+                                  LTX2_OP_LAYER_NORM, LTX2_OP_SOFTMAX,  LTX2_OP_GELU_TANH, LTX2_OP_SILU,
+                                  LTX2_OP_ADD,       LTX2_OP_MUL};
     int64_t n = rows * dim, shape[2] = {rows, dim};
     size_t es = ltx2_dtype_size(dt);
     void *px = bench_dev_randn(be, ctx, dt, n, OPS_SEED, 1, 1.0f), *pw = bench_dev_randn(be, ctx, dt, dim, OPS_SEED, 2, 1.0f);
@@ -171,7 +173,9 @@ static void bench_device(const bench_opts *o, bench_report *r, const ltx2_backen
     be->alloc(be, ctx, (size_t)n * es, &py);
     /* row sums for rms_apply: normals (a negative one gives a NaN row, which takes the same time) */
     void *pss = bench_dev_randn(be, ctx, LTX2_F32, rows, OPS_SEED, 4, 1.0f);
-    if (!px || !pw || !pb || !py || !pss) {
+    void *pst = NULL;
+    be->alloc(be, ctx, (size_t)(3 * rows) * sizeof(float), &pst);
+    if (!px || !pw || !pb || !py || !pss || !pst) {
         bench_report_note(r, "%s: allocation failed: %s", be->name, ltx2_last_error(ctx));
         ltx2_clear_error(ctx);
         goto done;
@@ -184,11 +188,14 @@ static void bench_device(const bench_opts *o, bench_report *r, const ltx2_backen
         j.b = ltx2_tensor_make(pb, dt, 1, &dim);
         j.vec = j.w;
         j.ss = ltx2_tensor_make(pss, LTX2_F32, 1, &rows);
-        j.x.device = j.y.device = j.w.device = j.b.device = j.vec.device = j.ss.device = be->device;
+        const int64_t st_shape[2] = {rows, 3};
+        j.stats = ltx2_tensor_make(pst, LTX2_F32, 2, st_shape);
+        j.x.device = j.y.device = j.w.device = j.b.device = j.vec.device = j.ss.device = j.stats.device = be->device;
         /* ideal traffic: x read, y written (+ x read again as the second mul operand is the
          * same buffer: counted once, as a fused kernel would); per-channel vectors are negligible;
-         * row_sumsq only reads x */
-        double bytes = (ops[k] == LTX2_OP_ROW_SUMSQ ? 1.0 : 2.0) * (double)n * (double)es;
+         * row_sumsq and row_stats only read x */
+        const bool reads_only = ops[k] == LTX2_OP_ROW_SUMSQ || ops[k] == LTX2_OP_ROW_STATS;
+        double bytes = (reads_only ? 1.0 : 2.0) * (double)n * (double)es;
         char name[96];
         snprintf(name, sizeof(name), "%s %s [%lld,%lld]", ltx2_op_name(ops[k]), ltx2_dtype_name(dt),
                  (long long)rows, (long long)dim);
@@ -200,6 +207,7 @@ done:
     be->free(be, pb);
     be->free(be, py);
     be->free(be, pss);
+    be->free(be, pst);
 }
 
 /* The VAE ops on a [1, T, H, W, C] activation: pixel_norm over C; the latent upsampler's

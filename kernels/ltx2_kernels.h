@@ -190,6 +190,9 @@ int ltx2_k_snake(void *stream, int dtype, const void *x, void *y, const float *a
                  int64_t rows, int64_t c);
 /* y[r, f] = sqrt(x[r, f]^2 + x[r, nf + f]^2): x [rows, 2*nf] (real parts, then imaginary), y [rows, nf]. */
 int ltx2_k_complex_abs(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t nf);
+/* st[3 r + 0..2] = sum (fp32 accumulation), min and max of x[r, :] (f32 / bf16 x, f32 st); NaN
+ * never wins a min or max. */
+int ltx2_k_row_stats(void *stream, int dtype, const void *x, float *st, int64_t rows, int64_t dim);
 
 /* y = x * rsqrt(mean(x^2) + eps) over the last dim (then SiLU when silu); y may alias x. */
 int ltx2_k_pixel_norm(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t dim,
@@ -306,6 +309,7 @@ typedef struct ltx2_k_table {
                           int64_t, int64_t, int64_t);
     int (*snake)(void *, int, const void *, void *, const float *, const float *, int64_t, int64_t);
     int (*complex_abs)(void *, int, const void *, void *, int64_t, int64_t);
+    int (*row_stats)(void *, int, const void *, float *, int64_t, int64_t);
 } ltx2_k_table;
 const ltx2_k_table *ltx2_k_table_get(void);
 

@@ -162,6 +162,61 @@ extern "C" int ltx2_k_row_sumsq(void *stream, int dtype, const void *x, float *s
     return ltx2_norm_dispatch(stream, dtype, false, x, NULL, NULL, NULL, rows, dim, 0.0f, io);
 }
 
+// Per-row sum, min and max (LTX-2.0's text feature statistics), one warp or block a row like the
+// norms; fminf / fmaxf, so NaN never wins.
+template <typename T, int V, bool WARP>
+__global__ void __launch_bounds__(LTX2_K_THREADS)
+ltx2_row_stats_kernel(const T *__restrict__ x, float *__restrict__ st, int64_t rows, int64_t dim) {
+    __shared__ float smem[32];
+    ltx2_row_group<WARP> g;
+    if (g.row >= rows) return;  // whole warps leave together; block mode never takes this
+    const T *xr = x + g.row * dim;
+    float s = 0.0f, lo = INFINITY, hi = -INFINITY;
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V];
+        ltx2_load<V>(xr + i, v);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            s += v[j];
+            lo = fminf(lo, v[j]);
+            hi = fmaxf(hi, v[j]);
+        }
+    }
+    s = g.sum(s, smem);  // each reduction ends on a barrier: smem is free again
+    lo = -g.max(-lo, smem);
+    hi = g.max(hi, smem);
+    if (g.tid == 0) {
+        st[3 * g.row] = s;
+        st[3 * g.row + 1] = lo;
+        st[3 * g.row + 2] = hi;
+    }
+}
+
+template <typename T>
+static int ltx2_row_stats_t(cudaStream_t s, const T *x, float *st, int64_t rows, int64_t dim) {
+    const bool warp = ltx2_k_row_use_warp(dim), vec = dim % ltx2_vec<T>::n == 0 && ltx2_k_aligned16(x);
+    const unsigned blocks = ltx2_k_row_blocks(rows, warp);
+    if (vec && warp)
+        ltx2_launch<ltx2_row_stats_kernel<T, ltx2_vec<T>::n, true>>(blocks, LTX2_K_THREADS, 0, s, x, st, rows, dim);
+    else if (vec)
+        ltx2_launch<ltx2_row_stats_kernel<T, ltx2_vec<T>::n, false>>(blocks, LTX2_K_THREADS, 0, s, x, st, rows, dim);
+    else if (warp)
+        ltx2_launch<ltx2_row_stats_kernel<T, 1, true>>(blocks, LTX2_K_THREADS, 0, s, x, st, rows, dim);
+    else
+        ltx2_launch<ltx2_row_stats_kernel<T, 1, false>>(blocks, LTX2_K_THREADS, 0, s, x, st, rows, dim);
+    LTX2_K_RETURN_LAUNCH();
+}
+
+extern "C" int ltx2_k_row_stats(void *stream, int dtype, const void *x, float *st, int64_t rows, int64_t dim) {
+    if (rows < 0 || dim <= 0 || rows > INT32_MAX) LTX2_K_BAD_ARG();
+    if (rows == 0) return 0;
+    if (!x || !st) LTX2_K_BAD_ARG();
+    cudaStream_t s = (cudaStream_t)stream;
+    if (dtype == LTX2_KDT_F32) return ltx2_row_stats_t<float>(s, (const float *)x, st, rows, dim);
+    if (dtype == LTX2_KDT_BF16) return ltx2_row_stats_t<__nv_bfloat16>(s, (const __nv_bfloat16 *)x, st, rows, dim);
+    LTX2_K_BAD_ARG();
+}
+
 extern "C" int ltx2_k_rms_apply(void *stream, int dtype, const void *x, void *y, const void *weight, const float *ss,
                                 int64_t rows, int64_t dim, float n, float eps) {
     if ((!ss || !y) && rows > 0) LTX2_K_BAD_ARG();

@@ -34,7 +34,7 @@
 #define MOD_FP8_SCALES {1.0f, 0.004f, 40.0f}
 #define MOD_FP8_N 3
 
-typedef enum row_op { OP_RMS, OP_LAYER, OP_PIXEL, OP_MOD, OP_SUMSQ, OP_APPLY, OP_GROUP } row_op;
+typedef enum row_op { OP_RMS, OP_LAYER, OP_PIXEL, OP_MOD, OP_SUMSQ, OP_APPLY, OP_GROUP, OP_STATS } row_op;
 
 typedef struct row_case {
     const char *name;
@@ -73,6 +73,11 @@ static const row_case cases[] = {
     {"row_sumsq f32 19x64 warp vec", OP_SUMSQ, false, 19, 64, false, false, false, false, false, 0, 0, 0, 0},
     {"row_sumsq bf16 7x30 warp scalar", OP_SUMSQ, true, 7, 30, false, false, false, false, false, 0, 0, 0, 0},
     {"row_sumsq bf16 2x2048 block vec", OP_SUMSQ, true, 2, 2048, false, false, false, false, false, 0, 0, 0, 0},
+    {"row_stats f32 19x64 warp vec offset", OP_STATS, false, 19, 64, false, false, false, false, false, 3, 0, 0, 0},
+    {"row_stats bf16 7x30 warp scalar", OP_STATS, true, 7, 30, false, false, false, false, false, 0, 0, 0, 0},
+    {"row_stats f32 3x1027 block scalar", OP_STATS, false, 3, 1027, false, false, false, false, false, 0, 0, 0, 0},
+    {"row_stats bf16 2x2048 block vec offset", OP_STATS, true, 2, 2048, false, false, false, false, false, 3, 0, 0,
+     0},
     {"rms_apply f32 9x37 warp scalar +w in-place", OP_APPLY, false, 9, 37, true, false, true, false, false, 0, 0, 0,
      0},
     {"rms_apply bf16 11x96 warp vec +w", OP_APPLY, true, 11, 96, true, false, false, false, false, 0, 0, 0, 0},
@@ -144,6 +149,8 @@ static bool cpu_ref(ltx2_context *ctx, const row_case *c, const float *x, const 
         return ltx2_cpu_rms_norm(ctx, x, ref, c->rows, c->dim, w, NORM_EPS) == LTX2_OK;
     case OP_SUMSQ:
         return ltx2_cpu_row_sumsq(ctx, x, ref, c->rows, c->dim) == LTX2_OK;
+    case OP_STATS:
+        return ltx2_cpu_row_stats(ctx, x, ref, c->rows, c->dim) == LTX2_OK;
     case OP_APPLY: /* b: the whole-row sums (this rank's columns are half the row) */
         return ltx2_cpu_rms_apply(ctx, x, b, 2 * c->dim, ref, c->rows, c->dim, w, NORM_EPS) == LTX2_OK;
     case OP_LAYER:
@@ -179,6 +186,8 @@ static int launch(const row_case *c, const void *x, void *y, const void *w, cons
         return ltx2_k_rms_norm(NULL, dt, x, y, w, c->rows, c->dim, NORM_EPS);
     case OP_SUMSQ:
         return ltx2_k_row_sumsq(NULL, dt, x, (float *)y, c->rows, c->dim);
+    case OP_STATS:
+        return ltx2_k_row_stats(NULL, dt, x, (float *)y, c->rows, c->dim);
     case OP_APPLY:
         return ltx2_k_rms_apply(NULL, dt, x, y, w, (const float *)b, c->rows, c->dim, (float)(2 * c->dim), NORM_EPS);
     case OP_LAYER:
@@ -213,6 +222,11 @@ static void tol_of(const row_case *c, double *atol, double *rtol) {
         *rtol = ROW_F32_RTOL;
         return;
     }
+    if (c->op == OP_STATS) { /* signed terms cancel: an absolute error like sqrt(dim); min and max exact */
+        *atol = ROW_F32_ATOL + ROW_OFFSET_ATOL_GAIN * fabs(c->offset) * sqrt((double)c->dim);
+        *rtol = ROW_F32_RTOL;
+        return;
+    }
     /* a group norm's statistics run over a sample's positions x the group's channels */
     const double stat_n = c->op == OP_GROUP ? (double)(c->rows / c->pad) * (double)(c->dim / c->rpg) : (double)c->dim;
     *atol = ROW_F32_ATOL + ROW_OFFSET_ATOL_GAIN * fabs(c->offset) * sqrt(stat_n);
@@ -238,9 +252,9 @@ static void run_case(ltx2_context *ctx, const row_case *c, int idx, double *f32_
             b[r] = (float)(2.0 * s + 0.5);
         }
     }
-    /* row_sumsq writes one f32 per row */
-    const int64_t nout = c->op == OP_SUMSQ ? c->rows : n;
-    const bool obf = c->op == OP_SUMSQ ? false : c->bf;
+    /* row_sumsq writes one f32 per row, row_stats three */
+    const int64_t nout = c->op == OP_SUMSQ ? c->rows : c->op == OP_STATS ? 3 * c->rows : n;
+    const bool obf = c->op == OP_SUMSQ || c->op == OP_STATS ? false : c->bf;
     const size_t oes = obf ? 2 : 4;
     mod_inputs m = {0};
     if (c->op == OP_MOD) m = mod_make(c, st + 3);

@@ -20,6 +20,11 @@
  * forward itself to its bounds); here only: the emulated GPU ran it (measured 2.7e-3). */
 #define TEXT_DEVICE_MAX_REL_L2 1e-2
 #define TEXT_DEVICE_MIN_REL_L2 1e-5
+/* LTX-2.0's contexts from kept states against those through the host: the same bf16 states, the
+ * per-layer means from fp32 row sums on the device instead of double sums on the host (an ulp at
+ * most; measured 0: the means round alike here), through the bf16 connectors; a wrong row, layer
+ * or mask is O(1). */
+#define KEPT_V1_MAX_REL_L2 1e-4
 /* New tokens of the greedy enhancement (the tiny Gemma's answer is noise; a few tokens show the path). */
 #define ENHANCE_TOKENS 6
 
@@ -107,10 +112,11 @@ static void check_enhance_fallback(ltx2_context *ctx, ltx2_backend *emu, ltx2_ge
 }
 
 
-/* LTX-2.3's connectors on the emulated GPU take the states Gemma left there (no host round trip):
- * the contexts equal, bit for bit, those of the same states brought to the host and sent up again
- * (bf16 -> f32 -> bf16 is exact), and the run says it took them on the device. */
-static void check_kept_states(ltx2_context *ctx, ltx2_backend *emu, const ltx2_generate_params *p) {
+/* The connectors on the emulated GPU take the states Gemma left there (no host round trip): the
+ * contexts equal those of the same states brought to the host and sent up again (bf16 -> f32 ->
+ * bf16 is exact): LTX-2.3 bit for bit, LTX-2.0 within max_rel (its statistics come from the
+ * device's fp32 row sums instead of the host's double ones); the run says it took them there. */
+static void check_kept_states(ltx2_context *ctx, ltx2_backend *emu, const ltx2_generate_params *p, double max_rel) {
     ltx2_pipe_models m;
     if (ltx2_pipe_models_load(ctx, p->checkpoint, emu, &m) != LTX2_OK) {
         CHECK(false, "models on the emulated GPU: %s", ltx2_last_error(ctx));
@@ -130,14 +136,16 @@ static void check_kept_states(ltx2_context *ctx, ltx2_backend *emu, const ltx2_g
     CHECK(!ok || ok2, "connectors on the states through the host: %s", ltx2_last_error(ctx));
     if (ok && ok2) {
         const int64_t dv = m.conn->cfg.video.inner_dim, da = m.conn->cfg.audio.inner_dim, S = pos[0].S;
-        const bool same = pos[1].S == S && neg[0].S == S && neg[1].S == S &&
-                          !memcmp(pos[0].video, pos[1].video, (size_t)(S * dv) * sizeof(float)) &&
-                          !memcmp(pos[0].audio, pos[1].audio, (size_t)(S * da) * sizeof(float)) &&
-                          !memcmp(neg[0].video, neg[1].video, (size_t)(S * dv) * sizeof(float)) &&
-                          !memcmp(neg[0].audio, neg[1].audio, (size_t)(S * da) * sizeof(float));
-        CHECK(same, "contexts from the states kept on the device differ from those through the host");
-        printf("LTX-2.3 contexts from the states kept on the emulated GPU: %s those through the host\n",
-               same ? "bitwise" : "NOT");
+        double e = pos[1].S == S && neg[0].S == S && neg[1].S == S ? 0.0 : 1e30;
+        const double es[4] = {test_rel_l2(pos[0].video, pos[1].video, S * dv),
+                              test_rel_l2(pos[0].audio, pos[1].audio, S * da),
+                              test_rel_l2(neg[0].video, neg[1].video, S * dv),
+                              test_rel_l2(neg[0].audio, neg[1].audio, S * da)};
+        for (int k = 0; k < 4 && e < 1e30; k++) e = es[k] > e ? es[k] : e;
+        CHECK(e <= max_rel, "%s: contexts from the states kept on the device are rel-L2 %.3g from those through "
+              "the host (max %.1g)", p->checkpoint, e, max_rel);
+        printf("%s: contexts from the states kept on the emulated GPU: rel-L2 %.3g from those through the host\n",
+               m.is_2_3 ? "LTX-2.3" : "LTX-2.0", e);
     }
     for (int k = 0; k < 2; k++) free(pos[k].video), free(pos[k].audio), free(neg[k].video), free(neg[k].audio);
     ltx2_pipe_models_free(&m);
@@ -188,7 +196,10 @@ int main(void) {
         for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&cpu[k]);
         check_enhance_fallback(ctx, emu, p);
         emu->mem_info = mem_stub_ample;
-        check_kept_states(ctx, emu, &p);
+        check_kept_states(ctx, emu, &p, 0.0);
+        ltx2_generate_params p20 = p;
+        p20.checkpoint = LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors";
+        check_kept_states(ctx, emu, &p20, KEPT_V1_MAX_REL_L2);
     }
     ltx2_backend_free(emu);
     ltx2_context_free(ctx);

@@ -139,6 +139,12 @@ static tol tol_for(const op_case *c, ltx2_dtype dt) {
         bf = false;
         t = (tol){0.0, ROW_F32_RTOL};
         break;
+    case LTX2_OP_ROW_STATS:
+        /* the sum of signed terms cancels: its fp32 error is absolute, growing like sqrt(K); min and
+         * max are exact (bf16 inputs are bf16 values); f32 out for bf16 inputs */
+        bf = false;
+        t = (tol){ROW_F32_ATOL * sk, ROW_F32_RTOL};
+        break;
     case LTX2_OP_SOFTMAX:
         t = (tol){SOFTMAX_F32_ATOL, ROW_F32_RTOL};
         break;
@@ -287,7 +293,7 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
                    ltx2_dtype dt, float *out, const char *label, const char *name) {
     ltx2_dtype in_dt = dt, out_dt = dt;
     if (c->op == LTX2_OP_CONVERT) in_dt = dt == LTX2_BF16 ? LTX2_F32 : LTX2_BF16;
-    if (c->op == LTX2_OP_ROW_SUMSQ) out_dt = LTX2_F32; /* sums are f32 whatever x is */
+    if (c->op == LTX2_OP_ROW_SUMSQ || c->op == LTX2_OP_ROW_STATS) out_dt = LTX2_F32; /* f32 whatever x is */
     dev_buf bx = {0}, bw = {0}, bbias = {0}, bb = {0}, bo = {0};
     ltx2_status st = upload_as(be, ctx, in->x, in->nx_storage, in_dt, &bx);
     const bool wide_w = c->op == LTX2_OP_GEMM || c->op == LTX2_OP_CONV3D || c->op == LTX2_OP_CONV1D ||
@@ -357,6 +363,9 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
             break;
         case LTX2_OP_ROW_SUMSQ:
             st = ltx2_backend_row_sumsq(be, ctx, &x, &y);
+            break;
+        case LTX2_OP_ROW_STATS:
+            st = ltx2_backend_row_stats(be, ctx, &x, &y);
             break;
         case LTX2_OP_RMS_APPLY: {
             ltx2_tensor ss = view(bb.p, LTX2_F32, be->device, 1, &in->nb);

@@ -14,7 +14,7 @@ static const char *const op_names[LTX2_OP_COUNT] = {
     "attention", "rope", "conv3d", "pixel_norm", "depth_to_space", "norm_modulate", "gated_add",
     "head_gate", "gemm_ex", "gemm_fp8", "fp8", "row_sumsq", "rms_apply", "space_to_depth", "group_norm",
     "blur_downsample", "leaky_relu", "tanh", "hardtanh", "log_floor", "div_scalar", "conv1d", "conv_transpose1d",
-    "fir_upsample", "fir_downsample", "snake", "complex_abs",
+    "fir_upsample", "fir_downsample", "snake", "complex_abs", "row_stats",
 };
 
 const char *ltx2_op_name(ltx2_op op) {
@@ -603,9 +603,9 @@ ltx2_status ltx2_backend_fp8_convert(const ltx2_backend *be, ltx2_context *ctx, 
     return be->fp8(be, ctx, x, scale, y);
 }
 
-/* x [.., D] contiguous and a per-row f32 tensor of the right count. */
-static ltx2_status check_per_row(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *x,
-                                 const ltx2_tensor *ss) {
+/* x [.., D] contiguous and a contiguous f32 tensor of per values a row. */
+static ltx2_status check_per_row_n(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *x,
+                                   const ltx2_tensor *ss, int64_t per) {
     LTX2_TRY(check_tensor(be, ctx, op, "x", x, true));
     LTX2_TRY(check_tensor(be, ctx, op, "ss", ss, true));
     LTX2_TRY(check_supported(be, ctx, op, x->dtype));
@@ -613,10 +613,23 @@ static ltx2_status check_per_row(const ltx2_backend *be, ltx2_context *ctx, ltx2
     if (x->ndim < 1 || x->shape[x->ndim - 1] < 1)
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: x needs a non-empty last dim", be->name, ltx2_op_name(op));
     const int64_t rows = ltx2_tensor_numel(x) / x->shape[x->ndim - 1];
-    if (ltx2_tensor_numel(ss) != rows)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: ss has %lld elements, x has %lld rows", be->name,
-                          ltx2_op_name(op), (long long)ltx2_tensor_numel(ss), (long long)rows);
+    if (ltx2_tensor_numel(ss) != rows * per)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: the output has %lld elements, x has %lld rows (%lld each)",
+                          be->name, ltx2_op_name(op), (long long)ltx2_tensor_numel(ss), (long long)rows,
+                          (long long)per);
     return LTX2_OK;
+}
+
+static ltx2_status check_per_row(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *x,
+                                 const ltx2_tensor *ss) {
+    return check_per_row_n(be, ctx, op, x, ss, 1);
+}
+
+ltx2_status ltx2_backend_row_stats(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                   ltx2_tensor *st) {
+    LTX2_TRY(check_per_row_n(be, ctx, LTX2_OP_ROW_STATS, x, st, 3));
+    if (ltx2_tensor_numel(st) == 0) return LTX2_OK;
+    return be->row_stats(be, ctx, x, st);
 }
 
 ltx2_status ltx2_backend_row_sumsq(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,

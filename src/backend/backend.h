@@ -51,6 +51,7 @@ typedef enum ltx2_op {
     LTX2_OP_FIR_DOWNSAMPLE,  /* depthwise FIR low-pass downsampler, replicate padding (BigVGAN DownSample1d) */
     LTX2_OP_SNAKE,           /* BigVGAN SnakeBeta, per-channel alpha and 1 / beta */
     LTX2_OP_COMPLEX_ABS,     /* |re + i im| of an STFT's [.., 2F] (real, then imaginary) -> [.., F] */
+    LTX2_OP_ROW_STATS,       /* per-row sum, min and max over the last dim, f32 [rows, 3] (LTX-2.0's text statistics) */
     LTX2_OP_COUNT
 } ltx2_op;
 
@@ -239,6 +240,7 @@ struct ltx2_backend {
     ltx2_status (*gemm_ex)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                            const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y);
     ltx2_status (*row_sumsq)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *ss);
+    ltx2_status (*row_stats)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *st);
     ltx2_status (*rms_apply)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *ss,
                              int64_t n, const ltx2_tensor *weight, float eps, ltx2_tensor *y);
     /* quantise (y fp8) or dequantise (x fp8) */
@@ -427,6 +429,11 @@ ltx2_status ltx2_backend_fp8_convert(const ltx2_backend *be, ltx2_context *ctx, 
  * one element per row (any shape). */
 ltx2_status ltx2_backend_row_sumsq(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                    ltx2_tensor *ss);
+/* st[r] = (sum, min, max) of x[r, :] over the last dim: x [.., D] contiguous f32/bf16, st f32
+ * contiguous with 3 elements per row (any shape). The sum accumulates in at least fp32; NaN never
+ * wins a min or max. LTX-2.0's feature extractor combines the rows of the valid tokens. */
+ltx2_status ltx2_backend_row_stats(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                   ltx2_tensor *st);
 /* y = x / sqrt(ss[r] / n + eps) * weight over the last dim D, with ss (f32, one per row) the sum
  * of squares of the whole row of width n >= D (this rank's D columns and the others'); weight [D]
  * or NULL; y like x, may alias it. */

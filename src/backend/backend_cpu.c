@@ -274,6 +274,12 @@ static ltx2_status cpu_snake(const ltx2_backend *be, ltx2_context *ctx, const lt
     return ltx2_cpu_snake(ctx, x->data, y->data, alpha->data, inv_beta->data, ltx2_tensor_numel(x) / c, c);
 }
 
+static ltx2_status cpu_row_stats(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *st) {
+    (void)be;
+    const int64_t d = x->shape[x->ndim - 1];
+    return ltx2_cpu_row_stats(ctx, x->data, st->data, ltx2_tensor_numel(x) / d, d);
+}
+
 static ltx2_status cpu_complex_abs(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y) {
     (void)be;
     const int64_t nf = y->shape[y->ndim - 1];
@@ -321,6 +327,7 @@ static const ltx2_backend cpu_backend = {
     .gemm_ex = ltx2_cpu_be_gemm_ex,
     .fp8 = ltx2_cpu_be_fp8,
     .row_sumsq = cpu_row_sumsq,
+    .row_stats = cpu_row_stats,
     .rms_apply = cpu_rms_apply,
     .destroy = NULL,
 };

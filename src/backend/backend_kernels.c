@@ -416,6 +416,14 @@ static ltx2_status k_snake(const ltx2_backend *be, ltx2_context *ctx, const ltx2
     return LTX2_OK;
 }
 
+static ltx2_status k_row_stats(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *st) {
+    const ltx2_kernel_rt *rt = krt(be);
+    const int64_t d = x->shape[x->ndim - 1];
+    LTX2_TRY(rt->enter(be, ctx));
+    KCHECK(be, ctx, rt->k->row_stats(rt->stream, kdt(x->dtype), x->data, st->data, ltx2_tensor_numel(x) / d, d));
+    return LTX2_OK;
+}
+
 static ltx2_status k_complex_abs(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y) {
     const ltx2_kernel_rt *rt = krt(be);
     const int64_t nf = y->shape[y->ndim - 1];
@@ -427,6 +435,7 @@ static ltx2_status k_complex_abs(const ltx2_backend *be, ltx2_context *ctx, cons
 void ltx2_backend_kernels_fill(ltx2_backend *be) {
     be->rms_norm = k_rms_norm;
     be->row_sumsq = k_row_sumsq;
+    be->row_stats = k_row_stats;
     be->rms_apply = k_rms_apply;
     be->layer_norm = k_layer_norm;
     be->softmax = k_softmax;

@@ -280,6 +280,7 @@ ltx2_status ltx2_backend_plan_create(ltx2_context *ctx, ltx2_backend **out) {
         .conv_transpose1d = plan_convt1d, .fir = plan_fir, .snake = plan_snake, .complex_abs = plan_complex_abs, .depth_to_space = plan_d2s,
         .space_to_depth = plan_s2d, .norm_modulate = plan_norm_modulate, .gated_add = plan_gated_add,
         .head_gate = plan_head_gate, .gemm_ex = plan_gemm_ex, .row_sumsq = plan_row_sumsq,
+        .row_stats = plan_row_sumsq, /* the same nothing: a per-row output, no scratch */
         .rms_apply = plan_rms_apply, .fp8 = plan_fp8, .destroy = plan_destroy,
     };
     *out = be;

@@ -43,6 +43,8 @@ ltx2_status ltx2_cpu_blur_downsample(ltx2_context *ctx, const float *x, int64_t 
 /* ss[r] = sum_i x[r, i]^2 (accumulated in double, rounded once); the tensor-parallel RMSNorm's
  * partial statistic. */
 ltx2_status ltx2_cpu_row_sumsq(ltx2_context *ctx, const float *x, float *ss, int64_t rows, int64_t dim);
+/* st[3 r + 0..2] = the sum (accumulated in double), min and max of row r; NaN never wins a min or max. */
+ltx2_status ltx2_cpu_row_stats(ltx2_context *ctx, const float *x, float *st, int64_t rows, int64_t dim);
 /* y[r, :] = x[r, :] / sqrt(ss[r] / n + eps) * weight (NULL = 1), the normalisation from a given
  * sum of squares over a row of width n (y may alias x). */
 ltx2_status ltx2_cpu_rms_apply(ltx2_context *ctx, const float *x, const float *ss, int64_t n, float *y, int64_t rows,

@@ -37,6 +37,24 @@ ltx2_status ltx2_cpu_rms_norm(ltx2_context *ctx, const float *x, float *y, int64
     return LTX2_OK;
 }
 
+ltx2_status ltx2_cpu_row_stats(ltx2_context *ctx, const float *x, float *st, int64_t rows, int64_t dim) {
+    LTX2_TRY(check_rows(ctx, "row_stats", x, st, rows, dim));
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * dim;
+        double s = 0.0;
+        float lo = INFINITY, hi = -INFINITY;
+#pragma omp simd reduction(+ : s) reduction(min : lo) reduction(max : hi)
+        for (int64_t i = 0; i < dim; i++) {
+            s += xr[i];
+            lo = xr[i] < lo ? xr[i] : lo;
+            hi = xr[i] > hi ? xr[i] : hi;
+        }
+        st[3 * r] = (float)s, st[3 * r + 1] = lo, st[3 * r + 2] = hi;
+    }
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_cpu_row_sumsq(ltx2_context *ctx, const float *x, float *ss, int64_t rows, int64_t dim) {
     LTX2_TRY(check_rows(ctx, "row_sumsq", x, ss, rows, dim));
 #pragma omp parallel for schedule(static)

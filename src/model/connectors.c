@@ -251,6 +251,43 @@ static ltx2_tensor rows_of(const ltx2_tensor *t, int64_t r0, int64_t nr) {
     return v;
 }
 
+/* fe_v1_stats for states on the device (ltx2_text_hidden.dev): each (layer, token) row's sum, min
+ * and max there (row_stats), the valid tokens' combined here in double, in token order. */
+static ltx2_status fe_v1_stats_dev(conn_run *r, const ltx2_text_hidden *in, const fe_stats *fs) {
+    const int64_t S = in->S, D = in->D, L = in->L, rs[2] = {L * S, D}, ss[2] = {L * S, 3};
+    float *h = malloc((size_t)(L * S * 3) * sizeof(float));
+    if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature statistics");
+    ltx2_status st = LTX2_OK;
+    const size_t mark = ltx2_bpool_mark(r->pool);
+    for (int64_t b = 0; b < in->B && st == LTX2_OK; b++) {
+        ltx2_tensor x = ltx2_tensor_make((char *)in->dev->data + (size_t)(b * L * S * D) * ltx2_dtype_size(r->dt),
+                                         r->dt, 2, rs),
+                    t;
+        x.device = in->dev->device;
+        st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_F32, 2, ss, &t);
+        if (st == LTX2_OK) st = ltx2_backend_row_stats(r->be, r->ctx, &x, &t);
+        if (st == LTX2_OK) st = ltx2_backend_to_host_f32(r->ctx, r->be, &t, h);
+        const uint8_t *m = in->mask + b * S;
+        for (int64_t l = 0; st == LTX2_OK && l < L; l++) {
+            double sum = 0.0;
+            float lo = INFINITY, hi = -INFINITY;
+            int64_t n = 0;
+            for (int64_t k = 0; k < S; k++) {
+                if (!m[k]) continue;
+                const float *row = h + 3 * (l * S + k);
+                n++, sum += row[0];
+                lo = row[1] < lo ? row[1] : lo;
+                hi = row[2] > hi ? row[2] : hi;
+            }
+            fs->mean[b * L + l] = (float)sum / ((float)(n * D) + CONN_EPS);
+            fs->range[b * L + l] = hi - lo;
+        }
+        ltx2_bpool_release(r->pool, mark);
+    }
+    free(h);
+    return st;
+}
+
 /* Tokens [t0, t0 + n) of sample b, layer-major [L, n, D] host f32, from either layout. */
 static void fe_gather(const ltx2_text_hidden *in, int64_t b, int64_t t0, int64_t n, float *dst) {
     const int64_t D = in->D, L = in->L;
@@ -315,7 +352,8 @@ static ltx2_status fe_features(conn_run *r, const ltx2_text_hidden *in, bool v1,
  * normalised (fe_features) and projected (the rows are independent: this is the whole-batch
  * computation row by row). V2 projects each after its own _rescale_norm (x * sqrt(out / D),
  * python's double applied in fp32); V1 has one projection for both, and its per-(sample, layer)
- * statistics are taken on the host first (fe_v1_stats). normed_all (NULL: not kept) gets every
+ * statistics come first (fe_v1_stats, or fe_v1_stats_dev from row_stats). normed_all (NULL: not
+ * kept) gets every
  * normalised row, unscaled, for the dump. */
 static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
                            float *normed_all, ltx2_tensor *fv, ltx2_tensor *fa) {
@@ -339,6 +377,7 @@ static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const 
         fs.mean = malloc((size_t)(B * L) * sizeof(float));
         fs.range = malloc((size_t)(B * L) * sizeof(float));
         if (!fs.mean || !fs.range) st = LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature statistics");
+        else if (in->dev) st = fe_v1_stats_dev(r, in, &fs);
         else fe_v1_stats(in, &fs);
     }
     if (st == LTX2_OK && !v1) {
@@ -416,9 +455,6 @@ ltx2_status ltx2_connectors_forward_rope(ltx2_context *ctx, const ltx2_connector
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "connectors forward: device states must be contiguous "
                               "[%lld, %lld, %lld, %lld] %s on the weights' backend", (long long)in->B, (long long)in->L,
                               (long long)in->S, (long long)in->D, ltx2_dtype_name(w->dtype));
-        if (w->cfg.fe == LTX2_TEXT_FE_V1)
-            return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "connectors forward: LTX-2.0's feature statistics are taken "
-                              "on the host: pass host states");
     }
     const ltx2_connectors_config *cfg = &w->cfg;
     const int64_t B = in->B, S = in->S, DL = in->D * in->L;

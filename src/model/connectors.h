@@ -110,8 +110,8 @@ typedef struct ltx2_text_hidden {
     int64_t B, S, D, L;   /* S must be a multiple of LTX2_CONNECTOR_REGISTERS; D * L == text_dim */
     bool layer_major;     /* hidden is [B, L, S, D] instead (model/text_states.h: the encoder's layout) */
     /* Or the states already on the weights' backend in their dtype, layer-major [B, L, S, D]
-     * contiguous (ltx2_gemma_forward_keep; hidden unused): nothing goes up. LTX-2.3's feature
-     * extractor only: LTX-2.0's statistics are taken on the host. */
+     * contiguous (ltx2_gemma_forward_keep; hidden unused): nothing goes up (LTX-2.0's statistics:
+     * each row's sum, min and max come down, 12 bytes a (layer, token)). */
     const ltx2_tensor *dev;
 } ltx2_text_hidden;
 
@@ -119,7 +119,8 @@ typedef struct ltx2_text_hidden {
  * registers fill the padding), host f32. dump (may be NULL) sees the intermediates named as in
  * tests/golden/gen_connector_goldens.py. The feature extractor, the projections and both
  * connectors run on the weights' backend, the host states uploaded a chunk of tokens at a time
- * (LTX2_CONNECTOR_FE_CHUNK); only LTX-2.0's per-layer statistics are taken on the host. */
+ * (LTX2_CONNECTOR_FE_CHUNK); LTX-2.0's per-layer statistics are combined on the host from the
+ * per-row ones (row_stats on device states). */
 ltx2_status ltx2_connectors_forward(ltx2_context *ctx, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
                                     ltx2_dit_dump_fn dump, void *dump_user, float *video_out, float *audio_out,
                                     uint8_t *mask_out);

@@ -21,9 +21,8 @@
 static ltx2_status encode_prompt(ltx2_context *ctx, const ltx2_pipe_models *m, bool rope_xla, const char *path,
                                  ltx2_pipe_text *t, ltx2_pipe_context *out) {
     /* states kept on the device go in as they are where the connectors live there in their dtype
-     * (not under --precision tpu's f32 connectors, nor LTX-2.0's host statistics) */
-    const bool on_device = t->dev.data && t->dev_be == m->conn->be && t->dev.dtype == m->conn->dtype &&
-                           m->conn->cfg.fe == LTX2_TEXT_FE_V2;
+     * (not under --precision tpu's f32 connectors) */
+    const bool on_device = t->dev.data && t->dev_be == m->conn->be && t->dev.dtype == m->conn->dtype;
     if (!on_device) LTX2_TRY(ltx2_pipe_text_to_host(ctx, t));
     else LTX2_LOGI(ctx, "text connectors: %s's hidden states taken on %s, where Gemma left them", path, t->dev_be->name);
     const int64_t dv = m->conn->cfg.video.inner_dim, da = m->conn->cfg.audio.inner_dim;
@@ -77,7 +76,8 @@ ltx2_status ltx2_gen_ckpt_connectors(ltx2_context *ctx, const ltx2_generate_para
  * p->text_encoder_device: that device, refused when Gemma does not fit it. By default the
  * generation's own GPU (run_be) when Gemma fits its free memory, else the CPU, said in one line. */
 bool ltx2_gen_text_keep(const ltx2_generate_params *p, const ltx2_connectors_config *cc) {
-    return p->prompt && !p->text_cache && !p->text_encoder_device && cc->fe == LTX2_TEXT_FE_V2;
+    (void)cc; /* both feature extractors take them (LTX-2.0's statistics through row_stats) */
+    return p->prompt && !p->text_cache && !p->text_encoder_device;
 }
 
 static ltx2_status text_device(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_gemma_config *gc, int n,
@@ -183,8 +183,8 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
         if (*enhanced) prompts[0] = *enhanced;
     }
     if (st == LTX2_OK)
-        /* the states stay on the generation's GPU for LTX-2.3's connectors (no 385 MB a prompt down
-         * and up again), unless cached to disk or Gemma ran elsewhere */
+        /* the states stay on the generation's GPU for the connectors (no 385 MB a prompt down and
+         * up again), unless cached to disk or Gemma ran elsewhere */
         st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, fp8, gw, prompts, need_neg ? 2 : 1, p->text_cache,
                                    keep && tbe == run_be && !opened, p->cancel, p->cancel_user, out);
     if (gw) LTX2_LOGI(ctx, "text encoder: freed");

@@ -67,7 +67,7 @@ typedef struct ltx2_mem_request {
     int64_t text_dim;     /* the text projection's input width; 0: the real Gemma's (LTX2_GEMMA_TEXT_DIM) */
     int64_t text_cache_entries; /* the generation's text K/V cache capacity (samples) */
     /* prompts whose Gemma states stay on the device until the connectors take them (the encoder on
-     * the generation's GPU, LTX-2.3): [L, S, D] in bf16 each, beside the loaded models */
+     * the generation's GPU): [L, S, D] in bf16 each, beside the loaded models */
     int64_t text_kept_prompts;
     int64_t vae_tile_px, vae_tile_frames; /* 0 = untiled */
     uint64_t free_bytes;  /* what the device has free */

@@ -166,6 +166,9 @@ static void build_registry(void) {
     static const int64_t tp_shapes[][2] = {{6, 7}, {9, 128}, {3, 1030}, {4, 2048}};
     for (size_t i = 0; i < sizeof(tp_shapes) / sizeof(tp_shapes[0]); i++) {
         add2((op_case){.op = LTX2_OP_ROW_SUMSQ, .ndim = 2, .shape = {tp_shapes[i][0], tp_shapes[i][1]}});
+        /* LTX-2.0's text statistics (row_stats) on the same warp and block rows, around an offset */
+        add2((op_case){.op = LTX2_OP_ROW_STATS, .ndim = 2, .shape = {tp_shapes[i][0], tp_shapes[i][1]},
+                       .offset = i % 2 ? 0.0f : 0.5f});
         add2((op_case){.op = LTX2_OP_RMS_APPLY, .ndim = 2, .shape = {tp_shapes[i][0], tp_shapes[i][1]},
                        .flags = i % 2 ? 0u : F_WEIGHT});
     }

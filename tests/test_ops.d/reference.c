@@ -183,6 +183,9 @@ void inputs_make(const op_case *c, int idx, inputs *in) {
     case LTX2_OP_ROW_SUMSQ:
         in->out_shape[c->ndim - 1] = 1;
         break;
+    case LTX2_OP_ROW_STATS:
+        in->out_shape[c->ndim - 1] = 3;
+        break;
     case LTX2_OP_RMS_APPLY: {
         /* this rank's D columns of a row twice as wide: the whole-row sum is its own plus an equal
          * share from the other rank (f32, as the all-reduce delivers it) */
@@ -618,6 +621,18 @@ void naive_ref(const op_case *c, const inputs *in, double *ref) {
             double s = 0;
             for (int64_t i = 0; i < last; i++) s += (double)in->x[r * last + i] * in->x[r * last + i];
             ref[r] = s;
+        }
+        break;
+    case LTX2_OP_ROW_STATS:
+        for (int64_t r = 0; r < in->nout / 3; r++) {
+            double s = 0, lo = INFINITY, hi = -INFINITY;
+            for (int64_t i = 0; i < last; i++) {
+                const double v = in->x[r * last + i];
+                s += v;
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+            ref[3 * r] = s, ref[3 * r + 1] = lo, ref[3 * r + 2] = hi;
         }
         break;
     case LTX2_OP_RMS_APPLY:

@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend_emu.h"
 #include "core/context.h"
 #include "device_mem_stub.h"
+#include "model/gemma.h"
 #include "pipeline/denoise.h"
 #include "pipeline/generate_text.h"
+#include "text/gemma_tokenizer.h"
 #include "test_util.h"
 
 /* bf16 Gemma states against the f32 CPU's on the tiny model (gemma_device_check.h holds the
@@ -151,6 +154,45 @@ static void check_kept_states(ltx2_context *ctx, ltx2_backend *emu, const ltx2_g
     ltx2_pipe_models_free(&m);
 }
 
+/* With a text cache (the CLI's default) the states still stay on the device for the connectors,
+ * and the cache gets a downloaded copy: the file reads back as those states, bit for bit. */
+static void check_kept_cached(ltx2_context *ctx, ltx2_backend *emu, ltx2_generate_params p) {
+    char dir[] = "/tmp/ltx2_kept_cache.XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(false, "mkdtemp");
+        return;
+    }
+    p.text_cache = dir;
+    ltx2_pipe_text kept[2];
+    if (encode(ctx, &p, emu, kept)) {
+        CHECK(kept[0].dev.data && kept[1].dev.data, "with a text cache the states must still stay on the device");
+        ltx2_gemma_config gc;
+        ltx2_text_cache c;
+        char path[LTX2_TEXT_CACHE_PATH_CAP + 80];
+        ltx2_pipe_text back = {0};
+        bool ok = ltx2_gemma_config_load(ctx, p.text_encoder, &gc) == LTX2_OK &&
+                  ltx2_text_cache_open(ctx, dir, p.text_encoder, NULL, &c) == LTX2_OK;
+        if (ok) ltx2_text_cache_path(&c, p.prompt, LTX2_GEMMA_MAX_TOKENS, path, sizeof path);
+        ok = ok && ltx2_pipe_text_load(ctx, path, gc.hidden * (gc.layers + 1), &back) == LTX2_OK &&
+             ltx2_pipe_text_to_host(ctx, &kept[0]) == LTX2_OK;
+        CHECK(ok, "the cached prompt: %s", ltx2_last_error(ctx));
+        if (ok) {
+            const int64_t n = back.S * back.D * back.L;
+            CHECK(back.S == kept[0].S && !memcmp(back.hidden, kept[0].hidden, (size_t)n * sizeof(float)),
+                  "the cache file does not hold the kept states");
+            printf("text cache beside kept states: the file holds them bit for bit\n");
+        }
+        if (ok) { /* the prompt's file and the default negative prompt's */
+            unlink(path);
+            ltx2_text_cache_path(&c, LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT, LTX2_GEMMA_MAX_TOKENS, path, sizeof path);
+            unlink(path);
+        }
+        ltx2_pipe_text_free(&back);
+        for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&kept[k]);
+    }
+    CHECK(rmdir(dir) == 0, "the cache directory %s holds more than the two prompts' files", dir);
+}
+
 int main(void) {
     ltx2_context_params cp;
     ltx2_context_params_init(&cp);
@@ -200,6 +242,7 @@ int main(void) {
         ltx2_generate_params p20 = p;
         p20.checkpoint = LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors";
         check_kept_states(ctx, emu, &p20, KEPT_V1_MAX_REL_L2);
+        check_kept_cached(ctx, emu, p);
     }
     ltx2_backend_free(emu);
     ltx2_context_free(ctx);

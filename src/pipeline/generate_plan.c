@@ -40,9 +40,9 @@ static ltx2_status rank_device_share(ltx2_context *ctx, const ltx2_backend *be, 
 
 /* Prompts whose states wait on the device beside the loaded models (ltx2_gen_text_keep; across
  * ranks rank 0 sends them from the host before any model loads). */
-static int64_t kept_prompts(const ltx2_generate_params *p, const ltx2_connectors_config *cc,
-                            const ltx2_guidance_plan *plan, const ltx2_generate_dist *dist) {
-    if (!ltx2_gen_text_keep(p, cc) || (dist && dist->world->size > 1)) return 0;
+static int64_t kept_prompts(const ltx2_generate_params *p, const ltx2_guidance_plan *plan,
+                            const ltx2_generate_dist *dist) {
+    if (!ltx2_gen_text_keep(p) || (dist && dist->world->size > 1)) return 0;
     return ltx2_guidance_plan_slot(plan, LTX2_PASS_UNCOND) >= 0 ? 2 : 1;
 }
 
@@ -83,7 +83,7 @@ ltx2_status ltx2_gen_plan_memory(ltx2_context *ctx, const ltx2_generate_params *
                                   .height = p->height, .width = p->width, .fps = p->fps,
                                   .batch = max_call_batch(plan), .text_tokens = LTX2_PIPE_TEXT_TOKENS, .text_dim = text_dim,
                                   .text_cache_entries = LTX2_PIPE_TEXT_CACHE_ENTRIES,
-                                  .text_kept_prompts = st == LTX2_OK ? kept_prompts(p, &ccfg, plan, dist) : 0,
+                                  .text_kept_prompts = kept_prompts(p, plan, dist),
                                   .vae_tile_px = p->vae_tile_px,
                                   .vae_tile_frames = p->vae_tile_frames, .free_bytes = free_b,
                                   .dit_fp8_file = ltx2_gen_fp8_weights(p) ? f : NULL,

@@ -75,9 +75,8 @@ ltx2_status ltx2_gen_ckpt_connectors(ltx2_context *ctx, const ltx2_generate_para
 /* Where Gemma runs (*tbe; *opened: the backend to free, if one was opened here). Named by
  * p->text_encoder_device: that device, refused when Gemma does not fit it. By default the
  * generation's own GPU (run_be) when Gemma fits its free memory, else the CPU, said in one line. */
-bool ltx2_gen_text_keep(const ltx2_generate_params *p, const ltx2_connectors_config *cc) {
-    (void)cc; /* both feature extractors take them (LTX-2.0's statistics through row_stats) */
-    return p->prompt && !p->text_cache && !p->text_encoder_device;
+bool ltx2_gen_text_keep(const ltx2_generate_params *p) {
+    return p->prompt && !p->text_encoder_device;
 }
 
 static ltx2_status text_device(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_gemma_config *gc, int n,
@@ -147,7 +146,7 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
     if (need_neg && !p->negative_prompt) LTX2_LOGI(ctx, "generate: CFG is on: Lightricks' default negative prompt");
     ltx2_pipe_text out[2];
     const ltx2_backend *tbe = NULL, *opened = NULL;
-    const bool keep = ltx2_gen_text_keep(p, &cc);
+    const bool keep = ltx2_gen_text_keep(p);
     LTX2_TRY(text_device(ctx, p, &gc, need_neg ? 2 : 1, fp8, keep, run_be, &tbe, &opened));
     ltx2_status st = LTX2_OK;
     ltx2_gemma_weights *gw = NULL; /* loaded once for the enhancement and the encoding */
@@ -183,8 +182,8 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
         if (*enhanced) prompts[0] = *enhanced;
     }
     if (st == LTX2_OK)
-        /* the states stay on the generation's GPU for the connectors (no 385 MB a prompt down and
-         * up again), unless cached to disk or Gemma ran elsewhere */
+        /* the states stay on the generation's GPU for the connectors (no 385 MB a prompt up again,
+         * nor down unless the text cache writes them), unless Gemma ran elsewhere */
         st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, fp8, gw, prompts, need_neg ? 2 : 1, p->text_cache,
                                    keep && tbe == run_be && !opened, p->cancel, p->cancel_user, out);
     if (gw) LTX2_LOGI(ctx, "text encoder: freed");

@@ -40,10 +40,9 @@ ltx2_status ltx2_gen_text_ranked(ltx2_context *ctx, const ltx2_generate_params *
                                  ltx2_pipe_text *tn, char **enhanced);
 
 /* Whether a prompt's Gemma states may stay on the generation's device until the connectors take
- * them (the encoder placed there by default, no text cache): they then count in the text
- * encoder's memory and, on one rank, in the plan's text stage. cc: the checkpoint's connectors
- * (both feature extractors take device states). */
-bool ltx2_gen_text_keep(const ltx2_generate_params *p, const ltx2_connectors_config *cc);
+ * them (the encoder placed there by default; both feature extractors take device states): they
+ * then count in the text encoder's memory and, on one rank, in the plan's text stage. */
+bool ltx2_gen_text_keep(const ltx2_generate_params *p);
 
 /* The DiT contexts from the encoded (tp, tn) or loaded (p's embeddings) hidden states through the
  * connectors (rope_xla: MaxDiffusion's RoPE); prompts of different lengths are left-padded to the

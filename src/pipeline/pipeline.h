@@ -180,9 +180,10 @@ ltx2_status ltx2_text_cache_mkdir(ltx2_context *ctx, const char *dir);
  * (may be NULL, keyed by the encoder and fp8): prompts found there skip Gemma, the others are
  * stored there (a failed store is a warning). cancel (may be NULL) is polled after every layer: a
  * nonzero return stops the forward with LTX2_ERR_CANCELLED; progress is logged at most every
- * LTX2_PIPE_TEXT_PROGRESS_S seconds. keep: on a device backend (not the CPU) and without cache_dir,
- * the encoded states stay on it (ltx2_pipe_text.dev; ltx2_gemma_forward_keep) instead of coming to
- * the host; they must then be freed before that backend is. */
+ * LTX2_PIPE_TEXT_PROGRESS_S seconds. keep: on a device backend (not the CPU) the encoded states
+ * stay on it (ltx2_pipe_text.dev; ltx2_gemma_forward_keep) instead of coming to the host (the
+ * cache gets a downloaded copy; prompts found there come from the host); they must then be freed
+ * before that backend is. */
 #define LTX2_PIPE_TEXT_PROGRESS_S 10.0
 ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
                                   const ltx2_gemma_weights *shared, const char *const *prompts, int n,

@@ -166,7 +166,7 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
         miss[n_miss++] = i;
     }
     if (st == LTX2_OK && n_miss > 0)
-        st = encode_with_gemma(ctx, dir, be, fp8, shared, prompts, miss, n_miss, keep && !cache_dir, cancel,
+        st = encode_with_gemma(ctx, dir, be, fp8, shared, prompts, miss, n_miss, keep, cancel,
                                cancel_user, out);
     if (st == LTX2_OK && cache_dir && n_miss > 0) {
         /* a cache that cannot be written costs the next run time, not this one its result */

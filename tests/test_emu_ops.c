@@ -1,4 +1,4 @@
-/* The row kernels (kernels/norm.cu rms_norm / layer_norm / row_sumsq / rms_apply, kernels/vae_ops.cu pixel_norm,
+/* The row kernels (kernels/norm.cu rms_norm / layer_norm / row_sumsq / rms_apply / row_stats, kernels/vae_ops.cu pixel_norm,
  * kernels/fused.cu norm_modulate, kernels/group_norm.cu) run in the CUDA emulator against the CPU reference ops on the
  * same inputs (bf16-rounded for bf16 cases): f32 and bf16; warp-per-row (dim <= 1024, several
  * rows per block, a partial last block) and block-per-row modes; the 16-byte vector path (aligned

@@ -12,6 +12,7 @@
 
 #include "backend/backend_pool.h"
 #include "cpu/cpu_rope.h"
+#include "model/text_states.h"
 
 /* eps of the feature-extractor norms, the connector RMS norms and the QK RMSNorm (ltx-core 1e-6). */
 #define CONN_EPS 1e-6f
@@ -57,54 +58,10 @@ static ltx2_status linear(conn_run *r, const ltx2_dit_linear *L, const ltx2_tens
     return ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, &ga, y);
 }
 
-/* Where x[b, t, d, l] of the hidden states lies in either layout (ltx2_text_hidden.layer_major):
- * the row (b, t) at hidden + row_at(b, t), channel d sd and layer l sl floats on. */
-typedef struct fe_layout {
-    int64_t sd, sl;
-} fe_layout;
-
-static fe_layout fe_layout_of(const ltx2_text_hidden *in) {
-    return in->layer_major ? (fe_layout){1, in->S * in->D} : (fe_layout){in->L, 1};
-}
-
-static const float *fe_row(const ltx2_text_hidden *in, int64_t b, int64_t t) {
-    const int64_t DL = in->D * in->L;
-    return in->hidden + (in->layer_major ? b * in->S * DL + t * in->D : (b * in->S + t) * DL);
-}
-
 /* The feature extractor's per-(sample, layer) statistics (V1): the mean and range of x[b, valid, :, l]. */
 typedef struct fe_stats {
     float *mean, *range; /* [B, L] */
 } fe_stats;
-
-/* V1: per sample b and layer l over the valid tokens: mean, min, max of x[b, valid, :, l], in
- * the same order in either layout. */
-static void fe_v1_stats(const ltx2_text_hidden *in, const fe_stats *fs) {
-    const int64_t S = in->S, D = in->D, L = in->L;
-    const fe_layout ly = fe_layout_of(in);
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t b = 0; b < in->B; b++)
-        for (int64_t l = 0; l < L; l++) {
-            const uint8_t *m = in->mask + b * S;
-            double sum = 0.0;
-            float lo = INFINITY, hi = -INFINITY;
-            int64_t n = 0;
-            for (int64_t t = 0; t < S; t++) {
-                if (!m[t]) continue;
-                n++;
-                const float *x = fe_row(in, b, t) + l * ly.sl;
-                for (int64_t d = 0; d < D; d++) {
-                    float v = x[d * ly.sd];
-                    sum += v;
-                    lo = v < lo ? v : lo;
-                    hi = v > hi ? v : hi;
-                }
-            }
-            /* torch: sum / (float(n * D) + 1e-6) in fp32 */
-            fs->mean[b * L + l] = (float)sum / ((float)(n * D) + CONN_EPS);
-            fs->range[b * L + l] = hi - lo;
-        }
-}
 
 /* Pre-norm self-attention of one connector block (ltx-core Attention.forward, no mask: the
  * registers make every key valid); out = x + attention(x) is left to the caller. */
@@ -251,22 +208,32 @@ static ltx2_tensor rows_of(const ltx2_tensor *t, int64_t r0, int64_t nr) {
     return v;
 }
 
-/* fe_v1_stats for states on the device (ltx2_text_hidden.dev): each (layer, token) row's sum, min
- * and max there (row_stats), the valid tokens' combined here in double, in token order. */
-static ltx2_status fe_v1_stats_dev(conn_run *r, const ltx2_text_hidden *in, const fe_stats *fs) {
+/* V1: per sample b and layer l, the mean and range of x[b, valid, :, l]: each (layer, token) row's
+ * sum, min and max where the states are (row_stats: on the weights' backend for device states, the
+ * CPU backend for host ones, so both give the same numbers there), the valid tokens' combined here
+ * in double, in token order; torch's mean is sum / (float(n * D) + 1e-6) in fp32. major: the host
+ * states layer-major (unused for device states). */
+static ltx2_status fe_v1_stats(conn_run *r, const ltx2_text_hidden *in, const float *major, const fe_stats *fs) {
     const int64_t S = in->S, D = in->D, L = in->L, rs[2] = {L * S, D}, ss[2] = {L * S, 3};
     float *h = malloc((size_t)(L * S * 3) * sizeof(float));
     if (!h) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature statistics");
     ltx2_status st = LTX2_OK;
     const size_t mark = ltx2_bpool_mark(r->pool);
     for (int64_t b = 0; b < in->B && st == LTX2_OK; b++) {
-        ltx2_tensor x = ltx2_tensor_make((char *)in->dev->data + (size_t)(b * L * S * D) * ltx2_dtype_size(r->dt),
-                                         r->dt, 2, rs),
-                    t;
-        x.device = in->dev->device;
-        st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_F32, 2, ss, &t);
-        if (st == LTX2_OK) st = ltx2_backend_row_stats(r->be, r->ctx, &x, &t);
-        if (st == LTX2_OK) st = ltx2_backend_to_host_f32(r->ctx, r->be, &t, h);
+        if (in->dev) {
+            ltx2_tensor x = ltx2_tensor_make((char *)in->dev->data + (size_t)(b * L * S * D) * ltx2_dtype_size(r->dt),
+                                             r->dt, 2, rs),
+                        t;
+            x.device = in->dev->device;
+            st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_F32, 2, ss, &t);
+            if (st == LTX2_OK) st = ltx2_backend_row_stats(r->be, r->ctx, &x, &t);
+            if (st == LTX2_OK) st = ltx2_backend_to_host_f32(r->ctx, r->be, &t, h);
+            ltx2_bpool_release(r->pool, mark);
+        } else {
+            const ltx2_tensor x = ltx2_tensor_make((void *)(major + b * L * S * D), LTX2_F32, 2, rs);
+            ltx2_tensor t = ltx2_tensor_make(h, LTX2_F32, 2, ss);
+            st = ltx2_backend_row_stats(ltx2_backend_cpu(), r->ctx, &x, &t);
+        }
         const uint8_t *m = in->mask + b * S;
         for (int64_t l = 0; st == LTX2_OK && l < L; l++) {
             double sum = 0.0;
@@ -282,25 +249,9 @@ static ltx2_status fe_v1_stats_dev(conn_run *r, const ltx2_text_hidden *in, cons
             fs->mean[b * L + l] = (float)sum / ((float)(n * D) + CONN_EPS);
             fs->range[b * L + l] = hi - lo;
         }
-        ltx2_bpool_release(r->pool, mark);
     }
     free(h);
     return st;
-}
-
-/* Tokens [t0, t0 + n) of sample b, layer-major [L, n, D] host f32, from either layout. */
-static void fe_gather(const ltx2_text_hidden *in, int64_t b, int64_t t0, int64_t n, float *dst) {
-    const int64_t D = in->D, L = in->L;
-    const fe_layout ly = fe_layout_of(in);
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t l = 0; l < L; l++)
-        for (int64_t t = 0; t < n; t++) {
-            const float *x = fe_row(in, b, t0 + t) + l * ly.sl;
-            float *o = dst + (l * n + t) * D;
-            if (ly.sd == 1) memcpy(o, x, (size_t)D * sizeof(float));
-            else
-                for (int64_t d = 0; d < D; d++) o[d] = x[d * ly.sd];
-        }
 }
 
 /* The feature extractor's normalisation as one modulation (ltx2_backend_norm_modulate) of the rows
@@ -352,11 +303,10 @@ static ltx2_status fe_features(conn_run *r, const ltx2_text_hidden *in, bool v1,
  * normalised (fe_features) and projected (the rows are independent: this is the whole-batch
  * computation row by row). V2 projects each after its own _rescale_norm (x * sqrt(out / D),
  * python's double applied in fp32); V1 has one projection for both, and its per-(sample, layer)
- * statistics come first (fe_v1_stats, or fe_v1_stats_dev from row_stats). normed_all (NULL: not
- * kept) gets every
- * normalised row, unscaled, for the dump. */
+ * statistics come first (fe_v1_stats). major: the host states layer-major [B, L, S, D] (NULL for
+ * device states). normed_all (NULL: not kept) gets every normalised row, unscaled, for the dump. */
 static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
-                           float *normed_all, ltx2_tensor *fv, ltx2_tensor *fa) {
+                           const float *major, float *normed_all, ltx2_tensor *fv, ltx2_tensor *fa) {
     const ltx2_connectors_config *cfg = &w->cfg;
     const int64_t B = in->B, S = in->S, D = in->D, L = in->L, DL = D * L;
     const int64_t Dv = cfg->video.inner_dim, Da = cfg->audio.inner_dim;
@@ -377,8 +327,7 @@ static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const 
         fs.mean = malloc((size_t)(B * L) * sizeof(float));
         fs.range = malloc((size_t)(B * L) * sizeof(float));
         if (!fs.mean || !fs.range) st = LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "connectors forward: feature statistics");
-        else if (in->dev) st = fe_v1_stats_dev(r, in, &fs);
-        else fe_v1_stats(in, &fs);
+        else st = fe_v1_stats(r, in, major, &fs);
     }
     if (st == LTX2_OK && !v1) {
         a[0] = sv - 1.0f, a[1] = sa - 1.0f, a[2] = 0.0f, a[pad] = -1.0f;
@@ -411,8 +360,9 @@ static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const 
                     st = r->be->copy_2d(r->be, r->ctx, xs.data, (size_t)(n * D) * es,
                                         (const char *)in->dev->data + (size_t)((b * L * S + t0) * D) * es,
                                         (size_t)(S * D) * es, (size_t)(n * D) * es, (size_t)L);
-            } else {
-                fe_gather(in, b, t0, n, xh);
+            } else { /* the same rows gathered on the host, then uploaded */
+                for (int64_t l = 0; l < L; l++)
+                    memcpy(xh + l * n * D, major + ((b * L + l) * S + t0) * D, (size_t)(n * D) * sizeof(float));
                 st = ltx2_bpool_upload_f32(r->ctx, r->pool, xh, r->dt, 2, xs_shape, &xs);
             }
             if (st == LTX2_OK) st = ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 2, fs_shape, &feat);
@@ -475,13 +425,20 @@ ltx2_status ltx2_connectors_forward_rope(ltx2_context *ctx, const ltx2_connector
     LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
     /* the whole normalised features only for a dump (the forward itself goes by chunks) */
     float *normed = dump_fn ? malloc((size_t)(B * S * DL) * sizeof(float)) : NULL;
+    /* host states layer-last (goldens, files given to the API) transposed to the encoder's layout */
+    const bool transpose = !in->dev && !in->layer_major;
+    float *own = transpose ? malloc((size_t)(B * S * DL) * sizeof(float)) : NULL;
     ltx2_tensor fv, fa;
     ltx2_status st = LTX2_OK;
-    if (dump_fn && !normed) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "connectors forward: the normalised features for the dump");
+    if ((dump_fn && !normed) || (transpose && !own)) {
+        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "connectors forward: %s",
+                        transpose && !own ? "the layer-major states" : "the normalised features for the dump");
         goto done;
     }
-    if ((st = project(&r, w, in, normed, &fv, &fa)) != LTX2_OK) goto done;
+    for (int64_t b = 0; transpose && b < B; b++)
+        ltx2_text_states_to_layer_major(in->hidden + b * S * DL, S * in->D, in->L, own + b * S * DL);
+    if ((st = project(&r, w, in, in->dev ? NULL : transpose ? own : in->hidden, normed, &fv, &fa)) != LTX2_OK)
+        goto done;
     if (normed) dump_host(&r, "feature.normed", normed, B, S, DL);
     if ((st = dump(&r, "feature.video", &fv)) != LTX2_OK) goto done;
     if ((st = dump(&r, "feature.audio", &fa)) != LTX2_OK) goto done;
@@ -505,6 +462,7 @@ ltx2_status ltx2_connectors_forward_rope(ltx2_context *ctx, const ltx2_connector
 done:
     if (st != LTX2_OK) w->be->sync(w->be, NULL);
     free(normed);
+    free(own);
     ltx2_bpool_free(r.pool);
     return st;
 }

@@ -120,7 +120,7 @@ typedef struct ltx2_text_hidden {
  * tests/golden/gen_connector_goldens.py. The feature extractor, the projections and both
  * connectors run on the weights' backend, the host states uploaded a chunk of tokens at a time
  * (LTX2_CONNECTOR_FE_CHUNK); LTX-2.0's per-layer statistics are combined on the host from the
- * per-row ones (row_stats on device states). */
+ * per-row ones (row_stats where the states are). Layer-last host states are transposed first. */
 ltx2_status ltx2_connectors_forward(ltx2_context *ctx, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
                                     ltx2_dit_dump_fn dump, void *dump_user, float *video_out, float *audio_out,
                                     uint8_t *mask_out);

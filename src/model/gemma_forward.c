@@ -114,14 +114,15 @@ static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t
 }
 
 /* The host sink: sample b's state of layer l into hidden_b[b] + l * S * D (the layer-major layout
- * of model/text_states.h), as each layer is made. A device's bf16 state is downloaded as it is
- * (half the bytes) into a one-layer staging and widened, exactly, into place; any other state is
- * converted sample by sample straight into place. The layer-last layout interleaved every
+ * of model/text_states.h), as each layer is made. An f32 state is downloaded straight into place;
+ * any other (a device's bf16) is downloaded as it is (half the bytes) into a one-layer staging kept
+ * across layers and widened, exactly, into place. The layer-last layout interleaved every
  * (token, channel) record of L1 floats: on the H200 run2 machine the sink cost 733 ms over the
  * 93 ms of layers, and staging all 49 layers to interleave them once took 645 MB of host memory. */
 typedef struct host_sink {
     const ltx2_backend *be;
-    uint16_t *stage;   /* [B * S, D] bf16, allocated by the first bf16 layer */
+    void *stage;       /* [B * S, D] in stage_dt, allocated by the first layer that needs it */
+    ltx2_dtype stage_dt;
     float *const *out; /* [B]: sample b's states [L1, S, D] */
     int64_t B, per;    /* samples, and (token, channel) records a sample: S * D */
     int64_t L1;
@@ -132,27 +133,28 @@ typedef struct host_sink {
 static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor *h, int64_t l) {
     host_sink *hs = user;
     const int64_t per = hs->per, plane = hs->B * per;
-    if (ltx2_tensor_numel(h) != plane)
-        return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: hidden state %lld has %lld values, not %lld",
-                          (long long)l, (long long)ltx2_tensor_numel(h), (long long)plane);
-    if (h->dtype == LTX2_BF16 && ltx2_tensor_is_contiguous(h) && h->device != LTX2_DEVICE_CPU) {
-        if (!hs->stage && !(hs->stage = malloc((size_t)plane * sizeof *hs->stage)))
-            return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld staged bf16 state", (long long)hs->B,
-                              (long long)per);
-        LTX2_TRY(hs->be->download(hs->be, ctx, hs->stage, h->data, (size_t)plane * sizeof *hs->stage));
-        for (int64_t b = 0; b < hs->B; b++) {
-            const uint16_t *src = hs->stage + b * per;
-            float *dst = hs->out[b] + l * per;
-#pragma omp parallel for schedule(static)
-            for (int64_t i = 0; i < per; i++) dst[i] = ltx2_bf16_to_f32(src[i]);
-        }
+    const size_t es = ltx2_dtype_size(h->dtype);
+    if (ltx2_tensor_numel(h) != plane || !ltx2_tensor_is_contiguous(h))
+        return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: hidden state %lld is not %lld contiguous values",
+                          (long long)l, (long long)plane);
+    if (h->dtype == LTX2_F32) {
+        for (int64_t b = 0; b < hs->B; b++)
+            LTX2_TRY(hs->be->download(hs->be, ctx, hs->out[b] + l * per, (const float *)h->data + b * per,
+                                      (size_t)per * sizeof(float)));
     } else {
-        const size_t elem = ltx2_dtype_size(h->dtype);
-        for (int64_t b = 0; b < hs->B; b++) {
-            ltx2_tensor row = ltx2_tensor_make((char *)h->data + (size_t)(b * per) * elem, h->dtype, 1, &per);
-            row.device = h->device;
-            LTX2_TRY(ltx2_backend_to_host_f32(ctx, hs->be, &row, hs->out[b] + l * per));
+        if (!hs->stage) {
+            if (!(hs->stage = malloc((size_t)plane * es)))
+                return LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld staged %s state", (long long)hs->B,
+                                  (long long)per, ltx2_dtype_name(h->dtype));
+            hs->stage_dt = h->dtype;
+        } else if (h->dtype != hs->stage_dt) { /* every layer's state has the forward's one dtype */
+            return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: hidden state %lld is %s, the staging %s",
+                              (long long)l, ltx2_dtype_name(h->dtype), ltx2_dtype_name(hs->stage_dt));
         }
+        LTX2_TRY(hs->be->download(hs->be, ctx, hs->stage, h->data, (size_t)plane * es));
+        for (int64_t b = 0; b < hs->B; b++)
+            LTX2_TRY(ltx2_convert(ctx, hs->out[b] + l * per, LTX2_F32, (const char *)hs->stage + (size_t)(b * per) * es,
+                                  h->dtype, (size_t)per));
     }
     return hs->poll ? hs->poll(hs->poll_user, ctx, l, hs->L1 - 1) : LTX2_OK;
 }

@@ -149,6 +149,8 @@ typedef struct ltx2_pipe_text {
 
 /* Brings device-kept states to the host (hidden), freeing them there; a no-op for host states. */
 ltx2_status ltx2_pipe_text_to_host(ltx2_context *ctx, ltx2_pipe_text *t);
+/* Device-kept states downloaded into a new host f32 buffer (*out, layer-major; free() it). */
+ltx2_status ltx2_pipe_text_download(ltx2_context *ctx, const ltx2_pipe_text *t, float **out);
 
 ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t text_dim, ltx2_pipe_text *out);
 /* Left-pads t to S >= t->S tokens with masked zero tokens, as the Gemma tokenizer pads a batch:

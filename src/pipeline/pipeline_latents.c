@@ -318,16 +318,20 @@ done:
     return st;
 }
 
-ltx2_status ltx2_pipe_text_to_host(ltx2_context *ctx, ltx2_pipe_text *t) {
-    if (t->hidden || !t->dev.data) return LTX2_OK;
+ltx2_status ltx2_pipe_text_download(ltx2_context *ctx, const ltx2_pipe_text *t, float **out) {
     const int64_t n = t->S * t->D * t->L;
     float *h = malloc((size_t)n * sizeof *h);
     if (!h) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt: %lld hidden-state values to the host", (long long)n);
     const ltx2_status st = ltx2_backend_to_host_f32(ctx, t->dev_be, &t->dev, h);
-    if (st != LTX2_OK) {
-        free(h);
-        return st;
-    }
+    if (st != LTX2_OK) free(h);
+    else *out = h;
+    return st;
+}
+
+ltx2_status ltx2_pipe_text_to_host(ltx2_context *ctx, ltx2_pipe_text *t) {
+    if (t->hidden || !t->dev.data) return LTX2_OK;
+    float *h = NULL;
+    LTX2_TRY(ltx2_pipe_text_download(ctx, t, &h));
     t->dev_be->free(t->dev_be, t->dev.data);
     memset(&t->dev, 0, sizeof t->dev);
     t->dev_be = NULL;

@@ -7,7 +7,6 @@
 
 #include "core/finite.h"
 #include "core/timer.h"
-#include "backend/backend_pool.h"
 #include "io/file.h"
 #include "model/gemma.h"
 #include "model/text_states.h"
@@ -194,10 +193,9 @@ ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, cons
     ltx2_status st = LTX2_OK;
     if (t->hidden) {
         ltx2_text_states_to_layer_last(t->hidden, t->S * t->D, t->L, last);
-    } else { /* kept on a device: down once through a layer-major staging */
-        float *major = malloc((size_t)(t->S * t->D * t->L) * sizeof *major);
-        st = major ? ltx2_backend_to_host_f32(ctx, t->dev_be, &t->dev, major)
-                   : LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
+    } else { /* kept on a device (they stay there for the connectors): a downloaded copy */
+        float *major = NULL;
+        st = ltx2_pipe_text_download(ctx, t, &major);
         if (st == LTX2_OK) ltx2_text_states_to_layer_last(major, t->S * t->D, t->L, last);
         free(major);
     }

@@ -126,8 +126,8 @@ size_t ltx2_bpool_bytes(const ltx2_bpool *p) { return p->bytes; }
 size_t ltx2_bpool_peak_bytes(const ltx2_bpool *p) { return p->peak; }
 int64_t ltx2_bpool_allocs(const ltx2_bpool *p) { return p->allocs; }
 
-/* Frees the buffers keep() rejects and compacts the list (nothing is taken: no stack index moves
- * under a taker); the survivors start a new epoch, unused. */
+/* Frees every buffer (only_unused: those no take used since the last drop) and compacts the list
+ * (nothing is taken: no stack index moves under a taker); the survivors start a new epoch, unused. */
 static void drop_buffers(ltx2_bpool *p, bool only_unused) {
     if (p->depth != 0) return; /* a caller bug: the buffers are in use */
     size_t k = 0;

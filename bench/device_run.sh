@@ -170,6 +170,10 @@ benches() {
   done
   # Gemma-3 12B-shaped layers at 2 x 1024 tokens in bf16 (#13: <= 80 ms for all 48 on an H100)
   run bench_gemma 60 ./build-dev/bench/bench_gemma --cuda-only --layers 4 --json "$out/bench_gemma.jsonl"
+  # the same with its attention on the wgmma kernel (head dim 256, causal, grouped heads), which
+  # AUTO gives it only after this A/B and test_ops_wgmma pass (ATT_AUTO_PICKS_WGMMA_GEMMA)
+  LTX2_ATTN_IMPL=wgmma run bench_gemma_wgmma 60 ./build-dev/bench/bench_gemma --cuda-only --layers 4 \
+    --json "$out/bench_gemma_wgmma.jsonl"
   # the sm_90a conv3d kernel against the same cuDNN rows, and the VAE decode it makes
   LTX2_CONV3D_IMPL=wgmma run bench_conv3d_wgmma 100 ./build-dev/bench/bench_conv3d --json "$out/bench_conv3d_wgmma.jsonl"
   LTX2_CONV3D_IMPL=wgmma run bench_step_conv3d_wgmma 60 ./build-dev/bench/bench_step --device cuda --layers 1 \

@@ -13,8 +13,11 @@
 
 // A warpgroup's rows: the M of every wgmma.
 #define A90_WG_ROWS 64
-// Keys per K/V tile: the N of the S = QK^T wgmma and the K extent of the PV product.
-#define A90_BN 128
+// Keys per K/V tile (bn): the N of the S = QK^T wgmma and the K extent of the PV product. 128 up
+// to d = 128; at d = 256 (Gemma-3) the O accumulator alone is 128 registers a thread, so 64 keys
+// (S 32 registers, P 16) keep a consumer inside its 240. A90_BN_MAX is the wider.
+#define A90_BN_OF(d) ((d) > 128 ? 64 : 128)
+#define A90_BN_MAX 128
 // K and V ring depth.
 #define A90_STAGES 2
 // A tile is stored as panels of 64 bf16 columns: one 128-byte row per panel row is what a TMA
@@ -29,14 +32,14 @@
 // Bytes one TMA load of `rows` token rows of a d-wide head brings: d / 64 boxes of 64 x rows,
 // each credited in full to the mbarrier even where rows lie past the tensor (zero-filled).
 #define A90_TILE_BYTES(d, rows) ((d) / A90_PANEL * (rows) * A90_ROW_BYTES)
-// Bytes between 64-column panels of a K or V tile.
-#define A90_KV_PANEL_BYTES (A90_BN * A90_ROW_BYTES)
+// Bytes between 64-column panels of a K or V tile of bn keys.
+#define A90_KV_PANEL_BYTES(bn) ((bn) * A90_ROW_BYTES)
 // Descriptor strides. S = QK^T, both operands K-major: SBO steps 8 rows; LBO is unused by
 // swizzled K-major layouts ("assumed to be 1", i.e. 16 bytes). O += PV, V MN-major (d
 // contiguous): LBO steps to the next 64-column panel of d, SBO steps 8 keys.
 #define A90_QK_LBO 16
 #define A90_QK_SBO A90_ATOM_BYTES
-#define A90_PV_LBO A90_KV_PANEL_BYTES
+#define A90_PV_LBO(bn) A90_KV_PANEL_BYTES(bn)
 #define A90_PV_SBO A90_ATOM_BYTES
 // Descriptor swizzle-mode field (bits 62-63) for the 128-byte swizzle.
 #define A90_DESC_SWIZZLE_128B 1ull
@@ -85,15 +88,18 @@ LTX2_HD int att90_acc_col(int lane, int i) { return 8 * (i >> 2) + 2 * (lane & 3
 // exactly A's (row g / g+8, k 2q..2q+1 / 2q+8..2q+9) registers.
 LTX2_HD int att90_pfrag_src(int kk, int reg, int half) { return 8 * kk + 2 * reg + half; }
 
-// Key-mask bits (the pre-pass packs ltx2_k_attn_args.key_mask): a bit per key, 32 keys a word,
-// each batch's words padded to whole tiles so a tile's A90_MASK_TILE_WORDS words are always there.
-#define A90_MASK_TILE_WORDS (A90_BN / 32)
-LTX2_HD int64_t att90_mask_words(int64_t Skv) { return (Skv + A90_BN - 1) / A90_BN * A90_MASK_TILE_WORDS; }
+// Key-mask bits (the pre-pass packs ltx2_k_attn_args.key_mask): a bit per key, 32 keys a word (key
+// j in word j / 32), each batch's words padded to whole A90_BN_MAX-key tiles, so a tile of either
+// width starting at key0 finds its A90_MASK_TILE_WORDS(bn) words from word key0 / 32 on.
+#define A90_MASK_TILE_WORDS(bn) ((bn) / 32)
+LTX2_HD int64_t att90_mask_words(int64_t Skv) {
+    return (Skv + A90_BN_MAX - 1) / A90_BN_MAX * A90_MASK_TILE_WORDS(A90_BN_MAX);
+}
 // The mask bit of accumulator register i (column att90_acc_col(lane, i) of the tile) from the
 // tile's words, each shifted right by att90_mask_shift(lane) first: column 8(i/4) + 2(lane%4) +
 // i%2 lies in word i/16 at bit 8((i/4)%4) + 2(lane%4) + i%2, so what is left is a constant shift.
 LTX2_HD int att90_mask_shift(int lane) { return 2 * (lane & 3); }
-LTX2_HD uint32_t att90_mask_bit(const uint32_t shifted[A90_MASK_TILE_WORDS], int i) {
+LTX2_HD uint32_t att90_mask_bit(const uint32_t *shifted, int i) {
     return (shifted[i >> 4] >> (8 * ((i >> 2) & 3) + (i & 1))) & 1u;
 }
 

@@ -43,6 +43,11 @@ __host__ __device__ constexpr bool att_q_in_regs(int d) { return d <= 128; }
 // run2-run4) passed every d64/d128 op-harness case with it forced and compute-sanitizer memcheck
 // clean; it runs the video self-attention 3.7x faster than the mma.sync kernel there.
 #define ATT_AUTO_PICKS_WGMMA 1
+// Whether AUTO also takes it for what it learned later: head dim 256 and Gemma-3's masks (grouped
+// heads, causal, window, empty rows zero). Off until a GPU run passes the op harness's cases with
+// the kernel forced (LTX2_ATTN_IMPL=wgmma: test_ops_wgmma in bench/device_run.sh) and bench_gemma
+// with it forced beats the mma.sync kernel; until then those launches run it only when forced.
+#define ATT_AUTO_PICKS_WGMMA_GEMMA 0
 
 typedef __nv_bfloat16 bf16;
 
@@ -407,7 +412,7 @@ __global__ void att_mask_bits_kernel(const uint8_t *mask, uint32_t *bits, int64_
 }
 
 static bool att_needs_prep(const ltx2_k_attn_args *a) { return a->q_norm || a->rope != LTX2_KROPE_NONE; }
-// Head dims the mma.sync kernel takes (the wgmma one: 64 and 128); others run attention_small.cu.
+// Head dims the tensor-core kernels take (mma.sync and wgmma alike); others run attention_small.cu.
 static bool att_tensor_core_d(int64_t d) { return d == 64 || d == 128 || d == 256; }
 
 // The workspace of one launch, carved in this order, each part on an LTX2_KATTN_WS_ALIGN boundary (a
@@ -486,23 +491,19 @@ static int att_check(const ltx2_k_attn_args *a) {
 
 // The kernel a checked launch runs (LTX2_KATTN_MMA_SYNC, _WGMMA or _PER_ROW), or
 // cudaErrorNotSupported as a negative value when its forced impl cannot take it. The per-row
-// kernel: head dims the tensor-core kernels lack, and causal/windowed rows that may each be empty
-// and are then averaged over every key (no empty_zero). The wgmma kernel takes neither, nor any of
-// Gemma's masks, and needs a 9.x device with the sm_90a code and a shape inside its TMA range.
+// kernel: head dims the tensor-core kernels lack, causal/windowed rows that may each be empty and
+// are then averaged over every key (no empty_zero), and image blocks. The wgmma kernel takes the
+// rest (head dims 64, 128, 256, Gemma's other masks) on a 9.x device with the sm_90a code and a
+// shape inside its TMA range; AUTO picks it as ATT_AUTO_PICKS_WGMMA(_GEMMA) say.
 static int att_choose(const ltx2_k_attn_args *a, const att_params &p) {
-    const bool gemma_masks = att_gemma_masks(a);
     const bool rows_averaged = (a->causal || a->window > 0) && !a->empty_zero;
     const bool small = !att_tensor_core_d(a->head_dim) || rows_averaged || a->blocks;
-    const bool wgmma_contract = !small && !gemma_masks && a->head_dim <= 128;
-    if (a->impl == LTX2_KATTN_WGMMA) {
-        if (!wgmma_contract || !att90_shape_ok(p, a->B, a->head_dim) || !att90_available())
-            return -(int)cudaErrorNotSupported;
-        return LTX2_KATTN_WGMMA;
-    }
+    const bool wgmma_ok = !small && att90_shape_ok(p, a->B, a->head_dim) && att90_available();
+    if (a->impl == LTX2_KATTN_WGMMA) return wgmma_ok ? LTX2_KATTN_WGMMA : -(int)cudaErrorNotSupported;
     if (small) return LTX2_KATTN_PER_ROW;
-    if (a->impl == LTX2_KATTN_AUTO && ATT_AUTO_PICKS_WGMMA && wgmma_contract && att90_shape_ok(p, a->B, a->head_dim) &&
-        att90_available())
-        return LTX2_KATTN_WGMMA;
+    const bool learned_later = att_gemma_masks(a) || a->head_dim > 128;
+    const bool auto_picks = learned_later ? ATT_AUTO_PICKS_WGMMA_GEMMA : ATT_AUTO_PICKS_WGMMA;
+    if (a->impl == LTX2_KATTN_AUTO && wgmma_ok && auto_picks) return LTX2_KATTN_WGMMA;
     return LTX2_KATTN_MMA_SYNC;
 }
 

@@ -18,6 +18,10 @@
 // architectures get an empty stub, which att90_available() detects so dispatch never picks it.
 // The CPU emulator (tests/emu/, LTX2_EMU) compiles the device code too, with each PTX wrapper
 // below routed to its emulation (tests/emu/emu_sm90.c).
+// Gemma-3's launches (head dim 256, grouped-query heads, causal and sliding-window masks, rows
+// with no key giving 0) run here too, with the sm_80 kernel's semantics: a CTA loads only the key
+// tiles some row of it sees, and masks per element the tiles its warpgroup's rows see in part.
+// At d = 256 a tile is 64 keys (att90_layout.h) and O += PV is two n128 products, one per half of d.
 #include "att90_layout.h"
 #include "attention.cuh"
 #include "common.cuh"
@@ -26,10 +30,11 @@
 #include "sm90.cuh"
 
 
-// Tile geometry (A90_WG_ROWS, A90_BN, A90_STAGES, 64-column swizzled panels) is in
-// att90_layout.h. A90_BN = 128 keys: S is 64 fp32 registers per thread; with the d = 128 O
+// Tile geometry (A90_WG_ROWS, A90_BN_OF, A90_STAGES, 64-column swizzled panels) is in
+// att90_layout.h. d <= 128, 128 keys a tile: S is 64 fp32 registers per thread; with the d = 128 O
 // accumulator (64) and P (32 bf16 pairs) it fits the consumers' 240-register budget. Two stages
-// of 128 x 128 bf16 K and V tiles plus Q is 160 KB of the 227 KB.
+// of 128 x 128 bf16 K and V tiles plus Q is 160 KB of the 227 KB. d = 256, 64 keys: O 128, S 32,
+// P 16 registers; Q 64 KB + two stages of 64 x 256 K and V tiles 128 KB = 192 KB.
 // A warpgroup: 4 consecutive warps issuing wgmma together, over A90_WG_ROWS rows (the wgmma M).
 #define A90_WG_THREADS 128
 // Query rows per CTA: two consumer warpgroups.
@@ -49,42 +54,60 @@
 typedef __nv_bfloat16 bf16;
 
 template <int D> struct a90_cfg {
+    static constexpr int BN = A90_BN_OF(D);                             // keys per K/V tile
     static constexpr int NP = D / A90_PANEL;                            // panels per row
     static constexpr int Q_PANEL = A90_BM * A90_ROW_BYTES;             // bytes between Q panels
-    static constexpr int KV_PANEL = A90_KV_PANEL_BYTES;                // bytes between K/V panels
+    static constexpr int KV_PANEL = A90_KV_PANEL_BYTES(BN);            // bytes between K/V panels
     static constexpr int Q_BYTES = A90_TILE_BYTES(D, A90_BM);          // the Q TMA transaction
-    static constexpr int TILE_BYTES = A90_TILE_BYTES(D, A90_BN);       // one K or V tile
+    static constexpr int TILE_BYTES = A90_TILE_BYTES(D, BN);           // one K or V tile
     // + one atom of slack to align the dynamic region to the swizzle period
     static constexpr int SMEM = Q_BYTES + 2 * A90_STAGES * TILE_BYTES + A90_ATOM_BYTES;
 };
 
 #if defined(A90_DEVICE_CODE)
-// S = Q K^T over d: Q rows [64][D] at qa and a K tile [A90_BN][D] at kb, both K-major (d
+// S = Q K^T over d: Q rows [64][D] at qa and a K tile [BN][D] at kb, both K-major (d
 // contiguous) in 64-column swizzled panels (start addresses and strides: att90_qk_addr,
 // A90_QK_LBO/SBO).
-template <int D> __device__ __forceinline__ void a90_qk(float s[A90_BN / 2], uint32_t qa, uint32_t kb) {
+template <int D> __device__ __forceinline__ void a90_qk(float s[a90_cfg<D>::BN / 2], uint32_t qa, uint32_t kb) {
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++) {
         const uint64_t da = att90_desc(att90_qk_addr(qa, a90_cfg<D>::Q_PANEL, kk), A90_QK_LBO, A90_QK_SBO);
         const uint64_t db = att90_desc(att90_qk_addr(kb, a90_cfg<D>::KV_PANEL, kk), A90_QK_LBO, A90_QK_SBO);
-        if (kk == 0)
-            a90_wgmma_ss_n128<0>(s, da, db);
-        else
-            a90_wgmma_ss_n128<1>(s, da, db);
+        if constexpr (a90_cfg<D>::BN == 128) {
+            if (kk == 0)
+                a90_wgmma_ss_n128<0>(s, da, db);
+            else
+                a90_wgmma_ss_n128<1>(s, da, db);
+        } else {
+            if (kk == 0)
+                a90_wgmma_ss_n64<0>(s, da, db);
+            else
+                a90_wgmma_ss_n64<1>(s, da, db);
+        }
     }
 }
 
-// O += P V: P from registers (4 b32 per 16 keys), the V tile [A90_BN keys][D] is MN-major for
+// O += P V: P from registers (4 b32 per 16 keys), the V tile [BN keys][D] is MN-major for
 // this product (d contiguous), so B is transposed. A k16 step is 16 key rows (att90_pv_addr);
-// SBO steps 8 keys, LBO steps to the next 64-column panel of d (A90_PV_LBO/SBO).
-template <int D> __device__ __forceinline__ void a90_pv(float o[D / 2], const uint32_t pf[A90_BN / 4], uint32_t vb) {
+// SBO steps 8 keys, LBO steps to the next 64-column panel of d (A90_PV_LBO/SBO). d = 256 is two
+// n128 products: columns 128-255 are V's panels 2 and 3 and O's registers 64-127 (att90_acc_col
+// of register i is 8 (i / 4) + ..., so register 64 + i is column 128 + that of register i).
+template <int D>
+__device__ __forceinline__ void a90_pv(float o[D / 2], const uint32_t pf[a90_cfg<D>::BN / 4], uint32_t vb) {
+    constexpr int BN = a90_cfg<D>::BN;
 #pragma unroll
-    for (int kk = 0; kk < A90_BN / 16; kk++) {
-        const uint64_t db = att90_desc(att90_pv_addr(vb, kk), A90_PV_LBO, A90_PV_SBO);
-        if constexpr (D == 128)
+    for (int kk = 0; kk < BN / 16; kk++) {
+        const uint64_t db = att90_desc(att90_pv_addr(vb, kk), A90_PV_LBO(BN), A90_PV_SBO);
+        if constexpr (D == 256) {
+            const uint64_t db_hi = att90_desc(att90_pv_addr(vb + 2 * a90_cfg<D>::KV_PANEL, kk), A90_PV_LBO(BN),
+                                              A90_PV_SBO);
             a90_wgmma_rs_n128(o, &pf[4 * kk], db);
-        else
+            a90_wgmma_rs_n128(o + 64, &pf[4 * kk], db_hi);
+        } else if constexpr (D == 128) {
+            a90_wgmma_rs_n128(o, &pf[4 * kk], db);
+        } else {
             a90_wgmma_rs_n64(o, &pf[4 * kk], db);
+        }
     }
 }
 
@@ -101,32 +124,64 @@ struct a90_mask {
     const uint8_t *bytes;
 };
 
+// Causal / sliding-window masking of one tile for this thread's two rows: on when some row of the
+// warpgroup sees only part of the tile; (tile's first key) - row per row half, as the sm_80 kernel
+// keeps it (32 bits: |key - row| < Skv <= INT32_MAX); win 0 when there is no window.
+struct a90_edge {
+    bool on, causal;
+    int win;
+    int key_minus_row[2];
+};
+
+// The edge of the tile starting at key0 for the warpgroup whose rows start at q0w (uniform in it)
+// and this thread's rows my_row.
+template <int BN>
+__device__ __forceinline__ a90_edge a90_edge_of(bool causal, int win, int64_t key0, int64_t q0w,
+                                                const int64_t my_row[2]) {
+    a90_edge e;
+    e.causal = causal;
+    e.win = win;
+    e.on = (causal && key0 + BN - 1 > q0w) || (win > 0 && q0w + A90_WG_ROWS - 1 - key0 >= win);
+    e.key_minus_row[0] = (int)(key0 - my_row[0]);
+    e.key_minus_row[1] = (int)(key0 - my_row[1]);
+    return e;
+}
+
 // Online softmax of one S tile (raw scores) for this thread's two rows (att90_acc_half 0 and 1:
-// rows lane/4 and lane/4 + 8 of its warp). Masked keys and keys past Skv get -inf; all-masked
-// rows score 0 (uniform weights, as the CPU reference). The running max is kept in scaled log2
+// rows lane/4 and lane/4 + 8 of its warp). Masked keys, keys past Skv and (edge) keys after the
+// row or outside its window get -inf; all-masked rows score 0 (uniform weights, as the CPU
+// reference, unless the launch zeroes empty rows). The running max is kept in scaled log2
 // units, so each weight is one FFMA and one EX2 (scale > 0 is required by dispatch, so the max
 // of raw scores is the max of scaled ones). On return s holds the unnormalised weights and
 // alpha the factor the O rows must be rescaled by.
-__device__ __forceinline__ void a90_softmax(float s[A90_BN / 2], int64_t key0, int64_t Skv, a90_mask mask,
-                                            bool all_masked, float scale_log2, int lane, float m_run[2],
-                                            float l_run[2], float alpha[2]) {
+template <int BN>
+__device__ __forceinline__ void a90_softmax(float s[BN / 2], int64_t key0, int64_t Skv, a90_mask mask,
+                                            bool all_masked, const a90_edge &edge, float scale_log2, int lane,
+                                            float m_run[2], float l_run[2], float alpha[2]) {
     if (mask.bits && !all_masked) {
         // the tile's words, a uniform load each; keys past Skv have 0 bits
-        uint32_t w[A90_MASK_TILE_WORDS];
-        const uint32_t *tw = mask.bits + key0 / A90_BN * A90_MASK_TILE_WORDS;
+        uint32_t w[A90_MASK_TILE_WORDS(BN)];
+        const uint32_t *tw = mask.bits + key0 / 32;
 #pragma unroll
-        for (int j = 0; j < A90_MASK_TILE_WORDS; j++) w[j] = tw[j] >> att90_mask_shift(lane);
+        for (int j = 0; j < A90_MASK_TILE_WORDS(BN); j++) w[j] = tw[j] >> att90_mask_shift(lane);
 #pragma unroll
-        for (int i = 0; i < A90_BN / 2; i++)
+        for (int i = 0; i < BN / 2; i++)
             if (!att90_mask_bit(w, i)) s[i] = -INFINITY;
-    } else if (all_masked || mask.bytes || key0 + A90_BN > Skv) {
+    } else if (all_masked || mask.bytes || key0 + BN > Skv) {
         const uint8_t *mb = all_masked ? nullptr : mask.bytes;
 #pragma unroll
-        for (int i = 0; i < A90_BN / 2; i++) {
+        for (int i = 0; i < BN / 2; i++) {
             const int64_t key = key0 + att90_acc_col(lane, i);
             bool keep = key < Skv;
             if (keep && mb) keep = mb[key] != 0;
             s[i] = !keep ? -INFINITY : (all_masked ? 0.0f : s[i]);
+        }
+    }
+    if (edge.on) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++) {
+            const int rel = edge.key_minus_row[att90_acc_half(i)] + att90_acc_col(lane, i);
+            if ((edge.causal && rel > 0) || (edge.win > 0 && -rel >= edge.win)) s[i] = -INFINITY;
         }
     }
 #pragma unroll
@@ -134,7 +189,7 @@ __device__ __forceinline__ void a90_softmax(float s[A90_BN / 2], int64_t key0, i
         float mx = -INFINITY;
         // registers i, i+1 with att90_acc_half(i) == r: two adjacent columns of row half r
 #pragma unroll
-        for (int i = 0; i < A90_BN / 2; i += 2)
+        for (int i = 0; i < BN / 2; i += 2)
             if (att90_acc_half(i) == r) mx = fmaxf(mx, fmaxf(s[i], s[i + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
@@ -144,7 +199,7 @@ __device__ __forceinline__ void a90_softmax(float s[A90_BN / 2], int64_t key0, i
         alpha[r] = a90_ex2(m_run[r] - base);
         float sum = 0.0f;
 #pragma unroll
-        for (int i = 0; i < A90_BN / 2; i += 2) {
+        for (int i = 0; i < BN / 2; i += 2) {
             if (att90_acc_half(i) != r) continue;
             s[i] = a90_ex2(fmaf(s[i], scale_log2, -base));
             s[i + 1] = a90_ex2(fmaf(s[i + 1], scale_log2, -base));
@@ -157,9 +212,9 @@ __device__ __forceinline__ void a90_softmax(float s[A90_BN / 2], int64_t key0, i
 
 // S accumulator -> A fragments of PV (att90_pfrag_src: keys 16kk..16kk+15 are S column
 // blocks 2kk and 2kk+1).
-__device__ __forceinline__ void a90_pack_p(const float s[A90_BN / 2], uint32_t pf[A90_BN / 4]) {
+template <int BN> __device__ __forceinline__ void a90_pack_p(const float s[BN / 2], uint32_t pf[BN / 4]) {
 #pragma unroll
-    for (int kk = 0; kk < A90_BN / 16; kk++)
+    for (int kk = 0; kk < BN / 16; kk++)
 #pragma unroll
         for (int r = 0; r < 4; r++)
             pf[4 * kk + r] = ltx2_pack_bf16(s[att90_pfrag_src(kk, r, 0)], s[att90_pfrag_src(kk, r, 1)]);
@@ -174,6 +229,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
                      const __grid_constant__ CUtensorMap tm_v, const att_params p) {
 #if defined(A90_DEVICE_CODE)
     typedef a90_cfg<D> C;
+    constexpr int BN = C::BN;
     // Static shared memory only in this build: att90_available() reads its size to tell the
     // real kernel from the stub other architectures compile.
     __shared__ __align__(8) uint64_t bars[A90_BARRIERS];
@@ -190,10 +246,20 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
 
     const int tid = threadIdx.x, wg = tid / A90_WG_THREADS, lane = tid & 31;
     const int64_t h = blockIdx.y, b = blockIdx.z, q0 = (int64_t)blockIdx.x * A90_BM;
-    const int n_tiles = (int)((p.Skv + A90_BN - 1) / A90_BN);
     const int64_t mask_words = att90_mask_words(p.Skv);
     a90_mask mask = {p.mask_bits ? p.mask_bits + b * mask_words : nullptr,
                      p.mask && !p.mask_bits ? p.mask + b * p.Skv : nullptr};
+    // The key tiles some row of this CTA sees (the sm_80 kernel's range): causal stops after the
+    // last row's own key, a window starts at the first row's oldest key. Never empty (row q0 sees
+    // key q0). The ring counts tiles from t_begin (j = t - t_begin).
+    const int win = p.window > 0 && p.window < p.Skv ? (int)p.window : 0; // one >= Skv cuts nothing
+    int t_begin = 0, t_end = (int)((p.Skv + BN - 1) / BN);
+    {
+        const int64_t q_last = (q0 + A90_BM < p.Sq ? q0 + A90_BM : p.Sq) - 1;
+        if (p.causal && q_last / BN + 1 < t_end) t_end = (int)(q_last / BN + 1);
+        if (win > 0 && q0 - win + 1 > 0) t_begin = (int)((q0 - win + 1) / BN);
+    }
+    const int n_tiles = t_end - t_begin;
 
     if (tid == 0) {
         a90_bar_init(b_q, 1);
@@ -205,14 +271,15 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
         }
         a90_fence_mbarrier_init();
     }
-    // All keys masked: the CPU reference then averages every value (uniform weights). The
-    // barrier also publishes the mbarrier initialisation to every thread.
+    // All keys masked: the CPU reference then averages every value (uniform weights); with
+    // empty_zero the rows stay empty and give 0 instead. The barrier also publishes the mbarrier
+    // initialisation to every thread.
     bool all_masked = false;
-    if (mask.bits) {
+    if (mask.bits && !p.empty_zero) {
         int any = 0;
         for (int64_t j = tid; j < mask_words; j += A90_THREADS) any |= mask.bits[j] != 0;
         all_masked = !__syncthreads_or(any);
-    } else if (mask.bytes) {
+    } else if (mask.bytes && !p.empty_zero) {
         int any = 0;
         for (int64_t j = tid; j < p.Skv; j += A90_THREADS) any |= mask.bytes[j] != 0;
         all_masked = !__syncthreads_or(any);
@@ -224,26 +291,27 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
         // ---- producer: one thread issues every TMA load; the rest of the warpgroup retires ----
         a90_setmaxnreg_dec<A90_PRODUCER_REGS>();
         if (tid == 0) {
-            const int col0 = (int)(h * D);
+            // grouped-query heads: K/V hold Hkv heads, q head h reads kv head h / (H / Hkv)
+            const int col0 = (int)(h * D), kcol0 = (int)(h / (p.H / p.Hkv) * D);
             a90_bar_expect_tx(b_q, C::Q_BYTES);
 #pragma unroll
             for (int pn = 0; pn < C::NP; pn++)
                 a90_tma_load(sQ + pn * C::Q_PANEL, &tm_q, b_q, col0 + pn * A90_PANEL, (int)q0, (int)b);
-            for (int t = 0; t < n_tiles; t++) {
-                const int st = att90_stage(t);
-                const uint32_t free_parity = att90_empty_parity(t);
+            for (int j = 0; j < n_tiles; j++) {
+                const int st = att90_stage(j), key0 = (t_begin + j) * BN;
+                const uint32_t free_parity = att90_empty_parity(j);
                 a90_bar_wait(b_kempty + 8 * st, free_parity);
                 a90_bar_expect_tx(b_kfull + 8 * st, C::TILE_BYTES);
 #pragma unroll
                 for (int pn = 0; pn < C::NP; pn++)
                     a90_tma_load(sK + st * C::TILE_BYTES + pn * C::KV_PANEL, &tm_k, b_kfull + 8 * st,
-                                 col0 + pn * A90_PANEL, t * A90_BN, (int)b);
+                                 kcol0 + pn * A90_PANEL, key0, (int)b);
                 a90_bar_wait(b_vempty + 8 * st, free_parity);
                 a90_bar_expect_tx(b_vfull + 8 * st, C::TILE_BYTES);
 #pragma unroll
                 for (int pn = 0; pn < C::NP; pn++)
                     a90_tma_load(sV + st * C::TILE_BYTES + pn * C::KV_PANEL, &tm_v, b_vfull + 8 * st,
-                                 col0 + pn * A90_PANEL, t * A90_BN, (int)b);
+                                 kcol0 + pn * A90_PANEL, key0, (int)b);
             }
         }
         return;
@@ -254,6 +322,9 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     const int cw = wg - 1, ctid = tid - A90_WG_THREADS * wg, warp = ctid >> 5;
     const int wg_bar = A90_WG_BARRIER0 + cw;
     const int64_t ld = p.H * D; // token stride
+    // this warpgroup's first row, and this thread's two rows (att90_acc_half 0, 1) for the masks
+    const int64_t q0w = q0 + A90_WG_ROWS * cw;
+    const int64_t my_row[2] = {q0w + att90_acc_row(warp, lane, 0), q0w + att90_acc_row(warp, lane, 2)};
     a90_bar_wait(b_q, 0);
     if (p.q_inv_rms || p.rope != LTX2_KROPE_NONE) {
         // Q rows <- rope(q * inv_rms * w) in fp32, in place in the swizzled tile, one thread per
@@ -278,10 +349,10 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     float o[D / 2];
 #pragma unroll
     for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
-    float s[A90_BN / 2]; // the first QK^T overwrites it (scale-d 0); zeroed so it is never read undefined
+    float s[BN / 2]; // the first QK^T overwrites it (scale-d 0); zeroed so it is never read undefined
 #pragma unroll
-    for (int i = 0; i < A90_BN / 2; i++) s[i] = 0.0f;
-    uint32_t pf[A90_BN / 4];
+    for (int i = 0; i < BN / 2; i++) s[i] = 0.0f;
+    uint32_t pf[BN / 4];
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}, alpha[2];
     const uint32_t qa = sQ + (uint32_t)(cw * A90_WG_ROWS * A90_ROW_BYTES); // this warpgroup's rows in each panel
 
@@ -292,41 +363,44 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     a90_wgmma_commit();
     a90_wgmma_wait<0>();
 #pragma unroll
-    for (int i = 0; i < A90_BN / 2; i++) a90_pin(s[i]);
+    for (int i = 0; i < BN / 2; i++) a90_pin(s[i]);
     a90_release(b_kempty + 8 * att90_stage(0), lane);
-    a90_softmax(s, 0, p.Skv, mask, all_masked, p.scale_log2, lane, m_run, l_run, alpha);
-    a90_pack_p(s, pf);
+    const a90_edge e0 = a90_edge_of<BN>(p.causal != 0, win, (int64_t)t_begin * BN, q0w, my_row);
+    a90_softmax<BN>(s, (int64_t)t_begin * BN, p.Skv, mask, all_masked, e0, p.scale_log2, lane, m_run, l_run, alpha);
+    a90_pack_p<BN>(s, pf);
 
-    for (int t = 1; t < n_tiles; t++) {
-        const int ks = att90_stage(t), vs = att90_stage(t - 1);
+    for (int j = 1; j < n_tiles; j++) {
+        const int ks = att90_stage(j), vs = att90_stage(j - 1);
         // Both waits come before the fence: a spin loop between fence and wgmma makes ptxas
-        // insert another fence. V_{t-1} was issued before K_t, so waiting for it first is free.
-        a90_bar_wait(b_kfull + 8 * ks, att90_full_parity(t));
-        a90_bar_wait(b_vfull + 8 * vs, att90_full_parity(t - 1));
+        // insert another fence. V_{j-1} was issued before K_j, so waiting for it first is free.
+        a90_bar_wait(b_kfull + 8 * ks, att90_full_parity(j));
+        a90_bar_wait(b_vfull + 8 * vs, att90_full_parity(j - 1));
         // O's rescale and P's packing must be done before the fence, not sunk below it
 #pragma unroll
         for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
 #pragma unroll
-        for (int i = 0; i < A90_BN / 4; i++) a90_pin(pf[i]);
+        for (int i = 0; i < BN / 4; i++) a90_pin(pf[i]);
         a90_wgmma_fence();
-        a90_qk<D>(s, qa, sK + ks * C::TILE_BYTES); // S_t
+        a90_qk<D>(s, qa, sK + ks * C::TILE_BYTES); // S_j
         a90_wgmma_commit();
-        a90_pv<D>(o, pf, sV + vs * C::TILE_BYTES); // O += P_{t-1} V_{t-1}
+        a90_pv<D>(o, pf, sV + vs * C::TILE_BYTES); // O += P_{j-1} V_{j-1}
         a90_wgmma_commit();
-        a90_wgmma_wait<1>(); // S_t done; the PV may still run
+        a90_wgmma_wait<1>(); // S_j done; the PV may still run
 #pragma unroll
-        for (int i = 0; i < A90_BN / 2; i++) a90_pin(s[i]);
+        for (int i = 0; i < BN / 2; i++) a90_pin(s[i]);
         a90_release(b_kempty + 8 * ks, lane);
-        a90_softmax(s, (int64_t)t * A90_BN, p.Skv, mask, all_masked, p.scale_log2, lane, m_run, l_run, alpha);
+        const int64_t key0 = (int64_t)(t_begin + j) * BN;
+        const a90_edge ej = a90_edge_of<BN>(p.causal != 0, win, key0, q0w, my_row);
+        a90_softmax<BN>(s, key0, p.Skv, mask, all_masked, ej, p.scale_log2, lane, m_run, l_run, alpha);
         a90_wgmma_wait<0>(); // PV done: O and the P registers are free again
 #pragma unroll
         for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
 #pragma unroll
-        for (int i = 0; i < A90_BN / 4; i++) a90_pin(pf[i]);
+        for (int i = 0; i < BN / 4; i++) a90_pin(pf[i]);
         a90_release(b_vempty + 8 * vs, lane);
 #pragma unroll
         for (int i = 0; i < D / 2; i++) o[i] *= alpha[att90_acc_half(i)];
-        a90_pack_p(s, pf);
+        a90_pack_p<BN>(s, pf);
     }
 
     {
@@ -335,7 +409,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
 #pragma unroll
         for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
 #pragma unroll
-        for (int i = 0; i < A90_BN / 4; i++) a90_pin(pf[i]);
+        for (int i = 0; i < BN / 4; i++) a90_pin(pf[i]);
         a90_wgmma_fence();
         a90_pv<D>(o, pf, sV + vs * C::TILE_BYTES);
         a90_wgmma_commit();
@@ -352,8 +426,9 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
         l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
         l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
     }
-    // every row has a live key (Skv >= 1, all-masked rows are uniform), so l > 0
-    const float inv_l[2] = {1.0f / l_run[0], 1.0f / l_run[1]};
+    // l > 0 unless the row saw no key at all: with empty_zero it gives 0 (otherwise every row has a
+    // live key: Skv >= 1 and all-masked rows are uniform)
+    const float inv_l[2] = {l_run[0] > 0.0f ? 1.0f / l_run[0] : 0.0f, l_run[1] > 0.0f ? 1.0f / l_run[1] : 0.0f};
     a90_named_sync(wg_bar, A90_WG_THREADS); // every warp's QK^T reads of these Q rows are done
 #pragma unroll
     for (int i = 0; i < D / 2; i += 2) { // registers i, i+1: adjacent columns of one row
@@ -403,19 +478,21 @@ bool att90_available(void) {
 }
 
 bool att90_shape_ok(const att_params &p, int64_t B, int64_t head_dim) {
-    // TMA coordinates are int32; a tail tile's row coordinate reaches Skv + A90_BN.
-    const int64_t lim = INT32_MAX - A90_BN;
-    return (head_dim == 64 || head_dim == 128) && p.scale_log2 > 0.0f && p.scale_log2 < INFINITY && p.Sq <= lim &&
-           p.Skv <= lim && p.H * head_dim <= lim && B <= lim;
+    // TMA coordinates are int32; a tail tile's row coordinate reaches Skv + A90_BN_MAX.
+    const int64_t lim = INT32_MAX - A90_BN_MAX;
+    return (head_dim == 64 || head_dim == 128 || head_dim == 256) && p.scale_log2 > 0.0f &&
+           p.scale_log2 < INFINITY && p.Sq <= lim && p.Skv <= lim && p.H * head_dim <= lim && p.Hkv >= 1 &&
+           p.H % p.Hkv == 0 && B <= lim;
 }
 
 template <int D> static int a90_launch(cudaStream_t st, const att_params &p, int64_t B) {
     PFN_cuTensorMapEncodeTiled_v12000 enc = a90_encoder();
     if (!enc) return (int)cudaErrorNotSupported;
-    const int64_t ld = p.H * D;
+    const int64_t ld = p.H * D, ldkv = p.Hkv * D;
+    constexpr int BN = a90_cfg<D>::BN;
     CUtensorMap mq, mk, mv;
-    if (!a90_map(enc, &mq, p.q, p.Sq, B, ld, A90_BM) || !a90_map(enc, &mk, p.k, p.Skv, B, ld, A90_BN) ||
-        !a90_map(enc, &mv, p.v, p.Skv, B, ld, A90_BN))
+    if (!a90_map(enc, &mq, p.q, p.Sq, B, ld, A90_BM) || !a90_map(enc, &mk, p.k, p.Skv, B, ldkv, BN) ||
+        !a90_map(enc, &mv, p.v, p.Skv, B, ldkv, BN))
         return (int)cudaErrorInvalidValue;
     const int smem = a90_cfg<D>::SMEM;
     cudaError_t e = cudaFuncSetAttribute(att90_fwd_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
@@ -426,7 +503,8 @@ template <int D> static int a90_launch(cudaStream_t st, const att_params &p, int
 }
 
 int att90_launch(cudaStream_t st, const att_params &p, int64_t B, int64_t head_dim) {
-    return head_dim == 64 ? a90_launch<64>(st, p, B) : a90_launch<128>(st, p, B);
+    if (head_dim == 64) return a90_launch<64>(st, p, B);
+    return head_dim == 128 ? a90_launch<128>(st, p, B) : a90_launch<256>(st, p, B);
 }
 
 extern "C" int ltx2_k_attention_wgmma_available(void) { return att90_available() ? 1 : 0; }

@@ -1,4 +1,4 @@
-// Attention for head dims the tensor-core kernels do not take (anything but 64 and 128; the tiny
+// Attention for head dims the tensor-core kernels do not take (anything but 64, 128 and 256; the tiny
 // test models have 8 and 16): one thread per (batch, head, query row) streams every key with an
 // online softmax in fp32. A correctness path, not a fast one: no shared memory, no collectives, the
 // q row and the output accumulator in per-thread arrays. K arrives normalised and rotated by
@@ -6,8 +6,8 @@
 // fp32, by the same prologue the tensor-core kernels use (att_q_pair). A row whose keys are all
 // masked averages every value, like the CPU reference, or gives 0 with empty_zero. It takes
 // Gemma-3's masks (grouped-query heads, causal and sliding-window key ranges) at any head dim;
-// the mma.sync kernel takes them too at d = 64 / 128 / 256 except causal/windowed rows averaged
-// when empty (no empty_zero), which only this row-at-a-time loop does.
+// the mma.sync and wgmma kernels take them too at d = 64 / 128 / 256 except causal/windowed rows
+// averaged when empty (no empty_zero) and image blocks, which only this row-at-a-time loop does.
 #include "attention.cuh"
 #include "common.cuh"
 

@@ -76,8 +76,9 @@ int ltx2_k_rope(void *stream, int dtype, int rope, const void *x, void *y, const
  * RoPE need `workspace` of ltx2_k_attention_workspace() bytes (device memory, 256-aligned).
  * impl picks the kernel: AUTO (0) takes the sm_90a wgmma/TMA kernel on 9.x where it runs (verified
  * on an H100: ATT_AUTO_PICKS_WGMMA in attention.cu), else the portable mma.sync kernel; MMA_SYNC
- * forces the portable one; WGMMA forces the Hopper one (head_dim 64/128, no Gemma masks, scale > 0,
- * a build carrying sm_90a) and fails with cudaErrorNotSupported where it cannot run. */
+ * forces the portable one; WGMMA forces the Hopper one (head_dim 64/128/256, Gemma's masks but not
+ * causal/windowed rows averaged when empty nor image blocks, scale > 0, a build carrying sm_90a)
+ * and fails with cudaErrorNotSupported where it cannot run. */
 enum { LTX2_KATTN_AUTO = 0, LTX2_KATTN_MMA_SYNC = 1, LTX2_KATTN_WGMMA = 2, LTX2_KATTN_PER_ROW = 3 /* answer only */ };
 typedef struct ltx2_k_attn_args {
     const void *q, *k, *v;

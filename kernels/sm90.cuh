@@ -1,7 +1,7 @@
 // The Hopper (sm_90a) building blocks attention_sm90.cu is made of, one thin wrapper per PTX
 // instruction: mbarriers, 3-D TMA loads, setmaxnreg, named barriers, proxy fences, wgmma
-// (fence / commit / wait, m64n128k16 SS with B K-major or transposed and RS, m64n64k16 RS, bf16 ->
-// f32), ex2.approx, and the
+// (fence / commit / wait, m64n128k16 SS with B K-major or transposed and RS, m64n64k16 SS and RS,
+// bf16 -> f32), ex2.approx, and the
 // driver's cuTensorMapEncodeTiled fetched through the runtime. Under the CPU emulator
 // (LTX2_EMU, tests/emu/emu_sm90.c) each wrapper is routed to its emulation instead, so the
 // emulator's self-test (tests/emu/selftest_kernels.cu) checks the very wrappers the kernel uses.
@@ -63,6 +63,10 @@ __device__ __forceinline__ float a90_ex2(float x) { return ltx2_emu_ex2_ftz(x); 
 template <int SCALE_D, int TRANS_B = 0>
 __device__ __forceinline__ void a90_wgmma_ss_n128(float d[64], uint64_t da, uint64_t db, LTX2_EMU_SITE) {
     ltx2_emu_wgmma_bf16(128, d, nullptr, da, db, SCALE_D, 0, 0, 0, TRANS_B, LTX2_EMU_AT);
+}
+template <int SCALE_D>
+__device__ __forceinline__ void a90_wgmma_ss_n64(float d[32], uint64_t da, uint64_t db, LTX2_EMU_SITE) {
+    ltx2_emu_wgmma_bf16(64, d, nullptr, da, db, SCALE_D, 0, 0, 0, 0, LTX2_EMU_AT);
 }
 __device__ __forceinline__ void a90_wgmma_rs_n128(float d[64], const uint32_t a[4], uint64_t db, LTX2_EMU_SITE) {
     ltx2_emu_wgmma_bf16(128, d, a, 0, db, 1, 0, 0, 0, 1, LTX2_EMU_AT);
@@ -164,6 +168,21 @@ __device__ __forceinline__ void a90_wgmma_ss_n128(float d[64], uint64_t da, uint
                    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
                    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                  : "l"(da), "l"(db), "n"(SCALE_D), "n"(TRANS_B));
+}
+
+// d (+)= A(smem) * B(smem), m64n64k16; A and B K-major (S = QK^T over 64-key tiles, d = 256).
+template <int SCALE_D> __device__ __forceinline__ void a90_wgmma_ss_n64(float d[32], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 :
+                   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "n"(SCALE_D));
 }
 
 // d += A(registers, 4 x b32 bf16 pairs) * B(smem), m64n128k16; B MN-major (transposed).

@@ -2,13 +2,16 @@
  * K/V ring, one producer and two consumer warpgroups, wgmma for S = QK^T and O += PV) in the CPU
  * emulator (tests/emu/emu_sm90.c) through ltx2_k_attention with the wgmma implementation forced,
  * and compares it with the CPU backend's fp32 attention under the op harness's CUDA attention
- * tolerance. Shapes reach every path of the kernel: head dim 64 and 128; two query blocks with
+ * tolerance. Shapes reach every path of the kernel: head dim 64, 128 and 256; two query blocks with
  * a partial second one (Sq 130) and Sq 1; Skv 1, 100 (one partial key tile), 300 (three
  * tiles: the two-stage ring wraps and the barrier parities flip) and 520 (five: slots released
  * inside the main loop get refilled); a key mask with masked keys, an
  * all-masked batch and dead leading key tiles; split and interleaved RoPE with the QK RMSNorm
- * pre-pass. Also: the emulated device reports the wgmma path available, AUTO takes this kernel
- * (ATT_AUTO_PICKS_WGMMA is on) with the same bits, and the comparison can fail. */
+ * pre-pass; Gemma-3's launches: head dim 256 (64-key tiles), grouped-query heads, causal and
+ * sliding-window masks whose CTAs load only the tiles they see (a window's CTA starting past tile
+ * 0), left padding whose rows see no key, empty rows zeroed. Also: the emulated device reports
+ * the wgmma path available, AUTO takes this kernel (ATT_AUTO_PICKS_WGMMA is on) with the same
+ * bits, and the comparison can fail. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "emu_kernels.h"
@@ -31,6 +34,20 @@ static const attn_case k_cases[] = {
     {"d128 1x1 none", 2, 1, 1, 2, 128, LTX2_KROPE_NONE, false, MASK_NONE, 0, false, 0, false},
     /* 5 tiles: the slots are refilled after releases inside the main loop, not only the first */
     {"d64 1x520 split+pad-mask", 2, 1, 520, 2, 64, LTX2_KROPE_SPLIT, false, MASK_PAD, 0, false, 0, false},
+    /* Gemma-3's launches. d 256: 64-key tiles, O += PV in two n128 halves; causal: CTA 0 loads 2 of
+     * the 3 tiles, CTA 1 all 3, diagonal tiles masked per element; left padding leaves rows with no
+     * key (0) */
+    {"d256 H2/kv1 130x130 causal+left-pad (Gemma-3 12B head dim)", 2, 130, 130, 2, 256, LTX2_KROPE_NONE, false,
+     MASK_LEFT, 1, true, 0, true},
+    /* window 100 over 128-key tiles: CTA 2 starts at tile 1 (the ring counts from there), the
+     * window's far edge is masked per element; grouped heads read their kv head */
+    {"d64 H4/kv2 300x300 causal+window 100+left-pad (Gemma local)", 1, 300, 300, 4, 64, LTX2_KROPE_NONE, false,
+     MASK_LEFT, 2, true, 100, true},
+    {"d256 H4/kv2 200x200 causal+window 70 (64-key tiles skipped)", 1, 200, 200, 4, 256, LTX2_KROPE_NONE, false,
+     MASK_NONE, 2, true, 70, true},
+    /* not causal: empty rows zeroed (batch 1 wholly masked gives 0, not the uniform average) */
+    {"d128 H4/kv2 130x300 grouped+pad-mask, empty rows 0", 2, 130, 300, 4, 128, LTX2_KROPE_NONE, false, MASK_PAD, 2,
+     false, 0, true},
 };
 /* The case the AUTO check reuses: 130 x 100, where the two kernels' roundings differ. */
 #define AUTO_CASE 1

@@ -36,6 +36,8 @@
 #define SMEM_BYTES (1u << 18)
 /* Where the emulated dynamic tiles start (a 1024-byte boundary past some static smem). */
 #define SMEM_BASE 3072u
+/* Accumulator registers a thread holds at most: the d = 256 O tile, 64 x 256 over 128 threads. */
+#define ACC_MAX 128
 /* Random interleavings tried per ring configuration. */
 #define RING_SCHEDULES 300
 
@@ -106,7 +108,7 @@ static uint32_t tag_of(int tensor, int tile, int row, int col) {
     return ((uint32_t)tensor << 24) | ((uint32_t)tile << 20) | ((uint32_t)row << 8) | (uint32_t)col;
 }
 
-/* Integer-valued test data: Q, K in {-1, 0, 1} (|S| <= d <= 128, exact in bf16), V in -2..2. */
+/* Integer-valued test data: Q, K in {-1, 0, 1} (|S| <= d <= 256, exact in bf16), V in -2..2. */
 static float data_of(int tensor, int tile, int row, int col) {
     const uint32_t h = (uint32_t)(tensor * 7919 + tile * 104729 + row * 131 + col * 31337) * 2654435761u;
     return tensor == TV ? (float)((int)((h >> 13) % 5u) - 2) : (float)((int)((h >> 13) % 3u) - 1);
@@ -129,7 +131,8 @@ static long emu_tma_tile(smem_emu *m, uint32_t dst, uint32_t panel_bytes, int d,
 }
 
 /* wgmma m64nNk16, A and B K-major in smem: acc[t][i] (+)= per the D fragment layout. */
-static void emu_wgmma_ss(const smem_emu *m, float acc[WG_THREADS][64], int n, uint64_t da, uint64_t db, int scale_d) {
+static void emu_wgmma_ss(const smem_emu *m, float acc[WG_THREADS][ACC_MAX], int n, uint64_t da, uint64_t db,
+                         int scale_d) {
     for (int row = 0; row < 64; row++)
         for (int col = 0; col < n; col++) {
             float sum = 0.0f;
@@ -140,8 +143,10 @@ static void emu_wgmma_ss(const smem_emu *m, float acc[WG_THREADS][64], int n, ui
         }
 }
 
-/* wgmma m64nNk16, A from registers (a[t][reg][half]), B MN-major in smem. */
-static void emu_wgmma_rs(const smem_emu *m, float acc[WG_THREADS][64], int n, float a[WG_THREADS][4][2], uint64_t db) {
+/* wgmma m64nNk16, A from registers (a[t][reg][half]), B MN-major in smem, into the accumulator
+ * registers from reg0 on (the kernel's second n128 product at d = 256 writes O's registers 64..). */
+static void emu_wgmma_rs(const smem_emu *m, float acc[WG_THREADS][ACC_MAX], int reg0, int n, float a[WG_THREADS][4][2],
+                         uint64_t db) {
     for (int row = 0; row < 64; row++)
         for (int col = 0; col < n; col++) {
             float sum = 0.0f;
@@ -152,7 +157,7 @@ static void emu_wgmma_rs(const smem_emu *m, float acc[WG_THREADS][64], int n, fl
             }
             int t, r;
             doc_d_owner(row, col, &t, &r);
-            acc[t][r] += sum;
+            acc[t][reg0 + r] += sum;
         }
 }
 
@@ -196,6 +201,7 @@ static void check_generic_swizzle(const smem_emu *m, uint32_t sQ, uint32_t q_pan
  * reads the elements the product needs. */
 static void check_operand_reads(const smem_emu *m, uint32_t sQ, uint32_t sK, uint32_t sV, uint32_t q_panel,
                                 uint32_t tile_bytes, int d) {
+    const int bn = A90_BN_OF(d);
     int bad_a = 0, bad_b = 0, bad_v = 0, bad_align = 0;
     for (int cw = 0; cw < 2; cw++) {
         const uint32_t qa = sQ + (uint32_t)(cw * A90_WG_ROWS * A90_ROW_BYTES);
@@ -211,15 +217,21 @@ static void check_operand_reads(const smem_emu *m, uint32_t sQ, uint32_t sK, uin
         const uint32_t kb = sK + (uint32_t)st * tile_bytes, vb = sV + (uint32_t)st * tile_bytes;
         bad_align += kb % A90_ATOM_BYTES != 0 || vb % A90_ATOM_BYTES != 0;
         for (int kk = 0; kk < d / 16; kk++) {
-            const uint64_t db = att90_desc(att90_qk_addr(kb, A90_KV_PANEL_BYTES, kk), A90_QK_LBO, A90_QK_SBO);
-            for (int n = 0; n < A90_BN; n++)
+            const uint64_t db = att90_desc(att90_qk_addr(kb, A90_KV_PANEL_BYTES(bn), kk), A90_QK_LBO, A90_QK_SBO);
+            for (int n = 0; n < bn; n++)
                 for (int k = 0; k < 16; k++) bad_b += m->tag[doc_kmajor(db, n, k) / 2] != tag_of(TK, st, n, 16 * kk + k);
         }
-        for (int kk = 0; kk < A90_BN / 16; kk++) {
-            const uint64_t db = att90_desc(att90_pv_addr(vb, kk), A90_PV_LBO, A90_PV_SBO);
-            for (int k = 0; k < 16; k++)
-                for (int n = 0; n < d; n++) bad_v += m->tag[doc_mnmajor(db, k, n) / 2] != tag_of(TV, st, 16 * kk + k, n);
-        }
+        /* O += PV in products of at most 128 columns of d, each from its first panel (the kernel's
+         * two n128 halves at d = 256) */
+        const int pv_n = d > 128 ? 128 : d;
+        for (int half = 0; half < d / pv_n; half++)
+            for (int kk = 0; kk < bn / 16; kk++) {
+                const uint32_t vh = vb + (uint32_t)(half * pv_n / A90_PANEL) * A90_KV_PANEL_BYTES(bn);
+                const uint64_t db = att90_desc(att90_pv_addr(vh, kk), A90_PV_LBO(bn), A90_PV_SBO);
+                for (int k = 0; k < 16; k++)
+                    for (int n = 0; n < pv_n; n++)
+                        bad_v += m->tag[doc_mnmajor(db, k, n) / 2] != tag_of(TV, st, 16 * kk + k, half * pv_n + n);
+            }
     }
     CHECK(bad_align == 0, "d=%d: %d operand bases not on a 1024-byte swizzle period (descriptor base offset 0)", d,
           bad_align);
@@ -244,27 +256,29 @@ static void check_acc_map(int n) {
 /* The key-mask bit each accumulator register reads (att90_mask_shift / att90_mask_bit) is its own
  * column's, for mask patterns of one key each and a pseudo-random one; the padded word count covers
  * whole tiles. */
-static void check_mask_bits(void) {
+static void check_mask_bits(int bn) {
     int bad = 0;
-    for (int pat = -1; pat < A90_BN; pat++) {
-        uint32_t words[A90_MASK_TILE_WORDS] = {0};
-        uint8_t key[A90_BN];
-        for (int c = 0; c < A90_BN; c++) {
+    for (int pat = -1; pat < bn; pat++) {
+        uint32_t words[A90_MASK_TILE_WORDS(A90_BN_MAX)] = {0};
+        uint8_t key[A90_BN_MAX];
+        for (int c = 0; c < bn; c++) {
             key[c] = pat < 0 ? (uint8_t)(((unsigned)c * 2654435761u >> 13) & 1u) : (uint8_t)(c == pat);
             if (key[c]) words[c / 32] |= 1u << (c % 32);
         }
         for (int lane = 0; lane < 32; lane++) {
-            uint32_t sh[A90_MASK_TILE_WORDS];
-            for (int j = 0; j < A90_MASK_TILE_WORDS; j++) sh[j] = words[j] >> att90_mask_shift(lane);
-            for (int i = 0; i < A90_BN / 2; i++) bad += att90_mask_bit(sh, i) != key[att90_acc_col(lane, i)];
+            uint32_t sh[A90_MASK_TILE_WORDS(A90_BN_MAX)];
+            for (int j = 0; j < A90_MASK_TILE_WORDS(bn); j++) sh[j] = words[j] >> att90_mask_shift(lane);
+            for (int i = 0; i < bn / 2; i++) bad += att90_mask_bit(sh, i) != key[att90_acc_col(lane, i)];
         }
     }
-    CHECK(bad == 0, "%d accumulator registers read another key's mask bit", bad);
-    const int64_t skv[] = {1, A90_BN - 1, A90_BN, A90_BN + 1, 1000, 1024};
+    CHECK(bad == 0, "bn=%d: %d accumulator registers read another key's mask bit", bn, bad);
+    /* padded to whole A90_BN_MAX tiles: every tile of bn keys that starts below Skv has its words */
+    const int64_t skv[] = {1, bn - 1, bn, bn + 1, 1000, 1024};
     for (size_t i = 0; i < sizeof skv / sizeof skv[0]; i++) {
-        const int64_t w = att90_mask_words(skv[i]);
-        CHECK(w * 32 >= skv[i] && w % A90_MASK_TILE_WORDS == 0 && (w - A90_MASK_TILE_WORDS) * 32 < skv[i],
-              "Skv %lld: %lld mask words do not cover whole tiles exactly", (long long)skv[i], (long long)w);
+        const int64_t w = att90_mask_words(skv[i]), tiles = (skv[i] + bn - 1) / bn;
+        const int64_t max_words = A90_MASK_TILE_WORDS(A90_BN_MAX);
+        CHECK(w * 32 >= tiles * bn && w % max_words == 0 && (w - max_words) * 32 < skv[i],
+              "bn=%d Skv %lld: %lld mask words do not cover whole tiles exactly", bn, (long long)skv[i], (long long)w);
     }
 }
 
@@ -272,37 +286,42 @@ static void check_mask_bits(void) {
  * emulated RS wgmma, both read back through att90_acc_row/col; compared with plain products. */
 static void check_product_chain(const smem_emu *m, uint32_t sQ, uint32_t sK, uint32_t sV, uint32_t q_panel,
                                 uint32_t tile_bytes, int d) {
-    static float s[WG_THREADS][64], o[WG_THREADS][64], pf[WG_THREADS][4][2];
+    static float s[WG_THREADS][ACC_MAX], o[WG_THREADS][ACC_MAX], pf[WG_THREADS][4][2];
+    const int bn = A90_BN_OF(d), pv_n = d > 128 ? 128 : d;
     int bad_s = 0, bad_o = 0;
     for (int cw = 0; cw < 2; cw++)
         for (int st = 0; st < A90_STAGES; st++) {
             const uint32_t qa = sQ + (uint32_t)(cw * A90_WG_ROWS * A90_ROW_BYTES);
             const uint32_t kb = sK + (uint32_t)st * tile_bytes, vb = sV + (uint32_t)st * tile_bytes;
             for (int kk = 0; kk < d / 16; kk++)
-                emu_wgmma_ss(m, s, A90_BN, att90_desc(att90_qk_addr(qa, q_panel, kk), A90_QK_LBO, A90_QK_SBO),
-                             att90_desc(att90_qk_addr(kb, A90_KV_PANEL_BYTES, kk), A90_QK_LBO, A90_QK_SBO), kk > 0);
-            static float S[64][A90_BN];
+                emu_wgmma_ss(m, s, bn, att90_desc(att90_qk_addr(qa, q_panel, kk), A90_QK_LBO, A90_QK_SBO),
+                             att90_desc(att90_qk_addr(kb, A90_KV_PANEL_BYTES(bn), kk), A90_QK_LBO, A90_QK_SBO), kk > 0);
+            static float S[64][A90_BN_MAX];
             for (int row = 0; row < 64; row++)
-                for (int j = 0; j < A90_BN; j++) {
+                for (int j = 0; j < bn; j++) {
                     float ref = 0.0f;
                     for (int c = 0; c < d; c++) ref += data_of(TQ, 0, 64 * cw + row, c) * data_of(TK, st, j, c);
                     S[row][j] = ref;
                 }
             for (int t = 0; t < WG_THREADS; t++)
-                for (int i = 0; i < A90_BN / 2; i++)
+                for (int i = 0; i < bn / 2; i++)
                     bad_s += s[t][i] != S[att90_acc_row(t / 32, t % 32, i)][att90_acc_col(t % 32, i)];
             memset(o, 0, sizeof(o));
-            for (int kk = 0; kk < A90_BN / 16; kk++) {
+            for (int kk = 0; kk < bn / 16; kk++) {
                 for (int t = 0; t < WG_THREADS; t++)
                     for (int r = 0; r < 4; r++)
                         for (int h = 0; h < 2; h++) pf[t][r][h] = s[t][att90_pfrag_src(kk, r, h)];
-                emu_wgmma_rs(m, o, d, pf, att90_desc(att90_pv_addr(vb, kk), A90_PV_LBO, A90_PV_SBO));
+                for (int half = 0; half < d / pv_n; half++) {
+                    const uint32_t vh = vb + (uint32_t)(half * pv_n / A90_PANEL) * A90_KV_PANEL_BYTES(bn);
+                    emu_wgmma_rs(m, o, half * pv_n / 2, pv_n, pf,
+                                 att90_desc(att90_pv_addr(vh, kk), A90_PV_LBO(bn), A90_PV_SBO));
+                }
             }
             for (int t = 0; t < WG_THREADS; t++)
                 for (int i = 0; i < d / 2; i++) {
                     const int row = att90_acc_row(t / 32, t % 32, i), col = att90_acc_col(t % 32, i);
                     float ref = 0.0f;
-                    for (int j = 0; j < A90_BN; j++) ref += S[row][j] * data_of(TV, st, j, col);
+                    for (int j = 0; j < bn; j++) ref += S[row][j] * data_of(TV, st, j, col);
                     bad_o += o[t][i] != ref;
                 }
         }
@@ -322,14 +341,15 @@ static void check_layouts(int d) {
         return;
     }
     /* The kernel's carve-up: Q (QROWS rows), then A90_STAGES K tiles, then A90_STAGES V tiles. */
-    const uint32_t q_panel = QROWS * A90_ROW_BYTES, tile_bytes = A90_TILE_BYTES(d, A90_BN);
+    const int bn = A90_BN_OF(d);
+    const uint32_t q_panel = QROWS * A90_ROW_BYTES, tile_bytes = A90_TILE_BYTES(d, bn);
     const uint32_t sQ = SMEM_BASE, sK = sQ + A90_TILE_BYTES(d, QROWS), sV = sK + A90_STAGES * tile_bytes;
     const long q_bytes = emu_tma_tile(&m, sQ, q_panel, d, QROWS, TQ, 0);
     CHECK(q_bytes == A90_TILE_BYTES(d, QROWS), "d=%d: Q transaction bytes %ld, expect_tx %d", d, q_bytes,
           A90_TILE_BYTES(d, QROWS));
     for (int st = 0; st < A90_STAGES; st++) {
-        const long kb = emu_tma_tile(&m, sK + (uint32_t)st * tile_bytes, A90_KV_PANEL_BYTES, d, A90_BN, TK, st);
-        const long vb = emu_tma_tile(&m, sV + (uint32_t)st * tile_bytes, A90_KV_PANEL_BYTES, d, A90_BN, TV, st);
+        const long kb = emu_tma_tile(&m, sK + (uint32_t)st * tile_bytes, A90_KV_PANEL_BYTES(bn), d, bn, TK, st);
+        const long vb = emu_tma_tile(&m, sV + (uint32_t)st * tile_bytes, A90_KV_PANEL_BYTES(bn), d, bn, TV, st);
         CHECK(kb == tile_bytes && vb == tile_bytes, "d=%d: K/V transaction bytes %ld/%ld, expect_tx %u", d, kb, vb,
               tile_bytes);
     }
@@ -512,7 +532,7 @@ static int ring_run(int n_tiles, int d, unsigned seed, int *violations) {
     r.n_tiles = n_tiles;
     r.boxes = d / 64;
     r.rng = seed;
-    const long tile_bytes = A90_TILE_BYTES(d, A90_BN);
+    const long tile_bytes = A90_TILE_BYTES(d, A90_BN_OF(d));
     mb_init(&r.q_full, 1);
     for (int kv = 0; kv < 2; kv++)
         for (int s = 0; s < A90_STAGES; s++) {
@@ -553,7 +573,7 @@ static int ring_run(int n_tiles, int d, unsigned seed, int *violations) {
 }
 
 static void check_ring(void) {
-    for (int d = 64; d <= 128; d += 64)
+    for (int d = 64; d <= 256; d *= 2)
         for (int n = 1; n <= RING_MAX_TILES; n++) {
             int deadlocks = 0, violations = 0;
             for (int s = 0; s < RING_SCHEDULES; s++) deadlocks += ring_run(n, d, (unsigned)(s * 7919 + n * 31 + d), &violations);
@@ -564,11 +584,13 @@ static void check_ring(void) {
 
 int main(void) {
     check_desc_encoding();
-    check_acc_map(A90_BN);
+    check_acc_map(128);
     check_acc_map(64);
-    check_mask_bits();
+    check_mask_bits(A90_BN_OF(128));
+    check_mask_bits(A90_BN_OF(256));
     check_layouts(64);
     check_layouts(128);
+    check_layouts(256);
     check_ring();
     return test_finish();
 }

@@ -521,12 +521,13 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
 #define N_ATTN_IMPLS 2
 static const char *const attn_impl_names[N_ATTN_IMPLS] = {"mma_sync", "wgmma"};
 
-/* The sm_90a wgmma kernel's contract (attention_sm90.cu): head dims 64 and 128 only; the others
- * go to the mma.sync or per-row kernels in automatic dispatch, and a forced wgmma refuses them. */
+/* The sm_90a wgmma kernel's contract (attention_sm90.cu): head dims 64, 128 and 256 with Gemma's
+ * masks, but not causal / windowed rows averaged when empty (no empty_zero): those and other head
+ * dims go to the per-row kernel in automatic dispatch, and a forced wgmma refuses them. */
 static bool wgmma_takes(const op_case *c) {
     const int64_t d = c->shape[2] / c->heads;
-    const bool gemma_masks = c->kv_heads || c->window || (c->flags & (F_CAUSAL | F_EMPTY0));
-    return (d == 64 || d == 128) && !gemma_masks;
+    const bool rows_averaged = (c->window || (c->flags & F_CAUSAL)) && !(c->flags & F_EMPTY0);
+    return (d == 64 || d == 128 || d == 256) && !rows_averaged;
 }
 
 static bool g_emu; /* -b emu: the kernel emulator is the device */
@@ -677,7 +678,7 @@ int main(int argc, char **argv) {
                     if (c->op == LTX2_OP_ATTENTION && !wgmma_takes(c) && impl && !strcmp(impl, "wgmma")) {
                         /* a forced wgmma kernel refuses this case by contract; nothing to compare */
                         if (o.verbose)
-                            printf("    [cuda[wgmma]] %s: not run (head dim outside 64/128, or Gemma's masks)\n", name);
+                            printf("    [cuda[wgmma]] %s: not run (head dim outside 64/128/256, or rows averaged)\n", name);
                         continue;
                     }
                     if (per_impl)

@@ -135,7 +135,7 @@ static ltx2_status k_attention(const ltx2_backend *be, ltx2_context *ctx, const 
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                           "%s attention: grouped-query, causal or windowed masks together with QK norm or RoPE inside "
                           "the op (apply them before it, as the Gemma forward does)", be->name);
-    /* 64 and 128 take the tensor-core kernels; other head dims up to the limit a per-row fp32
+    /* 64, 128 and 256 take the tensor-core kernels; other head dims up to the limit a per-row fp32
      * kernel (kernels/attention_small.cu: the tiny models, not a speed path) */
     if (d > LTX2_KATTN_MAX_HEAD_DIM)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s attention: head_dim %lld (supported: up to %d)", be->name,
@@ -160,7 +160,8 @@ static ltx2_status k_attention(const ltx2_backend *be, ltx2_context *ctx, const 
     if (e == LTX2_KERR_NOT_SUPPORTED && ka.impl == LTX2_KATTN_WGMMA)
         st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                         "%s attention B=%lld Sq=%lld Skv=%lld H=%lld d=%lld: the sm_90a wgmma kernel was forced but "
-                        "does not take this shape (head_dim 64/128 and scale > 0)",
+                        "does not take this launch (head_dim 64/128/256, scale > 0, no image blocks, empty rows "
+                        "zeroed under a causal or windowed mask)",
                         be->name, (long long)ka.B, (long long)ka.Sq, (long long)ka.Skv, (long long)ka.heads,
                         (long long)d);
     else if (e != 0)

@@ -272,6 +272,42 @@ ltx2_status ltx2_generate(ltx2_context *ctx, const ltx2_generate_params *p, ltx2
 /* Frees the buffers of a result (the library allocated them); safe on a zeroed result. */
 void ltx2_generate_result_free(ltx2_generate_result *r);
 
+/* ---- one generation over several ranks (src/pipeline/generate_parallel_api.c) ------------------ */
+
+/* How a generation splits over ranks, MaxDiffusion's way: a mesh of data (the guidance passes and
+ * batch), fsdp, context (the sequence, Ulysses attention) and tensor (heads) ranks, and a sharding
+ * profile for the DiT's weights. */
+typedef struct ltx2_parallel_params {
+    int ranks;            /* ranks in all; 0: the mesh's size */
+    const char *mesh;     /* "data,fsdp,context,tensor" rank counts, e.g. "1,2,2,1" (their product is
+                             ranks); NULL: every rank on context (MaxDiffusion's video mesh) */
+    const char *sharding; /* "ironwood", "trillium" (FSDP: weights split, gathered per block), "gpu",
+                             or NULL / "default" (this build's hardware's) */
+    int threads_per_rank; /* CPU ranks: OpenMP threads each; 0: the machine's threads / ranks */
+} ltx2_parallel_params;
+
+/* One rank, every rank on context, the default profile. */
+void ltx2_parallel_params_init(ltx2_parallel_params *pp);
+
+/* ltx2_generate over ranks that are threads of this process (`ltx2 generate --nproc N`): rank r
+ * computes on its own device (p->device "cuda" or auto with GPUs: GPU r mod their count; "cuda:N":
+ * every rank on N; "cpu": the CPU), the collectives through host memory. The result is rank 0's,
+ * and equals ltx2_generate's: bit for bit without tensor ranks on the CPU (tensor ranks change the
+ * order of fp32 sums). A bad mesh, profile or rank count is refused before any work; if one rank
+ * fails, every rank stops and ctx holds that rank's reason. One rank: ltx2_generate itself. */
+ltx2_status ltx2_generate_parallel(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_parallel_params *pp,
+                                   ltx2_generate_result *result);
+
+/* This process as one rank of a multi-process job its environment describes (LTX2_RANK,
+ * LTX2_WORLD_SIZE, LTX2_LOCAL_RANK, and NCCL_COMM_ID or LTX2_RENDEZVOUS=host:port, as srun or a
+ * torchrun-style launcher exports them): NCCL between the processes, each computing on the GPU of
+ * its local rank (round-robin over the visible GPUs). pp may be NULL (every rank on context);
+ * pp->ranks must be the world size or 0. Every rank returns the whole result; rank 0 writes the
+ * outputs. A process outside a job, a build without NCCL (LTX2_ERR_UNSUPPORTED) and p->device
+ * "cuda:N" are refused before any work. */
+ltx2_status ltx2_generate_rank(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_parallel_params *pp,
+                               ltx2_generate_result *result);
+
 /* ---- writing a result (src/pipeline/result_write.c) -------------------------------------------- */
 
 /* Each writer goes through a temporary file renamed into place: a failed or interrupted write

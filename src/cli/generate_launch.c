@@ -17,7 +17,6 @@
 
 #include "core/context.h"
 #include "dist/comm.h"
-#include "dist/sharding.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/generate_dist.h"
 
@@ -46,36 +45,21 @@ bool cli_launch_prepare(ltx2_context *ctx, const char *cmd, cli_launch *l) {
         fprintf(stderr, "ltx2 %s: --nproc %lld disagrees with LTX2_WORLD_SIZE=%d\n", cmd, l->nproc, l->env.world_size);
         return false;
     }
-    if (l->mesh_text) {
-        if (ltx2_mesh_parse(ctx, l->mesh_text, &l->opts.mesh) != LTX2_OK) {
-            fprintf(stderr, "ltx2 %s: --mesh %s: %s\n", cmd, l->mesh_text, ltx2_last_error(ctx));
-            return false;
-        }
-        const int n = ltx2_mesh_world_size(&l->opts.mesh);
-        if ((l->nproc || l->env.world_size > 1) && n != world) {
-            fprintf(stderr, "ltx2 %s: --mesh %s has %d ranks but %lld processes/threads were asked for\n", cmd,
-                    l->mesh_text, n, world);
-            return false;
-        }
-        if (n > CLI_MAX_NPROC) {
-            fprintf(stderr, "ltx2 %s: --mesh %s has %d ranks, more than %d\n", cmd, l->mesh_text, n, CLI_MAX_NPROC);
-            return false;
-        }
-    } else if (ltx2_mesh_init(ctx, &l->opts.mesh, 1, 1, (int)world, 1) != LTX2_OK) {
-        /* default: sequence parallel over every rank (MaxDiffusion's video mesh puts ranks on context) */
+    /* the mesh and profile as the library reads them (ltx2_parallel_params); --nproc or the job's
+     * world fixes the ranks, else --mesh alone does */
+    ltx2_parallel_params pp;
+    ltx2_parallel_params_init(&pp);
+    pp.ranks = l->nproc || l->env.world_size > 1 ? (int)world : (l->mesh_text ? 0 : 1);
+    pp.mesh = l->mesh_text;
+    pp.sharding = l->sharding_text;
+    if (ltx2_generate_parallel_opts_from(ctx, &pp, "--", &l->opts) != LTX2_OK) {
         fprintf(stderr, "ltx2 %s: %s\n", cmd, ltx2_last_error(ctx));
         return false;
     }
-    if (l->sharding_text) {
-#ifdef LTX2_HAVE_CUDA
-        const ltx2_shard_hardware hw = LTX2_HW_GPU;
-#else
-        const ltx2_shard_hardware hw = LTX2_HW_CPU;
-#endif
-        if (ltx2_shard_profile_parse(ctx, l->sharding_text, hw, &l->opts.dit.profile) != LTX2_OK) {
-            fprintf(stderr, "ltx2 %s: --sharding %s: %s\n", cmd, l->sharding_text, ltx2_last_error(ctx));
-            return false;
-        }
+    const int n = ltx2_mesh_world_size(&l->opts.mesh);
+    if (n > CLI_MAX_NPROC) {
+        fprintf(stderr, "ltx2 %s: --mesh %s has %d ranks, more than %d\n", cmd, l->mesh_text, n, CLI_MAX_NPROC);
+        return false;
     }
     const char *fi = getenv("LTX2_FAULT_INJECT");
     if (fi && *fi) {

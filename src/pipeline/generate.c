@@ -795,6 +795,12 @@ ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *
     if (st == LTX2_OK && p->precision == LTX2_GENERATE_PRECISION_TPU && dist->world->size > 1)
         st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: precision tpu (MaxDiffusion's bf16 DiT) runs on one rank, "
                         "not %d", dist->world->size);
+    if (st == LTX2_OK && dist->world->rank == 0) {
+        const ltx2_mesh *m = &dist->world->mesh;
+        LTX2_LOGI(ctx, "generate: %d ranks, mesh %d,%d,%d,%d (data, fsdp, context, tensor), sharding %s",
+                  dist->world->size, m->size[0], m->size[1], m->size[2], m->size[3],
+                  ltx2_shard_profile_name(dist->dit.profile));
+    }
     const ltx2_backend *be = dist->be, *opened = NULL;
     if (st == LTX2_OK && !be) {
         char desc[256];

@@ -29,6 +29,13 @@ typedef struct ltx2_generate_parallel_opts {
 /* Mesh 1,1,1,1, default DiT options. */
 void ltx2_generate_parallel_opts_init(ltx2_generate_parallel_opts *o);
 
+/* The options of the public ltx2_parallel_params (ltx2.h): the mesh read from its text or every
+ * rank on context, checked against pp->ranks (0: the mesh's size), the sharding profile read for
+ * this build's hardware. Errors name the field after prefix ("--" gives the CLI's flag names,
+ * "" the struct's). */
+ltx2_status ltx2_generate_parallel_opts_from(ltx2_context *ctx, const ltx2_parallel_params *pp, const char *prefix,
+                                             ltx2_generate_parallel_opts *o);
+
 /* Runs every rank to completion; *result gets rank 0's outputs. If any rank fails, every rank
  * stops, result holds nothing, and ctx carries the failing rank's reason. */
 ltx2_status ltx2_generate_loopback(ltx2_context *ctx, const ltx2_generate_params *p,

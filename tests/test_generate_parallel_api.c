@@ -1,0 +1,180 @@
+/* The public multi-rank API (ltx2.h: ltx2_parallel_params, ltx2_generate_parallel,
+ * ltx2_generate_rank), used as an application would, through the public header only: the tiny
+ * LTX-2.0 generation over 2 loopback ranks on context (the default mesh), a data mesh taking its
+ * rank count from the mesh text, and FSDP (trillium) equals ltx2_generate bit for bit on the CPU,
+ * and rank 0's log names the ranks, mesh and profile that ran (so equal outputs cannot come from
+ * one rank alone);
+ * one rank is ltx2_generate itself; bad rank counts, meshes and profiles are refused with a message
+ * naming the field, before any work (nothing in the result); ltx2_generate_rank refuses a process
+ * that is not a rank of a job, a rank count other than the job's and a cuda:N device before any
+ * rendezvous. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ltx2/ltx2.h"
+#include "test_util.h"
+#include "tiny_gen_params.h"
+
+static void base_params(ltx2_generate_params *p) {
+    tiny_gen_params(p, LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-2.0.safetensors");
+    p->device = "cpu";
+    p->latent_bf16 = 0;
+}
+
+static bool bitwise(const ltx2_generate_result *a, const ltx2_generate_result *b) {
+    int64_t nvl = 1, nal = 1;
+    for (int i = 0; i < 5; i++) nvl *= b->video_latent_shape[i];
+    for (int i = 0; i < 4; i++) nal *= b->audio_latent_shape[i];
+    const int64_t nv = b->frames * b->height * b->width * 3, na = b->audio_channels * b->audio_samples;
+    return a->video && a->audio && a->video_latent && a->audio_latent && a->frames == b->frames &&
+           a->audio_samples == b->audio_samples && !memcmp(a->video, b->video, (size_t)nv * sizeof(float)) &&
+           !memcmp(a->audio, b->audio, (size_t)na * sizeof(float)) &&
+           !memcmp(a->video_latent, b->video_latent, (size_t)nvl * sizeof(float)) &&
+           !memcmp(a->audio_latent, b->audio_latent, (size_t)nal * sizeof(float));
+}
+
+/* The INFO lines of the running call: rank 0's "generate: N ranks, mesh ..." says what ran. */
+#define LOG_CAP 8192
+typedef struct log_buf {
+    pthread_mutex_t lock; /* every rank thread may warn through it */
+    char text[LOG_CAP];
+    size_t n;
+} log_buf;
+
+static void keep_log(ltx2_log_level level, const char *msg, void *user) {
+    (void)level;
+    log_buf *b = user;
+    const size_t len = strlen(msg);
+    pthread_mutex_lock(&b->lock);
+    if (b->n + len + 2 <= LOG_CAP) {
+        memcpy(b->text + b->n, msg, len);
+        b->text[b->n + len] = '\n';
+        b->n += len + 1;
+        b->text[b->n] = 0;
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+static bool empty(const ltx2_generate_result *r) {
+    return !r->video && !r->audio && !r->video_latent && !r->audio_latent;
+}
+
+/* ranks/mesh/sharding through ltx2_generate_parallel give ref's bits; ran: the log line rank 0
+ * writes for them (NULL: one rank, so no such line). */
+static void check_equal(ltx2_context *ctx, log_buf *log, const ltx2_generate_params *p, const ltx2_generate_result *ref,
+                        int ranks, const char *mesh, const char *sharding, const char *ran) {
+    ltx2_parallel_params pp;
+    ltx2_parallel_params_init(&pp);
+    pp.ranks = ranks;
+    pp.mesh = mesh;
+    pp.sharding = sharding;
+    ltx2_generate_result r;
+    log->n = 0, log->text[0] = 0;
+    const ltx2_status st = ltx2_generate_parallel(ctx, p, &pp, &r);
+    CHECK(ran ? strstr(log->text, ran) != NULL : strstr(log->text, " ranks, mesh ") == NULL,
+          "%d ranks, mesh %s: the log does not say '%s' ran:\n%s", ranks, mesh ? mesh : "(default)",
+          ran ? ran : "one rank", log->text);
+    CHECK(st == LTX2_OK, "%d ranks, mesh %s, sharding %s: %s", ranks, mesh ? mesh : "(default)",
+          sharding ? sharding : "(default)", ltx2_last_error(ctx));
+    if (st == LTX2_OK) {
+        CHECK(bitwise(&r, ref), "%d ranks, mesh %s, sharding %s: outputs differ from ltx2_generate's", ranks,
+              mesh ? mesh : "(default)", sharding ? sharding : "(default)");
+        printf("ltx2_generate_parallel: ranks %d, mesh %s, sharding %s: bitwise ltx2_generate's\n", ranks,
+               mesh ? mesh : "(every rank on context)", sharding ? sharding : "(default)");
+    }
+    ltx2_generate_result_free(&r);
+}
+
+static void check_refused(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_parallel_params *pp,
+                          const char *what, const char *needle) {
+    ltx2_generate_result r;
+    memset(&r, 0xA5, sizeof r); /* the call must clear it */
+    const ltx2_status st = ltx2_generate_parallel(ctx, p, pp, &r);
+    CHECK(st == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), needle) && empty(&r),
+          "%s: status %d, message '%s' (want INVALID_ARG naming '%s', an empty result)", what, (int)st,
+          ltx2_last_error(ctx), needle);
+    ltx2_clear_error(ctx);
+}
+
+static void check_parallel(ltx2_context *ctx, log_buf *log) {
+    ltx2_generate_params p;
+    base_params(&p);
+    ltx2_generate_result ref;
+    if (ltx2_generate(ctx, &p, &ref) != LTX2_OK) {
+        CHECK(0, "ltx2_generate: %s", ltx2_last_error(ctx));
+        return;
+    }
+    check_equal(ctx, log, &p, &ref, 1, NULL, NULL, NULL);
+    check_equal(ctx, log, &p, &ref, 2, NULL, NULL, "generate: 2 ranks, mesh 1,1,2,1 (data, fsdp, context, tensor), sharding gpu");
+    check_equal(ctx, log, &p, &ref, 0, "2,1,1,1", "gpu", "generate: 2 ranks, mesh 2,1,1,1");
+    check_equal(ctx, log, &p, &ref, 2, "1,2,1,1", "trillium", "generate: 2 ranks, mesh 1,2,1,1 (data, fsdp, context, tensor), sharding trillium");
+    ltx2_generate_result_free(&ref);
+
+    ltx2_parallel_params pp;
+    ltx2_parallel_params_init(&pp);
+    pp.ranks = 4, pp.mesh = "1,1,2,1";
+    check_refused(ctx, &p, &pp, "4 ranks on a 2-rank mesh", "has 2 ranks but 4");
+    ltx2_parallel_params_init(&pp);
+    pp.ranks = 2, pp.mesh = "1,2";
+    check_refused(ctx, &p, &pp, "a 2-axis mesh", "mesh 1,2");
+    ltx2_parallel_params_init(&pp);
+    pp.ranks = 2, pp.sharding = "bogus";
+    check_refused(ctx, &p, &pp, "an unknown profile", "sharding bogus");
+    ltx2_parallel_params_init(&pp);
+    pp.ranks = -1;
+    check_refused(ctx, &p, &pp, "-1 ranks", "-1 ranks");
+    ltx2_parallel_params_init(&pp);
+    pp.threads_per_rank = -2;
+    check_refused(ctx, &p, &pp, "-2 threads a rank", "-2 threads");
+    check_refused(ctx, &p, NULL, "NULL parameters", "NULL");
+}
+
+static void check_rank(ltx2_context *ctx) {
+    ltx2_generate_params p;
+    base_params(&p);
+    ltx2_generate_result r;
+    unsetenv("LTX2_RANK"), unsetenv("LTX2_WORLD_SIZE");
+    ltx2_status st = ltx2_generate_rank(ctx, &p, NULL, &r);
+    CHECK(st == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), "not a rank of a job") && empty(&r),
+          "outside a job: status %d, '%s'", (int)st, ltx2_last_error(ctx));
+    ltx2_clear_error(ctx);
+    /* a job of 2 (never joined: each refusal comes before the rendezvous) */
+    setenv("LTX2_RANK", "0", 1), setenv("LTX2_WORLD_SIZE", "2", 1), setenv("LTX2_LOCAL_RANK", "0", 1);
+    setenv("LTX2_RENDEZVOUS", "127.0.0.1:1", 1);
+    ltx2_parallel_params pp;
+    ltx2_parallel_params_init(&pp);
+    pp.ranks = 3;
+    st = ltx2_generate_rank(ctx, &p, &pp, &r);
+    CHECK(st == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), "3 ranks asked for, LTX2_WORLD_SIZE is 2") &&
+          empty(&r), "3 ranks in a job of 2: status %d, '%s'", (int)st, ltx2_last_error(ctx));
+    ltx2_clear_error(ctx);
+    pp.ranks = 2, pp.mesh = "1,1,1,4";
+    st = ltx2_generate_rank(ctx, &p, &pp, &r);
+    CHECK(st == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), "has 4 ranks but 2") && empty(&r),
+          "a 4-rank mesh in a job of 2: status %d, '%s'", (int)st, ltx2_last_error(ctx));
+    ltx2_clear_error(ctx);
+    p.device = "cuda:0";
+    st = ltx2_generate_rank(ctx, &p, NULL, &r);
+    CHECK(st != LTX2_OK && strstr(ltx2_last_error(ctx), "cuda:0") && empty(&r), "cuda:0 in a job: status %d, '%s'",
+          (int)st, ltx2_last_error(ctx));
+    ltx2_clear_error(ctx);
+    unsetenv("LTX2_RANK"), unsetenv("LTX2_WORLD_SIZE"), unsetenv("LTX2_LOCAL_RANK"), unsetenv("LTX2_RENDEZVOUS");
+}
+
+int main(void) {
+    static log_buf log = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    ltx2_context_params cp;
+    ltx2_context_params_init(&cp);
+    cp.log_level = LTX2_LOG_INFO;
+    cp.log_fn = keep_log;
+    cp.log_user = &log;
+    ltx2_context *ctx = ltx2_context_create(&cp);
+    if (!ctx) return 1;
+    check_parallel(ctx, &log);
+    check_rank(ctx);
+    ltx2_context_free(ctx);
+    return test_finish();
+}

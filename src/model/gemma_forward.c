@@ -24,17 +24,24 @@ static ltx2_status tensor(gemma_run *r, int64_t a, int64_t b, int64_t c, ltx2_te
     return ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 3, s, out);
 }
 
-/* fp8-stored weights (ltx2_gemma_weights_load_fp8_on) are widened into a scratch weight of the
- * activations' dtype first, one Linear at a time. */
-static ltx2_status linear(gemma_run *r, const ltx2_linear *L, const ltx2_tensor *x, ltx2_tensor *y) {
-    if (L->w.dtype != LTX2_F8_E4M3) return ltx2_backend_gemm(r->be, r->ctx, x, &L->w, LTX2_B_NK, NULL, y);
+/* y = x W^T, with gelu GELU-tanh applied to it in the GEMM's epilogue (the MLP's gate: one pass
+ * over the [rows, ffn] activation fewer; on a device the product is rounded once, after the GELU,
+ * instead of before and after it). fp8-stored weights (ltx2_gemma_weights_load_fp8_on) are widened
+ * into a scratch weight of the activations' dtype first, one Linear at a time. */
+static ltx2_status linear_act(gemma_run *r, const ltx2_linear *L, const ltx2_tensor *x, bool gelu, ltx2_tensor *y) {
+    const ltx2_gemm_ex_args ga = {.w_layout = LTX2_B_NK, .gelu = gelu, .x_scale = 1.0f, .w_scale = 1.0f};
+    if (L->w.dtype != LTX2_F8_E4M3) return ltx2_backend_gemm_ex(r->be, r->ctx, x, &L->w, &ga, y);
     const size_t mark = ltx2_bpool_mark(r->pool);
     ltx2_tensor wide;
     ltx2_status st = ltx2_bpool_tensor(r->ctx, r->pool, r->dt, 2, L->w.shape, &wide);
     if (st == LTX2_OK) st = ltx2_backend_fp8_convert(r->be, r->ctx, &L->w, L->w_scale, &wide);
-    if (st == LTX2_OK) st = ltx2_backend_gemm(r->be, r->ctx, x, &wide, LTX2_B_NK, NULL, y);
+    if (st == LTX2_OK) st = ltx2_backend_gemm_ex(r->be, r->ctx, x, &wide, &ga, y);
     ltx2_bpool_release(r->pool, mark);
     return st;
+}
+
+static ltx2_status linear(gemma_run *r, const ltx2_linear *L, const ltx2_tensor *x, ltx2_tensor *y) {
+    return linear_act(r, L, x, false, y);
 }
 
 /* x viewed as rows of `width` (QK-norm runs per head over head_dim). */
@@ -213,9 +220,8 @@ static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const
     LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->y, &L->post_attn_norm, eps, &b->y));
     LTX2_TRY(ltx2_backend_gated_add(be, ctx, &b->h, &b->y, NULL, NULL));
     LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->h, &L->pre_ff_norm, eps, &b->xn));
-    LTX2_TRY(linear(r, &L->gate, &b->xn, &b->g));
+    LTX2_TRY(linear_act(r, &L->gate, &b->xn, true, &b->g));
     LTX2_TRY(linear(r, &L->up, &b->xn, &b->u));
-    LTX2_TRY(ltx2_backend_unary(be, ctx, LTX2_OP_GELU_TANH, &b->g, &b->g));
     LTX2_TRY(ltx2_backend_binary(be, ctx, LTX2_OP_MUL, &b->g, &b->u, &b->g));
     LTX2_TRY(linear(r, &L->down, &b->g, &b->y));
     LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->y, &L->post_ff_norm, eps, &b->y));

@@ -63,10 +63,13 @@ int ltx2_k_convert(void *stream, int src_dtype, const void *src, int dst_dtype, 
 
 enum { LTX2_KROPE_NONE = 0, LTX2_KROPE_SPLIT = 1, LTX2_KROPE_INTERLEAVED = 2 };
 
-/* y = RoPE(x) over x[B, S, heads*head_dim] (y may alias x), tables f32: split [B, H, S, d/2],
- * interleaved [B, S, H*d] (src/cpu/cpu_rope.h). dtype f32 or bf16. */
+/* y = RoPE(x) over x[B, S, heads*head_dim] (y may alias x), tables f32: split [tab_rows, tab_heads,
+ * S, d/2] with tab_rows B or 1 and tab_heads heads or 1 (1: one table row shared by every batch row
+ * / head), interleaved [B, S, H*d] (src/cpu/cpu_rope.h; tab_rows B, tab_heads heads). dtype f32 or
+ * bf16. */
 int ltx2_k_rope(void *stream, int dtype, int rope, const void *x, void *y, const float *cos_t,
-                const float *sin_t, int64_t B, int64_t S, int64_t heads, int64_t head_dim);
+                const float *sin_t, int64_t B, int64_t S, int64_t heads, int64_t head_dim, int64_t tab_rows,
+                int64_t tab_heads);
 
 /* Flash attention forward, bf16 in/out, fp32 softmax and accumulation, never forming S x S.
  * q/out [B, Sq, heads*head_dim], k/v [B, Skv, heads*head_dim] token-major; head_dim 64 or 128;
@@ -280,7 +283,7 @@ typedef struct ltx2_k_table {
                   const int64_t *, const int64_t *);
     int (*convert)(void *, int, const void *, int, void *, int64_t);
     int (*rope)(void *, int, int, const void *, void *, const float *, const float *, int64_t, int64_t, int64_t,
-                int64_t);
+                int64_t, int64_t, int64_t);
     size_t (*attention_workspace)(const ltx2_k_attn_args *);
     int (*attention)(void *, const ltx2_k_attn_args *);
     int (*attention_wgmma_available)(void);

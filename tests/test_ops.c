@@ -416,7 +416,8 @@ static bool run_on(const ltx2_backend *be, ltx2_context *ctx, const op_case *c, 
         case LTX2_OP_ROPE: {
             const int64_t B = c->shape[0], S = c->shape[1], H = c->heads, d = Dm / H;
             const bool il = c->flags & F_ROPE_IL;
-            int64_t sp[4] = {B, H, S, d / 2}, ils[3] = {B, S, Dm};
+            int64_t sp[4] = {c->flags & F_ROPE_ONE_ROW ? 1 : B, c->flags & F_ROPE_ONE_HEAD ? 1 : H, S, d / 2},
+                    ils[3] = {B, S, Dm};
             ltx2_tensor tc = view(bqc.p, LTX2_F32, be->device, il ? 3 : 4, il ? ils : sp);
             ltx2_tensor ts = view(bqs.p, LTX2_F32, be->device, il ? 3 : 4, il ? ils : sp);
             st = ltx2_backend_rope(be, ctx, &x, il ? LTX2_ROPE_INTERLEAVED : LTX2_ROPE_SPLIT, H, &tc, &ts, &y);

@@ -168,9 +168,11 @@ static ltx2_status check_input(const ltx2_backend *be, ltx2_context *ctx, ltx2_o
 
 /* RoPE tables for tokens [B, S] of `heads` heads of head_dim: split [B, H, S, d/2], interleaved
  * [B, S, H*d], f32. */
+/* Split tables [B, heads, S, d/2], or with bcast [B or 1, heads or 1, S, d/2] (a table of one row /
+ * head serves them all: the rope op's, not attention's); interleaved [B, S, heads * d]. */
 static ltx2_status check_rope_tables(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const char *which,
                                      ltx2_rope_type type, const ltx2_tensor *c, const ltx2_tensor *s,
-                                     int64_t B, int64_t S, int64_t heads, int64_t head_dim) {
+                                     int64_t B, int64_t S, int64_t heads, int64_t head_dim, bool bcast) {
     if (type != LTX2_ROPE_SPLIT && type != LTX2_ROPE_INTERLEAVED)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: unknown rope type %d", be->name, ltx2_op_name(op),
                           (int)type);
@@ -178,6 +180,10 @@ static ltx2_status check_rope_tables(const ltx2_backend *be, ltx2_context *ctx, 
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "%s %s: rope needs an even head_dim, got %lld", be->name,
                           ltx2_op_name(op), (long long)head_dim);
     int64_t split[4] = {B, heads, S, head_dim / 2}, inter[3] = {B, S, heads * head_dim};
+    if (bcast && c && c->ndim == 4) {
+        if (c->shape[0] == 1) split[0] = 1;
+        if (c->shape[1] == 1) split[1] = 1;
+    }
     char nc[32], ns[32];
     snprintf(nc, sizeof(nc), "%s_cos", which);
     snprintf(ns, sizeof(ns), "%s_sin", which);
@@ -259,8 +265,8 @@ ltx2_status ltx2_backend_attention(const ltx2_backend *be, ltx2_context *ctx, co
         if (!a->q_cos || !a->q_sin || !a->k_cos || !a->k_sin)
             return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s attention: RoPE needs q_cos, q_sin, k_cos and k_sin",
                               be->name);
-        LTX2_TRY(check_rope_tables(be, ctx, op, "q", a->rope_type, a->q_cos, a->q_sin, B, Sq, a->heads, d));
-        LTX2_TRY(check_rope_tables(be, ctx, op, "k", a->rope_type, a->k_cos, a->k_sin, B, Skv, kvh, d));
+        LTX2_TRY(check_rope_tables(be, ctx, op, "q", a->rope_type, a->q_cos, a->q_sin, B, Sq, a->heads, d, false));
+        LTX2_TRY(check_rope_tables(be, ctx, op, "k", a->rope_type, a->k_cos, a->k_sin, B, Skv, kvh, d, false));
     }
     if (B == 0) return LTX2_OK;
     return be->attention(be, ctx, q, k, v, a, out);
@@ -274,7 +280,7 @@ ltx2_status ltx2_backend_rope(const ltx2_backend *be, ltx2_context *ctx, const l
     LTX2_TRY(check_tokens(be, ctx, op, "x", x, heads, &B, &S, &d));
     LTX2_TRY(check_supported(be, ctx, op, x->dtype));
     LTX2_TRY(check_input(be, ctx, op, "y", y, x->dtype, 3, x->shape));
-    LTX2_TRY(check_rope_tables(be, ctx, op, "rope", type, cos_t, sin_t, B, S, heads, d));
+    LTX2_TRY(check_rope_tables(be, ctx, op, "rope", type, cos_t, sin_t, B, S, heads, d, true));
     if (B == 0) return LTX2_OK;
     return be->rope(be, ctx, x, type, heads, cos_t, sin_t, y);
 }

@@ -322,12 +322,14 @@ ltx2_status ltx2_backend_convert(const ltx2_backend *be, ltx2_context *ctx, cons
 
 /* out = SDPA over heads: q [B, Sq, H*d], k and v [B, Skv, H*d] (token-major, heads contiguous
  * inside a token), out like q; all contiguous, same dtype; extras in *a (see ltx2_attn_args).
- * The CUDA backend runs bf16 with head_dim 64 or 128. out must not alias q, k or v. */
+ * The CUDA backend runs bf16: head dims 64, 128 and 256 on the tensor-core kernels, other even ones
+ * up to LTX2_KATTN_MAX_HEAD_DIM on a per-row kernel. out must not alias q, k or v. */
 ltx2_status ltx2_backend_attention(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *q,
                                    const ltx2_tensor *k, const ltx2_tensor *v,
                                    const ltx2_attn_args *a, ltx2_tensor *out);
 /* y = RoPE(x), x and y [B, S, heads*head_dim] (y may alias x); cos/sin f32 tables as in
- * ltx2_attn_args. */
+ * ltx2_attn_args, except that split tables may also be [1 or B, 1 or heads, S, head_dim/2]: a table
+ * of one row / head serves every batch row / head (Gemma-3's shared positions). */
 ltx2_status ltx2_backend_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                               ltx2_rope_type type, int64_t heads, const ltx2_tensor *cos_t,
                               const ltx2_tensor *sin_t, ltx2_tensor *y);

@@ -191,8 +191,9 @@ static ltx2_status cpu_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx
     (void)be;
     const int64_t B = x->shape[0], S = x->shape[1], D = x->shape[2];
     if (y->data != x->data) memcpy(y->data, x->data, (size_t)(B * S * D) * sizeof(float));
-    if (type == LTX2_ROPE_SPLIT)
-        return ltx2_cpu_rope_apply_split(ctx, y->data, cos_t->data, sin_t->data, B, S, heads, D / heads);
+    if (type == LTX2_ROPE_SPLIT) /* tables [B or 1, heads or 1, S, d/2] (ltx2_backend_rope) */
+        return ltx2_cpu_rope_apply_split_tab(ctx, y->data, cos_t->data, sin_t->data, B, S, heads, D / heads,
+                                             cos_t->shape[0], cos_t->shape[1]);
     return ltx2_cpu_rope_apply_interleaved(ctx, y->data, cos_t->data, sin_t->data, B, S, D);
 }
 

@@ -177,8 +177,11 @@ static ltx2_status k_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_
                              const ltx2_tensor *sin_t, ltx2_tensor *y) {
     const ltx2_kernel_rt *rt = krt(be);
     LTX2_TRY(rt->enter(be, ctx));
+    /* split tables [B or 1, heads or 1, S, d/2] (ltx2_backend_rope's rule); interleaved ones full */
+    const bool split = type == LTX2_ROPE_SPLIT;
     KCHECK(be, ctx, rt->k->rope(rt->stream, kdt(x->dtype), krope(type), x->data, y->data, cos_t->data,
-                                           sin_t->data, x->shape[0], x->shape[1], heads, x->shape[2] / heads));
+                                           sin_t->data, x->shape[0], x->shape[1], heads, x->shape[2] / heads,
+                                           split ? cos_t->shape[0] : x->shape[0], split ? cos_t->shape[1] : heads));
     return LTX2_OK;
 }
 

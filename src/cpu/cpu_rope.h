@@ -32,6 +32,11 @@ ltx2_status ltx2_cpu_rope_tables(ltx2_context *ctx, const ltx2_rope_params *p, c
  * (a, b) = (x[:d/2], x[d/2:]) -> (a cos - b sin, b cos + a sin). cos/sin as made above (split). */
 ltx2_status ltx2_cpu_rope_apply_split(ltx2_context *ctx, float *x, const float *cos_t, const float *sin_t,
                                       int64_t B, int64_t T, int64_t heads, int64_t head_dim);
+/* The same with tables [tab_rows, tab_heads, T, head_dim / 2], tab_rows B or 1 and tab_heads heads or
+ * 1: a table of one row / head serves every batch row / head (a sequence's positions shared). */
+ltx2_status ltx2_cpu_rope_apply_split_tab(ltx2_context *ctx, float *x, const float *cos_t, const float *sin_t,
+                                          int64_t B, int64_t T, int64_t heads, int64_t head_dim, int64_t tab_rows,
+                                          int64_t tab_heads);
 
 /* x[B, T, dim] in place: (x[2i], x[2i+1]) -> (x[2i] c - x[2i+1] s, x[2i+1] c + x[2i] s) with the
  * interleaved tables [B, T, dim]. */

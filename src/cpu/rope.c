@@ -188,9 +188,17 @@ ltx2_status ltx2_cpu_rope_tables(ltx2_context *ctx, const ltx2_rope_params *p, c
 
 ltx2_status ltx2_cpu_rope_apply_split(ltx2_context *ctx, float *x, const float *cos_t, const float *sin_t,
                                       int64_t B, int64_t T, int64_t heads, int64_t head_dim) {
-    if (B < 0 || T < 0 || heads <= 0 || head_dim <= 0 || head_dim % 2 != 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "rope split: bad B=%lld T=%lld heads=%lld head_dim=%lld (even)",
-                          (long long)B, (long long)T, (long long)heads, (long long)head_dim);
+    return ltx2_cpu_rope_apply_split_tab(ctx, x, cos_t, sin_t, B, T, heads, head_dim, B, heads);
+}
+
+ltx2_status ltx2_cpu_rope_apply_split_tab(ltx2_context *ctx, float *x, const float *cos_t, const float *sin_t,
+                                          int64_t B, int64_t T, int64_t heads, int64_t head_dim, int64_t tab_rows,
+                                          int64_t tab_heads) {
+    if (B < 0 || T < 0 || heads <= 0 || head_dim <= 0 || head_dim % 2 != 0 || (tab_rows != B && tab_rows != 1) ||
+        (tab_heads != heads && tab_heads != 1))
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "rope split: bad B=%lld T=%lld heads=%lld head_dim=%lld (even), tables "
+                          "of %lld rows x %lld heads (B or 1, heads or 1)", (long long)B, (long long)T,
+                          (long long)heads, (long long)head_dim, (long long)tab_rows, (long long)tab_heads);
     if (B * T > 0 && (!x || !cos_t || !sin_t))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "rope split: NULL buffer");
     const int64_t hd = head_dim / 2;
@@ -200,8 +208,9 @@ ltx2_status ltx2_cpu_rope_apply_split(ltx2_context *ctx, float *x, const float *
             for (int64_t h = 0; h < heads; h++) {
                 float *xa = x + ((b * T + t) * heads + h) * head_dim;
                 float *xb = xa + hd;
-                const float *c = cos_t + ((b * heads + h) * T + t) * hd;
-                const float *s = sin_t + ((b * heads + h) * T + t) * hd;
+                const int64_t tr = tab_rows == 1 ? 0 : b, th = tab_heads == 1 ? 0 : h;
+                const float *c = cos_t + ((tr * tab_heads + th) * T + t) * hd;
+                const float *s = sin_t + ((tr * tab_heads + th) * T + t) * hd;
                 for (int64_t i = 0; i < hd; i++) {
                     float a = xa[i], bb = xb[i];
                     /* the reference multiplies by cos first, then adds the sin term (addcmul) */

@@ -76,46 +76,27 @@ static void rope_table(int64_t S, int64_t hd, double theta, double factor, const
     }
 }
 
+/* A layer kind's RoPE tables, cos and sin [rows, 1, S, hd/2]: one head's table, which the rope op
+ * shares among every query and key head (ltx2_backend_rope), and one row for every sample (rows 1)
+ * unless each sample has its own positions (rows B). */
 typedef struct rope_set {
-    ltx2_tensor qc, qs, kc, ks;
+    ltx2_tensor c, s;
 } rope_set;
 
-/* Fills table t [n, block bytes] on its backend with n copies of the block at src (one upload, then
- * device copies doubling the filled part): the op takes [B, heads, S, hd/2] tables, every (batch,
- * head) slot the same, and building them on the host cost more than the 12B's layers. */
-static ltx2_status rope_fill(gemma_run *r, const ltx2_tensor *t, const float *src, int64_t n, size_t block) {
-    char *base = t->data;
-    LTX2_TRY(r->be->upload(r->be, r->ctx, base, src, block));
-    for (int64_t have = 1; have < n;) {
-        const int64_t m = have < n - have ? have : n - have;
-        LTX2_TRY(r->be->copy(r->be, r->ctx, base + (size_t)have * block, base, (size_t)m * block));
-        have += m;
-    }
-    return LTX2_OK;
-}
-
-/* The [B, heads, S, hd/2] tables: one table for every row (pos NULL), or each row's own from its
- * positions pos [B, S]. */
 static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t B, int64_t S, const int64_t *pos,
                                double theta, double factor, rope_set *out) {
     const int64_t half = c->head_dim / 2, nb = pos ? B : 1, tab = S * half;
     float *buf = malloc((size_t)(2 * nb * tab) * sizeof(float));
     if (!buf) return LTX2_ERROR(r->ctx, LTX2_ERR_OOM, "Gemma RoPE tables");
+    /* cos rows first, then sin rows, as the two tensors hold them */
     for (int64_t b = 0; b < nb; b++)
-        rope_table(S, c->head_dim, theta, factor, pos ? pos + b * S : NULL, buf + 2 * b * tab, buf + (2 * b + 1) * tab);
-    const size_t block = (size_t)tab * sizeof(float);
-    int64_t sq[4] = {B, c->heads, S, half}, sk[4] = {B, c->kv_heads, S, half};
-    ltx2_status st = LTX2_OK;
-    ltx2_tensor *tabs[4] = {&out->qc, &out->qs, &out->kc, &out->ks};
-    for (int k = 0; k < 4 && st == LTX2_OK; k++) {
-        const int64_t heads = k < 2 ? c->heads : c->kv_heads;
-        st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_F32, 4, k < 2 ? sq : sk, tabs[k]);
-        for (int64_t b = 0; b < nb && st == LTX2_OK; b++) {
-            ltx2_tensor rows = *tabs[k]; /* the heads of row b (every row when the table is shared) */
-            rows.data = (char *)tabs[k]->data + (size_t)(b * heads) * block;
-            st = rope_fill(r, &rows, buf + (2 * b + k % 2) * tab, pos ? heads : B * heads, block);
-        }
-    }
+        rope_table(S, c->head_dim, theta, factor, pos ? pos + b * S : NULL, buf + b * tab, buf + (nb + b) * tab);
+    const int64_t shape[4] = {nb, 1, S, half};
+    ltx2_status st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_F32, 4, shape, &out->c);
+    if (st == LTX2_OK) st = ltx2_bpool_tensor(r->ctx, r->pool, LTX2_F32, 4, shape, &out->s);
+    const size_t bytes = (size_t)(nb * tab) * sizeof(float);
+    if (st == LTX2_OK) st = r->be->upload(r->be, r->ctx, out->c.data, buf, bytes);
+    if (st == LTX2_OK) st = r->be->upload(r->be, r->ctx, out->s.data, buf + nb * tab, bytes);
     free(buf);
     return st;
 }
@@ -194,8 +175,8 @@ static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const
     LTX2_TRY(rows_view(ctx, &b->k, c->head_dim, &kr));
     LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &qr, &L->q_norm, eps, &qr));
     LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &kr, &L->k_norm, eps, &kr));
-    LTX2_TRY(ltx2_backend_rope(be, ctx, &b->q, LTX2_ROPE_SPLIT, c->heads, &rope->qc, &rope->qs, &b->q));
-    LTX2_TRY(ltx2_backend_rope(be, ctx, &b->k, LTX2_ROPE_SPLIT, c->kv_heads, &rope->kc, &rope->ks, &b->k));
+    LTX2_TRY(ltx2_backend_rope(be, ctx, &b->q, LTX2_ROPE_SPLIT, c->heads, &rope->c, &rope->s, &b->q));
+    LTX2_TRY(ltx2_backend_rope(be, ctx, &b->k, LTX2_ROPE_SPLIT, c->kv_heads, &rope->c, &rope->s, &b->k));
     ltx2_attn_args aa = {.heads = c->heads, .kv_heads = c->kv_heads,
                          .scale = (float)(1.0 / sqrt(c->query_pre_attn_scalar)), .key_mask = mask,
                          .causal = true, .window = sliding ? c->sliding_window : 0, .empty_zero = true,
@@ -235,9 +216,11 @@ uint64_t ltx2_gemma_device_bytes(const ltx2_gemma_config *c, int64_t B, int64_t 
     const uint64_t widest = D * F > D * Q ? D * F : D * Q; /* the widened scratch of one fp8 Linear */
     const uint64_t weights = fp8 ? (uint64_t)c->layers * (linears + 2 * norms) + 2 * D + 2 * widest
                                  : 2 * ((uint64_t)c->layers * (linears + norms) + D);
-    /* h, xn, y; q, o; k, v; gate, up (2 bytes each) + the u8 mask + two RoPE table sets (f32) */
+    /* h, xn, y; q, o; k, v; gate, up (2 bytes each) + the u8 mask + two RoPE table sets (f32 cos and
+     * sin of one head, one row: the prompts' shared positions; a forward with each sample's own
+     * positions holds B rows) */
     const uint64_t acts = 2 * rows * (3 * D + 2 * Q + 2 * KV + 2 * F) + rows;
-    const uint64_t rope = 2 * 2 * 4 * rows * (uint64_t)((c->heads + c->kv_heads) * c->head_dim / 2);
+    const uint64_t rope = 2 * 2 * 4 * (uint64_t)S * (uint64_t)(c->head_dim / 2);
     return weights + acts + rope;
 }
 

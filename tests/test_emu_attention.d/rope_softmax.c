@@ -1,6 +1,7 @@
 /* The standalone RoPE kernel (kernels/rope.cu) and the softmax kernel (kernels/softmax.cu) in the
  * CUDA emulator against the CPU reference ops, plus their launchers' refusals. RoPE covers both
- * layouts, f32 and bf16, in place and not; softmax covers the warp-per-row and block-per-row
+ * layouts, f32 and bf16, in place and not, and split tables shared by every batch row and / or head
+ * (Gemma-3's one table); softmax covers the warp-per-row and block-per-row
  * kernels with 16-byte vector and scalar accesses, and large logits. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -39,21 +40,26 @@ typedef struct rope_case {
     int dtype, rope;
     int64_t B, S, H, d;
     bool in_place;
+    bool one_row, one_head; /* split tables [1 or B, 1 or H, S, d/2] */
 } rope_case;
 
 static const rope_case k_rope[] = {
-    {"f32 split B2 S37 H3 d64", LTX2_KDT_F32, LTX2_KROPE_SPLIT, 2, 37, 3, 64, false},
-    {"f32 interleaved B2 S37 H3 d64", LTX2_KDT_F32, LTX2_KROPE_INTERLEAVED, 2, 37, 3, 64, false},
-    {"bf16 split B2 S37 H3 d64", LTX2_KDT_BF16, LTX2_KROPE_SPLIT, 2, 37, 3, 64, false},
-    {"bf16 interleaved B2 S33 H3 d64 in place", LTX2_KDT_BF16, LTX2_KROPE_INTERLEAVED, 2, 33, 3, 64, true},
-    {"bf16 split B1 S5 H2 d128 in place", LTX2_KDT_BF16, LTX2_KROPE_SPLIT, 1, 5, 2, 128, true},
-    {"f32 split B1 S3 H2 d6 (odd half)", LTX2_KDT_F32, LTX2_KROPE_SPLIT, 1, 3, 2, 6, false},
+    {"f32 split B2 S37 H3 d64", LTX2_KDT_F32, LTX2_KROPE_SPLIT, 2, 37, 3, 64, false, false, false},
+    {"f32 interleaved B2 S37 H3 d64", LTX2_KDT_F32, LTX2_KROPE_INTERLEAVED, 2, 37, 3, 64, false, false, false},
+    {"bf16 split B2 S37 H3 d64", LTX2_KDT_BF16, LTX2_KROPE_SPLIT, 2, 37, 3, 64, false, false, false},
+    {"bf16 interleaved B2 S33 H3 d64 in place", LTX2_KDT_BF16, LTX2_KROPE_INTERLEAVED, 2, 33, 3, 64, true, false, false},
+    {"bf16 split B1 S5 H2 d128 in place", LTX2_KDT_BF16, LTX2_KROPE_SPLIT, 1, 5, 2, 128, true, false, false},
+    {"f32 split B1 S3 H2 d6 (odd half)", LTX2_KDT_F32, LTX2_KROPE_SPLIT, 1, 3, 2, 6, false, false, false},
+    {"bf16 split B2 S37 H3 d64, one table", LTX2_KDT_BF16, LTX2_KROPE_SPLIT, 2, 37, 3, 64, false, true, true},
+    {"f32 split B2 S9 H4 d64, a table per row", LTX2_KDT_F32, LTX2_KROPE_SPLIT, 2, 9, 4, 64, true, false, true},
+    {"f32 split B3 S9 H2 d64, a table per head", LTX2_KDT_F32, LTX2_KROPE_SPLIT, 3, 9, 2, 64, false, true, false},
 };
 
 static void rope_one(ltx2_context *ctx, const rope_case *c, uint64_t stream0) {
     const int64_t D = c->H * c->d, n = c->B * c->S * D;
     const bool il = c->rope == LTX2_KROPE_INTERLEAVED, bf = c->dtype == LTX2_KDT_BF16;
-    const int64_t nt = il ? n : n / 2;
+    const int64_t tb = c->one_row ? 1 : c->B, th = c->one_head ? 1 : c->H;
+    const int64_t nt = il ? n : tb * th * c->S * (c->d / 2);
     float *x = emu_normal_seeded(EMU_ATT_SEED, stream0, n, 1.0f, 0.0f, bf);
     float *ang = emu_normal_seeded(EMU_ATT_SEED, stream0 + 1, nt, ROPE_ANGLE_SCALE, 0.0f, false);
     float *ct = emu_xmalloc((size_t)nt * 4), *st = emu_xmalloc((size_t)nt * 4);
@@ -62,7 +68,7 @@ static void rope_one(ltx2_context *ctx, const rope_case *c, uint64_t stream0) {
         ct[i] = cosf(a), st[i] = sinf(a);
     }
     float *ref = emu_xmalloc((size_t)n * 4), *out = emu_xmalloc((size_t)n * 4);
-    const int64_t sx[3] = {c->B, c->S, D}, sts[4] = {c->B, c->H, c->S, c->d / 2};
+    const int64_t sx[3] = {c->B, c->S, D}, sts[4] = {tb, th, c->S, c->d / 2};
     ltx2_tensor tx = ltx2_tensor_make(x, LTX2_F32, 3, sx), ty = ltx2_tensor_make(ref, LTX2_F32, 3, sx);
     ltx2_tensor tc = il ? ltx2_tensor_make(ct, LTX2_F32, 3, sx) : ltx2_tensor_make(ct, LTX2_F32, 4, sts);
     ltx2_tensor ts = il ? ltx2_tensor_make(st, LTX2_F32, 3, sx) : ltx2_tensor_make(st, LTX2_F32, 4, sts);
@@ -76,7 +82,7 @@ static void rope_one(ltx2_context *ctx, const rope_case *c, uint64_t stream0) {
     float *dc = emu_alloc_copy(ct, (size_t)nt * 4), *ds = emu_alloc_copy(st, (size_t)nt * 4);
     ltx2_emu_reset_fault();
     const double t0 = emu_now_ms();
-    int rc = ltx2_k_rope(NULL, c->dtype, c->rope, dx, dy, dc, ds, c->B, c->S, c->H, c->d);
+    int rc = ltx2_k_rope(NULL, c->dtype, c->rope, dx, dy, dc, ds, c->B, c->S, c->H, c->d, tb, th);
     const double ms = emu_now_ms() - t0;
     EMU_CHECK_LAUNCH(rc, c->name);
     CHECK(emu_guard_damage(dy, (size_t)n * elem_size(c->dtype)) == 0, "rope %s: write past y", c->name);
@@ -145,14 +151,19 @@ static void test_refusals(void) {
     const size_t yb = (size_t)n * 4;
     const int bad = EMU_ERR_INVALID_VALUE;
     ltx2_emu_reset_fault();
-    refused("rope NONE", ltx2_k_rope(NULL, LTX2_KDT_F32, LTX2_KROPE_NONE, x_dev, y, t, t, B, S, H, d), bad, y, yb);
-    refused("rope mode 3", ltx2_k_rope(NULL, LTX2_KDT_F32, 3, x_dev, y, t, t, B, S, H, d), bad, y, yb);
-    refused("rope odd head_dim", ltx2_k_rope(NULL, LTX2_KDT_F32, LTX2_KROPE_SPLIT, x_dev, y, t, t, B, S, 1, 7), bad, y,
+    const int SP = LTX2_KROPE_SPLIT, IL = LTX2_KROPE_INTERLEAVED;
+    refused("rope NONE", ltx2_k_rope(NULL, LTX2_KDT_F32, LTX2_KROPE_NONE, x_dev, y, t, t, B, S, H, d, B, H), bad, y, yb);
+    refused("rope mode 3", ltx2_k_rope(NULL, LTX2_KDT_F32, 3, x_dev, y, t, t, B, S, H, d, B, H), bad, y, yb);
+    refused("rope odd head_dim", ltx2_k_rope(NULL, LTX2_KDT_F32, SP, x_dev, y, t, t, B, S, 1, 7, B, 1), bad, y, yb);
+    refused("rope dtype 2", ltx2_k_rope(NULL, 2, SP, x_dev, y, t, t, B, S, H, d, B, H), bad, y, yb);
+    refused("rope NULL sin", ltx2_k_rope(NULL, LTX2_KDT_F32, SP, x_dev, y, t, NULL, B, S, H, d, B, H), bad, y, yb);
+    refused("rope heads 0", ltx2_k_rope(NULL, LTX2_KDT_F32, SP, x_dev, y, t, t, B, S, 0, d, B, 1), bad, y, yb);
+    refused("rope tables of 3 heads for 2", ltx2_k_rope(NULL, LTX2_KDT_F32, SP, x_dev, y, t, t, B, S, H, d, B, 3), bad,
+            y, yb);
+    refused("rope tables of 2 rows for 1", ltx2_k_rope(NULL, LTX2_KDT_F32, SP, x_dev, y, t, t, B, S, H, d, 2, H), bad, y,
             yb);
-    refused("rope dtype 2", ltx2_k_rope(NULL, 2, LTX2_KROPE_SPLIT, x_dev, y, t, t, B, S, H, d), bad, y, yb);
-    refused("rope NULL sin", ltx2_k_rope(NULL, LTX2_KDT_F32, LTX2_KROPE_SPLIT, x_dev, y, t, NULL, B, S, H, d), bad, y,
-            yb);
-    refused("rope heads 0", ltx2_k_rope(NULL, LTX2_KDT_F32, LTX2_KROPE_SPLIT, x_dev, y, t, t, B, S, 0, d), bad, y, yb);
+    refused("rope interleaved one head's table", ltx2_k_rope(NULL, LTX2_KDT_F32, IL, x_dev, y, t, t, B, S, H, d, B, 1),
+            bad, y, yb);
     refused("softmax dim 0", ltx2_k_softmax(NULL, LTX2_KDT_F32, x_dev, y, S, 0), bad, y, yb);
     refused("softmax dtype 2", ltx2_k_softmax(NULL, 2, x_dev, y, S, d), bad, y, yb);
     refused("softmax x NULL", ltx2_k_softmax(NULL, LTX2_KDT_F32, NULL, y, S, d), bad, y, yb);

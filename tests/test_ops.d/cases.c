@@ -349,6 +349,13 @@ static void build_registry(void) {
                   .flags = F_CAUSAL | F_LEFTPAD});
 
     add_vocoder_cases(); /* last, so every case above keeps its seed */
+
+    /* RoPE with split tables shared by every batch row and / or head (Gemma-3's one table for a
+     * prompt pair's 16 query and 8 key heads), after the vocoders' so their seeds stay */
+    add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {2, 77, 4 * 64}, .heads = 4,
+                   .flags = F_ROPE | F_ROPE_ONE_ROW | F_ROPE_ONE_HEAD});
+    add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {3, 33, 2 * 128}, .heads = 2, .flags = F_ROPE | F_ROPE_ONE_HEAD});
+    add2((op_case){.op = LTX2_OP_ROPE, .ndim = 3, .shape = {2, 40, 3 * 64}, .heads = 3, .flags = F_ROPE | F_ROPE_ONE_ROW});
 }
 
 

@@ -38,6 +38,8 @@
 #define F_EMPTY0 16384u /* attention: a query with no key gives 0 (torch SDPA; Gemma-3) */
 #define F_LEFTPAD 32768u /* attention: key mask of left padding (the tokenizer's: batch 0 pads
                           * a third of its keys, batch 1 two) */
+#define F_ROPE_ONE_ROW 65536u   /* rope op, split: one table row for every batch row [1, ., S, d/2] */
+#define F_ROPE_ONE_HEAD 131072u /* rope op, split: one table head for every head [., 1, S, d/2] */
 
 typedef struct op_case {
     ltx2_op op;

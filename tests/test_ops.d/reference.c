@@ -53,8 +53,9 @@ void case_name(const op_case *c, char *buf, size_t cap) {
         break;
     }
     case LTX2_OP_ROPE:
-        snprintf(buf, cap, "rope %s x%s H%lld %s", ltx2_dtype_name(c->dtype), s1, (long long)c->heads,
-                 c->flags & F_ROPE_IL ? "interleaved" : "split");
+        snprintf(buf, cap, "rope %s x%s H%lld %s%s%s", ltx2_dtype_name(c->dtype), s1, (long long)c->heads,
+                 c->flags & F_ROPE_IL ? "interleaved" : "split", c->flags & F_ROPE_ONE_ROW ? " +one_row" : "",
+                 c->flags & F_ROPE_ONE_HEAD ? " +one_head" : "");
         break;
     case LTX2_OP_CONV3D:
         snprintf(buf, cap, "conv3d %s x%s Cout=%lld k%lldx%lldx%lld %s %s%s%s", ltx2_dtype_name(c->dtype), s1,
@@ -285,7 +286,8 @@ void inputs_make(const op_case *c, int idx, inputs *in) {
     case LTX2_OP_ROPE: {
         const int64_t B = c->shape[0], S = c->shape[1], D = c->shape[2], d = D / c->heads;
         bool il = c->flags & F_ROPE_IL;
-        in->ntq = il ? B * S * D : B * c->heads * S * (d / 2);
+        const int64_t tb = c->flags & F_ROPE_ONE_ROW ? 1 : B, th = c->flags & F_ROPE_ONE_HEAD ? 1 : c->heads;
+        in->ntq = il ? B * S * D : tb * th * S * (d / 2);
         float *aq = case_gen(st + 5, in->ntq, 2.0f, 0.0f, false);
         in->qc = malloc((size_t)in->ntq * sizeof(float));
         in->qs = malloc((size_t)in->ntq * sizeof(float));
@@ -686,7 +688,23 @@ void naive_ref(const op_case *c, const inputs *in, double *ref) {
     case LTX2_OP_ROPE: {
         op_case cc = *c;
         cc.flags &= ~(unsigned)F_QKNORM;
-        double *r = naive_prep_qk(&cc, in->x, c->shape[1], c->heads, NULL, in->qc, in->qs);
+        /* shared split tables: the full [B, H, S, d/2] ones the naive rotation reads, row by row */
+        const int64_t B = c->shape[0], S = c->shape[1], H = c->heads, half = c->shape[2] / H / 2;
+        const bool one_row = c->flags & F_ROPE_ONE_ROW, one_head = c->flags & F_ROPE_ONE_HEAD;
+        float *qc = in->qc, *qs = in->qs;
+        if (one_row || one_head) {
+            qc = malloc((size_t)(B * H * S * half) * sizeof(float));
+            qs = malloc((size_t)(B * H * S * half) * sizeof(float));
+            const int64_t th = one_head ? 1 : H;
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t h = 0; h < H; h++) {
+                    const int64_t src = ((one_row ? 0 : b) * th + (one_head ? 0 : h)) * S * half;
+                    memcpy(qc + (b * H + h) * S * half, in->qc + src, (size_t)(S * half) * sizeof(float));
+                    memcpy(qs + (b * H + h) * S * half, in->qs + src, (size_t)(S * half) * sizeof(float));
+                }
+        }
+        double *r = naive_prep_qk(&cc, in->x, c->shape[1], c->heads, NULL, qc, qs);
+        if (qc != in->qc) free(qc), free(qs);
         memcpy(ref, r, (size_t)in->nout * sizeof(double));
         free(r);
         break;

@@ -7,7 +7,10 @@
  * one rank is ltx2_generate itself; bad rank counts, meshes and profiles are refused with a message
  * naming the field, before any work (nothing in the result); ltx2_generate_rank refuses a process
  * that is not a rank of a job, a rank count other than the job's and a cuda:N device before any
- * rendezvous. */
+ * rendezvous. A model handle over 2 ranks (ltx2_model_load_parallel; context, and FSDP) gives
+ * ltx2_generate's bits on every call; parameters it must refuse are refused before its ranks are
+ * involved (no reload follows); a call its ranks fail (an image file that does not exist) is
+ * reported with the rank's reason, and the next call loads the ranks again and is exact. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdbool.h>
@@ -164,6 +167,67 @@ static void check_rank(ltx2_context *ctx) {
     unsetenv("LTX2_RANK"), unsetenv("LTX2_WORLD_SIZE"), unsetenv("LTX2_LOCAL_RANK"), unsetenv("LTX2_RENDEZVOUS");
 }
 
+/* Runs p on the handle; returns whether its result is ref's bits (false also when it failed). */
+static bool handle_call(ltx2_context *ctx, ltx2_model *m, const ltx2_generate_params *p, const ltx2_generate_result *ref,
+                        const char *what) {
+    ltx2_generate_result r;
+    const ltx2_status st = ltx2_generate_model(ctx, m, p, &r);
+    CHECK(st == LTX2_OK, "%s: %s", what, ltx2_last_error(ctx));
+    const bool same = st == LTX2_OK && bitwise(&r, ref);
+    CHECK(st != LTX2_OK || same, "%s: outputs differ from ltx2_generate's", what);
+    ltx2_generate_result_free(&r);
+    return same;
+}
+
+static void check_handle(ltx2_context *ctx, log_buf *log, const char *mesh, const char *sharding) {
+    ltx2_generate_params p;
+    base_params(&p);
+    ltx2_generate_result ref;
+    if (ltx2_generate(ctx, &p, &ref) != LTX2_OK) {
+        CHECK(0, "ltx2_generate: %s", ltx2_last_error(ctx));
+        return;
+    }
+    ltx2_parallel_params pp;
+    ltx2_parallel_params_init(&pp);
+    pp.ranks = 2, pp.mesh = mesh, pp.sharding = sharding;
+    const char *ck = p.checkpoint;
+    ltx2_model *m = NULL;
+    if (ltx2_model_load_parallel(ctx, &ck, 1, "cpu", NULL, &pp, &m) != LTX2_OK) {
+        CHECK(0, "handle over mesh %s: %s", mesh, ltx2_last_error(ctx));
+        ltx2_generate_result_free(&ref);
+        return;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "handle over mesh %s %s", mesh, sharding);
+    p.checkpoint = NULL; /* the handle's */
+    log->n = 0, log->text[0] = 0;
+    bool ok = handle_call(ctx, m, &p, &ref, what) && handle_call(ctx, m, &p, &ref, what);
+    char ran[96];
+    snprintf(ran, sizeof ran, "generate: 2 ranks, mesh %s", mesh);
+    CHECK(strstr(log->text, ran) != NULL, "%s: the log does not say '%s' ran:\n%s", what, ran, log->text);
+
+    /* refused before the ranks: a one-step schedule; nothing to reload after it */
+    ltx2_generate_params bad = p;
+    bad.steps = 1;
+    ltx2_generate_result r;
+    CHECK(ltx2_generate_model(ctx, m, &bad, &r) == LTX2_ERR_INVALID_ARG && empty(&r), "%s: steps 1 accepted", what);
+    ltx2_clear_error(ctx);
+    /* failed by the ranks (each opens the image): the rank's reason, then a reload and exact again */
+    const ltx2_image_cond img = {LTX2_SOURCE_DIR "/tests/golden/data/no-such-image.png", 0, 1.0, 0};
+    bad = p;
+    bad.images = &img, bad.n_images = 1;
+    const ltx2_status st = ltx2_generate_model(ctx, m, &bad, &r);
+    CHECK(st != LTX2_OK && strstr(ltx2_last_error(ctx), "no-such-image") && empty(&r),
+          "%s: a missing image: status %d, '%s'", what, (int)st, ltx2_last_error(ctx));
+    ltx2_clear_error(ctx);
+    CHECK(!strstr(log->text, "loading its 2 ranks again"), "%s: reloaded after a refused call", what);
+    ok = handle_call(ctx, m, &p, &ref, what) && ok;
+    CHECK(strstr(log->text, "loading its 2 ranks again") != NULL, "%s: no reload after the ranks' failure", what);
+    if (ok) printf("%s: 3 calls bitwise ltx2_generate's (the last after the ranks' reload)\n", what);
+    ltx2_model_free(m);
+    ltx2_generate_result_free(&ref);
+}
+
 int main(void) {
     static log_buf log = {.lock = PTHREAD_MUTEX_INITIALIZER};
     ltx2_context_params cp;
@@ -174,6 +238,8 @@ int main(void) {
     ltx2_context *ctx = ltx2_context_create(&cp);
     if (!ctx) return 1;
     check_parallel(ctx, &log);
+    check_handle(ctx, &log, "1,1,2,1", "gpu");
+    check_handle(ctx, &log, "1,2,1,1", "trillium");
     check_rank(ctx);
     ltx2_context_free(ctx);
     return test_finish();

@@ -347,7 +347,16 @@ ltx2_status ltx2_model_load_files(ltx2_context *ctx, const char *const *paths, i
  * leaves its weights_dtype NULL (the model's) or names the model's own. */
 ltx2_status ltx2_model_load_dtype(ltx2_context *ctx, const char *const *paths, int n, const char *device,
                                   const char *weights_dtype, ltx2_model **out);
-/* Frees the models and their device (NULL is ignored). */
+/* The models over ranks that are threads of this process (ltx2_generate_parallel's), loaded once:
+ * each rank keeps its models and its DiT shards on its own device (device as for
+ * ltx2_generate_parallel: rank r on GPU r mod their count) until ltx2_model_free, and every
+ * ltx2_generate_model call on the handle runs on all of them, bit for bit ltx2_generate_parallel's
+ * result. A call that fails on a rank once its ranks are involved (bad parameters are refused
+ * before) aborts their communicator: the next call loads the ranks again (logged). pp NULL or one
+ * rank: ltx2_model_load_dtype. */
+ltx2_status ltx2_model_load_parallel(ltx2_context *ctx, const char *const *paths, int n, const char *device,
+                                     const char *weights_dtype, const ltx2_parallel_params *pp, ltx2_model **out);
+/* Frees the models and their device (NULL is ignored); a handle over ranks ends their threads. */
 void ltx2_model_free(ltx2_model *model);
 /* ltx2_generate on model's models: p->checkpoint (and checkpoint_files) must be unset or name the
  * model's own, p->device is ignored (the model's device runs). No memory plan is made per call: the weights are resident, and an

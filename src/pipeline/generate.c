@@ -448,8 +448,11 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     r->model_version = m->is_2_3 ? "2.3" : "2.0";
     const double t_load = ltx2_timer_now();
     r->timings.load = t_load - t0 - text_seconds;
-    if (dist && (st = ltx2_dit_parallel_create_sharded_lora(ctx, dist->world, m->dit, m->set->files[0], NULL, loras1,
-                                                            shard_kind, &dist->dit, &dp)) != LTX2_OK)
+    /* a handle's shards are made once (borrowed); otherwise read for this call */
+    const bool own_dp = dist && !dist->dp;
+    if (dist && !own_dp) dp = dist->dp;
+    if (own_dp && (st = ltx2_dit_parallel_create_sharded_lora(ctx, dist->world, m->dit, m->set->files[0], NULL, loras1,
+                                                              shard_kind, &dist->dit, &dp)) != LTX2_OK)
         goto done;
 
     /* ---- geometry of each stage, rules: everything that can refuse, before any compute ---- */
@@ -660,7 +663,12 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                 const double tl = ltx2_timer_now();
                 LTX2_LOGI(ctx, "generate: stage 2: the DiT again with the distilled LoRA %s (strength %g) fused",
                           p->distilled_lora.path, p->distilled_lora.strength);
-                /* a rank: its shards go first too, then come again from the file with the adapters */
+                /* a rank: its shards go first too, then come again from the file with the adapters
+                 * (never a handle's: its models take no LoRA, refused above) */
+                if (!own_dp && dp) {
+                    st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "generate: stage 2 would rebuild a model handle's shards");
+                    goto done;
+                }
                 ltx2_dit_parallel_free(dp);
                 dp = NULL;
                 if ((st = ltx2_pipe_models_reload_dit(ctx, m, loras2)) != LTX2_OK) goto done;
@@ -731,7 +739,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
 done:
     ltx2_pipe_text_free(&tp);
     ltx2_pipe_text_free(&tn);
-    ltx2_dit_parallel_free(dp);
+    if (!dist || !dist->dp) ltx2_dit_parallel_free(dp);
     ltx2_upsampler_free(ups);
     ltx2_lora_set_free(loras1);
     if (imgs) ltx2_cond_images_free(imgs, p->n_images);
@@ -783,9 +791,12 @@ ltx2_status ltx2_generate(ltx2_context *ctx, const ltx2_generate_params *p, ltx2
     return st;
 }
 
-ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_generate_dist *dist,
-                                 ltx2_generate_result *result) {
+/* ltx2_generate_ranked, on models loaded once (preloaded, with dist->be) or loaded for the call */
+static ltx2_status ranked(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_generate_dist *dist,
+                          ltx2_pipe_models *preloaded, ltx2_generate_result *result) {
     if (!dist || !dist->world) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: no communicator given");
+    if (preloaded && (!dist->be || !dist->dp))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a rank's loaded models without their device or shards");
     ltx2_status st = LTX2_OK;
     if (!p || !result) st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL params or result");
     if (st == LTX2_OK) {
@@ -812,10 +823,10 @@ ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *
         st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: precision tpu runs on the CPU (--device cpu), not %s",
                         be->name);
     if (st == LTX2_OK) {
-        ltx2_pipe_models m;
-        memset(&m, 0, sizeof m);
-        st = generate(ctx, p, be, &m, dist, result);
-        ltx2_pipe_models_free(&m);
+        ltx2_pipe_models own;
+        memset(&own, 0, sizeof own);
+        st = generate(ctx, p, be, preloaded ? preloaded : &own, dist, result);
+        ltx2_pipe_models_free(&own);
         if (st != LTX2_OK) ltx2_generate_result_free(result);
     }
     ltx2_backend_free(opened);
@@ -825,4 +836,24 @@ ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *
         ltx2_comm_abort(dist->world, ltx2_last_error(ctx));
     }
     return st;
+}
+
+ltx2_status ltx2_generate_check_params(ltx2_context *ctx, const ltx2_generate_params *p) {
+    if (!p) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL params");
+    return check_params(ctx, p);
+}
+
+ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_generate_dist *dist,
+                                 ltx2_generate_result *result) {
+    return ranked(ctx, p, dist, NULL, result);
+}
+
+ltx2_status ltx2_generate_ranked_models(ltx2_context *ctx, const ltx2_generate_params *p,
+                                        const ltx2_generate_dist *dist, ltx2_pipe_models *m,
+                                        ltx2_generate_result *result) {
+    if (!m || !m->set) {
+        if (result) memset(result, 0, sizeof *result);
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: a rank's models are not loaded");
+    }
+    return ranked(ctx, p, dist, m, result);
 }

@@ -19,10 +19,24 @@ typedef struct ltx2_generate_dist {
      * device_index (ltx2_backend_open_rank) and freed on return. */
     const ltx2_backend *be;
     int device_index;
+    /* This rank's DiT shards made once (a model handle's over ranks: ltx2_generate_ranked_models),
+     * borrowed; NULL: read from the checkpoint for the call and freed after it. */
+    ltx2_dit_parallel *dp;
 } ltx2_generate_dist;
 
 /* Collective over dist->world: every rank passes the same params. */
 ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_generate_dist *dist,
                                  ltx2_generate_result *result);
+
+/* The same on models this rank loaded once (ltx2_pipe_models_load_dit_replicated on dist->be, which
+ * must be set, with their shards in dist->dp): a model handle's generation over ranks. No memory
+ * plan (the weights are resident) and no LoRAs, as ltx2_generate_with_models. */
+struct ltx2_pipe_models;
+/* The checks every generation makes of its parameters alone, before any work (each rank makes them
+ * again): for a caller that must refuse bad parameters before it involves its ranks. */
+ltx2_status ltx2_generate_check_params(ltx2_context *ctx, const ltx2_generate_params *p);
+ltx2_status ltx2_generate_ranked_models(ltx2_context *ctx, const ltx2_generate_params *p,
+                                        const ltx2_generate_dist *dist, struct ltx2_pipe_models *m,
+                                        ltx2_generate_result *result);
 
 #endif

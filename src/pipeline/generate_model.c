@@ -1,12 +1,15 @@
-/* The public model handle (ltx2.h: ltx2_model_load, ltx2_generate_model): the pipeline's models
- * and their backend, loaded once and handed to every generation. */
+/* The public model handle (ltx2.h: ltx2_model_load, ltx2_model_load_parallel, ltx2_generate_model):
+ * the pipeline's models and their backend, loaded once and handed to every generation; or, over
+ * several ranks, the rank threads that each hold theirs (pipeline/model_ranks.h). */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
 #include "core/context.h"
+#include "pipeline/generate_dist.h"
 #include "pipeline/generate_stages.h"
+#include "pipeline/model_ranks.h"
 #include "pipeline/pipeline.h"
 
 struct ltx2_model {
@@ -15,10 +18,12 @@ struct ltx2_model {
     const ltx2_backend *be;
     ltx2_pipe_models m;
     const char *weights_dtype; /* "bf16", "fp8" or "fp8-cast": how the DiT's Linears were loaded */
+    ltx2_model_ranks *ranks;   /* over several ranks: they hold the models (be and m unused) */
 };
 
 void ltx2_model_free(ltx2_model *model) {
     if (!model) return;
+    ltx2_model_ranks_free(model->ranks);
     ltx2_pipe_models_free(&model->m);
     ltx2_backend_free(model->be);
     for (int i = 0; i < model->n_paths; i++) free(model->paths[i]);
@@ -31,8 +36,9 @@ ltx2_status ltx2_model_load_files(ltx2_context *ctx, const char *const *paths, i
     return ltx2_model_load_dtype(ctx, paths, n, device, NULL, out);
 }
 
-ltx2_status ltx2_model_load_dtype(ltx2_context *ctx, const char *const *paths, int n, const char *device,
-                                  const char *weights_dtype, ltx2_model **out) {
+/* The handle's record (paths copied, weights dtype read), nothing loaded yet. */
+static ltx2_status model_new(ltx2_context *ctx, const char *const *paths, int n, const char *weights_dtype,
+                             ltx2_model **out) {
     if (!paths || n < 1 || !out) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "model load: no checkpoint or output");
     *out = NULL;
     const char *wdt = ltx2_gen_weights_dtype(weights_dtype);
@@ -58,6 +64,15 @@ ltx2_status ltx2_model_load_dtype(ltx2_context *ctx, const char *const *paths, i
         }
         memcpy(model->paths[i], paths[i], len);
     }
+    *out = model;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_model_load_dtype(ltx2_context *ctx, const char *const *paths, int n, const char *device,
+                                  const char *weights_dtype, ltx2_model **out) {
+    ltx2_model *model = NULL;
+    LTX2_TRY(model_new(ctx, paths, n, weights_dtype, &model));
+    const char *wdt = model->weights_dtype;
     char desc[256];
     ltx2_status st = ltx2_backend_open(ctx, device, &model->be, desc, sizeof desc);
     if (st == LTX2_OK) {
@@ -69,6 +84,25 @@ ltx2_status ltx2_model_load_dtype(ltx2_context *ctx, const char *const *paths, i
         else
             st = ltx2_pipe_models_load_lora(ctx, paths, n, model->be, NULL, &model->m);
     }
+    if (st != LTX2_OK) {
+        ltx2_model_free(model);
+        return st;
+    }
+    *out = model;
+    return LTX2_OK;
+}
+
+ltx2_status ltx2_model_load_parallel(ltx2_context *ctx, const char *const *paths, int n, const char *device,
+                                     const char *weights_dtype, const ltx2_parallel_params *pp, ltx2_model **out) {
+    if (out) *out = NULL;
+    if (!pp) return ltx2_model_load_dtype(ctx, paths, n, device, weights_dtype, out);
+    ltx2_generate_parallel_opts o;
+    LTX2_TRY(ltx2_generate_parallel_opts_from(ctx, pp, "", &o));
+    if (ltx2_mesh_world_size(&o.mesh) == 1) return ltx2_model_load_dtype(ctx, paths, n, device, weights_dtype, out);
+    ltx2_model *model = NULL;
+    LTX2_TRY(model_new(ctx, paths, n, weights_dtype, &model));
+    LTX2_LOGI(ctx, "model: DiT weights %s over %d ranks", model->weights_dtype, ltx2_mesh_world_size(&o.mesh));
+    const ltx2_status st = ltx2_model_ranks_load(ctx, paths, n, device, model->weights_dtype, &o, &model->ranks);
     if (st != LTX2_OK) {
         ltx2_model_free(model);
         return st;
@@ -114,5 +148,11 @@ ltx2_status ltx2_generate_model(ltx2_context *ctx, ltx2_model *model, const ltx2
     q.checkpoint = model->n_paths == 1 ? model->paths[0] : NULL;
     q.checkpoint_files = model->n_paths > 1 ? (const char *const *)model->paths : NULL;
     q.n_checkpoint_files = model->n_paths > 1 ? model->n_paths : 0;
+    if (model->ranks) {
+        /* refused here, before the ranks are involved: a call they all fail would cost a reload */
+        memset(result, 0, sizeof *result);
+        LTX2_TRY(ltx2_generate_check_params(ctx, &q));
+        return ltx2_model_ranks_generate(ctx, model->ranks, &q, result);
+    }
     return ltx2_generate_with_models(ctx, &q, model->be, &model->m, result);
 }

@@ -102,37 +102,33 @@ static void check_refused(ltx2_context *ctx, const ltx2_generate_params *p, cons
     ltx2_clear_error(ctx);
 }
 
-static void check_parallel(ltx2_context *ctx, log_buf *log) {
-    ltx2_generate_params p;
-    base_params(&p);
-    ltx2_generate_result ref;
-    if (ltx2_generate(ctx, &p, &ref) != LTX2_OK) {
-        CHECK(0, "ltx2_generate: %s", ltx2_last_error(ctx));
-        return;
-    }
-    check_equal(ctx, log, &p, &ref, 1, NULL, NULL, NULL);
-    check_equal(ctx, log, &p, &ref, 2, NULL, NULL, "generate: 2 ranks, mesh 1,1,2,1 (data, fsdp, context, tensor), sharding gpu");
-    check_equal(ctx, log, &p, &ref, 0, "2,1,1,1", "gpu", "generate: 2 ranks, mesh 2,1,1,1");
-    check_equal(ctx, log, &p, &ref, 2, "1,2,1,1", "trillium", "generate: 2 ranks, mesh 1,2,1,1 (data, fsdp, context, tensor), sharding trillium");
-    ltx2_generate_result_free(&ref);
+/* p: the tiny generation, ref: ltx2_generate's result of it. */
+static void check_parallel(ltx2_context *ctx, log_buf *log, const ltx2_generate_params *p,
+                           const ltx2_generate_result *ref) {
+    check_equal(ctx, log, p, ref, 1, NULL, NULL, NULL);
+    check_equal(ctx, log, p, ref, 2, NULL, NULL,
+                "generate: 2 ranks, mesh 1,1,2,1 (data, fsdp, context, tensor), sharding gpu");
+    check_equal(ctx, log, p, ref, 0, "2,1,1,1", "gpu", "generate: 2 ranks, mesh 2,1,1,1");
+    check_equal(ctx, log, p, ref, 2, "1,2,1,1", "trillium",
+                "generate: 2 ranks, mesh 1,2,1,1 (data, fsdp, context, tensor), sharding trillium");
 
     ltx2_parallel_params pp;
     ltx2_parallel_params_init(&pp);
     pp.ranks = 4, pp.mesh = "1,1,2,1";
-    check_refused(ctx, &p, &pp, "4 ranks on a 2-rank mesh", "has 2 ranks but 4");
+    check_refused(ctx, p, &pp, "4 ranks on a 2-rank mesh", "has 2 ranks but 4");
     ltx2_parallel_params_init(&pp);
     pp.ranks = 2, pp.mesh = "1,2";
-    check_refused(ctx, &p, &pp, "a 2-axis mesh", "mesh 1,2");
+    check_refused(ctx, p, &pp, "a 2-axis mesh", "mesh 1,2");
     ltx2_parallel_params_init(&pp);
     pp.ranks = 2, pp.sharding = "bogus";
-    check_refused(ctx, &p, &pp, "an unknown profile", "sharding bogus");
+    check_refused(ctx, p, &pp, "an unknown profile", "sharding bogus");
     ltx2_parallel_params_init(&pp);
     pp.ranks = -1;
-    check_refused(ctx, &p, &pp, "-1 ranks", "-1 ranks");
+    check_refused(ctx, p, &pp, "-1 ranks", "-1 ranks");
     ltx2_parallel_params_init(&pp);
     pp.threads_per_rank = -2;
-    check_refused(ctx, &p, &pp, "-2 threads a rank", "-2 threads");
-    check_refused(ctx, &p, NULL, "NULL parameters", "NULL");
+    check_refused(ctx, p, &pp, "-2 threads a rank", "-2 threads");
+    check_refused(ctx, p, NULL, "NULL parameters", "NULL");
 }
 
 static void check_rank(ltx2_context *ctx) {
@@ -179,14 +175,9 @@ static bool handle_call(ltx2_context *ctx, ltx2_model *m, const ltx2_generate_pa
     return same;
 }
 
-static void check_handle(ltx2_context *ctx, log_buf *log, const char *mesh, const char *sharding) {
-    ltx2_generate_params p;
-    base_params(&p);
-    ltx2_generate_result ref;
-    if (ltx2_generate(ctx, &p, &ref) != LTX2_OK) {
-        CHECK(0, "ltx2_generate: %s", ltx2_last_error(ctx));
-        return;
-    }
+static void check_handle(ltx2_context *ctx, log_buf *log, const ltx2_generate_params *ref_p,
+                         const ltx2_generate_result *ref, const char *mesh, const char *sharding) {
+    ltx2_generate_params p = *ref_p;
     ltx2_parallel_params pp;
     ltx2_parallel_params_init(&pp);
     pp.ranks = 2, pp.mesh = mesh, pp.sharding = sharding;
@@ -194,14 +185,13 @@ static void check_handle(ltx2_context *ctx, log_buf *log, const char *mesh, cons
     ltx2_model *m = NULL;
     if (ltx2_model_load_parallel(ctx, &ck, 1, "cpu", NULL, &pp, &m) != LTX2_OK) {
         CHECK(0, "handle over mesh %s: %s", mesh, ltx2_last_error(ctx));
-        ltx2_generate_result_free(&ref);
         return;
     }
     char what[96];
     snprintf(what, sizeof what, "handle over mesh %s %s", mesh, sharding);
     p.checkpoint = NULL; /* the handle's */
     log->n = 0, log->text[0] = 0;
-    bool ok = handle_call(ctx, m, &p, &ref, what) && handle_call(ctx, m, &p, &ref, what);
+    bool ok = handle_call(ctx, m, &p, ref, what) && handle_call(ctx, m, &p, ref, what);
     char ran[96];
     snprintf(ran, sizeof ran, "generate: 2 ranks, mesh %s", mesh);
     CHECK(strstr(log->text, ran) != NULL, "%s: the log does not say '%s' ran:\n%s", what, ran, log->text);
@@ -221,11 +211,10 @@ static void check_handle(ltx2_context *ctx, log_buf *log, const char *mesh, cons
           "%s: a missing image: status %d, '%s'", what, (int)st, ltx2_last_error(ctx));
     ltx2_clear_error(ctx);
     CHECK(!strstr(log->text, "loading its 2 ranks again"), "%s: reloaded after a refused call", what);
-    ok = handle_call(ctx, m, &p, &ref, what) && ok;
+    ok = handle_call(ctx, m, &p, ref, what) && ok;
     CHECK(strstr(log->text, "loading its 2 ranks again") != NULL, "%s: no reload after the ranks' failure", what);
     if (ok) printf("%s: 3 calls bitwise ltx2_generate's (the last after the ranks' reload)\n", what);
     ltx2_model_free(m);
-    ltx2_generate_result_free(&ref);
 }
 
 int main(void) {
@@ -237,9 +226,17 @@ int main(void) {
     cp.log_user = &log;
     ltx2_context *ctx = ltx2_context_create(&cp);
     if (!ctx) return 1;
-    check_parallel(ctx, &log);
-    check_handle(ctx, &log, "1,1,2,1", "gpu");
-    check_handle(ctx, &log, "1,2,1,1", "trillium");
+    ltx2_generate_params p;
+    base_params(&p);
+    ltx2_generate_result ref;
+    if (ltx2_generate(ctx, &p, &ref) == LTX2_OK) {
+        check_parallel(ctx, &log, &p, &ref);
+        check_handle(ctx, &log, &p, &ref, "1,1,2,1", "gpu");
+        check_handle(ctx, &log, &p, &ref, "1,2,1,1", "trillium");
+        ltx2_generate_result_free(&ref);
+    } else {
+        CHECK(0, "ltx2_generate: %s", ltx2_last_error(ctx));
+    }
     check_rank(ctx);
     ltx2_context_free(ctx);
     return test_finish();

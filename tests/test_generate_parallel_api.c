@@ -8,8 +8,9 @@
  * naming the field, before any work (nothing in the result); ltx2_generate_rank refuses a process
  * that is not a rank of a job, a rank count other than the job's and a cuda:N device before any
  * rendezvous. A model handle over 2 ranks (ltx2_model_load_parallel; context, and FSDP) gives
- * ltx2_generate's bits on every call; parameters it must refuse are refused before its ranks are
- * involved (no reload follows); a call its ranks fail (an image file that does not exist) is
+ * ltx2_generate's bits on every call; parameters it must refuse (a one-step schedule, a LoRA, the
+ * one-rank tpu precision) are refused before its ranks are involved (no reload follows); a call its
+ * ranks fail (an image file that does not exist) is
  * reported with the rank's reason, and the next call loads the ranks again and is exact. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -196,24 +197,34 @@ static void check_handle(ltx2_context *ctx, log_buf *log, const ltx2_generate_pa
     snprintf(ran, sizeof ran, "generate: 2 ranks, mesh %s", mesh);
     CHECK(strstr(log->text, ran) != NULL, "%s: the log does not say '%s' ran:\n%s", what, ran, log->text);
 
-    /* refused before the ranks: a one-step schedule; nothing to reload after it */
-    ltx2_generate_params bad = p;
-    bad.steps = 1;
+    /* refused before the ranks (no reload at the next call): a one-step schedule, a LoRA (fused at
+     * load), MaxDiffusion's one-rank precision */
+    const ltx2_lora_spec lora = {LTX2_SOURCE_DIR "/weights/tiny/ltx2-tiny-lora-style-2.0.safetensors", 0.8};
+    ltx2_generate_params bad[3] = {p, p, p};
+    bad[0].steps = 1;
+    bad[1].loras = &lora, bad[1].n_loras = 1;
+    bad[2].precision = LTX2_GENERATE_PRECISION_TPU;
+    static const ltx2_status want[3] = {LTX2_ERR_INVALID_ARG, LTX2_ERR_UNSUPPORTED, LTX2_ERR_UNSUPPORTED};
+    static const char *const why[3] = {"steps 1", "a LoRA", "precision tpu"};
     ltx2_generate_result r;
-    CHECK(ltx2_generate_model(ctx, m, &bad, &r) == LTX2_ERR_INVALID_ARG && empty(&r), "%s: steps 1 accepted", what);
-    ltx2_clear_error(ctx);
+    for (int i = 0; i < 3; i++) {
+        const ltx2_status st = ltx2_generate_model(ctx, m, &bad[i], &r);
+        CHECK(st == want[i] && empty(&r), "%s: %s: status %d, '%s'", what, why[i], (int)st, ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+    }
+    ok = handle_call(ctx, m, &p, ref, what) && ok;
+    CHECK(!strstr(log->text, "loading its 2 ranks again"), "%s: reloaded after refused calls:\n%s", what, log->text);
     /* failed by the ranks (each opens the image): the rank's reason, then a reload and exact again */
     const ltx2_image_cond img = {LTX2_SOURCE_DIR "/tests/golden/data/no-such-image.png", 0, 1.0, 0};
-    bad = p;
-    bad.images = &img, bad.n_images = 1;
-    const ltx2_status st = ltx2_generate_model(ctx, m, &bad, &r);
+    ltx2_generate_params missing = p;
+    missing.images = &img, missing.n_images = 1;
+    const ltx2_status st = ltx2_generate_model(ctx, m, &missing, &r);
     CHECK(st != LTX2_OK && strstr(ltx2_last_error(ctx), "no-such-image") && empty(&r),
           "%s: a missing image: status %d, '%s'", what, (int)st, ltx2_last_error(ctx));
     ltx2_clear_error(ctx);
-    CHECK(!strstr(log->text, "loading its 2 ranks again"), "%s: reloaded after a refused call", what);
     ok = handle_call(ctx, m, &p, ref, what) && ok;
     CHECK(strstr(log->text, "loading its 2 ranks again") != NULL, "%s: no reload after the ranks' failure", what);
-    if (ok) printf("%s: 3 calls bitwise ltx2_generate's (the last after the ranks' reload)\n", what);
+    if (ok) printf("%s: 4 calls bitwise ltx2_generate's (the last after the ranks' reload)\n", what);
     ltx2_model_free(m);
 }
 

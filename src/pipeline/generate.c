@@ -114,6 +114,22 @@ static const char *pipeline_name(ltx2_generate_pipeline pl) {
     return pl == LTX2_PIPELINE_DISTILLED ? "distilled" : pl == LTX2_PIPELINE_TWO_STAGE ? "two-stage" : "one-stage";
 }
 
+/* Refusals that depend on how the call runs: models loaded once take no LoRA (the two-stage pipeline
+ * fuses the distilled one), and MaxDiffusion's bf16 precision runs on one rank. */
+static ltx2_status check_loaded(ltx2_context *ctx, const ltx2_generate_params *p) {
+    if (p->n_loras > 0 || p->pipeline == LTX2_PIPELINE_TWO_STAGE)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: LoRAs are fused into the DiT as it loads: not with "
+                          "models loaded once (ltx2_model)");
+    return LTX2_OK;
+}
+
+static ltx2_status check_ranks(ltx2_context *ctx, const ltx2_generate_params *p, int ranks) {
+    if (p->precision == LTX2_GENERATE_PRECISION_TPU && ranks > 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: precision tpu (MaxDiffusion's bf16 DiT) runs on one rank, "
+                          "not %d", ranks);
+    return LTX2_OK;
+}
+
 static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p) {
     if (!p->checkpoint && p->n_checkpoint_files <= 0)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: no checkpoint given");
@@ -372,10 +388,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     const bool preloaded = m->set != NULL;
     const bool need_neg = ltx2_guidance_plan_slot(&plan, LTX2_PASS_UNCOND) >= 0;
     /* LoRAs and the upsampler are opened (and refused) before the text encoder runs */
-    const bool any_lora = p->n_loras > 0 || p->pipeline == LTX2_PIPELINE_TWO_STAGE;
-    if (any_lora && preloaded)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: LoRAs are fused into the DiT as it loads: not with "
-                          "models loaded once (ltx2_model)");
+    if (preloaded) LTX2_TRY(check_loaded(ctx, p));
     /* models loaded once: their DiT's dtype is the handle's (ltx2_generate_model passes it on) */
     if (preloaded && (ltx2_gen_fp8_weights(p) != m->fp8 || ltx2_gen_fp8_cast(p) != m->fp8_cast))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype %s, but the loaded models' DiT is %s",
@@ -803,9 +816,7 @@ static ltx2_status ranked(ltx2_context *ctx, const ltx2_generate_params *p, cons
         memset(result, 0, sizeof *result);
         st = check_params(ctx, p);
     }
-    if (st == LTX2_OK && p->precision == LTX2_GENERATE_PRECISION_TPU && dist->world->size > 1)
-        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: precision tpu (MaxDiffusion's bf16 DiT) runs on one rank, "
-                        "not %d", dist->world->size);
+    if (st == LTX2_OK) st = check_ranks(ctx, p, dist->world->size);
     if (st == LTX2_OK && dist->world->rank == 0) {
         const ltx2_mesh *m = &dist->world->mesh;
         LTX2_LOGI(ctx, "generate: %d ranks, mesh %d,%d,%d,%d (data, fsdp, context, tensor), sharding %s",
@@ -838,9 +849,11 @@ static ltx2_status ranked(ltx2_context *ctx, const ltx2_generate_params *p, cons
     return st;
 }
 
-ltx2_status ltx2_generate_check_params(ltx2_context *ctx, const ltx2_generate_params *p) {
+ltx2_status ltx2_generate_check_params(ltx2_context *ctx, const ltx2_generate_params *p, bool loaded, int ranks) {
     if (!p) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: NULL params");
-    return check_params(ctx, p);
+    LTX2_TRY(check_params(ctx, p));
+    if (loaded) LTX2_TRY(check_loaded(ctx, p));
+    return check_ranks(ctx, p, ranks);
 }
 
 ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *p, const ltx2_generate_dist *dist,

@@ -32,9 +32,10 @@ ltx2_status ltx2_generate_ranked(ltx2_context *ctx, const ltx2_generate_params *
  * must be set, with their shards in dist->dp): a model handle's generation over ranks. No memory
  * plan (the weights are resident) and no LoRAs, as ltx2_generate_with_models. */
 struct ltx2_pipe_models;
-/* The checks every generation makes of its parameters alone, before any work (each rank makes them
- * again): for a caller that must refuse bad parameters before it involves its ranks. */
-ltx2_status ltx2_generate_check_params(ltx2_context *ctx, const ltx2_generate_params *p);
+/* The checks a generation makes of its parameters alone before any work, for models loaded once
+ * (loaded) over `ranks` ranks (each rank makes them again): for a caller that must refuse bad
+ * parameters before it involves its ranks. */
+ltx2_status ltx2_generate_check_params(ltx2_context *ctx, const ltx2_generate_params *p, bool loaded, int ranks);
 ltx2_status ltx2_generate_ranked_models(ltx2_context *ctx, const ltx2_generate_params *p,
                                         const ltx2_generate_dist *dist, struct ltx2_pipe_models *m,
                                         ltx2_generate_result *result);

@@ -151,7 +151,7 @@ ltx2_status ltx2_generate_model(ltx2_context *ctx, ltx2_model *model, const ltx2
     if (model->ranks) {
         /* refused here, before the ranks are involved: a call they all fail would cost a reload */
         memset(result, 0, sizeof *result);
-        LTX2_TRY(ltx2_generate_check_params(ctx, &q));
+        LTX2_TRY(ltx2_generate_check_params(ctx, &q, true, ltx2_model_ranks_count(model->ranks)));
         return ltx2_model_ranks_generate(ctx, model->ranks, &q, result);
     }
     return ltx2_generate_with_models(ctx, &q, model->be, &model->m, result);

@@ -215,6 +215,7 @@ static ltx2_status team_start(ltx2_context *ctx, ltx2_model_ranks *t) {
 }
 
 int ltx2_model_ranks_loads(const ltx2_model_ranks *t) { return t ? t->loads : 0; }
+int ltx2_model_ranks_count(const ltx2_model_ranks *t) { return t ? t->P : 0; }
 
 void ltx2_model_ranks_free(ltx2_model_ranks *t) {
     if (!t) return;

@@ -22,6 +22,7 @@ ltx2_status ltx2_model_ranks_generate(ltx2_context *ctx, ltx2_model_ranks *t, co
 /* How many times the ranks were loaded (1 after ltx2_model_ranks_load; +1 per reload after a failed
  * call): for tests. */
 int ltx2_model_ranks_loads(const ltx2_model_ranks *t);
+int ltx2_model_ranks_count(const ltx2_model_ranks *t);
 void ltx2_model_ranks_free(ltx2_model_ranks *t);
 
 #endif

@@ -31,8 +31,21 @@ int main(void) {
     /* no checkpoint: a clear refusal, not a crash */
     const ltx2_status st = ltx2_generate(ctx, &p, &r);
     printf("generate without a checkpoint: %s: %s\n", ltx2_status_name(st), ltx2_last_error(ctx));
+    /* the multi-rank API links too: a mesh of 2 ranks asked to hold 3 is refused before any work */
+    ltx2_parallel_params pp;
+    ltx2_parallel_params_init(&pp);
+    pp.ranks = 3;
+    pp.mesh = "1,1,2,1";
+    const ltx2_status sp = ltx2_generate_parallel(ctx, &p, &pp, &r);
+    printf("generate_parallel, 3 ranks on a 2-rank mesh: %s: %s\n", ltx2_status_name(sp), ltx2_last_error(ctx));
+    ltx2_model *m = NULL;
+    const char *ck = "/nonexistent.safetensors";
+    const ltx2_status sm = ltx2_model_load_parallel(ctx, &ck, 1, "cpu", NULL, &pp, &m);
     ltx2_context_free(ctx);
-    return st == LTX2_ERR_INVALID_ARG && strstr(ltx2_status_name(LTX2_ERR_CANCELLED), "cancel") ? 0 : 1;
+    return st == LTX2_ERR_INVALID_ARG && sp == LTX2_ERR_INVALID_ARG && sm == LTX2_ERR_INVALID_ARG && !m &&
+                   strstr(ltx2_status_name(LTX2_ERR_CANCELLED), "cancel")
+               ? 0
+               : 1;
 }
 C
 if cc "$tmp/use.c" $(pkg-config --cflags --libs ltx2) -o "$tmp/use" 2>"$tmp/cc.log"; then

@@ -35,6 +35,7 @@ typedef struct op_job {
     ltx2_tensor x, y, w, b, vec; /* vec: [D] broadcast operand */
     ltx2_tensor ss;              /* f32 [rows]: row_sumsq's output, rms_apply's input */
     ltx2_tensor stats;           /* f32 [rows, 3]: row_stats' output */
+    ltx2_tensor z;               /* add_rms_norm's out (y is its residual, x its branch) */
     int inner;
     ltx2_status st;
 } op_job;
@@ -47,6 +48,9 @@ static void run_op(void *u) {
         case LTX2_OP_LAYER_NORM: j->st = ltx2_backend_layer_norm(j->be, j->ctx, &j->x, &j->w, &j->b, 1e-6f, &j->y); break;
         case LTX2_OP_ROW_SUMSQ: j->st = ltx2_backend_row_sumsq(j->be, j->ctx, &j->x, &j->ss); break;
         case LTX2_OP_ROW_STATS: j->st = ltx2_backend_row_stats(j->be, j->ctx, &j->x, &j->stats); break;
+        case LTX2_OP_ADD_RMS_NORM:
+            j->st = ltx2_backend_add_rms_norm(j->be, j->ctx, &j->y, &j->x, &j->w, &j->w, 1e-6f, &j->z);
+            break;
         case LTX2_OP_RMS_APPLY:
             /* the whole row twice as wide as this part, as at tensor = 2 */
             j->st = ltx2_backend_rms_apply(j->be, j->ctx, &j->x, &j->ss, 2 * j->x.shape[1], &j->w, 1e-6f, &j->y);
@@ -164,18 +168,18 @@ static void bench_device(const bench_opts *o, bench_report *r, const ltx2_backen
                          ltx2_dtype dt, int64_t rows, int64_t dim, double copy_bw) {
     static const ltx2_op ops[] = {LTX2_OP_RMS_NORM,  LTX2_OP_ROW_SUMSQ, LTX2_OP_ROW_STATS, LTX2_OP_RMS_APPLY,
                                   LTX2_OP_LAYER_NORM, LTX2_OP_SOFTMAX,  LTX2_OP_GELU_TANH, LTX2_OP_SILU,
-                                  LTX2_OP_ADD,       LTX2_OP_MUL};
+                                  LTX2_OP_ADD,       LTX2_OP_MUL,       LTX2_OP_ADD_RMS_NORM};
     int64_t n = rows * dim, shape[2] = {rows, dim};
     size_t es = ltx2_dtype_size(dt);
     void *px = bench_dev_randn(be, ctx, dt, n, OPS_SEED, 1, 1.0f), *pw = bench_dev_randn(be, ctx, dt, dim, OPS_SEED, 2, 1.0f);
     void *pb = bench_dev_randn(be, ctx, dt, dim, OPS_SEED, 3, 1.0f);
-    void *py = NULL;
-    be->alloc(be, ctx, (size_t)n * es, &py);
+    void *py = bench_dev_randn(be, ctx, dt, n, OPS_SEED, 7, 1.0f), *pz = NULL;
+    be->alloc(be, ctx, (size_t)n * es, &pz);
     /* row sums for rms_apply: normals (a negative one gives a NaN row, which takes the same time) */
     void *pss = bench_dev_randn(be, ctx, LTX2_F32, rows, OPS_SEED, 4, 1.0f);
     void *pst = NULL;
     be->alloc(be, ctx, (size_t)(3 * rows) * sizeof(float), &pst);
-    if (!px || !pw || !pb || !py || !pss || !pst) {
+    if (!px || !pw || !pb || !py || !pz || !pss || !pst) {
         bench_report_note(r, "%s: allocation failed: %s", be->name, ltx2_last_error(ctx));
         ltx2_clear_error(ctx);
         goto done;
@@ -190,12 +194,17 @@ static void bench_device(const bench_opts *o, bench_report *r, const ltx2_backen
         j.ss = ltx2_tensor_make(pss, LTX2_F32, 1, &rows);
         const int64_t st_shape[2] = {rows, 3};
         j.stats = ltx2_tensor_make(pst, LTX2_F32, 2, st_shape);
+        j.z = ltx2_tensor_make(pz, dt, 2, shape);
         j.x.device = j.y.device = j.w.device = j.b.device = j.vec.device = j.ss.device = j.stats.device = be->device;
+        j.z.device = be->device;
         /* ideal traffic: x read, y written (+ x read again as the second mul operand is the
          * same buffer: counted once, as a fused kernel would); per-channel vectors are negligible;
          * row_sumsq and row_stats only read x */
         const bool reads_only = ops[k] == LTX2_OP_ROW_SUMSQ || ops[k] == LTX2_OP_ROW_STATS;
-        double bytes = (reads_only ? 1.0 : 2.0) * (double)n * (double)es;
+        /* add_rms_norm: residual and branch read, residual and out written (the three ops it
+         * replaces move 7 of these) */
+        const double passes = ops[k] == LTX2_OP_ADD_RMS_NORM ? 4.0 : reads_only ? 1.0 : 2.0;
+        double bytes = passes * (double)n * (double)es;
         char name[96];
         snprintf(name, sizeof(name), "%s %s [%lld,%lld]", ltx2_op_name(ops[k]), ltx2_dtype_name(dt),
                  (long long)rows, (long long)dim);
@@ -206,6 +215,7 @@ done:
     be->free(be, pw);
     be->free(be, pb);
     be->free(be, py);
+    be->free(be, pz);
     be->free(be, pss);
     be->free(be, pst);
 }

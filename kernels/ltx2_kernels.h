@@ -197,6 +197,10 @@ int ltx2_k_complex_abs(void *stream, int dtype, const void *x, void *y, int64_t 
 /* st[3 r + 0..2] = sum (fp32 accumulation), min and max of x[r, :] (f32 / bf16 x, f32 st); NaN
  * never wins a min or max. */
 int ltx2_k_row_stats(void *stream, int dtype, const void *x, float *st, int64_t rows, int64_t dim);
+/* x [rows, dim] += RMSNorm(y) * wy, out = RMSNorm(x) * w (wy, w [dim] or NULL: 1), each rounded to
+ * dtype as the separate RMSNorm, add and RMSNorm round; out must not be x. */
+int ltx2_k_add_rms_norm(void *stream, int dtype, void *x, const void *y, const void *wy, const void *w, void *out,
+                        int64_t rows, int64_t dim, float eps);
 
 /* y = x * rsqrt(mean(x^2) + eps) over the last dim (then SiLU when silu); y may alias x. */
 int ltx2_k_pixel_norm(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t dim,
@@ -314,6 +318,7 @@ typedef struct ltx2_k_table {
     int (*snake)(void *, int, const void *, void *, const float *, const float *, int64_t, int64_t);
     int (*complex_abs)(void *, int, const void *, void *, int64_t, int64_t);
     int (*row_stats)(void *, int, const void *, float *, int64_t, int64_t);
+    int (*add_rms_norm)(void *, int, void *, const void *, const void *, const void *, void *, int64_t, int64_t, float);
 } ltx2_k_table;
 const ltx2_k_table *ltx2_k_table_get(void);
 

@@ -231,3 +231,101 @@ extern "C" int ltx2_k_layer_norm(void *stream, int dtype, const void *x, void *y
     ltx2_rms_io io = {NULL, NULL, (float)dim};
     return ltx2_norm_dispatch(stream, dtype, true, x, y, weight, bias, rows, dim, eps, io);
 }
+
+// x += RMSNorm(y) * wy, out = RMSNorm(x) * w, one row per warp or block as the RMSNorm kernel
+// (the same launch geometry and vector width, so the same summation order): each value rounded to
+// T where the three ops it replaces store it (RMSNorm(y) * wy, the sum, out), so the result is
+// theirs bit for bit. A thread reads back only the x elements it wrote itself.
+template <typename T, int V, bool WARP>
+__global__ void __launch_bounds__(LTX2_K_THREADS)
+ltx2_add_rms_norm_kernel(T *x, const T *__restrict__ y, const T *__restrict__ wy, const T *__restrict__ w,
+                         T *__restrict__ out, int64_t rows, int64_t dim, float eps) {
+    __shared__ float smem[32];
+    ltx2_row_group<WARP> g;
+    if (g.row >= rows) return;
+    T *xr = x + g.row * dim;
+    const T *yr = y + g.row * dim;
+    T *orow = out + g.row * dim;
+    const float n = (float)dim;
+    float ss = 0.0f;
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V];
+        ltx2_load<V>(yr + i, v);
+#pragma unroll
+        for (int j = 0; j < V; j++) ss += v[j] * v[j];
+    }
+    ss = g.sum(ss, smem);
+    const float inv_y = rsqrtf(ss / n + eps);
+    float ss_x = 0.0f;
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V], wv[V], xv[V];
+        ltx2_load<V>(yr + i, v);
+        ltx2_load<V>(xr + i, xv);
+        if (wy) {
+            ltx2_load<V>(wy + i, wv);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++) wv[j] = 1.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            const float yn = ltx2_to_f32(ltx2_from_f32<T>(v[j] * inv_y * wv[j]));
+            xv[j] = ltx2_to_f32(ltx2_from_f32<T>(xv[j] + yn));
+            ss_x += xv[j] * xv[j];
+        }
+        ltx2_store<V>(xr + i, xv);
+    }
+    ss_x = g.sum(ss_x, smem);
+    const float inv_x = rsqrtf(ss_x / n + eps);
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V], wv[V];
+        ltx2_load<V>(xr + i, v);
+        if (w) {
+            ltx2_load<V>(w + i, wv);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++) wv[j] = 1.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = v[j] * inv_x * wv[j];
+        ltx2_store<V>(orow + i, v);
+    }
+}
+
+template <typename T>
+static int ltx2_add_rms_norm_t(cudaStream_t s, T *x, const T *y, const T *wy, const T *w, T *out, int64_t rows,
+                               int64_t dim, float eps) {
+    const bool warp = ltx2_k_row_use_warp(dim);
+    const bool vec = dim % ltx2_vec<T>::n == 0 && ltx2_k_aligned16(x) && ltx2_k_aligned16(y) &&
+                     ltx2_k_aligned16(out) && (!wy || ltx2_k_aligned16(wy)) && (!w || ltx2_k_aligned16(w));
+    const unsigned blocks = ltx2_k_row_blocks(rows, warp);
+    if (vec && warp)
+        ltx2_launch<ltx2_add_rms_norm_kernel<T, ltx2_vec<T>::n, true>>(blocks, LTX2_K_THREADS, 0, s, x, y, wy, w, out,
+                                                                       rows, dim, eps);
+    else if (vec)
+        ltx2_launch<ltx2_add_rms_norm_kernel<T, ltx2_vec<T>::n, false>>(blocks, LTX2_K_THREADS, 0, s, x, y, wy, w, out,
+                                                                        rows, dim, eps);
+    else if (warp)
+        ltx2_launch<ltx2_add_rms_norm_kernel<T, 1, true>>(blocks, LTX2_K_THREADS, 0, s, x, y, wy, w, out, rows, dim,
+                                                          eps);
+    else
+        ltx2_launch<ltx2_add_rms_norm_kernel<T, 1, false>>(blocks, LTX2_K_THREADS, 0, s, x, y, wy, w, out, rows, dim,
+                                                           eps);
+    LTX2_K_RETURN_LAUNCH();
+}
+
+extern "C" int ltx2_k_add_rms_norm(void *stream, int dtype, void *x, const void *y, const void *wy, const void *w,
+                                   void *out, int64_t rows, int64_t dim, float eps) {
+    if (rows < 0 || dim <= 0 || rows > INT32_MAX) LTX2_K_BAD_ARG();
+    if (rows == 0) return 0;
+    if (!x || !y || !out || out == x) LTX2_K_BAD_ARG();
+    cudaStream_t s = (cudaStream_t)stream;
+    if (dtype == LTX2_KDT_F32)
+        return ltx2_add_rms_norm_t<float>(s, (float *)x, (const float *)y, (const float *)wy, (const float *)w,
+                                          (float *)out, rows, dim, eps);
+    if (dtype == LTX2_KDT_BF16) {
+        typedef __nv_bfloat16 B;
+        return ltx2_add_rms_norm_t<B>(s, (B *)x, (const B *)y, (const B *)wy, (const B *)w, (B *)out, rows, dim, eps);
+    }
+    LTX2_K_BAD_ARG();
+}

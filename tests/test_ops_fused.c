@@ -1,8 +1,8 @@
-/* Op harness for the fused DiT ops, the GEMM epilogues and the fp8 casts (the ops test_ops.c's
- * registry predates): every case runs on the CPU backend against a naive double implementation
- * written here, and on the CUDA backend (f32 and bf16) against the CPU backend when a device
- * exists (else reported, not failed). norm_modulate's fp8 copies equal the fp8 op on its output bit
- * for bit on each backend. fp8 encoding is checked bit for bit against
+/* Op harness for the fused DiT ops, Gemma-3's add_rms_norm, the GEMM epilogues and the fp8 casts
+ * (the ops test_ops.c's registry predates): every case runs on the CPU backend against a naive
+ * double implementation written here, and on the CUDA backend (f32 and bf16) against the CPU
+ * backend when a device exists (else reported, not failed). norm_modulate's fp8 copies equal the
+ * fp8 op on its output bit for bit on each backend. fp8 encoding is checked bit for bit against
  * ltx2_f32_to_fp8e4m3 on all 256 codes and on random values across the range. */
 #include <math.h>
 #include <stdio.h>
@@ -596,6 +596,60 @@ static void test_gated_add_alias(void) {
     free(h);
 }
 
+/* add_rms_norm: x += RMSNorm(y) * wy, out = RMSNorm(x) * w; the CPU backend against a naive double
+ * evaluation (x and out), the device (when there is one) against the CPU in f32 and bf16. */
+static void test_add_rms_norm(void) {
+    const int64_t rows = 6, D = 200, s[2] = {rows, D}, n = rows * D;
+    const float eps = 1e-6f;
+    float *hx = gen(31, n, 2.0f, 0.5f), *hy = gen(32, n, 1.0f, 0.0f), *hwy = gen(33, D, 0.2f, 1.0f),
+          *hw = gen(34, D, 0.2f, 1.0f);
+    double *rx = malloc((size_t)n * sizeof(double)), *ro = malloc((size_t)n * sizeof(double));
+    for (int64_t r = 0; r < rows; r++) {
+        double ss = 0;
+        for (int64_t c = 0; c < D; c++) ss += (double)hy[r * D + c] * hy[r * D + c];
+        const double inv = 1.0 / sqrt(ss / (double)D + eps);
+        double sx = 0;
+        for (int64_t c = 0; c < D; c++) {
+            rx[r * D + c] = hx[r * D + c] + hy[r * D + c] * inv * hwy[c];
+            sx += rx[r * D + c] * rx[r * D + c];
+        }
+        const double inv_x = 1.0 / sqrt(sx / (double)D + eps);
+        for (int64_t c = 0; c < D; c++) ro[r * D + c] = rx[r * D + c] * inv_x * hw[c];
+    }
+    const ltx2_backend *cpu = ltx2_backend_cpu();
+    ltx2_tensor x = put(cpu, hx, LTX2_F32, 2, s), y = put(cpu, hy, LTX2_F32, 2, s), o = put(cpu, hx, LTX2_F32, 2, s);
+    ltx2_tensor wy = put(cpu, hwy, LTX2_F32, 1, &D), w = put(cpu, hw, LTX2_F32, 1, &D);
+    ltx2_status st = ltx2_backend_add_rms_norm(cpu, g_ctx, &x, &y, &wy, &w, eps, &o);
+    CHECK(st == LTX2_OK, "cpu add_rms_norm: %s", ltx2_last_error(g_ctx));
+    float *cx = st == LTX2_OK ? get(cpu, &x) : NULL, *co = st == LTX2_OK ? get(cpu, &o) : NULL;
+    if (cx) {
+        close_all("add_rms_norm cpu x vs double", cx, rx, n, F32_ATOL, F32_RTOL);
+        close_all("add_rms_norm cpu out vs double", co, ro, n, F32_ATOL, F32_RTOL);
+    }
+    for (int bf = 0; g_dev && cx && bf < 2; bf++) {
+        const ltx2_dtype dt = bf ? LTX2_BF16 : LTX2_F32;
+        ltx2_tensor dx = put(g_dev, hx, dt, 2, s), dy = put(g_dev, hy, dt, 2, s), dout = put(g_dev, hx, dt, 2, s);
+        ltx2_tensor dwy = put(g_dev, hwy, dt, 1, &D), dw = put(g_dev, hw, dt, 1, &D);
+        st = ltx2_backend_add_rms_norm(g_dev, g_ctx, &dx, &dy, &dwy, &dw, eps, &dout);
+        CHECK(st == LTX2_OK, "cuda add_rms_norm %s: %s", ltx2_dtype_name(dt), ltx2_last_error(g_ctx));
+        if (st == LTX2_OK) {
+            /* bf16: against the CPU on the same (unrounded) inputs, so the inputs' rounding counts too */
+            float *gx = get(g_dev, &dx), *go = get(g_dev, &dout);
+            double *dcx = to_d(cx, n), *dco = to_d(co, n);
+            close_all(bf ? "add_rms_norm cuda bf16 x vs cpu" : "add_rms_norm cuda f32 x vs cpu", gx, dcx, n,
+                      bf ? 4 * DEV_BF16_ATOL : DEV_F32_ATOL, bf ? 2 * DEV_BF16_RTOL : DEV_F32_RTOL);
+            close_all(bf ? "add_rms_norm cuda bf16 out vs cpu" : "add_rms_norm cuda f32 out vs cpu", go, dco, n,
+                      bf ? 4 * DEV_BF16_ATOL : DEV_F32_ATOL, bf ? 2 * DEV_BF16_RTOL : DEV_F32_RTOL);
+            free(gx), free(go), free(dcx), free(dco);
+        }
+        g_dev->free(g_dev, dx.data), g_dev->free(g_dev, dy.data), g_dev->free(g_dev, dout.data);
+        g_dev->free(g_dev, dwy.data), g_dev->free(g_dev, dw.data);
+    }
+    cpu->free(cpu, x.data), cpu->free(cpu, y.data), cpu->free(cpu, o.data), cpu->free(cpu, wy.data),
+        cpu->free(cpu, w.data);
+    free(hx), free(hy), free(hwy), free(hw), free(rx), free(ro), free(cx), free(co);
+}
+
 /* conv3d refuses an output overlapping its input (a 1x1x1 conv of c -> c would have the shape for
  * it): every output reads a window of inputs, so no backend can write over x as it goes. */
 static void test_conv3d_overlap(void) {
@@ -621,6 +675,7 @@ int main(void) {
     test_fp8_copies();
     test_head_gate();
     test_gated_add_alias();
+    test_add_rms_norm();
     test_conv3d_overlap();
     test_gemm_ex();
     test_fp8();

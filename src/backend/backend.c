@@ -14,7 +14,7 @@ static const char *const op_names[LTX2_OP_COUNT] = {
     "attention", "rope", "conv3d", "pixel_norm", "depth_to_space", "norm_modulate", "gated_add",
     "head_gate", "gemm_ex", "gemm_fp8", "fp8", "row_sumsq", "rms_apply", "space_to_depth", "group_norm",
     "blur_downsample", "leaky_relu", "tanh", "hardtanh", "log_floor", "div_scalar", "conv1d", "conv_transpose1d",
-    "fir_upsample", "fir_downsample", "snake", "complex_abs", "row_stats",
+    "fir_upsample", "fir_downsample", "snake", "complex_abs", "row_stats", "add_rms_norm",
 };
 
 const char *ltx2_op_name(ltx2_op op) {
@@ -629,6 +629,23 @@ static ltx2_status check_per_row_n(const ltx2_backend *be, ltx2_context *ctx, lt
 static ltx2_status check_per_row(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const ltx2_tensor *x,
                                  const ltx2_tensor *ss) {
     return check_per_row_n(be, ctx, op, x, ss, 1);
+}
+
+ltx2_status ltx2_backend_add_rms_norm(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
+                                      const ltx2_tensor *wy, const ltx2_tensor *w, float eps, ltx2_tensor *out) {
+    const ltx2_op op = LTX2_OP_ADD_RMS_NORM;
+    LTX2_TRY(check_rowwise(be, ctx, op, x, out));
+    LTX2_TRY(check_tensor(be, ctx, op, "y", y, true));
+    LTX2_TRY(check_dtype(be, ctx, op, "y", y, x->dtype));
+    LTX2_TRY(check_same_shape(be, ctx, op, "x", x, "y", y));
+    const int64_t d = x->shape[x->ndim - 1];
+    LTX2_TRY(check_vector(be, ctx, op, "wy", wy, d, x->dtype));
+    LTX2_TRY(check_vector(be, ctx, op, "w", w, d, x->dtype));
+    if (out->data == x->data)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "%s %s: out aliases x (the residual it updates)", be->name,
+                          ltx2_op_name(op));
+    if (ltx2_tensor_numel(x) == 0) return LTX2_OK;
+    return be->add_rms_norm(be, ctx, x, y, wy, w, eps, out);
 }
 
 ltx2_status ltx2_backend_row_stats(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,

@@ -52,6 +52,7 @@ typedef enum ltx2_op {
     LTX2_OP_SNAKE,           /* BigVGAN SnakeBeta, per-channel alpha and 1 / beta */
     LTX2_OP_COMPLEX_ABS,     /* |re + i im| of an STFT's [.., 2F] (real, then imaginary) -> [.., F] */
     LTX2_OP_ROW_STATS,       /* per-row sum, min and max over the last dim, f32 [rows, 3] (LTX-2.0's text statistics) */
+    LTX2_OP_ADD_RMS_NORM,    /* x += RMSNorm(y) * wy, out = RMSNorm(x) * w: Gemma-3's post-norm residual + next pre-norm */
     LTX2_OP_COUNT
 } ltx2_op;
 
@@ -241,6 +242,8 @@ struct ltx2_backend {
                            const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y);
     ltx2_status (*row_sumsq)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *ss);
     ltx2_status (*row_stats)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *st);
+    ltx2_status (*add_rms_norm)(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
+                                const ltx2_tensor *wy, const ltx2_tensor *w, float eps, ltx2_tensor *out);
     ltx2_status (*rms_apply)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *ss,
                              int64_t n, const ltx2_tensor *weight, float eps, ltx2_tensor *y);
     /* quantise (y fp8) or dequantise (x fp8) */
@@ -434,6 +437,13 @@ ltx2_status ltx2_backend_row_sumsq(const ltx2_backend *be, ltx2_context *ctx, co
 /* st[r] = (sum, min, max) of x[r, :] over the last dim: x [.., D] contiguous f32/bf16, st f32
  * contiguous with 3 elements per row (any shape). The sum accumulates in at least fp32; NaN never
  * wins a min or max. LTX-2.0's feature extractor combines the rows of the valid tokens. */
+/* x += RMSNorm(y) * wy, then out = RMSNorm(x) * w, row by row over the last dim D: a normalised
+ * branch added to the residual and the residual normalised for what reads it next (Gemma-3's
+ * post-attention / post-MLP norm, the add, the next pre-norm). x, y, out [.., D] contiguous, one
+ * dtype (f32 / bf16); wy, w [D] or NULL (1); out must not alias x. Rounded as the three ops it
+ * replaces round: RMSNorm(y) * wy to the dtype, then the sum, then out. */
+ltx2_status ltx2_backend_add_rms_norm(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
+                                      const ltx2_tensor *wy, const ltx2_tensor *w, float eps, ltx2_tensor *out);
 ltx2_status ltx2_backend_row_stats(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                    ltx2_tensor *st);
 /* y = x / sqrt(ss[r] / n + eps) * weight over the last dim D, with ss (f32, one per row) the sum

@@ -329,6 +329,7 @@ static const ltx2_backend cpu_backend = {
     .fp8 = ltx2_cpu_be_fp8,
     .row_sumsq = cpu_row_sumsq,
     .row_stats = cpu_row_stats,
+    .add_rms_norm = ltx2_cpu_be_add_rms_norm,
     .rms_apply = cpu_rms_apply,
     .destroy = NULL,
 };

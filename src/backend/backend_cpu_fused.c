@@ -51,6 +51,22 @@ ltx2_status ltx2_cpu_be_gated_add(const ltx2_backend *be, ltx2_context *ctx, ltx
     return LTX2_OK;
 }
 
+/* The three reference ops in sequence (the norms' ltx2_cpu_rms_norm, the add above): bit for bit
+ * what a model calling them one by one computes. */
+ltx2_status ltx2_cpu_be_add_rms_norm(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
+                                     const ltx2_tensor *wy, const ltx2_tensor *w, float eps, ltx2_tensor *out) {
+    const int64_t d = x->shape[x->ndim - 1], rows = ltx2_tensor_numel(x) / d;
+    float *yn = malloc((size_t)(rows * d) * sizeof *yn);
+    if (!yn) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "cpu add_rms_norm: %lld x %lld floats", (long long)rows, (long long)d);
+    ltx2_status st = ltx2_cpu_rms_norm(ctx, y->data, yn, rows, d, wy ? wy->data : NULL, eps);
+    ltx2_tensor tn = *y;
+    tn.data = yn;
+    if (st == LTX2_OK) st = ltx2_cpu_be_gated_add(be, ctx, x, &tn, NULL, NULL);
+    free(yn);
+    LTX2_TRY(st);
+    return ltx2_cpu_rms_norm(ctx, x->data, out->data, rows, d, w ? w->data : NULL, eps);
+}
+
 ltx2_status ltx2_cpu_be_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,
                                   const ltx2_tensor *logits, int64_t heads, const ltx2_fp8_outs *q) {
     const int64_t inner = o->shape[o->ndim - 1], d = inner / heads, rows = ltx2_tensor_numel(o) / inner;

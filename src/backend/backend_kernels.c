@@ -428,6 +428,16 @@ static ltx2_status k_row_stats(const ltx2_backend *be, ltx2_context *ctx, const 
     return LTX2_OK;
 }
 
+static ltx2_status k_add_rms_norm(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
+                                  const ltx2_tensor *wy, const ltx2_tensor *w, float eps, ltx2_tensor *out) {
+    const ltx2_kernel_rt *rt = krt(be);
+    const int64_t d = x->shape[x->ndim - 1];
+    LTX2_TRY(rt->enter(be, ctx));
+    KCHECK(be, ctx, rt->k->add_rms_norm(rt->stream, kdt(x->dtype), x->data, y->data, wy ? wy->data : NULL,
+                                        w ? w->data : NULL, out->data, ltx2_tensor_numel(x) / d, d, eps));
+    return LTX2_OK;
+}
+
 static ltx2_status k_complex_abs(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y) {
     const ltx2_kernel_rt *rt = krt(be);
     const int64_t nf = y->shape[y->ndim - 1];
@@ -440,6 +450,7 @@ void ltx2_backend_kernels_fill(ltx2_backend *be) {
     be->rms_norm = k_rms_norm;
     be->row_sumsq = k_row_sumsq;
     be->row_stats = k_row_stats;
+    be->add_rms_norm = k_add_rms_norm;
     be->rms_apply = k_rms_apply;
     be->layer_norm = k_layer_norm;
     be->softmax = k_softmax;

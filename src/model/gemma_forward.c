@@ -160,13 +160,17 @@ typedef struct kv_slot {
     const ltx2_tensor *global_mask, *local_mask; /* [1, at + 1]; NULL when prefilling */
 } kv_slot;
 
+/* One decoder layer on b->h. b->xn holds the layer's input norm of h already (the previous layer
+ * made it) unless first; on return b->xn is h normalised by next_norm (the next layer's input norm,
+ * or the final norm after the last layer): each residual add is fused with the norm of the branch
+ * before it and the norm of h after it (add_rms_norm). */
 static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const ltx2_gemma_layer_w *L, bool sliding,
                                  const rope_set *rope, const ltx2_tensor *mask, const kv_slot *kv,
-                                 const ltx2_tensor *blocks, layer_bufs *b) {
+                                 const ltx2_tensor *blocks, bool first, const ltx2_tensor *next_norm, layer_bufs *b) {
     ltx2_context *ctx = r->ctx;
     const ltx2_backend *be = r->be;
     const float eps = (float)c->eps;
-    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->h, &L->in_norm, eps, &b->xn));
+    if (first) LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->h, &L->in_norm, eps, &b->xn));
     LTX2_TRY(linear(r, &L->q, &b->xn, &b->q));
     LTX2_TRY(linear(r, &L->k, &b->xn, &b->k));
     LTX2_TRY(linear(r, &L->v, &b->xn, &b->v));
@@ -198,15 +202,12 @@ static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const
     }
     LTX2_TRY(ltx2_backend_attention(be, ctx, &b->q, &keys, &values, &aa, &b->o));
     LTX2_TRY(linear(r, &L->o, &b->o, &b->y));
-    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->y, &L->post_attn_norm, eps, &b->y));
-    LTX2_TRY(ltx2_backend_gated_add(be, ctx, &b->h, &b->y, NULL, NULL));
-    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->h, &L->pre_ff_norm, eps, &b->xn));
+    LTX2_TRY(ltx2_backend_add_rms_norm(be, ctx, &b->h, &b->y, &L->post_attn_norm, &L->pre_ff_norm, eps, &b->xn));
     LTX2_TRY(linear_act(r, &L->gate, &b->xn, true, &b->g));
     LTX2_TRY(linear(r, &L->up, &b->xn, &b->u));
     LTX2_TRY(ltx2_backend_binary(be, ctx, LTX2_OP_MUL, &b->g, &b->u, &b->g));
     LTX2_TRY(linear(r, &L->down, &b->g, &b->y));
-    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->y, &L->post_ff_norm, eps, &b->y));
-    return ltx2_backend_gated_add(be, ctx, &b->h, &b->y, NULL, NULL);
+    return ltx2_backend_add_rms_norm(be, ctx, &b->h, &b->y, &L->post_ff_norm, next_norm, eps, &b->xn);
 }
 
 uint64_t ltx2_gemma_device_bytes(const ltx2_gemma_config *c, int64_t B, int64_t S, bool fp8) {
@@ -535,12 +536,13 @@ static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, lt
     for (int64_t l = 0; l < c->layers; l++) {
         const kv_slot slot = {kv ? &kv->k[l] : NULL, kv ? &kv->v[l] : NULL, kv ? kv->len : 0,
                               decode ? &key_masks[0] : NULL, decode ? &key_masks[1] : NULL};
+        /* after the last layer its output normalised by the final norm: the last hidden state */
+        const ltx2_tensor *next_norm = l + 1 < c->layers ? &w->layers[l + 1].in_norm : &w->final_norm;
         TRY_(layer_forward(&r, c, &w->layers[l], c->sliding[l], c->sliding[l] ? &local : &global, &mask_t,
-                           kv ? &slot : NULL, blocks, &b));
+                           kv ? &slot : NULL, blocks, l == 0, next_norm, &b));
         /* the last layer's raw output is not a hidden state: the final norm's is */
         if (l + 1 < c->layers) TRY_(sink(user, ctx, &b.h, l + 1));
     }
-    TRY_(ltx2_backend_rms_norm(r.be, ctx, &b.h, &w->final_norm, (float)c->eps, &b.xn));
     TRY_(sink(user, ctx, &b.xn, c->layers));
     if (kv) kv->len += S;
 #undef TRY_

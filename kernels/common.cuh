@@ -190,6 +190,42 @@ template <bool WARP> struct ltx2_row_group {
     }
 };
 
+// The sum of squares of a row of dim values over the group (each thread's strided V-wide share,
+// then the group's sum): one summation order for every RMSNorm, so fused kernels that normalise
+// give the RMSNorm kernel's bits.
+template <typename T, int V, bool WARP>
+__device__ __forceinline__ float ltx2_row_sumsq_of(const ltx2_row_group<WARP> &g, const T *row, int64_t dim,
+                                                   float *smem) {
+    float ss = 0.0f;
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V];
+        ltx2_load<V>(row + i, v);
+#pragma unroll
+        for (int j = 0; j < V; j++) ss += v[j] * v[j];
+    }
+    return g.sum(ss, smem);
+}
+
+// out = row * inv * w over the group's shares (w NULL: 1): the RMSNorm's application, with the
+// same shares as ltx2_row_sumsq_of (out may be row).
+template <typename T, int V, bool WARP>
+__device__ __forceinline__ void ltx2_row_scale(const ltx2_row_group<WARP> &g, const T *row, const T *w, float inv,
+                                               int64_t dim, T *out) {
+    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
+        float v[V], wv[V];
+        ltx2_load<V>(row + i, v);
+        if (w) {
+            ltx2_load<V>(w + i, wv);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++) wv[j] = 1.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = v[j] * inv * wv[j];
+        ltx2_store<V>(out + i, v);
+    }
+}
+
 // Launch geometry for a row kernel: warp-per-row packs LTX2_K_THREADS/32 rows per block.
 static inline bool ltx2_k_row_use_warp(int64_t dim) { return dim <= LTX2_K_ROW_WARP_MAX_DIM; }
 static inline unsigned ltx2_k_row_blocks(int64_t rows, bool warp) {

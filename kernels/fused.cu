@@ -69,14 +69,7 @@ ltx2_norm_modulate_kernel(const T *x, T *y, const float *__restrict__ scale,
     T *yr = y + g.row * dim;
     float mean = 0.0f, inv = 1.0f;
     if constexpr (NORM == LTX2_KNORM_RMS) {
-        float ss = 0.0f;
-        for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
-            float v[V];
-            ltx2_load<V>(xr + i, v);
-#pragma unroll
-            for (int j = 0; j < V; j++) ss += v[j] * v[j];
-        }
-        inv = rsqrtf(g.sum(ss, smem) / (float)dim + eps);
+        inv = rsqrtf(ltx2_row_sumsq_of<T, V, WARP>(g, xr, dim, smem) / (float)dim + eps);
     } else if constexpr (NORM == LTX2_KNORM_LAYER) {
         float s = 0.0f;
         for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {

@@ -16,36 +16,13 @@ ltx2_rms_norm_kernel(const T *x, T *y, const T *__restrict__ w, int64_t rows,
     if (g.row >= rows) return;  // whole warps leave together; block mode never takes this
     const T *xr = x + g.row * dim;
     T *yr = y + g.row * dim;
-    float ss = 0.0f;
-    if (ss_in) {  // uniform over the launch: every thread takes the same branch
-        ss = ss_in[g.row];
-    } else {
-        for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
-            float v[V];
-            ltx2_load<V>(xr + i, v);
-#pragma unroll
-            for (int j = 0; j < V; j++) ss += v[j] * v[j];
-        }
-        ss = g.sum(ss, smem);
-    }
+    // ss_in is uniform over the launch: every thread takes the same branch
+    const float ss = ss_in ? ss_in[g.row] : ltx2_row_sumsq_of<T, V, WARP>(g, xr, dim, smem);
     if (ss_out) {
         if (g.tid == 0) ss_out[g.row] = ss;
         return;
     }
-    float inv = rsqrtf(ss / n + eps);
-    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
-        float v[V], wv[V];
-        ltx2_load<V>(xr + i, v);
-        if (w) {
-            ltx2_load<V>(w + i, wv);
-        } else {
-#pragma unroll
-            for (int j = 0; j < V; j++) wv[j] = 1.0f;
-        }
-#pragma unroll
-        for (int j = 0; j < V; j++) v[j] = v[j] * inv * wv[j];
-        ltx2_store<V>(yr + i, v);
-    }
+    ltx2_row_scale<T, V, WARP>(g, xr, w, rsqrtf(ss / n + eps), dim, yr);
 }
 
 template <typename T, int V, bool WARP>
@@ -247,15 +224,7 @@ ltx2_add_rms_norm_kernel(T *x, const T *__restrict__ y, const T *__restrict__ wy
     const T *yr = y + g.row * dim;
     T *orow = out + g.row * dim;
     const float n = (float)dim;
-    float ss = 0.0f;
-    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
-        float v[V];
-        ltx2_load<V>(yr + i, v);
-#pragma unroll
-        for (int j = 0; j < V; j++) ss += v[j] * v[j];
-    }
-    ss = g.sum(ss, smem);
-    const float inv_y = rsqrtf(ss / n + eps);
+    const float inv_y = rsqrtf(ltx2_row_sumsq_of<T, V, WARP>(g, yr, dim, smem) / n + eps);
     float ss_x = 0.0f;
     for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
         float v[V], wv[V], xv[V];
@@ -275,21 +244,7 @@ ltx2_add_rms_norm_kernel(T *x, const T *__restrict__ y, const T *__restrict__ wy
         }
         ltx2_store<V>(xr + i, xv);
     }
-    ss_x = g.sum(ss_x, smem);
-    const float inv_x = rsqrtf(ss_x / n + eps);
-    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
-        float v[V], wv[V];
-        ltx2_load<V>(xr + i, v);
-        if (w) {
-            ltx2_load<V>(w + i, wv);
-        } else {
-#pragma unroll
-            for (int j = 0; j < V; j++) wv[j] = 1.0f;
-        }
-#pragma unroll
-        for (int j = 0; j < V; j++) v[j] = v[j] * inv_x * wv[j];
-        ltx2_store<V>(orow + i, v);
-    }
+    ltx2_row_scale<T, V, WARP>(g, xr, w, rsqrtf(g.sum(ss_x, smem) / n + eps), dim, orow);
 }
 
 template <typename T>

@@ -476,7 +476,9 @@ static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, lt
     } else {
         LTX2_TRY(ltx2_bpool_create(ctx, w->be, &r.pool));
     }
-    float *tmp = malloc((size_t)(n_rows * D) * sizeof(float));
+    /* the host embeddings only where hidden state 0 is not made on the device */
+    const bool dev_embed = !img && embed_on_device(&r, w);
+    float *tmp = dev_embed ? NULL : malloc((size_t)(n_rows * D) * sizeof(float));
     int32_t *blk = img ? malloc((size_t)n_rows * sizeof *blk) : NULL;
     ltx2_tensor blocks_t, *blocks = NULL;
     ltx2_status st = LTX2_OK;
@@ -484,13 +486,13 @@ static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, lt
     do {                                      \
         if ((st = (e)) != LTX2_OK) goto done; \
     } while (0)
-    if (!tmp || (img && !blk)) {
+    if ((!dev_embed && !tmp) || (img && !blk)) {
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld host floats", (long long)n_rows, (long long)D);
         goto done;
     }
     layer_bufs b;
     int64_t hs[3] = {B, S, D};
-    if (!img && embed_on_device(&r, w)) {
+    if (dev_embed) {
         TRY_(tensor(&r, B, S, D, &b.h));
         TRY_(embed_device(&r, w, ids, &b.h));
     } else {

@@ -146,6 +146,9 @@ ltx2_status ltx2_loopback_world_create(ltx2_context *ctx, const ltx2_mesh *mesh,
                                        ltx2_loopback_world **out);
 /* The world communicator handle of one rank; each rank (thread) uses only its own handle. */
 ltx2_status ltx2_loopback_comm(ltx2_context *ctx, ltx2_loopback_world *w, int rank, ltx2_comm **out);
+/* Aborts the world from outside its ranks (a launcher whose rank thread did not start): every rank
+ * waiting in, or later entering, a collective fails with reason. */
+void ltx2_loopback_world_abort(ltx2_loopback_world *w, const char *reason);
 /* After every rank's thread has finished; frees all sub-communicator state too. Handles returned
  * by ltx2_loopback_comm / split must be freed (ltx2_comm_free) before or after, not used after. */
 void ltx2_loopback_world_free(ltx2_loopback_world *w);

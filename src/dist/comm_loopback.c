@@ -422,6 +422,13 @@ ltx2_status ltx2_loopback_comm(ltx2_context *ctx, ltx2_loopback_world *w, int ra
     return LTX2_OK;
 }
 
+void ltx2_loopback_world_abort(ltx2_loopback_world *w, const char *reason) {
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    lb_abort_locked(w, "the launcher aborted: %s", reason);
+    pthread_mutex_unlock(&w->mu);
+}
+
 void ltx2_loopback_world_free(ltx2_loopback_world *w) {
     if (!w) return;
     lb_group *g = w->groups;

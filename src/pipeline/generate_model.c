@@ -102,7 +102,8 @@ ltx2_status ltx2_model_load_parallel(ltx2_context *ctx, const char *const *paths
     ltx2_model *model = NULL;
     LTX2_TRY(model_new(ctx, paths, n, weights_dtype, &model));
     LTX2_LOGI(ctx, "model: DiT weights %s over %d ranks", model->weights_dtype, ltx2_mesh_world_size(&o.mesh));
-    const ltx2_status st = ltx2_model_ranks_load(ctx, paths, n, device, model->weights_dtype, &o, &model->ranks);
+    const ltx2_status st = ltx2_model_ranks_load(ctx, (const char *const *)model->paths, n, device,
+                                                 model->weights_dtype, &o, &model->ranks);
     if (st != LTX2_OK) {
         ltx2_model_free(model);
         return st;

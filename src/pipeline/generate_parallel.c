@@ -18,42 +18,73 @@ void ltx2_generate_parallel_opts_init(ltx2_generate_parallel_opts *o) {
     ltx2_dit_parallel_opts_init(&o->dit);
 }
 
+_Static_assert(LTX2_RANK_MSG_CAP == LTX2_ERROR_CAP, "a rank's reason holds its context's whole error");
+
+int ltx2_rank_threads(const ltx2_generate_parallel_opts *o, int P) {
+    const int n = o->threads_per_rank > 0 ? o->threads_per_rank : omp_get_max_threads() / P;
+    return n < 1 ? 1 : n;
+}
+
+void ltx2_rank_logging(ltx2_context *ctx, const ltx2_context *parent, int rank) {
+    if (!parent) return;
+    ctx->log_fn = parent->log_fn;
+    ctx->log_user = parent->log_user;
+    ctx->log_level = rank == 0 || parent->log_level < LTX2_LOG_WARN ? parent->log_level : LTX2_LOG_WARN;
+}
+
+void ltx2_rank_outcome_set(ltx2_rank_outcome *o, ltx2_context *ctx, ltx2_status st) {
+    o->st = st;
+    if (st != LTX2_OK)
+        snprintf(o->msg, sizeof o->msg, "%s", ctx ? ltx2_last_error(ctx) : "out of memory for the rank's context");
+}
+
+ltx2_status ltx2_rank_outcomes_collect(ltx2_context *ctx, ltx2_rank_outcome *o, int P, ltx2_generate_result *result) {
+    int origin = -1;
+    for (int r = 0; r < P; r++)
+        if (o[r].st != LTX2_OK && (origin < 0 || (strstr(o[origin].msg, "communicator aborted") &&
+                                                  !strstr(o[r].msg, "communicator aborted"))))
+            origin = r;
+    ltx2_status st = LTX2_OK;
+    if (origin >= 0) {
+        st = o[origin].st;
+        if (ctx) {
+            ctx->last_status = st;
+            snprintf(ctx->last_error, sizeof ctx->last_error, "%s", o[origin].msg);
+        }
+    } else if (result) {
+        *result = o[0].result;
+        memset(&o[0].result, 0, sizeof o[0].result);
+    }
+    for (int r = 0; r < P; r++) ltx2_generate_result_free(&o[r].result);
+    return st;
+}
+
 typedef struct rank_job {
     ltx2_loopback_world *world;
     int rank, threads;
     const ltx2_generate_params *p;
     const ltx2_generate_parallel_opts *o;
     const ltx2_context *parent;
-    ltx2_generate_result result;
-    ltx2_status st;
-    char msg[LTX2_ERROR_CAP];
+    ltx2_rank_outcome *out;
 } rank_job;
 
 static void *rank_main(void *arg) {
     rank_job *j = arg;
     omp_set_num_threads(j->threads); /* per-thread setting: this rank's OpenMP team size */
-    ltx2_context_params cp;
-    ltx2_context_params_init(&cp);
-    if (j->parent) {
-        cp.log_fn = j->parent->log_fn;
-        cp.log_user = j->parent->log_user;
-        /* one voice for progress logs: the other ranks only warn */
-        cp.log_level = j->rank == 0 || j->parent->log_level < LTX2_LOG_WARN ? j->parent->log_level : LTX2_LOG_WARN;
-    }
-    ltx2_context *ctx = ltx2_context_create(&cp);
+    ltx2_context *ctx = ltx2_context_create(NULL);
     if (!ctx) {
-        j->st = LTX2_ERR_OOM;
-        snprintf(j->msg, sizeof j->msg, "rank %d: out of memory for its context", j->rank);
+        ltx2_rank_outcome_set(j->out, NULL, LTX2_ERR_OOM);
         return NULL;
     }
+    ltx2_rank_logging(ctx, j->parent, j->rank);
     ltx2_comm *c = NULL;
-    j->st = ltx2_loopback_comm(ctx, j->world, j->rank, &c);
-    if (j->st == LTX2_OK) {
+    ltx2_status st = ltx2_loopback_comm(ctx, j->world, j->rank, &c);
+    if (st == LTX2_OK) {
         /* each thread its own GPU while there are enough (ltx2_backend_open_rank) */
         ltx2_generate_dist d = {.world = c, .dit = j->o->dit, .device_index = j->rank};
-        j->st = ltx2_generate_ranked(ctx, j->p, &d, &j->result);
+        st = ltx2_generate_ranked(ctx, j->p, &d, &j->out->result);
     }
-    if (j->st != LTX2_OK) snprintf(j->msg, sizeof j->msg, "%s", ltx2_last_error(ctx));
+    ltx2_rank_outcome_set(j->out, ctx, st);
     ltx2_comm_free(c);
     ltx2_context_free(ctx);
     return NULL;
@@ -70,49 +101,32 @@ ltx2_status ltx2_generate_loopback(ltx2_context *ctx, const ltx2_generate_params
     LTX2_TRY(ltx2_loopback_world_create(ctx, &mesh, o->timeout_ms > 0 ? o->timeout_ms : LTX2_GENERATE_LOOPBACK_TIMEOUT_MS,
                                         &world));
     rank_job *jobs = calloc((size_t)P, sizeof *jobs);
+    ltx2_rank_outcome *outs = calloc((size_t)P, sizeof *outs);
     pthread_t *th = calloc((size_t)P, sizeof *th);
     bool *started = calloc((size_t)P, sizeof *started);
-    ltx2_status st = jobs && th && started ? LTX2_OK
-                                           : LTX2_ERROR(ctx, LTX2_ERR_OOM, "parallel generate: %d rank records", P);
-    int threads = o->threads_per_rank > 0 ? o->threads_per_rank : omp_get_max_threads() / P;
-    if (threads < 1) threads = 1;
+    ltx2_status st = jobs && outs && th && started
+                         ? LTX2_OK
+                         : LTX2_ERROR(ctx, LTX2_ERR_OOM, "parallel generate: %d rank records", P);
+    const int threads = ltx2_rank_threads(o, P);
     for (int r = 0; r < P && st == LTX2_OK; r++) {
-        jobs[r] = (rank_job){.world = world, .rank = r, .threads = threads, .p = p, .o = o,
-                             .parent = ctx};
+        jobs[r] = (rank_job){.world = world, .rank = r, .threads = threads, .p = p, .o = o, .parent = ctx,
+                             .out = &outs[r]};
         if (pthread_create(&th[r], NULL, rank_main, &jobs[r]) != 0) {
             st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "parallel generate: cannot start the thread of rank %d", r);
-            /* the ranks already running would wait for this one: stop them */
-            ltx2_comm *c0 = NULL;
-            if (ltx2_loopback_comm(ctx, world, r, &c0) == LTX2_OK) {
-                ltx2_comm_abort(c0, "a rank thread could not be started");
-                ltx2_comm_free(c0);
-            }
+            ltx2_loopback_world_abort(world, "a rank thread could not be started"); /* the others wait for it */
             break;
         }
         started[r] = true;
     }
     for (int r = 0; r < P && th; r++)
         if (started[r]) pthread_join(th[r], NULL);
-    if (st == LTX2_OK) {
-        /* Report the rank where it started: the others only say that the world was aborted. */
-        int origin = -1;
-        for (int r = 0; r < P; r++)
-            if (jobs[r].st != LTX2_OK && (origin < 0 || (strstr(jobs[origin].msg, "communicator aborted") &&
-                                                         !strstr(jobs[r].msg, "communicator aborted"))))
-                origin = r;
-        if (origin >= 0) {
-            st = jobs[origin].st;
-            if (ctx) {
-                ctx->last_status = st;
-                snprintf(ctx->last_error, sizeof ctx->last_error, "%s", jobs[origin].msg);
-            }
-        } else {
-            *result = jobs[0].result;
-            memset(&jobs[0].result, 0, sizeof jobs[0].result);
-        }
+    if (outs) {
+        const ltx2_status ranks_st = ltx2_rank_outcomes_collect(st == LTX2_OK ? ctx : NULL, outs, P,
+                                                                st == LTX2_OK ? result : NULL);
+        if (st == LTX2_OK) st = ranks_st;
     }
-    for (int r = 0; r < P && jobs; r++) ltx2_generate_result_free(&jobs[r].result);
     free(jobs);
+    free(outs);
     free(th);
     free(started);
     ltx2_loopback_world_free(world);

@@ -18,6 +18,8 @@
  * unequal work between collectives (one rank decoding an untiled video while the others wait),
  * so this is far above the comm's test default. Real failures abort at once, not by timeout. */
 #define LTX2_GENERATE_LOOPBACK_TIMEOUT_MS 1800000
+/* A rank's failure reason as its context holds it (core/context.h's LTX2_ERROR_CAP). */
+#define LTX2_RANK_MSG_CAP 1024
 
 typedef struct ltx2_generate_parallel_opts {
     ltx2_mesh mesh;             /* the job's mesh; its world size is the number of ranks */
@@ -35,6 +37,28 @@ void ltx2_generate_parallel_opts_init(ltx2_generate_parallel_opts *o);
  * "" the struct's). */
 ltx2_status ltx2_generate_parallel_opts_from(ltx2_context *ctx, const ltx2_parallel_params *pp, const char *prefix,
                                              ltx2_generate_parallel_opts *o);
+
+/* ---- what the in-process launchers (ltx2_generate_loopback, model_ranks.h) share ---- */
+
+/* What a rank thread reports for one step: its status, the reason (its context's last error) and,
+ * for a generation, its result. */
+typedef struct ltx2_rank_outcome {
+    ltx2_status st;
+    char msg[LTX2_RANK_MSG_CAP];
+    ltx2_generate_result result;
+} ltx2_rank_outcome;
+
+/* OpenMP threads each of P rank threads runs (o->threads_per_rank, or the process's share). */
+int ltx2_rank_threads(const ltx2_generate_parallel_opts *o, int P);
+/* A rank thread's context logs through the caller's log function (parent; NULL: the defaults):
+ * rank 0 at the caller's level, the others warnings only (one voice for progress). */
+void ltx2_rank_logging(ltx2_context *ctx, const ltx2_context *parent, int rank);
+/* Records st as o's, with ctx's last error when it failed (ctx NULL: the rank had no context). */
+void ltx2_rank_outcome_set(ltx2_rank_outcome *o, ltx2_context *ctx, ltx2_status st);
+/* After all P ranks reported a step: OK with rank 0's result moved to *result (NULL: none wanted),
+ * or the status and reason of the rank where the failure started (the others only say that the
+ * communicator was aborted) on ctx. Every outcome's result is freed. */
+ltx2_status ltx2_rank_outcomes_collect(ltx2_context *ctx, ltx2_rank_outcome *o, int P, ltx2_generate_result *result);
 
 /* Runs every rank to completion; *result gets rank 0's outputs. If any rank fails, every rank
  * stops, result holds nothing, and ctx carries the failing rank's reason. */

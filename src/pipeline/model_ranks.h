@@ -12,16 +12,15 @@
 typedef struct ltx2_model_ranks ltx2_model_ranks;
 
 /* Starts o's ranks and loads paths[0..n) on each (device as ltx2_generate_params.device: rank r on
- * its own GPU; wdt "bf16", "fp8" or "fp8-cast"). On failure nothing is left running. */
+ * its own GPU; wdt "bf16", "fp8" or "fp8-cast"). paths are borrowed for a reload: they must outlive
+ * the ranks (the handle's own copies). On failure nothing is left running. */
 ltx2_status ltx2_model_ranks_load(ltx2_context *ctx, const char *const *paths, int n, const char *device,
                                   const char *wdt, const ltx2_generate_parallel_opts *o, ltx2_model_ranks **out);
 /* One generation on every rank (p already checked by the caller); *result gets rank 0's. Logs go
  * to ctx's log function. Calls on one handle must not overlap. */
 ltx2_status ltx2_model_ranks_generate(ltx2_context *ctx, ltx2_model_ranks *t, const ltx2_generate_params *p,
                                       ltx2_generate_result *result);
-/* How many times the ranks were loaded (1 after ltx2_model_ranks_load; +1 per reload after a failed
- * call): for tests. */
-int ltx2_model_ranks_loads(const ltx2_model_ranks *t);
+/* The ranks' count. */
 int ltx2_model_ranks_count(const ltx2_model_ranks *t);
 void ltx2_model_ranks_free(ltx2_model_ranks *t);
 

@@ -160,17 +160,16 @@ typedef struct kv_slot {
     const ltx2_tensor *global_mask, *local_mask; /* [1, at + 1]; NULL when prefilling */
 } kv_slot;
 
-/* One decoder layer on b->h. b->xn holds the layer's input norm of h already (the previous layer
- * made it) unless first; on return b->xn is h normalised by next_norm (the next layer's input norm,
- * or the final norm after the last layer): each residual add is fused with the norm of the branch
- * before it and the norm of h after it (add_rms_norm). */
+/* One decoder layer on b->h, whose input norm b->xn holds already (the previous layer, or the
+ * forward for layer 0, made it); on return b->xn is h normalised by next_norm (the next layer's
+ * input norm, or the final norm after the last layer): each residual add is fused with the norm of
+ * the branch before it and the norm of h after it (add_rms_norm). */
 static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const ltx2_gemma_layer_w *L, bool sliding,
                                  const rope_set *rope, const ltx2_tensor *mask, const kv_slot *kv,
-                                 const ltx2_tensor *blocks, bool first, const ltx2_tensor *next_norm, layer_bufs *b) {
+                                 const ltx2_tensor *blocks, const ltx2_tensor *next_norm, layer_bufs *b) {
     ltx2_context *ctx = r->ctx;
     const ltx2_backend *be = r->be;
     const float eps = (float)c->eps;
-    if (first) LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &b->h, &L->in_norm, eps, &b->xn));
     LTX2_TRY(linear(r, &L->q, &b->xn, &b->q));
     LTX2_TRY(linear(r, &L->k, &b->xn, &b->k));
     LTX2_TRY(linear(r, &L->v, &b->xn, &b->v));
@@ -535,13 +534,14 @@ static ltx2_status run_tokens(ltx2_context *ctx, const ltx2_gemma_weights *w, lt
     rope_set global, local;
     TRY_(rope_upload(&r, c, B, S, positions, c->rope_theta, c->rope_linear_factor, &global));
     TRY_(rope_upload(&r, c, B, S, positions, c->rope_local_theta, 1.0, &local));
+    TRY_(ltx2_backend_rms_norm(r.be, ctx, &b.h, &w->layers[0].in_norm, (float)c->eps, &b.xn));
     for (int64_t l = 0; l < c->layers; l++) {
         const kv_slot slot = {kv ? &kv->k[l] : NULL, kv ? &kv->v[l] : NULL, kv ? kv->len : 0,
                               decode ? &key_masks[0] : NULL, decode ? &key_masks[1] : NULL};
         /* after the last layer its output normalised by the final norm: the last hidden state */
         const ltx2_tensor *next_norm = l + 1 < c->layers ? &w->layers[l + 1].in_norm : &w->final_norm;
         TRY_(layer_forward(&r, c, &w->layers[l], c->sliding[l], c->sliding[l] ? &local : &global, &mask_t,
-                           kv ? &slot : NULL, blocks, l == 0, next_norm, &b));
+                           kv ? &slot : NULL, blocks, next_norm, &b));
         /* the last layer's raw output is not a hidden state: the final norm's is */
         if (l + 1 < c->layers) TRY_(sink(user, ctx, &b.h, l + 1));
     }

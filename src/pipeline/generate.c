@@ -461,11 +461,10 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     r->model_version = m->is_2_3 ? "2.3" : "2.0";
     const double t_load = ltx2_timer_now();
     r->timings.load = t_load - t0 - text_seconds;
-    /* a handle's shards are made once (borrowed); otherwise read for this call */
-    const bool own_dp = dist && !dist->dp;
-    if (dist && !own_dp) dp = dist->dp;
-    if (own_dp && (st = ltx2_dit_parallel_create_sharded_lora(ctx, dist->world, m->dit, m->set->files[0], NULL, loras1,
-                                                              shard_kind, &dist->dit, &dp)) != LTX2_OK)
+    /* a handle's shards are made once (borrowed, dist->dp); otherwise read for this call */
+    if (dist && dist->dp) dp = dist->dp;
+    else if (dist && (st = ltx2_dit_parallel_create_sharded_lora(ctx, dist->world, m->dit, m->set->files[0], NULL,
+                                                                 loras1, shard_kind, &dist->dit, &dp)) != LTX2_OK)
         goto done;
 
     /* ---- geometry of each stage, rules: everything that can refuse, before any compute ---- */
@@ -677,11 +676,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                 LTX2_LOGI(ctx, "generate: stage 2: the DiT again with the distilled LoRA %s (strength %g) fused",
                           p->distilled_lora.path, p->distilled_lora.strength);
                 /* a rank: its shards go first too, then come again from the file with the adapters
-                 * (never a handle's: its models take no LoRA, refused above) */
-                if (!own_dp && dp) {
-                    st = LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "generate: stage 2 would rebuild a model handle's shards");
-                    goto done;
-                }
+                 * (never a handle's borrowed ones: loaded models take no LoRA, check_loaded) */
                 ltx2_dit_parallel_free(dp);
                 dp = NULL;
                 if ((st = ltx2_pipe_models_reload_dit(ctx, m, loras2)) != LTX2_OK) goto done;

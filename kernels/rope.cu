@@ -4,12 +4,11 @@
 #include "common.cuh"
 #include "rope.cuh"
 
-// Split tables [tab_rows, tab_heads, S, d/2]: a batch row / head past a table of one reads its row 0
-// (bcast_rows / bcast_heads), Gemma-3's one table for every row and head.
+// Split tables [tab_rows, tab_heads, S, d/2]: a table of one row / head serves every batch row /
+// head (Gemma-3's one table), as the CPU reference reads them (ltx2_cpu_rope_apply_split_tab).
 template <typename T>
 __global__ void rope_kernel(const T *x, T *y, const float *cos_t, const float *sin_t, int64_t S, int64_t H,
-                            int64_t d, bool il, int64_t n_pairs, bool bcast_rows, bool bcast_heads) {
-    const int64_t tab_h = bcast_heads ? 1 : H;
+                            int64_t d, bool il, int64_t n_pairs, int64_t tab_rows, int64_t tab_heads) {
     const int64_t D = H * d, per_row = D / 2;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_pairs;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -20,8 +19,8 @@ __global__ void rope_kernel(const T *x, T *y, const float *cos_t, const float *s
             const int64_t ti = row * D;
             ltx2_rope_rotate(a, bb, cos_t[ti + pr.t0], sin_t[ti + pr.t0], cos_t[ti + pr.t1], sin_t[ti + pr.t1]);
         } else {
-            const int64_t tb = bcast_rows ? 0 : b, th = bcast_heads ? 0 : pr.head;
-            const int64_t ti = ((tb * tab_h + th) * S + t) * (d / 2) + pr.t0;
+            const int64_t tb = tab_rows == 1 ? 0 : b, th = tab_heads == 1 ? 0 : pr.head;
+            const int64_t ti = ((tb * tab_heads + th) * S + t) * (d / 2) + pr.t0;
             ltx2_rope_rotate(a, bb, cos_t[ti], sin_t[ti], cos_t[ti], sin_t[ti]);
         }
         y[row * D + pr.c0] = ltx2_from_f32<T>(a);
@@ -36,7 +35,6 @@ extern "C" int ltx2_k_rope(void *stream, int dtype, int rope, const void *x, voi
     if (rope != LTX2_KROPE_SPLIT && rope != LTX2_KROPE_INTERLEAVED) LTX2_K_BAD_ARG();
     if ((tab_rows != B && tab_rows != 1) || (tab_heads != heads && tab_heads != 1)) LTX2_K_BAD_ARG();
     if (rope == LTX2_KROPE_INTERLEAVED && (tab_rows != B || tab_heads != heads)) LTX2_K_BAD_ARG();
-    const bool bcast_rows = tab_rows == 1 && B > 1, bcast_heads = tab_heads == 1 && heads > 1;
     const int64_t n = B * S * heads * head_dim / 2;
     if (n == 0) return 0;
     const bool il = rope == LTX2_KROPE_INTERLEAVED;
@@ -44,11 +42,11 @@ extern "C" int ltx2_k_rope(void *stream, int dtype, int rope, const void *x, voi
     cudaStream_t st = (cudaStream_t)stream;
     if (dtype == LTX2_KDT_F32)
         ltx2_launch<rope_kernel<float>>(grid, LTX2_K_THREADS, 0, st, (const float *)x, (float *)y, cos_t, sin_t, S,
-                                        heads, head_dim, il, n, bcast_rows, bcast_heads);
+                                        heads, head_dim, il, n, tab_rows, tab_heads);
     else if (dtype == LTX2_KDT_BF16)
         ltx2_launch<rope_kernel<__nv_bfloat16>>(grid, LTX2_K_THREADS, 0, st, (const __nv_bfloat16 *)x,
                                                 (__nv_bfloat16 *)y, cos_t, sin_t, S, heads, head_dim, il, n,
-                                                bcast_rows, bcast_heads);
+                                                tab_rows, tab_heads);
     else
         LTX2_K_BAD_ARG();
     LTX2_K_RETURN_LAUNCH();

@@ -166,10 +166,9 @@ static ltx2_status check_input(const ltx2_backend *be, ltx2_context *ctx, ltx2_o
     return check_shape(be, ctx, op, arg, t, ndim, shape);
 }
 
-/* RoPE tables for tokens [B, S] of `heads` heads of head_dim: split [B, H, S, d/2], interleaved
- * [B, S, H*d], f32. */
-/* Split tables [B, heads, S, d/2], or with bcast [B or 1, heads or 1, S, d/2] (a table of one row /
- * head serves them all: the rope op's, not attention's); interleaved [B, S, heads * d]. */
+/* RoPE tables (f32) for tokens [B, S] of `heads` heads of head_dim: split [B, heads, S, d/2], or
+ * with bcast [B or 1, heads or 1, S, d/2] (a table of one row / head serves them all: the rope
+ * op's, not attention's); interleaved [B, S, heads * d]. */
 static ltx2_status check_rope_tables(const ltx2_backend *be, ltx2_context *ctx, ltx2_op op, const char *which,
                                      ltx2_rope_type type, const ltx2_tensor *c, const ltx2_tensor *s,
                                      int64_t B, int64_t S, int64_t heads, int64_t head_dim, bool bcast) {

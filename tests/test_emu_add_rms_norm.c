@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_pool.h"
 #include "backend_emu.h"
 #include "core/dtype.h"
 #include "core/rng.h"
@@ -49,27 +50,17 @@ static float *gen(uint64_t stream, int64_t n, float scale, float offset, bool bf
     return p;
 }
 
+/* h as a new tensor of dtype dt on be, and a tensor back as host f32 (backend_pool.h's copies). */
 static ltx2_tensor put(const ltx2_backend *be, const float *h, ltx2_dtype dt, int ndim, const int64_t *shape) {
     ltx2_tensor t = ltx2_tensor_make(NULL, dt, ndim, shape);
     t.device = be->device;
-    const size_t nb = ltx2_tensor_nbytes(&t);
-    void *tmp = malloc(nb);
-    if (be->alloc(be, g_ctx, nb, &t.data) == LTX2_OK && tmp &&
-        ltx2_convert(g_ctx, tmp, dt, h, LTX2_F32, (size_t)ltx2_tensor_numel(&t)) == LTX2_OK)
-        be->upload(be, g_ctx, t.data, tmp, nb);
-    free(tmp);
+    if (be->alloc(be, g_ctx, ltx2_tensor_nbytes(&t), &t.data) == LTX2_OK) ltx2_backend_from_host_f32(g_ctx, be, h, &t);
     return t;
 }
 
 static float *get(const ltx2_backend *be, const ltx2_tensor *t) {
-    const int64_t n = ltx2_tensor_numel(t);
-    const size_t nb = ltx2_tensor_nbytes(t);
-    float *out = malloc((size_t)n * sizeof(float));
-    void *tmp = malloc(nb);
-    be->sync(be, g_ctx);
-    be->download(be, g_ctx, tmp, t->data, nb);
-    ltx2_convert(g_ctx, out, LTX2_F32, tmp, t->dtype, (size_t)n);
-    free(tmp);
+    float *out = malloc((size_t)ltx2_tensor_numel(t) * sizeof(float));
+    if (out) ltx2_backend_to_host_f32(g_ctx, be, t, out);
     return out;
 }
 

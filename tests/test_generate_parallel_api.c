@@ -1,17 +1,16 @@
 /* The public multi-rank API (ltx2.h: ltx2_parallel_params, ltx2_generate_parallel,
- * ltx2_generate_rank), used as an application would, through the public header only: the tiny
- * LTX-2.0 generation over 2 loopback ranks on context (the default mesh), a data mesh taking its
- * rank count from the mesh text, and FSDP (trillium) equals ltx2_generate bit for bit on the CPU,
- * and rank 0's log names the ranks, mesh and profile that ran (so equal outputs cannot come from
- * one rank alone);
- * one rank is ltx2_generate itself; bad rank counts, meshes and profiles are refused with a message
- * naming the field, before any work (nothing in the result); ltx2_generate_rank refuses a process
- * that is not a rank of a job, a rank count other than the job's and a cuda:N device before any
- * rendezvous. A model handle over 2 ranks (ltx2_model_load_parallel; context, and FSDP) gives
- * ltx2_generate's bits on every call; parameters it must refuse (a one-step schedule, a LoRA, the
- * one-rank tpu precision) are refused before its ranks are involved (no reload follows); a call its
- * ranks fail (an image file that does not exist) is
- * reported with the rank's reason, and the next call loads the ranks again and is exact. */
+ * ltx2_generate_rank, ltx2_model_load_parallel), used as an application would, through the public
+ * header only. The tiny LTX-2.0 generation over 2 loopback ranks on context (the default mesh), a
+ * data mesh taking its rank count from the mesh text, and FSDP (trillium) equals ltx2_generate bit
+ * for bit on the CPU, and rank 0's log names the ranks, mesh and profile that ran (so equal outputs
+ * cannot come from one rank alone); one rank is ltx2_generate itself; bad rank counts, meshes and
+ * profiles are refused with a message naming the field, before any work (nothing in the result).
+ * ltx2_generate_rank refuses a process that is not a rank of a job, a rank count other than the
+ * job's and a cuda:N device before any rendezvous. A model handle over 2 ranks (context, and FSDP)
+ * gives ltx2_generate's bits on every call; parameters it must refuse (a one-step schedule, a LoRA,
+ * the one-rank tpu precision) are refused before its ranks are involved (no reload follows); a call
+ * its ranks fail (an image file that does not exist) is reported with the rank's reason, and the
+ * next call loads the ranks again and is exact. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdbool.h>

@@ -195,6 +195,9 @@ benches() {
   # with bench_attention's rows by shape name; also the PNG plot the issue asks for.
   run attention_vs_cudnn 120 python3 bench/sdpa_cudnn_torch.py --ours "$out/bench_attention.jsonl" \
     --json "$out/attention_vs_cudnn.jsonl" --plot "$out/attention_vs_cudnn.png"
+  # a 12B prompt's states from the text cache onto the GPU (bf16, layer-major) against the host
+  # rows of the same run (host work; last, the first to go when the deadline is near)
+  run bench_text_cache 60 ./build-dev/bench/bench_text_cache --json "$out/bench_text_cache.jsonl"
 }
 
 # all: what one call must bring back first (device tests, benches), then the slower extras

@@ -12,6 +12,8 @@
 
 #include "backend_emu.h"
 #include "core/context.h"
+#include "core/dtype.h"
+#include "io/tensor_set.h"
 #include "device_mem_stub.h"
 #include "model/gemma.h"
 #include "pipeline/denoise.h"
@@ -33,11 +35,13 @@
 
 static atomic_int g_fallback_warnings;
 static atomic_int g_taken_on_device; /* prompts whose kept states the connectors took on the device */
+static atomic_int g_gemma_runs;      /* encodes that ran Gemma (not every prompt from the cache) */
 
 static void count_log(ltx2_log_level level, const char *msg, void *user) {
     (void)user;
     if (level == LTX2_LOG_WARN && strstr(msg, "runs on the CPU instead")) atomic_fetch_add(&g_fallback_warnings, 1);
     if (strstr(msg, "hidden states taken on")) atomic_fetch_add(&g_taken_on_device, 1);
+    if (strstr(msg, "text encoder: Gemma-3")) atomic_fetch_add(&g_gemma_runs, 1);
 }
 
 /* mem_info queries so far: the first (the default placement's, pricing the encoder's batch) sees
@@ -154,8 +158,44 @@ static void check_kept_states(ltx2_context *ctx, ltx2_backend *emu, const ltx2_g
     ltx2_pipe_models_free(&m);
 }
 
+/* The raw bytes of kept states (their device dtype), for bitwise comparisons. */
+static void *kept_bytes(ltx2_context *ctx, const ltx2_pipe_text *t, size_t *n) {
+    *n = (size_t)ltx2_tensor_numel(&t->dev) * ltx2_dtype_size(t->dev.dtype);
+    void *b = malloc(*n);
+    if (b && t->dev_be->download(t->dev_be, ctx, b, t->dev.data, *n) != LTX2_OK) {
+        free(b);
+        b = NULL;
+    }
+    return b;
+}
+
+/* A value of the negative prompt's kept states made NaN (layer 1, token 3, channel 2), cached and
+ * read back: refused on the way to the device and to the host, the place named. */
+static void check_cached_nan(ltx2_context *ctx, ltx2_backend *emu, ltx2_pipe_text *t, int64_t text_dim,
+                             const char *dir) {
+    const uint16_t nan_bf16 = 0x7fc0;
+    const int64_t at = (1 * t->S + 3) * t->D + 2;
+    char path[LTX2_TEXT_CACHE_PATH_CAP + 32];
+    snprintf(path, sizeof path, "%s/nan.safetensors", dir);
+    ltx2_pipe_text back = {0};
+    bool ok = t->dev.dtype == LTX2_BF16 &&
+              emu->upload(emu, ctx, (uint16_t *)t->dev.data + at, &nan_bf16, sizeof nan_bf16) == LTX2_OK &&
+              ltx2_pipe_text_save_cache(ctx, t, path) == LTX2_OK;
+    CHECK(ok, "writing a cached prompt with a NaN: %s", ltx2_last_error(ctx));
+    if (!ok) return;
+    const ltx2_status dst = ltx2_pipe_text_load_on(ctx, path, text_dim, emu, &back);
+    CHECK(dst == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), "layer 1, token 3, channel 2") && !back.dev.data,
+          "a NaN on its way to the device: %d, \"%s\"", (int)dst, ltx2_last_error(ctx));
+    const ltx2_status hst = ltx2_pipe_text_load(ctx, path, text_dim, &back);
+    CHECK(hst == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), "[1, 3, 2]") && !back.hidden,
+          "a NaN on its way to the host: %d, \"%s\"", (int)hst, ltx2_last_error(ctx));
+    unlink(path);
+}
+
 /* With a text cache (the CLI's default) the states still stay on the device for the connectors,
- * and the cache gets a downloaded copy: the file reads back as those states, bit for bit. */
+ * and the cache gets their bytes as they are there: bf16, layer-major (half an f32 file, nothing
+ * transposed). The host reads the file back as the kept states widened, bit for bit; a second run
+ * takes the prompt from the cache onto the device, bit for bit the kept states, without Gemma. */
 static void check_kept_cached(ltx2_context *ctx, ltx2_backend *emu, ltx2_generate_params p) {
     char dir[] = "/tmp/ltx2_kept_cache.XXXXXX";
     if (!mkdtemp(dir)) {
@@ -163,7 +203,8 @@ static void check_kept_cached(ltx2_context *ctx, ltx2_backend *emu, ltx2_generat
         return;
     }
     p.text_cache = dir;
-    ltx2_pipe_text kept[2];
+    ltx2_pipe_text kept[2], again[2];
+    const int runs = atomic_load(&g_gemma_runs);
     if (encode(ctx, &p, emu, kept)) {
         CHECK(kept[0].dev.data && kept[1].dev.data, "with a text cache the states must still stay on the device");
         ltx2_gemma_config gc;
@@ -172,16 +213,42 @@ static void check_kept_cached(ltx2_context *ctx, ltx2_backend *emu, ltx2_generat
         ltx2_pipe_text back = {0};
         bool ok = ltx2_gemma_config_load(ctx, p.text_encoder, &gc) == LTX2_OK &&
                   ltx2_text_cache_open(ctx, dir, p.text_encoder, NULL, &c) == LTX2_OK;
+        const int64_t text_dim = gc.hidden * (gc.layers + 1);
         if (ok) ltx2_text_cache_path(&c, p.prompt, LTX2_GEMMA_MAX_TOKENS, path, sizeof path);
-        ok = ok && ltx2_pipe_text_load(ctx, path, gc.hidden * (gc.layers + 1), &back) == LTX2_OK &&
-             ltx2_pipe_text_to_host(ctx, &kept[0]) == LTX2_OK;
+        size_t nb = 0;
+        void *kb = ok ? kept_bytes(ctx, &kept[0], &nb) : NULL;
+        ltx2_tensor_set *set = NULL;
+        ok = kb && ltx2_tensor_set_open(ctx, path, &set) == LTX2_OK;
         CHECK(ok, "the cached prompt: %s", ltx2_last_error(ctx));
         if (ok) {
-            const int64_t n = back.S * back.D * back.L;
-            CHECK(back.S == kept[0].S && !memcmp(back.hidden, kept[0].hidden, (size_t)n * sizeof(float)),
-                  "the cache file does not hold the kept states");
-            printf("text cache beside kept states: the file holds them bit for bit\n");
+            const ltx2_named_tensor *h = ltx2_tensor_set_find(set, "hidden_states_layer_major");
+            const int64_t want[4] = {1, kept[0].L, kept[0].S, kept[0].D};
+            CHECK(h && !ltx2_tensor_set_find(set, "hidden_states") && h->t.dtype == LTX2_BF16 && h->t.ndim == 4 &&
+                      !memcmp(h->t.shape, want, sizeof want) && !memcmp(h->t.data, kb, nb),
+                  "the cache file must hold the kept states' bf16 bytes, layer-major");
         }
+        ltx2_tensor_set_free(set);
+        ok = ok && ltx2_pipe_text_load(ctx, path, text_dim, &back) == LTX2_OK;
+        /* the second run: both prompts from the cache, onto the device */
+        ok = ok && encode(ctx, &p, emu, again) && atomic_load(&g_gemma_runs) == runs + 1;
+        CHECK(ok, "the cached prompt read back, Gemma run once in two encodes (%d): %s",
+              atomic_load(&g_gemma_runs) - runs, ltx2_last_error(ctx));
+        if (ok) {
+            size_t na = 0;
+            void *ab = again[0].dev.data && again[0].dev_be == emu ? kept_bytes(ctx, &again[0], &na) : NULL;
+            CHECK(ab && na == nb && again[0].dev.dtype == LTX2_BF16 && !memcmp(ab, kb, nb) && again[1].dev.data,
+                  "a cached prompt must come back onto the device as the kept states, bit for bit");
+            free(ab);
+            ok = ltx2_pipe_text_to_host(ctx, &kept[0]) == LTX2_OK;
+            const int64_t n = back.S * back.D * back.L;
+            CHECK(ok && back.S == kept[0].S && !memcmp(back.hidden, kept[0].hidden, (size_t)n * sizeof(float)),
+                  "the cache file read on the host must give the kept states widened");
+            printf("text cache beside kept states: the file holds their bf16 bytes (%zu), read back bit for bit on "
+                   "the device and the host\n", nb);
+            for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&again[k]);
+            check_cached_nan(ctx, emu, &kept[1], text_dim, dir);
+        }
+        free(kb);
         if (ok) { /* the prompt's file and the default negative prompt's */
             unlink(path);
             ltx2_text_cache_path(&c, LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT, LTX2_GEMMA_MAX_TOKENS, path, sizeof path);

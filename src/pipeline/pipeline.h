@@ -152,7 +152,14 @@ ltx2_status ltx2_pipe_text_to_host(ltx2_context *ctx, ltx2_pipe_text *t);
 /* Device-kept states downloaded into a new host f32 buffer (*out, layer-major; free() it). */
 ltx2_status ltx2_pipe_text_download(ltx2_context *ctx, const ltx2_pipe_text *t, float **out);
 
+/* A prompt-embeds file (src/pipeline/pipe_text.c): "hidden_states" [1, S, D, L] (the interchange
+ * form, layer-last) or the cache's "hidden_states_layer_major" [1, L, S, D], any float dtype (the
+ * leading 1 may be absent), with an optional "attention_mask" [1, S]; every value checked finite.
+ * ltx2_pipe_text_load_on with be a device: bf16 layer-major states go straight to it, as its
+ * encoder keeps them (dev); anything else lands on the host in f32. */
 ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t text_dim, ltx2_pipe_text *out);
+ltx2_status ltx2_pipe_text_load_on(ltx2_context *ctx, const char *path, int64_t text_dim, const ltx2_backend *be,
+                                   ltx2_pipe_text *out);
 /* Left-pads t to S >= t->S tokens with masked zero tokens, as the Gemma tokenizer pads a batch:
  * a positive and a negative prompt of different lengths run as that padded pair. */
 ltx2_status ltx2_pipe_text_pad_left(ltx2_context *ctx, ltx2_pipe_text *t, int64_t S);
@@ -225,8 +232,13 @@ ltx2_status ltx2_pipe_enhance_prompt(ltx2_context *ctx, const char *dir, const l
                                      char **out);
 
 /* t as a prompt-embeds file (what ltx2_pipe_text_load reads back): hidden_states f32 [1, S, D, L],
- * attention_mask i64 [1, S]; written through a temp file, never half. */
+ * attention_mask i64 [1, S]; written through a temp file, never half (src/pipeline/pipe_text.c). */
 ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path);
+/* t as the text cache stores it (ltx2_pipe_text_load reads it back too): hidden_states_layer_major
+ * [1, L, S, D] in the dtype the states were made in (a device encoder's bf16: half the bytes of the
+ * f32 form, the same values) and held in, so neither writing nor reading transposes; the mask as
+ * above. */
+ltx2_status ltx2_pipe_text_save_cache(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path);
 
 /* The noise of stage `stage` (0: the first; 1: a two-stage pipeline's second) in token order:
  * video [Tv, C] (== NDHWC), audio [T', z * F'] (patchified "b c t f -> b t (c f)"). From Philox

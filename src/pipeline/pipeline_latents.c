@@ -1,18 +1,16 @@
-/* Latent geometry, positions, initial noise, prompt hidden states from files, and intermediate
- * dumps for the generation pipeline (rules cited in pipeline.h and PARITY.md). */
+/* Latent geometry, positions, initial noise and intermediate dumps for the generation pipeline
+ * (rules cited in pipeline.h and PARITY.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend_pool.h"
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/finite.h"
 #include "core/rng.h"
 #include "io/npy.h"
 #include "io/tensor_set.h"
-#include "model/text_states.h"
 #include "pipeline/pipeline.h"
 
 int64_t ltx2_pipe_audio_latent_frames(int64_t frames, double fps) {
@@ -238,136 +236,6 @@ void ltx2_pipe_audio_patchify(const ltx2_pipe_geometry *g, const float *latent, 
         for (int64_t t = 0; t < g->at; t++)
             for (int64_t f = 0; f < g->afreq; f++)
                 tokens[t * g->audio_feat + z * g->afreq + f] = latent[(z * frames + t) * g->afreq + f];
-}
-
-ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t text_dim, ltx2_pipe_text *out) {
-    memset(out, 0, sizeof *out);
-    ltx2_tensor_set *set = NULL;
-    LTX2_TRY(ltx2_tensor_set_open(ctx, path, &set));
-    ltx2_status st = LTX2_OK;
-    const ltx2_named_tensor *h = ltx2_tensor_set_find(set, "hidden_states");
-    const ltx2_named_tensor *m = ltx2_tensor_set_find(set, "attention_mask");
-    if (!h && set->n == 1 && !strcmp(set->kind, "npy")) h = &set->items[0];
-    char b1[96];
-    if (!h) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_NOT_FOUND, "prompt embeds %s: no tensor \"hidden_states\"", path);
-        goto done;
-    }
-    const ltx2_tensor *ht = &h->t;
-    int off = ht->ndim == 4 ? 1 : 0;
-    if ((ht->ndim != 4 && ht->ndim != 3) || (ht->ndim == 4 && ht->shape[0] != 1) || !ltx2_dtype_is_float(ht->dtype)) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "prompt embeds %s: hidden_states must be float [1, S, D, L], got %s %s",
-                        path, ltx2_dtype_name(ht->dtype), ltx2_shape_str(ht->shape, ht->ndim, b1, sizeof b1));
-        goto done;
-    }
-    out->S = ht->shape[off];
-    out->D = ht->shape[off + 1];
-    out->L = ht->shape[off + 2];
-    if (out->S < 1 || out->S % LTX2_CONNECTOR_REGISTERS) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "prompt embeds %s: sequence length %lld is not a multiple of %d "
-                        "(pad the prompt to it, as the Gemma tokenizer does)", path, (long long)out->S,
-                        LTX2_CONNECTOR_REGISTERS);
-        goto done;
-    }
-    if (out->D * out->L != text_dim) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "prompt embeds %s: D x L = %lld x %lld = %lld, but the checkpoint's text "
-                        "projection takes %lld", path, (long long)out->D, (long long)out->L,
-                        (long long)(out->D * out->L), (long long)text_dim);
-        goto done;
-    }
-    const int64_t n = out->S * out->D * out->L;
-    out->hidden = malloc((size_t)n * sizeof(float));
-    out->mask = malloc((size_t)out->S);
-    if (!out->hidden || !out->mask) {
-        st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
-        goto done;
-    }
-    {
-        /* the file's layer-last states, checked in its coordinates, then held layer-major */
-        float *last = malloc((size_t)n * sizeof(float));
-        const int64_t hs[4] = {1, out->S, out->D, out->L};
-        if (!last) st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
-        if (st == LTX2_OK) st = to_f32(ctx, h, last);
-        if (st == LTX2_OK)
-            st = ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, last, 4, hs, "prompt embeds %s: hidden_states", path);
-        if (st == LTX2_OK) ltx2_text_states_to_layer_major(last, out->S * out->D, out->L, out->hidden);
-        free(last);
-        if (st != LTX2_OK) goto done;
-    }
-    if (!m) {
-        memset(out->mask, 1, (size_t)out->S);
-    } else {
-        if (ltx2_tensor_numel(&m->t) != out->S) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "prompt embeds %s: attention_mask has %lld elements, expected %lld",
-                            path, (long long)ltx2_tensor_numel(&m->t), (long long)out->S);
-            goto done;
-        }
-        int64_t real = 0;
-        for (int64_t s = 0; s < out->S; s++) {
-            out->mask[s] = ltx2_load_as_f64(m->t.data, m->t.dtype, (size_t)s) != 0.0;
-            real += out->mask[s];
-        }
-        if (!real) {
-            st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "prompt embeds %s: attention_mask has no real token", path);
-            goto done;
-        }
-    }
-done:
-    ltx2_tensor_set_free(set);
-    if (st != LTX2_OK) ltx2_pipe_text_free(out);
-    return st;
-}
-
-ltx2_status ltx2_pipe_text_download(ltx2_context *ctx, const ltx2_pipe_text *t, float **out) {
-    const int64_t n = t->S * t->D * t->L;
-    float *h = malloc((size_t)n * sizeof *h);
-    if (!h) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt: %lld hidden-state values to the host", (long long)n);
-    const ltx2_status st = ltx2_backend_to_host_f32(ctx, t->dev_be, &t->dev, h);
-    if (st != LTX2_OK) free(h);
-    else *out = h;
-    return st;
-}
-
-ltx2_status ltx2_pipe_text_to_host(ltx2_context *ctx, ltx2_pipe_text *t) {
-    if (t->hidden || !t->dev.data) return LTX2_OK;
-    float *h = NULL;
-    LTX2_TRY(ltx2_pipe_text_download(ctx, t, &h));
-    t->dev_be->free(t->dev_be, t->dev.data);
-    memset(&t->dev, 0, sizeof t->dev);
-    t->dev_be = NULL;
-    t->hidden = h;
-    return LTX2_OK;
-}
-
-ltx2_status ltx2_pipe_text_pad_left(ltx2_context *ctx, ltx2_pipe_text *t, int64_t S) {
-    if (S < t->S) return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "prompt: padding %lld tokens to %lld", (long long)t->S,
-                                    (long long)S);
-    if (S == t->S) return LTX2_OK;
-    LTX2_TRY(ltx2_pipe_text_to_host(ctx, t));
-    const int64_t pad = S - t->S, tok = t->D * t->L, D = t->D;
-    float *h = calloc((size_t)(S * tok), sizeof(float));
-    uint8_t *m = calloc((size_t)S, 1);
-    if (!h || !m) {
-        free(h);
-        free(m);
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt: padding to %lld tokens", (long long)S);
-    }
-    for (int64_t l = 0; l < t->L; l++) /* each layer's rows after its pad rows */
-        memcpy(h + (l * S + pad) * D, t->hidden + l * t->S * D, (size_t)(t->S * D) * sizeof(float));
-    memcpy(m + pad, t->mask, (size_t)t->S);
-    free(t->hidden);
-    free(t->mask);
-    t->hidden = h;
-    t->mask = m;
-    t->S = S;
-    return LTX2_OK;
-}
-
-void ltx2_pipe_text_free(ltx2_pipe_text *t) {
-    if (t->dev.data) t->dev_be->free(t->dev_be, t->dev.data);
-    free(t->hidden);
-    free(t->mask);
-    memset(t, 0, sizeof *t);
 }
 
 ltx2_status ltx2_pipe_dump(ltx2_context *ctx, const char *dir, const char *name, const float *data, int ndim,

@@ -9,7 +9,6 @@
 #include "core/timer.h"
 #include "io/file.h"
 #include "model/gemma.h"
-#include "model/text_states.h"
 #include "pipeline/pipeline.h"
 #include "text/gemma_tokenizer.h"
 
@@ -154,10 +153,13 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
     int miss[LTX2_PIPE_MAX_PROMPTS], n_miss = 0;
     ltx2_status st = LTX2_OK;
     if (cache_dir) st = ltx2_text_cache_open(ctx, cache_dir, dir, fp8 ? "fp8" : NULL, &cache);
+    /* a cached prompt goes where the encoder would have kept its states */
+    const ltx2_backend *keep_be = keep && be->device != LTX2_DEVICE_CPU ? be : NULL;
     for (int i = 0; st == LTX2_OK && i < n; i++) {
         if (cache_dir) {
             ltx2_text_cache_path(&cache, prompts[i], S, paths[i], sizeof paths[i]);
-            if (ltx2_path_is_file(paths[i]) && ltx2_pipe_text_load(ctx, paths[i], text_dim, &out[i]) == LTX2_OK) {
+            if (ltx2_path_is_file(paths[i]) &&
+                ltx2_pipe_text_load_on(ctx, paths[i], text_dim, keep_be, &out[i]) == LTX2_OK) {
                 LTX2_LOGI(ctx, "text encoder: prompt %d from the cache (%s)", i + 1, paths[i]);
                 continue;
             }
@@ -170,7 +172,8 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
     if (st == LTX2_OK && cache_dir && n_miss > 0) {
         /* a cache that cannot be written costs the next run time, not this one its result */
         ltx2_status cs = ltx2_text_cache_mkdir(ctx, cache_dir);
-        for (int k = 0; cs == LTX2_OK && k < n_miss; k++) cs = ltx2_pipe_text_save(ctx, &out[miss[k]], paths[miss[k]]);
+        for (int k = 0; cs == LTX2_OK && k < n_miss; k++)
+            cs = ltx2_pipe_text_save_cache(ctx, &out[miss[k]], paths[miss[k]]);
         if (cs != LTX2_OK) LTX2_LOGW(ctx, "text encoder: not cached: %s", ltx2_last_error(ctx));
     }
     if (st != LTX2_OK) {
@@ -180,36 +183,4 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
     if (n_miss > 0)
         LTX2_LOGI(ctx, "text encoder: done in %.2f s%s", ltx2_timer_now() - t0, shared ? "" : " (encoder freed)");
     return LTX2_OK;
-}
-
-ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path) {
-    int64_t *mask = malloc((size_t)t->S * sizeof *mask);
-    float *last = malloc((size_t)(t->S * t->D * t->L) * sizeof *last); /* the file's layer-last layout */
-    if (!mask || !last) {
-        free(mask), free(last);
-        return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
-    }
-    for (int64_t s = 0; s < t->S; s++) mask[s] = t->mask[s];
-    ltx2_status st = LTX2_OK;
-    if (t->hidden) {
-        ltx2_text_states_to_layer_last(t->hidden, t->S * t->D, t->L, last);
-    } else { /* kept on a device (they stay there for the connectors): a downloaded copy */
-        float *major = NULL;
-        st = ltx2_pipe_text_download(ctx, t, &major);
-        if (st == LTX2_OK) ltx2_text_states_to_layer_last(major, t->S * t->D, t->L, last);
-        free(major);
-    }
-    const int64_t hs[4] = {1, t->S, t->D, t->L}, ms[2] = {1, t->S};
-    const ltx2_tensor h = ltx2_tensor_make(last, LTX2_F32, 4, hs), m = ltx2_tensor_make(mask, LTX2_I64, 2, ms);
-    ltx2_st_writer *wr = NULL;
-    if (st == LTX2_OK) st = ltx2_st_writer_create(ctx, &wr);
-    if (st == LTX2_OK) st = ltx2_st_writer_add(ctx, wr, "hidden_states", &h);
-    if (st == LTX2_OK) st = ltx2_st_writer_add(ctx, wr, "attention_mask", &m);
-    if (st == LTX2_OK)
-        st = ltx2_st_writer_set_meta(ctx, wr, "layout",
-                                     "hidden_states [B, S, D, L] (layer axis last), attention_mask [B, S] left-padded");
-    if (st == LTX2_OK) st = ltx2_st_writer_write(ctx, wr, path);
-    ltx2_st_writer_free(wr);
-    free(mask), free(last);
-    return st;
 }

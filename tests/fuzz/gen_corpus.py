@@ -111,6 +111,14 @@ def main():
         [("hidden_states.npy", npy_bytes("<f4", (1, S, D, L), hidden)),
          ("attention_mask.npy", npy_bytes("<i8", (1, S), mask))], method=zipfile.ZIP_DEFLATED))
     out("fuzz_prompt_embeds", "hidden_only.npy", b"\2" + npy_bytes("<f4", (1, S, D, L), hidden))
+    # the text cache's form: layer-major bf16 (the words of hidden's f32 values' high halves)
+    major = struct.pack("<%dH" % (S * D * L), *[(struct.unpack("<I", hidden[4 * i:4 * i + 4])[0] >> 16)
+                                                for i in range(S * D * L)])
+    out("fuzz_prompt_embeds", "cache_bf16.safetensors", b"\0" + st_file(
+        {"attention_mask": {"dtype": "I64", "shape": [1, S], "data_offsets": [0, len(mask)]},
+         "hidden_states_layer_major": {"dtype": "BF16", "shape": [1, L, S, D],
+                                       "data_offsets": [len(mask), len(mask) + len(major)]}},
+        mask + major))
     out("fuzz_prompt_embeds", "bad_length.safetensors", b"\0" + st_file(
         {"hidden_states": {"dtype": "F32", "shape": [1, 3, D, L], "data_offsets": [0, 3 * D * L * 4]}},
         hidden[:3 * D * L * 4]))

@@ -64,6 +64,8 @@ static float embed_scale(const ltx2_gemma_weights *w) {
  * position: pos[s], or s when pos is NULL. */
 static void rope_table(int64_t S, int64_t hd, double theta, double factor, const int64_t *pos, float *c, float *s) {
     const int64_t half = hd / 2;
+    /* 2 x 1024 x 128 sines and cosines a forward for the 12B: 1.5 ms on one core (measured here) */
+#pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < half; i++) {
         const float expo = (float)(2 * i) / (float)hd;
         float inv = 1.0f / (float)pow(theta, (double)expo);

@@ -2,9 +2,13 @@
  * (tests/golden/gen_text_goldens.py): the embedded tiny tokenizer and 2-layer Gemma-3 through
  * ltx2_pipe_text_encode (the prompt and the default negative prompt in one batch), then the tiny
  * checkpoint's text projection and connectors; ids exact, the connectors' outputs at fp32 rel-L2
- * <= 1e-5. Also: our default negative prompt is ltx-pipelines' own. */
+ * <= 1e-5. Also: our default negative prompt is ltx-pipelines' own; the text cache serves what it
+ * holds and keeps within its bound. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -132,13 +136,81 @@ static void check_ids(ltx2_context *ctx) {
     ltx2_st_close(f);
 }
 
+/* Sets path's times to `sec` seconds after the epoch (a use that long ago). */
+static void set_used(const char *path, time_t sec) {
+    const struct timespec t[2] = {{sec, 0}, {sec, 0}};
+    CHECK(utimensat(AT_FDCWD, path, t, 0) == 0, "utimensat %s", path);
+}
+
+static bool exists(const char *path) { return access(path, F_OK) == 0; }
+
+/* One prompt through the cache of dir bounded at max_bytes; its file's path into path. */
+static bool encode_cached(ltx2_context *ctx, const char *dir, uint64_t max_bytes, const char *prompt, char *path,
+                          size_t cap) {
+    const ltx2_text_cache_opts cache = {dir, max_bytes};
+    const char *prompts[1] = {prompt};
+    ltx2_pipe_text t;
+    ltx2_text_cache c;
+    const bool ok = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 1, &cache, false,
+                                          NULL, NULL, &t) == LTX2_OK &&
+                    ltx2_text_cache_open(ctx, dir, GEMMA_DIR, NULL, &c) == LTX2_OK;
+    CHECK(ok, "encode \"%s\" through the cache: %s", prompt, ltx2_last_error(ctx));
+    if (ok) ltx2_text_cache_path(&c, prompt, LTX2_GEMMA_MAX_TOKENS, path, cap);
+    if (ok) ltx2_pipe_text_free(&t);
+    return ok;
+}
+
+/* The cache's bound: after a store, the least recently used prompts go (a read counts as a use),
+ * never the run's own, and nothing in the directory but the cache's files is touched. */
+static void check_cache_bound(ltx2_context *ctx) {
+    char dir[] = "/tmp/ltx2_text_bound.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char pa[LTX2_TEXT_CACHE_PATH_CAP + 80], pb[sizeof pa], pc[sizeof pa], other[sizeof pa], tmp[sizeof pa];
+    /* a file of someone else's, and a writer's temporary file of ours */
+    snprintf(other, sizeof other, "%s/notes.txt", dir);
+    snprintf(tmp, sizeof tmp, "%s/%064d.safetensors.tmp.1", dir, 0);
+    FILE *f1 = fopen(other, "w"), *f2 = fopen(tmp, "w");
+    CHECK(f1 && f2, "fixture files");
+    if (f1) fputs("not a prompt", f1), fclose(f1);
+    if (f2) fputs("half a prompt", f2), fclose(f2);
+    bool ok = encode_cached(ctx, dir, 0, "a cat in the rain", pa, sizeof pa) &&
+              encode_cached(ctx, dir, 0, "a dog in the snow", pb, sizeof pb);
+    struct stat sb;
+    ok = ok && stat(pa, &sb) == 0;
+    if (ok) {
+        const uint64_t one = (uint64_t)sb.st_size;
+        set_used(other, 1), set_used(tmp, 1);
+        set_used(pa, 1000), set_used(pb, 2000); /* a used before b */
+        /* a read again: now the most recently used, so a third prompt within two files' bytes
+         * pushes b out */
+        ok = encode_cached(ctx, dir, 0, "a cat in the rain", pa, sizeof pa) &&
+             encode_cached(ctx, dir, 2 * one, "a bird in the wind", pc, sizeof pc);
+        CHECK(ok && exists(pa) && !exists(pb) && exists(pc),
+              "within two prompts' bytes the least recently used (b) must go: a %d b %d c %d", exists(pa), exists(pb),
+              exists(pc));
+        /* a bound below one prompt keeps the run's own */
+        ok = ok && encode_cached(ctx, dir, 1, "a dog in the snow", pb, sizeof pb);
+        CHECK(ok && !exists(pa) && exists(pb) && !exists(pc), "a bound below one prompt keeps only the run's own");
+        CHECK(exists(other) && exists(tmp), "the trim must leave files that are not the cache's alone");
+        int removed = -1;
+        uint64_t freed = 1;
+        CHECK(ltx2_text_cache_trim(ctx, dir, 0, NULL, 0, &removed, &freed) == LTX2_OK && removed == 1 &&
+                  freed == one && !exists(pb),
+              "a trim to 0 bytes removes every cache file: %d removed, %llu bytes", removed,
+              (unsigned long long)freed);
+    }
+    unlink(pa), unlink(pb), unlink(pc), unlink(other), unlink(tmp);
+    CHECK(rmdir(dir) == 0, "%s holds more than the test's files", dir);
+}
+
 /* The text cache serves what it holds: a cached file, once replaced, is what comes back. */
 static void check_cache(ltx2_context *ctx) {
     char dir[] = "/tmp/ltx2_text_cache.XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     const char *prompts[1] = {"a cat in the rain"};
+    const ltx2_text_cache_opts cache = {dir, 0};
     ltx2_pipe_text a, b;
-    ltx2_status st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 1, dir, false, NULL, NULL, &a);
+    ltx2_status st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 1, &cache, false, NULL, NULL, &a);
     CHECK(st == LTX2_OK, "encode into the cache: %s", ltx2_last_error(ctx));
     ltx2_text_cache c;
     char path[LTX2_TEXT_CACHE_PATH_CAP + 80];
@@ -148,7 +220,7 @@ static void check_cache(ltx2_context *ctx) {
         const int64_t n = a.S * a.D * a.L;
         for (int64_t i = 0; i < n; i++) a.hidden[i] *= 2.0f;
         CHECK(ltx2_pipe_text_save(ctx, &a, path) == LTX2_OK, "rewrite %s", path);
-        st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 1, dir, false, NULL, NULL, &b);
+        st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 1, &cache, false, NULL, NULL, &b);
         CHECK(st == LTX2_OK && b.S == a.S && memcmp(a.hidden, b.hidden, (size_t)n * sizeof(float)) == 0,
               "the second encode did not come from the cache");
         if (st == LTX2_OK) ltx2_pipe_text_free(&b);
@@ -217,6 +289,7 @@ int main(void) {
     check_version(ctx, "2.0");
     check_version(ctx, "2.3");
     check_cache(ctx);
+    check_cache_bound(ctx);
     check_vocab_mismatch(ctx);
     ltx2_context_free(ctx);
     return test_finish();

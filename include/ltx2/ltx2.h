@@ -188,6 +188,11 @@ typedef struct ltx2_generate_params {
                                            prompt_embeds reads */
     const char *text_cache;             /* optional directory: prompts encoded before (same encoder,
                                            same text) are read from it instead of running Gemma */
+    /* The text cache's bound: after a prompt is stored, its least recently used files (by their
+     * times, which a read refreshes) are removed until the cache's files take at most this many
+     * bytes; the prompts of the run stay. Init: 16 GiB (about 40 prompts of the 12B encoded on a
+     * GPU); 0: no bound. */
+    int64_t text_cache_max_bytes;
     /* Rewrite prompt with text_encoder's Gemma-3 before encoding it, as ltx-pipelines'
      * --enhance-prompt does (with images, the first one through Gemma's vision tower, as its
      * enhance_i2v): enhance_system_prompt the system prompt file (NULL: gemma3_t2v_system_prompt.txt,

@@ -51,6 +51,8 @@
 #define CLI_MAX_LORAS 16
 /* split checkpoint files one --checkpoint-path may name (a full LTX-2 split has five components) */
 #define CLI_MAX_CHECKPOINT_FILES 16
+/* --text-cache-size's ceiling in GiB: 1 PiB, so the bytes fit an int64 whatever the input */
+#define TEXT_CACHE_MAX_GIB (1 << 20)
 /* ltx-pipelines constants.py DEFAULT_IMAGE_CRF (the H.264 round trip of an --image); at most
  * CLI_MAX_IMAGES --image per run; x264's 8-bit CRF range. */
 #define DEFAULT_IMAGE_CRF 33
@@ -376,6 +378,16 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
         }
         else if (!strcmp(a, "--text-cache")) { VALUE(); p.text_cache = v; }
         else if (!strcmp(a, "--no-text-cache")) no_text_cache = true;
+        else if (!strcmp(a, "--text-cache-size")) {
+            double gib = 0;
+            NUM(gib);
+            if (!(gib >= 0 && gib <= TEXT_CACHE_MAX_GIB)) {
+                fprintf(stderr, "ltx2 %s: --text-cache-size %s: GiB in [0, %d] (0: no bound)\n", CMD, v,
+                        TEXT_CACHE_MAX_GIB);
+                return CLI_EXIT_BAD_INPUT;
+            }
+            p.text_cache_max_bytes = (int64_t)(gib * (double)(1 << 30));
+        }
         else if (!strcmp(a, "--save-prompt-embeds")) { VALUE(); p.save_prompt_embeds = v; }
         else if (!strcmp(a, "--enhance-prompt")) p.enhance_prompt = 1;
         else if (!strcmp(a, "--enhance-system-prompt")) { VALUE(); p.enhance_system_prompt = v; enhance_flag = a; }

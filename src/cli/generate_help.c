@@ -71,6 +71,8 @@ void cli_generate_usage(FILE *out) {
             "                                 ~/.cache/ltx2c/prompts); keyed by prompt and encoder fingerprint;\n"
             "                                 a prompt's states as the encoder made them (bf16 from a GPU: 385\n"
             "                                 MB for the 12B), read back onto the GPU when it encodes there\n"
+            "  --text-cache-size GIB          keep the cache within GIB GiB, removing the least recently\n"
+            "                                 used prompts after a new one is stored (default 16; 0: no bound)\n"
             "  --no-text-cache                always run Gemma, write no cache\n"
             "  --save-prompt-embeds FILE      write the prompt's hidden states (.safetensors, what\n"
             "                                 --prompt-embeds reads) to skip Gemma next time\n"

@@ -71,6 +71,7 @@ void ltx2_generate_params_init(ltx2_generate_params *p) {
     p->decode_audio = 1;
     p->enhance_seed = LTX2_ENHANCE_SEED;
     p->enhance_max_tokens = LTX2_ENHANCE_MAX_NEW_TOKENS;
+    p->text_cache_max_bytes = LTX2_TEXT_CACHE_MAX_BYTES;
 }
 
 void ltx2_generate_result_free(ltx2_generate_result *r) {
@@ -210,6 +211,9 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
     if (!ltx2_gen_weights_dtype(p->weights_dtype))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype '%s': use bf16, fp8 or fp8-cast",
                           p->weights_dtype);
+    if (p->text_cache_max_bytes < 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "text_cache_max_bytes is %lld (0: no bound)",
+                          (long long)p->text_cache_max_bytes);
     if (p->text_encoder_dtype && strcmp(p->text_encoder_dtype, "bf16") && strcmp(p->text_encoder_dtype, "fp8"))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: text encoder dtype '%s': use bf16 or fp8",
                           p->text_encoder_dtype);

@@ -181,11 +181,13 @@ ltx2_status ltx2_gen_text_from_prompts(ltx2_context *ctx, const ltx2_generate_pa
         }
         if (*enhanced) prompts[0] = *enhanced;
     }
+    const ltx2_text_cache_opts cache = {p->text_cache, (uint64_t)p->text_cache_max_bytes};
     if (st == LTX2_OK)
         /* the states stay on the generation's GPU for the connectors (no 385 MB a prompt up again,
          * nor down unless the text cache writes them), unless Gemma ran elsewhere */
-        st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, fp8, gw, prompts, need_neg ? 2 : 1, p->text_cache,
-                                   keep && tbe == run_be && !opened, p->cancel, p->cancel_user, out);
+        st = ltx2_pipe_text_encode(ctx, p->text_encoder, tbe, fp8, gw, prompts, need_neg ? 2 : 1,
+                                   p->text_cache ? &cache : NULL, keep && tbe == run_be && !opened, p->cancel,
+                                   p->cancel_user, out);
     if (gw) LTX2_LOGI(ctx, "text encoder: freed");
     ltx2_gemma_weights_free(gw);
     ltx2_backend_free(opened);

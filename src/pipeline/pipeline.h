@@ -136,7 +136,8 @@ float ltx2_pipe_audio_time(int64_t latent, bool xla);
 
 /* A prompt's Gemma hidden states + mask, from the encoder or a file (see
  * ltx2_generate_params.prompt_embeds). Held layer-major (model/text_states.h): the encoder writes
- * each layer where it belongs; files, layer-last, are transposed on reading and writing. */
+ * each layer where it belongs; interchange files, layer-last, are transposed on reading and
+ * writing, the text cache's are not. */
 typedef struct ltx2_pipe_text {
     float *hidden;   /* [L, S, D] */
     uint8_t *mask;   /* [1, S] */
@@ -180,24 +181,41 @@ ltx2_status ltx2_text_cache_open(ltx2_context *ctx, const char *cache_dir, const
                                  ltx2_text_cache *out);
 void ltx2_text_cache_path(const ltx2_text_cache *c, const char *prompt, int64_t tokens, char *path, size_t cap);
 ltx2_status ltx2_text_cache_mkdir(ltx2_context *ctx, const char *dir);
+/* The default bound of a text cache directory (ltx2_generate_params.text_cache_max_bytes): a 12B
+ * prompt encoded on a GPU takes 385 MB, on the CPU 770 MB. */
+#define LTX2_TEXT_CACHE_MAX_BYTES ((int64_t)16 << 30)
+/* Marks a cache file used now (its times: what the bound removes by); a failure is ignored (a
+ * read-only cache still serves). */
+void ltx2_text_cache_touch(const char *path);
+/* Removes the least recently used cache files of dir (names ltx2_text_cache_path makes; nothing
+ * else there is touched) until they take at most max_bytes, never one of keep[0..n_keep); how many
+ * went and their bytes into *removed / *freed (may be NULL). */
+ltx2_status ltx2_text_cache_trim(ltx2_context *ctx, const char *dir, uint64_t max_bytes, const char *const *keep,
+                                 int n_keep, int *removed, uint64_t *freed);
+/* Where a text stage's prompts are cached (dir NULL: nowhere) and the cache's bound (0: none). */
+typedef struct ltx2_text_cache_opts {
+    const char *dir;
+    uint64_t max_bytes;
+} ltx2_text_cache_opts;
 
 /* Prompts (UTF-8) to out[0..n) with the Gemma-3 checkpoint directory dir (config.json, weights,
  * tokenizer.model) on be: ltx-core's tokenisation to LTX2_GEMMA_MAX_TOKENS (a longer prompt is
  * truncated with a warning), one batched forward, every hidden state; the encoder is freed
  * before returning unless shared (weights the caller loaded with ltx2_pipe_gemma_load, e.g. for the
- * prompt's enhancement) runs instead; fp8: its Linear weights stored fp8 (ltx2_gemma_weights_load_fp8_on). cache_dir
- * (may be NULL, keyed by the encoder and fp8): prompts found there skip Gemma, the others are
- * stored there (a failed store is a warning). cancel (may be NULL) is polled after every layer: a
+ * prompt's enhancement) runs instead; fp8: its Linear weights stored fp8 (ltx2_gemma_weights_load_fp8_on). cache
+ * (may be NULL, keyed by the encoder and fp8): prompts found in cache->dir skip Gemma, the others
+ * are stored there (ltx2_pipe_text_save_cache), then the cache is trimmed to cache->max_bytes (a
+ * failed store or trim is a warning). cancel (may be NULL) is polled after every layer: a
  * nonzero return stops the forward with LTX2_ERR_CANCELLED; progress is logged at most every
  * LTX2_PIPE_TEXT_PROGRESS_S seconds. keep: on a device backend (not the CPU) the encoded states
  * stay on it (ltx2_pipe_text.dev; ltx2_gemma_forward_keep) instead of coming to the host (the
- * cache gets a downloaded copy; prompts found there come from the host); they must then be freed
- * before that backend is. */
+ * cache gets a downloaded copy; prompts found there go onto the device too); they must then be
+ * freed before that backend is. */
 #define LTX2_PIPE_TEXT_PROGRESS_S 10.0
 ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
                                   const ltx2_gemma_weights *shared, const char *const *prompts, int n,
-                                  const char *cache_dir, bool keep, int (*cancel)(void *), void *cancel_user,
-                                  ltx2_pipe_text *out);
+                                  const ltx2_text_cache_opts *cache, bool keep, int (*cancel)(void *),
+                                  void *cancel_user, ltx2_pipe_text *out);
 /* The Gemma-3 checkpoint in dir on be as the text stage runs it (f32 on the CPU, bf16 on a device;
  * fp8: fp8-stored Linears). */
 ltx2_status ltx2_pipe_gemma_load(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,

@@ -4,11 +4,14 @@
  * weight file its name, size, modification time, safetensors header and a 4 KiB sample every
  * 16 MiB: hashing all of a 24 GB encoder per run would cost more than running it on a GPU, and a
  * file changed in place changes its time. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/sha256.h"
 #include "io/file.h"
@@ -123,4 +126,87 @@ ltx2_status ltx2_text_cache_mkdir(ltx2_context *ctx, const char *dir) {
     }
     if (!ltx2_path_is_dir(dir)) return LTX2_ERROR(ctx, LTX2_ERR_IO, "text cache: %s is not a directory", dir);
     return LTX2_OK;
+}
+
+void ltx2_text_cache_touch(const char *path) { (void)utimensat(AT_FDCWD, path, NULL, 0); }
+
+/* ltx2_text_cache_path's file names: 64 lowercase hex digits then ".safetensors" (a writer's
+ * temporary file, "<name>.tmp.<pid>", is not one). */
+#define ENTRY_HEX 64
+#define ENTRY_SUFFIX ".safetensors"
+
+static bool is_entry(const char *name) {
+    for (int i = 0; i < ENTRY_HEX; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return false;
+    return !strcmp(name + ENTRY_HEX, ENTRY_SUFFIX);
+}
+
+typedef struct cache_entry {
+    char name[ENTRY_HEX + sizeof ENTRY_SUFFIX];
+    uint64_t bytes;
+    struct timespec used;
+} cache_entry;
+
+/* Least recently used first; equal times by name, so a trim is the same on every run. */
+static int by_use(const void *a, const void *b) {
+    const cache_entry *x = a, *y = b;
+    if (x->used.tv_sec != y->used.tv_sec) return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+    if (x->used.tv_nsec != y->used.tv_nsec) return x->used.tv_nsec < y->used.tv_nsec ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static bool kept(const char *name, const char *const *keep, int n_keep) {
+    for (int i = 0; i < n_keep; i++) {
+        const char *base = strrchr(keep[i], '/');
+        if (!strcmp(base ? base + 1 : keep[i], name)) return true;
+    }
+    return false;
+}
+
+ltx2_status ltx2_text_cache_trim(ltx2_context *ctx, const char *dir, uint64_t max_bytes, const char *const *keep,
+                                 int n_keep, int *removed, uint64_t *freed) {
+    if (removed) *removed = 0;
+    if (freed) *freed = 0;
+    DIR *d = opendir(dir);
+    if (!d) return LTX2_ERROR(ctx, LTX2_ERR_IO, "text cache: %s: %s", dir, strerror(errno));
+    cache_entry *e = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t total = 0;
+    ltx2_status st = LTX2_OK;
+    for (struct dirent *de; st == LTX2_OK && (de = readdir(d));) {
+        struct stat sb;
+        if (!is_entry(de->d_name) || fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(sb.st_mode))
+            continue; /* not ours, or gone since the listing (another run's trim) */
+        if (n == cap) {
+            cache_entry *m = realloc(e, (cap = cap ? 2 * cap : 64) * sizeof *e);
+            if (!m) {
+                st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "text cache: listing %s", dir);
+                break;
+            }
+            e = m;
+        }
+        memcpy(e[n].name, de->d_name, sizeof e[n].name); /* is_entry: exactly that long */
+        e[n].bytes = (uint64_t)sb.st_size;
+        e[n].used = sb.st_mtim;
+        total += e[n++].bytes;
+    }
+    closedir(d);
+    if (st == LTX2_OK && total > max_bytes) {
+        qsort(e, n, sizeof *e, by_use);
+        for (size_t i = 0; i < n && total > max_bytes; i++) {
+            if (kept(e[i].name, keep, n_keep)) continue;
+            char path[LTX2_TEXT_CACHE_PATH_CAP + sizeof e[i].name + 1];
+            snprintf(path, sizeof path, "%s/%s", dir, e[i].name);
+            if (unlink(path) != 0 && errno != ENOENT) {
+                st = LTX2_ERROR(ctx, LTX2_ERR_IO, "text cache: cannot remove %s: %s", path, strerror(errno));
+                break;
+            }
+            total -= e[i].bytes;
+            if (removed) ++*removed;
+            if (freed) *freed += e[i].bytes;
+        }
+    }
+    free(e);
+    return st;
 }

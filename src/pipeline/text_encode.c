@@ -137,10 +137,25 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
     return st;
 }
 
+/* The cache within its bound after a store, this call's prompts kept; what went is logged. */
+static void cache_trim(ltx2_context *ctx, const ltx2_text_cache_opts *c,
+                       char (*paths)[LTX2_TEXT_CACHE_PATH_CAP + 80], int n) {
+    const char *keep[LTX2_PIPE_MAX_PROMPTS];
+    for (int i = 0; i < n; i++) keep[i] = paths[i];
+    int removed = 0;
+    uint64_t freed = 0;
+    if (ltx2_text_cache_trim(ctx, c->dir, c->max_bytes, keep, n, &removed, &freed) != LTX2_OK)
+        LTX2_LOGW(ctx, "text encoder: the cache was not trimmed: %s", ltx2_last_error(ctx));
+    if (removed > 0)
+        LTX2_LOGI(ctx, "text encoder: %d least recently used prompt%s (%.0f MB) removed from the cache, which is kept "
+                  "within %.1f GiB", removed, removed > 1 ? "s" : "", (double)freed / 1e6,
+                  (double)c->max_bytes / (double)(1 << 30));
+}
+
 ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2_backend *be, bool fp8,
                                   const ltx2_gemma_weights *shared, const char *const *prompts, int n,
-                                  const char *cache_dir, bool keep, int (*cancel)(void *), void *cancel_user,
-                                  ltx2_pipe_text *out) {
+                                  const ltx2_text_cache_opts *cache_opts, bool keep, int (*cancel)(void *),
+                                  void *cancel_user, ltx2_pipe_text *out) {
     for (int i = 0; i < n; i++) memset(&out[i], 0, sizeof out[i]);
     if (n < 1 || n > LTX2_PIPE_MAX_PROMPTS)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "text encoder: %d prompts (1..%d)", n, LTX2_PIPE_MAX_PROMPTS);
@@ -148,6 +163,7 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
     ltx2_gemma_config gc;
     LTX2_TRY(ltx2_gemma_config_load(ctx, dir, &gc));
     const int64_t S = LTX2_GEMMA_MAX_TOKENS, text_dim = gc.hidden * (gc.layers + 1);
+    const char *cache_dir = cache_opts ? cache_opts->dir : NULL;
     ltx2_text_cache cache;
     char paths[LTX2_PIPE_MAX_PROMPTS][LTX2_TEXT_CACHE_PATH_CAP + 80];
     int miss[LTX2_PIPE_MAX_PROMPTS], n_miss = 0;
@@ -161,6 +177,7 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
             if (ltx2_path_is_file(paths[i]) &&
                 ltx2_pipe_text_load_on(ctx, paths[i], text_dim, keep_be, &out[i]) == LTX2_OK) {
                 LTX2_LOGI(ctx, "text encoder: prompt %d from the cache (%s)", i + 1, paths[i]);
+                ltx2_text_cache_touch(paths[i]); /* used now: the last the bound removes */
                 continue;
             }
         }
@@ -175,6 +192,7 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
         for (int k = 0; cs == LTX2_OK && k < n_miss; k++)
             cs = ltx2_pipe_text_save_cache(ctx, &out[miss[k]], paths[miss[k]]);
         if (cs != LTX2_OK) LTX2_LOGW(ctx, "text encoder: not cached: %s", ltx2_last_error(ctx));
+        if (cs == LTX2_OK && cache_opts->max_bytes > 0) cache_trim(ctx, cache_opts, paths, n);
     }
     if (st != LTX2_OK) {
         for (int i = 0; i < n; i++) ltx2_pipe_text_free(&out[i]);

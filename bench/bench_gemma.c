@@ -24,6 +24,12 @@
 #define TOKENS 1024
 #define TOKENS_QUICK 256
 #define DEFAULT_LAYERS 2
+/* The "typical prompts" row: a user's prompt and the default negative prompt (about 1,000
+ * characters: ~200 Gemma tokens), left-padded to the 1024 tokens */
+#define TYPICAL_TOKENS 250
+#define TYPICAL_NEGATIVE_TOKENS 200
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define PEAK_SECONDS 0.3
 
 static double layer_matmul_flops(const ltx2_gemma_config *c, int64_t rows, int64_t S) {
@@ -44,6 +50,7 @@ typedef struct gemma_job {
     float *hidden;
     ltx2_status st;
     ltx2_tensor kept[BATCH]; /* run_gemma_kept's device states, allocated by its first call */
+    int64_t skip;            /* leading positions every prompt pads: not computed (the pipeline's rule) */
 } gemma_job;
 
 /* As the pipeline runs it: each sample's states to the host, layer-major, in its own buffer. */
@@ -51,7 +58,8 @@ static void run_gemma(void *u) {
     gemma_job *j = u;
     float *out[BATCH];
     for (int b = 0; b < BATCH; b++) out[b] = j->hidden + b * j->S * j->w->cfg.hidden * (j->w->cfg.layers + 1);
-    if (j->st == LTX2_OK) j->st = ltx2_gemma_forward_split(j->ctx, j->w, j->ids, j->mask, BATCH, j->S, out, NULL, NULL);
+    if (j->st == LTX2_OK) j->st = ltx2_gemma_forward_split(j->ctx, j->w, j->ids, j->mask, BATCH, j->S, j->skip, out, NULL,
+                                                                 NULL);
 }
 
 /* As the pipeline runs LTX-2.3's: every state copied into each sample's [L + 1, S, D] device
@@ -70,7 +78,8 @@ static void run_gemma_kept(void *u) {
         }
         out[b] = &j->kept[b];
     }
-    if (j->st == LTX2_OK) j->st = ltx2_gemma_forward_keep(j->ctx, j->w, j->ids, j->mask, BATCH, j->S, out, NULL, NULL);
+    if (j->st == LTX2_OK) j->st = ltx2_gemma_forward_keep(j->ctx, j->w, j->ids, j->mask, BATCH, j->S, j->skip, out, NULL,
+                                                                NULL);
     if (j->st == LTX2_OK) j->st = be->sync(be, j->ctx);
 }
 
@@ -141,7 +150,8 @@ static void profile_forward(bench_report *r, ltx2_context *ctx, const ltx2_gemma
  * the pipeline runs them, every hidden state back to the host (layer-major, model/text_states.h).
  * Goal (#13): the 12B's 48 layers in <= 80 ms on one H100. */
 static int bench_cuda(const bench_opts *o, bench_report *r, ltx2_context *ctx, const ltx2_gemma_weights *w,
-                      const int32_t *ids, const uint8_t *mask, int64_t S, float *hidden, double flops) {
+                      const int32_t *ids, const uint8_t *mask, const uint8_t *typ, int64_t S, float *hidden,
+                      double flops) {
     ltx2_backend *cuda = NULL;
     if (ltx2_backend_cuda_create(ctx, 0, &cuda) != LTX2_OK) {
         bench_report_note(r, "cuda: skipped (%s)", ltx2_last_error(ctx));
@@ -156,17 +166,25 @@ static int bench_cuda(const bench_opts *o, bench_report *r, ltx2_context *ctx, c
         static const struct {
             const char *suffix, *what;
             void (*fn)(void *);
-        } runs[] = {{"layers", "hidden states left where they are made", run_gemma_layers},
+            bool typical;
+        } runs[] = {{"layers", "hidden states left where they are made", run_gemma_layers, false},
                     {"kept", "hidden states copied into the device tensors the connectors take (LTX-2.3)",
-                     run_gemma_kept},
-                    {"to host", "every hidden state to the host, layer-major", run_gemma}};
+                     run_gemma_kept, false},
+                    {"to host", "every hidden state to the host, layer-major", run_gemma, false},
+                    {"kept, typical prompts", "prompts of " STR(TYPICAL_TOKENS) " and " STR(TYPICAL_NEGATIVE_TOKENS)
+                     " tokens, kept, the padding both share not computed (the pipeline's text stage)",
+                     run_gemma_kept, true}};
         for (size_t k = 0; k < sizeof runs / sizeof runs[0] && rc == 0; k++) {
             const bool to_host = runs[k].fn == run_gemma;
-            gemma_job j = {ctx, wd, ids, mask, S, hidden, LTX2_OK, {{0}}};
+            const uint8_t *m = runs[k].typical ? typ : mask;
+            const int64_t skip = ltx2_gemma_pipeline_skip(m, BATCH, S), n = S - skip;
+            /* the matmuls of the rows computed */
+            const double part = layer_matmul_flops(&w->cfg, BATCH * n, n) / layer_matmul_flops(&w->cfg, BATCH * S, S);
+            gemma_job j = {ctx, wd, ids, m, S, hidden, LTX2_OK, {{0}}, skip};
             char name[128];
             snprintf(name, sizeof name, "gemma-3 12B shape %lld layers B%d S%lld bf16 %s", (long long)w->cfg.layers,
                      BATCH, (long long)S, runs[k].suffix);
-            bench_row row = {.bench = "gemma", .name = name, .device = "cuda", .flops = flops};
+            bench_row row = {.bench = "gemma", .name = name, .device = "cuda", .flops = flops * part};
             row.st = bench_measure(o, runs[k].fn, &j, 1);
             job_free(&j);
             if (j.st != LTX2_OK) {
@@ -190,12 +208,12 @@ static int bench_cuda(const bench_opts *o, bench_report *r, ltx2_context *ctx, c
                 w48.cfg.sliding[l] = (l + 1) % G12_SLIDING_PATTERN != 0;
             }
             float *hidden48 = !to_host ? NULL : malloc((size_t)(BATCH * S * G12_HIDDEN * (G12_LAYERS + 1)) * sizeof(float));
-            gemma_job j48 = {ctx, &w48, ids, mask, S, hidden48, LTX2_OK, {{0}}};
+            gemma_job j48 = {ctx, &w48, ids, m, S, hidden48, LTX2_OK, {{0}}, skip};
             char name48[128];
             snprintf(name48, sizeof name48, "gemma-3 12B %d layers (weights cycled) B%d S%lld bf16 %s", G12_LAYERS, BATCH,
                      (long long)S, runs[k].suffix);
             bench_row row48 = {.bench = "gemma", .name = name48, .device = "cuda",
-                               .flops = flops / (double)w->cfg.layers * G12_LAYERS};
+                               .flops = flops * part / (double)w->cfg.layers * G12_LAYERS};
             if (!to_host || hidden48) row48.st = bench_measure(o, runs[k].fn, &j48, 1);
             if ((!to_host || hidden48) && j48.st == LTX2_OK) {
                 bench_report_row(r, &row48);
@@ -251,13 +269,13 @@ int main(int argc, char **argv) {
     ltx2_gemma_weights *w = NULL;
     gemm_job g = {ctx, rows, G12_FFN, G12_HIDDEN, NULL, NULL, NULL};
     int32_t *ids = malloc((size_t)rows * sizeof *ids);
-    uint8_t *mask = malloc((size_t)rows);
+    uint8_t *mask = malloc((size_t)rows), *typ = malloc((size_t)rows);
     float *hidden = malloc((size_t)(rows * G12_HIDDEN * (layers + 1)) * sizeof(float));
     g.A = malloc((size_t)(g.M * g.K) * sizeof(float));
     g.C = malloc((size_t)(g.M * g.N) * sizeof(float));
     g.Bbf = malloc((size_t)(g.N * g.K) * sizeof(uint16_t));
     rc = 1;
-    if (!ids || !mask || !hidden || !g.A || !g.C || !g.Bbf) {
+    if (!ids || !mask || !typ || !hidden || !g.A || !g.C || !g.Bbf) {
         fprintf(stderr, "bench_gemma: out of memory\n");
         goto done;
     }
@@ -271,6 +289,8 @@ int main(int argc, char **argv) {
             const bool real = b == 1 || s >= S - 200;
             ids[b * S + s] = real ? (int32_t)((b * 7919 + s * 104729) % BENCH_VOCAB) : 0;
             mask[b * S + s] = real;
+            /* typical prompts: a user's and the default negative one, padded to S */
+            typ[b * S + s] = s >= S - (b == 0 ? TYPICAL_TOKENS : TYPICAL_NEGATIVE_TOKENS);
         }
     ltx2_rng_normal(9, 1, 0, (size_t)(g.M * g.K), g.A);
     {
@@ -286,7 +306,7 @@ int main(int argc, char **argv) {
                       (long long)S);
     const double flops = (double)layers * layer_matmul_flops(&c, rows, S);
     if (cuda_only) {
-        rc = bench_cuda(&o, &r, ctx, w, ids, mask, S, hidden, flops);
+        rc = bench_cuda(&o, &r, ctx, w, ids, mask, typ, S, hidden, flops);
         goto done;
     }
     const double gflop = 2.0 * (double)g.M * (double)g.N * (double)g.K;
@@ -299,7 +319,7 @@ int main(int argc, char **argv) {
     grow.roof_rate = 0.5 * (pk0 + pk1);
     bench_report_row(&r, &grow);
 
-    gemma_job j = {ctx, w, ids, mask, S, hidden, LTX2_OK, {{0}}};
+    gemma_job j = {ctx, w, ids, mask, S, hidden, LTX2_OK, {{0}}, ltx2_gemma_pipeline_skip(mask, BATCH, S)};
     char name[96];
     snprintf(name, sizeof name, "gemma-3 12B shape %lld layers B%d S%lld", (long long)layers, BATCH, (long long)S);
     bench_row row = {.bench = "gemma", .name = name, .device = "cpu", .flops = flops, .baseline = "gemm",
@@ -317,9 +337,28 @@ int main(int argc, char **argv) {
                       flops / row.st.median_s * 1e-9, flops * 1e-9,
                       (flops / row.st.median_s) / (gflop / grow.st.median_s), gflop / grow.st.median_s * 1e-9,
                       G12_LAYERS, row.st.median_s / (double)layers * G12_LAYERS);
-    rc = bench_cuda(&o, &r, ctx, w, ids, mask, S, hidden, flops);
+    /* the pipeline's text stage on typical prompts: the padding both share not computed */
+    gemma_job jt = {ctx, w, ids, typ, S, hidden, LTX2_OK, {{0}}, ltx2_gemma_pipeline_skip(typ, BATCH, S)};
+    const int64_t nt = S - jt.skip;
+    char tname[128];
+    snprintf(tname, sizeof tname, "gemma-3 12B shape %lld layers B%d S%lld, prompts of %d and %d tokens",
+             (long long)layers, BATCH, (long long)S, TYPICAL_TOKENS, TYPICAL_NEGATIVE_TOKENS);
+    bench_row trow = {.bench = "gemma", .name = tname, .device = "cpu",
+                      .flops = (double)layers * layer_matmul_flops(&c, BATCH * nt, nt), .baseline = "gemm",
+                      .roof = "fma_peak", .roof_rate = row.roof_rate};
+    trow.baseline_s = grow.st.median_s * trow.flops / gflop;
+    trow.st = bench_measure(&o, run_gemma, &jt, 1);
+    if (jt.st != LTX2_OK) {
+        fprintf(stderr, "bench_gemma: forward, typical prompts: %s\n", ltx2_last_error(ctx));
+        goto done;
+    }
+    bench_report_row(&r, &trow);
+    bench_report_note(&r, "gemma, typical prompts: %lld of %lld positions computed (the first %lld pad both prompts), "
+                      "%.2f x the time of the whole forward", (long long)nt, (long long)S, (long long)jt.skip,
+                      trow.st.median_s / row.st.median_s);
+    rc = bench_cuda(&o, &r, ctx, w, ids, mask, typ, S, hidden, flops);
 done:
-    free(ids), free(mask), free(hidden), free(g.A), free(g.C), free(g.Bbf);
+    free(ids), free(mask), free(typ), free(hidden), free(g.A), free(g.C), free(g.Bbf);
     ltx2_gemma_weights_free(w);
     bench_report_close(&r);
     ltx2_context_free(ctx);

@@ -20,6 +20,43 @@
 /* issue #13: every hidden state at fp32 rel-L2 <= 1e-5 */
 #define HIDDEN_REL_L2 1e-5
 
+/* The pipeline's forward, the padding both prompts share not computed: every real row of every
+ * state bit for bit the full forward's (hidden: its layer-last states), the skipped rows zero; a
+ * skip past the shared padding refused. */
+static void check_skip(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids, const uint8_t *mask,
+                       int64_t B, int64_t S, const float *hidden) {
+    const int64_t D = w->cfg.hidden, L1 = w->cfg.layers + 1, skip = ltx2_gemma_common_padding(mask, B, S);
+    CHECK(skip > 0 && skip < S, "the golden prompts share %lld padded positions of %lld: nothing to skip",
+          (long long)skip, (long long)S);
+    float *major = malloc((size_t)(B * L1 * S * D) * sizeof(float));
+    float *out[2] = {major, major + L1 * S * D};
+    if (B != 2 || !major) {
+        CHECK(false, "two samples and their states");
+        free(major);
+        return;
+    }
+    memset(major, 0x7f, (size_t)(B * L1 * S * D) * sizeof(float)); /* not zero: the skipped rows must be written */
+    const ltx2_status st = ltx2_gemma_forward_split(ctx, w, ids, mask, B, S, skip, out, NULL, NULL);
+    CHECK(st == LTX2_OK, "forward skipping %lld: %s", (long long)skip, ltx2_last_error(ctx));
+    int64_t differ = 0, nonzero = 0;
+    for (int64_t b = 0; st == LTX2_OK && b < B; b++)
+        for (int64_t l = 0; l < L1; l++)
+            for (int64_t t = 0; t < S; t++)
+                for (int64_t d = 0; d < D; d++) {
+                    const float got = out[b][(l * S + t) * D + d];
+                    if (t < skip) nonzero += got != 0.0f;
+                    else differ += memcmp(&got, &hidden[((b * S + t) * D + d) * L1 + l], sizeof got) != 0;
+                }
+    CHECK(differ == 0 && nonzero == 0, "skipping %lld shared padded positions: %lld real values differ from the full "
+          "forward's, %lld skipped ones are not zero", (long long)skip, (long long)differ, (long long)nonzero);
+    printf("gemma: %lld shared padded positions of %lld skipped: real rows bit for bit, skipped rows zero\n",
+           (long long)skip, (long long)S);
+    CHECK(ltx2_gemma_forward_split(ctx, w, ids, mask, B, S, skip + 1, out, NULL, NULL) == LTX2_ERR_INVALID_ARG &&
+              strstr(ltx2_last_error(ctx), "padding in every sample"),
+          "a skip past the shared padding: %s", ltx2_last_error(ctx));
+    free(major);
+}
+
 static void check_golden(ltx2_context *ctx, const ltx2_gemma_weights *w) {
     ltx2_st_file *f = NULL;
     if (ltx2_st_open(ctx, GOLDEN, &f) != LTX2_OK) {
@@ -64,6 +101,7 @@ static void check_golden(ltx2_context *ctx, const ltx2_gemma_weights *w) {
     }
     printf("gemma: %lld hidden states of [%lld, %lld, %lld], worst rel-L2 %.3g\n", (long long)L1, (long long)B,
            (long long)S, (long long)D, worst);
+    if (st == LTX2_OK) check_skip(ctx, w, ids, mask, B, S, hidden);
     /* an id outside the table is refused before any work */
     ids[3] = (int32_t)w->cfg.vocab;
     CHECK(ltx2_gemma_forward(ctx, w, ids, mask, B, S, hidden) == LTX2_ERR_INVALID_ARG &&

@@ -12,10 +12,12 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "cpu/gemm_driver.h"
 #include "core/metrics.h"
 #include "io/file.h"
 #include "io/safetensors.h"
 #include "model/connectors.h"
+#include "model/gemma.h"
 #include "pipeline/pipeline.h"
 #include "test_util.h"
 #include "text/gemma_tokenizer.h"
@@ -49,6 +51,54 @@ static void compare(const char *what, const ltx2_st_tensor *ref_t, int64_t b, co
     printf("  %s prompt %lld: rel-L2 %.3g\n", what, (long long)b, ds.rel_l2);
 }
 
+_Static_assert(LTX2_GEMMA_SKIP_QUANTUM % LTX2_GEMM_KC == 0, "the pipeline's skip keeps the CPU's key blocks");
+
+/* The golden prompts' states from the whole forward, padded rows computed (skip 0), layer-major per
+ * prompt: what the pipeline's forward, which skips the padding both prompts share, is held to. */
+static float **full_states(ltx2_context *ctx, const ltx2_st_tensor *ti, const ltx2_st_tensor *tm) {
+    ltx2_gemma_weights *w = NULL;
+    if (ltx2_gemma_weights_load_on(ctx, ltx2_backend_cpu(), LTX2_F32, GEMMA_DIR, &w) != LTX2_OK) {
+        CHECK(false, "Gemma: %s", ltx2_last_error(ctx));
+        return NULL;
+    }
+    const int64_t B = ti->shape[0], S = ti->shape[1], per = S * w->cfg.hidden * (w->cfg.layers + 1);
+    int32_t *ids = malloc((size_t)(B * S) * sizeof *ids);
+    uint8_t *mask = malloc((size_t)(B * S));
+    float **out = malloc(2 * sizeof *out);
+    float *buf = malloc((size_t)(B * per) * sizeof(float));
+    bool ok = B == 2 && ids && mask && out && buf;
+    for (int64_t i = 0; ok && i < B * S; i++) {
+        int64_t a, m;
+        memcpy(&a, (const char *)ti->data + 8 * i, 8);
+        memcpy(&m, (const char *)tm->data + 8 * i, 8);
+        ids[i] = (int32_t)a, mask[i] = (uint8_t)m;
+    }
+    if (ok) out[0] = buf, out[1] = buf + per;
+    ok = ok && ltx2_gemma_common_padding(mask, B, S) > 0 &&
+         ltx2_gemma_forward_split(ctx, w, ids, mask, B, S, 0, out, NULL, NULL) == LTX2_OK;
+    CHECK(ok, "the whole forward of prompts that share padding: %s", ltx2_last_error(ctx));
+    free(ids), free(mask);
+    ltx2_gemma_weights_free(w);
+    if (!ok) free(buf), free(out), out = NULL;
+    return out;
+}
+
+/* The contexts from the whole forward's states equal those from the pipeline's (v, a) bit for bit:
+ * nothing LTX reads depends on the padded rows the pipeline does not compute. */
+static void check_same_contexts(ltx2_context *ctx, const ltx2_connectors_weights *cw, const char *version, int b,
+                                float *states, const uint8_t *mask, int64_t S, int64_t D, int64_t L, const float *v,
+                                const float *a) {
+    const int64_t dv = cw->cfg.video.inner_dim, da = cw->cfg.audio.inner_dim;
+    float *v2 = malloc((size_t)(S * dv) * sizeof(float)), *a2 = malloc((size_t)(S * da) * sizeof(float));
+    uint8_t *mo = malloc((size_t)S);
+    ltx2_text_hidden in = {states, mask, 1, S, D, L, .layer_major = true};
+    const bool ok = v2 && a2 && mo && ltx2_connectors_forward(ctx, cw, &in, NULL, NULL, v2, a2, mo) == LTX2_OK;
+    CHECK(ok && !memcmp(v, v2, (size_t)(S * dv) * sizeof(float)) && !memcmp(a, a2, (size_t)(S * da) * sizeof(float)),
+          "LTX-%s prompt %d: the contexts from the whole forward's states differ from the pipeline's (padding "
+          "skipped)", version, b);
+    free(v2), free(a2), free(mo);
+}
+
 static void check_version(ltx2_context *ctx, const char *version) {
     char golden[512], ckpt[512];
     snprintf(golden, sizeof golden, "%s/tests/golden/data/text_%s.safetensors", LTX2_SOURCE_DIR, version);
@@ -68,6 +118,7 @@ static void check_version(ltx2_context *ctx, const char *version) {
         CHECK(strcmp(negative, LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT) == 0,
               "LTX2_PIPE_DEFAULT_NEGATIVE_PROMPT differs from ltx-pipelines' DEFAULT_NEGATIVE_PROMPT");
         const char *prompts[2] = {prompt, negative};
+        float **full = full_states(ctx, ti, tm);
         ltx2_pipe_text t[2];
         ltx2_status st = ltx2_pipe_text_encode(ctx, GEMMA_DIR, ltx2_backend_cpu(), false, NULL, prompts, 2, NULL, false, NULL, NULL, t);
         CHECK(st == LTX2_OK, "LTX-%s: text encode: %s", version, ltx2_last_error(ctx));
@@ -92,10 +143,12 @@ static void check_version(ltx2_context *ctx, const char *version) {
                 compare(what, gv, b, v, S * dv);
                 snprintf(what, sizeof what, "LTX-%s audio context", version);
                 compare(what, ga, b, a, S * da);
+                if (full) check_same_contexts(ctx, cw, version, b, full[b], t[b].mask, S, t[b].D, t[b].L, v, a);
             }
             free(v), free(a), free(mo);
         }
         if (st == LTX2_OK) ltx2_pipe_text_free(&t[0]), ltx2_pipe_text_free(&t[1]);
+        if (full) free(full[0]), free(full);
     }
     free(prompt), free(negative);
     ltx2_connectors_weights_free(cw);

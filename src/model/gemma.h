@@ -104,20 +104,38 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
                                       const uint8_t *mask, int64_t B, int64_t S, float *hidden, ltx2_gemma_poll poll,
                                       void *poll_user);
 
+/* The leading positions mask [B, S] pads in every sample (the left padding the batch shares). */
+int64_t ltx2_gemma_common_padding(const uint8_t *mask, int64_t B, int64_t S);
+/* The pipeline skips the shared padding in whole multiples of this: the CPU GEMM's block over the
+ * summed dimension (LTX2_GEMM_KC, src/cpu/gemm_driver.h), so the attention's sums over keys fall in
+ * the same blocks as in the whole forward (the skipped keys' blocks add exact zeros) and the CPU's
+ * real rows are its bit for bit; tests/test_text_golden.c holds the pipeline to that. */
+#define LTX2_GEMMA_SKIP_QUANTUM 384
+/* The skip the pipeline's forwards take: the shared padding in whole quanta. */
+int64_t ltx2_gemma_pipeline_skip(const uint8_t *mask, int64_t B, int64_t S);
+
 /* The forward with sample b's states layer-major, [layers + 1, S, hidden] host f32
  * (model/text_states.h), into its own buffer hidden_b[b]: each state is written where it belongs
  * as it arrives (no interleave, one layer staged), and a caller that hands each prompt's states on
- * needs no copy of them (the 12B's are 770 MB a prompt). poll as in ltx2_gemma_forward_polled. */
+ * needs no copy of them (the 12B's are 770 MB a prompt). poll as in ltx2_gemma_forward_polled.
+ * skip: the first skip positions, padding in every sample (at most ltx2_gemma_common_padding), are
+ * not computed and their rows of every state are zero. No real token's state depends on them (a
+ * padded key is masked, and left padding puts them before every real query), so the real rows are
+ * the full forward's (bit for bit on the CPU for a skip that is a multiple of
+ * LTX2_GEMMA_SKIP_QUANTUM; to rounding otherwise); LTX never reads the padded rows (its feature extractor zeroes them and the connectors put
+ * registers in their place), so its contexts are the full forward's too. A pair of 200-300-token
+ * prompts padded to 1024 then costs a quarter of the full forward. 0: the reference's whole
+ * forward, padded rows included. */
 ltx2_status ltx2_gemma_forward_split(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
-                                     const uint8_t *mask, int64_t B, int64_t S, float *const *hidden_b,
+                                     const uint8_t *mask, int64_t B, int64_t S, int64_t skip, float *const *hidden_b,
                                      ltx2_gemma_poll poll, void *poll_user);
 
 /* The forward with sample b's states kept where they are made, layer-major, in out_b[b]: a
  * contiguous [layers + 1, S, hidden] tensor on the weights' backend in their activation dtype
  * (w->dtype), allocated by the caller. Nothing reaches the host: the connectors take the states
- * there (ltx2_text_hidden.dev). */
+ * there (ltx2_text_hidden.dev). skip as in ltx2_gemma_forward_split. */
 ltx2_status ltx2_gemma_forward_keep(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
-                                    const uint8_t *mask, int64_t B, int64_t S, ltx2_tensor *const *out_b,
+                                    const uint8_t *mask, int64_t B, int64_t S, int64_t skip, ltx2_tensor *const *out_b,
                                     ltx2_gemma_poll poll, void *poll_user);
 
 /* Where each hidden state goes as the forward makes it: h is [B, S, hidden] in the weights' dtype

@@ -111,10 +111,12 @@ static ltx2_status rope_upload(gemma_run *r, const ltx2_gemma_config *c, int64_t
  * 93 ms of layers, and staging all 49 layers to interleave them once took 645 MB of host memory. */
 typedef struct host_sink {
     const ltx2_backend *be;
-    void *stage;       /* [B * S, D] in stage_dt, allocated by the first layer that needs it */
+    void *stage;       /* [B * S', D] in stage_dt, allocated by the first layer that needs it */
     ltx2_dtype stage_dt;
     float *const *out; /* [B]: sample b's states [L1, S, D] */
-    int64_t B, per;    /* samples, and (token, channel) records a sample: S * D */
+    int64_t B, per;    /* samples, and (token, channel) records a sample computed: S' * D */
+    int64_t stride;    /* records of a sample's layer in out: S * D */
+    int64_t head;      /* the skipped positions' records, zero in out: (S - S') * D */
     int64_t L1;
     ltx2_gemma_poll poll;
     void *poll_user;
@@ -127,10 +129,11 @@ static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor 
     if (ltx2_tensor_numel(h) != plane || !ltx2_tensor_is_contiguous(h))
         return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: hidden state %lld is not %lld contiguous values",
                           (long long)l, (long long)plane);
+    for (int64_t b = 0; b < hs->B; b++) memset(hs->out[b] + l * hs->stride, 0, (size_t)hs->head * sizeof(float));
     if (h->dtype == LTX2_F32) {
         for (int64_t b = 0; b < hs->B; b++)
-            LTX2_TRY(hs->be->download(hs->be, ctx, hs->out[b] + l * per, (const float *)h->data + b * per,
-                                      (size_t)per * sizeof(float)));
+            LTX2_TRY(hs->be->download(hs->be, ctx, hs->out[b] + l * hs->stride + hs->head,
+                                      (const float *)h->data + b * per, (size_t)per * sizeof(float)));
     } else {
         if (!hs->stage) {
             if (!(hs->stage = malloc((size_t)plane * es)))
@@ -143,8 +146,8 @@ static ltx2_status store_layer(void *user, ltx2_context *ctx, const ltx2_tensor 
         }
         LTX2_TRY(hs->be->download(hs->be, ctx, hs->stage, h->data, (size_t)plane * es));
         for (int64_t b = 0; b < hs->B; b++)
-            LTX2_TRY(ltx2_convert(ctx, hs->out[b] + l * per, LTX2_F32, (const char *)hs->stage + (size_t)(b * per) * es,
-                                  h->dtype, (size_t)per));
+            LTX2_TRY(ltx2_convert(ctx, hs->out[b] + l * hs->stride + hs->head, LTX2_F32,
+                                  (const char *)hs->stage + (size_t)(b * per) * es, h->dtype, (size_t)per));
     }
     return hs->poll ? hs->poll(hs->poll_user, ctx, l, hs->L1 - 1) : LTX2_OK;
 }
@@ -243,7 +246,7 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
                                   : LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld x %lld hidden states",
                                                (long long)B, (long long)L1, (long long)per);
     for (int64_t b = 0; st == LTX2_OK && b < B; b++) out[b] = major + b * L1 * per;
-    if (st == LTX2_OK) st = ltx2_gemma_forward_split(ctx, w, ids, mask, B, S, out, poll, poll_user);
+    if (st == LTX2_OK) st = ltx2_gemma_forward_split(ctx, w, ids, mask, B, S, 0, out, poll, poll_user);
     for (int64_t b = 0; st == LTX2_OK && b < B; b++)
         ltx2_text_states_to_layer_last(out[b], per, L1, hidden + b * per * L1);
     free(major);
@@ -251,16 +254,61 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
     return st;
 }
 
+int64_t ltx2_gemma_common_padding(const uint8_t *mask, int64_t B, int64_t S) {
+    int64_t pad = S;
+    for (int64_t b = 0; b < B; b++) {
+        int64_t k = 0;
+        while (k < pad && !mask[b * S + k]) k++;
+        pad = k;
+    }
+    return pad;
+}
+
+int64_t ltx2_gemma_pipeline_skip(const uint8_t *mask, int64_t B, int64_t S) {
+    const int64_t pad = ltx2_gemma_common_padding(mask, B, S);
+    return pad - pad % LTX2_GEMMA_SKIP_QUANTUM;
+}
+
+/* The forward over positions skip .. S-1 of every sample, each at its own RoPE position, into
+ * sink (which places the rows after the skipped ones). */
+static ltx2_status forward_from(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
+                                const uint8_t *mask, int64_t B, int64_t S, int64_t skip, ltx2_gemma_sink sink,
+                                void *user) {
+    if (!ids || !mask) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
+    if (skip == 0) return ltx2_gemma_forward_to(ctx, w, ids, mask, B, S, sink, user);
+    const int64_t pad = ltx2_gemma_common_padding(mask, B, S);
+    if (skip < 0 || skip > pad || skip >= S)
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: %lld leading positions skipped, but %lld of %lld "
+                          "are padding in every sample (and one must remain)", (long long)skip, (long long)pad,
+                          (long long)S);
+    const int64_t n = S - skip;
+    int32_t *sub_ids = malloc((size_t)(B * n) * sizeof *sub_ids);
+    uint8_t *sub_mask = malloc((size_t)(B * n));
+    int64_t *pos = malloc((size_t)(B * n) * sizeof *pos);
+    ltx2_status st = sub_ids && sub_mask && pos ? LTX2_OK
+                                                : LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %lld x %lld positions",
+                                                             (long long)B, (long long)n);
+    for (int64_t b = 0; st == LTX2_OK && b < B; b++) {
+        memcpy(sub_ids + b * n, ids + b * S + skip, (size_t)n * sizeof *sub_ids);
+        memcpy(sub_mask + b * n, mask + b * S + skip, (size_t)n);
+        for (int64_t k = 0; k < n; k++) pos[b * n + k] = skip + k; /* the positions the full forward gives */
+    }
+    if (st == LTX2_OK) st = ltx2_gemma_forward_pos(ctx, w, sub_ids, sub_mask, pos, B, n, sink, user);
+    free(sub_ids), free(sub_mask), free(pos);
+    return st;
+}
+
 ltx2_status ltx2_gemma_forward_split(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
-                                     const uint8_t *mask, int64_t B, int64_t S, float *const *hidden_b,
+                                     const uint8_t *mask, int64_t B, int64_t S, int64_t skip, float *const *hidden_b,
                                      ltx2_gemma_poll poll, void *poll_user) {
     if (!w || !hidden_b || B <= 0) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
     for (int64_t b = 0; b < B; b++)
         if (!hidden_b[b]) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL output of sample %lld",
                                             (long long)b);
-    host_sink hs = {.be = w->be, .out = hidden_b, .B = B, .per = S * w->cfg.hidden, .L1 = w->cfg.layers + 1,
-                    .poll = poll, .poll_user = poll_user};
-    const ltx2_status st = ltx2_gemma_forward_to(ctx, w, ids, mask, B, S, store_layer, &hs);
+    const int64_t D = w->cfg.hidden;
+    host_sink hs = {.be = w->be, .out = hidden_b, .B = B, .per = (S - skip) * D, .stride = S * D, .head = skip * D,
+                    .L1 = w->cfg.layers + 1, .poll = poll, .poll_user = poll_user};
+    const ltx2_status st = forward_from(ctx, w, ids, mask, B, S, skip, store_layer, &hs);
     free(hs.stage);
     return st;
 }
@@ -269,7 +317,9 @@ ltx2_status ltx2_gemma_forward_split(ltx2_context *ctx, const ltx2_gemma_weights
 typedef struct keep_sink {
     const ltx2_backend *be;
     ltx2_tensor *const *out; /* [B]: sample b's states [L1, S, D] */
-    int64_t B, per, L1;
+    int64_t B, per, L1;      /* per: records computed a sample, S' * D */
+    int64_t stride, head;    /* as host_sink's */
+    void *zeros;             /* head zero values on the device, made by the first layer */
     ltx2_gemma_poll poll;
     void *poll_user;
 } keep_sink;
@@ -280,18 +330,28 @@ static ltx2_status keep_layer(void *user, ltx2_context *ctx, const ltx2_tensor *
     if (ltx2_tensor_numel(h) != ks->B * ks->per || !ltx2_tensor_is_contiguous(h))
         return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: hidden state %lld is not %lld contiguous values",
                           (long long)l, (long long)(ks->B * ks->per));
+    const size_t head = (size_t)ks->head * es;
+    if (head && !ks->zeros) {
+        void *z = calloc(1, head);
+        ltx2_status st = z ? ks->be->alloc(ks->be, ctx, head, &ks->zeros)
+                           : LTX2_ERROR(ctx, LTX2_ERR_OOM, "Gemma forward: %zu bytes of zero rows", head);
+        if (st == LTX2_OK) st = ks->be->upload(ks->be, ctx, ks->zeros, z, head);
+        free(z);
+        LTX2_TRY(st);
+    }
     for (int64_t b = 0; b < ks->B; b++) {
         if (ks->out[b]->dtype != h->dtype)
             return LTX2_ERROR(ctx, LTX2_ERR_INTERNAL, "Gemma forward: states kept in %s, hidden state %lld is %s",
                               ltx2_dtype_name(ks->out[b]->dtype), (long long)l, ltx2_dtype_name(h->dtype));
-        LTX2_TRY(ks->be->copy(ks->be, ctx, (char *)ks->out[b]->data + (size_t)l * n, (const char *)h->data + (size_t)b * n,
-                              n));
+        char *layer = (char *)ks->out[b]->data + (size_t)(l * ks->stride) * es;
+        if (head) LTX2_TRY(ks->be->copy(ks->be, ctx, layer, ks->zeros, head));
+        LTX2_TRY(ks->be->copy(ks->be, ctx, layer + head, (const char *)h->data + (size_t)b * n, n));
     }
     return ks->poll ? ks->poll(ks->poll_user, ctx, l, ks->L1 - 1) : LTX2_OK;
 }
 
 ltx2_status ltx2_gemma_forward_keep(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,
-                                    const uint8_t *mask, int64_t B, int64_t S, ltx2_tensor *const *out_b,
+                                    const uint8_t *mask, int64_t B, int64_t S, int64_t skip, ltx2_tensor *const *out_b,
                                     ltx2_gemma_poll poll, void *poll_user) {
     if (!w || !out_b || B <= 0) return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "Gemma forward: NULL argument");
     const int64_t D = w->cfg.hidden, L1 = w->cfg.layers + 1;
@@ -303,8 +363,14 @@ ltx2_status ltx2_gemma_forward_keep(ltx2_context *ctx, const ltx2_gemma_weights 
                               "[%lld, %lld, %lld] tensor on the weights' device", (long long)b, (long long)L1,
                               (long long)S, (long long)D);
     }
-    keep_sink ks = {.be = w->be, .out = out_b, .B = B, .per = S * D, .L1 = L1, .poll = poll, .poll_user = poll_user};
-    return ltx2_gemma_forward_to(ctx, w, ids, mask, B, S, keep_layer, &ks);
+    keep_sink ks = {.be = w->be, .out = out_b, .B = B, .per = (S - skip) * D, .L1 = L1, .stride = S * D,
+                    .head = skip * D, .poll = poll, .poll_user = poll_user};
+    const ltx2_status st = forward_from(ctx, w, ids, mask, B, S, skip, keep_layer, &ks);
+    if (ks.zeros) {
+        w->be->sync(w->be, NULL); /* the copies from it may still be queued */
+        w->be->free(w->be, ks.zeros);
+    }
+    return st;
 }
 
 ltx2_status ltx2_gemma_forward_to(ltx2_context *ctx, const ltx2_gemma_weights *w, const int32_t *ids,

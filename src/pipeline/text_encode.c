@@ -115,12 +115,15 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
     for (int i = 0; st == LTX2_OK && i < m; i++) sub[i] = prompts[idx[i]];
     if (st == LTX2_OK) st = tokenize_all(ctx, dir, w, sub, m, S, ids, mask);
     if (st == LTX2_OK) {
-        LTX2_LOGI(ctx, "text encoder: Gemma-3 (%lld layers of %lld%s) on %s, %d prompt%s x %lld tokens",
-                  (long long)w->cfg.layers, (long long)D, fp8 ? ", fp8-stored Linear weights" : "", be->name, m,
-                  m > 1 ? "s" : "", (long long)S);
+        /* the padding every prompt has is not computed (nothing LTX reads depends on it) */
+        const int64_t skip = ltx2_gemma_pipeline_skip(mask, m, S);
+        LTX2_LOGI(ctx, "text encoder: Gemma-3 (%lld layers of %lld%s) on %s, %d prompt%s x %lld tokens (the first %lld, "
+                  "padding in every prompt, not computed)", (long long)w->cfg.layers, (long long)D,
+                  fp8 ? ", fp8-stored Linear weights" : "", be->name, m, m > 1 ? "s" : "", (long long)S,
+                  (long long)skip);
         encode_poll ep = {cancel, cancel_user, ltx2_timer_now(), ltx2_timer_now()};
-        st = keep ? ltx2_gemma_forward_keep(ctx, w, ids, mask, m, S, dev, poll_layer, &ep)
-                  : ltx2_gemma_forward_split(ctx, w, ids, mask, m, S, hidden, poll_layer, &ep);
+        st = keep ? ltx2_gemma_forward_keep(ctx, w, ids, mask, m, S, skip, dev, poll_layer, &ep)
+                  : ltx2_gemma_forward_split(ctx, w, ids, mask, m, S, skip, hidden, poll_layer, &ep);
     }
     for (int i = 0; st == LTX2_OK && i < m; i++) {
         /* kept states are checked where they are used: the connectors' outputs (generate_text.c) */

@@ -64,7 +64,8 @@ static void dump_cb(const char *name, const ltx2_tensor *t, void *user) {
 
 /* The same states held layer-major (the encoder's layout, model/text_states.h) give the same
  * outputs bit for bit: the feature extractor reads each value through the layout, in the same
- * order. */
+ * order. These runs have no dump, so they project only the rows from each sample's first real token
+ * to its last (the registers take the padding's place); the dumped run projected every row. */
 static void check_layer_major(const char *version, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
                               const float *vo, const float *ao) {
     const int64_t B = in->B, S = in->S, D = in->D, L = in->L, per = S * D * L;

@@ -304,7 +304,8 @@ static ltx2_status fe_features(conn_run *r, const ltx2_text_hidden *in, bool v1,
  * computation row by row). V2 projects each after its own _rescale_norm (x * sqrt(out / D),
  * python's double applied in fp32); V1 has one projection for both, and its per-(sample, layer)
  * statistics come first (fe_v1_stats). major: the host states layer-major [B, L, S, D] (NULL for
- * device states). normed_all (NULL: not kept) gets every normalised row, unscaled, for the dump. */
+ * device states). normed_all (NULL: not kept) gets every normalised row, unscaled, for the dump;
+ * without it only the rows from a sample's first real token to its last are projected. */
 static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const ltx2_text_hidden *in,
                            const float *major, float *normed_all, ltx2_tensor *fv, ltx2_tensor *fa) {
     const ltx2_connectors_config *cfg = &w->cfg;
@@ -348,8 +349,14 @@ static ltx2_status project(conn_run *r, const ltx2_connectors_weights *w, const 
             a[pad] = -1.0f, c[pad] = 0.0f;
         }
         if ((st = fe_mod_make(r, D, U, a, c, &mod)) != LTX2_OK) break;
-        for (int64_t t0 = 0; t0 < S && st == LTX2_OK; t0 += chunk) {
-            const int64_t n = S - t0 < chunk ? S - t0 : chunk, xs_shape[2] = {L * n, D}, fs_shape[2] = {n, DL};
+        /* the tokens from the first real one to the last: the registers take the padding's place
+         * (replace_registers reads no other row), so its projections are not made, except for a
+         * dump, which shows every row as the reference computes it */
+        int64_t lo = 0, hi = S;
+        while (!normed_all && lo < S && !in->mask[b * S + lo]) lo++;
+        while (!normed_all && hi > lo && !in->mask[b * S + hi - 1]) hi--;
+        for (int64_t t0 = lo; t0 < hi && st == LTX2_OK; t0 += chunk) {
+            const int64_t n = hi - t0 < chunk ? hi - t0 : chunk, xs_shape[2] = {L * n, D}, fs_shape[2] = {n, DL};
             const size_t mark = ltx2_bpool_mark(r->pool);
             const uint8_t *keep = in->mask + b * S + t0;
             ltx2_tensor xs, feat, rows;

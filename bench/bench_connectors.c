@@ -96,17 +96,20 @@ static bool rows_on(const bench_opts *o, bench_report *r, conn_job *j, const cha
 
 int main(int argc, char **argv) {
     const char *ver = "2.3";
+    bool cuda_only = false;
     char **rest = malloc((size_t)(argc + 1) * sizeof *rest);
     if (!rest) return 1;
     int n = 0;
     for (int i = 0; i < argc; i++) {
         if (i > 0 && !strcmp(argv[i], "--version") && i + 1 < argc) ver = argv[++i];
+        else if (i > 0 && !strcmp(argv[i], "--cuda-only")) cuda_only = true;
         else rest[n++] = argv[i];
     }
     rest[n] = NULL;
     bench_opts o;
     int rc = bench_parse_args(n, rest, &o,
                               "  --version V  2.3 (default: video and audio projections) | 2.0 (one aggregate_embed)\n"
+                              "  --cuda-only  the device rows alone (the CPU's take minutes)\n"
                               "The text connectors at real size, one prompt of the 12B's states: every token real,\n"
                               "then a typical prompt whose padding is not projected\n");
     free(rest);
@@ -144,7 +147,7 @@ int main(int argc, char **argv) {
                   mask_out, LTX2_OK};
     bench_opts oc = o;
     oc.min_reps = oc.max_reps = CPU_REPS;
-    if (!rows_on(&oc, &r, &j, ver, "cpu", all, typ, typical)) goto done;
+    if (!cuda_only && !rows_on(&oc, &r, &j, ver, "cpu", all, typ, typical)) goto done;
     ltx2_backend *cuda = NULL;
     rc = 0;
     if (ltx2_backend_cuda_create(ctx, 0, &cuda) != LTX2_OK) {

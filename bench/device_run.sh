@@ -170,6 +170,8 @@ benches() {
   done
   # Gemma-3 12B-shaped layers at 2 x 1024 tokens in bf16 (#13: <= 80 ms for all 48 on an H100)
   run bench_gemma 60 ./build-dev/bench/bench_gemma --cuda-only --layers 4 --json "$out/bench_gemma.jsonl"
+  # the text connectors at real size: a prompt of 1024 real tokens and one of 250 (padding not projected)
+  run bench_connectors 60 ./build-dev/bench/bench_connectors --cuda-only --json "$out/bench_connectors.jsonl"
   # the same with its attention on the wgmma kernel (head dim 256, causal, grouped heads), which
   # AUTO gives it only after this A/B and test_ops_wgmma pass (ATT_AUTO_PICKS_WGMMA_GEMMA)
   LTX2_ATTN_IMPL=wgmma run bench_gemma_wgmma 60 ./build-dev/bench/bench_gemma --cuda-only --layers 4 \

@@ -177,7 +177,7 @@ static int bench_cuda(const bench_opts *o, bench_report *r, ltx2_context *ctx, c
         for (size_t k = 0; k < sizeof runs / sizeof runs[0] && rc == 0; k++) {
             const bool to_host = runs[k].fn == run_gemma;
             const uint8_t *m = runs[k].typical ? typ : mask;
-            const int64_t skip = ltx2_gemma_pipeline_skip(m, BATCH, S), n = S - skip;
+            const int64_t skip = ltx2_gemma_pipeline_skip(wd->be, m, BATCH, S), n = S - skip;
             /* the matmuls of the rows computed */
             const double part = layer_matmul_flops(&w->cfg, BATCH * n, n) / layer_matmul_flops(&w->cfg, BATCH * S, S);
             gemma_job j = {ctx, wd, ids, m, S, hidden, LTX2_OK, {{0}}, skip};
@@ -319,7 +319,7 @@ int main(int argc, char **argv) {
     grow.roof_rate = 0.5 * (pk0 + pk1);
     bench_report_row(&r, &grow);
 
-    gemma_job j = {ctx, w, ids, mask, S, hidden, LTX2_OK, {{0}}, ltx2_gemma_pipeline_skip(mask, BATCH, S)};
+    gemma_job j = {ctx, w, ids, mask, S, hidden, LTX2_OK, {{0}}, ltx2_gemma_pipeline_skip(w->be, mask, BATCH, S)};
     char name[96];
     snprintf(name, sizeof name, "gemma-3 12B shape %lld layers B%d S%lld", (long long)layers, BATCH, (long long)S);
     bench_row row = {.bench = "gemma", .name = name, .device = "cpu", .flops = flops, .baseline = "gemm",
@@ -338,7 +338,7 @@ int main(int argc, char **argv) {
                       (flops / row.st.median_s) / (gflop / grow.st.median_s), gflop / grow.st.median_s * 1e-9,
                       G12_LAYERS, row.st.median_s / (double)layers * G12_LAYERS);
     /* the pipeline's text stage on typical prompts: the padding both share not computed */
-    gemma_job jt = {ctx, w, ids, typ, S, hidden, LTX2_OK, {{0}}, ltx2_gemma_pipeline_skip(typ, BATCH, S)};
+    gemma_job jt = {ctx, w, ids, typ, S, hidden, LTX2_OK, {{0}}, ltx2_gemma_pipeline_skip(w->be, typ, BATCH, S)};
     const int64_t nt = S - jt.skip;
     char tname[128];
     snprintf(tname, sizeof tname, "gemma-3 12B shape %lld layers B%d S%lld, prompts of %d and %d tokens",

@@ -51,7 +51,7 @@ static void compare(const char *what, const ltx2_st_tensor *ref_t, int64_t b, co
     printf("  %s prompt %lld: rel-L2 %.3g\n", what, (long long)b, ds.rel_l2);
 }
 
-_Static_assert(LTX2_GEMMA_SKIP_QUANTUM % LTX2_GEMM_KC == 0, "the pipeline's skip keeps the CPU's key blocks");
+_Static_assert(LTX2_GEMMA_SKIP_QUANTUM_CPU % LTX2_GEMM_KC == 0, "the pipeline's skip keeps the CPU's key blocks");
 
 /* The golden prompts' states from the whole forward, padded rows computed (skip 0), layer-major per
  * prompt: what the pipeline's forward, which skips the padding both prompts share, is held to. */

@@ -106,13 +106,16 @@ ltx2_status ltx2_gemma_forward_polled(ltx2_context *ctx, const ltx2_gemma_weight
 
 /* The leading positions mask [B, S] pads in every sample (the left padding the batch shares). */
 int64_t ltx2_gemma_common_padding(const uint8_t *mask, int64_t B, int64_t S);
-/* The pipeline skips the shared padding in whole multiples of this: the CPU GEMM's block over the
- * summed dimension (LTX2_GEMM_KC, src/cpu/gemm_driver.h), so the attention's sums over keys fall in
- * the same blocks as in the whole forward (the skipped keys' blocks add exact zeros) and the CPU's
- * real rows are its bit for bit; tests/test_text_golden.c holds the pipeline to that. */
-#define LTX2_GEMMA_SKIP_QUANTUM 384
-/* The skip the pipeline's forwards take: the shared padding in whole quanta. */
-int64_t ltx2_gemma_pipeline_skip(const uint8_t *mask, int64_t B, int64_t S);
+/* The pipeline skips the shared padding in whole multiples of a quantum. On the CPU the GEMM's
+ * block over the summed dimension (LTX2_GEMM_KC, src/cpu/gemm_driver.h), so the attention's sums
+ * over keys fall in the same blocks as in the whole forward (the skipped keys' blocks add exact
+ * zeros) and its real rows are the whole forward's bit for bit (tests/test_text_golden.c holds the
+ * pipeline to that); on a device, whose real rows move by rounding anyway (another row count, other
+ * GEMM tilings), the attention kernels' 128-query tiles, so every tile of the rows left is whole. */
+#define LTX2_GEMMA_SKIP_QUANTUM_CPU 384
+#define LTX2_GEMMA_SKIP_QUANTUM_DEVICE 128
+/* The skip the pipeline's forwards take on be: the shared padding in whole quanta. */
+int64_t ltx2_gemma_pipeline_skip(const ltx2_backend *be, const uint8_t *mask, int64_t B, int64_t S);
 
 /* The forward with sample b's states layer-major, [layers + 1, S, hidden] host f32
  * (model/text_states.h), into its own buffer hidden_b[b]: each state is written where it belongs
@@ -122,7 +125,7 @@ int64_t ltx2_gemma_pipeline_skip(const uint8_t *mask, int64_t B, int64_t S);
  * not computed and their rows of every state are zero. No real token's state depends on them (a
  * padded key is masked, and left padding puts them before every real query), so the real rows are
  * the full forward's (bit for bit on the CPU for a skip that is a multiple of
- * LTX2_GEMMA_SKIP_QUANTUM; to rounding otherwise); LTX never reads the padded rows (its feature extractor zeroes them and the connectors put
+ * LTX2_GEMMA_SKIP_QUANTUM_CPU; to rounding otherwise); LTX never reads the padded rows (its feature extractor zeroes them and the connectors put
  * registers in their place), so its contexts are the full forward's too. A pair of 200-300-token
  * prompts padded to 1024 then costs a quarter of the full forward. 0: the reference's whole
  * forward, padded rows included. */

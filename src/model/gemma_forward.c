@@ -264,9 +264,10 @@ int64_t ltx2_gemma_common_padding(const uint8_t *mask, int64_t B, int64_t S) {
     return pad;
 }
 
-int64_t ltx2_gemma_pipeline_skip(const uint8_t *mask, int64_t B, int64_t S) {
+int64_t ltx2_gemma_pipeline_skip(const ltx2_backend *be, const uint8_t *mask, int64_t B, int64_t S) {
     const int64_t pad = ltx2_gemma_common_padding(mask, B, S);
-    return pad - pad % LTX2_GEMMA_SKIP_QUANTUM;
+    const int64_t q = be->device == LTX2_DEVICE_CPU ? LTX2_GEMMA_SKIP_QUANTUM_CPU : LTX2_GEMMA_SKIP_QUANTUM_DEVICE;
+    return pad - pad % q;
 }
 
 /* The forward over positions skip .. S-1 of every sample, each at its own RoPE position, into

@@ -165,8 +165,9 @@ typedef struct ltx2_generate_params {
     const char *weights_dtype;
     /* Precomputed Gemma-3 hidden states: a .safetensors/.npz holding "hidden_states" [1, S, D, L]
      * (S a multiple of 128, layer axis last) and "attention_mask" [1, S] (1 = token), or a lone
-     * .npy of hidden states (mask all ones). negative_prompt_embeds NULL: CFG needs it, so the
-     * CFG scales must then be 1. */
+     * .npy of hidden states (mask all ones); a text_cache file ("hidden_states_layer_major"
+     * [1, L, S, D]) is read too. negative_prompt_embeds NULL: CFG needs it, so the CFG scales must
+     * then be 1. */
     const char *prompt_embeds;
     const char *negative_prompt_embeds;
     /* Text instead of embeddings (exclusive with prompt_embeds): prompt and negative_prompt (UTF-8)
@@ -184,10 +185,14 @@ typedef struct ltx2_generate_params {
      * states move by the weights' rounding (no reference runs an fp8 Gemma), so cached prompts are
      * kept apart. */
     const char *text_encoder_dtype;
-    const char *save_prompt_embeds;     /* optional: the positive prompt's hidden states, as a file
-                                           prompt_embeds reads */
-    const char *text_cache;             /* optional directory: prompts encoded before (same encoder,
-                                           same text) are read from it instead of running Gemma */
+    /* Optional: the positive prompt's hidden states, as a file prompt_embeds reads; padding shared by
+     * every prompt of the run is not computed and is saved as zeros (nothing LTX reads depends on
+     * it). */
+    const char *save_prompt_embeds;
+    /* Optional directory: prompts encoded before (same encoder, same text) are read from it instead
+     * of running Gemma; each prompt's states are stored as the encoder made them (bf16 from a GPU,
+     * layer-major: 385 MB for the 12B) and read back onto the GPU when the encoder runs there. */
+    const char *text_cache;
     /* The text cache's bound: after a prompt is stored, its least recently used files (by their
      * times, which a read refreshes) are removed until the cache's files take at most this many
      * bytes; the prompts of the run stay. Init: 16 GiB (about 40 prompts of the 12B encoded on a

@@ -164,6 +164,66 @@ static void report_row(const bench_opts *o, bench_report *r, ltx2_context *ctx, 
     bench_report_row(r, &row);
 }
 
+/* Gemma-3's per-head QK norm + RoPE on its queries [2, S, 16 x 256] (the 12B's), one table for every
+ * row and head: the fused op, and the two ops it replaces as the baseline. */
+#define GEMMA_Q_HEADS 16
+#define GEMMA_HEAD_DIM 256
+typedef struct norm_rope_job {
+    const ltx2_backend *be;
+    ltx2_context *ctx;
+    bool fused;
+    ltx2_tensor x, w, c, s, rows, wrows; /* rows: x viewed [2 * S * heads, d] */
+    int inner;
+    ltx2_status st;
+} norm_rope_job;
+
+static void run_norm_rope(void *u) {
+    norm_rope_job *j = u;
+    for (int i = 0; i < j->inner && j->st == LTX2_OK; i++) {
+        if (j->fused) {
+            j->st = ltx2_backend_rms_norm_rope(j->be, j->ctx, &j->x, &j->w, 1e-6f, GEMMA_Q_HEADS, &j->c, &j->s, &j->x);
+        } else {
+            j->st = ltx2_backend_rms_norm(j->be, j->ctx, &j->rows, &j->w, 1e-6f, &j->rows);
+            if (j->st == LTX2_OK)
+                j->st = ltx2_backend_rope(j->be, j->ctx, &j->x, LTX2_ROPE_SPLIT, GEMMA_Q_HEADS, &j->c, &j->s, &j->x);
+        }
+    }
+    if (j->st == LTX2_OK) j->st = j->be->sync(j->be, j->ctx);
+}
+
+static void bench_norm_rope(const bench_opts *o, bench_report *r, const ltx2_backend *be, ltx2_context *ctx,
+                            ltx2_dtype dt, int64_t S, double copy_bw) {
+    const int64_t D = GEMMA_Q_HEADS * GEMMA_HEAD_DIM, n = 2 * S * D, half = GEMMA_HEAD_DIM / 2;
+    const int64_t xs[3] = {2, S, D}, rs[2] = {2 * S * GEMMA_Q_HEADS, GEMMA_HEAD_DIM}, ts[4] = {1, 1, S, half};
+    void *px = bench_dev_randn(be, ctx, dt, n, OPS_SEED, 8, 1.0f);
+    void *pw = bench_dev_randn(be, ctx, dt, GEMMA_HEAD_DIM, OPS_SEED, 9, 1.0f);
+    void *pc = bench_dev_randn(be, ctx, LTX2_F32, S * half, OPS_SEED, 10, 1.0f);
+    void *ps = bench_dev_randn(be, ctx, LTX2_F32, S * half, OPS_SEED, 11, 1.0f);
+    if (px && pw && pc && ps) {
+        norm_rope_job j = {.be = be, .ctx = ctx, .inner = be->device == LTX2_DEVICE_CPU ? 1 : GPU_INNER};
+        j.x = ltx2_tensor_make(px, dt, 3, xs);
+        j.rows = ltx2_tensor_make(px, dt, 2, rs);
+        j.w = ltx2_tensor_make(pw, dt, 1, &rs[1]);
+        j.c = ltx2_tensor_make(pc, LTX2_F32, 4, ts);
+        j.s = ltx2_tensor_make(ps, LTX2_F32, 4, ts);
+        j.x.device = j.rows.device = j.w.device = j.c.device = j.s.device = be->device;
+        for (int f = 0; f < 2; f++) {
+            /* in place, as the Gemma forward runs it: x read and written once fused, twice as two ops */
+            j.fused = f == 1;
+            j.st = LTX2_OK;
+            char name[96];
+            snprintf(name, sizeof name, "%s %s [2,%lld,%dx%d]", j.fused ? "rms_norm_rope" : "rms_norm + rope",
+                     ltx2_dtype_name(dt), (long long)S, GEMMA_Q_HEADS, GEMMA_HEAD_DIM);
+            report_row(o, r, ctx, be, name, (j.fused ? 2.0 : 4.0) * (double)n * (double)ltx2_dtype_size(dt), copy_bw,
+                       run_norm_rope, &j, j.inner, &j.st);
+        }
+    } else {
+        bench_report_note(r, "%s: rms_norm_rope buffers: %s", be->name, ltx2_last_error(ctx));
+        ltx2_clear_error(ctx);
+    }
+    be->free(be, px), be->free(be, pw), be->free(be, pc), be->free(be, ps);
+}
+
 static void bench_device(const bench_opts *o, bench_report *r, const ltx2_backend *be, ltx2_context *ctx,
                          ltx2_dtype dt, int64_t rows, int64_t dim, double copy_bw) {
     static const ltx2_op ops[] = {LTX2_OP_RMS_NORM,  LTX2_OP_ROW_SUMSQ, LTX2_OP_ROW_STATS, LTX2_OP_RMS_APPLY,
@@ -563,6 +623,7 @@ int main(int argc, char **argv) {
     bench_device(&o, &r, cpu, ctx, LTX2_F32, o.quick ? 4096 : 16384, 1024, cbw);
     /* The decoder's last stage scaled down: 8 frames of 64x96 at 128 channels (25 MB f32). */
     bench_vae_ops(&o, &r, cpu, ctx, LTX2_F32, 8, o.quick ? 32 : 64, o.quick ? 48 : 96, 128, cbw);
+    bench_norm_rope(&o, &r, cpu, ctx, LTX2_F32, o.quick ? 128 : 512, cbw);
     /* The vocoders' ops at their real sizes for 1 s of audio (already small). */
     bench_vocoder_ops(&o, &r, cpu, ctx, LTX2_F32, cbw);
 
@@ -576,6 +637,8 @@ int main(int argc, char **argv) {
         /* The 768x512x121 decode's last stage (128 channels at 192x128 after the patch-4
          * unpatchify), 16 of its 121 frames: 50M values. */
         bench_vae_ops(&o, &r, cuda, ctx, LTX2_BF16, 16, 128, 192, 128, gbw);
+        /* Gemma-3 12B's queries at the encoder's 2 x 1024 tokens */
+        bench_norm_rope(&o, &r, cuda, ctx, LTX2_BF16, 1024, gbw);
         bench_vocoder_ops(&o, &r, cuda, ctx, LTX2_BF16, gbw);
         bench_vocoder_ops(&o, &r, cuda, ctx, LTX2_F32, gbw);
         ltx2_backend_free(cuda);

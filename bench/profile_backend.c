@@ -166,6 +166,11 @@ static ltx2_status p_add_rms_norm(const ltx2_backend *be, ltx2_context *ctx, ltx
                                   const ltx2_tensor *wy, const ltx2_tensor *w, float eps, ltx2_tensor *out) {
     TIMED(LTX2_OP_ADD_RMS_NORM, I->add_rms_norm(I, ctx, x, y, wy, w, eps, out));
 }
+static ltx2_status p_rms_norm_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                   const ltx2_tensor *w, float eps, int64_t heads, const ltx2_tensor *cos_t,
+                                   const ltx2_tensor *sin_t, ltx2_tensor *y) {
+    TIMED(LTX2_OP_RMS_NORM_ROPE, I->rms_norm_rope(I, ctx, x, w, eps, heads, cos_t, sin_t, y));
+}
 static ltx2_status p_rms_apply(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *ss,
                                int64_t n, const ltx2_tensor *w, float eps, ltx2_tensor *y) {
     TIMED(LTX2_OP_RMS_APPLY, I->rms_apply(I, ctx, x, ss, n, w, eps, y));
@@ -200,6 +205,7 @@ ltx2_status prof_backend_create(ltx2_context *ctx, const ltx2_backend *inner, lt
         .conv1d = p_conv1d, .conv_transpose1d = p_convt1d, .fir = p_fir, .snake = p_snake,
         .complex_abs = p_complex_abs, .norm_modulate = p_norm_modulate, .gated_add = p_gated_add,
         .head_gate = p_head_gate, .gemm_ex = p_gemm_ex, .row_sumsq = p_row_sumsq, .row_stats = p_row_stats, .add_rms_norm = p_add_rms_norm,
+        .rms_norm_rope = p_rms_norm_rope,
         .rms_apply = p_rms_apply,
         .fp8 = p_fp8, .destroy = p_destroy};
     *out = be;

@@ -201,6 +201,12 @@ int ltx2_k_row_stats(void *stream, int dtype, const void *x, float *st, int64_t 
  * dtype as the separate RMSNorm, add and RMSNorm round; out must not be x. */
 int ltx2_k_add_rms_norm(void *stream, int dtype, void *x, const void *y, const void *wy, const void *w, void *out,
                         int64_t rows, int64_t dim, float eps);
+/* y = RoPE(RMSNorm(x_h) * w) for each head of x [B, S, heads * head_dim] (w [head_dim] or NULL: 1),
+ * the normalised values rounded to dtype, split tables [tab_rows (B or 1), tab_heads (heads or 1), S,
+ * head_dim / 2]; y may alias x. LTX2_KERR_NOT_SUPPORTED above the head_dim it stages (8192). */
+int ltx2_k_rms_norm_rope(void *stream, int dtype, const void *x, void *y, const void *w, const float *cos_t,
+                         const float *sin_t, int64_t B, int64_t S, int64_t heads, int64_t head_dim, float eps,
+                         int64_t tab_rows, int64_t tab_heads);
 
 /* y = x * rsqrt(mean(x^2) + eps) over the last dim (then SiLU when silu); y may alias x. */
 int ltx2_k_pixel_norm(void *stream, int dtype, const void *x, void *y, int64_t rows, int64_t dim,
@@ -319,6 +325,8 @@ typedef struct ltx2_k_table {
     int (*complex_abs)(void *, int, const void *, void *, int64_t, int64_t);
     int (*row_stats)(void *, int, const void *, float *, int64_t, int64_t);
     int (*add_rms_norm)(void *, int, void *, const void *, const void *, const void *, void *, int64_t, int64_t, float);
+    int (*rms_norm_rope)(void *, int, const void *, void *, const void *, const float *, const float *, int64_t,
+                         int64_t, int64_t, int64_t, float, int64_t, int64_t);
 } ltx2_k_table;
 const ltx2_k_table *ltx2_k_table_get(void);
 

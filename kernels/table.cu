@@ -16,7 +16,7 @@ extern "C" const ltx2_k_table *ltx2_k_table_get(void) {
         ltx2_k_head_gate,      ltx2_k_fp8_dequant,    ltx2_k_fp8_quant,      ltx2_k_group_norm,
         ltx2_k_blur_downsample, ltx2_k_conv1d,   ltx2_k_conv_transpose1d, ltx2_k_fir_upsample,
         ltx2_k_fir_downsample,  ltx2_k_snake,    ltx2_k_complex_abs,     ltx2_k_row_stats,
-        ltx2_k_add_rms_norm,
+        ltx2_k_add_rms_norm,    ltx2_k_rms_norm_rope,
     };
     return &t;
 }

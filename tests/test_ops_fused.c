@@ -1,4 +1,4 @@
-/* Op harness for the fused DiT ops, Gemma-3's add_rms_norm, the GEMM epilogues and the fp8 casts
+/* Op harness for the fused DiT ops, Gemma-3's add_rms_norm and rms_norm_rope, the GEMM epilogues and the fp8 casts
  * (the ops test_ops.c's registry predates): every case runs on the CPU backend against a naive
  * double implementation written here, and on the CUDA backend (f32 and bf16) against the CPU
  * backend when a device exists (else reported, not failed). norm_modulate's fp8 copies equal the
@@ -650,6 +650,62 @@ static void test_add_rms_norm(void) {
     free(hx), free(hy), free(hwy), free(hw), free(rx), free(ro), free(cx), free(co);
 }
 
+/* rms_norm_rope: each head RMSNorm'd, then split-RoPE'd; the CPU backend against a naive double
+ * evaluation (one table for every row, per-head tables), the device (when there is one) against the
+ * CPU in f32 and bf16. */
+static void test_rms_norm_rope(void) {
+    const int64_t B = 2, S = 3, H = 3, d = 40, half = d / 2, s3[3] = {B, S, H * d}, n = B * S * H * d;
+    const float eps = 1e-6f;
+    float *hx = gen(41, n, 2.0f, 0.3f), *hw = gen(42, d, 0.2f, 1.0f), *ang = gen(43, B * H * S * half, 3.0f, 0.0f);
+    for (int shared = 0; shared < 2; shared++) {
+        const int64_t tb = shared ? 1 : B, th = shared ? 1 : H, ts[4] = {tb, th, S, half}, nt = tb * th * S * half;
+        float *hc = malloc((size_t)nt * sizeof(float)), *hs = malloc((size_t)nt * sizeof(float));
+        for (int64_t i = 0; i < nt; i++) hc[i] = cosf(ang[i]), hs[i] = sinf(ang[i]);
+        double *ref = malloc((size_t)n * sizeof(double));
+        for (int64_t r = 0; r < B * S * H; r++) {
+            const float *xr = hx + r * d;
+            const int64_t h = r % H, t = (r / H) % S, b = r / (H * S);
+            const int64_t ti = (((shared ? 0 : b) * th + (shared ? 0 : h)) * S + t) * half;
+            double ss = 0;
+            for (int64_t c = 0; c < d; c++) ss += (double)xr[c] * xr[c];
+            const double inv = 1.0 / sqrt(ss / (double)d + eps);
+            for (int64_t i = 0; i < half; i++) {
+                const double a = xr[i] * inv * hw[i], bb = xr[i + half] * inv * hw[i + half];
+                ref[r * d + i] = a * hc[ti + i] - bb * hs[ti + i];
+                ref[r * d + i + half] = bb * hc[ti + i] + a * hs[ti + i];
+            }
+        }
+        const ltx2_backend *cpu = ltx2_backend_cpu();
+        ltx2_tensor x = put(cpu, hx, LTX2_F32, 3, s3), y = put(cpu, hx, LTX2_F32, 3, s3), w = put(cpu, hw, LTX2_F32, 1, &d);
+        ltx2_tensor c = put(cpu, hc, LTX2_F32, 4, ts), sn = put(cpu, hs, LTX2_F32, 4, ts);
+        ltx2_status st = ltx2_backend_rms_norm_rope(cpu, g_ctx, &x, &w, eps, H, &c, &sn, &y);
+        CHECK(st == LTX2_OK, "cpu rms_norm_rope: %s", ltx2_last_error(g_ctx));
+        float *cy = st == LTX2_OK ? get(cpu, &y) : NULL;
+        if (cy) close_all(shared ? "rms_norm_rope cpu vs double, one table" : "rms_norm_rope cpu vs double", cy, ref,
+                          n, F32_ATOL, F32_RTOL);
+        for (int bf = 0; g_dev && cy && bf < 2; bf++) {
+            const ltx2_dtype dt = bf ? LTX2_BF16 : LTX2_F32;
+            ltx2_tensor dx = put(g_dev, hx, dt, 3, s3), dw = put(g_dev, hw, dt, 1, &d);
+            ltx2_tensor dc = put(g_dev, hc, LTX2_F32, 4, ts), ds = put(g_dev, hs, LTX2_F32, 4, ts);
+            st = ltx2_backend_rms_norm_rope(g_dev, g_ctx, &dx, &dw, eps, H, &dc, &ds, &dx);
+            CHECK(st == LTX2_OK, "cuda rms_norm_rope %s: %s", ltx2_dtype_name(dt), ltx2_last_error(g_ctx));
+            if (st == LTX2_OK) {
+                float *gy = get(g_dev, &dx);
+                double *dcy = to_d(cy, n);
+                close_all(bf ? "rms_norm_rope cuda bf16 vs cpu" : "rms_norm_rope cuda f32 vs cpu", gy, dcy, n,
+                          bf ? 4 * DEV_BF16_ATOL : DEV_F32_ATOL, bf ? 2 * DEV_BF16_RTOL : DEV_F32_RTOL);
+                free(gy), free(dcy);
+            }
+            g_dev->free(g_dev, dx.data), g_dev->free(g_dev, dw.data), g_dev->free(g_dev, dc.data),
+                g_dev->free(g_dev, ds.data);
+        }
+        cpu->free(cpu, x.data), cpu->free(cpu, y.data), cpu->free(cpu, w.data), cpu->free(cpu, c.data),
+            cpu->free(cpu, sn.data);
+        free(hc), free(hs), free(ref), free(cy);
+    }
+    free(hx), free(hw), free(ang);
+}
+
 /* conv3d refuses an output overlapping its input (a 1x1x1 conv of c -> c would have the shape for
  * it): every output reads a window of inputs, so no backend can write over x as it goes. */
 static void test_conv3d_overlap(void) {
@@ -676,6 +732,7 @@ int main(void) {
     test_head_gate();
     test_gated_add_alias();
     test_add_rms_norm();
+    test_rms_norm_rope();
     test_conv3d_overlap();
     test_gemm_ex();
     test_fp8();

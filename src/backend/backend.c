@@ -14,7 +14,7 @@ static const char *const op_names[LTX2_OP_COUNT] = {
     "attention", "rope", "conv3d", "pixel_norm", "depth_to_space", "norm_modulate", "gated_add",
     "head_gate", "gemm_ex", "gemm_fp8", "fp8", "row_sumsq", "rms_apply", "space_to_depth", "group_norm",
     "blur_downsample", "leaky_relu", "tanh", "hardtanh", "log_floor", "div_scalar", "conv1d", "conv_transpose1d",
-    "fir_upsample", "fir_downsample", "snake", "complex_abs", "row_stats", "add_rms_norm",
+    "fir_upsample", "fir_downsample", "snake", "complex_abs", "row_stats", "add_rms_norm", "rms_norm_rope",
 };
 
 const char *ltx2_op_name(ltx2_op op) {
@@ -645,6 +645,20 @@ ltx2_status ltx2_backend_add_rms_norm(const ltx2_backend *be, ltx2_context *ctx,
                           ltx2_op_name(op));
     if (ltx2_tensor_numel(x) == 0) return LTX2_OK;
     return be->add_rms_norm(be, ctx, x, y, wy, w, eps, out);
+}
+
+ltx2_status ltx2_backend_rms_norm_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                       const ltx2_tensor *w, float eps, int64_t heads, const ltx2_tensor *cos_t,
+                                       const ltx2_tensor *sin_t, ltx2_tensor *y) {
+    const ltx2_op op = LTX2_OP_RMS_NORM_ROPE;
+    int64_t B = 0, S = 0, d = 0;
+    LTX2_TRY(check_tokens(be, ctx, op, "x", x, heads, &B, &S, &d));
+    LTX2_TRY(check_supported(be, ctx, op, x->dtype));
+    LTX2_TRY(check_input(be, ctx, op, "y", y, x->dtype, 3, x->shape));
+    LTX2_TRY(check_vector(be, ctx, op, "w", w, d, x->dtype));
+    LTX2_TRY(check_rope_tables(be, ctx, op, "rope", LTX2_ROPE_SPLIT, cos_t, sin_t, B, S, heads, d, true));
+    if (B == 0) return LTX2_OK;
+    return be->rms_norm_rope(be, ctx, x, w, eps, heads, cos_t, sin_t, y);
 }
 
 ltx2_status ltx2_backend_row_stats(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,

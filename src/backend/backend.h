@@ -53,6 +53,7 @@ typedef enum ltx2_op {
     LTX2_OP_COMPLEX_ABS,     /* |re + i im| of an STFT's [.., 2F] (real, then imaginary) -> [.., F] */
     LTX2_OP_ROW_STATS,       /* per-row sum, min and max over the last dim, f32 [rows, 3] (LTX-2.0's text statistics) */
     LTX2_OP_ADD_RMS_NORM,    /* x += RMSNorm(y) * wy, out = RMSNorm(x) * w: Gemma-3's post-norm residual + next pre-norm */
+    LTX2_OP_RMS_NORM_ROPE,   /* each head RMSNorm'd then split-RoPE'd: Gemma-3's QK norm and its rotation in one pass */
     LTX2_OP_COUNT
 } ltx2_op;
 
@@ -244,6 +245,9 @@ struct ltx2_backend {
     ltx2_status (*row_stats)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *st);
     ltx2_status (*add_rms_norm)(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
                                 const ltx2_tensor *wy, const ltx2_tensor *w, float eps, ltx2_tensor *out);
+    ltx2_status (*rms_norm_rope)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *w,
+                                 float eps, int64_t heads, const ltx2_tensor *cos_t, const ltx2_tensor *sin_t,
+                                 ltx2_tensor *y);
     ltx2_status (*rms_apply)(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, const ltx2_tensor *ss,
                              int64_t n, const ltx2_tensor *weight, float eps, ltx2_tensor *y);
     /* quantise (y fp8) or dequantise (x fp8) */
@@ -444,6 +448,14 @@ ltx2_status ltx2_backend_row_sumsq(const ltx2_backend *be, ltx2_context *ctx, co
  * replaces round: RMSNorm(y) * wy to the dtype, then the sum, then out. */
 ltx2_status ltx2_backend_add_rms_norm(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
                                       const ltx2_tensor *wy, const ltx2_tensor *w, float eps, ltx2_tensor *out);
+/* y = RoPE(RMSNorm(x_h) * w) for every head h of the token rows x [B, S, heads * d]: each head's d
+ * values normalised (w [d] or NULL: 1), rounded to the dtype, then rotated in split halves with the
+ * tables cos / sin [B or 1, heads or 1, S, d/2] as ltx2_backend_rope takes them (Gemma-3's
+ * per-head QK norm, then its RoPE). Rounded as the two ops it replaces round, so its bits are
+ * rms_norm over [B * S * heads, d] then rope. y [B, S, heads * d] may alias x. */
+ltx2_status ltx2_backend_rms_norm_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                       const ltx2_tensor *w, float eps, int64_t heads, const ltx2_tensor *cos_t,
+                                       const ltx2_tensor *sin_t, ltx2_tensor *y);
 ltx2_status ltx2_backend_row_stats(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                    ltx2_tensor *st);
 /* y = x / sqrt(ss[r] / n + eps) * weight over the last dim D, with ss (f32, one per row) the sum

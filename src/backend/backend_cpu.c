@@ -330,6 +330,7 @@ static const ltx2_backend cpu_backend = {
     .row_sumsq = cpu_row_sumsq,
     .row_stats = cpu_row_stats,
     .add_rms_norm = ltx2_cpu_be_add_rms_norm,
+    .rms_norm_rope = ltx2_cpu_be_rms_norm_rope,
     .rms_apply = cpu_rms_apply,
     .destroy = NULL,
 };

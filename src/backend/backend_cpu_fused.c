@@ -9,6 +9,7 @@
 
 #include "core/dtype.h"
 #include "cpu/cpu_ops.h"
+#include "cpu/cpu_rope.h"
 
 static int64_t mod_row(const ltx2_mod_rows *m, int64_t r) {
     return m->row_idx ? (int64_t)((const int32_t *)m->row_idx->data)[r] : r / m->rows_per_group;
@@ -65,6 +66,18 @@ ltx2_status ltx2_cpu_be_add_rms_norm(const ltx2_backend *be, ltx2_context *ctx, 
     free(yn);
     LTX2_TRY(st);
     return ltx2_cpu_rms_norm(ctx, x->data, out->data, rows, d, w ? w->data : NULL, eps);
+}
+
+/* The two reference ops in sequence (ltx2_cpu_rms_norm over each head's d values, then the split
+ * RoPE of ltx2_cpu_rope_apply_split_tab in place): bit for bit what a model calling them does. */
+ltx2_status ltx2_cpu_be_rms_norm_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                      const ltx2_tensor *w, float eps, int64_t heads, const ltx2_tensor *cos_t,
+                                      const ltx2_tensor *sin_t, ltx2_tensor *y) {
+    (void)be;
+    const int64_t B = x->shape[0], S = x->shape[1], d = x->shape[2] / heads;
+    LTX2_TRY(ltx2_cpu_rms_norm(ctx, x->data, y->data, B * S * heads, d, w ? w->data : NULL, eps));
+    return ltx2_cpu_rope_apply_split_tab(ctx, y->data, cos_t->data, sin_t->data, B, S, heads, d, cos_t->shape[0],
+                                         cos_t->shape[1]);
 }
 
 ltx2_status ltx2_cpu_be_head_gate(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *o,

@@ -17,6 +17,9 @@ ltx2_status ltx2_cpu_be_gemm_ex(const ltx2_backend *be, ltx2_context *ctx, const
                                 const ltx2_tensor *w, const ltx2_gemm_ex_args *a, ltx2_tensor *y);
 ltx2_status ltx2_cpu_be_add_rms_norm(const ltx2_backend *be, ltx2_context *ctx, ltx2_tensor *x, const ltx2_tensor *y,
                                      const ltx2_tensor *wy, const ltx2_tensor *w, float eps, ltx2_tensor *out);
+ltx2_status ltx2_cpu_be_rms_norm_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                      const ltx2_tensor *w, float eps, int64_t heads, const ltx2_tensor *cos_t,
+                                      const ltx2_tensor *sin_t, ltx2_tensor *y);
 ltx2_status ltx2_cpu_be_fp8(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, float scale,
                             ltx2_tensor *y);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/tensor_ops.h"
 #include "cpu/broadcast.h"
 
 static const ltx2_kernel_rt *krt(const ltx2_backend *be) { return (const ltx2_kernel_rt *)be->impl; }
@@ -438,6 +439,29 @@ static ltx2_status k_add_rms_norm(const ltx2_backend *be, ltx2_context *ctx, ltx
     return LTX2_OK;
 }
 
+static ltx2_status k_rms_norm_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                   const ltx2_tensor *w, float eps, int64_t heads, const ltx2_tensor *cos_t,
+                                   const ltx2_tensor *sin_t, ltx2_tensor *y) {
+    const ltx2_kernel_rt *rt = krt(be);
+    const int64_t B = x->shape[0], S = x->shape[1], d = x->shape[2] / heads;
+    LTX2_TRY(rt->enter(be, ctx));
+    const int e = rt->k->rms_norm_rope(rt->stream, kdt(x->dtype), x->data, y->data, w ? w->data : NULL, cos_t->data,
+                                       sin_t->data, B, S, heads, d, eps, cos_t->shape[0], cos_t->shape[1]);
+    if (e == 0) return LTX2_OK;
+    if (e != LTX2_KERR_NOT_SUPPORTED)
+        return LTX2_ERROR(ctx, LTX2_ERR_DEVICE, "%s rms_norm_rope B=%lld S=%lld heads=%lld d=%lld: %s on device %d",
+                          be->name, (long long)B, (long long)S, (long long)heads, (long long)d, rt->error_text(e),
+                          rt->dev);
+    /* a head wider than the kernel stages: the two kernels it fuses, y normalised in place */
+    ltx2_tensor rows = *y;
+    const int64_t rs[2] = {B * S * heads, d};
+    LTX2_TRY(ltx2_tensor_reshape(ctx, y, 2, rs, &rows));
+    ltx2_tensor xr = *x;
+    LTX2_TRY(ltx2_tensor_reshape(ctx, x, 2, rs, &xr));
+    LTX2_TRY(k_rms_norm(be, ctx, &xr, w, eps, &rows));
+    return k_rope(be, ctx, y, LTX2_ROPE_SPLIT, heads, cos_t, sin_t, y);
+}
+
 static ltx2_status k_complex_abs(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x, ltx2_tensor *y) {
     const ltx2_kernel_rt *rt = krt(be);
     const int64_t nf = y->shape[y->ndim - 1];
@@ -451,6 +475,7 @@ void ltx2_backend_kernels_fill(ltx2_backend *be) {
     be->row_sumsq = k_row_sumsq;
     be->row_stats = k_row_stats;
     be->add_rms_norm = k_add_rms_norm;
+    be->rms_norm_rope = k_rms_norm_rope;
     be->rms_apply = k_rms_apply;
     be->layer_norm = k_layer_norm;
     be->softmax = k_softmax;

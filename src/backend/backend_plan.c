@@ -245,6 +245,12 @@ static ltx2_status plan_add_rms_norm(const ltx2_backend *be, ltx2_context *ctx, 
     (void)be, (void)ctx, (void)x, (void)y, (void)wy, (void)w, (void)eps, (void)out;
     return LTX2_OK;
 }
+static ltx2_status plan_rms_norm_rope(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
+                                     const ltx2_tensor *w, float eps, int64_t heads, const ltx2_tensor *cos_t,
+                                     const ltx2_tensor *sin_t, ltx2_tensor *y) {
+    PLAN_UNUSED6(be, ctx, x, w, heads, cos_t), (void)eps, (void)sin_t, (void)y;
+    return LTX2_OK;
+}
 static ltx2_status plan_rms_apply(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *x,
                                   const ltx2_tensor *ss, int64_t n, const ltx2_tensor *weight, float eps,
                                   ltx2_tensor *y) {
@@ -286,7 +292,7 @@ ltx2_status ltx2_backend_plan_create(ltx2_context *ctx, ltx2_backend **out) {
         .space_to_depth = plan_s2d, .norm_modulate = plan_norm_modulate, .gated_add = plan_gated_add,
         .head_gate = plan_head_gate, .gemm_ex = plan_gemm_ex, .row_sumsq = plan_row_sumsq,
         .row_stats = plan_row_sumsq, /* the same nothing: a per-row output, no scratch */
-        .add_rms_norm = plan_add_rms_norm,
+        .add_rms_norm = plan_add_rms_norm, .rms_norm_rope = plan_rms_norm_rope,
         .rms_apply = plan_rms_apply, .fp8 = plan_fp8, .destroy = plan_destroy,
     };
     *out = be;

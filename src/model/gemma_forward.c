@@ -8,7 +8,6 @@
 
 #include "backend/backend_pool.h"
 #include "core/dtype.h"
-#include "core/tensor_ops.h"
 #include "model/gemma.h"
 #include "model/text_states.h"
 
@@ -42,12 +41,6 @@ static ltx2_status linear_act(gemma_run *r, const ltx2_linear *L, const ltx2_ten
 
 static ltx2_status linear(gemma_run *r, const ltx2_linear *L, const ltx2_tensor *x, ltx2_tensor *y) {
     return linear_act(r, L, x, false, y);
-}
-
-/* x viewed as rows of `width` (QK-norm runs per head over head_dim). */
-static ltx2_status rows_view(ltx2_context *ctx, const ltx2_tensor *x, int64_t width, ltx2_tensor *out) {
-    const int64_t s[2] = {-1, width};
-    return ltx2_tensor_reshape(ctx, x, 2, s, out);
 }
 
 /* The scale the reference multiplies the embeddings by: sqrt(hidden) rounded to the table's dtype
@@ -178,13 +171,9 @@ static ltx2_status layer_forward(gemma_run *r, const ltx2_gemma_config *c, const
     LTX2_TRY(linear(r, &L->q, &b->xn, &b->q));
     LTX2_TRY(linear(r, &L->k, &b->xn, &b->k));
     LTX2_TRY(linear(r, &L->v, &b->xn, &b->v));
-    ltx2_tensor qr, kr;
-    LTX2_TRY(rows_view(ctx, &b->q, c->head_dim, &qr));
-    LTX2_TRY(rows_view(ctx, &b->k, c->head_dim, &kr));
-    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &qr, &L->q_norm, eps, &qr));
-    LTX2_TRY(ltx2_backend_rms_norm(be, ctx, &kr, &L->k_norm, eps, &kr));
-    LTX2_TRY(ltx2_backend_rope(be, ctx, &b->q, LTX2_ROPE_SPLIT, c->heads, &rope->c, &rope->s, &b->q));
-    LTX2_TRY(ltx2_backend_rope(be, ctx, &b->k, LTX2_ROPE_SPLIT, c->kv_heads, &rope->c, &rope->s, &b->k));
+    /* QK-norm per head, then RoPE: one pass over q and one over k */
+    LTX2_TRY(ltx2_backend_rms_norm_rope(be, ctx, &b->q, &L->q_norm, eps, c->heads, &rope->c, &rope->s, &b->q));
+    LTX2_TRY(ltx2_backend_rms_norm_rope(be, ctx, &b->k, &L->k_norm, eps, c->kv_heads, &rope->c, &rope->s, &b->k));
     ltx2_attn_args aa = {.heads = c->heads, .kv_heads = c->kv_heads,
                          .scale = (float)(1.0 / sqrt(c->query_pre_attn_scalar)), .key_mask = mask,
                          .causal = true, .window = sliding ? c->sliding_window : 0, .empty_zero = true,

@@ -26,6 +26,7 @@
 #define ltx2_k_row_sumsq ltx2_emu_k_row_sumsq
 #define ltx2_k_row_stats ltx2_emu_k_row_stats
 #define ltx2_k_add_rms_norm ltx2_emu_k_add_rms_norm
+#define ltx2_k_rms_norm_rope ltx2_emu_k_rms_norm_rope
 #define ltx2_k_softmax ltx2_emu_k_softmax
 #define ltx2_k_space_to_depth ltx2_emu_k_space_to_depth
 #define ltx2_k_group_norm ltx2_emu_k_group_norm

@@ -49,7 +49,8 @@ static double flops_of(const ltx2_connectors_config *c, int64_t text_dim, int64_
     const ltx2_connector_config *cc[2] = {&c->video, &c->audio};
     const bool one_projection = c->fe == LTX2_TEXT_FE_V1;
     double f = 0;
-    for (int k = 0; k < (one_projection ? 1 : 2); k++) f += 2.0 * (double)rows * (double)text_dim * (double)cc[k]->inner_dim;
+    for (int k = 0; k < (one_projection ? 1 : 2); k++)
+        f += 2.0 * (double)rows * (double)text_dim * (double)cc[k]->inner_dim;
     for (int k = 0; k < 2; k++) {
         const double D = (double)cc[k]->inner_dim;
         f += (double)cc[k]->num_layers * 2.0 * (double)S * (12.0 * D * D + 2.0 * (double)S * D);
@@ -63,7 +64,8 @@ static bool config_of(ltx2_context *ctx, const char *v, ltx2_connectors_config *
     char *text = NULL;
     size_t n = 0;
     ltx2_json_doc *doc = NULL;
-    bool ok = ltx2_file_read_all(ctx, path, &text, &n) == LTX2_OK && ltx2_json_parse(ctx, text, n, path, &doc) == LTX2_OK;
+    bool ok = ltx2_file_read_all(ctx, path, &text, &n) == LTX2_OK &&
+              ltx2_json_parse(ctx, text, n, path, &doc) == LTX2_OK;
     const ltx2_json *tr = ok ? ltx2_json_get(ltx2_json_root(doc), "transformer") : NULL;
     ok = ok && tr && ltx2_connectors_config_parse(ctx, tr, path, out) == LTX2_OK;
     if (!ok) fprintf(stderr, "bench_connectors: %s: %s\n", path, ltx2_last_error(ctx));

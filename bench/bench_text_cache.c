@@ -36,7 +36,8 @@ typedef struct file_job {
 static void run_save(void *u) {
     file_job *j = u;
     if (j->st != LTX2_OK) return;
-    j->st = j->cache_form ? ltx2_pipe_text_save_cache(j->ctx, j->t, j->path) : ltx2_pipe_text_save(j->ctx, j->t, j->path);
+    j->st = j->cache_form ? ltx2_pipe_text_save_cache(j->ctx, j->t, j->path)
+                          : ltx2_pipe_text_save(j->ctx, j->t, j->path);
 }
 
 static void run_load(void *u) {

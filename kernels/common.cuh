@@ -206,11 +206,12 @@ __device__ __forceinline__ float ltx2_row_sumsq_of(const ltx2_row_group<WARP> &g
     return g.sum(ss, smem);
 }
 
-// out = row * inv * w over the group's shares (w NULL: 1): the RMSNorm's application, with the
-// same shares as ltx2_row_sumsq_of (out may be row).
-template <typename T, int V, bool WARP>
-__device__ __forceinline__ void ltx2_row_scale(const ltx2_row_group<WARP> &g, const T *row, const T *w, float inv,
-                                               int64_t dim, T *out) {
+// row * inv * w over the group's shares (w NULL: 1), V values at a time handed to sink(i, v) (v: the
+// V values from row index i, unrounded): the RMSNorm's application, with the same shares as
+// ltx2_row_sumsq_of. ltx2_row_scale stores them; fused kernels do more with them first.
+template <typename T, int V, bool WARP, typename Sink>
+__device__ __forceinline__ void ltx2_row_scale_each(const ltx2_row_group<WARP> &g, const T *row, const T *w,
+                                                    float inv, int64_t dim, Sink &sink) {
     for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
         float v[V], wv[V];
         ltx2_load<V>(row + i, v);
@@ -222,8 +223,21 @@ __device__ __forceinline__ void ltx2_row_scale(const ltx2_row_group<WARP> &g, co
         }
 #pragma unroll
         for (int j = 0; j < V; j++) v[j] = v[j] * inv * wv[j];
-        ltx2_store<V>(out + i, v);
+        sink(i, v);
     }
+}
+
+template <typename T, int V> struct ltx2_row_store {
+    T *out;
+    __device__ __forceinline__ void operator()(int64_t i, float *v) const { ltx2_store<V>(out + i, v); }
+};
+
+// out = row * inv * w (out may be row).
+template <typename T, int V, bool WARP>
+__device__ __forceinline__ void ltx2_row_scale(const ltx2_row_group<WARP> &g, const T *row, const T *w, float inv,
+                                               int64_t dim, T *out) {
+    ltx2_row_store<T, V> st = {out};
+    ltx2_row_scale_each<T, V, WARP>(g, row, w, inv, dim, st);
 }
 
 // Launch geometry for a row kernel: warp-per-row packs LTX2_K_THREADS/32 rows per block.

@@ -209,6 +209,23 @@ extern "C" int ltx2_k_layer_norm(void *stream, int dtype, const void *x, void *y
     return ltx2_norm_dispatch(stream, dtype, true, x, y, weight, bias, rows, dim, eps, io);
 }
 
+// x[i..i+V) += the normalised branch values v, each rounded to T as the RMSNorm would store it, the
+// sum rounded as the add stores it; ss gathers the new x's squares for the norm that follows.
+template <typename T, int V> struct ltx2_residual_add {
+    T *x;
+    float ss;
+    __device__ __forceinline__ void operator()(int64_t i, const float *v) {
+        float xv[V];
+        ltx2_load<V>(x + i, xv);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            xv[j] = ltx2_to_f32(ltx2_from_f32<T>(xv[j] + ltx2_to_f32(ltx2_from_f32<T>(v[j]))));
+            ss += xv[j] * xv[j];
+        }
+        ltx2_store<V>(x + i, xv);
+    }
+};
+
 // x += RMSNorm(y) * wy, out = RMSNorm(x) * w, one row per warp or block as the RMSNorm kernel
 // (the same launch geometry and vector width, so the same summation order): each value rounded to
 // T where the three ops it replaces store it (RMSNorm(y) * wy, the sum, out), so the result is
@@ -225,26 +242,9 @@ ltx2_add_rms_norm_kernel(T *x, const T *__restrict__ y, const T *__restrict__ wy
     T *orow = out + g.row * dim;
     const float n = (float)dim;
     const float inv_y = rsqrtf(ltx2_row_sumsq_of<T, V, WARP>(g, yr, dim, smem) / n + eps);
-    float ss_x = 0.0f;
-    for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
-        float v[V], wv[V], xv[V];
-        ltx2_load<V>(yr + i, v);
-        ltx2_load<V>(xr + i, xv);
-        if (wy) {
-            ltx2_load<V>(wy + i, wv);
-        } else {
-#pragma unroll
-            for (int j = 0; j < V; j++) wv[j] = 1.0f;
-        }
-#pragma unroll
-        for (int j = 0; j < V; j++) {
-            const float yn = ltx2_to_f32(ltx2_from_f32<T>(v[j] * inv_y * wv[j]));
-            xv[j] = ltx2_to_f32(ltx2_from_f32<T>(xv[j] + yn));
-            ss_x += xv[j] * xv[j];
-        }
-        ltx2_store<V>(xr + i, xv);
-    }
-    ltx2_row_scale<T, V, WARP>(g, xr, w, rsqrtf(g.sum(ss_x, smem) / n + eps), dim, orow);
+    ltx2_residual_add<T, V> add = {xr, 0.0f};
+    ltx2_row_scale_each<T, V, WARP>(g, yr, wy, inv_y, dim, add);
+    ltx2_row_scale<T, V, WARP>(g, xr, w, rsqrtf(g.sum(add.ss, smem) / n + eps), dim, orow);
 }
 
 template <typename T>

@@ -10,6 +10,15 @@
 // memory (32 KB at 8192 f32 values); wider rows run the two kernels (backend_kernels.c).
 #define LTX2_K_NORM_ROPE_MAX_DIM 8192
 
+// The normalised values as the RMSNorm kernel would store them (rounded to T), kept as floats.
+template <typename T, int V> struct ltx2_row_stage {
+    float *to;
+    __device__ __forceinline__ void operator()(int64_t i, const float *v) const {
+#pragma unroll
+        for (int j = 0; j < V; j++) to[i + j] = ltx2_to_f32(ltx2_from_f32<T>(v[j]));
+    }
+};
+
 template <typename T, int V, bool WARP>
 __global__ void __launch_bounds__(LTX2_K_THREADS)
 ltx2_rms_norm_rope_kernel(const T *x, T *y, const T *__restrict__ w, const float *__restrict__ cos_t,
@@ -24,18 +33,8 @@ ltx2_rms_norm_rope_kernel(const T *x, T *y, const T *__restrict__ w, const float
     // the RMSNorm kernel's arithmetic (ltx2_row_sumsq_of, then ltx2_row_scale's v * inv * w, rounded
     // to T), staged instead of stored: x is read whole before y, which may alias it, is written
     const float inv = rsqrtf(ltx2_row_sumsq_of<T, V, WARP>(g, xr, d, red) / (float)d + eps);
-    for (int64_t i = (int64_t)g.tid * V; i < d; i += (int64_t)g.size * V) {
-        float v[V], wv[V];
-        ltx2_load<V>(xr + i, v);
-        if (w) {
-            ltx2_load<V>(w + i, wv);
-        } else {
-#pragma unroll
-            for (int j = 0; j < V; j++) wv[j] = 1.0f;
-        }
-#pragma unroll
-        for (int j = 0; j < V; j++) nr[i + j] = ltx2_to_f32(ltx2_from_f32<T>(v[j] * inv * wv[j]));
-    }
+    ltx2_row_stage<T, V> stage = {nr};
+    ltx2_row_scale_each<T, V, WARP>(g, xr, w, inv, d, stage);
     if (WARP) __syncwarp();
     else __syncthreads();
     // the RoPE kernel's rotation of the split halves, with the tables it reads

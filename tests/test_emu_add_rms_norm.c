@@ -13,6 +13,7 @@
 #include "backend_emu.h"
 #include "core/dtype.h"
 #include "core/rng.h"
+#include "backend_io.h"
 #include "test_util.h"
 
 #define SEED 0xadd5eedULL
@@ -41,28 +42,15 @@ static const add_case k_cases[] = {
 static ltx2_context *g_ctx;
 
 static float *gen(uint64_t stream, int64_t n, float scale, float offset, bool bf16) {
-    float *p = malloc((size_t)n * sizeof(float));
-    ltx2_rng_normal(SEED, stream, 0, (size_t)n, p);
-    for (int64_t i = 0; i < n; i++) {
-        p[i] = offset + scale * p[i];
-        if (bf16) p[i] = ltx2_round_bf16(p[i]);
-    }
-    return p;
+    return bio_gen(SEED, stream, n, scale, offset, bf16);
 }
 
-/* h as a new tensor of dtype dt on be, and a tensor back as host f32 (backend_pool.h's copies). */
+/* tests/backend_io.h's, on this test's context. */
 static ltx2_tensor put(const ltx2_backend *be, const float *h, ltx2_dtype dt, int ndim, const int64_t *shape) {
-    ltx2_tensor t = ltx2_tensor_make(NULL, dt, ndim, shape);
-    t.device = be->device;
-    if (be->alloc(be, g_ctx, ltx2_tensor_nbytes(&t), &t.data) == LTX2_OK) ltx2_backend_from_host_f32(g_ctx, be, h, &t);
-    return t;
+    return bio_put(g_ctx, be, h, dt, ndim, shape);
 }
 
-static float *get(const ltx2_backend *be, const ltx2_tensor *t) {
-    float *out = malloc((size_t)ltx2_tensor_numel(t) * sizeof(float));
-    if (out) ltx2_backend_to_host_f32(g_ctx, be, t, out);
-    return out;
-}
+static float *get(const ltx2_backend *be, const ltx2_tensor *t) { return bio_get(g_ctx, be, t); }
 
 /* Runs the case on be, fused or as three ops; x_out and o_out get x after and out. */
 static ltx2_status run(const ltx2_backend *be, const add_case *c, bool fused, const float *hx, const float *hy,
@@ -88,17 +76,6 @@ static ltx2_status run(const ltx2_backend *be, const add_case *c, bool fused, co
     return st;
 }
 
-static int64_t n_far(const float *a, const float *ref, int64_t n, double atol, double rtol, double *maxe) {
-    int64_t bad = 0;
-    *maxe = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const double e = fabs((double)a[i] - ref[i]);
-        if (!(e <= atol + rtol * fabs(ref[i]))) bad++;
-        if (e > *maxe || isnan(e)) *maxe = e;
-    }
-    return bad;
-}
-
 static void check_case(const ltx2_backend *emu, int ci) {
     const add_case *c = &k_cases[ci];
     const int64_t n = c->rows * c->dim;
@@ -119,7 +96,7 @@ static void check_case(const ltx2_backend *emu, int ci) {
               memcmp(fo, uo, (size_t)n * sizeof(float)) ? "differs" : "same");
         double ex = 0, eo = 0;
         const double atol = c->bf16 ? BF16_ATOL : F32_ATOL, rtol = c->bf16 ? BF16_RTOL : F32_RTOL;
-        const int64_t bx = n_far(fx, cx, n, atol, rtol, &ex), bo = n_far(fo, co, n, atol, rtol, &eo);
+        const int64_t bx = bio_n_far(fx, cx, n, atol, rtol, &ex), bo = bio_n_far(fo, co, n, atol, rtol, &eo);
         CHECK(bx == 0 && bo == 0, "%s: %lld x and %lld out values beyond the CPU's tolerance (max err %.3g, %.3g)",
               c->name, (long long)bx, (long long)bo, ex, eo);
         printf("  %-52s bitwise the three ops; vs cpu max err x %.3g, out %.3g\n", c->name, ex, eo);

@@ -15,6 +15,7 @@
 #include "backend_emu.h"
 #include "core/dtype.h"
 #include "core/rng.h"
+#include "backend_io.h"
 #include "test_util.h"
 
 #define SEED 0x0dd5eedULL
@@ -42,37 +43,15 @@ static const nr_case k_cases[] = {
 
 static ltx2_context *g_ctx;
 
-static float *gen(uint64_t stream, int64_t n, float scale, float offset, bool bf16) {
-    float *p = malloc((size_t)n * sizeof(float));
-    ltx2_rng_normal(SEED, stream, 0, (size_t)n, p);
-    for (int64_t i = 0; i < n; i++) {
-        p[i] = offset + scale * p[i];
-        if (bf16) p[i] = ltx2_round_bf16(p[i]);
-    }
-    return p;
-}
-
-static ltx2_tensor put(const ltx2_backend *be, const float *h, ltx2_dtype dt, int ndim, const int64_t *shape) {
-    ltx2_tensor t = ltx2_tensor_make(NULL, dt, ndim, shape);
-    t.device = be->device;
-    if (be->alloc(be, g_ctx, ltx2_tensor_nbytes(&t), &t.data) == LTX2_OK) ltx2_backend_from_host_f32(g_ctx, be, h, &t);
-    return t;
-}
-
-static float *get(const ltx2_backend *be, const ltx2_tensor *t) {
-    float *out = malloc((size_t)ltx2_tensor_numel(t) * sizeof(float));
-    if (out) ltx2_backend_to_host_f32(g_ctx, be, t, out);
-    return out;
-}
-
 /* The case on be, fused or as rms_norm then rope; *y_out gets the result. */
 static ltx2_status run(const ltx2_backend *be, const nr_case *c, bool fused, const float *hx, const float *hw,
                        const float *hc, const float *hs, float **y_out) {
     const ltx2_dtype dt = c->bf16 && be->device != LTX2_DEVICE_CPU ? LTX2_BF16 : LTX2_F32;
     const int64_t xs[3] = {c->B, c->S, c->heads * c->d}, rows[2] = {c->B * c->S * c->heads, c->d};
     const int64_t ts[4] = {c->shared_tables ? 1 : c->B, c->shared_tables ? 1 : c->heads, c->S, c->d / 2};
-    ltx2_tensor x = put(be, hx, dt, 3, xs), y = c->in_place ? x : put(be, hx, dt, 3, xs);
-    ltx2_tensor w = put(be, hw, dt, 1, &c->d), cs = put(be, hc, LTX2_F32, 4, ts), sn = put(be, hs, LTX2_F32, 4, ts);
+    ltx2_tensor x = bio_put(g_ctx, be, hx, dt, 3, xs), y = c->in_place ? x : bio_put(g_ctx, be, hx, dt, 3, xs);
+    ltx2_tensor w = bio_put(g_ctx, be, hw, dt, 1, &c->d);
+    ltx2_tensor cs = bio_put(g_ctx, be, hc, LTX2_F32, 4, ts), sn = bio_put(g_ctx, be, hs, LTX2_F32, 4, ts);
     const ltx2_tensor *pw = c->weights ? &w : NULL;
     ltx2_status st;
     if (fused) {
@@ -85,29 +64,19 @@ static ltx2_status run(const ltx2_backend *be, const nr_case *c, bool fused, con
         st = ltx2_backend_rms_norm(be, g_ctx, &xr, pw, 1e-6f, &yr);
         if (st == LTX2_OK) st = ltx2_backend_rope(be, g_ctx, &y, LTX2_ROPE_SPLIT, c->heads, &cs, &sn, &y);
     }
-    *y_out = st == LTX2_OK ? get(be, &y) : NULL;
+    *y_out = st == LTX2_OK ? bio_get(g_ctx, be, &y) : NULL;
     be->free(be, x.data), be->free(be, w.data), be->free(be, cs.data), be->free(be, sn.data);
     if (!c->in_place) be->free(be, y.data);
     return st;
-}
-
-static int64_t n_far(const float *a, const float *ref, int64_t n, double atol, double rtol, double *maxe) {
-    int64_t bad = 0;
-    *maxe = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const double e = fabs((double)a[i] - ref[i]);
-        if (!(e <= atol + rtol * fabs(ref[i]))) bad++;
-        if (e > *maxe || isnan(e)) *maxe = e;
-    }
-    return bad;
 }
 
 static void check_case(const ltx2_backend *emu, int ci) {
     const nr_case *c = &k_cases[ci];
     const int64_t n = c->B * c->S * c->heads * c->d;
     const int64_t nt = (c->shared_tables ? 1 : c->B * c->heads) * c->S * (c->d / 2);
-    float *hx = gen(4 * (uint64_t)ci, n, 2.0f, 0.3f, c->bf16), *hw = gen(4 * (uint64_t)ci + 1, c->d, 0.2f, 1.0f, c->bf16);
-    float *ang = gen(4 * (uint64_t)ci + 2, nt, 3.0f, 0.0f, false);
+    float *hx = bio_gen(SEED, 4 * (uint64_t)ci, n, 2.0f, 0.3f, c->bf16);
+    float *hw = bio_gen(SEED, 4 * (uint64_t)ci + 1, c->d, 0.2f, 1.0f, c->bf16);
+    float *ang = bio_gen(SEED, 4 * (uint64_t)ci + 2, nt, 3.0f, 0.0f, false);
     float *hc = malloc((size_t)nt * sizeof(float)), *hs = malloc((size_t)nt * sizeof(float));
     for (int64_t i = 0; i < nt; i++) hc[i] = cosf(ang[i]), hs[i] = sinf(ang[i]);
     float *fy = NULL, *uy = NULL, *cy = NULL;
@@ -120,7 +89,7 @@ static void check_case(const ltx2_backend *emu, int ci) {
     if (st == LTX2_OK) {
         CHECK(!memcmp(fy, uy, (size_t)n * sizeof(float)), "%s: the fused kernel is not the two ops' bits", c->name);
         double e = 0;
-        const int64_t bad = n_far(fy, cy, n, c->bf16 ? BF16_ATOL : F32_ATOL, c->bf16 ? BF16_RTOL : F32_RTOL, &e);
+        const int64_t bad = bio_n_far(fy, cy, n, c->bf16 ? BF16_ATOL : F32_ATOL, c->bf16 ? BF16_RTOL : F32_RTOL, &e);
         CHECK(bad == 0, "%s: %lld values beyond the CPU's tolerance (max err %.3g)", c->name, (long long)bad, e);
         printf("  %-60s bitwise the two ops; vs cpu max err %.3g\n", c->name, e);
     }

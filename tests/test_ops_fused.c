@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "core/dtype.h"
 #include "core/rng.h"
+#include "backend_io.h"
 #include "test_util.h"
 
 /* fp32 CPU vs double: a row norm rounds ~sqrt(D) terms (1e-5 relative covers D ~ 1e4) and the
@@ -41,43 +42,19 @@ static ltx2_context *g_ctx;
 static const ltx2_backend *g_dev; /* CUDA backend or NULL */
 
 static float *gen(uint64_t stream, int64_t n, float scale, float offset) {
-    float *p = malloc((size_t)(n ? n : 1) * sizeof(float));
-    ltx2_rng_normal(SEED, stream, 0, (size_t)n, p);
-    for (int64_t i = 0; i < n; i++) p[i] = offset + scale * p[i];
-    return p;
+    return bio_gen(SEED, stream, n, scale, offset, false);
 }
 
 static void round_bf16(float *p, int64_t n) {
     for (int64_t i = 0; i < n; i++) p[i] = ltx2_round_bf16(p[i]);
 }
 
-/* Host f32 data as a tensor of dtype dt on backend be (allocated; free with be->free). */
+/* tests/backend_io.h's, on this test's context. */
 static ltx2_tensor put(const ltx2_backend *be, const float *h, ltx2_dtype dt, int ndim, const int64_t *shape) {
-    ltx2_tensor t = ltx2_tensor_make(NULL, dt, ndim, shape);
-    t.device = be->device;
-    size_t nb = ltx2_tensor_nbytes(&t);
-    void *p = NULL;
-    if (be->alloc(be, g_ctx, nb, &p) != LTX2_OK) return t;
-    t.data = p;
-    void *tmp = malloc(nb ? nb : 1);
-    if (dt == LTX2_F32) memcpy(tmp, h, nb);
-    else ltx2_convert(g_ctx, tmp, dt, h, LTX2_F32, (size_t)ltx2_tensor_numel(&t));
-    be->upload(be, g_ctx, p, tmp, nb);
-    free(tmp);
-    return t;
+    return bio_put(g_ctx, be, h, dt, ndim, shape);
 }
 
-static float *get(const ltx2_backend *be, const ltx2_tensor *t) {
-    int64_t n = ltx2_tensor_numel(t);
-    size_t nb = ltx2_tensor_nbytes(t);
-    float *out = malloc((size_t)(n ? n : 1) * sizeof(float));
-    void *tmp = malloc(nb ? nb : 1);
-    be->sync(be, g_ctx);
-    be->download(be, g_ctx, tmp, t->data, nb);
-    ltx2_convert(g_ctx, out, LTX2_F32, tmp, t->dtype, (size_t)n);
-    free(tmp);
-    return out;
-}
+static float *get(const ltx2_backend *be, const ltx2_tensor *t) { return bio_get(g_ctx, be, t); }
 
 /* |out - ref| <= atol + rtol |ref| (+ rtol_pre |pre[i]| where pre is given: a value rounded before
  * the last add). */

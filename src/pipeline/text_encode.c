@@ -117,8 +117,8 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
     if (st == LTX2_OK) {
         /* the padding every prompt has is not computed (nothing LTX reads depends on it) */
         const int64_t skip = ltx2_gemma_pipeline_skip(be, mask, m, S);
-        LTX2_LOGI(ctx, "text encoder: Gemma-3 (%lld layers of %lld%s) on %s, %d prompt%s x %lld tokens (the first %lld, "
-                  "padding in every prompt, not computed)", (long long)w->cfg.layers, (long long)D,
+        LTX2_LOGI(ctx, "text encoder: Gemma-3 (%lld layers of %lld%s) on %s, %d prompt%s x %lld tokens (the first "
+                  "%lld, padding in every prompt, not computed)", (long long)w->cfg.layers, (long long)D,
                   fp8 ? ", fp8-stored Linear weights" : "", be->name, m, m > 1 ? "s" : "", (long long)S,
                   (long long)skip);
         encode_poll ep = {cancel, cancel_user, ltx2_timer_now(), ltx2_timer_now()};

@@ -170,8 +170,6 @@ benches() {
   done
   # Gemma-3 12B-shaped layers at 2 x 1024 tokens in bf16 (#13: <= 80 ms for all 48 on an H100)
   run bench_gemma 60 ./build-dev/bench/bench_gemma --cuda-only --layers 4 --json "$out/bench_gemma.jsonl"
-  # the text connectors at real size: a prompt of 1024 real tokens and one of 250 (padding not projected)
-  run bench_connectors 60 ./build-dev/bench/bench_connectors --cuda-only --json "$out/bench_connectors.jsonl"
   # the same with its attention on the wgmma kernel (head dim 256, causal, grouped heads), which
   # AUTO gives it only after this A/B and test_ops_wgmma pass (ATT_AUTO_PICKS_WGMMA_GEMMA)
   LTX2_ATTN_IMPL=wgmma run bench_gemma_wgmma 60 ./build-dev/bench/bench_gemma --cuda-only --layers 4 \
@@ -200,6 +198,9 @@ benches() {
   # a 12B prompt's states from the text cache onto the GPU (bf16, layer-major) against the host
   # rows of the same run (host work; last, the first to go when the deadline is near)
   run bench_text_cache 60 ./build-dev/bench/bench_text_cache --json "$out/bench_text_cache.jsonl"
+  # the text connectors at real size: a prompt of 1024 real tokens and one of 250 (padding not
+  # projected); last too
+  run bench_connectors 60 ./build-dev/bench/bench_connectors --cuda-only --json "$out/bench_connectors.jsonl"
 }
 
 # all: what one call must bring back first (device tests, benches), then the slower extras

@@ -2,7 +2,8 @@
  * prompt): the interchange form (f32, layer-last: what --save-prompt-embeds writes and the text
  * cache wrote before) against the text cache's form (layer-major, in the states' dtype), written
  * from host f32 states (the CPU encoder) and from bf16 states kept on a device, read back to the
- * host and, where a CUDA device exists, onto it. A row's GB/s counts the file's bytes; the files go
+ * host and, where a CUDA device exists, onto it; then a typical prompt, whose padding the cache
+ * leaves out. A row's GB/s counts the file's bytes; the files go
  * to $TMPDIR (else /tmp) and are read back while still in the page cache, so a row is the host's
  * work and copies, not the disk's. */
 #include <stdint.h>
@@ -20,6 +21,10 @@
 
 #define TOKENS 1024
 #define TOKENS_QUICK 256
+/* the typical-prompt rows: a user's prompt of this many tokens, left-padded */
+#define TYPICAL_TOKENS 250
+#define STR_(x) #x
+#define STR(x) STR_(x)
 /* the cache file's states and mask against the header: the bytes a row counts */
 #define MASK_BYTES(S) ((double)(S) * 8.0)
 
@@ -91,7 +96,9 @@ int main(int argc, char **argv) {
     }
     ltx2_rng_normal(5, 1, 0, (size_t)n, host.hidden);
     for (int64_t i = 0; i < n; i++) bf[i] = ltx2_f32_to_bf16(host.hidden[i]);
-    for (int64_t s = 0; s < S; s++) host.mask[s] = s >= S / 4; /* a left-padded prompt */
+    /* every position a token: the forms compared at the same size (the cache leaves a prompt's
+     * padding out; the typical-prompt rows below show that) */
+    for (int64_t s = 0; s < S; s++) host.mask[s] = 1;
     const int64_t ks[4] = {1, L, S, D};
     kept.dev = ltx2_tensor_make(bf, LTX2_BF16, 4, ks);
     kept.dev_be = ltx2_backend_cpu();
@@ -112,13 +119,28 @@ int main(int argc, char **argv) {
     ok = ok && measure(&o, &r, &j, false, "load cache f32 layer-major, to host f32", "cpu", f32_bytes);
     j.path = bf16_path;
     ok = ok && measure(&o, &r, &j, false, "load cache bf16 layer-major, to host f32", "cpu", bf16_bytes);
+    /* a prompt of TYPICAL_TOKENS: the cache stores its tokens' rows only, the interchange file all */
+    uint8_t *typ = malloc((size_t)S);
+    ok = ok && typ;
+    for (int64_t s = 0; ok && s < S; s++) typ[s] = s >= S - TYPICAL_TOKENS;
+    ltx2_pipe_text kept_typ = kept;
+    kept_typ.mask = typ;
+    const double typ_bytes = (double)(L * TYPICAL_TOKENS * D) * 2.0 + MASK_BYTES(S);
+    j.t = &kept_typ, j.path = bf16_path, j.cache_form = true;
+    ok = ok && measure(&o, &r, &j, true, "save cache bf16, from kept bf16, " STR(TYPICAL_TOKENS) "-token prompt", "cpu",
+                       typ_bytes);
+    ok = ok && measure(&o, &r, &j, false, "load cache bf16, to host f32, " STR(TYPICAL_TOKENS) "-token prompt", "cpu",
+                       typ_bytes);
+    free(typ);
+    j.path = bf16_path; /* the device row loads the typical prompt's file */
     if (ok) {
         ltx2_backend *cuda = NULL;
         if (ltx2_backend_cuda_create(ctx, 0, &cuda) != LTX2_OK) {
             bench_report_note(&r, "cuda: skipped (%s)", ltx2_last_error(ctx));
         } else {
             j.to = cuda;
-            ok = measure(&o, &r, &j, false, "load cache bf16 layer-major, onto the device", "cuda", bf16_bytes);
+            ok = measure(&o, &r, &j, false, "load cache bf16, onto the device, " STR(TYPICAL_TOKENS) "-token prompt",
+                         "cuda", typ_bytes);
             ltx2_backend_free(cuda);
         }
     }

@@ -147,7 +147,7 @@ grep -q "from the cache" "$tmp/stderr" && ! grep -q "text encoder: Gemma-3" "$tm
 cmp -s "$txt/a.wav" "$txt/d.wav" && ok || bad "the cached prompt does not reproduce the run"
 # --text-cache-size: a new prompt under a bound below one prompt's file replaces the old one
 if (cd "$txt" && "$bin" generate "${small[@]}" "${nocfg[@]}" --prompt "A dog" --text-cache cache \
-        --text-cache-size 0.0001 --wav f.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "a bounded text cache failed"; cat "$tmp/stderr"; fi
+        --text-cache-size 0.000001 --wav f.wav >/dev/null 2>"$tmp/stderr"); then ok; else bad "a bounded text cache failed"; cat "$tmp/stderr"; fi
 grep -q "1 least recently used prompt (.*) removed from the cache" "$tmp/stderr" && [ "$(ls "$txt/cache" | wc -l)" -eq 1 ] \
   && ok || bad "the bound did not remove the older prompt: $(ls "$txt/cache"), $(grep cache "$tmp/stderr")"
 expect_refusal "a negative cache bound" "--text-cache-size -1: GiB in" --prompt "a cat" --text-cache-size -1 -o o.mp4

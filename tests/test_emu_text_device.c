@@ -169,12 +169,36 @@ static void *kept_bytes(ltx2_context *ctx, const ltx2_pipe_text *t, size_t *n) {
     return b;
 }
 
-/* A value of the negative prompt's kept states made NaN (layer 1, token 3, channel 2), cached and
- * read back: refused on the way to the device and to the host, the place named. */
+/* The positions before a prompt's first token (what the cache leaves out). */
+static int64_t lead_of(const ltx2_pipe_text *t) {
+    int64_t k = 0;
+    while (k < t->S && !t->mask[k]) k++;
+    return k;
+}
+
+/* Whether states b (element size es, layer-major [L, S, D]) equal a from the first token on in
+ * every layer and are zero before it (a's padding rows are the forward's, the cache's zero). */
+static bool same_tokens(const ltx2_pipe_text *t, const void *a, const void *b, size_t es) {
+    const int64_t lead = lead_of(t);
+    const size_t layer = (size_t)(t->S * t->D) * es, head = (size_t)(lead * t->D) * es;
+    for (int64_t l = 0; l < t->L; l++) {
+        const char *x = (const char *)a + (size_t)l * layer, *y = (const char *)b + (size_t)l * layer;
+        if (memcmp(x + head, y + head, layer - head)) return false;
+        for (size_t i = 0; i < head; i++)
+            if (y[i]) return false;
+    }
+    return true;
+}
+
+/* A value of the negative prompt's kept states made NaN (layer 1, its last token, channel 2),
+ * cached and read back: refused on the way to the device and to the host, the place named. */
 static void check_cached_nan(ltx2_context *ctx, ltx2_backend *emu, ltx2_pipe_text *t, int64_t text_dim,
                              const char *dir) {
     const uint16_t nan_bf16 = 0x7fc0;
-    const int64_t at = (1 * t->S + 3) * t->D + 2;
+    const int64_t tok = t->S - 1, at = (1 * t->S + tok) * t->D + 2;
+    char where_dev[64], where_host[64];
+    snprintf(where_dev, sizeof where_dev, "layer 1, token %lld, channel 2", (long long)tok);
+    snprintf(where_host, sizeof where_host, "[1, %lld, 2]", (long long)tok);
     char path[LTX2_TEXT_CACHE_PATH_CAP + 32];
     snprintf(path, sizeof path, "%s/nan.safetensors", dir);
     ltx2_pipe_text back = {0};
@@ -184,18 +208,19 @@ static void check_cached_nan(ltx2_context *ctx, ltx2_backend *emu, ltx2_pipe_tex
     CHECK(ok, "writing a cached prompt with a NaN: %s", ltx2_last_error(ctx));
     if (!ok) return;
     const ltx2_status dst = ltx2_pipe_text_load_on(ctx, path, text_dim, emu, &back);
-    CHECK(dst == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), "layer 1, token 3, channel 2") && !back.dev.data,
+    CHECK(dst == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), where_dev) && !back.dev.data,
           "a NaN on its way to the device: %d, \"%s\"", (int)dst, ltx2_last_error(ctx));
     const ltx2_status hst = ltx2_pipe_text_load(ctx, path, text_dim, &back);
-    CHECK(hst == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), "[1, 3, 2]") && !back.hidden,
+    CHECK(hst == LTX2_ERR_INVALID_ARG && strstr(ltx2_last_error(ctx), where_host) && !back.hidden,
           "a NaN on its way to the host: %d, \"%s\"", (int)hst, ltx2_last_error(ctx));
     unlink(path);
 }
 
 /* With a text cache (the CLI's default) the states still stay on the device for the connectors,
  * and the cache gets their bytes as they are there: bf16, layer-major (half an f32 file, nothing
- * transposed). The host reads the file back as the kept states widened, bit for bit; a second run
- * takes the prompt from the cache onto the device, bit for bit the kept states, without Gemma. */
+ * transposed), from the prompt's first token on. The host reads the file back as the kept states
+ * widened, bit for bit from the first token on and zero before it; a second run takes the prompt
+ * from the cache onto the device, the same way, without Gemma. */
 static void check_kept_cached(ltx2_context *ctx, ltx2_backend *emu, ltx2_generate_params p) {
     char dir[] = "/tmp/ltx2_kept_cache.XXXXXX";
     if (!mkdtemp(dir)) {
@@ -220,12 +245,17 @@ static void check_kept_cached(ltx2_context *ctx, ltx2_backend *emu, ltx2_generat
         ltx2_tensor_set *set = NULL;
         ok = kb && ltx2_tensor_set_open(ctx, path, &set) == LTX2_OK;
         CHECK(ok, "the cached prompt: %s", ltx2_last_error(ctx));
+        const int64_t lead = lead_of(&kept[0]), stored = kept[0].S - lead, D = kept[0].D;
         if (ok) {
             const ltx2_named_tensor *h = ltx2_tensor_set_find(set, "hidden_states_layer_major");
-            const int64_t want[4] = {1, kept[0].L, kept[0].S, kept[0].D};
-            CHECK(h && !ltx2_tensor_set_find(set, "hidden_states") && h->t.dtype == LTX2_BF16 && h->t.ndim == 4 &&
-                      !memcmp(h->t.shape, want, sizeof want) && !memcmp(h->t.data, kb, nb),
-                  "the cache file must hold the kept states' bf16 bytes, layer-major");
+            const int64_t want[4] = {1, kept[0].L, stored, D};
+            bool same = h && !ltx2_tensor_set_find(set, "hidden_states") && h->t.dtype == LTX2_BF16 &&
+                        h->t.ndim == 4 && !memcmp(h->t.shape, want, sizeof want);
+            for (int64_t l = 0; same && l < kept[0].L; l++)
+                same = !memcmp((const char *)h->t.data + (size_t)(l * stored * D) * 2,
+                               (const char *)kb + (size_t)((l * kept[0].S + lead) * D) * 2, (size_t)(stored * D) * 2);
+            CHECK(lead > 0 && same, "the cache file must hold the kept states' bf16 bytes, layer-major, from the "
+                  "first token on (%lld padded positions left out)", (long long)lead);
         }
         ltx2_tensor_set_free(set);
         ok = ok && ltx2_pipe_text_load(ctx, path, text_dim, &back) == LTX2_OK;
@@ -236,15 +266,18 @@ static void check_kept_cached(ltx2_context *ctx, ltx2_backend *emu, ltx2_generat
         if (ok) {
             size_t na = 0;
             void *ab = again[0].dev.data && again[0].dev_be == emu ? kept_bytes(ctx, &again[0], &na) : NULL;
-            CHECK(ab && na == nb && again[0].dev.dtype == LTX2_BF16 && !memcmp(ab, kb, nb) && again[1].dev.data,
-                  "a cached prompt must come back onto the device as the kept states, bit for bit");
+            CHECK(ab && na == nb && again[0].dev.dtype == LTX2_BF16 && same_tokens(&kept[0], kb, ab, 2) &&
+                      again[1].dev.data,
+                  "a cached prompt must come back onto the device as the kept states (from the first token on, "
+                  "bit for bit; zero before)");
             free(ab);
             ok = ltx2_pipe_text_to_host(ctx, &kept[0]) == LTX2_OK;
-            const int64_t n = back.S * back.D * back.L;
-            CHECK(ok && back.S == kept[0].S && !memcmp(back.hidden, kept[0].hidden, (size_t)n * sizeof(float)),
-                  "the cache file read on the host must give the kept states widened");
-            printf("text cache beside kept states: the file holds their bf16 bytes (%zu), read back bit for bit on "
-                   "the device and the host\n", nb);
+            CHECK(ok && back.S == kept[0].S && same_tokens(&kept[0], kept[0].hidden, back.hidden, sizeof(float)),
+                  "the cache file read on the host must give the kept states widened (from the first token on; "
+                  "zero before)");
+            printf("text cache beside kept states: the file holds their bf16 bytes from the first token on (%lld of "
+                   "%lld positions), read back bit for bit on the device and the host\n", (long long)stored,
+                   (long long)kept[0].S);
             for (int k = 0; k < 2; k++) ltx2_pipe_text_free(&again[k]);
             check_cached_nan(ctx, emu, &kept[1], text_dim, dir);
         }

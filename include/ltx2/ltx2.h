@@ -191,12 +191,13 @@ typedef struct ltx2_generate_params {
     const char *save_prompt_embeds;
     /* Optional directory: prompts encoded before (same encoder, same text) are read from it instead
      * of running Gemma; each prompt's states are stored as the encoder made them (bf16 from a GPU,
-     * layer-major: 385 MB for the 12B) and read back onto the GPU when the encoder runs there. */
+     * layer-major), its padding left out (a 250-token prompt of the 12B from a GPU: ~100 MB), and
+     * read back onto the GPU when the encoder runs there. */
     const char *text_cache;
     /* The text cache's bound: after a prompt is stored, its least recently used files (by their
      * times, which a read refreshes) are removed until the cache's files take at most this many
-     * bytes; the prompts of the run stay. Init: 16 GiB (about 40 prompts of the 12B encoded on a
-     * GPU); 0: no bound. */
+     * bytes; the prompts of the run stay. Init: 16 GiB (about 160 prompts of 250 tokens for the 12B
+     * encoded on a GPU); 0: no bound. */
     int64_t text_cache_max_bytes;
     /* Rewrite prompt with text_encoder's Gemma-3 before encoding it, as ltx-pipelines'
      * --enhance-prompt does (with images, the first one through Gemma's vision tower, as its

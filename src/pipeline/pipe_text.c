@@ -36,42 +36,59 @@ static int64_t first_nonfinite_bf16(const void *x, int64_t n) {
     return first < n ? first : -1;
 }
 
+/* A layer-major file may hold only the last `stored` positions of each layer (the cache leaves out
+ * a prompt's padding): the `lead` positions before them are zero. */
+
 /* The states of a layer-major file straight onto be in their stored bf16 (what a device encoder
- * keeps: no widening on the host, no transpose), each value checked finite first. */
-static ltx2_status states_to_device(ltx2_context *ctx, const char *path, const ltx2_tensor *ht, const ltx2_backend *be,
-                                    ltx2_pipe_text *out) {
-    const int64_t n = out->L * out->S * out->D, bad = first_nonfinite_bf16(ht->data, n);
+ * keeps: no widening on the host, no transpose), each stored value checked finite first, the lead
+ * rows zero. */
+static ltx2_status states_to_device(ltx2_context *ctx, const char *path, const ltx2_tensor *ht, int64_t lead,
+                                    const ltx2_backend *be, ltx2_pipe_text *out) {
+    const int64_t L = out->L, S = out->S, D = out->D, stored = S - lead;
+    const int64_t bad = first_nonfinite_bf16(ht->data, L * stored * D);
     if (bad >= 0) {
-        const int64_t rec = bad % (out->S * out->D);
+        const int64_t rec = bad % (stored * D);
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "prompt embeds %s: %s: a non-finite value at layer %lld, token "
-                          "%lld, channel %lld", path, STATES_LAYER_MAJOR, (long long)(bad / (out->S * out->D)),
-                          (long long)(rec / out->D), (long long)(rec % out->D));
+                          "%lld, channel %lld", path, STATES_LAYER_MAJOR, (long long)(bad / (stored * D)),
+                          (long long)(lead + rec / D), (long long)(rec % D));
     }
-    const int64_t ds[4] = {1, out->L, out->S, out->D};
-    void *buf = NULL;
-    const size_t bytes = (size_t)n * ltx2_dtype_size(LTX2_BF16);
-    LTX2_TRY(be->alloc(be, ctx, bytes, &buf));
-    const ltx2_status st = be->upload(be, ctx, buf, ht->data, bytes);
+    const size_t es = ltx2_dtype_size(LTX2_BF16), layer = (size_t)(S * D) * es, head = (size_t)(lead * D) * es;
+    void *buf = NULL, *zeros = lead ? calloc(1, head) : NULL;
+    if (lead && !zeros) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: %zu bytes of zeros", path, head);
+    ltx2_status st = be->alloc(be, ctx, (size_t)L * layer, &buf);
+    if (st == LTX2_OK && !lead) st = be->upload(be, ctx, buf, ht->data, (size_t)L * layer);
+    for (int64_t l = 0; lead && st == LTX2_OK && l < L; l++) {
+        char *dst = (char *)buf + (size_t)l * layer;
+        st = be->upload(be, ctx, dst, zeros, head);
+        if (st == LTX2_OK) st = be->upload(be, ctx, dst + head, (const char *)ht->data + (size_t)l * (layer - head),
+                                           layer - head);
+    }
+    free(zeros);
     if (st != LTX2_OK) {
-        be->free(be, buf);
+        if (buf) be->free(be, buf);
         return st;
     }
+    const int64_t ds[4] = {1, L, S, D};
     out->dev = ltx2_tensor_make(buf, LTX2_BF16, 4, ds);
     out->dev.device = be->device;
     out->dev_be = be;
     return LTX2_OK;
 }
 
-/* The states as host f32, layer-major: converted in place for a layer-major file, through the
- * file's coordinates (checked there) and a transpose for a layer-last one. */
+/* The states as host f32, layer-major: each stored layer converted into place after its lead zero
+ * rows for a layer-major file; through the file's coordinates (checked there) and a transpose for a
+ * layer-last one. */
 static ltx2_status states_to_host(ltx2_context *ctx, const char *path, const ltx2_tensor *ht, bool major,
-                                  ltx2_pipe_text *out) {
+                                  int64_t lead, ltx2_pipe_text *out) {
     const int64_t n = out->S * out->D * out->L;
-    if (!(out->hidden = malloc((size_t)n * sizeof(float))))
+    if (!(out->hidden = calloc((size_t)n, sizeof(float))))
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
     if (major) {
-        const int64_t hs[3] = {out->L, out->S, out->D};
-        LTX2_TRY(ltx2_convert(ctx, out->hidden, LTX2_F32, ht->data, ht->dtype, (size_t)n));
+        const int64_t hs[3] = {out->L, out->S, out->D}, per = (out->S - lead) * out->D;
+        const size_t es = ltx2_dtype_size(ht->dtype);
+        for (int64_t l = 0; l < out->L; l++)
+            LTX2_TRY(ltx2_convert(ctx, out->hidden + (l * out->S + lead) * out->D, LTX2_F32,
+                                  (const char *)ht->data + (size_t)(l * per) * es, ht->dtype, (size_t)per));
         return ltx2_check_finite(ctx, LTX2_ERR_INVALID_ARG, out->hidden, 3, hs, "prompt embeds %s: %s", path,
                                  STATES_LAYER_MAJOR);
     }
@@ -120,6 +137,12 @@ ltx2_status ltx2_pipe_text_load_on(ltx2_context *ctx, const char *path, int64_t 
     out->L = ht->shape[major ? off : off + 2];
     out->S = ht->shape[major ? off + 1 : off];
     out->D = ht->shape[major ? off + 2 : off + 1];
+    /* a layer-major file's states may cover only the mask's last positions (the rest padding) */
+    int64_t lead = 0;
+    if (major && m && ltx2_tensor_numel(&m->t) > out->S) {
+        lead = ltx2_tensor_numel(&m->t) - out->S;
+        out->S += lead;
+    }
     if (out->S < 1 || out->S % LTX2_CONNECTOR_REGISTERS) {
         st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "prompt embeds %s: sequence length %lld is not a multiple of %d "
                         "(pad the prompt to it, as the Gemma tokenizer does)", path, (long long)out->S,
@@ -136,11 +159,18 @@ ltx2_status ltx2_pipe_text_load_on(ltx2_context *ctx, const char *path, int64_t 
         st = LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: out of memory", path);
         goto done;
     }
+    for (int64_t s = 0; s < lead; s++)
+        if (ltx2_load_as_f64(m->t.data, m->t.dtype, (size_t)s) != 0.0) {
+            st = LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "prompt embeds %s: %s covers the last %lld of the mask's %lld "
+                            "positions, but position %lld is a token", path, STATES_LAYER_MAJOR,
+                            (long long)(out->S - lead), (long long)out->S, (long long)s);
+            goto done;
+        }
     /* a device takes the cache's bf16 states as its encoder would have kept them */
     if (be && be->device != LTX2_DEVICE_CPU && major && ht->dtype == LTX2_BF16)
-        st = states_to_device(ctx, path, ht, be, out);
+        st = states_to_device(ctx, path, ht, lead, be, out);
     else
-        st = states_to_host(ctx, path, ht, major, out);
+        st = states_to_host(ctx, path, ht, major, lead, out);
     if (st != LTX2_OK) goto done;
     if (!m) {
         memset(out->mask, 1, (size_t)out->S);
@@ -259,20 +289,30 @@ ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, cons
 }
 
 ltx2_status ltx2_pipe_text_save_cache(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path) {
-    const int64_t hs[4] = {1, t->L, t->S, t->D};
-    const char *layout = "hidden_states_layer_major [B, L, S, D] (hidden state l of every token together), "
-                         "attention_mask [B, S] left-padded";
-    if (t->hidden) {
+    /* the prompt's own left padding is left out: LTX never reads it, and the reader puts zeros there */
+    int64_t lead = 0;
+    while (lead < t->S - 1 && !t->mask[lead]) lead++;
+    const int64_t stored = t->S - lead, D = t->D, hs[4] = {1, t->L, stored, D};
+    const char *layout = "hidden_states_layer_major [B, L, S', D] (hidden state l of every token together) of the "
+                         "last S' positions of attention_mask [B, S] (left-padded; the positions before are padding, "
+                         "their states zero)";
+    const ltx2_dtype dt = t->hidden ? LTX2_F32 : t->dev.dtype; /* a device encoder's bf16: half an f32 copy */
+    const size_t es = ltx2_dtype_size(dt), per = (size_t)(stored * D) * es, layer = (size_t)(t->S * D) * es;
+    if (t->hidden && !lead) {
         const ltx2_tensor h = ltx2_tensor_make(t->hidden, LTX2_F32, 4, hs);
         return write_states(ctx, t, STATES_LAYER_MAJOR, &h, layout, path);
     }
-    /* kept on a device: their bytes as they are there (a device encoder's bf16: half an f32 copy) */
-    const size_t bytes = (size_t)ltx2_tensor_numel(&t->dev) * ltx2_dtype_size(t->dev.dtype);
-    void *raw = malloc(bytes);
-    if (!raw) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: %zu bytes of hidden states", path, bytes);
-    ltx2_status st = t->dev_be->download(t->dev_be, ctx, raw, t->dev.data, bytes);
-    const ltx2_tensor h = ltx2_tensor_make(raw, t->dev.dtype, 4, hs);
+    char *packed = malloc((size_t)t->L * per);
+    if (!packed) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: %zu bytes of hidden states", path,
+                                   (size_t)t->L * per);
+    ltx2_status st = LTX2_OK;
+    for (int64_t l = 0; st == LTX2_OK && l < t->L; l++) {
+        const size_t from = (size_t)l * layer + (size_t)(lead * D) * es;
+        if (t->hidden) memcpy(packed + (size_t)l * per, (const char *)t->hidden + from, per);
+        else st = t->dev_be->download(t->dev_be, ctx, packed + (size_t)l * per, (const char *)t->dev.data + from, per);
+    }
+    const ltx2_tensor h = ltx2_tensor_make(packed, dt, 4, hs);
     if (st == LTX2_OK) st = write_states(ctx, t, STATES_LAYER_MAJOR, &h, layout, path);
-    free(raw);
+    free(packed);
     return st;
 }

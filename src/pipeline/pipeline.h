@@ -154,8 +154,9 @@ ltx2_status ltx2_pipe_text_to_host(ltx2_context *ctx, ltx2_pipe_text *t);
 ltx2_status ltx2_pipe_text_download(ltx2_context *ctx, const ltx2_pipe_text *t, float **out);
 
 /* A prompt-embeds file (src/pipeline/pipe_text.c): "hidden_states" [1, S, D, L] (the interchange
- * form, layer-last) or the cache's "hidden_states_layer_major" [1, L, S, D], any float dtype (the
- * leading 1 may be absent), with an optional "attention_mask" [1, S]; every value checked finite.
+ * form, layer-last) or the cache's "hidden_states_layer_major" [1, L, S', D] (S' <= S: the last S'
+ * of the mask's S positions, the ones before padding and zero), any float dtype (the leading 1 may
+ * be absent), with an optional "attention_mask" [1, S]; every value checked finite.
  * ltx2_pipe_text_load_on with be a device: bf16 layer-major states go straight to it, as its
  * encoder keeps them (dev); anything else lands on the host in f32. */
 ltx2_status ltx2_pipe_text_load(ltx2_context *ctx, const char *path, int64_t text_dim, ltx2_pipe_text *out);
@@ -182,7 +183,7 @@ ltx2_status ltx2_text_cache_open(ltx2_context *ctx, const char *cache_dir, const
 void ltx2_text_cache_path(const ltx2_text_cache *c, const char *prompt, int64_t tokens, char *path, size_t cap);
 ltx2_status ltx2_text_cache_mkdir(ltx2_context *ctx, const char *dir);
 /* The default bound of a text cache directory (ltx2_generate_params.text_cache_max_bytes): a 12B
- * prompt encoded on a GPU takes 385 MB, on the CPU 770 MB. */
+ * prompt takes 385 KB a token encoded on a GPU (~100 MB for 250 tokens), twice that on the CPU. */
 #define LTX2_TEXT_CACHE_MAX_BYTES ((int64_t)16 << 30)
 /* Marks a cache file used now (its times: what the bound removes by); a failure is ignored (a
  * read-only cache still serves). */
@@ -253,9 +254,10 @@ ltx2_status ltx2_pipe_enhance_prompt(ltx2_context *ctx, const char *dir, const l
  * attention_mask i64 [1, S]; written through a temp file, never half (src/pipeline/pipe_text.c). */
 ltx2_status ltx2_pipe_text_save(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path);
 /* t as the text cache stores it (ltx2_pipe_text_load reads it back too): hidden_states_layer_major
- * [1, L, S, D] in the dtype the states were made in (a device encoder's bf16: half the bytes of the
- * f32 form, the same values) and held in, so neither writing nor reading transposes; the mask as
- * above. */
+ * [1, L, S', D] in the dtype the states were made in (a device encoder's bf16: half the bytes of the
+ * f32 form, the same values) and held in, so neither writing nor reading transposes, over the last
+ * S' positions only: the prompt's own left padding is left out (LTX never reads it; read back, it
+ * is zero); the whole mask as above. A 250-token prompt of the 12B from a GPU: ~100 MB. */
 ltx2_status ltx2_pipe_text_save_cache(ltx2_context *ctx, const ltx2_pipe_text *t, const char *path);
 
 /* The noise of stage `stage` (0: the first; 1: a two-stage pipeline's second) in token order:

@@ -213,6 +213,50 @@ static bool encode_cached(ltx2_context *ctx, const char *dir, uint64_t max_bytes
     return ok;
 }
 
+/* A cache-form file whose states cover the mask's last 128 of 256 positions reads back with zeros
+ * before them; one whose mask has a token before them is refused, the position named. */
+static void check_cache_form_lead(ltx2_context *ctx) {
+    enum { L = 3, D = 32, S = 256, STORED = 128 };
+    char dir[] = "/tmp/ltx2_cache_lead.XXXXXX", path[64];
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(path, sizeof path, "%s/p.safetensors", dir);
+    float *h = malloc(sizeof(float) * L * STORED * D);
+    int64_t mask[S];
+    for (int64_t i = 0; i < L * STORED * D; i++) h[i] = (float)(i % 7) - 3.0f;
+    for (int64_t t = 0; t < S; t++) mask[t] = t >= S - 40;
+    for (int bad = 0; bad < 2; bad++) {
+        if (bad) mask[5] = 1;
+        const int64_t hs[4] = {1, L, STORED, D}, ms[2] = {1, S};
+        const ltx2_tensor th = ltx2_tensor_make(h, LTX2_F32, 4, hs), tm = ltx2_tensor_make(mask, LTX2_I64, 2, ms);
+        ltx2_st_writer *wr = NULL;
+        bool ok = ltx2_st_writer_create(ctx, &wr) == LTX2_OK &&
+                  ltx2_st_writer_add(ctx, wr, "hidden_states_layer_major", &th) == LTX2_OK &&
+                  ltx2_st_writer_add(ctx, wr, "attention_mask", &tm) == LTX2_OK &&
+                  ltx2_st_writer_write(ctx, wr, path) == LTX2_OK;
+        ltx2_st_writer_free(wr);
+        CHECK(ok, "writing %s: %s", path, ltx2_last_error(ctx));
+        ltx2_pipe_text t;
+        const ltx2_status st = ltx2_pipe_text_load(ctx, path, L * D, &t);
+        if (bad) {
+            CHECK(st == LTX2_ERR_SHAPE && strstr(ltx2_last_error(ctx), "position 5 is a token"),
+                  "a token before the stored positions: %d, %s", (int)st, ltx2_last_error(ctx));
+        } else {
+            bool same = st == LTX2_OK && t.S == S && t.L == L && t.D == D;
+            for (int64_t l = 0; same && l < L; l++)
+                for (int64_t k = 0; same && k < S * D; k++) {
+                    const float want = k < (S - STORED) * D ? 0.0f : h[(l * STORED * D) + k - (S - STORED) * D];
+                    same = t.hidden[l * S * D + k] == want;
+                }
+            CHECK(same, "the last %d of %d positions read back in place, zeros before: %s", STORED, S,
+                  ltx2_last_error(ctx));
+            if (st == LTX2_OK) ltx2_pipe_text_free(&t);
+        }
+    }
+    unlink(path);
+    rmdir(dir);
+    free(h);
+}
+
 /* The cache's bound: after a store, the least recently used prompts go (a read counts as a use),
  * never the run's own, and nothing in the directory but the cache's files is touched. */
 static void check_cache_bound(ltx2_context *ctx) {
@@ -346,6 +390,7 @@ int main(void) {
     check_version(ctx, "2.3");
     check_cache(ctx);
     check_cache_bound(ctx);
+    check_cache_form_lead(ctx);
     check_vocab_mismatch(ctx);
     ltx2_context_free(ctx);
     return test_finish();

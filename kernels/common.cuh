@@ -100,6 +100,15 @@ template <int V> __device__ __forceinline__ void ltx2_load(const __nv_bfloat16 *
 }
 // V fp32 values: 16-byte accesses when V is a multiple of 4 (p 16-byte aligned then: the caller
 // checked), else one by one.
+// V values from p, or V copies of fill when p is NULL (an optional weight or bias vector).
+template <int V, typename T> __device__ __forceinline__ void ltx2_load_or(const T *p, float fill, float *v) {
+    if (p) {
+        ltx2_load<V>(p, v);
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = fill;
+    }
+}
 template <int V> __device__ __forceinline__ void ltx2_load_f32v(const float *p, float *v) {
     if constexpr (V % 4 == 0) {
 #pragma unroll
@@ -215,12 +224,7 @@ __device__ __forceinline__ void ltx2_row_scale_each(const ltx2_row_group<WARP> &
     for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
         float v[V], wv[V];
         ltx2_load<V>(row + i, v);
-        if (w) {
-            ltx2_load<V>(w + i, wv);
-        } else {
-#pragma unroll
-            for (int j = 0; j < V; j++) wv[j] = 1.0f;
-        }
+        ltx2_load_or<V>(w ? w + i : NULL, 1.0f, wv);
 #pragma unroll
         for (int j = 0; j < V; j++) v[j] = v[j] * inv * wv[j];
         sink(i, v);

@@ -54,18 +54,8 @@ ltx2_layer_norm_kernel(const T *x, T *y, const T *__restrict__ w,
     for (int64_t i = (int64_t)g.tid * V; i < dim; i += (int64_t)g.size * V) {
         float v[V], wv[V], bv[V];
         ltx2_load<V>(xr + i, v);
-        if (w) {
-            ltx2_load<V>(w + i, wv);
-        } else {
-#pragma unroll
-            for (int j = 0; j < V; j++) wv[j] = 1.0f;
-        }
-        if (b) {
-            ltx2_load<V>(b + i, bv);
-        } else {
-#pragma unroll
-            for (int j = 0; j < V; j++) bv[j] = 0.0f;
-        }
+        ltx2_load_or<V>(w ? w + i : NULL, 1.0f, wv);
+        ltx2_load_or<V>(b ? b + i : NULL, 0.0f, bv);
 #pragma unroll
         for (int j = 0; j < V; j++) v[j] = (v[j] - mean) * inv * wv[j] + bv[j];
         ltx2_store<V>(yr + i, v);

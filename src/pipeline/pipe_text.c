@@ -37,9 +37,8 @@ static int64_t first_nonfinite_bf16(const void *x, int64_t n) {
 }
 
 /* A layer-major file may hold only the last `stored` positions of each layer (the cache leaves out
- * a prompt's padding): the `lead` positions before them are zero. */
-
-/* The states of a layer-major file straight onto be in their stored bf16 (what a device encoder
+ * a prompt's padding): the `lead` positions before them are zero.
+ * The states of a layer-major file straight onto be in their stored bf16 (what a device encoder
  * keeps: no widening on the host, no transpose), each stored value checked finite first, the lead
  * rows zero. */
 static ltx2_status states_to_device(ltx2_context *ctx, const char *path, const ltx2_tensor *ht, int64_t lead,
@@ -53,11 +52,10 @@ static ltx2_status states_to_device(ltx2_context *ctx, const char *path, const l
                           (long long)(lead + rec / D), (long long)(rec % D));
     }
     const size_t es = ltx2_dtype_size(LTX2_BF16), layer = (size_t)(S * D) * es, head = (size_t)(lead * D) * es;
-    void *buf = NULL, *zeros = lead ? calloc(1, head) : NULL;
-    if (lead && !zeros) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: %zu bytes of zeros", path, head);
+    void *buf = NULL, *zeros = calloc(1, head ? head : 1);
+    if (!zeros) return LTX2_ERROR(ctx, LTX2_ERR_OOM, "prompt embeds %s: %zu bytes of zeros", path, head);
     ltx2_status st = be->alloc(be, ctx, (size_t)L * layer, &buf);
-    if (st == LTX2_OK && !lead) st = be->upload(be, ctx, buf, ht->data, (size_t)L * layer);
-    for (int64_t l = 0; lead && st == LTX2_OK && l < L; l++) {
+    for (int64_t l = 0; st == LTX2_OK && l < L; l++) { /* each layer's zeros, then its stored rows */
         char *dst = (char *)buf + (size_t)l * layer;
         st = be->upload(be, ctx, dst, zeros, head);
         if (st == LTX2_OK) st = be->upload(be, ctx, dst + head, (const char *)ht->data + (size_t)l * (layer - head),

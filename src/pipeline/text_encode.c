@@ -82,8 +82,7 @@ static ltx2_status encode_with_gemma(ltx2_context *ctx, const char *dir, const l
     uint8_t *mask = malloc((size_t)(m * S));
     const char **sub = malloc((size_t)m * sizeof *sub);
     /* each prompt's states straight into its own result (770 MB a prompt for the 12B: no copy),
-     * on the host or, kept, where they are made (385 MB a prompt in bf16) */
-    keep = keep && be->device != LTX2_DEVICE_CPU;
+     * on the host or, kept (keep: be is a device), where they are made (385 MB a prompt in bf16) */
     float **hidden = calloc((size_t)m, sizeof *hidden);
     ltx2_tensor **dev = calloc((size_t)m, sizeof *dev);
     ltx2_status st = LTX2_OK;
@@ -172,13 +171,13 @@ ltx2_status ltx2_pipe_text_encode(ltx2_context *ctx, const char *dir, const ltx2
     int miss[LTX2_PIPE_MAX_PROMPTS], n_miss = 0;
     ltx2_status st = LTX2_OK;
     if (cache_dir) st = ltx2_text_cache_open(ctx, cache_dir, dir, fp8 ? "fp8" : NULL, &cache);
-    /* a cached prompt goes where the encoder would have kept its states */
-    const ltx2_backend *keep_be = keep && be->device != LTX2_DEVICE_CPU ? be : NULL;
+    /* states are kept only on a device; a cached prompt goes where the encoder would have kept it */
+    keep = keep && be->device != LTX2_DEVICE_CPU;
     for (int i = 0; st == LTX2_OK && i < n; i++) {
         if (cache_dir) {
             ltx2_text_cache_path(&cache, prompts[i], S, paths[i], sizeof paths[i]);
             if (ltx2_path_is_file(paths[i]) &&
-                ltx2_pipe_text_load_on(ctx, paths[i], text_dim, keep_be, &out[i]) == LTX2_OK) {
+                ltx2_pipe_text_load_on(ctx, paths[i], text_dim, keep ? be : NULL, &out[i]) == LTX2_OK) {
                 LTX2_LOGI(ctx, "text encoder: prompt %d from the cache (%s)", i + 1, paths[i]);
                 ltx2_text_cache_touch(paths[i]); /* used now: the last the bound removes */
                 continue;

@@ -105,6 +105,10 @@ void ltx2_emu_wgmma_wait(int n, const char *file, int line);
  * at the wgmma.wait_group that covers its group, reading d, a and shared memory then. */
 void ltx2_emu_wgmma_bf16(int n, float *d, const uint32_t *a, uint64_t da, uint64_t db, int scale_d, int neg_a,
                          int neg_b, int tnsp_a, int tnsp_b, const char *file, int line);
+/* wgmma.mma_async.sync.aligned.m64n<n>k32.f32.e4m3.e4m3: as above with e4m3 operands, both K-major
+ * (a: 4 registers of 4 e4m3 each, or NULL). */
+void ltx2_emu_wgmma_e4m3(int n, float *d, const uint32_t *a, uint64_t da, uint64_t db, int scale_d, const char *file,
+                         int line);
 
 /* ---- for tests (also declared by emu_kernels.h) ---- */
 const char *ltx2_emu_last_fault(void);

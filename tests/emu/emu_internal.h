@@ -88,7 +88,7 @@ typedef struct emu_thread {
     uint64_t wg_da, wg_db;
     float *wg_d;
     const uint32_t *wg_a;
-    int wg_imm[6];
+    int wg_imm[7];
     /* Released by an mbarrier phase that `handoff_owner` completed: the owner waits (K_HANDOFF)
      * until each thread it released has blocked again or exited (handoff_pending of them left). */
     struct emu_thread *handoff_owner;

@@ -24,6 +24,7 @@
  * wgmma.wait_group that covers its reads). Everything runs under the block lock. */
 #define _DEFAULT_SOURCE
 #include "emu_internal.h"
+#include "fp8_layout.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -60,7 +61,9 @@
 /* wgmma matrix-descriptor fields (PTX ISA "Matrix Descriptor Format"). */
 #define DESC_SWIZZLE_128B 1
 #define WG_M 64
-#define WG_K 16
+/* K of one wgmma: 16 bf16 or 32 e4m3 elements (32 bytes of a row either way). */
+#define WG_K_BYTES 32
+#define WG_K_MAX 32
 
 /* What the emulated CUtensorMap holds (in its 128 opaque bytes). */
 typedef struct emu_tmap {
@@ -93,6 +96,7 @@ typedef struct sm_named {
 typedef struct sm_op {
     uint64_t group;
     int n, rs, scale_d, neg_a, neg_b, tnsp_a, tnsp_b;
+    int esize; /* operand element bytes: 2 bf16, 1 e4m3 */
     uint64_t da, db;
     float *d[SM_WG_THREADS];
     const uint32_t *a[SM_WG_THREADS];
@@ -120,7 +124,7 @@ typedef struct emu_sm90 {
     sm_wg *wg;
     int n_wg;
     uint32_t *reads; /* per 16-byte chunk of the window: element reads of recorded, unrun wgmma */
-    float A[WG_M][WG_K], B[WG_K][256], D[WG_M][256]; /* one operation's operands (sm_run_op) */
+    float A[WG_M][WG_K_MAX], B[WG_K_MAX][256], D[WG_M][256]; /* one operation's operands (sm_run_op) */
 } emu_sm90;
 
 /* ---- block state ---------------------------------------------------------------------------- */
@@ -637,12 +641,14 @@ void ltx2_emu_wgmma_commit(const char *file, int line) {
 /* ---- wgmma operands -------------------------------------------------------------------------------
  * Descriptor (PTX ISA "Matrix Descriptor Format"): bits 0-13 start address >> 4, 16-29 leading
  * dimension byte offset >> 4, 32-45 stride dimension byte offset >> 4, 49-51 base offset, 62-63
- * swizzle mode (1 = 128-byte). Canonical 128-byte-swizzled layouts of 16-bit elements (PTX ISA
- * "Shared Memory Matrix Layout", T = 8 elements per 16 bytes, in elements except LBO/SBO bytes):
+ * swizzle mode (1 = 128-byte). Canonical 128-byte-swizzled layouts (PTX ISA "Shared Memory Matrix
+ * Layout"; T elements per 16 bytes, 8 bf16 or 16 e4m3, in elements except LBO/SBO bytes; e the
+ * element bytes):
  *   K-major  ((8,m),(T,2k)) : ((8T,SBO),(1,T))   -> element (mn, k) at
- *            start + 128 (mn % 8) + (mn / 8) SBO + 2k            (k < 16: one 32-byte step)
+ *            start + 128 (mn % 8) + (mn / 8) SBO + e k     (k < 32 / e: one 32-byte step)
  *   MN-major ((T,8,m),(8,k)) : ((1,T,LBO),(8T,SBO)) -> element (k, mn) at
- *            start + 2 (mn % 64) + (mn / 64) LBO + 128 (k % 8) + (k / 8) SBO
+ *            start + 2 (mn % 64) + (mn / 64) LBO + 128 (k % 8) + (k / 8) SBO   (bf16 only: 8-bit
+ *            operands must be K-major, PTX ISA "wgmma.mma_async" restrictions on .atype)
  * and the 128-byte swizzle applied to that absolute address (base offset 0). */
 
 typedef struct sm_desc {
@@ -660,11 +666,12 @@ static sm_desc sm_decode(uint64_t d) {
     return f;
 }
 
-/* Shared address of element (mn, k) of an operand with descriptor f; tnsp: MN-major. */
-static uint32_t sm_elem_addr(const sm_desc *f, int tnsp, int mn, int k) {
+/* Shared address of element (mn, k) of an operand with descriptor f and esize-byte elements;
+ * tnsp: MN-major. */
+static uint32_t sm_elem_addr(const sm_desc *f, int tnsp, int esize, int mn, int k) {
     uint32_t a;
     if (!tnsp)
-        a = f->start + 128u * (uint32_t)(mn % 8) + (uint32_t)(mn / 8) * f->sbo + 2u * (uint32_t)k;
+        a = f->start + 128u * (uint32_t)(mn % 8) + (uint32_t)(mn / 8) * f->sbo + (uint32_t)esize * (uint32_t)k;
     else
         a = f->start + 2u * (uint32_t)(mn % 64) + (uint32_t)(mn / 64) * f->lbo + 128u * (uint32_t)(k % 8) +
             (uint32_t)(k / 8) * f->sbo;
@@ -688,9 +695,9 @@ static int sm_footprint(emu_thread *t, emu_sm90 *s, const sm_op *op, int delta) 
         const sm_desc *f = pass ? &fb : &fa;
         const int tn = pass ? op->tnsp_b : op->tnsp_a, mn_n = pass ? op->n : WG_M;
         for (int mn = 0; mn < mn_n; mn++)
-            for (int k = 0; k < WG_K; k++) {
-                const uint32_t a = sm_elem_addr(f, tn, mn, k);
-                if (!sm_ptr(t->L, a, 2) || a >= SM_WINDOW_BYTES) {
+            for (int k = 0; k < WG_K_BYTES / op->esize; k++) {
+                const uint32_t a = sm_elem_addr(f, tn, op->esize, mn, k);
+                if (!sm_ptr(t->L, a, (size_t)op->esize) || a >= SM_WINDOW_BYTES) {
                     emu_fault_locked(t->L, t, "wgmma.mma_async (%s:%d): %s element (%d, %d) at shared 0x%x is outside shared memory",
                                      emu_base(op->file), op->line, pass ? "B" : "A", mn, k, a);
                     return 0;
@@ -708,24 +715,35 @@ static float sm_bf16(uint16_t h) {
     return f;
 }
 
-static float sm_smem_bf16(emu_launch *L, uint32_t a) {
+/* The element at shared address a: bf16 (esize 2) or e4m3 (1, fp8_layout.h's decoding). */
+static float sm_smem_elem(emu_launch *L, uint32_t a, int esize) {
+    if (esize == 1) return ltx2_e4m3_to_f32(*(const uint8_t *)sm_ptr(L, a, 1));
     uint16_t h;
     memcpy(&h, sm_ptr(L, a, 2), 2);
     return sm_bf16(h);
 }
 
 /* Runs one recorded operation. Register fragments (PTX ISA "Register Fragments" for wgmma
- * .m64nNk16), warp w of the warpgroup, lane l, g = l / 4, q = l % 4:
+ * .m64nNk16 and .m64nNk32), warp w of the warpgroup, lane l, g = l / 4, q = l % 4:
  *   D (f32), register i: row 16w + g + 8 ((i / 2) % 2), column 8 (i / 4) + 2q + i % 2;
- *   A (bf16 pairs), register r: row 16w + g + 8 (r % 2), k 2q + 8 (r / 2) (+1 in the high half). */
+ *   A (bf16 pairs), register r: row 16w + g + 8 (r % 2), k 2q + 8 (r / 2) (+1 in the high half);
+ *   A (e4m3 quads), register r: row 16w + g + 8 (r % 2), k 4q + 16 (r / 2) + the byte (0 lowest).
+ * Products are summed in f32 in k order: the hardware's e4m3 accumulation keeps fewer bits
+ * (DeepSeek-V3 measured about 14 mantissa bits), which the emulator does not model. */
 static void sm_run_op(emu_launch *L, const sm_op *op) {
-    float(*A)[WG_K] = L->sm90->A, (*B)[256] = L->sm90->B, (*D)[256] = L->sm90->D;
+    float(*A)[WG_K_MAX] = L->sm90->A, (*B)[256] = L->sm90->B, (*D)[256] = L->sm90->D;
+    const int K = WG_K_BYTES / op->esize;
     const sm_desc fa = sm_decode(op->da), fb = sm_decode(op->db);
     for (int th = 0; th < SM_WG_THREADS; th++) {
         const int w = th / 32, g = (th % 32) / 4, q = th % 4;
         for (int i = 0; i < op->n / 2; i++)
             D[16 * w + g + 8 * ((i / 2) % 2)][8 * (i / 4) + 2 * q + i % 2] = op->d[th][i];
-        if (op->rs)
+        if (op->rs && op->esize == 1)
+            for (int r = 0; r < 4; r++) {
+                const int row = 16 * w + g + 8 * (r % 2), k = 4 * q + 16 * (r / 2);
+                for (int j = 0; j < 4; j++) A[row][k + j] = ltx2_e4m3_to_f32((op->a[th][r] >> (8 * j)) & 0xFFu);
+            }
+        else if (op->rs)
             for (int r = 0; r < 4; r++) {
                 const int row = 16 * w + g + 8 * (r % 2), k = 2 * q + 8 * (r / 2);
                 const uint32_t v = op->a[th][r];
@@ -735,14 +753,14 @@ static void sm_run_op(emu_launch *L, const sm_op *op) {
     }
     if (!op->rs)
         for (int m = 0; m < WG_M; m++)
-            for (int k = 0; k < WG_K; k++) A[m][k] = sm_smem_bf16(L, sm_elem_addr(&fa, op->tnsp_a, m, k));
+            for (int k = 0; k < K; k++) A[m][k] = sm_smem_elem(L, sm_elem_addr(&fa, op->tnsp_a, op->esize, m, k), op->esize);
     for (int nn = 0; nn < op->n; nn++)
-        for (int k = 0; k < WG_K; k++) B[k][nn] = sm_smem_bf16(L, sm_elem_addr(&fb, op->tnsp_b, nn, k));
+        for (int k = 0; k < K; k++) B[k][nn] = sm_smem_elem(L, sm_elem_addr(&fb, op->tnsp_b, op->esize, nn, k), op->esize);
     const float sa = op->neg_a ? -1.0f : 1.0f, sb = op->neg_b ? -1.0f : 1.0f;
     for (int m = 0; m < WG_M; m++)
         for (int nn = 0; nn < op->n; nn++) {
             float acc = op->scale_d ? D[m][nn] : 0.0f;
-            for (int k = 0; k < WG_K; k++) acc += (sa * A[m][k]) * (sb * B[k][nn]);
+            for (int k = 0; k < K; k++) acc += (sa * A[m][k]) * (sb * B[k][nn]);
             D[m][nn] = acc;
         }
     for (int th = 0; th < SM_WG_THREADS; th++) {
@@ -754,7 +772,7 @@ static void sm_run_op(emu_launch *L, const sm_op *op) {
 static int sm_act_mma(emu_thread *last, sm_wg *g, emu_thread *first) {
     emu_launch *L = last->L;
     emu_sm90 *s = L->sm90;
-    if (!sm_uniform(last, first, 6, 1, "wgmma.mma_async")) return 0;
+    if (!sm_uniform(last, first, 7, 1, "wgmma.mma_async")) return 0;
     if (!g->fenced) {
         emu_fault_locked(L, first, "wgmma.mma_async (%s:%d) without a wgmma.fence since the warpgroup's last wgmma.wait_group "
                          "(PTX ISA: registers the threads accessed must be fenced before wgmma.mma_async uses them)",
@@ -780,6 +798,7 @@ static int sm_act_mma(emu_thread *last, sm_wg *g, emu_thread *first) {
     op->neg_b = first->wg_imm[3];
     op->tnsp_a = first->wg_imm[4];
     op->tnsp_b = first->wg_imm[5];
+    op->esize = first->wg_imm[6];
     op->da = first->wg_da;
     op->db = first->wg_db;
     op->file = first->file;
@@ -801,8 +820,9 @@ static int sm_act_mma(emu_thread *last, sm_wg *g, emu_thread *first) {
     return 1;
 }
 
-void ltx2_emu_wgmma_bf16(int n, float *d, const uint32_t *a, uint64_t da, uint64_t db, int scale_d, int neg_a,
-                         int neg_b, int tnsp_a, int tnsp_b, const char *file, int line) {
+/* Records one wgmma of esize-byte operands (the two entry points below). */
+static void sm_wgmma(int esize, int n, float *d, const uint32_t *a, uint64_t da, uint64_t db, int scale_d, int neg_a,
+                     int neg_b, int tnsp_a, int tnsp_b, const char *file, int line) {
     emu_thread *t = emu_enter("wgmma.mma_async");
     if (n < 8 || n > 256 || n % 8) {
         emu_fault_locked(t->L, t, "wgmma.mma_async (%s:%d): n %d is not a multiple of 8 in 8..256", emu_base(file), line, n);
@@ -814,11 +834,24 @@ void ltx2_emu_wgmma_bf16(int n, float *d, const uint32_t *a, uint64_t da, uint64
     t->wg_imm[3] = neg_b != 0;
     t->wg_imm[4] = a ? 0 : tnsp_a != 0; /* the RS form has no A transpose */
     t->wg_imm[5] = tnsp_b != 0;
+    t->wg_imm[6] = esize;
     t->wg_da = a ? 0 : da;
     t->wg_db = db;
     t->wg_d = d;
     t->wg_a = a;
     sm_wg_collective(t, K_WG_MMA, sm_act_mma, file, line);
+}
+
+void ltx2_emu_wgmma_bf16(int n, float *d, const uint32_t *a, uint64_t da, uint64_t db, int scale_d, int neg_a,
+                         int neg_b, int tnsp_a, int tnsp_b, const char *file, int line) {
+    sm_wgmma(2, n, d, a, da, db, scale_d, neg_a, neg_b, tnsp_a, tnsp_b, file, line);
+}
+
+/* e4m3 operands are K-major by rule (PTX ISA: imm-trans-a/b exist for .f16/.bf16 only); the kernels
+ * use no negation. */
+void ltx2_emu_wgmma_e4m3(int n, float *d, const uint32_t *a, uint64_t da, uint64_t db, int scale_d, const char *file,
+                         int line) {
+    sm_wgmma(1, n, d, a, da, db, scale_d, 0, 0, 0, 0, file, line);
 }
 
 static int sm_act_wait(emu_thread *last, sm_wg *g, emu_thread *first) {

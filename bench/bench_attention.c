@@ -11,7 +11,9 @@
  * Every shape gets one row per attention kernel the device runs, named "<shape> [mma_sync]"
  * (portable sm_80 kernel) and "<shape> [wgmma]" (sm_90a wgmma/TMA kernel, compute capability
  * 9.x only), each from a backend created with LTX2_ATTN_IMPL set accordingly; when the caller
- * set LTX2_ATTN_IMPL, only that choice is measured. */
+ * set LTX2_ATTN_IMPL, only that choice is measured. Head-dim-128 shapes without a causal mask also
+ * get "<shape> [wgmma_fp8]": e4m3 attention (ltx2_attn_args.fp8), its quantising pre-pass
+ * included, against the [wgmma] row. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -195,6 +197,8 @@ static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend
             ltx2_clear_error(ctx);
         }
     }
+    double wgmma_s = 0.0;
+    const ltx2_backend *wgmma_be = NULL;
     for (int v = 0; v < n_impl; v++) {
         if (!strcmp(impl_names[v], "wgmma_in_kernel") && !(s->rope || s->qknorm || s->mask)) continue; /* same kernel */
         /* the unfused baseline runs the same kernel, so the ratio isolates the fusion */
@@ -219,6 +223,27 @@ static void bench_shape(const bench_opts *o, bench_report *r, const ltx2_backend
         }
         j.unfused = false;
         row.st = bench_measure(o, run_att, &j, GPU_INNER);
+        if (j.st != LTX2_OK) {
+            bench_report_note(r, "%s: %s", name, ltx2_last_error(ctx));
+            ltx2_clear_error(ctx);
+        } else {
+            bench_report_row(r, &row);
+            if (!strcmp(impl_names[v], "wgmma")) wgmma_s = row.st.median_s, wgmma_be = impl_be[v];
+        }
+    }
+    if (wgmma_be && s->d == 128 && !s->causal) {
+        /* e4m3 attention (ltx2_attn_args.fp8) on the same kernel, its quantising pre-pass included;
+         * the baseline is the bf16 [wgmma] row above */
+        char name[160];
+        snprintf(name, sizeof(name), "%s [wgmma_fp8]", s->name);
+        row.name = name;
+        row.baseline = "wgmma_bf16";
+        row.baseline_s = wgmma_s;
+        j.be = wgmma_be;
+        j.st = LTX2_OK;
+        j.a.fp8 = true;
+        row.st = bench_measure(o, run_att, &j, GPU_INNER);
+        j.a.fp8 = false;
         if (j.st != LTX2_OK) {
             bench_report_note(r, "%s: %s", name, ltx2_last_error(ctx));
             ltx2_clear_error(ctx);

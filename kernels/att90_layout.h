@@ -103,6 +103,51 @@ LTX2_HD uint32_t att90_mask_bit(const uint32_t *shifted, int i) {
     return (shifted[i >> 4] >> (8 * ((i >> 2) & 3) + (i & 1))) & 1u;
 }
 
+// ---- the e4m3 (fp8) variant, head dim 128 (attention_sm90.cu with F8; att_fp8.cu's pre-pass) ----
+// Q, K and V^T (keys contiguous) are e4m3 in 128-byte rows: a k32 step of an 8-bit operand is the
+// same 32 bytes as a bf16 k16 step, so att90_qk_addr and A90_QK_LBO/SBO serve S = QK^T and, with
+// V^T as a K-major B, O += PV alike; d = 128 is one panel, and so is a tile of 128 keys.
+#define A90_F8_D 128
+#define A90_F8_BN 128
+#define A90_F8_K_STEP 32
+// P is multiplied by this before its e4m3 rounding and O divided by it at the end (a power of two:
+// exact). p <= 1 becomes <= 256 < 448 (e4m3's largest), and weights down to 2^-14 stay normal
+// numbers (e4m3's smallest normal is 2^-6) instead of flushing to subnormals at 2^-6.
+#define A90_F8_P_SCALE 256.0f
+// Largest finite e4m3: a group's absolute maximum maps onto it (scale = amax / 448).
+#define A90_F8_MAX 448.0f
+// The e4m3 A fragment of the PV k32 step over keys 32kk..32kk+31 (ALayout_64x32: register r, byte
+// j is row g + 8 (r % 2), k = 4q + 16 (r / 2) + j) is made of this thread's own S registers:
+// register r, byte j takes S register att90_f8_pfrag_src(kk, r, j), whose column is key
+// 32kk + att90_f8_vperm(k). The columns a thread holds (8 (i / 4) + 2q + i % 2) are not A's k, so
+// instead of moving values between threads the keys are permuted inside each group of 32: the
+// pre-pass stores at V^T byte 32kk + k the value of key 32kk + att90_f8_vperm(k). The sum over keys
+// does not care in which order they come.
+LTX2_HD int att90_f8_pfrag_src(int kk, int r, int j) { return 4 * (4 * kk + 2 * (r / 2) + j / 2) + 2 * (r % 2) + (j & 1); }
+LTX2_HD int att90_f8_vperm(int k) {
+    const int h = k / 16, q = (k % 16) / 4, j = k % 4;
+    return 16 * h + 8 * (j / 2) + 2 * q + (j & 1);
+}
+// Key tiles of the fp8 K scales and the V^T rows' padded length (whole tiles, zero beyond Skv).
+LTX2_HD int64_t att90_f8_tiles(int64_t Skv) { return (Skv + A90_F8_BN - 1) / A90_F8_BN; }
+// The e4m3 pre-pass's workspace parts in bytes, each rounded up to `align`, in the order they are
+// carved (att_fp8.cu; the memory plan counts their sum): Q codes, Q scales, K codes, K tile
+// scales, V^T codes (whole tiles), V's per-tile channel maxima, V's channel scales.
+enum { A90_F8_WS_Q8, A90_F8_WS_QS, A90_F8_WS_K8, A90_F8_WS_KS, A90_F8_WS_VT8, A90_F8_WS_VMAX, A90_F8_WS_VS, A90_F8_WS_PARTS };
+LTX2_HD size_t att90_f8_ws_parts(int64_t B, int64_t Sq, int64_t Skv, int64_t H, int64_t Hkv, size_t align,
+                                 size_t part[A90_F8_WS_PARTS]) {
+    const int64_t t = att90_f8_tiles(Skv), d = A90_F8_D;
+    const size_t n[A90_F8_WS_PARTS] = {(size_t)(B * Sq * H * d),      (size_t)(B * Sq * H) * 4, (size_t)(B * Skv * Hkv * d),
+                                      (size_t)(B * Hkv * t) * 4,      (size_t)(B * Hkv * d * t * A90_F8_BN),
+                                      (size_t)(B * Hkv * t * d) * 4, (size_t)(B * Hkv * d) * 4};
+    size_t total = 0;
+    for (int i = 0; i < A90_F8_WS_PARTS; i++) {
+        part[i] = (n[i] + align - 1) / align * align;
+        total += part[i];
+    }
+    return total;
+}
+
 // Ring schedule of tile t: its stage, the parity of the full-barrier phase a consumer waits
 // for (phase t / A90_STAGES of that stage), and the parity the producer waits for on the
 // stage's empty barrier before reloading it (the phase that released tile t - A90_STAGES; for

@@ -20,6 +20,8 @@
 #include "mma_layout.h"
 #include "rope.cuh"
 
+#include <string.h>
+
 // 4 warps x 16 query rows: each warp owns one m16 row block, so the softmax row statistics stay
 // within a warp (a quad of lanes per row) and no cross-warp reduction is needed.
 #define ATT_WARPS 4
@@ -419,7 +421,9 @@ static bool att_tensor_core_d(int64_t d) { return d == 64 || d == 128 || d == 25
 // part absent is 0 bytes): K' normalised/rotated; q's per-token inverse RMS (a kernel that
 // normalises Q itself); Q' normalised/rotated (the wgmma kernel's pre-pass); the packed key mask.
 struct att_ws {
-    size_t k2, q_inv, q2, bits, total;
+    size_t k2, q_inv, q2, bits;
+    att_f8_ws f8; // the e4m3 pre-pass's parts, after the others (total 0 without fp8)
+    size_t total;
 };
 
 static int att_check(const ltx2_k_attn_args *a);
@@ -427,7 +431,8 @@ static int att_choose(const ltx2_k_attn_args *a, const att_params &p);
 static att_params att_params_of(const ltx2_k_attn_args *a);
 
 static att_ws att_ws_of(const ltx2_k_attn_args *a, int pick) {
-    att_ws w = {0, 0, 0, 0, 0};
+    att_ws w;
+    memset(&w, 0, sizeof w);
     const bool prepass = pick == LTX2_KATTN_WGMMA && a->prep != LTX2_KATTN_PREP_IN_KERNEL;
     const size_t q_bytes = (size_t)(a->B * a->Sq * a->heads * a->head_dim) * sizeof(bf16);
     if (att_needs_prep(a)) {
@@ -438,7 +443,11 @@ static att_ws att_ws_of(const ltx2_k_attn_args *a, int pick) {
             w.q_inv = ws_round((size_t)(a->B * a->Sq) * sizeof(float));
     }
     if (prepass && a->key_mask) w.bits = ws_round((size_t)(a->B * att90_mask_words(a->Skv)) * sizeof(uint32_t));
-    w.total = w.k2 + w.q_inv + w.q2 + w.bits;
+    if (a->fp8) {
+        const int64_t kvh = a->kv_heads > 0 ? a->kv_heads : a->heads;
+        w.f8 = att_f8_ws_of(a->B, a->Sq, a->Skv, a->heads, kvh);
+    }
+    w.total = w.k2 + w.q_inv + w.q2 + w.bits + w.f8.total;
     return w;
 }
 
@@ -486,6 +495,10 @@ static int att_check(const ltx2_k_attn_args *a) {
     if (a->blocks && !a->causal) LTX2_K_BAD_ARG(); // blocks widen a causal mask
     if ((a->causal || a->window > 0) && a->Sq != a->Skv) LTX2_K_BAD_ARG();
     if (att_gemma_masks(a) && att_needs_prep(a)) LTX2_K_BAD_ARG(); // Gemma normalises and rotates q, k itself
+    if (a->fp8 && (a->fp8 != 1 || a->head_dim != LTX2_KATTN_FP8_HEAD_DIM || a->causal || a->window > 0 ||
+                   a->empty_zero || a->blocks ||
+                   a->impl == LTX2_KATTN_MMA_SYNC || a->prep != LTX2_KATTN_PREP_AUTO))
+        LTX2_K_BAD_ARG();
     return 0;
 }
 
@@ -499,7 +512,7 @@ static int att_choose(const ltx2_k_attn_args *a, const att_params &p) {
     const bool rows_averaged = (a->causal || a->window > 0) && !a->empty_zero;
     const bool small = !att_tensor_core_d(a->head_dim) || rows_averaged || a->blocks;
     const bool wgmma_ok = !small && att90_shape_ok(p, a->B, a->head_dim) && att90_available();
-    if (a->impl == LTX2_KATTN_WGMMA) return wgmma_ok ? LTX2_KATTN_WGMMA : -(int)cudaErrorNotSupported;
+    if (a->impl == LTX2_KATTN_WGMMA || a->fp8) return wgmma_ok ? LTX2_KATTN_WGMMA : -(int)cudaErrorNotSupported;
     if (small) return LTX2_KATTN_PER_ROW;
     const bool learned_later = att_gemma_masks(a) || a->head_dim > 128;
     const bool auto_picks = learned_later ? ATT_AUTO_PICKS_WGMMA_GEMMA : ATT_AUTO_PICKS_WGMMA;
@@ -529,6 +542,10 @@ static att_params att_params_of(const ltx2_k_attn_args *a) {
     p.window = a->window;
     p.empty_zero = a->empty_zero;
     p.blocks = a->blocks;
+    p.fp8 = 0; // att_f8_prepass sets it and the rest
+    p.q8 = p.k8 = p.vt8 = nullptr;
+    p.q_scale = p.k_scale = p.v_scale = nullptr;
+    p.skv_pad = 0;
     return p;
 }
 
@@ -580,6 +597,10 @@ extern "C" int ltx2_k_attention(void *stream, const ltx2_k_attn_args *a) {
             ltx2_launch<att_mask_bits_kernel>((unsigned)((n + prep_block - 1) / prep_block), prep_block, 0, st,
                                               a->key_mask, bits, a->B, a->Skv, words);
             p.mask_bits = bits;
+        }
+        if (ws.f8.total) {
+            const int rc8 = att_f8_prepass(st, p, a->B, base + ws.k2 + ws.q_inv + ws.q2 + ws.bits, ws.f8);
+            if (rc8) return rc8;
         }
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) return (int)e;

@@ -53,15 +53,19 @@
 
 typedef __nv_bfloat16 bf16;
 
-template <int D> struct a90_cfg {
-    static constexpr int BN = A90_BN_OF(D);                             // keys per K/V tile
-    static constexpr int NP = D / A90_PANEL;                            // panels per row
+// F8: the e4m3 variant (d = 128): Q, K and V^T tiles of 128-byte rows, one panel each (att90_layout.h).
+template <int D, bool F8 = false> struct a90_cfg {
+    static constexpr int BN = F8 ? A90_F8_BN : A90_BN_OF(D);           // keys per K/V tile
+    static constexpr int NP = F8 ? 1 : D / A90_PANEL;                  // panels per row
     static constexpr int Q_PANEL = A90_BM * A90_ROW_BYTES;             // bytes between Q panels
     static constexpr int KV_PANEL = A90_KV_PANEL_BYTES(BN);            // bytes between K/V panels
-    static constexpr int Q_BYTES = A90_TILE_BYTES(D, A90_BM);          // the Q TMA transaction
-    static constexpr int TILE_BYTES = A90_TILE_BYTES(D, BN);           // one K or V tile
+    static constexpr int Q_BYTES = NP * A90_BM * A90_ROW_BYTES;        // the Q TMA transaction
+    static constexpr int TILE_BYTES = NP * BN * A90_ROW_BYTES;         // one K, V or V^T tile
+    // Q's region: the bf16 O tile is staged there at the end, so the e4m3 variant keeps it bf16-sized
+    static constexpr int Q_REGION = A90_TILE_BYTES(D, A90_BM);
+    static constexpr int PF = F8 ? BN / 8 : BN / 4;                    // P fragment registers
     // + one atom of slack to align the dynamic region to the swizzle period
-    static constexpr int SMEM = Q_BYTES + 2 * A90_STAGES * TILE_BYTES + A90_ATOM_BYTES;
+    static constexpr int SMEM = Q_REGION + 2 * A90_STAGES * TILE_BYTES + A90_ATOM_BYTES;
 };
 
 #if defined(A90_DEVICE_CODE)
@@ -111,6 +115,27 @@ __device__ __forceinline__ void a90_pv(float o[D / 2], const uint32_t pf[a90_cfg
     }
 }
 
+// The e4m3 products (d = 128, 128-key tiles): S = Q K^T in 4 k32 steps, both K-major; O += P V^T
+// with V^T a K-major B (its rows are channels, keys contiguous, permuted as att90_f8_vperm) and P
+// from registers (att90_f8_pfrag_src).
+__device__ __forceinline__ void a90_qk_f8(float s[64], uint32_t qa, uint32_t kb) {
+#pragma unroll
+    for (int kk = 0; kk < A90_F8_D / A90_F8_K_STEP; kk++) {
+        const uint64_t da = att90_desc(att90_qk_addr(qa, a90_cfg<A90_F8_D, true>::Q_PANEL, kk), A90_QK_LBO, A90_QK_SBO);
+        const uint64_t db = att90_desc(att90_qk_addr(kb, a90_cfg<A90_F8_D, true>::KV_PANEL, kk), A90_QK_LBO, A90_QK_SBO);
+        if (kk == 0)
+            a90_wgmma_ss_n128_e4m3<0>(s, da, db);
+        else
+            a90_wgmma_ss_n128_e4m3<1>(s, da, db);
+    }
+}
+__device__ __forceinline__ void a90_pv_f8(float o[64], const uint32_t pf[16], uint32_t vb) {
+#pragma unroll
+    for (int kk = 0; kk < A90_F8_BN / A90_F8_K_STEP; kk++)
+        a90_wgmma_rs_n128_e4m3(o, &pf[4 * kk],
+                               att90_desc(att90_qk_addr(vb, a90_cfg<A90_F8_D, true>::KV_PANEL, kk), A90_QK_LBO, A90_QK_SBO));
+}
+
 // One warp's share of releasing a ring slot (the empty barriers count A90_CONSUMER_WARPS).
 __device__ __forceinline__ void a90_release(uint32_t bar, int lane) {
     __syncwarp();
@@ -151,12 +176,13 @@ __device__ __forceinline__ a90_edge a90_edge_of(bool causal, int win, int64_t ke
 // rows lane/4 and lane/4 + 8 of its warp). Masked keys, keys past Skv and (edge) keys after the
 // row or outside its window get -inf; all-masked rows score 0 (uniform weights, as the CPU
 // reference, unless the launch zeroes empty rows). The running max is kept in scaled log2
-// units, so each weight is one FFMA and one EX2 (scale > 0 is required by dispatch, so the max
-// of raw scores is the max of scaled ones). On return s holds the unnormalised weights and
-// alpha the factor the O rows must be rescaled by.
+// units, so each weight is one FFMA and one EX2 (mul[r] = scale * log2(e), times the e4m3 variant's
+// Q row and K tile scales, is > 0: dispatch requires scale > 0, so the max of raw scores is the max
+// of scaled ones). On return s holds the unnormalised weights and alpha the factor the O rows must
+// be rescaled by.
 template <int BN>
 __device__ __forceinline__ void a90_softmax(float s[BN / 2], int64_t key0, int64_t Skv, a90_mask mask,
-                                            bool all_masked, const a90_edge &edge, float scale_log2, int lane,
+                                            bool all_masked, const a90_edge &edge, const float mul[2], int lane,
                                             float m_run[2], float l_run[2], float alpha[2]) {
     if (mask.bits && !all_masked) {
         // the tile's words, a uniform load each; keys past Skv have 0 bits
@@ -193,7 +219,7 @@ __device__ __forceinline__ void a90_softmax(float s[BN / 2], int64_t key0, int64
             if (att90_acc_half(i) == r) mx = fmaxf(mx, fmaxf(s[i], s[i + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m_run[r], mx * scale_log2);
+        const float m_new = fmaxf(m_run[r], mx * mul[r]);
         // A row with no live key yet keeps m = -inf; subtract 0 then so exp2(-inf) = 0, not NaN.
         const float base = m_new == -INFINITY ? 0.0f : m_new;
         alpha[r] = a90_ex2(m_run[r] - base);
@@ -201,8 +227,8 @@ __device__ __forceinline__ void a90_softmax(float s[BN / 2], int64_t key0, int64
 #pragma unroll
         for (int i = 0; i < BN / 2; i += 2) {
             if (att90_acc_half(i) != r) continue;
-            s[i] = a90_ex2(fmaf(s[i], scale_log2, -base));
-            s[i + 1] = a90_ex2(fmaf(s[i + 1], scale_log2, -base));
+            s[i] = a90_ex2(fmaf(s[i], mul[r], -base));
+            s[i + 1] = a90_ex2(fmaf(s[i + 1], mul[r], -base));
             sum += s[i] + s[i + 1];
         }
         l_run[r] = l_run[r] * alpha[r] + sum; // this lane's partial; quad-reduced at the end
@@ -220,15 +246,28 @@ template <int BN> __device__ __forceinline__ void a90_pack_p(const float s[BN / 
             pf[4 * kk + r] = ltx2_pack_bf16(s[att90_pfrag_src(kk, r, 0)], s[att90_pfrag_src(kk, r, 1)]);
 }
 
+// The e4m3 variant's P fragments: weights times A90_F8_P_SCALE, rounded to e4m3, four to a register
+// (att90_f8_pfrag_src).
+__device__ __forceinline__ void a90_pack_p_f8(const float s[64], uint32_t pf[16]) {
+    const float k = A90_F8_P_SCALE;
+#pragma unroll
+    for (int kk = 0; kk < A90_F8_BN / A90_F8_K_STEP; kk++)
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            pf[4 * kk + r] = a90_e4m3x4(k * s[att90_f8_pfrag_src(kk, r, 0)], k * s[att90_f8_pfrag_src(kk, r, 1)],
+                                        k * s[att90_f8_pfrag_src(kk, r, 2)], k * s[att90_f8_pfrag_src(kk, r, 3)]);
+}
+
 #endif // A90_DEVICE_CODE
 
 // Grid (ceil(Sq / A90_BM), H, B); A90_THREADS threads: warpgroup 0 produces, 1 and 2 consume.
-template <int D>
+// F8: the e4m3 variant (d = 128; tm_q, tm_k over p.q8, p.k8 and tm_v over p.vt8).
+template <int D, bool F8>
 __global__ void __launch_bounds__(A90_THREADS, 1)
     att90_fwd_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                      const __grid_constant__ CUtensorMap tm_v, const att_params p) {
 #if defined(A90_DEVICE_CODE)
-    typedef a90_cfg<D> C;
+    typedef a90_cfg<D, F8> C;
     constexpr int BN = C::BN;
     // Static shared memory only in this build: att90_available() reads its size to tell the
     // real kernel from the stub other architectures compile.
@@ -240,7 +279,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     const uint32_t raw = ltx2_smem_addr(a90_smem);
     const uint32_t base = (raw + A90_ATOM_BYTES - 1) & ~(uint32_t)(A90_ATOM_BYTES - 1);
     unsigned char *gQ = a90_smem + (base - raw); // generic pointer to Q, for ordinary accesses
-    const uint32_t sQ = base, sK = sQ + C::Q_BYTES, sV = sK + A90_STAGES * C::TILE_BYTES;
+    const uint32_t sQ = base, sK = sQ + C::Q_REGION, sV = sK + A90_STAGES * C::TILE_BYTES;
     const uint32_t b_q = ltx2_smem_addr(&bars[0]), b_kfull = b_q + 8, b_kempty = b_kfull + 8 * A90_STAGES,
                    b_vfull = b_kempty + 8 * A90_STAGES, b_vempty = b_vfull + 8 * A90_STAGES;
 
@@ -292,7 +331,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
         a90_setmaxnreg_dec<A90_PRODUCER_REGS>();
         if (tid == 0) {
             // grouped-query heads: K/V hold Hkv heads, q head h reads kv head h / (H / Hkv)
-            const int col0 = (int)(h * D), kcol0 = (int)(h / (p.H / p.Hkv) * D);
+            const int col0 = (int)(h * D), kcol0 = (int)(h / (p.H / p.Hkv) * D); // kcol0: V^T's row too
             a90_bar_expect_tx(b_q, C::Q_BYTES);
 #pragma unroll
             for (int pn = 0; pn < C::NP; pn++)
@@ -308,10 +347,14 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
                                  kcol0 + pn * A90_PANEL, key0, (int)b);
                 a90_bar_wait(b_vempty + 8 * st, free_parity);
                 a90_bar_expect_tx(b_vfull + 8 * st, C::TILE_BYTES);
+                if constexpr (F8) {
+                    a90_tma_load(sV + st * C::TILE_BYTES, &tm_v, b_vfull + 8 * st, key0, kcol0, (int)b);
+                } else {
 #pragma unroll
-                for (int pn = 0; pn < C::NP; pn++)
-                    a90_tma_load(sV + st * C::TILE_BYTES + pn * C::KV_PANEL, &tm_v, b_vfull + 8 * st,
-                                 kcol0 + pn * A90_PANEL, key0, (int)b);
+                    for (int pn = 0; pn < C::NP; pn++)
+                        a90_tma_load(sV + st * C::TILE_BYTES + pn * C::KV_PANEL, &tm_v, b_vfull + 8 * st,
+                                     kcol0 + pn * A90_PANEL, key0, (int)b);
+                }
             }
         }
         return;
@@ -326,7 +369,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     const int64_t q0w = q0 + A90_WG_ROWS * cw;
     const int64_t my_row[2] = {q0w + att90_acc_row(warp, lane, 0), q0w + att90_acc_row(warp, lane, 2)};
     a90_bar_wait(b_q, 0);
-    if (p.q_inv_rms || p.rope != LTX2_KROPE_NONE) {
+    if (!F8 && (p.q_inv_rms || p.rope != LTX2_KROPE_NONE)) {
         // Q rows <- rope(q * inv_rms * w) in fp32, in place in the swizzled tile, one thread per
         // element pair (the sm_80 prologue's arithmetic).
         const bool il = p.rope == LTX2_KROPE_INTERLEAVED;
@@ -352,22 +395,47 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     float s[BN / 2]; // the first QK^T overwrites it (scale-d 0); zeroed so it is never read undefined
 #pragma unroll
     for (int i = 0; i < BN / 2; i++) s[i] = 0.0f;
-    uint32_t pf[BN / 4];
+    uint32_t pf[C::PF];
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}, alpha[2];
+    // The softmax's multiplier per row half: scale * log2(e), times (e4m3) the row's Q scale and
+    // the tile's K scale (a90_tile_mul).
+    const int64_t kvh = h / (p.H / p.Hkv);
+    float q_mul[2] = {p.scale_log2, p.scale_log2}, mul[2] = {p.scale_log2, p.scale_log2};
+    const float *k_scales = nullptr;
+    if constexpr (F8) {
+#pragma unroll
+        for (int r = 0; r < 2; r++)
+            q_mul[r] = (my_row[r] < p.Sq ? p.q_scale[(b * p.Sq + my_row[r]) * p.H + h] : 1.0f) * p.scale_log2;
+        k_scales = p.k_scale + (b * p.Hkv + kvh) * att90_f8_tiles(p.Skv);
+    }
+    auto tile_mul = [&](int t) {
+        if constexpr (F8) {
+            const float ks = k_scales[t];
+            mul[0] = q_mul[0] * ks;
+            mul[1] = q_mul[1] * ks;
+        }
+    };
     const uint32_t qa = sQ + (uint32_t)(cw * A90_WG_ROWS * A90_ROW_BYTES); // this warpgroup's rows in each panel
 
     // Tile 0: S alone (there is no PV to overlap yet).
     a90_bar_wait(b_kfull + 8 * att90_stage(0), att90_full_parity(0));
     a90_wgmma_fence();
-    a90_qk<D>(s, qa, sK + att90_stage(0) * C::TILE_BYTES);
+    if constexpr (F8)
+        a90_qk_f8(s, qa, sK + att90_stage(0) * C::TILE_BYTES);
+    else
+        a90_qk<D>(s, qa, sK + att90_stage(0) * C::TILE_BYTES);
     a90_wgmma_commit();
     a90_wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < BN / 2; i++) a90_pin(s[i]);
     a90_release(b_kempty + 8 * att90_stage(0), lane);
     const a90_edge e0 = a90_edge_of<BN>(p.causal != 0, win, (int64_t)t_begin * BN, q0w, my_row);
-    a90_softmax<BN>(s, (int64_t)t_begin * BN, p.Skv, mask, all_masked, e0, p.scale_log2, lane, m_run, l_run, alpha);
-    a90_pack_p<BN>(s, pf);
+    tile_mul(t_begin);
+    a90_softmax<BN>(s, (int64_t)t_begin * BN, p.Skv, mask, all_masked, e0, mul, lane, m_run, l_run, alpha);
+    if constexpr (F8)
+        a90_pack_p_f8(s, pf);
+    else
+        a90_pack_p<BN>(s, pf);
 
     for (int j = 1; j < n_tiles; j++) {
         const int ks = att90_stage(j), vs = att90_stage(j - 1);
@@ -379,11 +447,17 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
 #pragma unroll
         for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
 #pragma unroll
-        for (int i = 0; i < BN / 4; i++) a90_pin(pf[i]);
+        for (int i = 0; i < C::PF; i++) a90_pin(pf[i]);
         a90_wgmma_fence();
-        a90_qk<D>(s, qa, sK + ks * C::TILE_BYTES); // S_j
-        a90_wgmma_commit();
-        a90_pv<D>(o, pf, sV + vs * C::TILE_BYTES); // O += P_{j-1} V_{j-1}
+        if constexpr (F8) {
+            a90_qk_f8(s, qa, sK + ks * C::TILE_BYTES); // S_j
+            a90_wgmma_commit();
+            a90_pv_f8(o, pf, sV + vs * C::TILE_BYTES); // O += P_{j-1} V_{j-1}
+        } else {
+            a90_qk<D>(s, qa, sK + ks * C::TILE_BYTES); // S_j
+            a90_wgmma_commit();
+            a90_pv<D>(o, pf, sV + vs * C::TILE_BYTES); // O += P_{j-1} V_{j-1}
+        }
         a90_wgmma_commit();
         a90_wgmma_wait<1>(); // S_j done; the PV may still run
 #pragma unroll
@@ -391,16 +465,20 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
         a90_release(b_kempty + 8 * ks, lane);
         const int64_t key0 = (int64_t)(t_begin + j) * BN;
         const a90_edge ej = a90_edge_of<BN>(p.causal != 0, win, key0, q0w, my_row);
-        a90_softmax<BN>(s, key0, p.Skv, mask, all_masked, ej, p.scale_log2, lane, m_run, l_run, alpha);
+        tile_mul(t_begin + j);
+        a90_softmax<BN>(s, key0, p.Skv, mask, all_masked, ej, mul, lane, m_run, l_run, alpha);
         a90_wgmma_wait<0>(); // PV done: O and the P registers are free again
 #pragma unroll
         for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
 #pragma unroll
-        for (int i = 0; i < BN / 4; i++) a90_pin(pf[i]);
+        for (int i = 0; i < C::PF; i++) a90_pin(pf[i]);
         a90_release(b_vempty + 8 * vs, lane);
 #pragma unroll
         for (int i = 0; i < D / 2; i++) o[i] *= alpha[att90_acc_half(i)];
-        a90_pack_p<BN>(s, pf);
+        if constexpr (F8)
+            a90_pack_p_f8(s, pf);
+        else
+            a90_pack_p<BN>(s, pf);
     }
 
     {
@@ -409,9 +487,12 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
 #pragma unroll
         for (int i = 0; i < D / 2; i++) a90_pin(o[i]);
 #pragma unroll
-        for (int i = 0; i < BN / 4; i++) a90_pin(pf[i]);
+        for (int i = 0; i < C::PF; i++) a90_pin(pf[i]);
         a90_wgmma_fence();
-        a90_pv<D>(o, pf, sV + vs * C::TILE_BYTES);
+        if constexpr (F8)
+            a90_pv_f8(o, pf, sV + vs * C::TILE_BYTES);
+        else
+            a90_pv<D>(o, pf, sV + vs * C::TILE_BYTES);
         a90_wgmma_commit();
         a90_wgmma_wait<0>();
 #pragma unroll
@@ -428,14 +509,21 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     }
     // l > 0 unless the row saw no key at all: with empty_zero it gives 0 (otherwise every row has a
     // live key: Skv >= 1 and all-masked rows are uniform)
-    const float inv_l[2] = {l_run[0] > 0.0f ? 1.0f / l_run[0] : 0.0f, l_run[1] > 0.0f ? 1.0f / l_run[1] : 0.0f};
+    // (e4m3: O also carries A90_F8_P_SCALE, and each column its V channel's scale)
+    const float o_mul = F8 ? 1.0f / A90_F8_P_SCALE : 1.0f;
+    const float inv_l[2] = {l_run[0] > 0.0f ? o_mul / l_run[0] : 0.0f, l_run[1] > 0.0f ? o_mul / l_run[1] : 0.0f};
+    const float *v_scales = F8 ? p.v_scale + (b * p.Hkv + kvh) * D : nullptr;
     a90_named_sync(wg_bar, A90_WG_THREADS); // every warp's QK^T reads of these Q rows are done
 #pragma unroll
     for (int i = 0; i < D / 2; i += 2) { // registers i, i+1: adjacent columns of one row
         const int row = A90_WG_ROWS * cw + att90_acc_row(warp, lane, i), col = att90_acc_col(lane, i);
         const float il = inv_l[att90_acc_half(i)];
-        *reinterpret_cast<__nv_bfloat162 *>(gQ + att90_tile_off(row, col, C::Q_PANEL)) =
-            __floats2bfloat162_rn(o[i] * il, o[i + 1] * il);
+        float o0 = o[i] * il, o1 = o[i + 1] * il;
+        if constexpr (F8) {
+            o0 *= v_scales[col];
+            o1 *= v_scales[col + 1];
+        }
+        *reinterpret_cast<__nv_bfloat162 *>(gQ + att90_tile_off(row, col, C::Q_PANEL)) = __floats2bfloat162_rn(o0, o1);
     }
     a90_named_sync(wg_bar, A90_WG_THREADS);
     for (int i = ctid; i < A90_WG_ROWS * (D / 8); i += A90_WG_THREADS) {
@@ -450,15 +538,17 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
 
 // ---- host side ----
 
-// Tensor map over one of q/k/v [B, S, ld] bf16 (ld = H*d): 3-D (column, token, batch) so a box
-// never spans two sequences, boxes of 64 columns x `rows` tokens with 128-byte swizzle,
-// out-of-range tokens zero-filled.
+// Tensor map over one of q/k/v [B, S, ld] (ld = H*d) of bf16 or (esize 1) e4m3 bytes: 3-D (column,
+// token, batch) so a box never spans two sequences, boxes of one 128-byte panel (64 bf16 or 128
+// bytes) x `rows` tokens with 128-byte swizzle, out-of-range tokens zero-filled. The e4m3 V^T
+// [B, Hkv*d, skv_pad] is mapped the same way, its keys as the columns and its channels as the rows.
 static bool a90_map(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *m, const void *ptr, int64_t S, int64_t B,
-                    int64_t ld, int rows) {
+                    int64_t ld, int rows, int esize = 2) {
     const cuuint64_t dims[3] = {(cuuint64_t)ld, (cuuint64_t)S, (cuuint64_t)B};
-    const cuuint64_t strides[2] = {(cuuint64_t)ld * sizeof(bf16), (cuuint64_t)(S * ld) * sizeof(bf16)};
-    const cuuint32_t box[3] = {A90_PANEL, (cuuint32_t)rows, 1}, elem[3] = {1, 1, 1};
-    return enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void *>(ptr), dims, strides, box, elem,
+    const cuuint64_t strides[2] = {(cuuint64_t)(ld * esize), (cuuint64_t)(S * ld * esize)};
+    const cuuint32_t box[3] = {(cuuint32_t)(A90_ROW_BYTES / esize), (cuuint32_t)rows, 1}, elem[3] = {1, 1, 1};
+    return enc(m, esize == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3,
+               const_cast<void *>(ptr), dims, strides, box, elem,
                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
@@ -469,7 +559,7 @@ bool att90_available(void) {
     return true; // the emulated build always carries the device code
 #else
     cudaFuncAttributes fa;
-    if (cudaFuncGetAttributes(&fa, att90_fwd_kernel<128>) != cudaSuccess) {
+    if (cudaFuncGetAttributes(&fa, att90_fwd_kernel<128, false>) != cudaSuccess) {
         (void)cudaGetLastError();
         return false;
     }
@@ -485,24 +575,28 @@ bool att90_shape_ok(const att_params &p, int64_t B, int64_t head_dim) {
            p.H % p.Hkv == 0 && B <= lim;
 }
 
-template <int D> static int a90_launch(cudaStream_t st, const att_params &p, int64_t B) {
+template <int D, bool F8 = false> static int a90_launch(cudaStream_t st, const att_params &p, int64_t B) {
     PFN_cuTensorMapEncodeTiled_v12000 enc = a90_encoder();
     if (!enc) return (int)cudaErrorNotSupported;
     const int64_t ld = p.H * D, ldkv = p.Hkv * D;
-    constexpr int BN = a90_cfg<D>::BN;
+    constexpr int BN = a90_cfg<D, F8>::BN;
     CUtensorMap mq, mk, mv;
-    if (!a90_map(enc, &mq, p.q, p.Sq, B, ld, A90_BM) || !a90_map(enc, &mk, p.k, p.Skv, B, ldkv, BN) ||
-        !a90_map(enc, &mv, p.v, p.Skv, B, ldkv, BN))
-        return (int)cudaErrorInvalidValue;
-    const int smem = a90_cfg<D>::SMEM;
-    cudaError_t e = cudaFuncSetAttribute(att90_fwd_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    const bool mapped = F8 ? a90_map(enc, &mq, p.q8, p.Sq, B, ld, A90_BM, 1) &&
+                                 a90_map(enc, &mk, p.k8, p.Skv, B, ldkv, BN, 1) &&
+                                 a90_map(enc, &mv, p.vt8, ldkv, B, p.skv_pad, D, 1)
+                           : a90_map(enc, &mq, p.q, p.Sq, B, ld, A90_BM) && a90_map(enc, &mk, p.k, p.Skv, B, ldkv, BN) &&
+                                 a90_map(enc, &mv, p.v, p.Skv, B, ldkv, BN);
+    if (!mapped) return (int)cudaErrorInvalidValue;
+    const int smem = a90_cfg<D, F8>::SMEM;
+    cudaError_t e = cudaFuncSetAttribute(att90_fwd_kernel<D, F8>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
     if (e != cudaSuccess) return (int)e;
     dim3 grid((unsigned)((p.Sq + A90_BM - 1) / A90_BM), (unsigned)p.H, (unsigned)B);
-    ltx2_launch<att90_fwd_kernel<D>>(grid, A90_THREADS, smem, st, mq, mk, mv, p);
+    ltx2_launch<att90_fwd_kernel<D, F8>>(grid, A90_THREADS, smem, st, mq, mk, mv, p);
     LTX2_K_RETURN_LAUNCH();
 }
 
 int att90_launch(cudaStream_t st, const att_params &p, int64_t B, int64_t head_dim) {
+    if (p.fp8) return head_dim == A90_F8_D ? a90_launch<A90_F8_D, true>(st, p, B) : (int)cudaErrorNotSupported;
     if (head_dim == 64) return a90_launch<64>(st, p, B);
     return head_dim == 128 ? a90_launch<128>(st, p, B) : a90_launch<256>(st, p, B);
 }

@@ -35,6 +35,7 @@ typedef struct attn_case {
     bool causal;
     int64_t window;
     bool empty_zero;
+    bool fp8; /* e4m3 attention (ltx2_attn_args.fp8): the reference is ltx2_cpu_attention_fp8's scheme */
 } attn_case;
 
 /* Host inputs, f32 holding bf16 values (so the CPU reference sees exactly what the kernel sees). */
@@ -124,7 +125,7 @@ static bool attn_reference(ltx2_context *ctx, const attn_case *c, const attn_dat
         .rope_type = il ? LTX2_ROPE_INTERLEAVED : LTX2_ROPE_SPLIT,
         .q_cos = has_rope ? &tqc : NULL, .q_sin = has_rope ? &tqs : NULL,
         .k_cos = has_rope ? &tkc : NULL, .k_sin = has_rope ? &tks : NULL,
-        .kv_heads = c->Hkv, .causal = c->causal, .window = c->window, .empty_zero = c->empty_zero,
+        .kv_heads = c->Hkv, .causal = c->causal, .window = c->window, .empty_zero = c->empty_zero, .fp8 = c->fp8,
     };
     const ltx2_status st = ltx2_backend_attention(ltx2_backend_cpu(), ctx, &tq, &tk, &tv, &args, &to);
     CHECK(st == LTX2_OK, "cpu attention %s: %s", c->name, ltx2_last_error(ctx));
@@ -157,7 +158,7 @@ static void attn_upload(const attn_case *c, const attn_data *a, int impl, int pr
         .head_dim = c->d, .scale = 1.0f / sqrtf((float)c->d), .key_mask = d->mask, .q_norm = d->wq,
         .k_norm = d->wk, .norm_eps = QK_NORM_EPS, .rope = c->rope, .q_cos = d->qc, .q_sin = d->qs,
         .k_cos = d->kc, .k_sin = d->ks, .impl = impl, .kv_heads = c->Hkv, .causal = c->causal,
-        .window = c->window, .empty_zero = c->empty_zero, .prep = prep,
+        .window = c->window, .empty_zero = c->empty_zero, .prep = prep, .fp8 = c->fp8,
     };
     d->ka.workspace_bytes = ltx2_k_attention_workspace(&d->ka);
     if (d->ka.workspace_bytes) d->ka.workspace = emu_alloc(d->ka.workspace_bytes);

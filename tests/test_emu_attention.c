@@ -25,42 +25,42 @@
  * rows per CTA, 64 keys per K/V stage. Emulating one CTA over one key tile costs ~0.1 s, so only
  * two cases pay for a second query block (Sq 70) and one for a third key tile (Skv 130). */
 static const attn_case k_cases[] = {
-    {"d64 H2 70x77 pad-mask", 2, 70, 77, 2, 64, LTX2_KROPE_NONE, false, MASK_PAD, 0, false, 0, false},
-    {"d128 H2 70x77 split+qknorm", 2, 70, 77, 2, 128, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false},
-    {"d64 H3 40x77 interleaved+qknorm+pad-mask", 2, 40, 77, 3, 64, LTX2_KROPE_INTERLEAVED, true, MASK_PAD, 0, false, 0, false},
-    {"d128 H2 33x40 interleaved", 2, 33, 40, 2, 128, LTX2_KROPE_INTERLEAVED, false, MASK_NONE, 0, false, 0, false},
-    {"d64 H2 cross 17x130 split+tail-mask", 2, 17, 130, 2, 64, LTX2_KROPE_SPLIT, false, MASK_TAIL, 0, false, 0, false},
-    {"d128 H2 cross 20x77 qknorm+pad-mask", 2, 20, 77, 2, 128, LTX2_KROPE_NONE, true, MASK_PAD, 0, false, 0, false},
-    {"d64 H2 1x1 split+qknorm+pad-mask", 2, 1, 1, 2, 64, LTX2_KROPE_SPLIT, true, MASK_PAD, 0, false, 0, false},
-    {"d64 H2 1x77 interleaved", 2, 1, 77, 2, 64, LTX2_KROPE_INTERLEAVED, false, MASK_NONE, 0, false, 0, false},
-    {"d128 H2 70x1 split", 2, 70, 1, 2, 128, LTX2_KROPE_SPLIT, false, MASK_NONE, 0, false, 0, false},
+    {"d64 H2 70x77 pad-mask", 2, 70, 77, 2, 64, LTX2_KROPE_NONE, false, MASK_PAD, 0, false, 0, false, false},
+    {"d128 H2 70x77 split+qknorm", 2, 70, 77, 2, 128, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false, false},
+    {"d64 H3 40x77 interleaved+qknorm+pad-mask", 2, 40, 77, 3, 64, LTX2_KROPE_INTERLEAVED, true, MASK_PAD, 0, false, 0, false, false},
+    {"d128 H2 33x40 interleaved", 2, 33, 40, 2, 128, LTX2_KROPE_INTERLEAVED, false, MASK_NONE, 0, false, 0, false, false},
+    {"d64 H2 cross 17x130 split+tail-mask", 2, 17, 130, 2, 64, LTX2_KROPE_SPLIT, false, MASK_TAIL, 0, false, 0, false, false},
+    {"d128 H2 cross 20x77 qknorm+pad-mask", 2, 20, 77, 2, 128, LTX2_KROPE_NONE, true, MASK_PAD, 0, false, 0, false, false},
+    {"d64 H2 1x1 split+qknorm+pad-mask", 2, 1, 1, 2, 64, LTX2_KROPE_SPLIT, true, MASK_PAD, 0, false, 0, false, false},
+    {"d64 H2 1x77 interleaved", 2, 1, 77, 2, 64, LTX2_KROPE_INTERLEAVED, false, MASK_NONE, 0, false, 0, false, false},
+    {"d128 H2 70x1 split", 2, 70, 1, 2, 128, LTX2_KROPE_SPLIT, false, MASK_NONE, 0, false, 0, false, false},
     /* head dims the tensor-core kernels do not take: the per-row kernel (attention_small.cu) */
-    {"d16 H4 18x18 split+qknorm (per-row)", 2, 18, 18, 4, 16, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false},
-    {"d8 H4 10x16 qknorm+pad-mask (per-row)", 2, 10, 16, 4, 8, LTX2_KROPE_NONE, true, MASK_PAD, 0, false, 0, false},
-    {"d40 H2 33x21 interleaved (per-row)", 1, 33, 21, 2, 40, LTX2_KROPE_INTERLEAVED, false, MASK_NONE, 0, false, 0, false},
+    {"d16 H4 18x18 split+qknorm (per-row)", 2, 18, 18, 4, 16, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false, false},
+    {"d8 H4 10x16 qknorm+pad-mask (per-row)", 2, 10, 16, 4, 8, LTX2_KROPE_NONE, true, MASK_PAD, 0, false, 0, false, false},
+    {"d40 H2 33x21 interleaved (per-row)", 1, 33, 21, 2, 40, LTX2_KROPE_INTERLEAVED, false, MASK_NONE, 0, false, 0, false, false},
     /* d/2 = 20 is no multiple of 8: the pre-pass's one-element split path */
-    {"d40 H2 21x19 split+qknorm (per-row)", 2, 21, 19, 2, 40, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false},
+    {"d40 H2 21x19 split+qknorm (per-row)", 2, 21, 19, 2, 40, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false, false},
     /* Gemma-3's masks: grouped-query heads, causal over left padding (padded queries see no key:
      * 0), a sliding window that bites; d 16 on the per-row kernel, d 64 / 256 on mma.sync */
     {"d16 H4/kv2 20x20 causal+left-pad, empty rows 0 (Gemma)", 2, 20, 20, 4, 16, LTX2_KROPE_NONE, false, MASK_LEFT,
-     2, true, 0, true},
+     2, true, 0, true, false},
     {"d64 H4/kv1 24x24 causal+window 5+left-pad (Gemma local)", 2, 24, 24, 4, 64, LTX2_KROPE_NONE, false, MASK_LEFT,
-     1, true, 5, true},
+     1, true, 5, true, false},
     {"d256 H2/kv1 9x9 causal (Gemma-3 12B head dim)", 1, 9, 9, 2, 256, LTX2_KROPE_NONE, false, MASK_NONE, 1, true, 0,
-     true},
+     true, false},
     {"d16 H2 12x12 causal+left-pad, empty rows averaged", 2, 12, 12, 2, 16, LTX2_KROPE_NONE, false, MASK_LEFT, 0, true,
-     0, false},
+     0, false, false},
     /* Gemma's masks on the mma.sync kernel's tiles: three query blocks, so causal ends the last
      * block's key loop early and the window starts the third block's at its second key tile;
      * d 256 with its 32-key tiles over two query blocks; grouped heads with a padded batch and no
      * causal mask (its all-masked batch averaged); causal rows averaged when empty (per-row) */
     {"d64 H4/kv2 150x150 causal+window 40+left-pad (tiles skipped)", 1, 150, 150, 4, 64, LTX2_KROPE_NONE, false,
-     MASK_LEFT, 2, true, 40, true},
+     MASK_LEFT, 2, true, 40, true, false},
     {"d256 H2/kv1 70x70 causal+left-pad (32-key tiles)", 2, 70, 70, 2, 256, LTX2_KROPE_NONE, false, MASK_LEFT, 1, true,
-     0, true},
-    {"d128 H4/kv2 33x77 grouped, pad-mask", 2, 33, 77, 4, 128, LTX2_KROPE_NONE, false, MASK_PAD, 2, false, 0, false},
+     0, true, false},
+    {"d128 H4/kv2 33x77 grouped, pad-mask", 2, 33, 77, 4, 128, LTX2_KROPE_NONE, false, MASK_PAD, 2, false, 0, false, false},
     {"d64 H2 20x20 causal+left-pad, empty rows averaged (per-row)", 2, 20, 20, 2, 64, LTX2_KROPE_NONE, false,
-     MASK_LEFT, 0, true, 0, false},
+     MASK_LEFT, 0, true, 0, false, false},
 };
 /* The case the flipped-RoPE negative control reuses. */
 #define FLIP_CASE 2
@@ -114,7 +114,7 @@ static void test_attention_cases(ltx2_context *ctx) {
 
 /* Negative control: one value element changed on the kernel's side only must be caught. */
 static void test_perturbed_input(ltx2_context *ctx) {
-    const attn_case c = {"perturbed v", 1, 5, 9, 1, 64, LTX2_KROPE_NONE, false, MASK_NONE, 0, false, 0, false};
+    const attn_case c = {"perturbed v", 1, 5, 9, 1, 64, LTX2_KROPE_NONE, false, MASK_NONE, 0, false, 0, false, false};
     attn_data a;
     attn_make(&c, EMU_ATT_SEED, 900, &a);
     float *ref = emu_xmalloc((size_t)a.nq * sizeof(float)), *out = emu_xmalloc((size_t)a.nq * sizeof(float));
@@ -148,7 +148,7 @@ static void expect_refused(const char *what, const ltx2_k_attn_args *a, int want
 
 static void test_refusals(void) {
     /* buffers sized for head_dim 128 so a wrongly accepted head_dim still stays in bounds */
-    const attn_case c = {"refusals", 1, 5, 9, 1, 128, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false};
+    const attn_case c = {"refusals", 1, 5, 9, 1, 128, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false, false};
     attn_data a;
     attn_make(&c, EMU_ATT_SEED, 950, &a);
     attn_dev d;

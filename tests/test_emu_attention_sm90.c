@@ -11,7 +11,10 @@
  * sliding-window masks whose CTAs load only the tiles they see (a window's CTA starting past tile
  * 0), left padding whose rows see no key, empty rows zeroed. Also: the emulated device reports
  * the wgmma path available, AUTO takes this kernel (ATT_AUTO_PICKS_WGMMA is on) with the same
- * bits, and the comparison can fail. */
+ * bits, and the comparison can fail. The e4m3 variant (ltx2_attn_args.fp8) against its CPU
+ * reference ltx2_cpu_attention_fp8: QK norm + split RoPE through the pre-pass, partial key tiles,
+ * masked keys with an all-masked batch, grouped heads over 5 tiles; and its distance from fp32
+ * attention, which the scheme itself costs. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "emu_kernels.h"
@@ -26,28 +29,28 @@
 
 /* 128 query rows per CTA (two consumer warpgroups), 128 keys per tile, a 2-stage ring. */
 static const attn_case k_cases[] = {
-    {"d64 130x300 pad-mask (batch 1 all masked)", 2, 130, 300, 2, 64, LTX2_KROPE_NONE, false, MASK_PAD, 0, false, 0, false},
-    {"d128 130x100 split+qknorm", 2, 130, 100, 2, 128, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false},
-    {"d128 1x300 interleaved+qknorm+tail-mask", 2, 1, 300, 2, 128, LTX2_KROPE_INTERLEAVED, true, MASK_TAIL, 0, false, 0, false},
-    {"d64 1x1 interleaved+qknorm+pad-mask", 2, 1, 1, 2, 64, LTX2_KROPE_INTERLEAVED, true, MASK_PAD, 0, false, 0, false},
-    {"d64 130x100 split", 2, 130, 100, 2, 64, LTX2_KROPE_SPLIT, false, MASK_NONE, 0, false, 0, false},
-    {"d128 1x1 none", 2, 1, 1, 2, 128, LTX2_KROPE_NONE, false, MASK_NONE, 0, false, 0, false},
+    {"d64 130x300 pad-mask (batch 1 all masked)", 2, 130, 300, 2, 64, LTX2_KROPE_NONE, false, MASK_PAD, 0, false, 0, false, false},
+    {"d128 130x100 split+qknorm", 2, 130, 100, 2, 128, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false, false},
+    {"d128 1x300 interleaved+qknorm+tail-mask", 2, 1, 300, 2, 128, LTX2_KROPE_INTERLEAVED, true, MASK_TAIL, 0, false, 0, false, false},
+    {"d64 1x1 interleaved+qknorm+pad-mask", 2, 1, 1, 2, 64, LTX2_KROPE_INTERLEAVED, true, MASK_PAD, 0, false, 0, false, false},
+    {"d64 130x100 split", 2, 130, 100, 2, 64, LTX2_KROPE_SPLIT, false, MASK_NONE, 0, false, 0, false, false},
+    {"d128 1x1 none", 2, 1, 1, 2, 128, LTX2_KROPE_NONE, false, MASK_NONE, 0, false, 0, false, false},
     /* 5 tiles: the slots are refilled after releases inside the main loop, not only the first */
-    {"d64 1x520 split+pad-mask", 2, 1, 520, 2, 64, LTX2_KROPE_SPLIT, false, MASK_PAD, 0, false, 0, false},
+    {"d64 1x520 split+pad-mask", 2, 1, 520, 2, 64, LTX2_KROPE_SPLIT, false, MASK_PAD, 0, false, 0, false, false},
     /* Gemma-3's launches. d 256: 64-key tiles, O += PV in two n128 halves; causal: CTA 0 loads 2 of
      * the 3 tiles, CTA 1 all 3, diagonal tiles masked per element; left padding leaves rows with no
      * key (0) */
     {"d256 H2/kv1 130x130 causal+left-pad (Gemma-3 12B head dim)", 2, 130, 130, 2, 256, LTX2_KROPE_NONE, false,
-     MASK_LEFT, 1, true, 0, true},
+     MASK_LEFT, 1, true, 0, true, false},
     /* window 100 over 128-key tiles: CTA 2 starts at tile 1 (the ring counts from there), the
      * window's far edge is masked per element; grouped heads read their kv head */
     {"d64 H4/kv2 300x300 causal+window 100+left-pad (Gemma local)", 1, 300, 300, 4, 64, LTX2_KROPE_NONE, false,
-     MASK_LEFT, 2, true, 100, true},
+     MASK_LEFT, 2, true, 100, true, false},
     {"d256 H4/kv2 200x200 causal+window 70 (64-key tiles skipped)", 1, 200, 200, 4, 256, LTX2_KROPE_NONE, false,
-     MASK_NONE, 2, true, 70, true},
+     MASK_NONE, 2, true, 70, true, false},
     /* not causal: empty rows zeroed (batch 1 wholly masked gives 0, not the uniform average) */
     {"d128 H4/kv2 130x300 grouped+pad-mask, empty rows 0", 2, 130, 300, 4, 128, LTX2_KROPE_NONE, false, MASK_PAD, 2,
-     false, 0, true},
+     false, 0, true, false},
 };
 /* The case the AUTO check reuses: 130 x 100, where the two kernels' roundings differ. */
 #define AUTO_CASE 1
@@ -75,6 +78,62 @@ static void case_extra(ltx2_context *ctx, int ci, const attn_case *c, const attn
     if (ci == AUTO_CASE) attn_check_auto(c, a, out); /* out is this kernel's */
 }
 
+/* The e4m3 variant (head dim 128): kernel against ltx2_cpu_attention_fp8 (the same codes, scales and
+ * 128-key online softmax). What may differ: f32 vs double sums, ex2.approx, and so the e4m3 code of
+ * a weight lying at a rounding boundary (one e4m3 step is 1/8 to 1/16 of the weight), then O's bf16
+ * rounding. F8_ATOL bounds that for these O(1) outputs; F8_SCHEME_RL2 bounds the scheme's distance
+ * from the bf16 attention (rel-L2 against the fp32 reference), measured and printed per case. */
+#define F8_ATOL 4e-3
+#define F8_SCHEME_RL2 0.05
+static const attn_case k_f8_cases[] = {
+    /* 3 key tiles, the last partial: K tile scales, the ring wrap, V^T zero past Skv */
+    {"fp8 d128 130x300 split+qknorm", 2, 130, 300, 2, 128, LTX2_KROPE_SPLIT, true, MASK_NONE, 0, false, 0, false, true},
+    /* masked keys, a batch with every key masked (uniform average), a partial query block */
+    {"fp8 d128 130x260 pad-mask (batch 1 all masked)", 2, 130, 260, 2, 128, LTX2_KROPE_NONE, false, MASK_PAD, 0, false,
+     0, false, true},
+    /* grouped heads read their kv head's K tiles, V^T rows and scales; 5 tiles, Sq 1 */
+    {"fp8 d128 H4/kv2 1x520 tail-mask", 1, 1, 520, 4, 128, LTX2_KROPE_NONE, false, MASK_TAIL, 2,
+     false, 0, false, true},
+};
+
+static double rel_l2(const float *a, const float *b, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]), den += (double)b[i] * b[i];
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static void test_f8_cases(ltx2_context *ctx) {
+    printf("e4m3 attention (wgmma kernel, emulated) vs ltx2_cpu_attention_fp8 (atol %g, rtol %g); rel-L2 to bf16:\n",
+           F8_ATOL, EPS_BF16);
+    const int n = (int)(sizeof(k_f8_cases) / sizeof(k_f8_cases[0]));
+    for (int ci = 0; ci < n; ci++) {
+        const attn_case *c = &k_f8_cases[ci];
+        attn_case exact = *c;
+        exact.fp8 = false;
+        attn_data a;
+        attn_make(c, SM90_SEED, 1000 + 16 * (uint64_t)ci, &a);
+        const size_t bytes = (size_t)a.nq * sizeof(float);
+        float *ref = emu_xmalloc(bytes), *ref_exact = emu_xmalloc(bytes), *out = emu_xmalloc(bytes);
+        double ms = 0;
+        if (attn_reference(ctx, c, &a, c->rope, a.qc, a.qs, a.kc, a.ks, ref) &&
+            attn_reference(ctx, &exact, &a, c->rope, a.qc, a.qs, a.kc, a.ks, ref_exact) &&
+            attn_run(c, &a, LTX2_KATTN_WGMMA, out, &ms)) {
+            emu_report(c->name, emu_compare(out, ref, a.nq, F8_ATOL, EPS_BF16, true, c->name, false), ms);
+            const double kernel_rl2 = rel_l2(out, ref, a.nq), scheme_rl2 = rel_l2(ref, ref_exact, a.nq);
+            printf("    rel-L2: kernel to the e4m3 reference %.3g; the e4m3 reference to fp32 attention %.3g\n",
+                   kernel_rl2, scheme_rl2);
+            CHECK(scheme_rl2 < F8_SCHEME_RL2, "%s: the e4m3 scheme is %.3g (rel-L2) from fp32 attention", c->name,
+                  scheme_rl2);
+            CHECK(kernel_rl2 < 0.1 * scheme_rl2, "%s: the kernel is %.3g from its reference, not well inside the "
+                  "scheme's own error %.3g", c->name, kernel_rl2, scheme_rl2);
+            if (ci == 0) /* the comparison can fail */
+                emu_check_sensitive(c->name, out, ref, a.nq, F8_ATOL, EPS_BF16, true, a.nq / 3, 2 * F8_ATOL + 0.01f);
+        }
+        free(ref), free(ref_exact), free(out);
+        attn_free(&a);
+    }
+}
+
 static void test_cases(ltx2_context *ctx) {
     printf("attention (wgmma/TMA sm_90a kernel, emulated) vs the CPU backend (atol %g, rtol %g):\n", ATTN_BF16_ATOL,
            EPS_BF16);
@@ -90,6 +149,7 @@ int main(void) {
     const double t0 = emu_now_ms();
     CHECK(ltx2_k_attention_wgmma_available() == 1, "the emulated sm_90 device reports no wgmma path");
     test_cases(ctx);
+    test_f8_cases(ctx);
     printf("total %.2f s\n", (emu_now_ms() - t0) / 1e3);
     ltx2_context_free(ctx);
     return test_finish();

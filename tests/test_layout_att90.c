@@ -63,14 +63,16 @@ static doc_desc doc_decode(uint64_t d) {
     return f;
 }
 
-/* Byte address wgmma reads for element (mn, k) of a K-major bf16 operand (128B swizzle). */
-static uint32_t doc_kmajor(uint64_t desc, int mn, int k) {
+/* Byte address wgmma reads for element (mn, k) of a K-major operand of esz-byte elements (128B
+ * swizzle; T = 16 / esz elements per 16 bytes). */
+static uint32_t doc_kmajor_e(uint64_t desc, int mn, int k, uint32_t esz) {
     const doc_desc f = doc_decode(desc);
-    const uint32_t T = 8, esz = 2;
+    const uint32_t T = 16 / esz;
     /* ((8,m),(T,2k)) : ((8T,SBO),(1,T)), element strides except SBO (bytes) */
     const uint32_t el = (uint32_t)(mn % 8) * 8 * T + (uint32_t)(k % (int)T) + (uint32_t)(k / (int)T) * T;
     return doc_sw128(f.start + el * esz + (uint32_t)(mn / 8) * f.sbo);
 }
+static uint32_t doc_kmajor(uint64_t desc, int mn, int k) { return doc_kmajor_e(desc, mn, k, 2); }
 
 /* Byte address wgmma reads for element (k, mn) of an MN-major bf16 operand (128B swizzle). */
 static uint32_t doc_mnmajor(uint64_t desc, int k, int mn) {
@@ -92,6 +94,14 @@ static void doc_a_owner(int row, int k, int *thread, int *reg, int *half) {
     *thread = 32 * (row / 16) + 4 * (row % 8) + (k % 8) / 2;
     *reg = (row % 16) / 8 + 2 * (k / 8);
     *half = k % 2;
+}
+
+/* Owner of A element (row, k) of m64k32 e4m3 in registers (ALayout_64x32: PTX ISA's wgmma .m64nNk32
+ * A fragment): thread, .b32 register, byte (0 = lowest). */
+static void doc_a8_owner(int row, int k, int *thread, int *reg, int *byte) {
+    *thread = 32 * (row / 16) + 4 * (row % 8) + (k % 16) / 4;
+    *reg = (row % 16) / 8 + 2 * (k / 16);
+    *byte = k % 4;
 }
 
 /* ---------------- emulated shared memory ---------------- */
@@ -582,6 +592,37 @@ static void check_ring(void) {
         }
 }
 
+/* The fp8 variant: every k32 step of S = QK^T and of O += P V^T reads byte (row, 32 kk + k) of
+ * the 128-byte-row tile TMA wrote (both operands K-major e4m3), and the P fragment built from a
+ * thread's own S registers (att90_f8_pfrag_src) holds, at A's (row, k), the score of key
+ * 32 kk + att90_f8_vperm(k) of that row: the key whose value the pre-pass stored at V^T byte
+ * 32 kk + k. */
+static void check_f8(void) {
+    int bad_perm = 0, bad_read = 0, bad_frag = 0;
+    int seen[32] = {0};
+    for (int k = 0; k < 32; k++) {
+        const int v = att90_f8_vperm(k);
+        if (v < 0 || v >= 32 || seen[v]++) bad_perm++;
+    }
+    const uint32_t base = SMEM_BASE;
+    for (int kk = 0; kk < A90_F8_D / A90_F8_K_STEP; kk++) {
+        const uint64_t desc = att90_desc(att90_qk_addr(base, A90_F8_BN * A90_ROW_BYTES, kk), A90_QK_LBO, A90_QK_SBO);
+        for (int mn = 0; mn < A90_F8_BN; mn++)
+            for (int k = 0; k < A90_F8_K_STEP; k++)
+                bad_read += doc_kmajor_e(desc, mn, k, 1) != doc_tma_addr(base, mn, A90_F8_K_STEP * kk + k);
+        for (int row = 0; row < A90_WG_ROWS; row++)
+            for (int k = 0; k < A90_F8_K_STEP; k++) {
+                int th, reg, byte, dth, dreg;
+                doc_a8_owner(row, k, &th, &reg, &byte);
+                doc_d_owner(row, A90_F8_K_STEP * kk + att90_f8_vperm(k), &dth, &dreg);
+                bad_frag += dth != th || dreg != att90_f8_pfrag_src(kk, reg, byte);
+            }
+    }
+    CHECK(bad_perm == 0, "att90_f8_vperm is not a permutation of 0..31 (%d repeats or out of range)", bad_perm);
+    CHECK(bad_read == 0, "%d e4m3 operand bytes read from elsewhere than TMA put them", bad_read);
+    CHECK(bad_frag == 0, "%d e4m3 P-fragment bytes hold another score than key 32kk + att90_f8_vperm(k)", bad_frag);
+}
+
 int main(void) {
     check_desc_encoding();
     check_acc_map(128);
@@ -592,5 +633,6 @@ int main(void) {
     check_layouts(128);
     check_layouts(256);
     check_ring();
+    check_f8();
     return test_finish();
 }

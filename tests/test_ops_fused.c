@@ -699,6 +699,66 @@ static void test_conv3d_overlap(void) {
     free(h), free(hw);
 }
 
+/* e4m3 attention (ltx2_attn_args.fp8): the backend's refusals everywhere; on a CUDA device, the
+ * sm_90a kernel's F8 variant against the CPU backend's ltx2_cpu_attention_fp8 at a DiT-like shape
+ * (3 key tiles, the last partial; a padding mask) within the emulated kernel's bound (bf16 output
+ * rounding: tests/test_emu_attention_sm90.c's F8_ATOL). */
+#define ATT_FP8_ATOL 4e-3
+static void test_attention_fp8(void) {
+    const int64_t B = 2, S = 300, H = 2, d = 128, D = H * d, n = B * S * D, sh[3] = {B, S, D}, msh[2] = {B, S};
+    float *hq = bio_gen(SEED, 70, n, 1.0f, 0.0f, true), *hk = bio_gen(SEED, 71, n, 1.0f, 0.0f, true);
+    float *hv = bio_gen(SEED, 72, n, 1.0f, 0.0f, true), *ref = malloc((size_t)n * sizeof(float));
+    uint8_t mask[2 * 300];
+    for (int64_t i = 0; i < B * S; i++) mask[i] = i % S < 250 || i < S; /* batch 1: 50 padded keys */
+    const ltx2_backend *cpu = ltx2_backend_cpu();
+    ltx2_tensor q = ltx2_tensor_make(hq, LTX2_F32, 3, sh), k = ltx2_tensor_make(hk, LTX2_F32, 3, sh);
+    ltx2_tensor v = ltx2_tensor_make(hv, LTX2_F32, 3, sh), o = ltx2_tensor_make(ref, LTX2_F32, 3, sh);
+    ltx2_tensor m = ltx2_tensor_make(mask, LTX2_U8, 2, msh);
+    ltx2_attn_args a = {.heads = H, .scale = 1.0f / sqrtf((float)d), .key_mask = &m, .fp8 = true};
+    CHECK(ltx2_backend_attention(cpu, g_ctx, &q, &k, &v, &a, &o) == LTX2_OK, "cpu fp8 attention: %s",
+          ltx2_last_error(g_ctx));
+    a.causal = true; /* not part of the scheme: refused, saying why */
+    CHECK(ltx2_backend_attention(cpu, g_ctx, &q, &k, &v, &a, &o) == LTX2_ERR_UNSUPPORTED &&
+              strstr(ltx2_last_error(g_ctx), "e4m3"),
+          "fp8 attention with a causal mask: '%s'", ltx2_last_error(g_ctx));
+    a.causal = false;
+    ltx2_attn_args a64 = a;
+    a64.heads = 2 * H;
+    CHECK(ltx2_backend_attention(cpu, g_ctx, &q, &k, &v, &a64, &o) == LTX2_ERR_UNSUPPORTED &&
+              strstr(ltx2_last_error(g_ctx), "head_dim 128"),
+          "fp8 attention at head_dim 64: '%s'", ltx2_last_error(g_ctx));
+    ltx2_clear_error(g_ctx);
+    CHECK(ltx2_backend_attention(cpu, g_ctx, &q, &k, &v, &a, &o) == LTX2_OK, "cpu fp8 attention again");
+    if (g_dev) {
+        ltx2_tensor dq = bio_put(g_ctx, g_dev, hq, LTX2_BF16, 3, sh), dk = bio_put(g_ctx, g_dev, hk, LTX2_BF16, 3, sh);
+        ltx2_tensor dv = bio_put(g_ctx, g_dev, hv, LTX2_BF16, 3, sh), dout = bio_put(g_ctx, g_dev, hv, LTX2_BF16, 3, sh);
+        ltx2_tensor dm = ltx2_tensor_make(NULL, LTX2_U8, 2, msh);
+        dm.device = g_dev->device;
+        bool ok = g_dev->alloc(g_dev, g_ctx, sizeof mask, &dm.data) == LTX2_OK &&
+                  g_dev->upload(g_dev, g_ctx, dm.data, mask, sizeof mask) == LTX2_OK;
+        ltx2_attn_args da = a;
+        da.key_mask = &dm;
+        const ltx2_status st = ok ? ltx2_backend_attention(g_dev, g_ctx, &dq, &dk, &dv, &da, &dout) : LTX2_ERR_OOM;
+        if (st == LTX2_ERR_UNSUPPORTED) {
+            printf("cuda fp8 attention: not run (%s)\n", ltx2_last_error(g_ctx));
+            ltx2_clear_error(g_ctx);
+        } else {
+            CHECK(st == LTX2_OK, "cuda fp8 attention: %s", ltx2_last_error(g_ctx));
+            float *got = st == LTX2_OK ? bio_get(g_ctx, g_dev, &dout) : NULL;
+            double maxe = 0;
+            const int64_t far = got ? bio_n_far(got, ref, n, ATT_FP8_ATOL, DEV_BF16_RTOL, &maxe) : n;
+            printf("cuda fp8 attention vs ltx2_cpu_attention_fp8: max err %.3g, %lld beyond atol %g\n", maxe,
+                   (long long)far, ATT_FP8_ATOL);
+            CHECK(far == 0, "cuda fp8 attention: %lld of %lld values beyond atol %g (max err %.3g)", (long long)far,
+                  (long long)n, ATT_FP8_ATOL, maxe);
+            free(got);
+        }
+        g_dev->free(g_dev, dq.data), g_dev->free(g_dev, dk.data), g_dev->free(g_dev, dv.data);
+        g_dev->free(g_dev, dout.data), g_dev->free(g_dev, dm.data);
+    }
+    free(hq), free(hk), free(hv), free(ref);
+}
+
 int main(void) {
     g_ctx = ltx2_context_create(NULL);
     ltx2_backend *cuda = NULL;
@@ -714,6 +774,7 @@ int main(void) {
     test_gemm_ex();
     test_fp8();
     test_gemm_fp8();
+    test_attention_fp8();
     ltx2_backend_free(cuda);
     ltx2_context_free(g_ctx);
     return test_finish();

@@ -2,6 +2,7 @@
  * backend sees the same shape/dtype/device rules and error messages. */
 #include "backend/backend.h"
 #include "backend/backend_checks.h"
+#include "att90_layout.h" /* A90_F8_D: the e4m3 attention's head dim */
 
 #include <math.h>
 #include <omp.h>
@@ -222,6 +223,11 @@ ltx2_status ltx2_backend_attention(const ltx2_backend *be, ltx2_context *ctx, co
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                           "%s attention: bf16-rounded probabilities (--precision tpu) run on the CPU backend only",
                           be->name);
+    if (a->fp8 && (d != A90_F8_D || a->causal || a->window > 0 || a->empty_zero || a->blocks || a->probs_bf16))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                          "%s attention: e4m3 attention takes head_dim %d without causal, windowed, empty-zero, "
+                          "image-block or bf16-probability masks (head_dim %lld here)",
+                          be->name, A90_F8_D, (long long)d);
     if (a->blocks) {
         const int64_t bs[2] = {B, Sq};
         LTX2_TRY(check_tensor(be, ctx, op, "blocks", a->blocks, true));

@@ -87,6 +87,9 @@ typedef struct ltx2_attn_args {
     /* Probabilities rounded to bf16 before P V (MaxDiffusion's attention_probs.astype(bf16) in
      * attention_flax.py _apply_attention_dot; --precision tpu). The CPU backend only. */
     bool probs_bf16;
+    /* e4m3 attention (ltx2_cpu_attention_fp8's scheme, the sm_90a kernel's fp8 variant): head_dim
+     * 128, no causal, window, empty_zero, blocks or probs_bf16; a key mask and grouped heads allowed. */
+    bool fp8;
     const ltx2_tensor *q_norm, *k_norm;
     float norm_eps;
     ltx2_rope_type rope_type;

@@ -177,8 +177,9 @@ static ltx2_status cpu_attention(const ltx2_backend *be, ltx2_context *ctx, cons
         .key_mask = mask, .kv_heads = kvh, .causal = a->causal, .window = a->window, .empty_zero = a->empty_zero,
         .probs_bf16 = a->probs_bf16, .blocks = a->blocks ? a->blocks->data : NULL};
     if (st == LTX2_OK)
-        st = ltx2_cpu_attention(ctx, qp, kp, v->data, out->data, q->shape[0], q->shape[1], k->shape[1], a->heads,
-                                q->shape[2] / a->heads, &keys, a->scale);
+        st = (a->fp8 ? ltx2_cpu_attention_fp8 : ltx2_cpu_attention)(ctx, qp, kp, v->data, out->data, q->shape[0],
+                                                                    q->shape[1], k->shape[1], a->heads,
+                                                                    q->shape[2] / a->heads, &keys, a->scale);
     free(qp);
     free(kp);
     free(mask);

@@ -151,14 +151,25 @@ static ltx2_status k_attention(const ltx2_backend *be, ltx2_context *ctx, const 
         .k_cos = a->k_cos ? a->k_cos->data : NULL, .k_sin = a->k_sin ? a->k_sin->data : NULL,
         .impl = rt->attn_impl, .kv_heads = a->kv_heads, .causal = a->causal, .window = a->window,
         .empty_zero = a->empty_zero, .blocks = a->blocks ? a->blocks->data : NULL, .prep = rt->attn_prep,
+        .fp8 = a->fp8,
     };
+    if (a->fp8 && (ka.impl == LTX2_KATTN_MMA_SYNC || ka.prep != LTX2_KATTN_PREP_AUTO))
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                          "%s attention: e4m3 attention runs on the sm_90a wgmma kernel with its pre-pass; the "
+                          "attention kernel or its layout is forced otherwise (LTX2_ATTN_IMPL / LTX2_ATTN_PREP)",
+                          be->name);
     LTX2_TRY(rt->enter(be, ctx));
     ka.workspace_bytes = rt->k->attention_workspace(&ka);
     /* stream-ordered scratch (normalised/rotated K and Q, q inverse RMS): freed after the kernels */
     if (ka.workspace_bytes) LTX2_TRY(rt->scratch(be, ctx, ka.workspace_bytes, &ka.workspace));
     const int e = rt->k->attention(rt->stream, &ka);
     ltx2_status st = LTX2_OK;
-    if (e == LTX2_KERR_NOT_SUPPORTED && ka.impl == LTX2_KATTN_WGMMA)
+    if (e == LTX2_KERR_NOT_SUPPORTED && ka.fp8)
+        st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
+                        "%s attention: e4m3 attention needs the sm_90a wgmma kernel (an H100 / H200 and a build with "
+                        "the 90a architecture); device %d has none",
+                        be->name, rt->dev);
+    else if (e == LTX2_KERR_NOT_SUPPORTED && ka.impl == LTX2_KATTN_WGMMA)
         st = LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                         "%s attention B=%lld Sq=%lld Skv=%lld H=%lld d=%lld: the sm_90a wgmma kernel was forced but "
                         "does not take this launch (head_dim 64/128/256, scale > 0, no image blocks, empty rows "

@@ -160,7 +160,8 @@ static size_t ws_part(size_t n) { return (n + LTX2_KATTN_WS_ALIGN - 1) / LTX2_KA
  * returned around the kernel, so it counts toward the peak. The plan does not know which kernel a
  * device picks, so it counts the larger layout, the wgmma kernel's: bf16 copies of K and Q when they
  * are normalised or rotated on the fly (the mma.sync kernel takes f32 per-row q scales instead of
- * the Q copy), and the key mask packed a bit per key, padded to whole 128-key tiles. */
+ * the Q copy), and the key mask packed a bit per key, padded to whole 128-key tiles; with fp8, also
+ * the e4m3 pre-pass's codes and scales (att90_f8_ws_parts). */
 static ltx2_status plan_attention(const ltx2_backend *be, ltx2_context *ctx, const ltx2_tensor *q,
                                   const ltx2_tensor *k, const ltx2_tensor *v, const ltx2_attn_args *a,
                                   ltx2_tensor *out) {
@@ -171,6 +172,12 @@ static ltx2_status plan_attention(const ltx2_backend *be, ltx2_context *ctx, con
         bytes += ws_part((size_t)ltx2_tensor_numel(k) * 2) + ws_part(q2 > q_inv ? q2 : q_inv);
     }
     if (a->key_mask) bytes += ws_part((size_t)(k->shape[0] * att90_mask_words(k->shape[1])) * sizeof(uint32_t));
+    if (a->fp8) {
+        size_t part[A90_F8_WS_PARTS];
+        const int64_t d = q->shape[2] / a->heads;
+        bytes += att90_f8_ws_parts(q->shape[0], q->shape[1], k->shape[1], a->heads, k->shape[2] / d, LTX2_KATTN_WS_ALIGN,
+                                   part);
+    }
     if (!bytes) return LTX2_OK;
     void *ws = NULL;
     LTX2_TRY(plan_alloc(be, ctx, bytes, &ws));

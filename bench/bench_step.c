@@ -283,6 +283,14 @@ static int bench_dit(const bench_opts *o, bench_report *r, ltx2_context *ctx, co
         p.fp8_separate_quant = false;
         if (!ok8) goto done_job;
     }
+    if (be->device != LTX2_DEVICE_CPU && ltx2_backend_supports(be, LTX2_OP_ATTENTION, LTX2_F8_E4M3)) {
+        /* e4m3 attention (--attention-dtype fp8): the video self- and text attention; a speed option
+         * (the CPU runs its reference, not a speed path) */
+        p.attention_fp8 = true;
+        const bool ok_att = ab_row(o, r, &j, &row, "fp8-attention", "the video self- and text attention in e4m3");
+        p.attention_fp8 = false;
+        if (!ok_att) goto done_job;
+    }
     int64_t bad = 0;
     const int64_t nv = B * g->video_tokens * cfg.out_channels, na = B * g->at * cfg.audio_out_channels;
     for (int64_t i = 0; i < nv; i++) bad += !isfinite(j.vo[i]);

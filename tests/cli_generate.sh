@@ -69,6 +69,19 @@ fi
 expect_refusal "weights dtype" "bf16, fp8 or fp8-cast" --weights-dtype fp4 -o o.mp4
 expect_refusal "quantization" "fp8-scaled-mm or fp8-cast" --quantization int8 -o o.mp4
 expect_refusal "fp8 of a bf16 model" "pre-quantised" "${small[@]}" --weights-dtype fp8 --wav a.wav --png-dir f
+# fp8 attention: an unknown dtype and --precision tpu refused; on the embedded model (video head dim
+# 16, the e4m3 attention takes 128) the run says its attentions stay as they were, and they do
+expect_refusal "attention dtype" "must be bf16 or fp8" --attention-dtype fp16 -o o.mp4
+expect_refusal "fp8 attention, precision tpu" "no e4m3 attention" "${small[@]}" --semantics maxdiffusion \
+    --precision tpu --attention-dtype fp8 --wav a.wav
+if (cd "$tmp" && "$bin" generate "${small[@]}" --attention-dtype fp8 --wav f8att.wav >"$tmp/stdout" 2>"$tmp/stderr"); then
+    grep -q "fp8 attention: this model's video attentions are not of the head dim it takes" "$tmp/stderr" && ok \
+        || bad "the fp8 attention run does not say it does not apply: $(grep -i attention "$tmp/stderr")"
+    "$bin" generate "${small[@]}" --wav "$tmp/f8base.wav" >/dev/null 2>&1 && cmp -s "$tmp/f8att.wav" "$tmp/f8base.wav" \
+        && ok || bad "fp8 attention changed a model it does not apply to"
+else
+    bad "generate --attention-dtype fp8 failed"; cat "$tmp/stderr"
+fi
 # fp8-cast (ltx-core's fp8_cast policy, exact against it in test_dit_fp8_cast): it runs on the embedded
 # model and changes its output; with a LoRA it is refused before any work (GPU-only stochastic rounding)
 fc="$tmp/fp8_cast"

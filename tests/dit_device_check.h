@@ -36,7 +36,7 @@
 #define DIT_DEVICE_FP8_MAX_REL_L2 0.04
 
 /* got against ref: finite, cosine >= min_cos, rel-L2 <= max_rel; *worst keeps the largest rel-L2. */
-static void dit_device_compare_within(const char *what, const float *ref, const float *got, int64_t n, double min_cos,
+static inline void dit_device_compare_within(const char *what, const float *ref, const float *got, int64_t n, double min_cos,
                                       double max_rel, double *worst) {
     double ab = 0, aa = 0, bb = 0, d2 = 0;
     bool finite = true;
@@ -51,12 +51,12 @@ static void dit_device_compare_within(const char *what, const float *ref, const 
     if (rel > *worst) *worst = rel;
 }
 
-static void dit_device_compare(const char *what, const float *ref, const float *got, int64_t n, double *worst) {
+static inline void dit_device_compare(const char *what, const float *ref, const float *got, int64_t n, double *worst) {
     dit_device_compare_within(what, ref, got, n, DIT_DEVICE_MIN_COSINE, DIT_DEVICE_MAX_REL_L2, worst);
 }
 
 /* Runs every case of one version on `dev`; prints the worst rel-L2. */
-static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
+static inline void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
     char ck[1024], gp[1024];
     snprintf(ck, sizeof ck, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
     snprintf(gp, sizeof gp, "%s/tests/golden/data/dit_blocks_%s.safetensors", LTX2_SOURCE_DIR, version);
@@ -152,7 +152,7 @@ static void dit_device_check(ltx2_context *ctx, const ltx2_backend *dev, const c
 
 /* One masked forward of cpu (the reference) and dw (on dev) on g's inputs, compared within (min_cos,
  * max_rel) per stream; label names the case. */
-static void dit_device_pair_forward(ltx2_context *ctx, const ltx2_backend *dev, const ltx2_st_file *g,
+static inline void dit_device_pair_forward(ltx2_context *ctx, const ltx2_backend *dev, const ltx2_st_file *g,
                                     const ltx2_dit_weights *cpu, const ltx2_dit_weights *dw, const char *label,
                                     double min_cos, double max_rel) {
     dit_inputs in;
@@ -182,7 +182,7 @@ static void dit_device_pair_forward(ltx2_context *ctx, const ltx2_backend *dev, 
  * Linears kept fp8 on the CPU (fp32 activations) and on dev (bf16 activations, the fp8 quantise
  * kernel, the fp8 GEMM), one masked forward each. The activations the two quantise differ by bf16
  * rounding, so some land in other e4m3 steps: the bounds are DIT_DEVICE_FP8_*. */
-static void dit_device_check_fp8(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
+static inline void dit_device_check_fp8(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
     char gp[1024];
     snprintf(gp, sizeof gp, "%s/tests/golden/data/dit_fp8_%s.safetensors", LTX2_SOURCE_DIR, version);
     ltx2_st_file *g = NULL;
@@ -213,7 +213,7 @@ typedef struct dit_cast_walk {
 } dit_cast_walk;
 
 /* t (on dev, bf16) against ref (host f32): the same values. */
-static bool dit_device_same_values(ltx2_context *ctx, const ltx2_backend *dev, const ltx2_tensor *t, const ltx2_tensor *ref) {
+static inline bool dit_device_same_values(ltx2_context *ctx, const ltx2_backend *dev, const ltx2_tensor *t, const ltx2_tensor *ref) {
     const int64_t n = ltx2_tensor_numel(ref);
     if (!t->data || ltx2_tensor_numel(t) != n) return false;
     float *f = malloc((size_t)n * sizeof *f);
@@ -237,7 +237,7 @@ static ltx2_status dit_cast_linear(void *user, const char *name, ltx2_dit_linear
 /* ltx-core's fp8_cast policy (test_dit_fp8_cast) loaded on the CPU and on dev: every cast Linear's weight
  * and bias hold the same (e4m3, so bf16-exact) values on both, the bias through dev's round trip; one
  * masked forward each within the plain bf16 bounds. */
-static void dit_device_check_fp8_cast(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
+static inline void dit_device_check_fp8_cast(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
     char ck[1024], gp[1024];
     snprintf(ck, sizeof ck, "%s/weights/tiny/ltx2-tiny-%s.safetensors", LTX2_SOURCE_DIR, version);
     snprintf(gp, sizeof gp, "%s/tests/golden/data/dit_fp8_cast_%s.safetensors", LTX2_SOURCE_DIR, version);
@@ -267,7 +267,7 @@ static void dit_device_check_fp8_cast(ltx2_context *ctx, const ltx2_backend *dev
 
 /* dit_device_check, the fp8-cast check, then dit_device_check_fp8 where dev has an fp8 GEMM (CUDA
  * compute capability 8.9+, the emulator). */
-static void dit_device_check_all(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
+static inline void dit_device_check_all(ltx2_context *ctx, const ltx2_backend *dev, const char *version) {
     dit_device_check(ctx, dev, version);
     dit_device_check_fp8_cast(ctx, dev, version);
     if (ltx2_backend_supports(dev, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3))

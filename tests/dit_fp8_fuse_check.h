@@ -52,7 +52,7 @@ static ltx2_status fp8_fuse_count_modulate(const ltx2_backend *be, ltx2_context 
 
 /* One masked forward of w (fp8 Linears) on g's inputs with and without fp8_separate_quant:
  * bitwise equal, and the fused one wrote copies and quantised less. label names the case. */
-static void dit_fp8_fuse_pair(ltx2_context *ctx, const ltx2_dit_weights *w, const ltx2_st_file *g,
+static inline void dit_fp8_fuse_pair(ltx2_context *ctx, const ltx2_dit_weights *w, const ltx2_st_file *g,
                               const char *label) {
     dit_inputs in;
     if (!dit_inputs_load(ctx, g, DIT_INPUTS_MASKED, &in)) return;
@@ -110,7 +110,7 @@ static int dit_fp8_spread_list(ltx2_dit_block_w *b, ltx2_dit_linear **out) {
 /* dit_fp8_fuse_pair on w as loaded (the goldens' Linears reading one input share its scale, as
  * calibrated checkpoints' would), then with K, V and the gates given other input scales than their
  * Q, so one modulation writes several copies and each Linear must pick its own. */
-static void dit_fp8_fuse_check(ltx2_context *ctx, ltx2_dit_weights *w, const ltx2_st_file *g, const char *label) {
+static inline void dit_fp8_fuse_check(ltx2_context *ctx, ltx2_dit_weights *w, const ltx2_st_file *g, const char *label) {
     dit_fp8_fuse_pair(ctx, w, g, label);
     const int64_t L = w->cfg.num_layers, n = L * DIT_FP8_SPREAD_PER_BLOCK;
     float *saved = malloc((size_t)n * sizeof(float));

@@ -163,6 +163,13 @@ typedef struct ltx2_generate_params {
      * e4m3 with no scale, as it casts them, and run as bf16 (its numbers; the memory stays bf16's). Not
      * with LoRAs (ltx-core fuses those with GPU-only stochastic rounding), nor the two-stage pipeline. */
     const char *weights_dtype;
+    /* The DiT's attention arithmetic: "bf16" (NULL: the default; the device's dtype) or "fp8": the
+     * video self- and text cross-attention (head dim 128) on e4m3 Q, K, V and probabilities, each
+     * scaled per token, key tile or channel (FlashAttention-3's fp8 path, which runs about 1.5x its
+     * bf16 one on Hopper): a speed option that moves the output (no reference runs it; each call's
+     * attention is about 5% rel-L2 from exact on random inputs). The CPU runs the same rounding
+     * (its reference); CUDA needs an sm_90 GPU (H100 / H200). One rank; not with precision tpu. */
+    const char *attention_dtype;
     /* Precomputed Gemma-3 hidden states: a .safetensors/.npz holding "hidden_states" [1, S, D, L]
      * (S a multiple of 128, layer axis last) and "attention_mask" [1, S] (1 = token), or a lone
      * .npy of hidden states (mask all ones); a text_cache file ("hidden_states_layer_major"

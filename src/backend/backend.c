@@ -2,7 +2,9 @@
  * backend sees the same shape/dtype/device rules and error messages. */
 #include "backend/backend.h"
 #include "backend/backend_checks.h"
-#include "att90_layout.h" /* A90_F8_D: the e4m3 attention's head dim */
+#include "att90_layout.h"
+
+_Static_assert(LTX2_ATTN_FP8_HEAD_DIM == A90_F8_D, "the e4m3 attention's head dim is the kernel's");
 
 #include <math.h>
 #include <omp.h>
@@ -223,11 +225,11 @@ ltx2_status ltx2_backend_attention(const ltx2_backend *be, ltx2_context *ctx, co
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                           "%s attention: bf16-rounded probabilities (--precision tpu) run on the CPU backend only",
                           be->name);
-    if (a->fp8 && (d != A90_F8_D || a->causal || a->window > 0 || a->empty_zero || a->blocks || a->probs_bf16))
+    if (a->fp8 && (d != LTX2_ATTN_FP8_HEAD_DIM || a->causal || a->window > 0 || a->empty_zero || a->blocks || a->probs_bf16))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                           "%s attention: e4m3 attention takes head_dim %d without causal, windowed, empty-zero, "
                           "image-block or bf16-probability masks (head_dim %lld here)",
-                          be->name, A90_F8_D, (long long)d);
+                          be->name, LTX2_ATTN_FP8_HEAD_DIM, (long long)d);
     if (a->blocks) {
         const int64_t bs[2] = {B, Sq};
         LTX2_TRY(check_tensor(be, ctx, op, "blocks", a->blocks, true));
@@ -759,6 +761,12 @@ ltx2_status ltx2_backend_require_fp8_gemm(ltx2_context *ctx, const ltx2_backend 
     if (ltx2_backend_supports(be, LTX2_OP_GEMM_FP8, LTX2_F8_E4M3)) return LTX2_OK;
     return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: backend %s has no fp8 GEMM%s", what, be->name,
                       be->device == LTX2_DEVICE_CPU ? "" : " (it needs compute capability 8.9 or newer)");
+}
+
+ltx2_status ltx2_backend_require_fp8_attention(ltx2_context *ctx, const ltx2_backend *be, const char *what) {
+    if (ltx2_backend_supports(be, LTX2_OP_ATTENTION, LTX2_F8_E4M3)) return LTX2_OK;
+    return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: backend %s has no e4m3 attention (the sm_90a kernel: an H100 / "
+                      "H200 and a build with the 90a architecture)", what, be->name);
 }
 
 ltx2_status ltx2_backend_open_rank(ltx2_context *ctx, const char *spec, int index, const ltx2_backend **out, char *desc,

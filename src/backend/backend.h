@@ -73,6 +73,8 @@ typedef struct ltx2_backend ltx2_backend;
  * q head h reads kv head h / (heads / kv_heads). causal and window restrict self-attention
  * (S_q == S_kv) to keys j <= i, and i - j < window. A query left with no key averages every value
  * (ltx-core's additive -FLT_MAX bias), or gives 0 with empty_zero (torch SDPA's boolean mask). */
+/* The head dim e4m3 attention takes (the kernel's A90_F8_D: d = 128 is one 128-byte e4m3 row). */
+#define LTX2_ATTN_FP8_HEAD_DIM 128
 typedef struct ltx2_attn_args {
     int64_t heads;
     float scale; /* usually 1/sqrt(head_dim) */
@@ -88,7 +90,8 @@ typedef struct ltx2_attn_args {
      * attention_flax.py _apply_attention_dot; --precision tpu). The CPU backend only. */
     bool probs_bf16;
     /* e4m3 attention (ltx2_cpu_attention_fp8's scheme, the sm_90a kernel's fp8 variant): head_dim
-     * 128, no causal, window, empty_zero, blocks or probs_bf16; a key mask and grouped heads allowed. */
+     * LTX2_ATTN_FP8_HEAD_DIM, no causal, window, empty_zero, blocks or probs_bf16; a key mask and
+     * grouped heads allowed. */
     bool fp8;
     const ltx2_tensor *q_norm, *k_norm;
     float norm_eps;
@@ -289,6 +292,10 @@ ltx2_status ltx2_backend_open_rank(ltx2_context *ctx, const char *spec, int inde
 /* OK when be runs fp8 e4m3 GEMMs (LTX2_OP_GEMM_FP8); else LTX2_ERR_UNSUPPORTED saying "<what>:
  * backend <name> has no fp8 GEMM" and, for a GPU, the compute capability it needs. */
 ltx2_status ltx2_backend_require_fp8_gemm(ltx2_context *ctx, const ltx2_backend *be, const char *what);
+/* OK when be runs e4m3 attention (ltx2_attn_args.fp8; ltx2_backend_supports(LTX2_OP_ATTENTION,
+ * LTX2_F8_E4M3)); else LTX2_ERR_UNSUPPORTED saying "<what>: backend <name> has no e4m3 attention" and,
+ * for a GPU, what it needs. */
+ltx2_status ltx2_backend_require_fp8_attention(ltx2_context *ctx, const ltx2_backend *be, const char *what);
 /* One line naming a backend's device (see ltx2_backend_open). */
 void ltx2_backend_describe(const ltx2_backend *be, char *buf, size_t cap);
 /* The CUDA half of ltx2_backend_describe ("cuda:N (name, compute capability, memory)"). */

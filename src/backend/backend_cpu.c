@@ -22,6 +22,7 @@ static bool cpu_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
     (void)be;
     if (op == LTX2_OP_CONVERT) return dt == LTX2_F32 || dt == LTX2_BF16;
     if (op == LTX2_OP_GEMM_FP8) return dt == LTX2_F8_E4M3; /* dequantised, then the f32 GEMM */
+    if (op == LTX2_OP_ATTENTION && dt == LTX2_F8_E4M3) return true; /* e4m3 attention: ltx2_cpu_attention_fp8 */
     /* every other op, the fused ones included, is the fp32 reference */
     return op >= 0 && op < LTX2_OP_COUNT && dt == LTX2_F32;
 }

@@ -354,6 +354,13 @@ int cli_generate(ltx2_context *ctx, int argc, char **argv) {
                 return CLI_EXIT_BAD_INPUT;
             }
             p.weights_dtype = v;
+        } else if (!strcmp(a, "--attention-dtype")) {
+            VALUE();
+            if (strcmp(v, "bf16") && strcmp(v, "fp8")) {
+                fprintf(stderr, "ltx2 %s: --attention-dtype must be bf16 or fp8, got %s\n", CMD, v);
+                return CLI_EXIT_BAD_INPUT;
+            }
+            p.attention_dtype = v;
         } else if (!strcmp(a, "--quantization")) { /* ltx-pipelines' name for the same choice */
             VALUE();
             if (strcmp(v, "fp8-scaled-mm") && strcmp(v, "fp8-cast")) {

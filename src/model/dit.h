@@ -156,6 +156,11 @@ typedef struct ltx2_dit_forward_params {
      * instead of the modulation writing every fp8 input it feeds. The same bits either way; false,
      * the default, is faster. bench_step's A/B and the tests' reference. */
     bool fp8_separate_quant;
+    /* e4m3 attention (ltx2_attn_args.fp8) in the attentions it applies to: the video self- and
+     * text cross-attention (head dim LTX2_ATTN_FP8_HEAD_DIM); the audio and A/V ones stay as they
+     * are. Off by default: a speed option that moves the output (about 5% rel-L2 per attention
+     * call on random inputs). One rank, not with --precision tpu. */
+    bool attention_fp8;
 } ltx2_dit_forward_params;
 
 void ltx2_dit_forward_params_init(ltx2_dit_forward_params *p);

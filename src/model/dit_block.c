@@ -187,12 +187,13 @@ static ltx2_status attn_forward(dit_run *r, const ltx2_dit_attn_w *a, const attn
         if (!cached) LTX2_TRY(dit_linear_act(r, &a->k, io->c, false, &k));
         const bool seq = io->kind != DIT_ATTN_LOCAL && r->hooks && r->hooks->attend;
         const float scale = (float)(1.0 / sqrt((double)d));
+        const bool fp8 = r->attn_fp8 && d == LTX2_ATTN_FP8_HEAD_DIM; /* the op's rule (backend.h) */
         if (!cached && !seq && !(r->hooks && r->hooks->qk_norm)) {
             /* the fused op: QK RMSNorm and RoPE inside the attention kernel */
             ltx2_attn_args aa = {.heads = H, .scale = scale, .key_mask = io->mask, .q_norm = &a->q_norm,
                                  .k_norm = &a->k_norm, .norm_eps = r->w->cfg.norm_eps,
                                  .rope_type = r->w->cfg.rope_type, .q_cos = io->qcos, .q_sin = io->qsin,
-                                 .k_cos = io->kcos, .k_sin = io->ksin, .probs_bf16 = r->tpu};
+                                 .k_cos = io->kcos, .k_sin = io->ksin, .probs_bf16 = r->tpu, .fp8 = fp8};
             LTX2_TRY(ltx2_backend_attention(be, ctx, &q, &k, &v, &aa, &o));
             if (r->tpu) LTX2_TRY(dit_bf16(r, &o)); /* P V's bf16 result */
         } else {
@@ -205,7 +206,7 @@ static ltx2_status attn_forward(dit_run *r, const ltx2_dit_attn_w *a, const attn
             if (seq) {
                 LTX2_TRY(r->hooks->attend(r->hooks->user, ctx, io->kind, &q, &k, &v, H, &o));
             } else {
-                ltx2_attn_args aa = {.heads = H, .scale = scale, .key_mask = io->mask};
+                ltx2_attn_args aa = {.heads = H, .scale = scale, .key_mask = io->mask, .fp8 = fp8};
                 LTX2_TRY(ltx2_backend_attention(be, ctx, &q, &k, &v, &aa, &o));
             }
         }

@@ -76,6 +76,7 @@ typedef struct dit_run {
     /* the modulations write the fp8 inputs of the fp8 Linears they feed (dit_act); off under
      * ltx2_dit_forward_params.fp8_separate_quant, --precision tpu and dumps */
     bool fp8_fuse;
+    bool attn_fp8; /* ltx2_dit_forward_params.attention_fp8 */
 } dit_run;
 
 /* An activation as its producer left it for the Linears that read it: its value x and the fp8

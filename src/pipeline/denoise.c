@@ -11,6 +11,7 @@
 #include "io/file.h"
 #include "io/npy.h"
 #include "pipeline/denoise.h"
+#include "pipeline/generate_stages.h"
 #include "pipeline/scheduler.h"
 
 /* The state of one stage's model calls. */
@@ -241,6 +242,7 @@ ltx2_status ltx2_denoise_run(ltx2_context *ctx, const ltx2_denoise_stage *s, con
     ltx2_dit_forward_params_init(&L.rules_fp);
     ltx2_sem_dit_rules(s->rules, s->m->dit->cfg.cross_attention_adaln, &L.rules_fp);
     L.rules_fp.precision_tpu = p->precision == LTX2_GENERATE_PRECISION_TPU;
+    L.rules_fp.attention_fp8 = ltx2_gen_attention_fp8(p);
     L.dp = s->dp;
     int calls_here = 0; /* a stage run on its own counts its own calls */
     L.model_calls = s->model_calls ? s->model_calls : &calls_here;

@@ -128,6 +128,9 @@ static ltx2_status check_ranks(ltx2_context *ctx, const ltx2_generate_params *p,
     if (p->precision == LTX2_GENERATE_PRECISION_TPU && ranks > 1)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: precision tpu (MaxDiffusion's bf16 DiT) runs on one rank, "
                           "not %d", ranks);
+    if (ltx2_gen_attention_fp8(p) && ranks > 1)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: fp8 attention runs on one rank, not %d (the parallel "
+                          "DiT's attention hooks take bf16)", ranks);
     return LTX2_OK;
 }
 
@@ -211,6 +214,12 @@ static ltx2_status check_params(ltx2_context *ctx, const ltx2_generate_params *p
     if (!ltx2_gen_weights_dtype(p->weights_dtype))
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: weights dtype '%s': use bf16, fp8 or fp8-cast",
                           p->weights_dtype);
+    if (p->attention_dtype && strcmp(p->attention_dtype, "bf16") && strcmp(p->attention_dtype, "fp8"))
+        return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "generate: attention dtype '%s': use bf16 or fp8",
+                          p->attention_dtype);
+    if (ltx2_gen_attention_fp8(p) && p->precision == LTX2_GENERATE_PRECISION_TPU)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: fp8 attention with precision tpu: MaxDiffusion's bf16 "
+                          "arithmetic has no e4m3 attention");
     if (p->text_cache_max_bytes < 0)
         return LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "text_cache_max_bytes is %lld (0: no bound)",
                           (long long)p->text_cache_max_bytes);
@@ -401,6 +410,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
     if (ltx2_gen_fp8_weights(p))
         LTX2_TRY(ltx2_backend_require_fp8_gemm(ctx, be, "generate: --weights-dtype fp8 (the default weights dtype runs "
                                                "an fp8 file dequantised)"));
+    if (ltx2_gen_attention_fp8(p)) LTX2_TRY(ltx2_backend_require_fp8_attention(ctx, be, "generate: --attention-dtype fp8"));
     /* a rank keeps its shards of the Linears as the single-device loader keeps the whole */
     const ltx2_dit_shard_weights shard_kind = ltx2_gen_fp8_weights(p) ? LTX2_DIT_SHARDS_FP8
                                               : ltx2_gen_fp8_cast(p)  ? LTX2_DIT_SHARDS_FP8_CAST
@@ -581,6 +591,13 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
         if (dp) ltx2_dit_parallel_get_weight_mem(dp, &wm); /* a rank: its shards are the fp8 ones */
         LTX2_LOGI(ctx, "generate: fp8 DiT weights: %lld scaled fp8 Linears run as fp8 GEMMs (ltx-core's fp8_scaled_mm)%s",
                   dp ? (long long)wm.fp8_linears : (long long)m->dit->store.n_fp8, dp ? " on rank 0's shards" : "");
+    }
+    if (ltx2_gen_attention_fp8(p)) {
+        const bool applies = m->dit->cfg.head_dim == LTX2_ATTN_FP8_HEAD_DIM;
+        LTX2_LOGI(ctx, "generate: fp8 attention: %s (video head dim %lld)",
+                  applies ? "the video self- and text cross-attention run on e4m3 Q, K, V and probabilities"
+                          : "this model's video attentions are not of the head dim it takes (128): they run as before",
+                  (long long)m->dit->cfg.head_dim);
     }
     if (ltx2_gen_fp8_cast(p))
         LTX2_LOGI(ctx, "generate: fp8-cast DiT weights: the blocks' q/k/v/out and feed-forward weights and biases "

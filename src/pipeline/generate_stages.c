@@ -175,6 +175,10 @@ const char *ltx2_gen_upsampler_path(const ltx2_generate_params *p) {
     return NULL;
 }
 
+bool ltx2_gen_attention_fp8(const ltx2_generate_params *p) {
+    return p->attention_dtype && !strcmp(p->attention_dtype, "fp8");
+}
+
 const char *ltx2_gen_weights_dtype(const char *wdt) {
     static const char *const names[] = {"bf16", "fp8", "fp8-cast"};
     if (!wdt) return names[0];

@@ -48,6 +48,8 @@ void ltx2_gen_checkpoint_paths(const ltx2_generate_params *p, const char *const 
 /* The latent upsampler p names (spatial_upsampler), or else the diffusers checkpoint directory
  * when it holds one (LTX2_UPSAMPLER_DF_FOLDER); NULL: none. */
 const char *ltx2_gen_upsampler_path(const ltx2_generate_params *p);
+/* Whether p asks for e4m3 attention in the DiT (attention_dtype "fp8"). */
+bool ltx2_gen_attention_fp8(const ltx2_generate_params *p);
 /* Whether p asks for fp8 DiT weights (weights_dtype "fp8"). */
 bool ltx2_gen_fp8_weights(const ltx2_generate_params *p);
 /* The weights dtype names generate takes ("bf16", "fp8", "fp8-cast"; NULL is "bf16"), as this

@@ -544,7 +544,7 @@ static att_params att_params_of(const ltx2_k_attn_args *a) {
     p.blocks = a->blocks;
     p.fp8 = 0; // att_f8_prepass sets it and the rest
     p.q8 = p.k8 = p.vt8 = nullptr;
-    p.q_scale = p.k_scale = p.v_scale = nullptr;
+    p.q_scale = p.k_scale = p.v_scale = p.v_mean = nullptr;
     p.skv_pad = 0;
     return p;
 }

@@ -32,12 +32,13 @@ struct att_params {
     int empty_zero;
     const int32_t *blocks; // [B, Sq] image-block ids or NULL (the per-row kernel only)
     // The e4m3 variant (the wgmma kernel, d = 128; att_fp8.cu's pre-pass fills these): Q [B, Sq,
-    // H*d] and K [B, Skv, Hkv*d] as e4m3 with a scale per (token, head) and per (batch, kv head,
-    // 128-key tile), V^T [B, Hkv*d, skv_pad] (keys permuted in groups of 32: att90_f8_vperm) with a
-    // scale per (batch, kv head, channel).
+    // H*d] and K [B, Skv, Hkv*d] (less its channel means) as e4m3 with a scale per (token, head) and
+    // per (batch, kv head, 128-key tile), V^T [B, Hkv*d, skv_pad] (less its channel means; keys
+    // permuted in groups of 32: att90_f8_vperm) with a scale per (batch, kv head, channel).
     int fp8;
     const uint8_t *q8, *k8, *vt8;
     const float *q_scale, *k_scale, *v_scale;
+    const float *v_mean; // [B, Hkv*d]: V's channel means, subtracted before V's rounding, added to O
     int64_t skv_pad;
 };
 
@@ -77,7 +78,7 @@ int att90_launch(cudaStream_t st, const att_params &p, int64_t B, int64_t head_d
 // quantises p's q, k and v (already normalised / rotated when the launch asks for it) into them
 // and points p's fp8 fields there.
 struct att_f8_ws {
-    size_t q8, qs, k8, ks, vt8, vmax, vs, total;
+    size_t q8, qs, k8, ks, vt8, vmax, vs, vmean, ksum, vsum, total;
 };
 att_f8_ws att_f8_ws_of(int64_t B, int64_t Sq, int64_t Skv, int64_t H, int64_t Hkv);
 int att_f8_prepass(cudaStream_t st, att_params &p, int64_t B, char *ws, const att_f8_ws &w);

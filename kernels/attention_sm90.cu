@@ -509,10 +509,11 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     }
     // l > 0 unless the row saw no key at all: with empty_zero it gives 0 (otherwise every row has a
     // live key: Skv >= 1 and all-masked rows are uniform)
-    // (e4m3: O also carries A90_F8_P_SCALE, and each column its V channel's scale)
+    // (e4m3: O also carries A90_F8_P_SCALE, and each column its V channel's scale and lacks its mean)
     const float o_mul = F8 ? 1.0f / A90_F8_P_SCALE : 1.0f;
     const float inv_l[2] = {l_run[0] > 0.0f ? o_mul / l_run[0] : 0.0f, l_run[1] > 0.0f ? o_mul / l_run[1] : 0.0f};
     const float *v_scales = F8 ? p.v_scale + (b * p.Hkv + kvh) * D : nullptr;
+    const float *v_means = F8 ? p.v_mean + (b * p.Hkv + kvh) * D : nullptr;
     a90_named_sync(wg_bar, A90_WG_THREADS); // every warp's QK^T reads of these Q rows are done
 #pragma unroll
     for (int i = 0; i < D / 2; i += 2) { // registers i, i+1: adjacent columns of one row
@@ -520,8 +521,8 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
         const float il = inv_l[att90_acc_half(i)];
         float o0 = o[i] * il, o1 = o[i + 1] * il;
         if constexpr (F8) {
-            o0 *= v_scales[col];
-            o1 *= v_scales[col + 1];
+            o0 = fmaf(o0, v_scales[col], v_means[col]);
+            o1 = fmaf(o1, v_scales[col + 1], v_means[col + 1]);
         }
         *reinterpret_cast<__nv_bfloat162 *>(gQ + att90_tile_off(row, col, C::Q_PANEL)) = __floats2bfloat162_rn(o0, o1);
     }

@@ -30,10 +30,13 @@
 #define F8_EFFECT_MAX 0.1
 #define F8_EFFECT_MIN 1e-3
 /* The device's fp8 move (its fp8 forward minus its bf16-attention one) against the CPU's: the same
- * roundings of nearly the same values, so the same direction and size, up to the codes the bf16
- * noise of the device's inputs moves across a boundary. Bounds set from the emulated run with room;
- * a device that skipped fp8 gives no move, a wrong code or scale a different one. */
-#define F8_DELTA_MIN_COSINE 0.5
+ * scheme, but e4m3 codes of scores and weights are sensitive to the inputs, and the device's carry
+ * bf16 noise. At the op level (ltx2_cpu_attention_fp8 on inputs perturbed by 2^-9 and 2^-7
+ * relative noise) the two moves keep cosine 0.72 and 0.42; this forward gives about 0.54. So the
+ * bound only separates "the same rounding of nearly the same values" from a move that is absent
+ * (cosine 0, ratio 0) or made of other values (cosine near 0); the kernel's exactness is
+ * test_emu_attention_sm90's, op by op. */
+#define F8_DELTA_MIN_COSINE 0.25
 #define F8_DELTA_MAX_RATIO 2.0
 
 /* cosine of (a1 - a0) and (b1 - b0), and |a1 - a0| / |b1 - b0| into *ratio */
@@ -68,6 +71,16 @@ int main(void) {
         cfg.heads = F8_HEADS, cfg.head_dim = LTX2_ATTN_FP8_HEAD_DIM, cfg.num_layers = F8_LAYERS;
         cfg.inner_dim = cfg.cross_attention_dim = F8_HEADS * LTX2_ATTN_FP8_HEAD_DIM;
         st = ltx2_dit_weights_random(ctx, &cfg, F8_SEED, F8_WEIGHT_SCALE, &cpu);
+    }
+    /* QK-norm weights near 1, as trained models have them (random ones near 0 would leave every
+     * score near 0 and the softmax uniform: nothing for e4m3 probabilities to round) */
+    for (int64_t l = 0; st == LTX2_OK && l < cfg.num_layers; l++) {
+        ltx2_dit_attn_w *at[2] = {&cpu->blocks[l].attn1, &cpu->blocks[l].attn2};
+        for (int i = 0; i < 2; i++) {
+            ltx2_tensor *nw[2] = {&at[i]->q_norm, &at[i]->k_norm};
+            for (int j = 0; j < 2; j++)
+                for (int64_t c = 0; c < ltx2_tensor_numel(nw[j]); c++) ((float *)nw[j]->data)[c] += 1.0f;
+        }
     }
     if (st == LTX2_OK && emu) st = ltx2_dit_weights_to(ctx, cpu, emu, LTX2_BF16, &dev);
     CHECK(st == LTX2_OK && emu, "model: %s", ltx2_last_error(ctx));

@@ -15,23 +15,36 @@
 
 /* One quantisation group, rows x cols values x[r * xs + c] taken as bf16 (the values a device's
  * tensors hold, its norm / RoPE pre-pass included: so a group's maximum, and with it every code,
- * is the one the device finds), scale = amax / 448, codes e4m3(x * 448 / amax), decoded into
- * out[r * os + c]; returns the scale (1 for an all-zero group). */
-static float quant_group(const float *x, int64_t rows, int64_t cols, int64_t xs, float *out, int64_t os) {
+ * is the one the device finds) less sub[c] (NULL: 0) in f32, scale = amax / 448, codes
+ * e4m3(x * 448 / amax), decoded into out[r * os + c]; returns the scale (1 for an all-zero group). */
+static float quant_group(const float *x, int64_t rows, int64_t cols, int64_t xs, const float *sub, float *out,
+                         int64_t os) {
     float amax = 0.0f;
     for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++) amax = fmaxf(amax, fabsf(ltx2_round_bf16(x[r * xs + c])));
+        for (int64_t c = 0; c < cols; c++) {
+            out[r * os + c] = ltx2_round_bf16(x[r * xs + c]) - (sub ? sub[c] : 0.0f);
+            amax = fmaxf(amax, fabsf(out[r * os + c]));
+        }
     const float inv = amax > 0.0f ? A90_F8_MAX / amax : 0.0f;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++)
-            out[r * os + c] = ltx2_fp8e4m3_to_f32(ltx2_f32_to_fp8e4m3(ltx2_round_bf16(x[r * xs + c]) * inv));
+            out[r * os + c] = ltx2_fp8e4m3_to_f32(ltx2_f32_to_fp8e4m3(out[r * os + c] * inv));
     return amax > 0.0f ? amax / A90_F8_MAX : 1.0f;
+}
+
+/* mean[c] of the n rows x[r * xs + c] (bf16 values, as the device reads them), c < d. */
+static void channel_means(const float *x, int64_t n, int64_t d, int64_t xs, float *mean) {
+    for (int64_t c = 0; c < d; c++) {
+        double s = 0.0;
+        for (int64_t r = 0; r < n; r++) s += ltx2_round_bf16(x[r * xs + c]);
+        mean[c] = (float)(s / (double)n);
+    }
 }
 
 /* One (batch, head): rows of q [Tq, ld_q] against k/v [Tk, ld_kv] of head_dim d, quantised copies
  * qd/kd/vd ([T, d]) and scales made by the caller; out rows [Tq, ld_q]. */
 typedef struct f8_head {
-    const float *qd, *qs, *kd, *ks, *vd, *vs;
+    const float *qd, *qs, *kd, *ks, *vd, *vs, *vmean;
     const uint8_t *mask; /* [Tk] or NULL */
     bool all_masked;
     int64_t Tq, Tk, d;
@@ -76,7 +89,8 @@ static void f8_row(const f8_head *h, int64_t i, float *o_row, double *acc) {
         }
         m = m_new;
     }
-    for (int64_t c = 0; c < d; c++) o_row[c] = l > 0.0 ? (float)(acc[c] / A90_F8_P_SCALE / l * h->vs[c]) : 0.0f;
+    for (int64_t c = 0; c < d; c++)
+        o_row[c] = l > 0.0 ? (float)(acc[c] / A90_F8_P_SCALE / l * h->vs[c] + h->vmean[c]) : 0.0f;
 }
 
 ltx2_status ltx2_cpu_attention_fp8(ltx2_context *ctx, const float *q, const float *k, const float *v, float *out,
@@ -97,13 +111,14 @@ ltx2_status ltx2_cpu_attention_fp8(ltx2_context *ctx, const float *q, const floa
     const int64_t d = head_dim, D = heads * d, Dkv = kvh * d, group = heads / kvh;
     const int64_t tiles = (Tk + A90_F8_BN - 1) / A90_F8_BN;
     /* per (batch, kv head): K and V quantised [Tk, d] with their scales; per (batch, head): Q */
-    const size_t kv_floats = (size_t)(2 * Tk * d + tiles + d), q_floats = (size_t)(Tq * d + Tq);
+    const size_t kv_floats = (size_t)(2 * Tk * d + tiles + 3 * d), q_floats = (size_t)(Tq * d + Tq);
     float *kvbuf = malloc(kv_floats * sizeof(float)), *qbuf = malloc(q_floats * sizeof(float));
     if (!kvbuf || !qbuf) {
         free(kvbuf), free(qbuf);
         return LTX2_ERROR(ctx, LTX2_ERR_OOM, "cpu fp8 attention: %zu floats", kv_floats + q_floats);
     }
-    float *kd = kvbuf, *vd = kd + Tk * d, *ks = vd + Tk * d, *vs = ks + tiles, *qd = qbuf, *qs = qd + Tq * d;
+    float *kd = kvbuf, *vd = kd + Tk * d, *ks = vd + Tk * d, *vs = ks + tiles, *kmean = vs + d, *vmean = kmean + d;
+    float *qd = qbuf, *qs = qd + Tq * d;
     const float scale_log2 = scale * F8_LOG2E;
     ltx2_status st = LTX2_OK;
     for (int64_t b = 0; b < B; b++) {
@@ -112,14 +127,20 @@ ltx2_status ltx2_cpu_attention_fp8(ltx2_context *ctx, const float *q, const floa
         for (int64_t j = 0; m && j < Tk && !any; j++) any = m[j] != 0;
         for (int64_t g = 0; g < kvh; g++) {
             const float *kh = k + b * Tk * Dkv + g * d, *vh = v + b * Tk * Dkv + g * d;
+            /* K and V less their channel means over the keys (the kernel's smoothing: K's shifts each
+             * score row by a constant, V's is added back to O) */
+            channel_means(kh, Tk, d, Dkv, kmean);
+            channel_means(vh, Tk, d, Dkv, vmean);
             for (int64_t t = 0; t < tiles; t++) { /* a group per tile: its keys x d */
                 const int64_t n = Tk - t * A90_F8_BN < A90_F8_BN ? Tk - t * A90_F8_BN : A90_F8_BN;
-                ks[t] = quant_group(kh + t * A90_F8_BN * Dkv, n, d, Dkv, kd + t * A90_F8_BN * d, d);
+                ks[t] = quant_group(kh + t * A90_F8_BN * Dkv, n, d, Dkv, kmean, kd + t * A90_F8_BN * d, d);
             }
-            for (int64_t c = 0; c < d; c++) vs[c] = quant_group(vh + c, Tk, 1, Dkv, vd + c, d); /* a group per channel */
+            for (int64_t c = 0; c < d; c++) /* a group per channel */
+                vs[c] = quant_group(vh + c, Tk, 1, Dkv, vmean + c, vd + c, d);
             for (int64_t hq = g * group; hq < (g + 1) * group; hq++) {
-                for (int64_t i = 0; i < Tq; i++) qs[i] = quant_group(q + (b * Tq + i) * D + hq * d, 1, d, d, qd + i * d, d);
-                const f8_head hd = {qd, qs, kd, ks, vd, vs, m, !any, Tq, Tk, d, scale_log2};
+                for (int64_t i = 0; i < Tq; i++)
+                    qs[i] = quant_group(q + (b * Tq + i) * D + hq * d, 1, d, d, NULL, qd + i * d, d);
+                const f8_head hd = {qd, qs, kd, ks, vd, vs, vmean, m, !any, Tq, Tk, d, scale_log2};
                 int oom = 0;
 #pragma omp parallel reduction(| : oom)
                 {

@@ -31,11 +31,14 @@ ltx2_status ltx2_cpu_attention(ltx2_context *ctx, const float *q, const float *k
                                const ltx2_cpu_attn_keys *keys, float scale);
 
 /* The e4m3 attention (ltx2_attn_args.fp8, kernels/ltx2_kernels.h "LTX2_KATTN_FP8"): q, k, v taken
- * as bf16 (what a device holds) and rounded to e4m3 in their groups (Q per token and head, K per kv head and 128-key tile, V per kv head and
- * channel over every key; scale = amax / 448), scores from the rounded values times the scales, an
- * online softmax over 128-key tiles whose weights, times 256, are rounded to e4m3 for P V, divided
- * by the sum of the unrounded weights. keys: a key mask and grouped heads only (a batch with every
- * key masked averages every value). Same shapes as ltx2_cpu_attention. */
+ * as bf16 (what a device holds); K and V less their channel means over the keys (K's mean shifts
+ * each score row by a constant, which the softmax ignores; V's is added back to the output, whose
+ * weights sum to 1); then rounded to e4m3 in their groups (Q per token and head, K per kv head and
+ * 128-key tile, V per kv head and channel over every key; scale = amax / 448); scores from the
+ * rounded values times the scales, an online softmax over 128-key tiles whose weights, times 256,
+ * are rounded to e4m3 for P V, divided by the sum of the unrounded weights. keys: a key mask and
+ * grouped heads only (a batch with every key masked averages every value). Same shapes as
+ * ltx2_cpu_attention. */
 ltx2_status ltx2_cpu_attention_fp8(ltx2_context *ctx, const float *q, const float *k, const float *v, float *out,
                                    int64_t B, int64_t Tq, int64_t Tk, int64_t heads, int64_t head_dim,
                                    const ltx2_cpu_attn_keys *keys, float scale);

@@ -107,18 +107,26 @@ static bool softmax_row(const ltx2_cpu_attn_keys *K, const uint8_t *m, const int
     return true;
 }
 
+ltx2_status ltx2_cpu_attn_shape(ltx2_context *ctx, const char *what, int64_t B, int64_t Tq, int64_t Tk,
+                                int64_t heads, int64_t head_dim, const ltx2_cpu_attn_keys *K, int64_t *kv_heads) {
+    const int64_t kvh = K->kv_heads > 0 ? K->kv_heads : heads;
+    *kv_heads = kvh;
+    if (B < 0 || Tq < 0 || Tk <= 0 || heads <= 0 || head_dim <= 0 || heads % kvh != 0)
+        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
+                          "%s: bad shape B=%lld Tq=%lld Tk=%lld heads=%lld kv_heads=%lld head_dim=%lld "
+                          "(Tk > 0, kv_heads dividing heads)",
+                          what, (long long)B, (long long)Tq, (long long)Tk, (long long)heads, (long long)kvh,
+                          (long long)head_dim);
+    return LTX2_OK;
+}
+
 ltx2_status ltx2_cpu_attention(ltx2_context *ctx, const float *q, const float *k, const float *v, float *out,
                                int64_t B, int64_t Tq, int64_t Tk, int64_t heads, int64_t head_dim,
                                const ltx2_cpu_attn_keys *keys, float scale) {
     const ltx2_cpu_attn_keys none = {0};
     const ltx2_cpu_attn_keys *K = keys ? keys : &none;
-    const int64_t kvh = K->kv_heads > 0 ? K->kv_heads : heads;
-    if (B < 0 || Tq < 0 || Tk <= 0 || heads <= 0 || head_dim <= 0 || heads % kvh != 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE,
-                          "cpu attention: bad shape B=%lld Tq=%lld Tk=%lld heads=%lld kv_heads=%lld head_dim=%lld "
-                          "(Tk > 0, kv_heads dividing heads)",
-                          (long long)B, (long long)Tq, (long long)Tk, (long long)heads, (long long)kvh,
-                          (long long)head_dim);
+    int64_t kvh = 0;
+    LTX2_TRY(ltx2_cpu_attn_shape(ctx, "cpu attention", B, Tq, Tk, heads, head_dim, K, &kvh));
     if ((K->causal || K->window > 0) && Tq != Tk)
         return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "cpu attention: a causal or windowed mask needs Tq == Tk (%lld, %lld)",
                           (long long)Tq, (long long)Tk);

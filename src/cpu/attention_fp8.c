@@ -98,10 +98,8 @@ ltx2_status ltx2_cpu_attention_fp8(ltx2_context *ctx, const float *q, const floa
                                    const ltx2_cpu_attn_keys *keys, float scale) {
     const ltx2_cpu_attn_keys none = {0};
     const ltx2_cpu_attn_keys *K = keys ? keys : &none;
-    const int64_t kvh = K->kv_heads > 0 ? K->kv_heads : heads;
-    if (B < 0 || Tq < 0 || Tk <= 0 || heads <= 0 || head_dim <= 0 || heads % kvh != 0)
-        return LTX2_ERROR(ctx, LTX2_ERR_SHAPE, "cpu fp8 attention: bad shape B=%lld Tq=%lld Tk=%lld heads=%lld kv_heads=%lld",
-                          (long long)B, (long long)Tq, (long long)Tk, (long long)heads, (long long)kvh);
+    int64_t kvh = 0;
+    LTX2_TRY(ltx2_cpu_attn_shape(ctx, "cpu fp8 attention", B, Tq, Tk, heads, head_dim, K, &kvh));
     if (K->causal || K->window > 0 || K->empty_zero || K->probs_bf16 || K->blocks)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                           "cpu fp8 attention: causal, windowed, empty-zero, image-block or bf16-probability masks "

@@ -25,6 +25,8 @@
 #include "model/dit_weights.h"
 #include "pipeline/memory_plan.h"
 #include "pipeline/pipeline.h"
+#include "att90_layout.h"
+#include "ltx2_kernels.h"
 #include "test_util.h"
 
 #define GIB ((uint64_t)1 << 30)
@@ -218,6 +220,25 @@ static void full_size(void) {
           "22B: kept states add %.0f bytes to the text stage, want %.0f",
           st == LTX2_OK ? (double)(kept.stage[LTX2_MEM_TEXT] - p.stage[LTX2_MEM_TEXT]) : -1.0,
           2.0 * 1024 * 3840 * 49 * 2);
+    /* --attention-dtype fp8: the denoise stage takes the e4m3 pre-pass's workspace on top of the
+     * attention's own when it holds the peak, never more than the video self-attention's (the
+     * largest: 2 x 6144 queries and keys, 32 heads of 128) */
+    r = request(&c19, H100_FREE);
+    ltx2_mem_plan f8;
+    ltx2_mem_request rf = r;
+    rf.attention_fp8 = true;
+    st = ltx2_mem_plan_make(g_ctx, &r, &p);
+    if (st == LTX2_OK) st = ltx2_mem_plan_make(g_ctx, &rf, &f8);
+    size_t f8_part[A90_F8_WS_PARTS];
+    const uint64_t f8_ws = att90_f8_ws_parts(r.batch, 6144, 6144, 32, 32, LTX2_KATTN_WS_ALIGN, f8_part);
+    CHECK(st == LTX2_OK && f8.stage[LTX2_MEM_DENOISE] >= p.stage[LTX2_MEM_DENOISE] &&
+              f8.stage[LTX2_MEM_DENOISE] - p.stage[LTX2_MEM_DENOISE] <= f8_ws,
+          "19B fp8 attention: the denoise stage %.0f bytes against %.0f (the pre-pass's workspace: %.0f)",
+          st == LTX2_OK ? (double)f8.stage[LTX2_MEM_DENOISE] : -1.0,
+          st == LTX2_OK ? (double)p.stage[LTX2_MEM_DENOISE] : -1.0, (double)f8_ws);
+    if (st == LTX2_OK)
+        printf("19B fp8 attention: denoise stage +%.1f MiB (pre-pass workspace %.1f MiB)\n",
+               (double)(f8.stage[LTX2_MEM_DENOISE] - p.stage[LTX2_MEM_DENOISE]) / (1 << 20), (double)f8_ws / (1 << 20));
     ltx2_json_free(c19.doc);
     ltx2_json_free(c22.doc);
 }

@@ -87,6 +87,7 @@ ltx2_status ltx2_gen_plan_memory(ltx2_context *ctx, const ltx2_generate_params *
                                   .vae_tile_px = p->vae_tile_px,
                                   .vae_tile_frames = p->vae_tile_frames, .free_bytes = free_b,
                                   .dit_fp8_file = ltx2_gen_fp8_weights(p) ? f : NULL,
+                                  .attention_fp8 = ltx2_gen_attention_fp8(p),
                                   .upsampler = ups ? &ucfg : NULL, .image_cond = p->n_images > 0,
                                   .audio_encoder = p->audio ? &aecfg : NULL,
                                   /* at most the maximum duration, else the clip's length (audio_cond.c) */

@@ -74,6 +74,7 @@ typedef struct ltx2_mem_request {
     /* --weights-dtype fp8: the checkpoint whose scaled fp8 DiT weights stay fp8 (counted at a byte
      * each, as ltx2_dit_weights_load_fp8 keeps them); NULL: the DiT in bf16 */
     const ltx2_st_file *dit_fp8_file;
+    bool attention_fp8; /* --attention-dtype fp8: the DiT call's attentions take the e4m3 pre-pass's workspace */
     /* the latent upsampler between the stages of a two-stage pipeline (NULL: one stage); its input
      * is the stage-1 latent of the half-size clip */
     const struct ltx2_upsampler_config *upsampler;

@@ -133,10 +133,11 @@ LTX2_HD int64_t att90_f8_tiles(int64_t Skv) { return (Skv + A90_F8_BN - 1) / A90
 // The e4m3 pre-pass's workspace parts in bytes, each rounded up to `align`, in the order they are
 // carved (att_fp8.cu; the memory plan counts their sum): Q codes, Q scales, K codes, K tile
 // scales, V^T codes (whole tiles), V's per-tile channel maxima, V's channel scales, V's channel
-// means, K's and V's per-tile channel sums.
+// means, K's and V's per-tile channel sums, the per-tile counts of seen keys, whether each batch
+// attends a key.
 enum {
     A90_F8_WS_Q8, A90_F8_WS_QS, A90_F8_WS_K8, A90_F8_WS_KS, A90_F8_WS_VT8, A90_F8_WS_VMAX, A90_F8_WS_VS,
-    A90_F8_WS_VMEAN, A90_F8_WS_KSUM, A90_F8_WS_VSUM, A90_F8_WS_PARTS
+    A90_F8_WS_VMEAN, A90_F8_WS_KSUM, A90_F8_WS_VSUM, A90_F8_WS_CNT, A90_F8_WS_ANY, A90_F8_WS_PARTS
 };
 LTX2_HD size_t att90_f8_ws_parts(int64_t B, int64_t Sq, int64_t Skv, int64_t H, int64_t Hkv, size_t align,
                                  size_t part[A90_F8_WS_PARTS]) {
@@ -145,7 +146,8 @@ LTX2_HD size_t att90_f8_ws_parts(int64_t B, int64_t Sq, int64_t Skv, int64_t H, 
                                       (size_t)(B * Hkv * t) * 4,      (size_t)(B * Hkv * d * t * A90_F8_BN),
                                       (size_t)(B * Hkv * t * d) * 4, (size_t)(B * Hkv * d) * 4,
                                       (size_t)(B * Hkv * d) * 4,     (size_t)(B * Hkv * t * d) * 4,
-                                      (size_t)(B * Hkv * t * d) * 4};
+                                      (size_t)(B * Hkv * t * d) * 4, (size_t)(B * Hkv * t) * 4,
+                                      (size_t)B};
     size_t total = 0;
     for (int i = 0; i < A90_F8_WS_PARTS; i++) {
         part[i] = (n[i] + align - 1) / align * align;

@@ -78,7 +78,7 @@ int att90_launch(cudaStream_t st, const att_params &p, int64_t B, int64_t head_d
 // quantises p's q, k and v (already normalised / rotated when the launch asks for it) into them
 // and points p's fp8 fields there.
 struct att_f8_ws {
-    size_t q8, qs, k8, ks, vt8, vmax, vs, vmean, ksum, vsum, total;
+    size_t q8, qs, k8, ks, vt8, vmax, vs, vmean, ksum, vsum, cnt, any, total;
 };
 att_f8_ws att_f8_ws_of(int64_t B, int64_t Sq, int64_t Skv, int64_t H, int64_t Hkv);
 int att_f8_prepass(cudaStream_t st, att_params &p, int64_t B, char *ws, const att_f8_ws &w);

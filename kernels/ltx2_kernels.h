@@ -119,7 +119,8 @@ typedef struct ltx2_k_attn_args {
 /* e4m3 attention (args.fp8): Q, K and V (after the QK norm / RoPE; K and V less their channel means
  * over the keys, V's added back to O) rounded to e4m3 with a scale per (token, head) of Q, per
  * (batch, kv head, 128-key tile) of K and per (batch, kv head, channel) of V, each the group's
- * absolute maximum / 448; scores from the e4m3 products times the scales,
+ * absolute maximum / 448, the means and maxima over the keys the mask leaves (masked keys change no
+ * code); scores from the e4m3 products times the scales,
  * online softmax in f32 over 128-key tiles, the tile's weights times 256 rounded to e4m3 for P V,
  * the row sum of the unrounded weights (src/cpu/cpu_attention.h: ltx2_cpu_attention_fp8, the
  * reference). Head dim 128, a key mask and grouped heads but no causal / windowed / empty-zero rows

@@ -16,13 +16,14 @@
 /* One quantisation group, rows x cols values x[r * xs + c] taken as bf16 (the values a device's
  * tensors hold, its norm / RoPE pre-pass included: so a group's maximum, and with it every code,
  * is the one the device finds) less sub[c] (NULL: 0) in f32, scale = amax / 448, codes
- * e4m3(x * 448 / amax), decoded into out[r * os + c]; returns the scale (1 for an all-zero group). */
-static float quant_group(const float *x, int64_t rows, int64_t cols, int64_t xs, const float *sub, float *out,
-                         int64_t os) {
+ * e4m3(x * 448 / amax), decoded into out[r * os + c]; rows with seen[r] 0 (seen NULL: all seen)
+ * are 0 and no part of the maximum. Returns the scale (1 for an all-zero group). */
+static float quant_group(const float *x, int64_t rows, int64_t cols, int64_t xs, const uint8_t *seen, const float *sub,
+                         float *out, int64_t os) {
     float amax = 0.0f;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++) {
-            out[r * os + c] = ltx2_round_bf16(x[r * xs + c]) - (sub ? sub[c] : 0.0f);
+            out[r * os + c] = seen && !seen[r] ? 0.0f : ltx2_round_bf16(x[r * xs + c]) - (sub ? sub[c] : 0.0f);
             amax = fmaxf(amax, fabsf(out[r * os + c]));
         }
     const float inv = amax > 0.0f ? A90_F8_MAX / amax : 0.0f;
@@ -32,12 +33,16 @@ static float quant_group(const float *x, int64_t rows, int64_t cols, int64_t xs,
     return amax > 0.0f ? amax / A90_F8_MAX : 1.0f;
 }
 
-/* mean[c] of the n rows x[r * xs + c] (bf16 values, as the device reads them), c < d. */
-static void channel_means(const float *x, int64_t n, int64_t d, int64_t xs, float *mean) {
+/* mean[c] of the seen rows of the n rows x[r * xs + c] (bf16 values, as the device reads them; seen
+ * NULL: every row), c < d; 0 when no row is seen. */
+static void channel_means(const float *x, int64_t n, int64_t d, int64_t xs, const uint8_t *seen, float *mean) {
+    int64_t n_seen = 0;
+    for (int64_t r = 0; r < n; r++) n_seen += !seen || seen[r];
     for (int64_t c = 0; c < d; c++) {
         double s = 0.0;
-        for (int64_t r = 0; r < n; r++) s += ltx2_round_bf16(x[r * xs + c]);
-        mean[c] = (float)(s / (double)n);
+        for (int64_t r = 0; r < n; r++)
+            if (!seen || seen[r]) s += ltx2_round_bf16(x[r * xs + c]);
+        mean[c] = n_seen ? (float)(s / (double)n_seen) : 0.0f;
     }
 }
 
@@ -123,21 +128,25 @@ ltx2_status ltx2_cpu_attention_fp8(ltx2_context *ctx, const float *q, const floa
         const uint8_t *m = K->key_mask ? K->key_mask + b * Tk : NULL;
         bool any = m == NULL;
         for (int64_t j = 0; m && j < Tk && !any; j++) any = m[j] != 0;
+        /* the keys the queries see make the statistics: the mask's, or every key without one or
+         * when none is left (those rows average every value) */
+        const uint8_t *seen = m && any ? m : NULL;
         for (int64_t g = 0; g < kvh; g++) {
             const float *kh = k + b * Tk * Dkv + g * d, *vh = v + b * Tk * Dkv + g * d;
             /* K and V less their channel means over the keys (the kernel's smoothing: K's shifts each
-             * score row by a constant, V's is added back to O) */
-            channel_means(kh, Tk, d, Dkv, kmean);
-            channel_means(vh, Tk, d, Dkv, vmean);
+             * score row by a constant, V's is added back to O); every statistic over the seen keys */
+            channel_means(kh, Tk, d, Dkv, seen, kmean);
+            channel_means(vh, Tk, d, Dkv, seen, vmean);
             for (int64_t t = 0; t < tiles; t++) { /* a group per tile: its keys x d */
                 const int64_t n = Tk - t * A90_F8_BN < A90_F8_BN ? Tk - t * A90_F8_BN : A90_F8_BN;
-                ks[t] = quant_group(kh + t * A90_F8_BN * Dkv, n, d, Dkv, kmean, kd + t * A90_F8_BN * d, d);
+                ks[t] = quant_group(kh + t * A90_F8_BN * Dkv, n, d, Dkv, seen ? seen + t * A90_F8_BN : NULL, kmean,
+                                    kd + t * A90_F8_BN * d, d);
             }
             for (int64_t c = 0; c < d; c++) /* a group per channel */
-                vs[c] = quant_group(vh + c, Tk, 1, Dkv, vmean + c, vd + c, d);
+                vs[c] = quant_group(vh + c, Tk, 1, Dkv, seen, vmean + c, vd + c, d);
             for (int64_t hq = g * group; hq < (g + 1) * group; hq++) {
                 for (int64_t i = 0; i < Tq; i++)
-                    qs[i] = quant_group(q + (b * Tq + i) * D + hq * d, 1, d, d, NULL, qd + i * d, d);
+                    qs[i] = quant_group(q + (b * Tq + i) * D + hq * d, 1, d, d, NULL, NULL, qd + i * d, d);
                 const f8_head hd = {qd, qs, kd, ks, vd, vs, vmean, m, !any, Tq, Tk, d, scale_log2};
                 int oom = 0;
 #pragma omp parallel reduction(| : oom)

@@ -38,7 +38,8 @@ ltx2_status ltx2_cpu_attn_shape(ltx2_context *ctx, const char *what, int64_t B, 
 /* The e4m3 attention (ltx2_attn_args.fp8, kernels/ltx2_kernels.h "LTX2_KATTN_FP8"): q, k, v taken
  * as bf16 (what a device holds); K and V less their channel means over the keys (K's mean shifts
  * each score row by a constant, which the softmax ignores; V's is added back to the output, whose
- * weights sum to 1); then rounded to e4m3 in their groups (Q per token and head, K per kv head and
+ * weights sum to 1); then rounded to e4m3 in their groups, every statistic (means, maxima) over the
+ * keys the queries see (the mask's; all of them without a mask or when a batch has none left) (Q per token and head, K per kv head and
  * 128-key tile, V per kv head and channel over every key; scale = amax / 448); scores from the
  * rounded values times the scales, an online softmax over 128-key tiles whose weights, times 256,
  * are rounded to e4m3 for P V, divided by the sum of the unrounded weights. keys: a key mask and

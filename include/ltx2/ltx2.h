@@ -168,7 +168,7 @@ typedef struct ltx2_generate_params {
      * scaled per token, key tile or channel (FlashAttention-3's fp8 path, which runs about 1.5x its
      * bf16 one on Hopper): a speed option that moves the output (no reference runs it; each call's
      * attention is about 5% rel-L2 from exact on random inputs). The CPU runs the same rounding
-     * (its reference); CUDA needs an sm_90 GPU (H100 / H200). One rank; not with precision tpu. */
+     * (its reference); CUDA needs an sm_90 GPU (H100 / H200). Not with precision tpu. */
     const char *attention_dtype;
     /* Precomputed Gemma-3 hidden states: a .safetensors/.npz holding "hidden_states" [1, S, D, L]
      * (S a multiple of 128, layer axis last) and "attention_mask" [1, S] (1 = token), or a lone

@@ -32,7 +32,7 @@ void cli_generate_usage(FILE *out) {
             "                                 fp8: e4m3 Q, K, V and probabilities with per-token / key-tile /\n"
             "                                 channel scales, faster on an H100 / H200 (sm_90) and about 5%%\n"
             "                                 off exact per call (no reference runs it); the CPU computes the\n"
-            "                                 same rounding. One rank; not with --precision tpu\n"
+            "                                 same rounding. Not with --precision tpu\n"
             "ltx-pipelines' flag names work as they are (--checkpoint-path, --gemma-root, --output-path,\n"
             "--num-frames, --frame-rate, --num-inference-steps, --video-cfg-guidance-scale, ...); the\n"
             "shorter names are aliases. Shown as NAME (alias).\n"

@@ -694,9 +694,9 @@ ltx2_status dit_forward_hooked(ltx2_context *ctx, const ltx2_dit_weights *w, con
                  .timestep_xla = p->timestep_xla,
                  .fp8_fuse = !p->fp8_separate_quant && !p->precision_tpu && !p->dump,
                  .attn_fp8 = p->attention_fp8};
-    if (r.attn_fp8 && (hooks || p->precision_tpu))
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit forward: e4m3 attention runs on one rank without --precision "
-                          "tpu (this run: %s)", hooks ? "parallel" : "--precision tpu");
+    if (r.attn_fp8 && p->precision_tpu)
+        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit forward: e4m3 attention with --precision tpu: MaxDiffusion's "
+                          "bf16 arithmetic has none");
     if (r.tpu && (hooks || w->be->device != LTX2_DEVICE_CPU))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "dit forward: --precision tpu runs on the CPU backend, one rank "
                           "(this run: %s backend, %s)", w->be->name, hooks ? "parallel" : "one rank");

@@ -159,7 +159,8 @@ typedef struct ltx2_dit_forward_params {
     /* e4m3 attention (ltx2_attn_args.fp8) in the attentions it applies to: the video self- and
      * text cross-attention (head dim LTX2_ATTN_FP8_HEAD_DIM); the audio and A/V ones stay as they
      * are. Off by default: a speed option that moves the output (about 5% rel-L2 per attention
-     * call on random inputs). One rank, not with --precision tpu. */
+     * call on random inputs). Not with --precision tpu. Across ranks each rank's codes are the
+     * one-rank forward's (the quantisation leaves padded keys out). */
     bool attention_fp8;
 } ltx2_dit_forward_params;
 

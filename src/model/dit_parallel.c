@@ -27,6 +27,7 @@ typedef struct par_run {
     uint8_t *key_mask;    /* [Bl, Tp] 1 = real token; NULL when nothing is padded */
     void *key_mask_dev;   /* the same on the backend */
     void *wscratch;       /* FSDP: the running block's gathered weights */
+    bool attn_fp8;        /* ltx2_dit_forward_params.attention_fp8 */
 } par_run;
 
 void ltx2_dit_parallel_opts_init(ltx2_dit_parallel_opts *o) {
@@ -214,8 +215,11 @@ static ltx2_status local_attention(par_run *pr, ltx2_context *ctx, void *q, void
     ltx2_tensor tv = ltx2_tensor_make(v, dt, 3, sk), to = ltx2_tensor_make(o, dt, 3, sq);
     ltx2_tensor tm = ltx2_tensor_make(pr->key_mask_dev, LTX2_U8, 2, sm);
     tq.device = tk.device = tv.device = to.device = tm.device = pr->be->device;
+    /* e4m3 attention as the one-rank forward applies it (dit_block.c); its statistics leave the
+     * padded keys out, so a rank's codes are the one-rank forward's */
     ltx2_attn_args aa = {.heads = heads, .scale = (float)(1.0 / sqrt((double)(inner / heads))),
-                         .key_mask = pr->key_mask_dev ? &tm : NULL};
+                         .key_mask = pr->key_mask_dev ? &tm : NULL,
+                         .fp8 = pr->attn_fp8 && inner / heads == LTX2_ATTN_FP8_HEAD_DIM};
     return ltx2_backend_attention(pr->be, ctx, &tq, &tk, &tv, &aa, &to);
 }
 
@@ -385,6 +389,7 @@ static ltx2_status make_local(ltx2_context *ctx, const ltx2_dit_weights *w, cons
     lp->av_timestep = p->av_timestep;
     lp->rope_xla = p->rope_xla; /* RoPE tables come from the model's own prepare */
     lp->timestep_xla = p->timestep_xla;
+    lp->attention_fp8 = p->attention_fp8;
     lp->perturb = l->perturb;
     lp->video = (ltx2_dit_modality){l->v_lat, l->v_pos, l->v_ts, l->v_sig, l->v_ctx, l->v_mask, Tl, Sv};
     lp->audio = (ltx2_dit_modality){l->a_lat, l->a_pos, l->a_ts, l->a_sig, l->a_ctx, l->a_mask, Ta, Sa};
@@ -403,7 +408,7 @@ ltx2_status ltx2_dit_parallel_forward(ltx2_context *ctx, ltx2_dit_parallel *dp, 
     local_inputs l;
     memset(&l, 0, sizeof l);
     float *vl = NULL, *al = NULL, *g1 = NULL, *vb = NULL, *g2 = NULL;
-    par_run pr = {.dp = dp, .be = dp->be, .Tv = Tv};
+    par_run pr = {.dp = dp, .be = dp->be, .Tv = Tv, .attn_fp8 = p->attention_fp8};
     ltx2_status st = LTX2_OK;
     if (B <= 0 || Tv <= 0 || Ta <= 0)
         st = LTX2_ERROR(ctx, LTX2_ERR_INVALID_ARG, "dit parallel forward: batch %lld, Tv %lld, Ta %lld must be > 0",

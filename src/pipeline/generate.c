@@ -128,9 +128,6 @@ static ltx2_status check_ranks(ltx2_context *ctx, const ltx2_generate_params *p,
     if (p->precision == LTX2_GENERATE_PRECISION_TPU && ranks > 1)
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: precision tpu (MaxDiffusion's bf16 DiT) runs on one rank, "
                           "not %d", ranks);
-    if (ltx2_gen_attention_fp8(p) && ranks > 1)
-        return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "generate: fp8 attention runs on one rank, not %d (the parallel "
-                          "DiT's attention hooks take bf16)", ranks);
     return LTX2_OK;
 }
 

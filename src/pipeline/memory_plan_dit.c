@@ -121,7 +121,7 @@ static ltx2_status plan_on(ltx2_context *ctx, const ltx2_mem_request *req, int64
         fp.text_cache = cache;
         fp.rope_cache = rope;
         fp.act_pool = act;
-        fp.attention_fp8 = req->attention_fp8 && !dp; /* one rank only (the forward refuses it across ranks) */
+        fp.attention_fp8 = req->attention_fp8;
         st = dp ? ltx2_dit_parallel_forward(ctx, dp, &fp, d.vo, d.ao) : ltx2_dit_forward(ctx, w, &fp, d.vo, d.ao);
     }
     if (st == LTX2_OK) {

@@ -152,6 +152,9 @@ tests_extra() {
   done
   LTX2_ATTN_IMPL=wgmma run sanitize_memcheck_attention_wgmma 45 compute-sanitizer --tool memcheck \
     --error-exitcode 1 --print-limit 20 ./build-dev/tests/test_ops -o attention -b cuda
+  # the fused ops' device cases, the e4m3 attention (its pre-pass and the kernel's F8 variant) among them
+  run sanitize_memcheck_ops_fused 60 compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 20 \
+    ./build-dev/tests/test_ops_fused
   for tool in memcheck racecheck synccheck; do
     LTX2_CONV3D_IMPL=wgmma run "sanitize_${tool}_conv3d_wgmma" 45 compute-sanitizer --tool "$tool" \
       --error-exitcode 1 --print-limit 20 ./build-dev/tests/test_ops -o conv3d -b cuda

@@ -398,7 +398,8 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     uint32_t pf[C::PF];
     float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f}, alpha[2];
     // The softmax's multiplier per row half: scale * log2(e), times (e4m3) the row's Q scale and
-    // the tile's K scale (a90_tile_mul).
+    // the tile's K scale (tile_mul; a tile's scale is loaded before its barrier wait, so the
+    // load's latency hides behind it).
     const int64_t kvh = h / (p.H / p.Hkv);
     float q_mul[2] = {p.scale_log2, p.scale_log2}, mul[2] = {p.scale_log2, p.scale_log2};
     const float *k_scales = nullptr;
@@ -408,9 +409,9 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
             q_mul[r] = (my_row[r] < p.Sq ? p.q_scale[(b * p.Sq + my_row[r]) * p.H + h] : 1.0f) * p.scale_log2;
         k_scales = p.k_scale + (b * p.Hkv + kvh) * att90_f8_tiles(p.Skv);
     }
-    auto tile_mul = [&](int t) {
+    auto tile_scale = [&](int t) { return F8 ? k_scales[t] : 1.0f; };
+    auto tile_mul = [&](float ks) {
         if constexpr (F8) {
-            const float ks = k_scales[t];
             mul[0] = q_mul[0] * ks;
             mul[1] = q_mul[1] * ks;
         }
@@ -430,7 +431,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
     for (int i = 0; i < BN / 2; i++) a90_pin(s[i]);
     a90_release(b_kempty + 8 * att90_stage(0), lane);
     const a90_edge e0 = a90_edge_of<BN>(p.causal != 0, win, (int64_t)t_begin * BN, q0w, my_row);
-    tile_mul(t_begin);
+    tile_mul(tile_scale(t_begin));
     a90_softmax<BN>(s, (int64_t)t_begin * BN, p.Skv, mask, all_masked, e0, mul, lane, m_run, l_run, alpha);
     if constexpr (F8)
         a90_pack_p_f8(s, pf);
@@ -439,6 +440,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
 
     for (int j = 1; j < n_tiles; j++) {
         const int ks = att90_stage(j), vs = att90_stage(j - 1);
+        const float k_scale = tile_scale(t_begin + j);
         // Both waits come before the fence: a spin loop between fence and wgmma makes ptxas
         // insert another fence. V_{j-1} was issued before K_j, so waiting for it first is free.
         a90_bar_wait(b_kfull + 8 * ks, att90_full_parity(j));
@@ -465,7 +467,7 @@ __global__ void __launch_bounds__(A90_THREADS, 1)
         a90_release(b_kempty + 8 * ks, lane);
         const int64_t key0 = (int64_t)(t_begin + j) * BN;
         const a90_edge ej = a90_edge_of<BN>(p.causal != 0, win, key0, q0w, my_row);
-        tile_mul(t_begin + j);
+        tile_mul(k_scale);
         a90_softmax<BN>(s, key0, p.Skv, mask, all_masked, ej, mul, lane, m_run, l_run, alpha);
         a90_wgmma_wait<0>(); // PV done: O and the P registers are free again
 #pragma unroll

@@ -765,8 +765,9 @@ ltx2_status ltx2_backend_require_fp8_gemm(ltx2_context *ctx, const ltx2_backend 
 
 ltx2_status ltx2_backend_require_fp8_attention(ltx2_context *ctx, const ltx2_backend *be, const char *what) {
     if (ltx2_backend_supports(be, LTX2_OP_ATTENTION, LTX2_F8_E4M3)) return LTX2_OK;
-    return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: backend %s has no e4m3 attention (the sm_90a kernel: an H100 / "
-                      "H200 and a build with the 90a architecture)", what, be->name);
+    return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED, "%s: backend %s has no e4m3 attention (the sm_90a kernel with its "
+                      "pre-pass: an H100 / H200, a build with the 90a architecture, and LTX2_ATTN_IMPL / LTX2_ATTN_PREP "
+                      "not forcing another kernel or layout)", what, be->name);
 }
 
 ltx2_status ltx2_backend_open_rank(ltx2_context *ctx, const char *spec, int index, const ltx2_backend **out, char *desc,

@@ -156,9 +156,13 @@ static const char *cuda_error_text(int err) { return cudaGetErrorName((cudaError
 
 static bool cuda_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
     if (op == LTX2_OP_GEMM_FP8) return dt == LTX2_F8_E4M3 && be->impl && impl_of(be)->cc >= CUDA_FP8_MIN_CC;
-    /* e4m3 attention (ltx2_attn_args.fp8): the sm_90a kernel, on a 9.x device of a build carrying it */
-    if (op == LTX2_OP_ATTENTION && dt == LTX2_F8_E4M3)
-        return be->impl && impl_of(be)->cc / 10 == 9 && impl_of(be)->rt.k->attention_wgmma_available();
+    /* e4m3 attention (ltx2_attn_args.fp8): the sm_90a kernel with its pre-pass, on a 9.x device of a
+     * build carrying it, unless LTX2_ATTN_IMPL / LTX2_ATTN_PREP force another kernel or layout */
+    if (op == LTX2_OP_ATTENTION && dt == LTX2_F8_E4M3) {
+        const cuda_impl *ci = be->impl ? impl_of(be) : NULL;
+        return ci && ci->cc / 10 == 9 && ci->rt.k->attention_wgmma_available() &&
+               ci->rt.attn_impl != LTX2_KATTN_MMA_SYNC && ci->rt.attn_prep == LTX2_KATTN_PREP_AUTO;
+    }
     /* the tensor-core kernels (attention, conv3d) are bf16 only */
     if (op == LTX2_OP_ATTENTION || op == LTX2_OP_CONV3D) return dt == LTX2_BF16;
     return op >= 0 && op < LTX2_OP_COUNT && (dt == LTX2_F32 || dt == LTX2_BF16);

@@ -113,19 +113,18 @@ typedef struct ltx2_k_attn_args {
      * mask read a byte per score (the kernel before 2026-11-28, kept to time the two in one run).
      * The results are the same bits; the other kernels ignore it. */
     int prep;
-    /* 1: e4m3 attention (LTX2_KATTN_FP8 below), the wgmma kernel only; 0: bf16. */
+    /* 1: e4m3 attention (see LTX2_KATTN_FP8_HEAD_DIM below), the wgmma kernel only; 0: bf16. */
     int fp8;
 } ltx2_k_attn_args;
 /* e4m3 attention (args.fp8): Q, K and V (after the QK norm / RoPE; K and V less their channel means
  * over the keys, V's added back to O) rounded to e4m3 with a scale per (token, head) of Q, per
  * (batch, kv head, 128-key tile) of K and per (batch, kv head, channel) of V, each the group's
  * absolute maximum / 448, the means and maxima over the keys the mask leaves (masked keys change no
- * code); scores from the e4m3 products times the scales,
- * online softmax in f32 over 128-key tiles, the tile's weights times 256 rounded to e4m3 for P V,
- * the row sum of the unrounded weights (src/cpu/cpu_attention.h: ltx2_cpu_attention_fp8, the
- * reference). Head dim 128, a key mask and grouped heads but no causal / windowed / empty-zero rows
- * or image blocks, on the sm_90a kernel (a device without it:
- * cudaErrorNotSupported); impl AUTO or WGMMA. */
+ * code); scores from the e4m3 products times the scales, online softmax in f32 over 128-key tiles,
+ * the tile's weights times 256 rounded to e4m3 for P V, the row sum of the unrounded weights
+ * (src/cpu/cpu_attention.h: ltx2_cpu_attention_fp8, the reference). Head dim 128, a key mask and
+ * grouped heads but no causal / windowed / empty-zero rows or image blocks, on the sm_90a kernel
+ * (a device without it: cudaErrorNotSupported); impl AUTO or WGMMA, prep AUTO. */
 #define LTX2_KATTN_FP8_HEAD_DIM 128
 enum { LTX2_KATTN_PREP_AUTO = 0, LTX2_KATTN_PREP_IN_KERNEL = 1 };
 /* Head dims 64 and 128 run the tensor-core kernels; any other even one up to this a per-row fp32

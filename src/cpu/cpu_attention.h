@@ -35,7 +35,7 @@ ltx2_status ltx2_cpu_attention(ltx2_context *ctx, const float *q, const float *k
 ltx2_status ltx2_cpu_attn_shape(ltx2_context *ctx, const char *what, int64_t B, int64_t Tq, int64_t Tk,
                                 int64_t heads, int64_t head_dim, const ltx2_cpu_attn_keys *K, int64_t *kv_heads);
 
-/* The e4m3 attention (ltx2_attn_args.fp8, kernels/ltx2_kernels.h "LTX2_KATTN_FP8"): q, k, v taken
+/* The e4m3 attention (ltx2_attn_args.fp8; kernels/ltx2_kernels.h, LTX2_KATTN_FP8_HEAD_DIM): q, k, v taken
  * as bf16 (what a device holds); K and V less their channel means over the keys (K's mean shifts
  * each score row by a constant, which the softmax ignores; V's is added back to the output, whose
  * weights sum to 1); then rounded to e4m3 in their groups, every statistic (means, maxima) over the

@@ -104,12 +104,6 @@ static const attn_case k_f8_cases[] = {
 #define F8_OFFSET_CASE 3
 #define F8_OFFSET 4.0f
 
-static double rel_l2(const float *a, const float *b, int64_t n) {
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]), den += (double)b[i] * b[i];
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 /* The quantisation's statistics are over the keys the queries see: scaling batch 0's masked keys
  * (its own padding, as the parallel DiT's) by F8_MASKED_GAIN changes no output bit, on the device
  * and in the reference. (Batch 1, every key masked, averages all of them: they all count there.) */
@@ -161,7 +155,7 @@ static void test_f8_cases(ltx2_context *ctx) {
             attn_reference(ctx, &exact, &a, c->rope, a.qc, a.qs, a.kc, a.ks, ref_exact) &&
             attn_run(c, &a, LTX2_KATTN_WGMMA, out, &ms)) {
             emu_report(c->name, emu_compare(out, ref, a.nq, F8_ATOL, EPS_BF16, true, c->name, false), ms);
-            const double kernel_rl2 = rel_l2(out, ref, a.nq), scheme_rl2 = rel_l2(ref, ref_exact, a.nq);
+            const double kernel_rl2 = test_rel_l2(out, ref, a.nq), scheme_rl2 = test_rel_l2(ref, ref_exact, a.nq);
             printf("    rel-L2: kernel to the e4m3 reference %.3g; the e4m3 reference to fp32 attention %.3g\n",
                    kernel_rl2, scheme_rl2);
             CHECK(scheme_rl2 < F8_SCHEME_RL2, "%s: the e4m3 scheme is %.3g (rel-L2) from fp32 attention", c->name,

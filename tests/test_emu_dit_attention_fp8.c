@@ -35,12 +35,6 @@ static double delta_cosine(const float *a1, const float *a0, const float *b1, co
     return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0;
 }
 
-static double rel_l2(const float *got, const float *ref, int64_t n) {
-    double d2 = 0, r2 = 0;
-    for (int64_t i = 0; i < n; i++) d2 += ((double)got[i] - ref[i]) * ((double)got[i] - ref[i]), r2 += (double)ref[i] * ref[i];
-    return r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
-}
-
 int main(void) {
     ltx2_context *ctx = ltx2_context_create(NULL);
     ltx2_backend *emu = NULL;
@@ -63,7 +57,7 @@ int main(void) {
         double worst = 0;
         dit_device_compare("fp8 attention: device video vs CPU", v[1], v[3], nv, &worst);
         dit_device_compare("fp8 attention: device audio vs CPU", a[1], a[3], na, &worst);
-        const double effect = rel_l2(v[1], v[0], nv), dev_dist = rel_l2(v[3], v[1], nv);
+        const double effect = test_rel_l2(v[1], v[0], nv), dev_dist = test_rel_l2(v[3], v[1], nv);
         double ratio = 0;
         const double cosine = delta_cosine(v[3], v[2], v[1], v[0], nv, &ratio);
         printf("video velocity: fp8 attention moves it by rel-L2 %.3g on the CPU; the device's move against the "
@@ -76,7 +70,7 @@ int main(void) {
               F8_DELTA_MIN_COSINE, ratio);
         /* audio's own attentions have head dim 8 (they stay as they are): its stream moves only
          * through the A/V exchange with the video */
-        CHECK(rel_l2(a[1], a[0], na) < effect, "audio moved more than video (%.3g)", rel_l2(a[1], a[0], na));
+        CHECK(test_rel_l2(a[1], a[0], na) < effect, "audio moved more than video (%.3g)", test_rel_l2(a[1], a[0], na));
     }
     if (made) { /* refused where it does not apply */
         m.p.attention_fp8 = true;

@@ -161,7 +161,7 @@ static bool cuda_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
     if (op == LTX2_OP_ATTENTION && dt == LTX2_F8_E4M3) {
         const cuda_impl *ci = be->impl ? impl_of(be) : NULL;
         return ci && ci->cc / 10 == 9 && ci->rt.k->attention_wgmma_available() &&
-               ci->rt.attn_impl != LTX2_KATTN_MMA_SYNC && ci->rt.attn_prep == LTX2_KATTN_PREP_AUTO;
+               ltx2_kernel_fp8_attention_allowed(&ci->rt);
     }
     /* the tensor-core kernels (attention, conv3d) are bf16 only */
     if (op == LTX2_OP_ATTENTION || op == LTX2_OP_CONV3D) return dt == LTX2_BF16;

@@ -153,7 +153,7 @@ static ltx2_status k_attention(const ltx2_backend *be, ltx2_context *ctx, const 
         .empty_zero = a->empty_zero, .blocks = a->blocks ? a->blocks->data : NULL, .prep = rt->attn_prep,
         .fp8 = a->fp8,
     };
-    if (a->fp8 && (ka.impl == LTX2_KATTN_MMA_SYNC || ka.prep != LTX2_KATTN_PREP_AUTO))
+    if (a->fp8 && !ltx2_kernel_fp8_attention_allowed(rt))
         return LTX2_ERROR(ctx, LTX2_ERR_UNSUPPORTED,
                           "%s attention: e4m3 attention runs on the sm_90a wgmma kernel with its pre-pass; the "
                           "attention kernel or its layout is forced otherwise (LTX2_ATTN_IMPL / LTX2_ATTN_PREP)",

@@ -46,6 +46,13 @@ ltx2_status ltx2_kernel_impl_from_env(ltx2_context *ctx, const char *env, const 
  * backend has a cuDNN conv3d (else LTX2_CONV3D_IMPL=cudnn is refused). */
 ltx2_status ltx2_kernel_choices_from_env(ltx2_context *ctx, int dev, bool library, ltx2_kernel_rt *rt);
 
+/* Whether rt's kernel choices leave e4m3 attention its kernel: the wgmma one with its pre-pass
+ * (LTX2_ATTN_IMPL not mma_sync, LTX2_ATTN_PREP not in_kernel). Whether the device runs that kernel
+ * is the backend's to add. */
+static inline bool ltx2_kernel_fp8_attention_allowed(const ltx2_kernel_rt *rt) {
+    return rt->attn_impl != LTX2_KATTN_MMA_SYNC && rt->attn_prep == LTX2_KATTN_PREP_AUTO;
+}
+
 /* Sets every kernel-backed op of be (be->impl must start with an ltx2_kernel_rt). */
 void ltx2_backend_kernels_fill(ltx2_backend *be);
 

@@ -64,9 +64,9 @@ static const char *emu_error_text(int err) {
 }
 
 static bool emu_supports(const ltx2_backend *be, ltx2_op op, ltx2_dtype dt) {
-    (void)be;
     if (op == LTX2_OP_GEMM_FP8) return dt == LTX2_F8_E4M3; /* the stand-in below, as on an sm_89+ GPU */
-    if (op == LTX2_OP_ATTENTION && dt == LTX2_F8_E4M3) return true; /* e4m3 attention: the emulated sm_90 kernel */
+    /* e4m3 attention: the emulated sm_90 kernel, unless the environment forces another */
+    if (op == LTX2_OP_ATTENTION && dt == LTX2_F8_E4M3) return ltx2_kernel_fp8_attention_allowed(be->impl);
     if (op == LTX2_OP_ATTENTION || op == LTX2_OP_CONV3D) return dt == LTX2_BF16; /* as on CUDA */
     return op >= 0 && op < LTX2_OP_COUNT && (dt == LTX2_F32 || dt == LTX2_BF16);
 }

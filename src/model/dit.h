@@ -166,6 +166,12 @@ typedef struct ltx2_dit_forward_params {
 
 void ltx2_dit_forward_params_init(ltx2_dit_forward_params *p);
 
+/* Whether an attention of head_dim runs in e4m3 when attention_fp8 asks for it: those the op takes
+ * (LTX2_ATTN_FP8_HEAD_DIM: the video self- and text attention), in every path of the forward. */
+static inline bool ltx2_dit_attention_fp8(bool asked, int64_t head_dim) {
+    return asked && head_dim == LTX2_ATTN_FP8_HEAD_DIM;
+}
+
 /* ORs flags into perturb[b * num_layers + i] for each i in blocks[0..n_blocks) (blocks NULL = every
  * block, like ltx-core's Perturbation(blocks=None)). Out-of-range blocks are an error. */
 ltx2_status ltx2_dit_perturb_set(ltx2_context *ctx, uint32_t *perturb, int64_t num_layers, int64_t b, uint32_t flags,

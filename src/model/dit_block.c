@@ -187,7 +187,7 @@ static ltx2_status attn_forward(dit_run *r, const ltx2_dit_attn_w *a, const attn
         if (!cached) LTX2_TRY(dit_linear_act(r, &a->k, io->c, false, &k));
         const bool seq = io->kind != DIT_ATTN_LOCAL && r->hooks && r->hooks->attend;
         const float scale = (float)(1.0 / sqrt((double)d));
-        const bool fp8 = r->attn_fp8 && d == LTX2_ATTN_FP8_HEAD_DIM; /* the op's rule (backend.h) */
+        const bool fp8 = ltx2_dit_attention_fp8(r->attn_fp8, d);
         if (!cached && !seq && !(r->hooks && r->hooks->qk_norm)) {
             /* the fused op: QK RMSNorm and RoPE inside the attention kernel */
             ltx2_attn_args aa = {.heads = H, .scale = scale, .key_mask = io->mask, .q_norm = &a->q_norm,

@@ -219,7 +219,7 @@ static ltx2_status local_attention(par_run *pr, ltx2_context *ctx, void *q, void
      * padded keys out, so a rank's codes are the one-rank forward's */
     ltx2_attn_args aa = {.heads = heads, .scale = (float)(1.0 / sqrt((double)(inner / heads))),
                          .key_mask = pr->key_mask_dev ? &tm : NULL,
-                         .fp8 = pr->attn_fp8 && inner / heads == LTX2_ATTN_FP8_HEAD_DIM};
+                         .fp8 = ltx2_dit_attention_fp8(pr->attn_fp8, inner / heads)};
     return ltx2_backend_attention(pr->be, ctx, &tq, &tk, &tv, &aa, &to);
 }
 

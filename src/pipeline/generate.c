@@ -590,7 +590,7 @@ static ltx2_status generate(ltx2_context *ctx, const ltx2_generate_params *p, co
                   dp ? (long long)wm.fp8_linears : (long long)m->dit->store.n_fp8, dp ? " on rank 0's shards" : "");
     }
     if (ltx2_gen_attention_fp8(p)) {
-        const bool applies = m->dit->cfg.head_dim == LTX2_ATTN_FP8_HEAD_DIM;
+        const bool applies = ltx2_dit_attention_fp8(true, m->dit->cfg.head_dim);
         LTX2_LOGI(ctx, "generate: fp8 attention: %s (video head dim %lld)",
                   applies ? "the video self- and text cross-attention run on e4m3 Q, K, V and probabilities"
                           : "this model's video attentions are not of the head dim it takes (128): they run as before",

@@ -146,7 +146,7 @@ LTX2_HD size_t att90_f8_ws_parts(int64_t B, int64_t Sq, int64_t Skv, int64_t H, 
                                       (size_t)(B * Hkv * t) * 4,      (size_t)(B * Hkv * d * t * A90_F8_BN),
                                       (size_t)(B * Hkv * t * d) * 4, (size_t)(B * Hkv * d) * 4,
                                       (size_t)(B * Hkv * d) * 4,     (size_t)(B * Hkv * t * d) * 4,
-                                      (size_t)(B * Hkv * t * d) * 4, (size_t)(B * Hkv * t) * 4,
+                                      (size_t)(B * Hkv * t * d) * 4, (size_t)(B * t) * 4,
                                       (size_t)B};
     size_t total = 0;
     for (int i = 0; i < A90_F8_WS_PARTS; i++) {

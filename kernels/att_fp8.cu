@@ -117,7 +117,8 @@ __device__ __forceinline__ void att_f8_mean(const float *psum, const float *pcnt
 }
 
 // Tile statistics pass: each channel's sum of K and of V over the tile's seen keys, into ksum and
-// vsum [B, Hkv, tiles, 128], and their count into cnt [B, Hkv, tiles] (K's and V's means are known
+// vsum [B, Hkv, tiles, 128], and (the mask being a batch's, the kv heads' blocks 0) their count into
+// cnt [B, tiles] (K's and V's means are known
 // only once every tile is summed).
 __global__ void att_f8_sum_kernel(const bf16 *k, const bf16 *v, const uint8_t *mask, const uint8_t *any, float *ksum,
                                   float *vsum, float *cnt, int64_t Skv, int64_t Hkv) {
@@ -132,10 +133,10 @@ __global__ void att_f8_sum_kernel(const bf16 *k, const bf16 *v, const uint8_t *m
         ksum[o] = ks;
         vsum[o] = vs;
     }
-    if (threadIdx.x == 0) {
+    if (hk == 0 && threadIdx.x == 0) {
         int n = 0;
         for (int r = 0; r < A90_F8_BN && key0 + r < Skv; r++) n += seen(key0 + r);
-        cnt[(b * Hkv + hk) * tiles + t] = (float)n;
+        cnt[b * tiles + t] = (float)n;
     }
 }
 
@@ -153,8 +154,8 @@ __global__ void att_f8_k_kernel(const bf16 *k, const bf16 *v, const uint8_t *mas
     const int64_t ld = Hkv * A90_F8_D, key0 = t * A90_F8_BN, head = (b * Hkv + hk) * tiles * A90_F8_D;
     const int tid = threadIdx.x;
     const att_f8_seen seen = att_f8_seen_of(mask, any, b, Skv);
-    att_f8_mean(ksum + head, cnt + (b * Hkv + hk) * tiles, tiles, kmean);
-    att_f8_mean(vsum + head, cnt + (b * Hkv + hk) * tiles, tiles, vmean);
+    att_f8_mean(ksum + head, cnt + b * tiles, tiles, kmean);
+    att_f8_mean(vsum + head, cnt + b * tiles, tiles, vmean);
     float x[ATT_F8_CHUNKS_PER_THREAD][8];
     float amax = 0.0f;
 #pragma unroll
